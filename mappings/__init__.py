@@ -1,0 +1,1 @@
+"""Elasticsearch mappings shipped with simdup-es (component and index templates)."""

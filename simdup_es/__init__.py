@@ -1,0 +1,52 @@
+"""simdup-es: near-duplicate documents in Elasticsearch, Chinese text first.
+
+Three lines to a distance::
+
+    import simdup_es
+    a, b = simdup_es.fingerprint("第一篇文档……"), simdup_es.fingerprint("第二篇文档……")
+    simdup_es.distance(a, b), a.blocks()
+
+For other parameters build a :class:`Fingerprinter` from :class:`FingerprintParams`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .config import BlockLayout, FingerprintParams
+from .errors import SimdupError
+from .fingerprint import Doc, Fingerprint, Fingerprinter
+from .simhash import blocks, similarity
+from .text import unify
+
+__all__ = [
+    "BlockLayout",
+    "Doc",
+    "Fingerprint",
+    "FingerprintParams",
+    "Fingerprinter",
+    "SimdupError",
+    "blocks",
+    "default_fingerprinter",
+    "distance",
+    "fingerprint",
+    "similarity",
+    "unify",
+]
+__version__ = "0.1.0"
+
+
+@lru_cache(maxsize=1)
+def default_fingerprinter() -> Fingerprinter:
+    """The fingerprinter with default parameters, built on first use."""
+    return Fingerprinter()
+
+
+def fingerprint(text: str, title: str | None = None) -> Fingerprint:
+    """Fingerprint one document with the default parameters."""
+    return default_fingerprinter().fingerprint(text, title)
+
+
+def distance(a: Fingerprint, b: Fingerprint) -> int:
+    """Hamming distance between two fingerprints of the same version."""
+    return a.distance(b)

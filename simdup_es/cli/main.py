@@ -1,0 +1,168 @@
+"""``simdup`` commands: fingerprint, compare, idf."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from .. import simhash as sh
+from ..config import BlockLayout
+from ..errors import InputError, SimdupError
+from ..fingerprint import Doc
+from ..sources import Fields, Record, read_file
+from ..text import kind_of
+from ..tokens import build_idf, format_idf
+from ._common import (
+    RejectLog,
+    echo_json,
+    field_options,
+    fingerprint_options,
+    make_fingerprinter,
+    progress,
+    read_inputs,
+    split,
+)
+
+
+class _Group(click.Group):
+    """Turns library errors into one-line messages instead of tracebacks."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+        try:
+            return super().invoke(ctx)
+        except SimdupError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+@click.version_option(package_name="simdup-es")
+def main(verbose: int) -> None:
+    """Find near-duplicate documents: SimHash fingerprints, Elasticsearch, comparison matrix."""
+    level = logging.WARNING - 10 * verbose
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    # jieba adds its own stderr handler at DEBUG when imported; as the application
+    # we route its records through our handler and level instead.
+    import jieba  # noqa: F401  (imported for that side effect to happen first)
+
+    jieba_log = logging.getLogger("jieba")
+    jieba_log.handlers.clear()
+    jieba_log.setLevel(logging.NOTSET)
+
+
+@main.command()
+@click.argument("inputs", nargs=-1)
+@click.option("--text", "texts", multiple=True, help="Fingerprint this text (repeatable).")
+@field_options
+@fingerprint_options
+@click.option("--blocks", "n_blocks", default=8, show_default=True, help="Blocks to split the fingerprint into.")
+@click.option("--workers", type=int, help="Processes to use (default: all cores).")
+@click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), help="Write rejected records here (JSON Lines).")
+def fingerprint(
+    inputs: tuple[str, ...],
+    texts: tuple[str, ...],
+    text_field: str,
+    title_field: str,
+    id_field: str,
+    idf_path: Path | None,
+    marked_words: Path | None,
+    max_bytes: int,
+    n_blocks: int,
+    workers: int | None,
+    rejects: Path | None,
+) -> None:
+    """Fingerprint documents; print one JSON line each.
+
+    INPUTS are files (.txt .md .html .pdf .docx, or .jsonl/.csv collections),
+    folders, or - for JSON Lines on stdin. Exit status 1 means some records were
+    rejected; the summary on stderr counts them.
+    """
+    if not inputs and not texts:
+        raise click.UsageError("give INPUTS or --text")
+    layout = BlockLayout(blocks=n_blocks, k=min(3, n_blocks - 1))
+    fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
+    fields = Fields(text_field, title_field or None, id_field or None)
+    log = RejectLog(rejects)
+    literal = (Record(t, f"--text[{i}]") for i, t in enumerate(texts))
+    records = list(literal) + list(split(read_inputs(inputs, fields), log))
+    docs = (Doc(r.text, r.title, r.source) for r in records)
+    done = 0
+    for record, result in zip(records, progress(fingerprinter.map(docs, workers=workers), "fingerprint", len(records))):
+        if result.error is not None:
+            log.add(record.source, result.error.reason if isinstance(result.error, InputError) else str(result.error), record.id)
+            continue
+        fp = result.unwrap()
+        done += 1
+        echo_json({"id": record.key, "source": record.source, "fingerprint": fp.hex,
+                   "blocks": list(fp.blocks(layout)), "version": fp.version})
+    log.close()
+    click.echo(f"fingerprinted {done}, rejected {log.count}, total {done + log.count}", err=True)
+    if log.count:
+        sys.exit(1)
+
+
+def _read_document(arg: str) -> tuple[str, str]:
+    """A COMPARE argument: an existing file is read; anything else is literal text."""
+    path = Path(arg)
+    if path.is_file():
+        items = list(read_file(path, Fields()))
+        if len(items) != 1 or not isinstance(items[0], Record):
+            reason = getattr(items[0], "reason", "holds several records; compare takes one document") if items else "empty"
+            raise InputError(reason, source=arg)
+        return items[0].text, arg
+    if kind_of(arg) or "/" in arg:
+        raise InputError("no such file (to compare literal text that looks like a path, quote it differently)", source=arg)
+    return arg, "literal text"
+
+
+@main.command()
+@click.argument("a")
+@click.argument("b")
+@fingerprint_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, max_bytes: int, as_json: bool) -> None:
+    """Distance and similarity of two documents A and B (files, or literal text)."""
+    fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
+    (text_a, name_a), (text_b, name_b) = _read_document(a), _read_document(b)
+    fa = fingerprinter.fingerprint_many([Doc(text_a, source=name_a)])[0].unwrap()
+    fb = fingerprinter.fingerprint_many([Doc(text_b, source=name_b)])[0].unwrap()
+    d = fa.distance(fb)
+    result = {"a": fa.hex, "b": fb.hex, "distance": d, "similarity": round(sh.similarity(d), 2),
+              "near_duplicate": d <= BlockLayout().k, "version": fa.version}
+    if as_json:
+        echo_json(result)
+    else:
+        verdict = "near-duplicates" if result["near_duplicate"] else "not near-duplicates"
+        click.echo(f"{name_a}: {fa.hex}\n{name_b}: {fb.hex}\n"
+                   f"distance {d}/64, similarity {result['similarity']:.1f}% -> {verdict} (k = {BlockLayout().k})")
+
+
+@main.group()
+def idf() -> None:
+    """Corpus IDF tables for fingerprint weights."""
+
+
+@idf.command("build")
+@click.argument("corpus", nargs=-1, required=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@field_options
+def idf_build(corpus: tuple[str, ...], output: Path, text_field: str, title_field: str, id_field: str) -> None:
+    """Compute IDF over CORPUS (files, folders, JSON Lines) and write it to OUTPUT.
+
+    Load it with --idf in fingerprint, index and search; it changes the
+    fingerprint version, so index and query with the same table.
+    """
+    from ..text import unify
+    from ..tokens import Tokenizer
+
+    tokenizer = Tokenizer()
+    log = RejectLog(None)
+    records = split(read_inputs(corpus, Fields(text_field, title_field or None, id_field or None)), log)
+    table, n = build_idf(tokenizer.words(unify(r.text)) for r in progress(records, "idf"))
+    if n == 0:
+        raise click.ClickException("the corpus has no readable documents")
+    output.write_text(format_idf(table, n), encoding="utf-8")
+    click.echo(f"wrote {len(table)} words from {n} documents to {output} ({log.count} rejected)", err=True)

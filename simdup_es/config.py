@@ -1,0 +1,99 @@
+"""Frozen, validated parameter objects.
+
+Every tunable of the pipeline lives here, with the defaults of SPEC.md. Objects are
+immutable so that a fingerprinter built from them cannot drift, and they validate
+themselves on construction so a bad value fails at the edge with a clear message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import ConfigError
+
+FINGERPRINT_BITS = 64
+
+
+@dataclass(frozen=True)
+class FingerprintParams:
+    """How text becomes a 64-bit SimHash (SPEC §3–§4).
+
+    ``weight(w) = TF(w) * IDF(w) * (1 + POS(w) + LEN(w) + MARK(w) + TITLE(w))``
+
+    Attributes
+    ----------
+    max_count:
+        A word counts at most this many times in one document (seed 001: 5).
+    noun_boost, verb_boost, other_boost:
+        ``POS(w)`` for nouns, verbs and other content words (seed 002: 3, 2, 1).
+        Words jieba's dictionary tags as function words (pronouns, particles, ...)
+        get 0.
+    length_boost:
+        Scale of ``LEN(w)``, the word's length min-max normalised within the
+        document (1 = SPEC's formula, 0 turns it off).
+    mark_boost:
+        ``MARK(w)`` for words in ``marked_words``.
+    title_boost:
+        ``TITLE(w)`` for words that occur in the document's title.
+    marked_words:
+        User-supplied domain words that weigh more.
+    idf_path:
+        A ``word idf`` table (jieba's format, e.g. from ``simdup idf build``);
+        ``None`` uses the general table jieba ships.
+    max_bytes:
+        Larger documents are refused (with a message naming them) instead of
+        tying up a worker for minutes.
+    """
+
+    max_count: int = 5
+    noun_boost: float = 3.0
+    verb_boost: float = 2.0
+    other_boost: float = 1.0
+    length_boost: float = 1.0
+    mark_boost: float = 5.0
+    title_boost: float = 5.0
+    marked_words: frozenset[str] = field(default_factory=frozenset)
+    idf_path: Path | None = None
+    max_bytes: int = 10_000_000
+
+    def __post_init__(self) -> None:
+        if self.max_count < 1:
+            raise ConfigError(f"max_count must be at least 1, got {self.max_count}")
+        for name in ("noun_boost", "verb_boost", "other_boost", "length_boost", "mark_boost", "title_boost"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must not be negative, got {getattr(self, name)}")
+        if self.max_bytes < 1:
+            raise ConfigError(f"max_bytes must be positive, got {self.max_bytes}")
+        # Accept any iterable of words and str paths, but store the frozen forms.
+        object.__setattr__(self, "marked_words", frozenset(w.casefold() for w in self.marked_words))
+        if self.idf_path is not None:
+            object.__setattr__(self, "idf_path", Path(self.idf_path))
+
+
+@dataclass(frozen=True)
+class BlockLayout:
+    """How a fingerprint is cut into blocks for candidate retrieval (SPEC §5).
+
+    With ``blocks`` blocks and a distance bound ``k``, two fingerprints within
+    distance ``k`` share at least ``blocks - k`` identical blocks (pigeonhole), so
+    a query that asks for ``blocks - k`` matching blocks misses none of them.
+    """
+
+    blocks: int = 8
+    k: int = 3
+
+    def __post_init__(self) -> None:
+        if self.blocks < 1 or FINGERPRINT_BITS % self.blocks:
+            raise ConfigError(f"blocks must divide {FINGERPRINT_BITS} (1, 2, 4, 8, 16, 32, 64), got {self.blocks}")
+        if not 0 <= self.k < self.blocks:
+            raise ConfigError(f"k must be at least 0 and less than blocks ({self.blocks}), got {self.k}")
+
+    @property
+    def bits_per_block(self) -> int:
+        return FINGERPRINT_BITS // self.blocks
+
+    @property
+    def min_match(self) -> int:
+        """Blocks a candidate must share: ``blocks - k``."""
+        return self.blocks - self.k

@@ -1,0 +1,1 @@
+"""Data files shipped with simdup-es (stop words, sample corpus)."""

@@ -1,0 +1,56 @@
+"""Exceptions raised by simdup-es.
+
+Everything the package raises on purpose derives from :class:`SimdupError`, so a
+caller can catch one class. Messages say what happened and what to do about it.
+"""
+
+from __future__ import annotations
+
+
+class SimdupError(Exception):
+    """Root of every error simdup-es raises on purpose."""
+
+
+class ConfigError(SimdupError, ValueError):
+    """A parameter or setting is invalid."""
+
+
+class InputError(SimdupError):
+    """A document or record cannot be read or is unusable.
+
+    ``source`` names the input (file path, ``file:line`` or record id) so the
+    message can say where the problem is.
+    """
+
+    def __init__(self, message: str, *, source: str | None = None) -> None:
+        self.source = source
+        self.reason = message
+        super().__init__(f"{source}: {message}" if source else message)
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        # Keep ``source`` and ``reason`` when errors cross a process boundary.
+        return (_restore_input_error, (type(self), self.reason, self.source))
+
+
+def _restore_input_error(cls: type[InputError], reason: str, source: str | None) -> InputError:
+    return cls(reason, source=source)
+
+
+class EmptyDocumentError(InputError):
+    """A document has no usable text after extraction and normalisation."""
+
+
+class FingerprintVersionError(SimdupError):
+    """Fingerprints made by different fingerprint versions were mixed."""
+
+
+class StoreError(SimdupError):
+    """A store (Elasticsearch or the embedded one) failed."""
+
+
+class ConnectionFailed(StoreError):
+    """The Elasticsearch cluster could not be reached or refused the credentials."""
+
+
+class NotFound(StoreError):
+    """An index, store or document does not exist."""

@@ -1,0 +1,154 @@
+"""64-bit SimHash, Hamming distance and blocks: pure functions over numpy (SPEC §4–§5).
+
+Bit ``i`` of a fingerprint is bit ``i`` of the unsigned 64-bit integer (bit 0 is
+the least significant). Block ``j`` of a layout with ``b`` bits per block holds
+bits ``j*b .. j*b+b-1``.
+
+Token weights are quantised to integers before they are summed: float sums
+depend on summation order, which numpy may change between versions and CPUs, and
+a sum near zero could then flip a bit. Integer sums are exact, so a fingerprint is
+the same on every machine.
+
+Each fast function has a slow, obviously-correct ``*_reference`` twin that the
+property tests hold it to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import xxhash
+
+from .config import FINGERPRINT_BITS, BlockLayout
+
+MASK64 = (1 << 64) - 1
+_QUANT = float(1 << 24)  # the heaviest token of a document weighs 2**24 units
+
+
+def token_hash(token: str) -> int:
+    """Fixed, fast, platform-independent 64-bit hash of a token (XXH3-64 of UTF-8)."""
+    return xxhash.xxh3_64_intdigest(token.encode("utf-8"))
+
+
+def token_hashes(tokens: Sequence[str]) -> np.ndarray:
+    """:func:`token_hash` of each token, as a ``uint64`` array."""
+    h = xxhash.xxh3_64_intdigest
+    return np.fromiter((h(t.encode("utf-8")) for t in tokens), dtype=np.uint64, count=len(tokens))
+
+
+def quantize(weights: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Integer weights: each document's weights scaled so its largest is 2**24."""
+    weights = np.asarray(weights, dtype=np.float64)
+    counts = np.diff(offsets)
+    nonempty = counts > 0
+    peak = np.zeros(len(counts))
+    peak[nonempty] = np.maximum.reduceat(weights, offsets[:-1][nonempty])
+    peak[peak <= 0] = 1.0
+    return np.rint(weights / np.repeat(peak, counts) * _QUANT).astype(np.int64)
+
+
+def simhash_batch(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """SimHash of many documents at once.
+
+    Parameters
+    ----------
+    hashes, weights:
+        Token hashes (``uint64``) and weights of all documents, concatenated.
+    offsets:
+        ``len(docs) + 1`` ascending indices: document ``i`` owns tokens
+        ``offsets[i]:offsets[i+1]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        One ``uint64`` fingerprint per document; a document without tokens gets 0.
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    n = len(offsets) - 1
+    out = np.zeros(n, dtype=np.uint64)
+    if n == 0 or offsets[-1] == offsets[0]:
+        return out
+    q = quantize(weights, offsets)
+    # Little-endian view: column i of the unpacked bits is bit i on any platform.
+    bits = np.unpackbits(np.ascontiguousarray(hashes, dtype="<u8").view(np.uint8), bitorder="little")
+    signs = bits.reshape(-1, FINGERPRINT_BITS).astype(np.int64) * 2 - 1
+    contrib = signs * q[:, None]
+    nonempty = np.diff(offsets) > 0
+    sums = np.add.reduceat(contrib, offsets[:-1][nonempty], axis=0)
+    packed = np.packbits(sums > 0, axis=1, bitorder="little")
+    out[nonempty] = packed.view("<u8").ravel()
+    return out
+
+
+def simhash(hashes: np.ndarray, weights: np.ndarray) -> int:
+    """SimHash of one document's token hashes and weights."""
+    return int(simhash_batch(hashes, weights, np.array([0, len(hashes)]))[0])
+
+
+def simhash_reference(hashes: Sequence[int], weights: Sequence[float]) -> int:
+    """Slow SimHash straight from SPEC §4, with the same integer weights."""
+    if not hashes:
+        return 0
+    peak = max(weights)
+    scale = peak if peak > 0 else 1.0
+    q = [int(np.rint(w / scale * _QUANT)) for w in weights]
+    v = [0] * FINGERPRINT_BITS
+    for h, w in zip(hashes, q):
+        for i in range(FINGERPRINT_BITS):
+            v[i] += w if (h >> i) & 1 else -w
+    return sum(1 << i for i in range(FINGERPRINT_BITS) if v[i] > 0)
+
+
+def hamming(a: int, b: int) -> int:
+    """Hamming distance of two 64-bit fingerprints: popcount(a XOR b)."""
+    return (a ^ b).bit_count()
+
+
+def hamming_reference(a: int, b: int) -> int:
+    """Bit-by-bit Hamming distance."""
+    return sum(((a >> i) & 1) != ((b >> i) & 1) for i in range(FINGERPRINT_BITS))
+
+
+def hamming_many(query: int, fingerprints: np.ndarray) -> np.ndarray:
+    """Distance from ``query`` to each of ``fingerprints`` (``uint64`` array)."""
+    return np.bitwise_count(np.asarray(fingerprints, dtype=np.uint64) ^ np.uint64(query)).astype(np.uint8)
+
+
+def similarity(distance: int) -> float:
+    """Similarity in percent, ``(1 - d/64) * 100`` (seed 001)."""
+    return (1.0 - distance / FINGERPRINT_BITS) * 100.0
+
+
+def blocks(fingerprint: int, layout: BlockLayout = BlockLayout()) -> tuple[int, ...]:
+    """Cut a fingerprint into ``layout.blocks`` blocks, lowest bits first."""
+    b = layout.bits_per_block
+    mask = (1 << b) - 1
+    return tuple((fingerprint >> (j * b)) & mask for j in range(layout.blocks))
+
+
+def from_blocks(values: Sequence[int], layout: BlockLayout = BlockLayout()) -> int:
+    """Inverse of :func:`blocks`."""
+    b = layout.bits_per_block
+    return sum(v << (j * b) for j, v in enumerate(values))
+
+
+def blocks_many(fingerprints: np.ndarray, layout: BlockLayout = BlockLayout()) -> np.ndarray:
+    """:func:`blocks` of many fingerprints: an ``(n, layout.blocks)`` ``uint64`` array."""
+    b = layout.bits_per_block
+    shifts = np.arange(layout.blocks, dtype=np.uint64) * np.uint64(b)
+    mask = np.uint64((1 << b) - 1)
+    return (np.asarray(fingerprints, dtype=np.uint64)[:, None] >> shifts) & mask
+
+
+def to_hex(fingerprint: int) -> str:
+    """16 lower-case hex digits."""
+    return f"{fingerprint:016x}"
+
+
+def from_hex(text: str) -> int:
+    """Parse a fingerprint written by :func:`to_hex` (a ``0x`` prefix is allowed)."""
+    value = int(text, 16)
+    if not 0 <= value <= MASK64:
+        raise ValueError(f"{text!r} is not a 64-bit fingerprint")
+    return value

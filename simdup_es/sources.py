@@ -1,0 +1,160 @@
+"""Reading documents from files, folders, JSON Lines and CSV (the I/O edge).
+
+Every input item comes out as either a :class:`Record` or a :class:`Reject` that
+says where it was and what was wrong with it, so a batch can go on past bad items
+and still account for each one.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError
+from .text import extract, kind_of
+
+
+@dataclass(frozen=True)
+class Fields:
+    """Which fields of a JSON or CSV record hold the id, title and text."""
+
+    text: str = "text"
+    title: str | None = "title"
+    id: str | None = "id"
+
+
+@dataclass(frozen=True)
+class Record:
+    """A document read from the input. ``id`` is ``None`` when the input has none."""
+
+    text: str
+    source: str
+    id: str | None = None
+    title: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The record's id, or one derived from its content so re-runs give the same id."""
+        return self.id if self.id is not None else content_id(self.text, self.title)
+
+
+@dataclass(frozen=True)
+class Reject:
+    """An input item that could not become a record, and why."""
+
+    source: str
+    reason: str
+    id: str | None = None
+
+
+Item = Record | Reject
+
+
+def content_id(text: str, title: str | None = None) -> str:
+    """A stable id from a document's content: 20 hex digits of SHA-1."""
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass"))
+    if title:
+        digest.update(b"\x00" + title.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:20]
+
+
+def _field(record: dict, name: str | None, source: str) -> str | None:
+    if name is None or record.get(name) is None:
+        return None
+    value = record[name]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        raise InputError(f"field {name!r} should be a string, got {type(value).__name__}", source=source)
+    return value
+
+
+def from_mapping(record: object, fields: Fields, source: str) -> Item:
+    """A record from a parsed JSON object or CSV row."""
+    if not isinstance(record, dict):
+        return Reject(source, f"expected a JSON object, got {type(record).__name__}")
+    try:
+        rid = _field(record, fields.id, source)
+        text = _field(record, fields.text, source)
+        title = _field(record, fields.title, source)
+    except InputError as exc:
+        return Reject(source, exc.reason)
+    if text is None:
+        return Reject(source, f"no {fields.text!r} field (choose the text field with --text-field)", id=rid)
+    return Record(text, source, rid, title)
+
+
+def read_jsonl(lines: Iterable[str], name: str, fields: Fields) -> Iterator[Item]:
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        source = f"{name}:{n}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield Reject(source, f"malformed JSON: {exc.msg} at column {exc.colno}")
+            continue
+        yield from_mapping(obj, fields, source)
+
+
+def read_csv(lines: Iterable[str], name: str, fields: Fields) -> Iterator[Item]:
+    csv.field_size_limit(sys.maxsize)
+    reader = csv.DictReader(lines)
+    try:
+        for row in reader:
+            yield from_mapping(row, fields, f"{name}:{reader.line_num}")
+    except csv.Error as exc:
+        yield Reject(f"{name}:{reader.line_num}", f"malformed CSV: {exc}; the rest of the file was not read")
+
+
+def read_file(path: Path, fields: Fields, *, source: str | None = None) -> Iterator[Item]:
+    """Records of one file: a document (.txt .md .html .pdf .docx) or a collection (.jsonl .csv)."""
+    name = source or str(path)
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".jsonl", ".ndjson", ".csv"):
+            with open(path, encoding="utf-8-sig", errors="strict", newline="") as f:
+                try:
+                    yield from (read_jsonl if suffix != ".csv" else read_csv)(f, name, fields)
+                except UnicodeDecodeError as exc:
+                    yield Reject(name, f"is not UTF-8 (invalid byte at offset {exc.start}); convert it first")
+            return
+        kind = kind_of(path.name)
+        if kind is None:
+            yield Reject(name, f"unsupported file type {suffix or '(none)'!r}: use .txt .md .html .pdf .docx .jsonl or .csv")
+            return
+        text = extract(path.read_bytes(), kind, source=name)
+    except InputError as exc:
+        yield Reject(name, exc.reason)
+        return
+    except OSError as exc:
+        yield Reject(name, f"cannot read: {exc.strerror or exc}")
+        return
+    yield Record(text, name, None, path.stem)
+
+
+def read_paths(paths: Iterable[Path], fields: Fields = Fields()) -> Iterator[Item]:
+    """Records from files and folders (folders are walked, hidden files skipped, in sorted order).
+
+    Documents from a folder get their path relative to the folder as id, so
+    re-indexing the same folder updates rather than duplicates.
+    """
+    for path in paths:
+        if path.is_dir():
+            for child in sorted(p for p in path.rglob("*") if p.is_file()):
+                rel = child.relative_to(path)
+                if any(part.startswith(".") for part in rel.parts):
+                    continue
+                for item in read_file(child, fields):
+                    if isinstance(item, Record) and kind_of(child.name):
+                        item = Record(item.text, item.source, rel.as_posix(), item.title)
+                    yield item
+        elif path.exists():
+            yield from read_file(path, fields)
+        else:
+            yield Reject(str(path), "no such file or folder")

@@ -1,0 +1,156 @@
+"""Raw documents to unified text (SPEC §2).
+
+:func:`unify` is pure: str in, str out. :func:`extract` turns the bytes of a
+``.txt``/``.md``, ``.html``, ``.pdf`` or ``.docx`` document into text; it takes bytes,
+not paths, so reading files stays with the caller.
+
+Unified text is NFKC-normalised (full-width ASCII becomes half-width), converted
+from Traditional to Simplified Chinese (OpenCC's ``t2s`` tables, shipped in the
+``opencc`` wheel), case-folded, stripped of control characters, with runs of
+spaces collapsed to one and runs of blank lines to one line break. Line breaks are
+kept because they end sentences for the comparison matrix.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Literal
+
+from .errors import EmptyDocumentError, InputError
+
+Kind = Literal["text", "html", "pdf", "docx"]
+
+_SUFFIX_KIND: dict[str, Kind] = {
+    ".txt": "text",
+    ".text": "text",
+    ".md": "text",
+    ".markdown": "text",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".pdf": "pdf",
+    ".docx": "docx",
+}
+
+# Control and format characters except tab and line breaks (which become spaces and
+# line breaks below). Zero-width spaces and BOMs are format characters (Cf).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\ufeff]")
+_SPACES = re.compile(r"[^\S\n]+")
+_LINE_BREAKS = re.compile(r"\s*\n\s*")
+
+
+@lru_cache(maxsize=1)
+def _t2s():  # type: ignore[no-untyped-def]
+    import opencc  # deferred: loading the tables costs ~50 ms and not every caller needs it
+
+    return opencc.OpenCC("t2s")
+
+
+def unify(text: str) -> str:
+    """Return the unified form of ``text``: the form fingerprints and comparisons see.
+
+    >>> unify("  ＡＢＣ　軟體\\r\\n\\r\\n測試  ")
+    'abc 软体\\n测试'
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = unicodedata.normalize("NFKC", text)
+    text = _CONTROL.sub("", text)
+    text = _t2s().convert(text)
+    text = text.casefold()
+    text = _SPACES.sub(" ", text)
+    return _LINE_BREAKS.sub("\n", text).strip()
+
+
+def kind_of(name: str) -> Kind | None:
+    """The document kind a file name implies, or ``None`` when it is not one we read."""
+    dot = name.rfind(".")
+    return _SUFFIX_KIND.get(name[dot:].lower()) if dot >= 0 else None
+
+
+def decode(data: bytes, *, source: str | None = None) -> str:
+    """Decode text bytes: UTF-8 (with or without BOM), else GB18030.
+
+    Chinese files are often GBK/GB18030. Bytes with NUL in them are binary, not
+    text, and are refused rather than decoded into garbage.
+    """
+    if b"\x00" in data[:8192]:
+        raise InputError("looks binary (contains NUL bytes), not a text document", source=source)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as utf8_error:
+        try:
+            return data.decode("gb18030")
+        except UnicodeDecodeError:
+            raise InputError(
+                f"is neither UTF-8 nor GB18030 text (invalid byte at offset {utf8_error.start}); "
+                "convert it to UTF-8 first",
+                source=source,
+            ) from None
+
+
+def html_to_text(html: str) -> str:
+    """Visible text of an HTML document, one line per block element."""
+    from selectolax.lexbor import LexborHTMLParser as HTMLParser
+
+    tree = HTMLParser(html)
+    for node in tree.css("script, style, noscript, template, head"):
+        node.decompose()
+    root = tree.body or tree.root
+    return root.text(separator="\n", strip=True) if root is not None else ""
+
+
+def _pdf_to_text(data: bytes, source: str | None) -> str:
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except (PdfReadError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"cannot read PDF: {exc}", source=source) from None
+    text = "\n".join(pages)
+    if not text.strip():
+        raise EmptyDocumentError(
+            f"PDF has no text layer ({len(pages)} page(s), probably scanned images); run OCR on it first",
+            source=source,
+        )
+    return text
+
+
+def _docx_to_text(data: bytes, source: str | None) -> str:
+    import zipfile
+
+    from docx import Document
+
+    try:
+        document = Document(io.BytesIO(data))
+    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+        raise InputError(f"cannot read DOCX: {exc}", source=source) from None
+    lines = [p.text for p in document.paragraphs]
+    for table in document.tables:
+        for row in table.rows:
+            lines.append(" ".join(cell.text for cell in row.cells))
+    return "\n".join(lines)
+
+
+def extract(data: bytes, kind: Kind, *, source: str | None = None) -> str:
+    """Plain text of a document's bytes, before :func:`unify`.
+
+    Raises
+    ------
+    InputError
+        The bytes are not a readable document of that kind; the message names
+        ``source`` and says what to do.
+    """
+    if kind == "text":
+        return decode(data, source=source)
+    if kind == "html":
+        return html_to_text(decode(data, source=source))
+    if kind == "pdf":
+        return _pdf_to_text(data, source)
+    if kind == "docx":
+        return _docx_to_text(data, source)
+    raise InputError(f"unknown document kind {kind!r}", source=source)

@@ -1,0 +1,63 @@
+"""The simdup command line: output, summaries and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from simdup_es.cli import main
+from tests._data import FIXTURES
+
+
+def test_every_command_has_help() -> None:
+    runner = CliRunner()
+    stack = [((), main)]
+    while stack:
+        path, cmd = stack.pop()
+        result = runner.invoke(main, [*path, "--help"])
+        assert result.exit_code == 0, (path, result.output)
+        assert "Usage:" in result.output
+        for name, sub in getattr(cmd, "commands", {}).items():
+            stack.append(((*path, name), sub))
+
+
+def test_fingerprint_jsonl_counts_every_record(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    good = (FIXTURES / "zh_article.txt").read_text(encoding="utf-8")
+    src.write_text(json.dumps({"id": "g", "text": good}, ensure_ascii=False) + '\n{oops\n{"id": "e", "text": "  "}\n', encoding="utf-8")
+    rejects = tmp_path / "rejects.jsonl"
+    result = CliRunner().invoke(main, ["fingerprint", str(src), "--rejects", str(rejects)])
+    assert result.exit_code == 1
+    (line,) = [json.loads(x) for x in result.stdout.splitlines()]
+    assert line["id"] == "g" and len(line["fingerprint"]) == 16 and len(line["blocks"]) == 8
+    assert "fingerprinted 1, rejected 2, total 3" in result.stderr
+    reasons = [json.loads(x) for x in rejects.read_text(encoding="utf-8").splitlines()]
+    assert [r["source"] for r in reasons] == [f"{src}:2", f"{src}:3"]
+
+
+def test_compare_files_and_text() -> None:
+    a, b = str(FIXTURES / "zh_article.txt"), str(FIXTURES / "zh_article_tw.txt")
+    result = CliRunner().invoke(main, ["compare", a, b, "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["near_duplicate"] is True and out["distance"] <= 3
+    result = CliRunner().invoke(main, ["compare", "，。", "正文"])
+    assert result.exit_code == 1 and "no words" in result.output and "Traceback" not in result.output
+
+
+def test_compare_missing_file_is_a_clear_error() -> None:
+    result = CliRunner().invoke(main, ["compare", "nope/a.txt", "b"])
+    assert result.exit_code == 1 and "nope/a.txt: no such file" in result.output
+
+
+def test_idf_build(tmp_path: Path) -> None:
+    out = tmp_path / "idf.txt"
+    result = CliRunner().invoke(main, ["idf", "build", str(FIXTURES), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("# simdup-es idf table: N=") and len(lines) > 50
+    fp = CliRunner().invoke(main, ["fingerprint", "--idf", str(out), "--text", "相似文档检测"])
+    assert fp.exit_code == 0 and json.loads(fp.stdout)["version"] != json.loads(
+        CliRunner().invoke(main, ["fingerprint", "--text", "相似文档检测"]).stdout)["version"]

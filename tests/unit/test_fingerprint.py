@@ -1,0 +1,115 @@
+"""Fingerprints of real documents: stability, sensitivity, script-independence."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+import sys
+from statistics import mean
+
+import pytest
+
+import simdup_es
+from simdup_es.errors import EmptyDocumentError, FingerprintVersionError, InputError
+from simdup_es.fingerprint import Doc, Fingerprint, Fingerprinter
+from simdup_es.config import FingerprintParams
+
+from tests._data import fixture_text, load_corpus
+
+SENTENCE = re.compile(r"[^。！？；\n]+[。！？；]")
+
+
+def test_three_line_api() -> None:
+    a = simdup_es.fingerprint(fixture_text("zh_article.txt"))
+    b = simdup_es.fingerprint(fixture_text("zh_other.txt"))
+    assert 0 < simdup_es.distance(a, b) <= 64
+    assert len(simdup_es.blocks(a.value)) == 8 and a.blocks() == simdup_es.blocks(a.value)
+
+
+def test_fingerprints_are_identical_in_a_fresh_process(fingerprinter: Fingerprinter) -> None:
+    texts = [fixture_text(n) for n in ("zh_article.txt", "zh_other.txt", "en_article.txt")]
+    here = [fingerprinter.fingerprint(t) for t in texts]
+    code = (
+        "import json, sys, simdup_es\n"
+        "texts = json.load(sys.stdin)\n"
+        "print(json.dumps([[f.value, f.version] for f in map(simdup_es.fingerprint, texts)]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), capture_output=True, text=True, check=True)
+    there = [Fingerprint(v, ver) for v, ver in json.loads(out.stdout.strip().splitlines()[-1])]
+    assert there == here
+
+
+def test_traditional_and_simplified_forms_get_close_fingerprints(fingerprinter: Fingerprinter) -> None:
+    cn = fingerprinter.fingerprint(fixture_text("zh_article.txt"))
+    tw = fingerprinter.fingerprint(fixture_text("zh_article_tw.txt"))
+    assert cn.distance(tw) <= 3
+
+
+def test_pure_script_conversion_gives_the_same_fingerprint(fingerprinter: Fingerprinter) -> None:
+    import opencc
+
+    text = fixture_text("zh_article.txt")
+    traditional = opencc.OpenCC("s2t").convert(text)
+    assert traditional != text
+    assert fingerprinter.fingerprint(traditional).distance(fingerprinter.fingerprint(text)) <= 1
+
+
+def _one_sentence_changed(text: str, replacement: str, rng: random.Random) -> str | None:
+    sentences = [m for m in SENTENCE.finditer(text) if len(m.group()) >= 8]
+    if len(sentences) < 5:
+        return None
+    m = rng.choice(sentences)
+    return text[: m.start()] + replacement + text[m.end() :]
+
+
+def test_small_edits_move_few_bits_and_unrelated_documents_sit_near_32(fingerprinter: Fingerprinter) -> None:
+    docs = [d["text"] for d in load_corpus("zh-docs.jsonl")]
+    rng = random.Random(7)
+    rng.shuffle(docs)
+    # ~1 kB documents: about 340 Chinese characters.
+    pieces = [d[:340] for d in docs if len(d) >= 340][:400]
+    donors = [s.group() for d in docs[-200:] for s in SENTENCE.finditer(d) if 10 <= len(s.group()) <= 40]
+    pairs = [(p, _one_sentence_changed(p, rng.choice(donors), rng)) for p in pieces]
+    pairs = [(p, q) for p, q in pairs if q is not None][:200]
+    assert len(pairs) >= 100
+    originals = [r.unwrap() for r in fingerprinter.fingerprint_many([Doc(p) for p, _ in pairs])]
+    edited = [r.unwrap() for r in fingerprinter.fingerprint_many([Doc(q) for _, q in pairs])]
+    edit_distances = [a.distance(b) for a, b in zip(originals, edited)]
+    unrelated = [a.distance(b) for a, b in zip(originals, originals[1:] + originals[:1])]
+    assert mean(edit_distances) <= 8, mean(edit_distances)
+    assert 28 <= mean(unrelated) <= 36, mean(unrelated)
+
+
+def test_title_and_marked_words_change_the_fingerprint_and_its_version(fingerprinter: Fingerprinter) -> None:
+    text = fixture_text("zh_article.txt")
+    plain = fingerprinter.fingerprint(text)
+    marked = Fingerprinter(FingerprintParams(marked_words=frozenset({"文件"})))
+    assert marked.version != fingerprinter.version
+    with pytest.raises(FingerprintVersionError):
+        plain.distance(marked.fingerprint(text))
+    assert fingerprinter.fingerprint(text, title=text[:12]).version == plain.version
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t", "，。！？……", "的 了 和"])
+def test_empty_documents_raise_a_clear_error(fingerprinter: Fingerprinter, text: str) -> None:
+    with pytest.raises(EmptyDocumentError, match="no words"):
+        fingerprinter.fingerprint(text)
+
+
+def test_oversized_documents_are_refused_by_name() -> None:
+    small = Fingerprinter(FingerprintParams(max_bytes=1000))
+    results = small.fingerprint_many([Doc("文" * 2000, source="big.txt"), Doc("小文档的内容", source="ok.txt")])
+    assert isinstance(results[0].error, InputError) and "big.txt" in str(results[0].error)
+    assert "limit" in str(results[0].error)
+    assert results[1].fingerprint is not None
+
+
+def test_parallel_map_keeps_order_and_errors(fingerprinter: Fingerprinter) -> None:
+    texts = [fixture_text("zh_article.txt")[i : i + 200] for i in range(0, 1200, 40)]
+    docs = [Doc(t) for t in texts] + [Doc("")] + [Doc(t) for t in texts]
+    serial = [r.fingerprint for r in fingerprinter.map(docs, workers=1)]
+    parallel = list(fingerprinter.map(docs, workers=2, chunk_size=4))
+    assert [r.fingerprint for r in parallel] == serial
+    assert serial[len(texts)] is None and isinstance(parallel[len(texts)].error, EmptyDocumentError)

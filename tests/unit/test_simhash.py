@@ -1,0 +1,111 @@
+"""SimHash kernel, Hamming distance and blocks: fast versions against references."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simdup_es import simhash as sh
+from simdup_es.config import BlockLayout
+from simdup_es.errors import ConfigError
+
+u64 = st.integers(min_value=0, max_value=sh.MASK64)
+layouts = st.sampled_from([BlockLayout(m, k) for m in (2, 4, 8, 16) for k in range(0, min(m, 6))])
+
+
+@given(u64, u64, u64)
+def test_hamming_is_a_metric(a: int, b: int, c: int) -> None:
+    assert sh.hamming(a, a) == 0
+    assert sh.hamming(a, b) == sh.hamming(b, a)
+    assert (sh.hamming(a, b) == 0) == (a == b)
+    assert sh.hamming(a, c) <= sh.hamming(a, b) + sh.hamming(b, c)
+
+
+@given(u64, u64)
+def test_fast_popcount_matches_reference(a: int, b: int) -> None:
+    assert sh.hamming(a, b) == sh.hamming_reference(a, b)
+    assert int(sh.hamming_many(a, np.array([b], dtype=np.uint64))[0]) == sh.hamming_reference(a, b)
+
+
+@given(u64, layouts)
+def test_blocks_round_trip(fp: int, layout: BlockLayout) -> None:
+    parts = sh.blocks(fp, layout)
+    assert len(parts) == layout.blocks
+    assert all(0 <= p < 2**layout.bits_per_block for p in parts)
+    assert sh.from_blocks(parts, layout) == fp
+    assert sh.blocks_many(np.array([fp], dtype=np.uint64), layout)[0].tolist() == list(parts)
+
+
+@given(u64, st.data(), layouts)
+def test_pairs_within_k_share_enough_blocks(fp: int, data: st.DataObject, layout: BlockLayout) -> None:
+    flips = data.draw(st.sets(st.integers(0, 63), max_size=layout.k))
+    other = fp
+    for bit in flips:
+        other ^= 1 << bit
+    assert sh.hamming(fp, other) <= layout.k
+    shared = sum(x == y for x, y in zip(sh.blocks(fp, layout), sh.blocks(other, layout)))
+    assert shared >= layout.min_match
+
+
+def test_pigeonhole_bound_is_tight() -> None:
+    # k + 1 flips spread over k + 1 blocks leave only m - k - 1 blocks equal: the
+    # bound cannot be relaxed.
+    layout = BlockLayout(8, 3)
+    other = sum(1 << (8 * j) for j in range(4))
+    assert sum(x == y for x, y in zip(sh.blocks(0, layout), sh.blocks(other, layout))) == layout.min_match - 1
+
+
+token_lists = st.lists(st.tuples(u64, st.floats(min_value=0.0, max_value=1e6, allow_nan=False)), max_size=60)
+
+
+@given(token_lists)
+def test_fast_simhash_matches_reference(tokens: list[tuple[int, float]]) -> None:
+    hashes = [h for h, _ in tokens]
+    weights = [w for _, w in tokens]
+    fast = sh.simhash(np.array(hashes, dtype=np.uint64), np.array(weights))
+    assert fast == sh.simhash_reference(hashes, weights)
+
+
+@given(st.lists(token_lists, min_size=1, max_size=6))
+def test_batch_equals_one_at_a_time(docs: list[list[tuple[int, float]]]) -> None:
+    hashes = np.array([h for d in docs for h, _ in d], dtype=np.uint64)
+    weights = np.array([w for d in docs for _, w in d])
+    offsets = np.array(list(itertools.accumulate([0] + [len(d) for d in docs])))
+    batch = sh.simhash_batch(hashes, weights, offsets).tolist()
+    assert batch == [sh.simhash_reference([h for h, _ in d], [w for _, w in d]) for d in docs]
+
+
+def test_single_token_fingerprint_is_its_hash() -> None:
+    h = sh.token_hash("指纹")
+    assert sh.simhash(np.array([h], dtype=np.uint64), np.array([2.5])) == h
+
+
+def test_token_hash_is_fixed() -> None:
+    # XXH3-64 of the UTF-8 bytes: a published, platform-independent function.
+    import xxhash
+
+    assert sh.token_hash("相似") == xxhash.xxh3_64_intdigest("相似".encode())
+    assert sh.token_hash("a") != sh.token_hash("b")
+
+
+def test_similarity_percent() -> None:
+    assert sh.similarity(0) == 100.0
+    assert sh.similarity(32) == 50.0
+    assert sh.similarity(64) == 0.0
+
+
+def test_hex_round_trip() -> None:
+    assert sh.from_hex(sh.to_hex(2**64 - 1)) == 2**64 - 1
+    assert sh.to_hex(255) == "00000000000000ff"
+    with pytest.raises(ValueError):
+        sh.from_hex("1" * 17)
+
+
+@pytest.mark.parametrize("blocks,k", [(3, 1), (0, 0), (8, 8), (8, -1)])
+def test_bad_layouts_are_refused(blocks: int, k: int) -> None:
+    with pytest.raises(ConfigError):
+        BlockLayout(blocks, k)

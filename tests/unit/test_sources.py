@@ -1,0 +1,60 @@
+"""Reading records: every bad item becomes a reject that says where and why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from simdup_es.sources import Fields, Record, Reject, content_id, read_paths
+
+
+def _write(path: Path, data: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    (path.write_bytes if isinstance(data, bytes) else lambda d: path.write_text(d, encoding="utf-8"))(data)
+    return path
+
+
+def test_jsonl_with_malformed_lines_accounts_for_every_line(tmp_path: Path) -> None:
+    f = _write(tmp_path / "in.jsonl", '{"id": 1, "text": "甲"}\n{broken\n\n[1, 2]\n{"id": "x", "body": "乙"}\n{"text": ["list"]}\n{"text": "丙", "title": "标题"}\n')
+    items = list(read_paths([f]))
+    assert [type(i).__name__ for i in items] == ["Record", "Reject", "Reject", "Reject", "Reject", "Record"]
+    assert items[0] == Record("甲", f"{f}:1", "1", None)
+    assert items[1].source == f"{f}:2" and "malformed JSON" in items[1].reason
+    assert "expected a JSON object" in items[2].reason
+    assert "no 'text' field" in items[3].reason and items[3].id == "x"
+    assert "should be a string" in items[4].reason
+    assert items[5].title == "标题" and items[5].key == content_id("丙", "标题")
+
+
+def test_fields_are_configurable(tmp_path: Path) -> None:
+    f = _write(tmp_path / "in.jsonl", '{"doc": "a1", "body": "正文", "headline": "题"}\n')
+    (item,) = read_paths([f], Fields(text="body", title="headline", id="doc"))
+    assert item == Record("正文", f"{f}:1", "a1", "题")
+
+
+def test_csv(tmp_path: Path) -> None:
+    f = _write(tmp_path / "in.csv", 'id,title,text\n1,标题,"正文，带逗号"\n2,,\n')
+    items = list(read_paths([f]))
+    assert items[0] == Record("正文，带逗号", f"{f}:2", "1", "标题")
+    assert isinstance(items[1], Record) and items[1].text == ""  # empty text is rejected later, by the fingerprinter
+
+
+def test_folder_walk_uses_relative_paths_as_ids(tmp_path: Path) -> None:
+    _write(tmp_path / "docs" / "a.txt", "文本甲")
+    _write(tmp_path / "docs" / "sub" / "b.html", "<p>文本乙</p>")
+    _write(tmp_path / "docs" / ".hidden.txt", "不读")
+    _write(tmp_path / "docs" / "c.bin", b"\x00\x01")
+    _write(tmp_path / "docs" / "d.txt", b"\x00\x01binary")
+    items = list(read_paths([tmp_path / "docs", tmp_path / "missing"]))
+    records = [i for i in items if isinstance(i, Record)]
+    rejects = [i for i in items if isinstance(i, Reject)]
+    assert [r.id for r in records] == ["a.txt", "sub/b.html"]
+    assert records[1].text == "文本乙"
+    reasons = {Path(r.source).name: r.reason for r in rejects}
+    assert "unsupported file type" in reasons["c.bin"]
+    assert "binary" in reasons["d.txt"]
+    assert "no such file" in reasons["missing"]
+
+
+def test_content_ids_are_stable_and_distinct() -> None:
+    assert content_id("正文") == content_id("正文") != content_id("正文", "题")
+    assert len(content_id("x")) == 20
