@@ -40,19 +40,31 @@ def load_docs(n: int) -> list[str]:
     else:
         seeds = ROOT.parent / "shared" / "seeds"
         texts = [p.read_text(encoding="utf-8") for p in sorted(seeds.glob("*.txt"))]
-    # ~1 kB of UTF-8 is ~340 Chinese characters.
-    slices = [t[i : i + 340] for t in texts for i in range(0, max(1, len(t) - 340), 340)]
-    slices = [s for s in slices if len(s) > 200]
+    slices = [s for t in texts for s in _kilobyte_slices(t)]
     return [unify(s) for s in (slices * (n // max(1, len(slices)) + 1))[:n]]
 
 
-def best_rate(fn, n: int, rounds: int) -> float:
-    best = float("inf")
+def _kilobyte_slices(text: str) -> list[str]:
+    """Consecutive pieces of ~1,000 UTF-8 bytes (~330 Chinese characters)."""
+    pieces, start, size = [], 0, 0
+    for i, ch in enumerate(text):
+        size += len(ch.encode("utf-8"))
+        if size >= 1000:
+            pieces.append(text[start : i + 1])
+            start, size = i + 1, 0
+    return pieces
+
+
+def best_rates(fns: dict[str, object], n: int, rounds: int) -> dict[str, float]:
+    """docs/s of each function, best of ``rounds``; rounds interleave the functions so
+    that load from other processes on this shared machine hits them alike."""
+    best = {name: float("inf") for name in fns}
     for _ in range(rounds):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return n / best
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t)
+    return {name: n / seconds for name, seconds in best.items()}
 
 
 def main() -> None:
@@ -66,23 +78,26 @@ def main() -> None:
     fp.fingerprint_many([Doc(d) for d in docs[:50]], unified=True)
     print(f"{len(docs)} documents, mean {np.mean([len(d.encode()) for d in docs]):.0f} bytes, {os.cpu_count()} cores")
 
-    rows = []
-    tok = best_rate(lambda: [seg.lcut(d) for d in docs], len(docs), args.rounds)
-    rows.append(("jieba lcut alone", tok))
     batch = [Doc(d) for d in docs]
-    whole = best_rate(lambda: [fp.fingerprint_many(batch[i : i + 64], unified=True) for i in range(0, len(batch), 64)],
-                      len(docs), args.rounds)
-    rows.append(("whole fingerprint, 1 process", whole))
-
     feats = [fp._features(d, True) for d in batch]
-    tokens = [t for words, _ in feats for t in words]
+    hashes = np.array([h for hs, _ in feats for h in hs], dtype=np.uint64)
     weights = np.array([w for _, ws in feats for w in ws])
-    offsets = np.cumsum([0] + [len(words) for words, _ in feats])
-    hashes = sh.token_hashes(tokens)
-    rows.append(("numpy SimHash step alone", best_rate(lambda: sh.simhash_batch(hashes, weights, offsets), len(docs), args.rounds)))
-
-    par = best_rate(lambda: list(fp.map(batch, unified=True)), len(docs), args.rounds)
-    rows.append((f"whole fingerprint, {os.cpu_count()} processes", par))
+    offsets = np.cumsum([0] + [len(hs) for hs, _ in feats])
+    workers = os.cpu_count() or 1
+    rates = best_rates(
+        {
+            "jieba lcut alone": lambda: [seg.lcut(d) for d in docs],
+            "whole fingerprint, 1 process": lambda: [
+                fp.fingerprint_many(batch[i : i + 64], unified=True) for i in range(0, len(batch), 64)
+            ],
+            "numpy SimHash step alone": lambda: sh.simhash_batch(hashes, weights, offsets),
+            f"whole fingerprint, {workers} processes": lambda: list(fp.map(batch, unified=True)),
+        },
+        len(docs),
+        args.rounds,
+    )
+    rows = list(rates.items())
+    tok, whole, par = rows[0][1], rows[1][1], rows[3][1]
     for name, rate in rows:
         print(f"{name:38s} {rate:10,.0f} docs/s")
     print(f"time ratio whole/tokenise (goal <= 1.15): {tok / whole:.3f}")

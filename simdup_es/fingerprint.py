@@ -23,7 +23,7 @@ from . import simhash as sh
 from .config import BlockLayout, FingerprintParams
 from .errors import EmptyDocumentError, FingerprintVersionError, InputError, SimdupError
 from .text import unify
-from .tokens import IdfTable, Tokenizer, weigh
+from .tokens import IdfTable, Lexicon, Tokenizer, weigh
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,7 @@ class Fingerprinter:
         self.params = params
         self.idf = IdfTable.load(params.idf_path)
         self.tokenizer = Tokenizer()
+        self.lexicon = Lexicon(params, self.idf)
         self.version = self._version()
 
     def _version(self) -> str:
@@ -87,7 +88,7 @@ class Fingerprinter:
         digest = hashlib.sha1(json.dumps(recipe, sort_keys=True, default=str).encode()).hexdigest()
         return f"{ALGORITHM_VERSION}.{digest[:8]}"
 
-    def _features(self, doc: Doc, unified: bool) -> tuple[list[str], list[float]]:
+    def _features(self, doc: Doc, unified: bool) -> tuple[list[int], list[float]]:
         text = doc.text
         if len(text) * 3 > self.params.max_bytes and len(text.encode("utf-8")) > self.params.max_bytes:
             raise InputError(
@@ -97,13 +98,13 @@ class Fingerprinter:
             )
         if not unified:
             text = unify(text)
-        words = self.tokenizer.words(text)
-        if not words:
-            raise EmptyDocumentError("no words to fingerprint (empty, whitespace or punctuation only)", source=doc.source)
         title_words: frozenset[str] = frozenset()
         if doc.title:
             title_words = frozenset(self.tokenizer.words(doc.title if unified else unify(doc.title)))
-        return weigh(words, self.params, self.idf, title_words=title_words)
+        hashes, weights = weigh(self.tokenizer.segment(text), self.lexicon, title_words=title_words)
+        if not hashes:
+            raise EmptyDocumentError("no words to fingerprint (empty, whitespace or punctuation only)", source=doc.source)
+        return hashes, weights
 
     def fingerprint(self, text: str, title: str | None = None, *, unified: bool = False) -> Fingerprint:
         """Fingerprint one document.
@@ -120,20 +121,20 @@ class Fingerprinter:
     def fingerprint_many(self, docs: Sequence[Doc], *, unified: bool = False) -> list[Result]:
         """Fingerprint a batch in this process; bad documents give an error result, not an exception."""
         results: list[Result] = []
-        tokens: list[str] = []
+        hashes: list[int] = []
         weights: list[float] = []
         offsets = [0]
         for doc in docs:
             try:
-                words, w = self._features(doc, unified)
+                h, w = self._features(doc, unified)
             except InputError as exc:
                 results.append(Result(None, exc))
                 continue
-            tokens += words
+            hashes += h
             weights += w
-            offsets.append(len(tokens))
+            offsets.append(len(hashes))
             results.append(Result(None, None))
-        values = sh.simhash_batch(sh.token_hashes(tokens), np.asarray(weights), np.asarray(offsets))
+        values = sh.simhash_batch(np.array(hashes, dtype=np.uint64), np.array(weights), np.array(offsets))
         ok = iter(values.tolist())
         return [r if r.error else Result(Fingerprint(next(ok), self.version), None) for r in results]
 
@@ -160,8 +161,12 @@ class Fingerprinter:
             self.tokenizer.words("预热")  # load jieba before forking so workers inherit it
         ctx = multiprocessing.get_context(method)
         with ctx.Pool(workers, initializer=_init_worker, initargs=(self if method == "fork" else self.params,)) as pool:
-            for batch in pool.imap(_work, ((chunk, unified) for chunk in chunks), chunksize=1):
-                yield from batch
+            # Hand the pool a window of chunks at a time: Pool.imap would otherwise
+            # drain the whole input into memory, which a 10M-line file does not fit.
+            window = workers * 8
+            while batch := list(itertools.islice(chunks, window)):
+                for results in pool.imap(_work, [(chunk, unified) for chunk in batch]):
+                    yield from results
 
 
 @dataclass(frozen=True)

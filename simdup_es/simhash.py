@@ -31,12 +31,6 @@ def token_hash(token: str) -> int:
     return xxhash.xxh3_64_intdigest(token.encode("utf-8"))
 
 
-def token_hashes(tokens: Sequence[str]) -> np.ndarray:
-    """:func:`token_hash` of each token, as a ``uint64`` array."""
-    h = xxhash.xxh3_64_intdigest
-    return np.fromiter((h(t.encode("utf-8")) for t in tokens), dtype=np.uint64, count=len(tokens))
-
-
 def quantize(weights: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Integer weights: each document's weights scaled so its largest is 2**24."""
     weights = np.asarray(weights, dtype=np.float64)

@@ -6,13 +6,16 @@ import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from contextlib import contextmanager
+from typing import Any, TextIO, TypeVar
 
 import click
 
 from ..config import FingerprintParams
 from ..fingerprint import Fingerprinter
-from ..sources import Fields, Item, Record, Reject, read_jsonl, read_paths
+from ..errors import InputError
+from ..sources import Fields, Item, Record, Reject, read_file, read_jsonl, read_paths
+from ..text import kind_of
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -59,24 +62,35 @@ def read_inputs(inputs: tuple[str, ...], fields: Fields) -> Iterator[Item]:
             yield from read_paths([Path(name)], fields)
 
 
-def progress(items: Iterable[T], label: str, total: int | None = None) -> Iterator[T]:
-    """Show a progress bar with a rate on stderr when it is a terminal."""
+@contextmanager
+def progress_bar(label: str, total: int | None = None) -> Iterator[Callable[[int], None]]:
+    """Yield a function that sets how many items are done; a bar with docs/s on stderr if it is a terminal."""
     if not sys.stderr.isatty():
-        yield from items
+        yield lambda done: None
         return
     from rich.console import Console
     from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     columns = [SpinnerColumn(), TextColumn("{task.description}"), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.fields[rate]}")]
-    with Progress(*columns, console=Console(stderr=True), transient=False) as bar:
+    with Progress(*columns, console=Console(stderr=True)) as bar:
         task = bar.add_task(label, total=total, rate="")
-        for item in items:
-            yield item
-            bar.advance(task)
+
+        def update(done: int) -> None:
+            bar.update(task, completed=done)
             speed = bar.tasks[0].speed
             if speed:
                 bar.update(task, rate=f"{speed:,.0f} docs/s")
+
+        yield update
+
+
+def progress(items: Iterable[T], label: str, total: int | None = None) -> Iterator[T]:
+    """Pass ``items`` through, drawing a progress bar."""
+    with progress_bar(label, total) as update:
+        for done, item in enumerate(items, 1):
+            yield item
+            update(done)
 
 
 def echo_json(obj: object) -> None:
@@ -89,12 +103,14 @@ class RejectLog:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.count = 0
-        self._file = open(path, "w", encoding="utf-8") if path else None
+        self._file: TextIO | None = None
 
     def add(self, source: str, reason: str, id: str | None = None) -> None:
         self.count += 1
         line = {"source": source, "id": id, "reason": reason}
-        if self._file:
+        if self.path:
+            if self._file is None:  # opened on the first reject: no empty file when all went well
+                self._file = open(self.path, "w", encoding="utf-8")
             self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
         else:
             click.echo(f"rejected {source}: {reason}", err=True)
@@ -111,3 +127,17 @@ def split(items: Iterable[Item], rejects: RejectLog) -> Iterator[Record]:
             rejects.add(item.source, item.reason, item.id)
         else:
             yield item
+
+
+def read_document(arg: str) -> tuple[str, str]:
+    """A COMPARE argument: an existing file is read; anything else is literal text."""
+    path = Path(arg)
+    if path.is_file():
+        items = list(read_file(path, Fields()))
+        if len(items) != 1 or not isinstance(items[0], Record):
+            reason = getattr(items[0], "reason", "holds several records; compare takes one document") if items else "empty"
+            raise InputError(reason, source=arg)
+        return items[0].text, arg
+    if kind_of(arg) or "/" in arg:
+        raise InputError("no such file (to compare literal text that looks like a path, quote it differently)", source=arg)
+    return arg, "literal text"

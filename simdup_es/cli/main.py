@@ -12,9 +12,9 @@ from .. import simhash as sh
 from ..config import BlockLayout
 from ..errors import InputError, SimdupError
 from ..fingerprint import Doc
-from ..sources import Fields, Record, read_file
-from ..text import kind_of
+from ..sources import Fields
 from ..tokens import build_idf, format_idf
+from . import store_cmds
 from ._common import (
     RejectLog,
     echo_json,
@@ -22,6 +22,7 @@ from ._common import (
     fingerprint_options,
     make_fingerprinter,
     progress,
+    read_document,
     read_inputs,
     split,
 )
@@ -51,6 +52,9 @@ def main(verbose: int) -> None:
     jieba_log = logging.getLogger("jieba")
     jieba_log.handlers.clear()
     jieba_log.setLevel(logging.NOTSET)
+
+
+store_cmds.register(main)
 
 
 @main.command()
@@ -104,20 +108,6 @@ def fingerprint(
         sys.exit(1)
 
 
-def _read_document(arg: str) -> tuple[str, str]:
-    """A COMPARE argument: an existing file is read; anything else is literal text."""
-    path = Path(arg)
-    if path.is_file():
-        items = list(read_file(path, Fields()))
-        if len(items) != 1 or not isinstance(items[0], Record):
-            reason = getattr(items[0], "reason", "holds several records; compare takes one document") if items else "empty"
-            raise InputError(reason, source=arg)
-        return items[0].text, arg
-    if kind_of(arg) or "/" in arg:
-        raise InputError("no such file (to compare literal text that looks like a path, quote it differently)", source=arg)
-    return arg, "literal text"
-
-
 @main.command()
 @click.argument("a")
 @click.argument("b")
@@ -126,7 +116,7 @@ def _read_document(arg: str) -> tuple[str, str]:
 def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, max_bytes: int, as_json: bool) -> None:
     """Distance and similarity of two documents A and B (files, or literal text)."""
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    (text_a, name_a), (text_b, name_b) = _read_document(a), _read_document(b)
+    (text_a, name_a), (text_b, name_b) = read_document(a), read_document(b)
     fa = fingerprinter.fingerprint_many([Doc(text_a, source=name_a)])[0].unwrap()
     fb = fingerprinter.fingerprint_many([Doc(text_b, source=name_b)])[0].unwrap()
     d = fa.distance(fb)

@@ -8,7 +8,8 @@ import pytest
 
 from simdup_es.config import FingerprintParams
 from simdup_es.errors import ConfigError
-from simdup_es.tokens import IdfTable, Tokenizer, build_idf, dictionary_pos, format_idf, weigh
+from simdup_es.simhash import token_hash
+from simdup_es.tokens import IdfTable, Lexicon, Tokenizer, build_idf, dictionary_pos, format_idf, weigh
 
 
 @pytest.fixture(scope="module")
@@ -40,22 +41,26 @@ def test_pos_comes_from_the_dictionary() -> None:
 
 
 def test_weight_formula(idf: IdfTable) -> None:
-    params = FingerprintParams()
-    words = ["文档"] * 7 + ["检索"] + ["elasticsearch"]
-    tokens, weights = weigh(words, params, idf, title_words=frozenset({"检索"}))
-    w = dict(zip(tokens, weights))
+    lexicon = Lexicon(FingerprintParams(), idf)
+    tokens = ["文档"] * 7 + ["，", "的"] + ["检索"] + ["elasticsearch"]
+    hashes, weights = weigh(tokens, lexicon, title_words=frozenset({"检索"}))
+    w = {h: x for h, x in zip(hashes, weights)}
+    assert len(w) == 3  # punctuation and the stop word are gone
     total = 5 + 1 + 1  # 文档 is capped at 5
     len_min, len_max = 2, len("elasticsearch")
-    assert w["文档"] == pytest.approx(5 / total * idf.idf["文档"] * (1 + 3 + 0))
+    assert w[token_hash("文档")] == pytest.approx(5 / total * idf.idf["文档"] * (1 + 3 + 0))
     # 检索 is a verbal noun in jieba's dictionary (tag vn -> verb class): POS 2, title 5.
-    assert w["检索"] == pytest.approx(1 / total * idf.idf["检索"] * (1 + 2 + 0 + 5))
-    assert w["elasticsearch"] == pytest.approx(1 / total * idf.default * (1 + 1 + (13 - len_min) / (len_max - len_min)))
+    assert w[token_hash("检索")] == pytest.approx(1 / total * idf.idf["检索"] * (1 + 2 + 0 + 5))
+    assert w[token_hash("elasticsearch")] == pytest.approx(
+        1 / total * idf.default * (1 + 1 + (13 - len_min) / (len_max - len_min)))
 
 
 def test_marked_words_weigh_more(idf: IdfTable) -> None:
-    plain = dict(zip(*weigh(["文档", "检索"], FingerprintParams(), idf)))
-    marked = dict(zip(*weigh(["文档", "检索"], FingerprintParams(marked_words=frozenset({"文档"})), idf)))
-    assert marked["文档"] > plain["文档"] and marked["检索"] == plain["检索"]
+    doc = ["文档", "检索"]
+    plain = dict(zip(*weigh(doc, Lexicon(FingerprintParams(), idf))))
+    marked = dict(zip(*weigh(doc, Lexicon(FingerprintParams(marked_words=frozenset({"文档"})), idf))))
+    assert marked[token_hash("文档")] > plain[token_hash("文档")]
+    assert marked[token_hash("检索")] == plain[token_hash("检索")]
 
 
 def test_build_and_load_idf(tmp_path) -> None:  # type: ignore[no-untyped-def]

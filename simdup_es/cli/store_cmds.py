@@ -1,0 +1,214 @@
+"""``simdup setup|index|search|query``: commands that work on a store."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, TypeVar
+
+import click
+
+from .. import simhash as sh
+from ..config import BlockLayout
+from ..errors import NotFound, SimdupError
+from ..fingerprint import Fingerprint, Fingerprinter
+from ..indexer import index_items
+from ..search import Match, near_duplicates
+from ..sources import Fields
+from ..store.base import Store, StoredDoc
+from ._common import RejectLog, echo_json, field_options, fingerprint_options, make_fingerprinter, progress_bar, read_document, read_inputs
+
+F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_STORE = Path(".simdup")
+DEFAULT_INDEX = "simdup-docs"
+
+
+def store_options(func: F) -> F:
+    """Where documents live: an Elasticsearch index, or the embedded store."""
+    options = [
+        click.option("--store", "store_dir", type=click.Path(file_okay=False, path_type=Path), envvar="SIMDUP_STORE",
+                     help=f"Embedded store folder (used when no cluster is configured; default {DEFAULT_STORE})."),
+        click.option("--es-url", envvar="SIMDUP_ES_URL", help="Elasticsearch URL [env SIMDUP_ES_URL]."),
+        click.option("--index", default=DEFAULT_INDEX, envvar="SIMDUP_INDEX", show_default=True,
+                     help="Elasticsearch index [env SIMDUP_INDEX]."),
+        click.option("--api-key", envvar="SIMDUP_ES_API_KEY", help="API key [env SIMDUP_ES_API_KEY]."),
+        click.option("--user", envvar="SIMDUP_ES_USER", help="User for basic auth [env SIMDUP_ES_USER]."),
+        click.option("--password", envvar="SIMDUP_ES_PASSWORD", help="Password [env SIMDUP_ES_PASSWORD]."),
+        click.option("--ca-cert", type=click.Path(exists=True, dir_okay=False), envvar="SIMDUP_ES_CA_CERT",
+                     help="CA certificate for TLS [env SIMDUP_ES_CA_CERT]."),
+        click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (testing only)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@contextmanager
+def open_store(opts: dict[str, Any], *, create: bool = False) -> Iterator[Store]:
+    """The store the options name: Elasticsearch when a URL is given, else the embedded one."""
+    store: Store
+    if opts["es_url"] and not opts["store_dir"]:
+        from ..store.elasticsearch import ConnectionSettings, ElasticsearchStore
+
+        settings = ConnectionSettings.from_env(
+            url=opts["es_url"], api_key=opts["api_key"], username=opts["user"], password=opts["password"],
+            ca_certs=opts["ca_cert"], verify_certs=not opts["insecure"],
+        )
+        store = ElasticsearchStore(settings.client(), opts["index"])
+    else:
+        from ..store.local import LocalStore
+
+        path = opts["store_dir"] or DEFAULT_STORE
+        if not create and not path.exists():
+            raise NotFound(f"no embedded store at {path}: index documents first ('simdup index --store {path} FILES'), "
+                           "or give --es-url for a cluster")
+        click.echo(f"using the embedded store {path}" + ("" if opts["store_dir"] else " (no cluster configured)"), err=True)
+        store = LocalStore(path)
+    try:
+        if create:
+            store.setup()
+        yield store
+    finally:
+        store.close()
+
+
+def _store_opts(kwargs: dict[str, Any]) -> dict[str, Any]:
+    keys = ("store_dir", "es_url", "index", "api_key", "user", "password", "ca_cert", "insecure")
+    return {k: kwargs.pop(k) for k in keys}
+
+
+@click.command()
+@store_options
+def setup(**kwargs: Any) -> None:
+    """Install the index templates and create the index (safe to repeat)."""
+    with open_store(_store_opts(kwargs), create=True) as store:
+        click.echo(f"ready: {store.count()} documents", err=True)
+
+
+@click.command()
+@click.argument("inputs", nargs=-1, required=True)
+@store_options
+@field_options
+@fingerprint_options
+@click.option("--workers", type=int, help="Fingerprinting processes (default: all cores).")
+@click.option("--batch-size", default=500, show_default=True, help="Documents per bulk request.")
+@click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=Path("rejects.jsonl"),
+              show_default=True, help="Where rejected records go, with their reasons (JSON Lines).")
+def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: str, idf_path: Path | None,
+          marked_words: Path | None, max_bytes: int, workers: int | None, batch_size: int, rejects: Path,
+          **kwargs: Any) -> None:
+    """Fingerprint INPUTS and index them (JSON Lines, CSV, files or folders; - for stdin).
+
+    Records without an id get one derived from their content, so indexing the
+    same input twice changes nothing. Exit status 1 means some records were
+    rejected; each one is in the rejects file with its reason.
+    """
+    fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
+    fields = Fields(text_field, title_field or None, id_field or None)
+    log = RejectLog(rejects)
+    with open_store(_store_opts(kwargs), create=True) as store, progress_bar("indexing") as update:
+        summary = index_items(read_inputs(inputs, fields), store, fingerprinter, workers=workers,
+                              batch_size=batch_size, on_reject=lambda r: log.add(r.source, r.reason, r.id),
+                              on_progress=update)
+        store.refresh()
+        total = store.count()
+    log.close()
+    click.echo(f"read {summary.read}, indexed {summary.indexed}, rejected {summary.rejected} "
+               f"in {summary.seconds:.1f} s ({summary.rate:,.0f} docs/s); the store holds {total} documents", err=True)
+    if summary.rejected:
+        click.echo(f"rejected records and reasons: {rejects}", err=True)
+        sys.exit(1)
+
+
+def _query_document(store: Store | None, fingerprinter: Fingerprinter, text: str | None, file: Path | None,
+                    doc_id: str | None) -> tuple[Fingerprint, str | None, str | None]:
+    """The query's fingerprint, its text (for the comparison matrix) and the id to leave out."""
+    given = [x is not None for x in (text, file, doc_id)]
+    if sum(given) != 1:
+        raise click.UsageError("give exactly one of --text, --file or --id")
+    if doc_id is not None:
+        assert store is not None
+        found = store.get([doc_id])
+        if not found:
+            raise NotFound(f"no document with id {doc_id!r} in the store")
+        doc = found[0]
+        if doc.version != fingerprinter.version:
+            raise SimdupError(f"document {doc_id!r} was fingerprinted with version {doc.version}, this run uses "
+                              f"{fingerprinter.version}: use the same --idf/--marked-words as when indexing")
+        return Fingerprint(doc.fingerprint, doc.version), doc.text, doc_id
+    if file is not None:
+        text, _ = read_document(str(file))
+    assert text is not None
+    return fingerprinter.fingerprint(text), text, None
+
+
+def query_source_options(func: F) -> F:
+    func = click.option("--id", "doc_id", help="Use this stored document as the query.")(func)
+    func = click.option("--file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Query file.")(func)
+    func = click.option("--text", help="Query text.")(func)
+    return func
+
+
+@click.command()
+@query_source_options
+@store_options
+@fingerprint_options
+@click.option("--limit", default=20, show_default=True, help="Show at most this many matches.")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
+def search(text: str | None, file: Path | None, doc_id: str | None, idf_path: Path | None, marked_words: Path | None,
+           max_bytes: int, limit: int, as_json: bool, **kwargs: Any) -> None:
+    """Find near-duplicates of a text, a file or a stored document (Hamming distance <= 3)."""
+    fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
+    with open_store(_store_opts(kwargs)) as store:
+        fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id)
+        matches = near_duplicates(store, fp, exclude_id=exclude)[:limit]
+        docs = {d.id: d for d in store.get([m.id for m in matches])}
+    _show_matches(matches, docs, query_text, as_json)
+
+
+def _show_matches(matches: list[Match], docs: dict[str, StoredDoc], query_text: str | None, as_json: bool) -> None:
+    if as_json:
+        for m in matches:
+            doc = docs.get(m.id)
+            echo_json({"id": m.id, "distance": m.distance, "similarity": round(m.similarity, 2),
+                       "fingerprint": sh.to_hex(m.fingerprint), "title": doc.title if doc else None})
+        return
+    if not matches:
+        click.echo("no near-duplicates (no stored document within distance 3)")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("id", "distance", "similarity", "title")
+    for m in matches:
+        doc = docs.get(m.id)
+        table.add_row(m.id, str(m.distance), f"{m.similarity:.1f}%", (doc.title or "") if doc else "")
+    Console().print(table)
+
+
+@click.command()
+@query_source_options
+@click.option("--dsl", is_flag=True, required=True, help="Print the Elasticsearch request body.")
+@click.option("--index", default=DEFAULT_INDEX, envvar="SIMDUP_INDEX", show_default=True)
+@fingerprint_options
+def query(text: str | None, file: Path | None, doc_id: str | None, dsl: bool, index: str, idf_path: Path | None,
+          marked_words: Path | None, max_bytes: int) -> None:
+    """Print the candidate query for a text or file, ready for Kibana Dev Tools."""
+    from ..query import candidate_search
+
+    if doc_id is not None:
+        raise click.UsageError("query --dsl takes --text or --file (use 'search --id' for stored documents)")
+    fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
+    fp, _, _ = _query_document(None, fingerprinter, text, file, None)
+    body = candidate_search(fp.value, fp.version, BlockLayout())
+    click.echo(f"GET {index}/_search")
+    click.echo(json.dumps(body, ensure_ascii=False, indent=2))
+    click.echo(f"# fingerprint {fp.hex}: re-rank the hits by Hamming distance of simdup.fp and keep d <= 3", err=True)
+
+
+def register(group: click.Group) -> None:
+    for command in (setup, index, search, query):
+        group.add_command(command)
