@@ -12,7 +12,7 @@ from .. import simhash as sh
 from ..config import BlockLayout
 from ..errors import InputError, SimdupError
 from ..fingerprint import Doc
-from ..sources import Fields
+from ..sources import Fields, Record
 from ..tokens import build_idf, format_idf
 from . import store_cmds
 from ._common import (

@@ -11,11 +11,16 @@ from simdup_es.text import decode, extract, kind_of, unify
 
 
 def test_unify_normalises_width_case_script_and_space() -> None:
-    assert unify("  ＡＢＣ　Def\t軟體測試\r\n\r\n\n 第二行 ") == "abc def 软体测试\n第二行"
+    assert unify("  ＡＢＣ　Def\t軟體測試\r\n\r\n\n 第二行 ") == "abc def 软件测试\n第二行"
 
 
 def test_unify_traditional_to_simplified() -> None:
     assert unify("資訊檢索與重複文檔偵測") == unify("资讯检索与重复文档侦测")
+
+
+def test_taiwan_and_mainland_vocabulary_meet() -> None:
+    # The same sentence as translated in Taiwan and on the mainland.
+    assert unify("使用者可以用預設的檔名執行指令碼") == unify("用户可以用默认的文件名执行脚本")
 
 
 def test_unify_strips_control_and_zero_width() -> None:

@@ -1,0 +1,50 @@
+"""How close the zh_CN and zh_TW forms of the same man pages get, per script normalisation.
+
+Uses data/manpages-pairs.jsonl from scripts/fetch-corpus (the zh_TW pages are the
+zh_CN translation converted with Taiwan vocabulary). Prints, for character-only
+conversion (t2s) and for the round trip simdup uses (t2s -> s2twp -> tw2sp), the mean
+Hamming distance of each pair and the share within distance 3; and the same for a
+pure character conversion of the zh_CN page (s2t), which must stay at 0.
+
+    python benchmarks/eval_script.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import opencc
+
+import simdup_es.text as text_module
+from simdup_es.fingerprint import Doc, Fingerprinter
+
+DATA = Path(os.environ.get("SIMDUP_DATA") or Path(__file__).resolve().parent.parent / "data")
+
+
+def main() -> None:
+    pairs = [json.loads(line) for line in open(DATA / "manpages-pairs.jsonl", encoding="utf-8")]
+    pairs = [p for p in pairs if len(p["zh_cn"]) < 20_000]
+    cc = {c: opencc.OpenCC(c) for c in ("t2s", "s2t")}
+    s2t = [cc["s2t"].convert(p["zh_cn"]) for p in pairs]
+    options = {
+        "t2s (characters only)": lambda x: cc["t2s"].convert(x),
+        "t2s -> s2twp -> tw2sp (simdup)": text_module.to_simplified,
+    }
+    print(f"{len(pairs)} man pages in zh_CN and zh_TW")
+    for name, convert in options.items():
+        text_module.to_simplified = convert  # unify() looks the function up at call time
+        fp = Fingerprinter()
+        cn = [r.unwrap() for r in fp.map(Doc(p["zh_cn"]) for p in pairs)]
+        tw = [r.unwrap() for r in fp.map(Doc(p["zh_tw"]) for p in pairs)]
+        pure = [r.unwrap() for r in fp.map(Doc(x) for x in s2t)]
+        d = np.array([a.distance(b) for a, b in zip(cn, tw)])
+        e = np.array([a.distance(b) for a, b in zip(cn, pure)])
+        print(f"{name:32s} zh_CN~zh_TW mean {d.mean():5.2f}, within 3: {(d <= 3).mean():6.1%} | "
+              f"zh_CN~s2t(zh_CN) mean {e.mean():4.2f}, within 3: {(e <= 3).mean():6.1%}")
+
+
+if __name__ == "__main__":
+    main()
