@@ -54,3 +54,19 @@ class ConnectionFailed(StoreError):
 
 class NotFound(StoreError):
     """An index, store or document does not exist."""
+
+
+class StoreLocationError(StoreError):
+    """The store path cannot hold a store (it is a file, or cannot be created)."""
+
+
+class StoreSchemaError(StoreError):
+    """The store was written by another (newer) release or is not a simdup store."""
+
+
+class StoreCorrupted(StoreError):
+    """The store's database is damaged."""
+
+
+class StoreBusy(StoreError):
+    """Another process held the write lock for longer than the timeout."""

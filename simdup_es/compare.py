@@ -1,0 +1,801 @@
+"""The comparison matrix: which sentences of two texts were copied (SPEC §6–§7).
+
+:func:`compare` is a pure function from two unified texts and parameters to a
+:class:`Comparison`. It does no I/O except, when asked for synonyms without a
+thesaurus, loading the Cilin lexicon once per process (see
+:func:`simdup_es.thesaurus.cilin_thesaurus`).
+
+The method (seed 000, restated in SPEC §6)
+------------------------------------------
+Both texts are split into sentences (:func:`simdup_es.sentences.split_sentences`),
+lengths counted in units (CJK characters, Latin words). For sentences ``d_i`` of
+``a`` and ``d'_j`` of ``b``::
+
+    p_ij = min(LCS/Num(d_i), LCS/Num(d'_j)) = LCS / max(Num(d_i), Num(d'_j))
+
+A pair with ``p_ij >= similar_weight`` is a candidate (``Q_ij = 1``); with
+``p_ij >= right_weight`` it is similar outright (rule ``"lcs"``). A candidate below
+``right_weight`` goes to the word-level check (rule ``"synonyms"``)::
+
+    w_ij = min((rightWord + similarWord_i) / Num_words(d_i),
+               (rightWord + similarWord_j) / Num_words(d'_j))
+
+and is similar when ``w_ij >= right_weight``. With the words ``W_i`` and ``W_j``
+that ``segment`` returns for the two sentences, as multisets:
+
+- ``Num_words(d)`` is the number of words (with repeats);
+- ``rightWord`` is the size of the multiset intersection ``W_i ∩ W_j``: a word
+  occurring twice in one sentence and once in the other counts once;
+- ``similarWord_i`` counts the words of ``W_i`` left without an exact partner
+  (``W_i - W_j``, with multiplicity) that are synonyms (share a thesaurus group)
+  of at least one word of ``W_j`` likewise left over (``W_j - W_i``), and
+  ``similarWord_j`` the other way round. Words already matched exactly are not
+  offered again as synonym partners, so one word never earns credit twice.
+  Without synonyms (``use_synonyms=False``) both are 0 and ``w_ij`` is the
+  exact word overlap.
+
+Document similarity of ``a`` against ``b`` is the number of units in ``a``'s
+sentences marked similar (to any sentence of ``b``) divided by the units of
+``a``; and the other way round for ``b``. It is asymmetric: a short text copied
+whole into a long one scores 1 against it, the long one scores little.
+
+Whole-text measures (SPEC §7): ``LCS`` is over the unit sequences of the two
+texts (sentence breaks ignored); resemblance ``R = LCS / (|a| + |b| - LCS)``,
+containment of ``a`` in ``b`` = ``LCS / |a|`` and of ``b`` in ``a`` = ``LCS / |b|``
+(SPEC's ``C(A, B) = LCS / |B|``). Bit-parallel LCS costs ``|a| * |b| / 64`` word
+operations, about 0.1 s at 45,000 units each. Above :data:`EXACT_LCS_MAX_CELLS`
+(``|a| * |b|``) the LCS is instead the best chain of sentence pairs in order
+(a dynamic programme over the matrix, summing the sentence LCS of the candidate
+pairs): a common subsequence, so a lower bound that counts only copied
+sentences, not the 10–30 % of units unrelated texts share by chance.
+``Comparison.lcs_exact`` says which one was used.
+
+Trimming boilerplate (seed 003, optional): one LCS alignment of the whole texts
+marks the units it uses; :func:`simdup_es.lcs.trusted_span` finds the dense
+central stretch of each text; the sentences with at least half their units in it
+form the *core*. Pairs, similarities and R/C are then computed over the cores
+only. This helps when copies carry different headers, ads or signatures; it also
+means the rest of a long text around a copied passage counts as boilerplate, so
+leave it off to ask "how much of b is copied from a". Beyond
+:data:`ALIGNMENT_MAX_CELLS` the per-unit marks come from the matrix instead
+(each sentence weighted by its best ``p_ij``).
+
+Speed
+-----
+Every unit becomes one code point, numbered by frequency over both texts (the
+most common unit gets 0), with joins and numpy rather than a Python loop per unit:
+a CJK character stands for itself until it is renumbered, a Latin word gets a
+private-use code point first. The matrix is computed in bulk with
+``rapidfuzz.process.cdist`` and ``score_cutoff=similar_weight``; when there are
+more than 256 distinct units, on *folded* strings in which every code point is
+below 256 (the 160 most common units keep their own, rarer ones share). Folding
+can only add matches, so the folded ``p`` is an upper bound and no candidate is
+lost, while RapidFuzz runs its 8-bit fast path (about 6x faster than on wide
+strings). The few pairs that pass are recomputed exactly. Pairs that cannot
+reach ``similar_weight`` because of their lengths (``p_ij <= min(n, m) / max(n, m)``)
+are rejected by ``score_cutoff`` at once, and in large matrices not even visited
+(see :func:`_rough_matrix`). ``workers`` spreads ``cdist`` over threads; it pays
+only for large matrices (:data:`PARALLEL_MIN_PAIRS`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import LCSseq
+
+from .errors import ConfigError
+from .lcs import (
+    DEFAULT_TRIM_SLOPE,
+    DEFAULT_TRIM_WINDOW,
+    UnitCodec,
+    alignment_masks,
+    containment,
+    resemblance,
+    trusted_span,
+)
+from .sentences import DEFAULT_MIN_UNITS, Sentence, split_sentences
+from .thesaurus import Thesaurus, cilin_thesaurus
+
+__all__ = [
+    "ALIGNMENT_MAX_CELLS",
+    "EXACT_LCS_MAX_CELLS",
+    "CompareParams",
+    "CompareStats",
+    "Comparison",
+    "SentencePair",
+    "compare",
+    "lcs_matrix",
+    "word_score",
+]
+
+log = logging.getLogger(__name__)
+
+Rule = Literal["lcs", "synonyms"]
+Segmenter = Callable[[str], Sequence[str]]
+
+EXACT_LCS_MAX_CELLS = 2_000_000_000
+ALIGNMENT_MAX_CELLS = 400_000_000
+# Below this many sentence pairs, threads cost more than they save.
+PARALLEL_MIN_PAIRS = 250_000
+# Folded code points: the first _FOLD_KEEP distinct units keep their own,
+# the rest share the remaining ones.
+_FOLD_KEEP = 160
+_FOLD_SPAN = 256 - _FOLD_KEEP
+_CUTOFF_MARGIN = 1e-4
+# Matrices of at least this many pairs are scored in groups of similar length
+# (measured: at 200 x 200 the extra cdist calls cost more than they save; at
+# 1000 x 1000 sentences of 20-60 units, grouping saves about 20 %, more when
+# lengths vary more).
+_GROUPED_MIN_PAIRS = 100_000
+_GROUP_SPAN = 1.1
+# Multi-character units (words) are coded in the private-use planes 15 and 16.
+_WORD_BASE = 0xF0000
+_WORD_FIRST = chr(_WORD_BASE)
+_WORD_CODES = 0x110000 - _WORD_BASE
+
+
+@dataclass(frozen=True)
+class CompareParams:
+    """Parameters of the comparison matrix (SPEC §6–§7).
+
+    Attributes
+    ----------
+    similar_weight:
+        ``similarWeight``: pairs with ``p_ij`` at or above it are candidates.
+    right_weight:
+        ``rightWeight``: candidates with ``p_ij`` at or above it are similar
+        outright; the others must reach it with ``w_ij``. Greater than
+        ``similar_weight``.
+    min_units:
+        Sentences with fewer units are merged into a neighbour
+        (:func:`simdup_es.sentences.split_sentences`).
+    use_synonyms:
+        Count thesaurus synonyms in the word-level check.
+    trim_boilerplate:
+        Score only the trusted central part of each text (seed 003).
+    trim_window, trim_slope:
+        Smoothing window (units) and slope threshold of the trusted part
+        (:func:`simdup_es.lcs.trusted_span`).
+    """
+
+    similar_weight: float = 0.6
+    right_weight: float = 0.8
+    min_units: int = DEFAULT_MIN_UNITS
+    use_synonyms: bool = True
+    trim_boilerplate: bool = False
+    trim_window: int = DEFAULT_TRIM_WINDOW
+    trim_slope: float = DEFAULT_TRIM_SLOPE
+
+    def __post_init__(self) -> None:
+        for name in ("similar_weight", "right_weight", "trim_slope"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{name} must be a number, got {value!r}")
+        if not 0.0 < self.similar_weight <= 1.0:
+            raise ConfigError(f"similar_weight must be in (0, 1], got {self.similar_weight}")
+        if not self.similar_weight < self.right_weight <= 1.0:
+            raise ConfigError(
+                f"right_weight must be greater than similar_weight ({self.similar_weight}) and at most 1, "
+                f"got {self.right_weight}"
+            )
+        for name in ("min_units", "trim_window"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        if not 0.0 < self.trim_slope < 1.0:
+            raise ConfigError(f"trim_slope must be between 0 and 1 (exclusive), got {self.trim_slope}")
+        for name in ("use_synonyms", "trim_boilerplate"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class SentencePair:
+    """Sentence ``i`` of ``a`` and sentence ``j`` of ``b``, marked similar.
+
+    Offsets are character offsets into the texts given to :func:`compare`.
+    ``w`` is ``None`` when ``p`` alone decided (rule ``"lcs"``).
+    """
+
+    i: int
+    j: int
+    a_start: int
+    a_end: int
+    b_start: int
+    b_end: int
+    lcs: int
+    p: float
+    w: float | None
+    rule: Rule
+
+
+@dataclass(frozen=True, slots=True)
+class CompareStats:
+    """How much work the matrix took: for tuning and benchmarks."""
+
+    pairs: int  # n * m sentence pairs in scope
+    candidates: int  # pairs with p >= similar_weight (Q_ij = 1)
+    word_checks: int  # candidates that needed the word-level check
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of :func:`compare`.
+
+    Attributes
+    ----------
+    sentences_a, sentences_b:
+        All sentences of both texts, with offsets.
+    pairs:
+        Every pair marked similar, ordered by ``(i, j)``. A sentence may be in
+        several pairs.
+    similarity_a, similarity_b:
+        Document similarity (SPEC §6): units of ``a``'s marked sentences / units of
+        ``a``, and the same for ``b``. Within the cores when trimming.
+    units_a, units_b:
+        Units counted (``|a|``, ``|b|``): the whole texts, or the cores.
+    lcs, lcs_exact:
+        Whole-text LCS in units, and whether it is exact (see the module docstring).
+    resemblance, containment_a_in_b, containment_b_in_a:
+        ``LCS / (|a| + |b| - LCS)``, ``LCS / |a|`` and ``LCS / |b|`` (SPEC §7).
+    core_a, core_b:
+        With ``trim_boilerplate``: the kept sentences as an index range
+        ``(first, stop)`` (empty when nothing was trusted). ``None`` otherwise.
+    """
+
+    sentences_a: tuple[Sentence, ...]
+    sentences_b: tuple[Sentence, ...]
+    pairs: tuple[SentencePair, ...]
+    similarity_a: float
+    similarity_b: float
+    units_a: int
+    units_b: int
+    lcs: int
+    lcs_exact: bool
+    resemblance: float
+    containment_a_in_b: float
+    containment_b_in_a: float
+    core_a: tuple[int, int] | None
+    core_b: tuple[int, int] | None
+    params: CompareParams
+    stats: CompareStats = field(default_factory=lambda: CompareStats(0, 0, 0))
+
+    @property
+    def marked_a(self) -> frozenset[int]:
+        """Indices of ``a``'s sentences marked similar."""
+        return frozenset(p.i for p in self.pairs)
+
+    @property
+    def marked_b(self) -> frozenset[int]:
+        """Indices of ``b``'s sentences marked similar."""
+        return frozenset(p.j for p in self.pairs)
+
+    def core_offsets(self, side: Literal["a", "b"]) -> tuple[int, int] | None:
+        """Character offsets ``(start, end)`` of a side's core, ``None`` without trimming."""
+        core = self.core_a if side == "a" else self.core_b
+        sentences = self.sentences_a if side == "a" else self.sentences_b
+        if core is None:
+            return None
+        first, stop = core
+        if first >= stop:
+            return (0, 0)
+        return (sentences[first].start, sentences[stop - 1].end)
+
+    def _core_dict(self, side: Literal["a", "b"]) -> dict[str, list[int]] | None:
+        core = self.core_a if side == "a" else self.core_b
+        if core is None:
+            return None
+        return {"sentences": list(core), "chars": list(self.core_offsets(side) or ())}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (floats rounded to 6 digits; sentence texts included)."""
+
+        def sentence(s: Sentence) -> dict[str, Any]:
+            return {"index": s.index, "start": s.start, "end": s.end, "units": s.n_units, "text": s.text}
+
+        def pair(p: SentencePair) -> dict[str, Any]:
+            return {
+                "i": p.i,
+                "j": p.j,
+                "a": [p.a_start, p.a_end],
+                "b": [p.b_start, p.b_end],
+                "lcs": p.lcs,
+                "p": round(p.p, 6),
+                "w": None if p.w is None else round(p.w, 6),
+                "rule": p.rule,
+            }
+
+        return {
+            "scores": {
+                "similarity_a": round(self.similarity_a, 6),
+                "similarity_b": round(self.similarity_b, 6),
+                "resemblance": round(self.resemblance, 6),
+                "containment_a_in_b": round(self.containment_a_in_b, 6),
+                "containment_b_in_a": round(self.containment_b_in_a, 6),
+                "lcs": self.lcs,
+                "lcs_exact": self.lcs_exact,
+                "units_a": self.units_a,
+                "units_b": self.units_b,
+            },
+            "pairs": [pair(p) for p in self.pairs],
+            "sentences_a": [sentence(s) for s in self.sentences_a],
+            "sentences_b": [sentence(s) for s in self.sentences_b],
+            "core_a": self._core_dict("a"),
+            "core_b": self._core_dict("b"),
+            "params": asdict(self.params),
+            "stats": asdict(self.stats),
+        }
+
+
+# --------------------------------------------------------------------------- matrix
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    """Both texts' sentences as strings of one code point per unit.
+
+    Codes are dense and ranked by frequency over both texts (the most common
+    unit is chr(0)), so the 160 most common units have code points below 256.
+    ``folded_*`` are the same sentences with every code point below 256 (rare
+    units share code points); ``None`` when the exact strings already are.
+    """
+
+    a: list[str]
+    b: list[str]
+    whole: str  # a's sentences, then b's, concatenated
+    folded_a: list[str] | None
+    folded_b: list[str] | None
+
+
+def _raw_codes(sentences_units: Sequence[Sequence[str]], words: dict[str, str]) -> list[str]:
+    """One code point per unit, before ranking: a one-character unit is itself,
+    a longer one (a Latin word or number) gets a private-use code point, which no
+    unit can be (private-use characters are not letters)."""
+    out = []
+    for units in sentences_units:
+        joined = "".join(units)
+        if len(joined) != len(units) or (joined and max(joined) >= _WORD_FIRST):
+            joined = "".join(
+                [u if len(u) == 1 and u < _WORD_FIRST else words.get(u) or _new_word(words, u) for u in units]
+            )
+        out.append(joined)
+    return out
+
+
+def _new_word(words: dict[str, str], unit: str) -> str:
+    n = len(words)
+    if n >= _WORD_CODES:
+        raise OverflowError  # caught by _encode, which falls back to UnitCodec
+    code = words[unit] = chr(_WORD_BASE + n)
+    return code
+
+
+def _split_lengths(whole: str, lengths: Sequence[int]) -> list[str]:
+    out = []
+    pos = 0
+    for n in lengths:
+        out.append(whole[pos : pos + n])
+        pos += n
+    return out
+
+
+def _encode(units_a: Sequence[Sequence[Hashable]], units_b: Sequence[Sequence[Hashable]]) -> _Encoded:
+    """Encode both texts for RapidFuzz: mostly C-speed work (joins and numpy)."""
+    try:
+        words: dict[str, str] = {}
+        raw = "".join(_raw_codes(units_a, words)) + "".join(_raw_codes(units_b, words))  # type: ignore[arg-type]
+    except (OverflowError, TypeError):
+        # Units that are not strings, or more distinct words than private-use
+        # code points: number them one by one instead.
+        codec = UnitCodec()
+        raw = "".join(codec.encode(u) for u in (*units_a, *units_b))
+    lengths_a = [len(u) for u in units_a]
+    lengths_b = [len(u) for u in units_b]
+    codes = np.frombuffer(raw.encode("utf-32-le"), dtype=np.uint32)
+    if codes.size:
+        _, inverse, counts = np.unique(codes, return_inverse=True, return_counts=True)
+        rank = np.empty(counts.size, dtype=np.uint32)
+        rank[np.argsort(-counts, kind="stable")] = np.arange(counts.size, dtype=np.uint32)
+        dense = rank[inverse.reshape(-1)]
+        dense[dense >= 0xD800] += 0x800  # never a surrogate
+        distinct = counts.size
+    else:
+        dense = codes
+        distinct = 0
+    whole = dense.astype("<u4").tobytes().decode("utf-32-le")
+    split_at = sum(lengths_a)
+    enc_a = _split_lengths(whole[:split_at], lengths_a)
+    enc_b = _split_lengths(whole[split_at:], lengths_b)
+    folded_a = folded_b = None
+    if distinct > 256:
+        folded = np.where(dense < _FOLD_KEEP, dense, _FOLD_KEEP + dense % _FOLD_SPAN).astype(np.uint8)
+        fwhole = folded.tobytes().decode("latin-1")
+        folded_a = _split_lengths(fwhole[:split_at], lengths_a)
+        folded_b = _split_lengths(fwhole[split_at:], lengths_b)
+    return _Encoded(enc_a, enc_b, whole, folded_a, folded_b)
+
+
+def _candidates(enc: _Encoded, similar_weight: float, workers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(i, j, lcs)`` of every pair with ``p_ij >= similar_weight`` (and a few just below)."""
+    ea, eb = enc.a, enc.b
+    empty = np.zeros(0, dtype=np.int64)
+    if not ea or not eb:
+        return empty, empty, empty
+    # Below the threshold by a margin: RapidFuzz turns a normalised cutoff into a
+    # distance cutoff with some rounding, and with a margin of 1e-9 it dropped
+    # pairs exactly at the threshold (3 of 10 units at 0.3). Extra pairs let in by
+    # the margin are removed by the exact check in the callers.
+    cutoff = max(similar_weight - _CUTOFF_MARGIN, 0.0)
+    # With more than 256 distinct units, two passes: folded strings (RapidFuzz's
+    # 8-bit fast path) find a superset of the candidates, exact strings confirm.
+    wide = enc.folded_a is not None and enc.folded_b is not None
+    first = enc.folded_a if enc.folded_a is not None else ea
+    second = enc.folded_b if enc.folded_b is not None else eb
+    lens_a = np.fromiter(map(len, ea), dtype=np.int64, count=len(ea))
+    lens_b = np.fromiter(map(len, eb), dtype=np.int64, count=len(eb))
+    ii, jj, rough = _rough_matrix(first, second, lens_a, lens_b, similar_weight, cutoff, workers)
+    if wide:
+        sim = LCSseq.similarity
+        pairs = zip(ii.tolist(), jj.tolist(), strict=True)
+        lcs = np.fromiter((sim(ea[i], eb[j]) for i, j in pairs), dtype=np.int64, count=ii.size)
+    else:
+        lcs = np.rint(rough * np.maximum(lens_a[ii], lens_b[jj])).astype(np.int64)
+    return ii, jj, lcs
+
+
+def _rough_matrix(
+    first: Sequence[str],
+    second: Sequence[str],
+    lens_a: np.ndarray,
+    lens_b: np.ndarray,
+    similar_weight: float,
+    cutoff: float,
+    workers: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(i, j, p)`` of the pairs RapidFuzz scores at or above ``cutoff``.
+
+    Since ``LCS <= min(n, m)``, ``p <= min(n, m) / max(n, m)``: a sentence of n
+    units can only match sentences of ``similar_weight * n`` to
+    ``n / similar_weight`` units. For large matrices the sentences of ``a`` are
+    grouped by length (each group spanning a factor of :data:`_GROUP_SPAN`) and
+    each group is scored only against the slice of length-sorted ``b`` it can
+    match, one ``cdist`` call per group. Small matrices go in one call, where the
+    calls would cost more than the pairs they skip.
+    """
+    n, m = len(first), len(second)
+    if n * m < _GROUPED_MIN_PAIRS:
+        block = process.cdist(
+            first, second, scorer=LCSseq.normalized_similarity, score_cutoff=cutoff, dtype=np.float64, workers=workers
+        )
+        ii, jj = np.nonzero(block)
+        return ii.astype(np.int64), jj.astype(np.int64), block[ii, jj]
+    order_a = np.argsort(lens_a, kind="stable")
+    order_b = np.argsort(lens_b, kind="stable")
+    sorted_b = lens_b[order_b]
+    second_sorted = [second[j] for j in order_b.tolist()]
+    found_i, found_j, found_p = [], [], []
+    start = 0
+    while start < n:
+        low = int(lens_a[order_a[start]])
+        stop = int(np.searchsorted(lens_a[order_a], low * _GROUP_SPAN, side="right"))
+        high = int(lens_a[order_a[stop - 1]])
+        # Slightly wider than the bound, never narrower: exact ratios are checked later.
+        lo_b = int(np.searchsorted(sorted_b, similar_weight * low - 1e-6, side="left"))
+        hi_b = int(np.searchsorted(sorted_b, high / similar_weight + 1e-6, side="right"))
+        if lo_b < hi_b:
+            rows = order_a[start:stop]
+            block = process.cdist(
+                [first[i] for i in rows.tolist()],
+                second_sorted[lo_b:hi_b],
+                scorer=LCSseq.normalized_similarity,
+                score_cutoff=cutoff,
+                dtype=np.float64,
+                workers=workers,
+            )
+            bi, bj = np.nonzero(block)
+            found_i.append(rows[bi])
+            found_j.append(order_b[lo_b + bj])
+            found_p.append(block[bi, bj])
+        start = stop
+    if not found_i:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0)
+    ii = np.concatenate(found_i).astype(np.int64)
+    jj = np.concatenate(found_j).astype(np.int64)
+    return ii, jj, np.concatenate(found_p)
+
+
+def _exact_p(lcs: np.ndarray, n_a: np.ndarray, n_b: np.ndarray) -> np.ndarray:
+    # lcs / max(n, m) is bit-for-bit min(lcs / n, lcs / m): the same division.
+    p: np.ndarray = lcs / np.maximum(n_a, n_b)
+    return p
+
+
+def _auto_workers(workers: int | None, pairs: int) -> int:
+    if workers is not None:
+        return workers
+    return -1 if pairs >= PARALLEL_MIN_PAIRS else 1
+
+
+def lcs_matrix(
+    units_a: Sequence[Sequence[Hashable]],
+    units_b: Sequence[Sequence[Hashable]],
+    *,
+    similar_weight: float = 0.6,
+    workers: int | None = 1,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The sentence LCS matrix and ``P``, kept only where ``p_ij >= similar_weight``.
+
+    Parameters
+    ----------
+    units_a, units_b:
+        Unit sequences of the sentences of each text (``Sentence.units``).
+    similar_weight:
+        Entries below it are 0 in both matrices (they are not computed exactly).
+    workers:
+        Threads for RapidFuzz (``-1``: all cores; ``None``: all cores only for
+        large matrices).
+
+    Returns
+    -------
+    (L, P):
+        ``n x m`` int64 and float64 arrays; ``P[i, j] = L[i, j] / max(Num(d_i), Num(d'_j))``.
+
+    Raises
+    ------
+    ConfigError
+        ``similar_weight`` is not in (0, 1], or a sentence has no unit.
+    """
+    if not 0.0 < similar_weight <= 1.0:
+        raise ConfigError(f"similar_weight must be in (0, 1], got {similar_weight}")
+    if any(len(u) == 0 for u in (*units_a, *units_b)):
+        raise ConfigError("every sentence needs at least one unit (p is undefined for empty ones)")
+    n, m = len(units_a), len(units_b)
+    ii, jj, lcs = _candidates(_encode(units_a, units_b), similar_weight, _auto_workers(workers, n * m))
+    L = np.zeros((n, m), dtype=np.int64)
+    P = np.zeros((n, m), dtype=np.float64)
+    if ii.size:
+        na = np.array([len(u) for u in units_a], dtype=np.int64)
+        nb = np.array([len(u) for u in units_b], dtype=np.int64)
+        p = _exact_p(lcs, na[ii], nb[jj])
+        keep = p >= similar_weight
+        L[ii[keep], jj[keep]] = lcs[keep]
+        P[ii[keep], jj[keep]] = p[keep]
+    return L, P
+
+
+# ------------------------------------------------------------------- word level
+
+
+def word_score(
+    words_i: Counter[str],
+    words_j: Counter[str],
+    thesaurus: Thesaurus | None,
+) -> float:
+    """``w_ij`` of SPEC §6 from the word multisets of two sentences.
+
+    See the module docstring for ``rightWord`` and ``similarWord``. 0 when either
+    sentence has no word.
+    """
+    n_i = sum(words_i.values())
+    n_j = sum(words_j.values())
+    if not n_i or not n_j:
+        return 0.0
+    right = sum((words_i & words_j).values())
+    similar_i = similar_j = 0
+    if thesaurus is not None and right < min(n_i, n_j):
+        left_i = words_i - words_j
+        left_j = words_j - words_i
+        if left_i and left_j:
+            ids = thesaurus.group_ids
+            groups_i = {g for x in left_i for g in ids(x)}
+            groups_j = {g for x in left_j for g in ids(x)}
+            similar_i = sum(c for x, c in left_i.items() if any(g in groups_j for g in ids(x)))
+            similar_j = sum(c for x, c in left_j.items() if any(g in groups_i for g in ids(x)))
+    return min((right + similar_i) / n_i, (right + similar_j) / n_j)
+
+
+# ------------------------------------------------------------------------ compare
+
+
+def _whole_lcs(
+    a: str, b: str, cand: tuple[np.ndarray, np.ndarray, np.ndarray], core_a: range, core_b: range
+) -> tuple[int, bool]:
+    """LCS of the concatenated units: exact when affordable, else the sentence-chain bound."""
+    if len(a) * len(b) <= EXACT_LCS_MAX_CELLS:
+        return int(LCSseq.similarity(a, b)), True
+    return _chain_bound(cand, core_a, core_b), False
+
+
+def _chain_bound(cand: tuple[np.ndarray, np.ndarray, np.ndarray], core_a: range, core_b: range) -> int:
+    """Heaviest chain of candidate pairs with strictly increasing i and j, by sentence LCS.
+
+    Concatenating the pairs' common subsequences gives a common subsequence of the
+    texts, so this is a lower bound of their LCS. Only the K candidates take part:
+    rows in order, a Fenwick tree over j for "best chain ending left of j" gives
+    O(K log m) time and O(m) memory, where a dense n x m table would not fit for
+    the texts this is meant for.
+    """
+    ii, jj, lcs = cand
+    inside = (ii >= core_a.start) & (ii < core_a.stop) & (jj >= core_b.start) & (jj < core_b.stop)
+    ii, jj, lcs = ii[inside], jj[inside] - core_b.start, lcs[inside]
+    size = len(core_b)
+    tree = [0] * (size + 1)  # Fenwick tree of prefix maxima over j (1-based)
+    order = np.lexsort((jj, ii))
+    rows_i, rows_j, rows_w = ii[order].tolist(), jj[order].tolist(), lcs[order].tolist()
+    best = 0
+    k = 0
+    while k < len(rows_i):
+        row = rows_i[k]
+        updates = []
+        while k < len(rows_i) and rows_i[k] == row:
+            j, w = rows_j[k], rows_w[k]
+            prefix, x = 0, j  # best chain ending at a column < j, from earlier rows
+            while x > 0:
+                prefix = max(prefix, tree[x])
+                x -= x & -x
+            updates.append((j, prefix + w))
+            k += 1
+        # Insert after the whole row, so two pairs of one row never chain.
+        for j, value in updates:
+            best = max(best, value)
+            x = j + 1
+            while x <= size:
+                if tree[x] < value:
+                    tree[x] = value
+                x += x & -x
+    return best
+
+
+def _core(weights: np.ndarray, sentences: Sequence[Sentence], params: CompareParams) -> range:
+    """Sentence indices with at least half their units inside the trusted span."""
+    lo, hi = trusted_span(weights, window=params.trim_window, slope=params.trim_slope)
+    kept = []
+    pos = 0
+    for s in sentences:
+        n = s.n_units
+        overlap = min(pos + n, hi) - max(pos, lo)
+        if 2 * overlap >= n:
+            kept.append(s.index)
+        pos += n
+    return range(kept[0], kept[-1] + 1) if kept else range(0)
+
+
+def compare(
+    a: str,
+    b: str,
+    params: CompareParams = CompareParams(),  # frozen, so one shared default is safe
+    *,
+    segment: Segmenter,
+    thesaurus: Thesaurus | None = None,
+    workers: int | None = None,
+) -> Comparison:
+    """Compare two unified texts sentence by sentence (SPEC §6–§7).
+
+    Parameters
+    ----------
+    a, b:
+        Unified texts (:func:`simdup_es.text.unify`); ``a`` is the query.
+        Offsets in the result refer to them.
+    params:
+        Thresholds and options.
+    segment:
+        Word segmenter for the word-level check, e.g. ``Tokenizer().words``. It
+        should drop punctuation and spaces; tokens that are only whitespace are
+        dropped here too.
+    thesaurus:
+        Synonym groups for the word-level check. ``None`` with
+        ``params.use_synonyms`` loads Cilin (once per process); ignored when
+        ``use_synonyms`` is false.
+    workers:
+        Threads for the matrix: ``None`` (default) uses all cores only when there
+        are at least :data:`PARALLEL_MIN_PAIRS` sentence pairs (below that,
+        threads cost more than they save); ``1`` one core; ``-1`` all cores.
+
+    Returns
+    -------
+    Comparison
+        Texts without any unit give no sentences and all scores 0.
+
+    Raises
+    ------
+    ThesaurusError
+        Synonyms are on, no thesaurus was given and Cilin cannot be loaded.
+    """
+    sentences_a = split_sentences(a, min_units=params.min_units)
+    sentences_b = split_sentences(b, min_units=params.min_units)
+    enc = _encode([s.units for s in sentences_a], [s.units for s in sentences_b])
+    ea, eb = enc.a, enc.b
+    n_a = np.array([s.n_units for s in sentences_a], dtype=np.int64)
+    n_b = np.array([s.n_units for s in sentences_b], dtype=np.int64)
+    n, m = len(ea), len(eb)
+    ii, jj, lcs = _candidates(enc, params.similar_weight, _auto_workers(workers, n * m))
+    p = _exact_p(lcs, n_a[ii], n_b[jj]) if ii.size else np.zeros(0)
+    keep = p >= params.similar_weight
+    ii, jj, lcs, p = ii[keep], jj[keep], lcs[keep], p[keep]
+
+    core_a: range = range(n)
+    core_b: range = range(m)
+    if params.trim_boilerplate:
+        whole_a, whole_b = "".join(ea), "".join(eb)
+        if len(whole_a) * len(whole_b) <= ALIGNMENT_MAX_CELLS:
+            weights_a, weights_b = alignment_masks(whole_a, whole_b)
+        else:
+            best_a = np.zeros(n)
+            best_b = np.zeros(m)
+            np.maximum.at(best_a, ii, p)
+            np.maximum.at(best_b, jj, p)
+            weights_a, weights_b = np.repeat(best_a, n_a), np.repeat(best_b, n_b)
+        core_a = _core(weights_a, sentences_a, params)
+        core_b = _core(weights_b, sentences_b, params)
+        inside = (ii >= core_a.start) & (ii < core_a.stop) & (jj >= core_b.start) & (jj < core_b.stop)
+        ii, jj, lcs, p = ii[inside], jj[inside], lcs[inside], p[inside]
+
+    thes: Thesaurus | None = None
+    if params.use_synonyms:
+        thes = thesaurus if thesaurus is not None else cilin_thesaurus()
+    word_cache: dict[tuple[int, int], Counter[str]] = {}
+
+    def words(side: int, k: int) -> Counter[str]:
+        key = (side, k)
+        got = word_cache.get(key)
+        if got is None:
+            text = (sentences_a if side == 0 else sentences_b)[k].text
+            got = Counter(t for t in segment(text) if t and not t.isspace())
+            word_cache[key] = got
+        return got
+
+    pairs: list[SentencePair] = []
+    word_checks = 0
+    right = params.right_weight
+    order = np.lexsort((jj, ii))
+    for k in order.tolist():
+        i, j, pk = int(ii[k]), int(jj[k]), float(p[k])
+        if pk >= right:
+            w: float | None = None
+            rule: Rule = "lcs"
+        else:
+            word_checks += 1
+            w = word_score(words(0, i), words(1, j), thes)
+            if w < right:
+                continue
+            rule = "synonyms"
+        sa, sb = sentences_a[i], sentences_b[j]
+        pairs.append(SentencePair(i, j, sa.start, sa.end, sb.start, sb.end, int(lcs[k]), pk, w, rule))
+
+    units_a = int(n_a[core_a.start : core_a.stop].sum())
+    units_b = int(n_b[core_b.start : core_b.stop].sum())
+    marked_a = {pr.i for pr in pairs}
+    marked_b = {pr.j for pr in pairs}
+    sim_a = sum(sentences_a[i].n_units for i in marked_a) / units_a if units_a else 0.0
+    sim_b = sum(sentences_b[j].n_units for j in marked_b) / units_b if units_b else 0.0
+    text_a = "".join(ea[core_a.start : core_a.stop])
+    text_b = "".join(eb[core_b.start : core_b.stop])
+    total, exact = _whole_lcs(text_a, text_b, (ii, jj, lcs), core_a, core_b)
+    if not exact:
+        log.debug("texts of %d and %d units: LCS bounded from the sentence matrix", units_a, units_b)
+    return Comparison(
+        sentences_a=tuple(sentences_a),
+        sentences_b=tuple(sentences_b),
+        pairs=tuple(pairs),
+        similarity_a=sim_a,
+        similarity_b=sim_b,
+        units_a=units_a,
+        units_b=units_b,
+        lcs=total,
+        lcs_exact=exact,
+        resemblance=resemblance(total, units_a, units_b),
+        containment_a_in_b=containment(total, units_a),
+        containment_b_in_a=containment(total, units_b),
+        core_a=(core_a.start, core_a.stop) if params.trim_boilerplate else None,
+        core_b=(core_b.start, core_b.stop) if params.trim_boilerplate else None,
+        params=params,
+        stats=CompareStats(len(core_a) * len(core_b), int(ii.size), word_checks),
+    )

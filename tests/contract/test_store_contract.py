@@ -1,0 +1,249 @@
+"""The Store contract: the same data and the same expectations for every store.
+
+Each test runs once per store (``local``, ``elasticsearch``; see conftest.py).
+Candidate sets are held to a brute-force scan of the same data: every document
+within ``k`` is a candidate, and after :func:`simdup_es.search.rerank` the matches
+are exactly the brute-force set. So the stores give identical result sets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import pytest
+
+from simdup_es.search import rerank
+from simdup_es.store.base import BulkReport, Store, StoredDoc
+
+VERSION = "contract-v1"
+OTHER_VERSION = "contract-v2"
+MAX = (1 << 64) - 1
+
+
+def flip(fp: int, bits: int, rng: np.random.Generator) -> int:
+    """``fp`` with ``bits`` distinct random bits flipped (distance exactly ``bits``)."""
+    for b in rng.choice(64, size=bits, replace=False).tolist():
+        fp ^= 1 << b
+    return fp
+
+
+@dataclass(frozen=True)
+class Corpus:
+    docs: tuple[StoredDoc, ...]
+    queries: tuple[int, ...]
+
+    def within(self, query: int, k: int, version: str = VERSION) -> dict[str, int]:
+        """Brute force: ``{id: distance}`` of the docs of ``version`` within ``k``."""
+        return {
+            d.id: (d.fingerprint ^ query).bit_count()
+            for d in self.docs
+            if d.version == version and (d.fingerprint ^ query).bit_count() <= k
+        }
+
+
+@cache
+def corpus(seed: int = 20240611, bases: int = 150, randoms: int = 1500) -> Corpus:
+    """~2,900 fingerprints: bases with neighbours at distances 0..6, random ones, and
+    a few copies of bases under another fingerprint version; ~350 queries."""
+    rng = np.random.default_rng(seed)
+    docs: list[StoredDoc] = []
+    base_fps = [int(x) for x in rng.integers(0, MAX, bases, dtype=np.uint64, endpoint=True)]
+    for b, fp in enumerate(base_fps):
+        docs.append(StoredDoc(f"base-{b}", fp, VERSION, f"text of base {b}", f"base {b}"))
+        for d in range(7):
+            docs.append(StoredDoc(f"near-{b}-{d}", flip(fp, d, rng), VERSION, f"near {b} at {d}", None))
+        # A second neighbour cloud around some bases makes clusters bigger than one.
+        if b % 5 == 0:
+            docs.extend(StoredDoc(f"near2-{b}-{d}", flip(fp, d, rng), VERSION, "n2", None) for d in (1, 2, 3))
+        if b % 10 == 0:  # same bits, other version: never a candidate for VERSION
+            docs.append(StoredDoc(f"other-{b}", flip(fp, b % 4, rng), OTHER_VERSION, "other", None))
+    for r in range(randoms):
+        fp = int(rng.integers(0, MAX, dtype=np.uint64, endpoint=True))
+        docs.append(StoredDoc(f"rand-{r}", fp, VERSION, f"random {r}", None))
+    # Edge fingerprints: the sign bit set (stored as a negative int64 by some backends), 0, all ones.
+    docs += [
+        StoredDoc("edge-zero", 0, VERSION, "zero", None),
+        StoredDoc("edge-ones", MAX, VERSION, "ones", None),
+        StoredDoc("edge-sign", 1 << 63, VERSION, "sign", None),
+    ]
+    queries = list(base_fps)
+    queries += [flip(fp, int(rng.integers(1, 5)), rng) for fp in base_fps[:100]]
+    queries += [int(x) for x in rng.integers(0, MAX, 50, dtype=np.uint64, endpoint=True)]
+    queries += [d.fingerprint for d in docs if d.id.startswith("rand-")][:40]
+    queries += [0, MAX, 1 << 63, (1 << 63) | 0b111, MAX ^ 0b11]
+    return Corpus(tuple(docs), tuple(queries))
+
+
+def load(store: Store, docs: list[StoredDoc] | tuple[StoredDoc, ...], batch: int = 1000) -> None:
+    for i in range(0, len(docs), batch):
+        report = store.put(list(docs[i : i + batch]))
+        assert report.failed == []
+        assert report.written == len(docs[i : i + batch])
+    store.refresh()
+
+
+def docs_of(n: int, prefix: str = "doc", version: str = VERSION, seed: int = 1) -> list[StoredDoc]:
+    rng = np.random.default_rng(seed)
+    return [
+        StoredDoc(f"{prefix}-{i}", int(rng.integers(0, MAX, dtype=np.uint64, endpoint=True)), version,
+                  f"text {prefix} {i}", f"title {i}")
+        for i in range(n)
+    ]
+
+
+# --------------------------------------------------------------------------- basics
+
+
+def test_empty_store_has_no_candidates(store: Store) -> None:
+    store.refresh()
+    assert store.count() == 0
+    for q in (0, MAX, 0x0123456789ABCDEF):
+        ids, fps = store.candidates(q, VERSION)
+        assert ids == [] and len(fps) == 0
+    assert store.get(["nothing"]) == []
+    assert store.get([]) == []
+
+
+def test_put_and_count(store: Store) -> None:
+    report = store.put(docs_of(25))
+    assert report == BulkReport(written=25, failed=[])
+    store.refresh()
+    assert store.count() == 25
+
+
+def test_setup_is_idempotent(store: Store) -> None:
+    load(store, docs_of(5))
+    store.setup()
+    store.refresh()
+    assert store.count() == 5
+
+
+def test_reput_same_ids_replaces_and_keeps_count(store: Store) -> None:
+    first = docs_of(30, seed=1)
+    load(store, first)
+    second = [StoredDoc(d.id, d.fingerprint ^ 0xFFFF_0000_FFFF_0000, d.version, d.text + " (v2)", "new")
+              for d in first]
+    load(store, second)
+    assert store.count() == 30
+    got = {d.id: d for d in store.get([d.id for d in first])}
+    assert {i: (d.fingerprint, d.text, d.title) for i, d in got.items()} == {
+        d.id: (d.fingerprint, d.text, "new") for d in second
+    }
+    for old, new in zip(first, second):
+        assert old.id not in store.candidates(old.fingerprint, VERSION)[0]  # 32 bits away now
+        assert old.id in store.candidates(new.fingerprint, VERSION)[0]
+
+
+def test_get_returns_text_and_title_and_omits_unknown_ids(store: Store) -> None:
+    docs = docs_of(10) + [StoredDoc("no-title", 42, VERSION, "only text", None)]
+    load(store, docs)
+    got = store.get(["doc-3", "unknown", "doc-7", "no-title", "also-unknown"])
+    assert {d.id: d for d in got} == {
+        "doc-3": docs[3],
+        "doc-7": docs[7],
+        "no-title": StoredDoc("no-title", 42, VERSION, "only text", None),
+    }
+
+
+@pytest.mark.parametrize(
+    "doc_id",
+    ["文档/一", "a/b/c", "/leading-slash", "with space", "emoji-😀", "é-ü-ß", "q?x=1&y=2#frag", "percent%20", "dot.."],
+)
+def test_ids_with_unicode_and_slashes_round_trip(store: Store, doc_id: str) -> None:
+    fp = 0xDEAD_BEEF_0BAD_F00D
+    load(store, [StoredDoc(doc_id, fp, VERSION, "正文", "标题"), StoredDoc("plain", fp ^ 1, VERSION, "x", None)])
+    assert store.get([doc_id]) == [StoredDoc(doc_id, fp, VERSION, "正文", "标题")]
+    ids, fps = store.candidates(fp, VERSION)
+    assert sorted(ids) == sorted([doc_id, "plain"])
+    assert store.candidates(fp, VERSION, exclude_id=doc_id)[0] == ["plain"]
+
+
+def test_edge_fingerprints_round_trip(store: Store) -> None:
+    docs = [StoredDoc(f"e{i}", fp, VERSION, "t", None) for i, fp in enumerate([0, 1, 1 << 63, MAX, MAX - 1, (1 << 63) - 1])]
+    load(store, docs)
+    assert sorted((d.id, d.fingerprint) for d in store.get([d.id for d in docs])) == sorted(
+        (d.id, d.fingerprint) for d in docs
+    )
+    for d in docs:
+        ids, fps = store.candidates(d.fingerprint, VERSION)
+        assert dict(zip(ids, fps.tolist()))[d.id] == d.fingerprint
+
+
+def test_bad_records_are_reported_and_the_rest_written(store: Store) -> None:
+    good = docs_of(4)
+    bad = [
+        StoredDoc("too-big", 1 << 64, VERSION),
+        StoredDoc("negative", -1, VERSION),
+    ]
+    report = store.put(good[:2] + bad + good[2:])
+    assert report.written == 4
+    assert sorted(i for i, _ in report.failed) == ["negative", "too-big"]
+    assert all(reason for _, reason in report.failed)
+    store.refresh()
+    assert store.count() == 4
+
+
+# --------------------------------------------------------------------------- candidates
+
+
+def test_candidates_cover_brute_force_and_rerank_equals_it(store: Store) -> None:
+    data = corpus()
+    load(store, data.docs)
+    assert store.count() == len({d.id for d in data.docs})
+    k = store.layout.k
+    stored = {d.id: d.fingerprint for d in data.docs}
+    misses, extras, nonempty = [], [], 0
+    for q in data.queries:
+        expected = data.within(q, k)
+        ids, fps = store.candidates(q, VERSION)
+        assert len(ids) == len(fps)
+        assert all(stored[i] == f for i, f in zip(ids, fps.tolist())), "fingerprints must match ids"
+        missing = set(expected) - set(ids)
+        if missing:
+            misses.append((hex(q), sorted(missing)))
+        matches = rerank(q, ids, fps, k)
+        got = [(m.id, m.distance) for m in matches]
+        want = sorted(expected.items(), key=lambda kv: (kv[1], kv[0]))
+        if got != want:
+            extras.append((hex(q), got, want))
+        nonempty += bool(expected)
+    assert misses == [], f"{len(misses)} queries missed documents within k={k}: {misses[:5]}"
+    assert extras == [], f"{len(extras)} queries re-ranked differently from brute force: {extras[:3]}"
+    assert nonempty >= 200  # the data really exercises near neighbours
+
+
+def test_candidates_follow_the_fingerprint_version(store: Store) -> None:
+    data = corpus()
+    load(store, data.docs)
+    others = [d for d in data.docs if d.version == OTHER_VERSION]
+    assert others
+    for d in others:
+        ids, _ = store.candidates(d.fingerprint, VERSION)
+        assert not any(i.startswith("other-") for i in ids)
+        ids, fps = store.candidates(d.fingerprint, OTHER_VERSION)
+        assert d.id in ids
+        assert all(i.startswith("other-") for i in ids)
+        assert [(m.id, m.distance) for m in rerank(d.fingerprint, ids, fps, store.layout.k)] == sorted(
+            data.within(d.fingerprint, store.layout.k, OTHER_VERSION).items(), key=lambda kv: (kv[1], kv[0])
+        )
+    ids, fps = store.candidates(others[0].fingerprint, "never-indexed-version")
+    assert ids == [] and len(fps) == 0
+
+
+def test_same_id_under_a_new_version_moves(store: Store) -> None:
+    load(store, [StoredDoc("moving", 7, VERSION, "t", None)])
+    load(store, [StoredDoc("moving", 7, OTHER_VERSION, "t", None)])
+    assert store.count() == 1
+    assert store.candidates(7, VERSION)[0] == []
+    assert store.candidates(7, OTHER_VERSION)[0] == ["moving"]
+
+
+def test_exclude_id(store: Store) -> None:
+    fp = 0x0F0F_0F0F_F0F0_F0F0
+    load(store, [StoredDoc("self", fp, VERSION), StoredDoc("twin", fp, VERSION), StoredDoc("near", fp ^ 0b101, VERSION)])
+    ids, _ = store.candidates(fp, VERSION, exclude_id="self")
+    assert sorted(ids) == ["near", "twin"]
+    ids, _ = store.candidates(fp, VERSION, exclude_id="not-there")
+    assert sorted(ids) == ["near", "self", "twin"]

@@ -1,0 +1,182 @@
+"""Sentence splitting and units (simdup_es.sentences)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simdup_es.errors import ConfigError
+from simdup_es.sentences import Sentence, split_sentences, unit_spans, units
+from simdup_es.text import unify
+from tests._data import fixture_text
+
+
+def texts(sentences: list[Sentence]) -> list[str]:
+    return [s.text for s in sentences]
+
+
+def check_offsets(text: str, sentences: list[Sentence]) -> None:
+    previous_end = 0
+    for k, s in enumerate(sentences):
+        assert s.index == k
+        assert text[s.start : s.end] == s.text
+        assert s.start >= previous_end
+        assert s.text == s.text.strip()
+        previous_end = s.end
+
+
+def test_units_count_characters_for_chinese_and_words_for_latin() -> None:
+    assert units("用 Python 3.12 写的, e.g. this.") == ["用", "python", "3.12", "写", "的", "e.g", "this"]
+    assert units("我爱北京天安门") == list("我爱北京天安门")
+    assert units("don't stop—it's 1,000 km") == ["don't", "stop", "it's", "1", "000", "km"]
+    assert units("。,!?……  ") == []
+
+
+def test_unit_spans_locate_units() -> None:
+    text = "abc 中文 x.y"
+    assert [text[s:e] for s, e in unit_spans(text)] == ["abc", "中", "文", "x.y"]
+
+
+def test_chinese_terminators_and_closing_quotes() -> None:
+    raw = "他说:“今天天气很好。”我们出去走走吧!你想去哪里?公园;还是商场……都可以。"
+    for text in (raw, unicodedata.normalize("NFKC", raw)):  # NFKC turns …… into "......"
+        got = split_sentences(text)
+        ellipsis = "……" if text == raw else "......"
+        assert texts(got) == [
+            "他说:“今天天气很好。”",  # the closing quote stays with its sentence
+            "我们出去走走吧!",
+            "你想去哪里?公园;",  # "公园;" has 2 units: it joins the sentence before it
+            f"还是商场{ellipsis}都可以。",  # likewise "都可以。"
+        ]
+        check_offsets(text, got)
+
+
+def test_full_width_and_half_width_terminators_split_alike() -> None:
+    full = "第一句话在这里！第二句话在这里？第三句话在这里；第四句话在这里。"
+    half = unicodedata.normalize("NFKC", full)
+    assert len(split_sentences(full)) == len(split_sentences(half)) == 4
+
+
+def test_line_breaks_end_sentences() -> None:
+    text = "第一行没有标点符号\n第二行也没有标点符号\n\n第三行在空行之后"
+    assert texts(split_sentences(text)) == ["第一行没有标点符号", "第二行也没有标点符号", "第三行在空行之后"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "pi is about 3.14 and e is about 2.72. the next one is here.",
+            ["pi is about 3.14 and e is about 2.72.", "the next one is here."],
+        ),
+        (
+            "use a tool, e.g. a hammer, for this job. then stop it right now.",
+            ["use a tool, e.g. a hammer, for this job.", "then stop it right now."],
+        ),
+        (
+            "see fig. 3 for the results we got. it is very clear.",
+            ["see fig. 3 for the results we got.", "it is very clear."],
+        ),
+        (
+            "j. r. smith moved to the u.s. in 1990. he stayed there for years.",
+            ["j. r. smith moved to the u.s. in 1990.", "he stayed there for years."],
+        ),
+        (
+            "visit example.com for the full docs. or ask us by mail.",
+            ["visit example.com for the full docs.", "or ask us by mail."],
+        ),
+        (
+            "prices grew by 5. sales grew by 7. costs fell by 2.",
+            ["prices grew by 5.", "sales grew by 7.", "costs fell by 2."],
+        ),
+        (
+            "wait for it now... the answer is here. thanks a lot, friend!",
+            ["wait for it now...", "the answer is here.", "thanks a lot, friend!"],
+        ),
+        (
+            "圆周率约等于3.14159,是一个无理数。它的小数位无限不循环。",
+            ["圆周率约等于3.14159,是一个无理数。", "它的小数位无限不循环。"],
+        ),
+    ],
+)
+def test_full_stops_in_latin_text(text: str, expected: list[str]) -> None:
+    got = split_sentences(text)
+    assert texts(got) == expected
+    check_offsets(text, got)
+
+
+def test_short_fragment_joins_previous_sentence() -> None:
+    text = "这件事情我已经知道了。好。明天我们再讨论细节。"
+    assert texts(split_sentences(text)) == ["这件事情我已经知道了。好。", "明天我们再讨论细节。"]
+
+
+def test_line_initial_short_fragment_joins_next_sentence() -> None:
+    text = (
+        "前言部分到这里就结束了。\n第一章\n本章介绍系统的总体设计。\n"
+        "1. first we collect the data here.\n2. then we clean it up."
+    )
+    got = split_sentences(text)
+    assert texts(got) == [
+        "前言部分到这里就结束了。",
+        "第一章\n本章介绍系统的总体设计。",
+        "1. first we collect the data here.",
+        "2. then we clean it up.",
+    ]
+    check_offsets(text, got)
+
+
+def test_min_units_controls_merging() -> None:
+    text = "好的。我们走吧。现在就出发去车站。"
+    assert len(split_sentences(text, min_units=1)) == 3
+    # "好的。" starts the text, so it joins the sentence after it.
+    assert texts(split_sentences(text, min_units=4)) == ["好的。我们走吧。", "现在就出发去车站。"]
+    assert texts(split_sentences(text, min_units=7)) == ["好的。我们走吧。现在就出发去车站。"]
+
+
+def test_text_of_only_short_fragments_is_one_sentence() -> None:
+    assert texts(split_sentences("好。行。")) == ["好。行。"]
+
+
+def test_text_without_units_has_no_sentence() -> None:
+    assert split_sentences("") == []
+    assert split_sentences("。。。\n!?  ") == []
+
+
+def test_punctuation_only_fragment_is_merged_not_lost() -> None:
+    text = "第一句话写在这里。\n……\n第二句话写在这里。"
+    got = split_sentences(unicodedata.normalize("NFKC", text))
+    assert len(got) == 2
+    assert sum(s.n_units for s in got) == len(units(text))
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "4"])
+def test_min_units_is_validated(bad: object) -> None:
+    with pytest.raises(ConfigError, match="min_units"):
+        split_sentences("一句话。", min_units=bad)  # type: ignore[arg-type]
+
+
+_ALPHABET = st.sampled_from(list("的是了我在天地人好中文abcxyz0123456789 .。!?;,…\n“”\"'-"))
+
+
+@given(st.lists(_ALPHABET, max_size=200).map("".join), st.integers(min_value=1, max_value=8))
+def test_sentences_partition_the_units(text: str, min_units: int) -> None:
+    got = split_sentences(text, min_units=min_units)
+    check_offsets(text, got)
+    # Every unit of the text is in exactly one sentence, in order.
+    assert [u for s in got for u in s.units] == units(text)
+    for s in got:
+        assert s.units == tuple(units(s.text))
+        assert s.n_units >= min_units or len(got) == 1
+
+
+@pytest.mark.parametrize("name", ["zh_article.txt", "zh_other.txt", "en_article.txt"])
+def test_real_articles(name: str) -> None:
+    text = unify(fixture_text(name))
+    got = split_sentences(text)
+    check_offsets(text, got)
+    assert len(got) >= 5
+    assert [u for s in got for u in s.units] == units(text)
+    assert all(s.n_units >= 4 for s in got)
