@@ -141,3 +141,41 @@ def read_document(arg: str) -> tuple[str, str]:
     if kind_of(arg) or "/" in arg:
         raise InputError("no such file (to compare literal text that looks like a path, quote it differently)", source=arg)
     return arg, "literal text"
+
+
+def compare_options(func: F) -> F:
+    """Parameters of the comparison matrix."""
+    from ..compare import CompareParams
+
+    defaults = CompareParams()
+    options = [
+        click.option("--similar-weight", type=float, default=defaults.similar_weight, show_default=True,
+                     help="similarWeight: sentence pairs with LCS ratio p at or above it are candidates."),
+        click.option("--right-weight", type=float, default=defaults.right_weight, show_default=True,
+                     help="rightWeight: p (or the word-level w) at or above it marks a pair copied."),
+        click.option("--synonyms", "synonym_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                     help="Extra synonym groups, one per line, merged with Cilin."),
+        click.option("--no-synonyms", is_flag=True, help="Word-level check without the thesaurus."),
+        click.option("--trim-boilerplate", is_flag=True, help="Score only the trusted central part (headers, footers out)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+COMPARE_KEYS = ("similar_weight", "right_weight", "synonym_file", "no_synonyms", "trim_boilerplate")
+
+
+def make_comparer(tokenizer: Any, kwargs: dict[str, Any]) -> Callable[[str, str], Any]:
+    """A function of two unified texts giving their :class:`~simdup_es.compare.Comparison`.
+
+    Pops the compare options from ``kwargs``.
+    """
+    from ..compare import CompareParams, compare
+    from ..thesaurus import load_thesaurus
+
+    opts = {k: kwargs.pop(k) for k in COMPARE_KEYS}
+    params = CompareParams(similar_weight=opts["similar_weight"], right_weight=opts["right_weight"],
+                           use_synonyms=not opts["no_synonyms"], trim_boilerplate=opts["trim_boilerplate"])
+    thesaurus = None if opts["no_synonyms"] else load_thesaurus(opts["synonym_file"])
+    return lambda a, b: compare(a, b, params, segment=tokenizer.words, thesaurus=thesaurus)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -18,8 +19,10 @@ from . import store_cmds
 from ._common import (
     RejectLog,
     echo_json,
+    compare_options,
     field_options,
     fingerprint_options,
+    make_comparer,
     make_fingerprinter,
     progress,
     read_document,
@@ -112,22 +115,43 @@ def fingerprint(
 @click.argument("a")
 @click.argument("b")
 @fingerprint_options
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, max_bytes: int, as_json: bool) -> None:
-    """Distance and similarity of two documents A and B (files, or literal text)."""
+@compare_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the report.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write an HTML report here.")
+@click.option("--max-pairs", default=30, show_default=True, help="Sentence pairs shown in the terminal.")
+def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, max_bytes: int, as_json: bool,
+            html_path: Path | None, max_pairs: int, **kwargs: Any) -> None:
+    """Compare two documents A and B (files, or literal text).
+
+    Prints the fingerprint distance, then the comparison matrix: which sentences
+    of A reappear in B, the share of each document copied, resemblance and
+    containment.
+    """
+    from ..report import render_html, render_terminal
+    from ..text import unify
+
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
+    comparer = make_comparer(fingerprinter.tokenizer, kwargs)
     (text_a, name_a), (text_b, name_b) = read_document(a), read_document(b)
     fa = fingerprinter.fingerprint_many([Doc(text_a, source=name_a)])[0].unwrap()
     fb = fingerprinter.fingerprint_many([Doc(text_b, source=name_b)])[0].unwrap()
     d = fa.distance(fb)
-    result = {"a": fa.hex, "b": fb.hex, "distance": d, "similarity": round(sh.similarity(d), 2),
-              "near_duplicate": d <= BlockLayout().k, "version": fa.version}
+    near = d <= BlockLayout().k
+    unified_a, unified_b = unify(text_a), unify(text_b)
+    name_a, name_b = (Path(n).name if n != "literal text" else label for n, label in ((name_a, "A"), (name_b, "B")))
+    comparison = comparer(unified_a, unified_b)
+    if html_path is not None:
+        html_path.write_text(render_html(unified_a, unified_b, comparison, label_a=name_a, label_b=name_b),
+                             encoding="utf-8")
+        click.echo(f"wrote {html_path}", err=True)
     if as_json:
-        echo_json(result)
-    else:
-        verdict = "near-duplicates" if result["near_duplicate"] else "not near-duplicates"
-        click.echo(f"{name_a}: {fa.hex}\n{name_b}: {fb.hex}\n"
-                   f"distance {d}/64, similarity {result['similarity']:.1f}% -> {verdict} (k = {BlockLayout().k})")
+        echo_json({"a": fa.hex, "b": fb.hex, "distance": d, "similarity": round(sh.similarity(d), 2),
+                   "near_duplicate": near, "version": fa.version, "comparison": comparison.to_dict()})
+        return
+    verdict = "near-duplicates" if near else "not near-duplicates"
+    click.echo(f"fingerprints {fa.hex} / {fb.hex}: distance {d}/64, similarity {sh.similarity(d):.1f}% "
+               f"-> {verdict} (k = {BlockLayout().k})")
+    render_terminal(unified_a, unified_b, comparison, label_a=name_a, label_b=name_b, max_pairs=max_pairs)
 
 
 @main.group()

@@ -16,10 +16,21 @@ from ..config import BlockLayout
 from ..errors import NotFound, SimdupError
 from ..fingerprint import Fingerprint, Fingerprinter
 from ..indexer import index_items
-from ..search import Match, near_duplicates
+from ..search import Hit, near_duplicates, sentence_rerank
 from ..sources import Fields
-from ..store.base import Store, StoredDoc
-from ._common import RejectLog, echo_json, field_options, fingerprint_options, make_fingerprinter, progress_bar, read_document, read_inputs
+from ..store.base import Store
+from ._common import (
+    RejectLog,
+    compare_options,
+    echo_json,
+    field_options,
+    fingerprint_options,
+    make_comparer,
+    make_fingerprinter,
+    progress_bar,
+    read_document,
+    read_inputs,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_STORE = Path(".simdup")
@@ -156,37 +167,74 @@ def query_source_options(func: F) -> F:
 @query_source_options
 @store_options
 @fingerprint_options
+@compare_options
 @click.option("--limit", default=20, show_default=True, help="Show at most this many matches.")
+@click.option("--no-matrix", is_flag=True, help="Stop after the Hamming re-rank (no sentence comparison).")
+@click.option("--details", default=1, show_default=True, help="Show the copied sentences of the best N hits.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write an HTML report of the best hit here.")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
 def search(text: str | None, file: Path | None, doc_id: str | None, idf_path: Path | None, marked_words: Path | None,
-           max_bytes: int, limit: int, as_json: bool, **kwargs: Any) -> None:
-    """Find near-duplicates of a text, a file or a stored document (Hamming distance <= 3)."""
+           max_bytes: int, limit: int, no_matrix: bool, details: int, html_path: Path | None, as_json: bool,
+           **kwargs: Any) -> None:
+    """Find near-duplicates of a text, a file or a stored document.
+
+    Candidates share at least 5 of 8 fingerprint blocks; those within Hamming
+    distance 3 are then compared sentence by sentence and ranked by the share
+    of text copied.
+    """
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
+    comparer = None if no_matrix else make_comparer(fingerprinter.tokenizer, kwargs)
     with open_store(_store_opts(kwargs)) as store:
         fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id)
         matches = near_duplicates(store, fp, exclude_id=exclude)[:limit]
         docs = {d.id: d for d in store.get([m.id for m in matches])}
-    _show_matches(matches, docs, query_text, as_json)
+    if comparer is not None and query_text:
+        hits = sentence_rerank(query_text, matches, docs, comparer)
+    else:
+        hits = [Hit(m, docs.get(m.id)) for m in matches]
+    _show_hits(hits, query_text, as_json=as_json, details=details, html_path=html_path)
 
 
-def _show_matches(matches: list[Match], docs: dict[str, StoredDoc], query_text: str | None, as_json: bool) -> None:
+def _show_hits(hits: list[Hit], query_text: str | None, *, as_json: bool, details: int, html_path: Path | None) -> None:
+    from ..report import render_html, render_terminal
+    from ..text import unify
+
     if as_json:
-        for m in matches:
-            doc = docs.get(m.id)
-            echo_json({"id": m.id, "distance": m.distance, "similarity": round(m.similarity, 2),
-                       "fingerprint": sh.to_hex(m.fingerprint), "title": doc.title if doc else None})
+        for h in hits:
+            c = h.comparison
+            echo_json({"id": h.match.id, "distance": h.match.distance, "similarity": round(h.match.similarity, 2),
+                       "fingerprint": sh.to_hex(h.match.fingerprint), "title": h.doc.title if h.doc else None,
+                       "copied_from_query": round(c.similarity_a, 4) if c else None,
+                       "copied_from_match": round(c.similarity_b, 4) if c else None,
+                       "pairs": [[p.i, p.j] for p in c.pairs] if c else None})
         return
-    if not matches:
+    if not hits:
         click.echo("no near-duplicates (no stored document within distance 3)")
         return
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("id", "distance", "similarity", "title")
-    for m in matches:
-        doc = docs.get(m.id)
-        table.add_row(m.id, str(m.distance), f"{m.similarity:.1f}%", (doc.title or "") if doc else "")
-    Console().print(table)
+    console = Console()
+    table = Table("id", "d", "fingerprint", "query copied", "match copied")
+    table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=24)
+    table.columns[0].overflow = "fold"
+    table.columns[0].min_width = 24
+    for h in hits:
+        c = h.comparison
+        table.add_row(h.match.id, str(h.match.distance), f"{h.match.similarity:.1f}%",
+                      f"{c.similarity_a:.0%}" if c else "-", f"{c.similarity_b:.0%}" if c else "-",
+                      (h.doc.title or "") if h.doc else "")
+    console.print(table)
+    scored = [h for h in hits if h.comparison is not None and h.doc is not None and h.doc.text]
+    for h in scored[:details]:
+        render_terminal(unify(query_text or ""), unify(h.doc.text or ""), h.comparison, console=console,
+                        label_a="query", label_b=h.match.id, max_pairs=10)
+    if html_path is not None and scored:
+        best = scored[0]
+        html_path.write_text(render_html(unify(query_text or ""), unify(best.doc.text or ""), best.comparison,
+                                         label_a="query", label_b=best.match.id), encoding="utf-8")
+        click.echo(f"wrote {html_path}", err=True)
 
 
 @click.command()

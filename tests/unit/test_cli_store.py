@@ -1,0 +1,74 @@
+"""index / search / query on the embedded store, through the command line."""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from simdup_es.cli import main
+
+SAMPLE = str(importlib.resources.files("simdup_es.data") / "sample.jsonl")
+
+
+def _run(*args: str) -> "CliRunner":
+    return CliRunner().invoke(main, list(args))
+
+
+def test_index_then_search_finds_the_known_copies(tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    result = _run("index", SAMPLE, "--store", store, "--rejects", str(tmp_path / "rejects.jsonl"))
+    assert result.exit_code == 0, result.output
+    assert "read 42, indexed 42, rejected 0" in result.stderr
+    assert not (tmp_path / "rejects.jsonl").exists()
+
+    # The zh_TW conversion of a man page, and an edited copy (SOURCES.md says which).
+    for query, copy in [("zh-man-page:man1/systemd-delta.1", "zh-man-page-tw:man1/systemd-delta.1"),
+                        ("zh-man:man7/perlnumber.7#0", "zh-man:man7/perlnumber.7#0~edited"),
+                        ("zh-classic:songci#10402", "zh-classic:songci#10402~exact-copy")]:
+        result = _run("search", "--store", store, "--id", query, "--json")
+        assert result.exit_code == 0, result.output
+        hits = [json.loads(line) for line in result.stdout.splitlines()]
+        assert [h["id"] for h in hits] == [copy]
+        assert hits[0]["distance"] <= 3 and hits[0]["copied_from_query"] > 0.8 and hits[0]["pairs"]
+
+    # An original with no copy in the sample.
+    result = _run("search", "--store", store, "--id", "zh-lo:shared/main0213#0", "--json")
+    assert result.exit_code == 0 and result.stdout == ""
+
+
+def test_reindexing_is_idempotent_and_rejects_are_counted(tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"text": "第一篇文档的正文内容在这里。"}\n{"text": ""}\nnot json\n{"text": "第二篇文档讲的是别的事情。"}\n',
+                   encoding="utf-8")
+    rejects = tmp_path / "rejects.jsonl"
+    for _ in range(2):
+        result = _run("index", str(src), "--store", store, "--rejects", str(rejects))
+        assert result.exit_code == 1
+        assert "read 4, indexed 2, rejected 2" in result.stderr and "holds 2 documents" in result.stderr
+    rows = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    reasons = {row["source"].rsplit(":", 1)[1]: row["reason"] for row in rows}
+    assert len(rows) == 2 and "no words" in reasons["2"] and "malformed JSON" in reasons["3"]
+
+
+def test_search_html_report_and_missing_store(tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    assert _run("index", SAMPLE, "--store", store).exit_code == 0
+    report = tmp_path / "r.html"
+    result = _run("search", "--store", store, "--id", "zh-man:man7/perlnumber.7#0", "--html", str(report))
+    assert result.exit_code == 0, result.output
+    assert "perlnumber" in report.read_text(encoding="utf-8")
+    result = _run("search", "--store", str(tmp_path / "nothing"), "--text", "文档")
+    assert result.exit_code == 1 and "no embedded store" in result.output
+
+
+def test_query_dsl_prints_a_pasteable_body() -> None:
+    result = _run("query", "--dsl", "--text", "近似重复文档检测的查询文本", "--index", "docs")
+    assert result.exit_code == 0, result.output
+    first, _, body = result.stdout.partition("\n")
+    assert first == "GET docs/_search"
+    query = json.loads(body)["query"]["bool"]
+    assert query["minimum_should_match"] == 5 and len(query["should"]) == 8
