@@ -61,3 +61,14 @@ def test_idf_build(tmp_path: Path) -> None:
     fp = CliRunner().invoke(main, ["fingerprint", "--idf", str(out), "--text", "相似文档检测"])
     assert fp.exit_code == 0 and json.loads(fp.stdout)["version"] != json.loads(
         CliRunner().invoke(main, ["fingerprint", "--text", "相似文档检测"]).stdout)["version"]
+
+
+def test_oversized_file_is_rejected_by_name_and_the_run_goes_on(tmp_path: Path) -> None:
+    big = tmp_path / "big.txt"
+    big.write_bytes("大文件的内容。".encode() * 2_500_000)  # 52 MB
+    small = tmp_path / "small.txt"
+    small.write_text((FIXTURES / "zh_other.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    result = CliRunner().invoke(main, ["fingerprint", str(big), str(small)])
+    assert result.exit_code == 1
+    assert f"rejected {big}: document is 52.5 MB, over the 10 MB limit" in result.stderr
+    assert len(result.stdout.splitlines()) == 1 and "fingerprinted 1, rejected 1, total 2" in result.stderr
