@@ -44,3 +44,8 @@ def fingerprint_object(fingerprint: int, version: str, layouts: tuple[BlockLayou
         for j, value in enumerate(sh.blocks(fingerprint, layout)):
             obj[block_name(layout, j)] = block_term(layout, value)
     return obj
+
+# Written by `simdup groups`: connected components of near-duplicate pairs, so
+# Kibana can filter and aggregate on them. Top level, where analysts look first.
+GROUP = "dup_group"
+GROUP_SIZE = "dup_group_size"

@@ -58,7 +58,7 @@ def store_options(func: F) -> F:
 
 
 @contextmanager
-def open_store(opts: dict[str, Any], *, create: bool = False) -> Iterator[Store]:
+def open_store(opts: dict[str, Any], *, create: bool = False, layout: BlockLayout = BlockLayout()) -> Iterator[Store]:
     """The store the options name: Elasticsearch when a URL is given, else the embedded one."""
     store: Store
     if opts["es_url"] and not opts["store_dir"]:
@@ -68,7 +68,7 @@ def open_store(opts: dict[str, Any], *, create: bool = False) -> Iterator[Store]
             url=opts["es_url"], api_key=opts["api_key"], username=opts["user"], password=opts["password"],
             ca_certs=opts["ca_cert"], verify_certs=not opts["insecure"],
         )
-        store = ElasticsearchStore(settings.client(), opts["index"])
+        store = ElasticsearchStore(settings.client(), opts["index"], layout)
     else:
         from ..store.local import LocalStore
 
@@ -77,7 +77,7 @@ def open_store(opts: dict[str, Any], *, create: bool = False) -> Iterator[Store]
             raise NotFound(f"no embedded store at {path}: index documents first ('simdup index --store {path} FILES'), "
                            "or give --es-url for a cluster")
         click.echo(f"using the embedded store {path}" + ("" if opts["store_dir"] else " (no cluster configured)"), err=True)
-        store = LocalStore(path)
+        store = LocalStore(path, layout)
     try:
         if create:
             store.setup()
@@ -169,23 +169,25 @@ def query_source_options(func: F) -> F:
 @fingerprint_options
 @compare_options
 @click.option("--limit", default=20, show_default=True, help="Show at most this many matches.")
+@click.option("-k", "--max-distance", "k", type=click.IntRange(0, 7), default=3, show_default=True,
+              help="Largest Hamming distance kept. Above 3 the comparison matrix should decide: see the README.")
 @click.option("--no-matrix", is_flag=True, help="Stop after the Hamming re-rank (no sentence comparison).")
 @click.option("--details", default=1, show_default=True, help="Show the copied sentences of the best N hits.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write an HTML report of the best hit here.")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
 def search(text: str | None, file: Path | None, doc_id: str | None, idf_path: Path | None, marked_words: Path | None,
-           max_bytes: int, limit: int, no_matrix: bool, details: int, html_path: Path | None, as_json: bool,
+           max_bytes: int, limit: int, k: int, no_matrix: bool, details: int, html_path: Path | None, as_json: bool,
            **kwargs: Any) -> None:
     """Find near-duplicates of a text, a file or a stored document.
 
-    Candidates share at least 5 of 8 fingerprint blocks; those within Hamming
-    distance 3 are then compared sentence by sentence and ranked by the share
-    of text copied.
+    Candidates share at least 8 - k of 8 fingerprint blocks (5 for the default
+    k = 3); those within Hamming distance k are then compared sentence by
+    sentence and ranked by the share of text copied.
     """
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     comparer = None if no_matrix else make_comparer(fingerprinter.tokenizer, kwargs)
-    with open_store(_store_opts(kwargs)) as store:
+    with open_store(_store_opts(kwargs), layout=BlockLayout(k=k)) as store:
         fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id)
         matches = near_duplicates(store, fp, exclude_id=exclude)[:limit]
         docs = {d.id: d for d in store.get([m.id for m in matches])}
@@ -210,7 +212,7 @@ def _show_hits(hits: list[Hit], query_text: str | None, *, as_json: bool, detail
                        "pairs": [[p.i, p.j] for p in c.pairs] if c else None})
         return
     if not hits:
-        click.echo("no near-duplicates (no stored document within distance 3)")
+        click.echo("no near-duplicates (no stored document within the distance)")
         return
     from rich.console import Console
     from rich.table import Table
