@@ -1,0 +1,409 @@
+"""The Kibana saved objects (kibana/saved_objects.ndjson) are well formed and use only mapped fields.
+
+No Kibana runs here, so this checks what an import into Kibana 8.19 would trip over:
+the NDJSON shape, the migration versions, that every reference resolves inside the
+file, and that every field an object names (saved search columns, sort and filters,
+Lens columns, formulas and KQL) exists in the shipped mappings (mappings/*.json) with a
+type the operation can use. The one exception is the date field of the "duplicate share
+over time" panel: simdup's mappings have no date field, so that panel names the
+placeholder ``@timestamp`` (kibana/README.md tells users to point it at theirs).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from simdup_es import schema
+from simdup_es.store import elasticsearch as ess
+
+ROOT = Path(__file__).resolve().parents[2]
+NDJSON = ROOT / "kibana" / "saved_objects.ndjson"
+README = ROOT / "kibana" / "README.md"
+IMPORT_SCRIPT = ROOT / "kibana" / "import.sh"
+COMPOSE = ROOT / "docker" / "compose.yml"
+MAPPING_FILES = [ROOT / "mappings" / "component-template.json", ROOT / "mappings" / "index-template.json"]
+
+DATA_VIEW = "simdup-data-view"
+EXPECTED = {
+    ("index-pattern", DATA_VIEW),
+    ("search", "simdup-duplicate-groups"),
+    ("lens", "simdup-largest-groups"),
+    ("lens", "simdup-duplicate-share"),
+    ("lens", "simdup-duplicate-share-over-time"),
+    ("dashboard", "simdup-dashboard"),
+}
+# Kibana 8.19 refuses a document whose version is newer than the ones it knows and
+# migrates older ones up. Each value is the version the object is written in: the
+# latest migration of index-pattern (8.0.0) and lens (8.9.0), model version 5 of search
+# (10.5.0, in exports since early 2025) and model version 2 of dashboard (10.2.0, since 8.14; 8.19
+# adds only the optional `sections`). coreMigrationVersion is 8.8.0 for every 8.8+ object.
+CORE_MIGRATION_VERSION = "8.8.0"
+TYPE_MIGRATION_VERSION = {"index-pattern": "8.0.0", "search": "10.5.0", "lens": "8.9.0", "dashboard": "10.2.0"}
+# Attributes the field walker below understands; a new one must be taught to it first.
+KNOWN_ATTRIBUTES = {
+    "index-pattern": {"title", "name", "timeFieldName"},
+    "search": {"title", "description", "columns", "sort", "grid", "hideChart", "isTextBasedQuery",
+               "kibanaSavedObjectMeta"},
+    "lens": {"title", "description", "visualizationType", "state"},
+    "dashboard": {"title", "description", "panelsJSON", "optionsJSON", "timeRestore", "timeFrom", "timeTo",
+                  "refreshInterval", "kibanaSavedObjectMeta", "version"},
+}
+
+# The user's date field: only here, only as the x axis of the over-time panel.
+DATE_PLACEHOLDER = "@timestamp"
+DATE_PLACEHOLDER_USE = ("simdup-duplicate-share-over-time", "date_histogram")
+
+RECORDS = "___records___"  # Lens's pseudo-field for count()
+NUMERIC = {"byte", "short", "integer", "long", "unsigned_long", "float", "half_float", "double", "scaled_float"}
+AGGREGATABLE = NUMERIC | {"keyword", "constant_keyword", "boolean", "date", "date_nanos", "ip"}
+# What each use needs of a field's mapping ("any" = just that it exists).
+NEEDS = {
+    "terms": "aggregatable",
+    "sort": "aggregatable",
+    "max": "numeric", "min": "numeric", "sum": "numeric", "average": "numeric", "median": "numeric",
+    "unique_count": "aggregatable",
+    "date_histogram": "date",
+    "time_field": "date",
+    "column": "any",
+    "kql": "any",
+    "exists": "any",
+}
+
+
+# --- loading -------------------------------------------------------------------------------
+
+
+def _lines() -> list[str]:
+    return NDJSON.read_text(encoding="utf-8").splitlines()
+
+
+def _objects() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in _lines()]
+
+
+def _by_id() -> dict[str, dict[str, Any]]:
+    return {obj["id"]: obj for obj in _objects()}
+
+
+def _mapped_fields() -> tuple[dict[str, dict], list[tuple[str, dict]]]:
+    """Dotted field path -> mapping, from both templates; plus dynamic-template path patterns."""
+    fields: dict[str, dict] = {}
+    dynamic: list[tuple[str, dict]] = []
+
+    def walk(properties: dict, prefix: str) -> None:
+        for name, mapping in properties.items():
+            path = f"{prefix}{name}"
+            if "properties" in mapping:
+                walk(mapping["properties"], f"{path}.")
+            else:
+                fields[path] = mapping
+                for sub, sub_mapping in mapping.get("fields", {}).items():
+                    fields[f"{path}.{sub}"] = sub_mapping
+
+    for path in MAPPING_FILES:
+        mappings = json.loads(path.read_text(encoding="utf-8"))["template"]["mappings"]
+        walk(mappings.get("properties", {}), "")
+        for entry in mappings.get("dynamic_templates", []):
+            for spec in entry.values():
+                if "path_match" in spec:
+                    dynamic.append((spec["path_match"], spec["mapping"]))
+    return fields, dynamic
+
+
+def _mapping_of(field: str) -> dict | None:
+    fields, dynamic = _mapped_fields()
+    if field in fields:
+        return fields[field]
+    return next((mapping for pattern, mapping in dynamic if fnmatch.fnmatchcase(field, pattern)), None)
+
+
+# --- which fields an object names ----------------------------------------------------------
+
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+_KQL_FIELD = re.compile(r"([A-Za-z_@][\w.@-]*)\s*(?::|<=|>=|<|>)")
+_FORMULA_QUERY = re.compile(r"\b(?:kql|lucene)\s*=\s*'((?:[^'\\]|\\.)*)'")
+_FORMULA_FIELD = re.compile(r"\b(\w+)\(\s*([A-Za-z_@][\w.@-]*)\s*[,)]")
+
+
+def _kql_fields(query: str) -> list[str]:
+    """Field names in a KQL query of the simple ``field: value`` / ``field >= value`` kind."""
+    return _KQL_FIELD.findall(_QUOTED.sub('""', query))
+
+
+def _formula_fields(formula: str) -> Iterator[tuple[str, str]]:
+    """(use, field) for a Lens formula: ``max(dup_group_size)``, ``count(kql='dup_group:*')``."""
+    for query in _FORMULA_QUERY.findall(formula):
+        yield from (("kql", field) for field in _kql_fields(query))
+    for function, field in _FORMULA_FIELD.findall(_FORMULA_QUERY.sub("", formula)):
+        yield function, field
+
+
+def _query_fields(query: dict | None) -> Iterator[tuple[str, str]]:
+    if query and query.get("query"):
+        assert query.get("language") == "kuery", f"only KQL is checked, got {query}"
+        yield from (("kql", field) for field in _kql_fields(query["query"]))
+
+
+def _filter_fields(filters: list[dict]) -> Iterator[tuple[str, str]]:
+    for flt in filters:
+        meta = flt.get("meta", {})
+        if meta.get("key"):
+            yield "exists" if meta.get("type") == "exists" else "kql", meta["key"]
+        for clause, body in flt.get("query", {}).items():
+            if clause == "exists":
+                yield "exists", body["field"]
+            else:  # term, terms, range, match, match_phrase: {field: ...}
+                yield from (("kql", field) for field in body)
+
+
+def _search_source_fields(attributes: dict) -> Iterator[tuple[str, str]]:
+    source = json.loads(attributes["kibanaSavedObjectMeta"]["searchSourceJSON"])
+    yield from _query_fields(source.get("query"))
+    yield from _filter_fields(source.get("filter", []))
+
+
+def referenced_fields(obj: dict) -> list[tuple[str, str]]:
+    """Every (use, field) an object names. Uses are keys of NEEDS (Lens operations included)."""
+    attributes = obj["attributes"]
+    unknown = set(attributes) - KNOWN_ATTRIBUTES[obj["type"]]
+    assert not unknown, f"{obj['id']}: attributes {sorted(unknown)} are not checked for fields; teach referenced_fields"
+    found: list[tuple[str, str]] = []
+    if obj["type"] == "index-pattern":
+        if attributes.get("timeFieldName"):
+            found.append(("time_field", attributes["timeFieldName"]))
+    elif obj["type"] == "search":
+        found += [("column", column) for column in attributes["columns"]]
+        found += [("sort", field) for field, _direction in attributes["sort"]]
+        found += _search_source_fields(attributes)
+    elif obj["type"] == "lens":
+        state = attributes["state"]
+        found += _query_fields(state["query"])
+        found += _filter_fields(state["filters"])
+        for layer in state["datasourceStates"]["formBased"]["layers"].values():
+            for column in layer["columns"].values():
+                if column.get("sourceField", RECORDS) != RECORDS:
+                    found.append((column["operationType"], column["sourceField"]))
+                found += _query_fields(column.get("filter"))
+                params = column.get("params", {})
+                found += _formula_fields(params.get("formula", ""))
+                found += [("terms", field) for field in params.get("secondaryFields", [])]
+    elif obj["type"] == "dashboard":
+        found += _search_source_fields(attributes)
+        for panel in json.loads(attributes["panelsJSON"]):
+            # By-value panels would carry their own Lens state; these are by reference.
+            assert panel.get("embeddableConfig", {}).get("attributes") is None, "by-value panels are not checked"
+    return found
+
+
+def _all_referenced() -> list[tuple[str, str, str]]:
+    return [(obj["id"], use, field) for obj in _objects() for use, field in referenced_fields(obj)]
+
+
+# --- structure -----------------------------------------------------------------------------
+
+
+def test_every_line_is_a_saved_object() -> None:
+    lines = _lines()
+    assert lines, "kibana/saved_objects.ndjson is empty"
+    for number, line in enumerate(lines, 1):
+        assert line.strip(), f"line {number} is blank"
+        obj = json.loads(line)
+        assert isinstance(obj, dict), f"line {number}"
+        for key in ("id", "type", "attributes", "references"):
+            assert key in obj, f"line {number} has no {key}"
+        assert isinstance(obj["attributes"], dict), f"line {number}"
+        assert obj["attributes"].get("title"), f"line {number}: the import needs a title"
+        assert isinstance(obj["references"], list)
+
+
+def test_the_objects_are_the_expected_ones_with_stable_ids() -> None:
+    objects = _objects()
+    assert Counter(obj["id"] for obj in objects).most_common(1)[0][1] == 1, "duplicate ids"
+    assert {(obj["type"], obj["id"]) for obj in objects} == EXPECTED
+
+
+@pytest.mark.parametrize("obj", _objects(), ids=lambda obj: obj["id"])
+def test_migration_versions_are_ones_kibana_8_19_knows(obj: dict) -> None:
+    assert obj["coreMigrationVersion"] == CORE_MIGRATION_VERSION
+    assert obj["typeMigrationVersion"] == TYPE_MIGRATION_VERSION[obj["type"]]
+    assert "migrationVersion" not in obj, "the pre-8.8 field; use typeMigrationVersion"
+
+
+def test_references_resolve_to_objects_in_the_file() -> None:
+    present = {(obj["type"], obj["id"]) for obj in _objects()}
+    for obj in _objects():
+        names = [ref["name"] for ref in obj["references"]]
+        assert len(names) == len(set(names)), f"{obj['id']}: duplicate reference names"
+        for ref in obj["references"]:
+            assert (ref["type"], ref["id"]) in present, f"{obj['id']} references missing {ref['type']} {ref['id']}"
+
+
+def test_the_data_view_matches_simdup_indices() -> None:
+    view = _by_id()[DATA_VIEW]["attributes"]
+    index_template = json.loads(MAPPING_FILES[1].read_text(encoding="utf-8"))
+    assert view["title"] in index_template["index_patterns"]
+    # No time field: simdup's own mappings have no date (kibana/README.md says how to add one).
+    assert "timeFieldName" not in view
+
+
+def test_the_saved_search_lists_documents_with_a_group() -> None:
+    search = _by_id()["simdup-duplicate-groups"]
+    attributes = search["attributes"]
+    assert attributes["columns"] == ["title", schema.GROUP, schema.GROUP_SIZE]
+    assert attributes["sort"][0] == [schema.GROUP_SIZE, "desc"]
+    source = json.loads(attributes["kibanaSavedObjectMeta"]["searchSourceJSON"])
+    assert [f["query"] for f in source["filter"]] == [{"exists": {"field": schema.GROUP}}]
+    refs = {ref["name"]: ref for ref in search["references"]}
+    names = [source["indexRefName"]] + [f["meta"]["indexRefName"] for f in source["filter"]]
+    for name in names:
+        assert refs[name]["id"] == DATA_VIEW, name
+
+
+def _lens_layers(obj: dict) -> dict[str, dict]:
+    return obj["attributes"]["state"]["datasourceStates"]["formBased"]["layers"]
+
+
+def _accessors(visualization: dict) -> set[str]:
+    """Column ids a Lens visualization state points at (table, metric, XY)."""
+    ids = {c["columnId"] for c in visualization.get("columns", [])}
+    single = ("metricAccessor", "secondaryMetricAccessor", "maxAccessor", "breakdownByAccessor")
+    ids |= {visualization[k] for k in single if k in visualization}
+    for layer in visualization.get("layers", []):
+        ids |= set(layer.get("accessors", [])) | ({layer["xAccessor"]} if "xAccessor" in layer else set())
+        ids |= {layer["splitAccessor"]} if "splitAccessor" in layer else set()
+    return ids
+
+
+@pytest.mark.parametrize("lens_id", sorted(i for t, i in EXPECTED if t == "lens"))
+def test_lens_state_is_self_consistent(lens_id: str) -> None:
+    lens = _by_id()[lens_id]
+    refs = {ref["name"]: ref for ref in lens["references"]}
+    columns: dict[str, dict] = {}
+    for layer_id, layer in _lens_layers(lens).items():
+        assert refs[f"indexpattern-datasource-layer-{layer_id}"]["id"] == DATA_VIEW
+        assert sorted(layer["columnOrder"]) == sorted(layer["columns"]), f"{lens_id}/{layer_id}: columnOrder"
+        columns.update(layer["columns"])
+    for column_id, column in columns.items():
+        for ref in column.get("references", []):
+            assert ref in columns, f"{lens_id}: column {column_id} references missing {ref}"
+        order_by = column.get("params", {}).get("orderBy", {})
+        if order_by.get("type") == "column":
+            assert order_by["columnId"] in columns
+    visualization = lens["attributes"]["state"]["visualization"]
+    assert _accessors(visualization) and _accessors(visualization) <= set(columns), f"{lens_id}: visualization columns"
+    layer_ids = {visualization.get("layerId")} | {layer["layerId"] for layer in visualization.get("layers", [])}
+    assert layer_ids - {None} == set(_lens_layers(lens)), f"{lens_id}: visualization and datasource layers differ"
+
+
+def test_largest_groups_is_a_terms_on_dup_group_by_count() -> None:
+    (layer,) = _lens_layers(_by_id()["simdup-largest-groups"]).values()
+    (terms,) = [c for c in layer["columns"].values() if c["operationType"] == "terms"]
+    assert terms["sourceField"] == schema.GROUP
+    assert terms["params"]["orderDirection"] == "desc"
+    assert layer["columns"][terms["params"]["orderBy"]["columnId"]]["operationType"] in {"count", "max"}
+
+
+@pytest.mark.parametrize("lens_id", ["simdup-duplicate-share", "simdup-duplicate-share-over-time"])
+def test_the_share_is_documents_with_a_group_over_all(lens_id: str) -> None:
+    (layer,) = _lens_layers(_by_id()[lens_id]).values()
+    (formula,) = [c for c in layer["columns"].values() if c["operationType"] == "formula"]
+    assert formula["params"]["formula"] == f"count(kql='{schema.GROUP}:*') / count()"
+    assert not formula["params"]["isFormulaBroken"]
+    counts = [c for c in layer["columns"].values() if c["operationType"] == "count"]
+    assert sorted(json.dumps(c.get("filter")) for c in counts) == sorted(
+        [json.dumps({"query": f"{schema.GROUP}:*", "language": "kuery"}), "null"]
+    )
+
+
+def test_dashboard_panels_resolve_and_fit_the_grid() -> None:
+    dashboard = _by_id()["simdup-dashboard"]
+    refs = {ref["name"]: ref for ref in dashboard["references"]}
+    panels = json.loads(dashboard["attributes"]["panelsJSON"])
+    json.loads(dashboard["attributes"]["optionsJSON"])
+    cells: set[tuple[int, int]] = set()
+    shown = set()
+    for panel in panels:
+        ref = refs[f"{panel['panelIndex']}:{panel['panelRefName']}"]
+        assert ref["type"] == panel["type"]
+        shown.add(ref["id"])
+        grid = panel["gridData"]
+        assert grid["i"] == panel["panelIndex"] and grid["x"] + grid["w"] <= 48
+        xs, ys = range(grid["x"], grid["x"] + grid["w"]), range(grid["y"], grid["y"] + grid["h"])
+        area = {(x, y) for x in xs for y in ys}
+        assert not cells & area, f"panel {panel['panelIndex']} overlaps another"
+        cells |= area
+    assert len({p["panelIndex"] for p in panels}) == len(panels)
+    assert shown == {i for t, i in EXPECTED if t in {"lens", "search"}}
+
+
+# --- fields ----------------------------------------------------------------------------------
+
+
+def test_the_field_walker_sees_the_fields_the_objects_use() -> None:
+    fields = {field for _id, _use, field in _all_referenced()}
+    assert {"title", schema.GROUP, schema.GROUP_SIZE, DATE_PLACEHOLDER} <= fields
+
+
+def test_every_referenced_field_is_mapped() -> None:
+    missing = sorted(
+        {f"{field} (used by {obj_id} as {use})"
+         for obj_id, use, field in _all_referenced()
+         if field != DATE_PLACEHOLDER and _mapping_of(field) is None}
+    )
+    assert not missing, (
+        "fields not in mappings/component-template.json or mappings/index-template.json: "
+        + "; ".join(missing)
+    )
+
+
+def test_every_referenced_field_has_a_type_its_use_needs() -> None:
+    wrong = []
+    for obj_id, use, field in _all_referenced():
+        mapping = _mapping_of(field)
+        if mapping is None:
+            continue  # reported by test_every_referenced_field_is_mapped
+        need = NEEDS[use]
+        kind = mapping.get("type", "object")
+        ok = {
+            "any": True,
+            "numeric": kind in NUMERIC,
+            "date": kind in {"date", "date_nanos"},
+            "aggregatable": kind in AGGREGATABLE and mapping.get("doc_values", True) is not False,
+        }[need]
+        if not ok:
+            wrong.append(f"{obj_id} uses {field} ({kind}, doc_values={mapping.get('doc_values', True)}) as {use}")
+    assert not wrong, "; ".join(wrong)
+
+
+def test_the_date_placeholder_is_used_only_where_documented() -> None:
+    uses = [(obj_id, use) for obj_id, use, field in _all_referenced() if field == DATE_PLACEHOLDER]
+    assert uses and set(uses) == {DATE_PLACEHOLDER_USE}
+    # Nowhere else, not even in a title: kibana/import.sh rewrites it with sed.
+    assert all(DATE_PLACEHOLDER not in line for line in _lines() if json.loads(line)["id"] != DATE_PLACEHOLDER_USE[0])
+    readme = README.read_text(encoding="utf-8")
+    assert DATE_PLACEHOLDER in readme and "SIMDUP_DATE_FIELD" in readme
+
+
+# --- the import path -----------------------------------------------------------------------
+
+
+def test_the_import_script_installs_the_templates_the_store_uses() -> None:
+    script = IMPORT_SCRIPT.read_text(encoding="utf-8")
+    assert f"COMPONENT_TEMPLATE={ess.COMPONENT_TEMPLATE}\n" in script
+    assert f"INDEX_TEMPLATE={ess.INDEX_TEMPLATE}\n" in script
+    assert "/api/saved_objects/_import?overwrite=true" in script and "kbn-xsrf: true" in script
+
+
+def test_compose_runs_the_import_with_the_repo_files_read_only() -> None:
+    compose = COMPOSE.read_text(encoding="utf-8")
+    assert "../kibana:/simdup/kibana:ro" in compose and "../mappings:/simdup/mappings:ro" in compose
+    assert "/simdup/kibana/import.sh" in compose
+    versions = set(re.findall(r"image: docker\.elastic\.co/\S+:(\S+)", compose))
+    assert len(versions) == 1, f"Elasticsearch and Kibana images differ: {versions}"
