@@ -171,11 +171,13 @@ def make_comparer(tokenizer: Any, kwargs: dict[str, Any]) -> Callable[[str, str]
 
     Pops the compare options from ``kwargs``.
     """
-    from ..compare import CompareParams, compare
+    from ..compare import CachedSegmenter, CompareParams, compare
     from ..thesaurus import load_thesaurus
 
     opts = {k: kwargs.pop(k) for k in COMPARE_KEYS}
     params = CompareParams(similar_weight=opts["similar_weight"], right_weight=opts["right_weight"],
                            use_synonyms=not opts["no_synonyms"], trim_boilerplate=opts["trim_boilerplate"])
     thesaurus = None if opts["no_synonyms"] else load_thesaurus(opts["synonym_file"])
-    return lambda a, b: compare(a, b, params, segment=tokenizer.words, thesaurus=thesaurus)
+    # One cache for the run: search compares the query's sentences with every hit.
+    segment = CachedSegmenter(tokenizer.words)
+    return lambda a, b: compare(a, b, params, segment=segment, thesaurus=thesaurus)

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import simdup_es.compare as compare_module
-from simdup_es.compare import CompareParams, Comparison, compare, lcs_matrix, word_score
+from simdup_es.compare import CachedSegmenter, CompareParams, Comparison, compare, lcs_matrix, word_score
 from simdup_es.errors import ConfigError
 from simdup_es.lcs import lcs_length_reference
 from simdup_es.text import unify
@@ -239,6 +239,75 @@ def test_exactly_matched_words_are_not_reused_as_synonyms(thesaurus: Thesaurus) 
     assert word_score(a, b, thesaurus) == min(3 / 3, 3 / 4)
 
 
+def word_score_reference(a: Counter[str], b: Counter[str], thesaurus: Thesaurus | None) -> float:
+    """w_ij straight from the definition, with Counter arithmetic."""
+    n_a, n_b = sum(a.values()), sum(b.values())
+    if not n_a or not n_b:
+        return 0.0
+    right = sum((a & b).values())
+    left_a, left_b = a - b, b - a
+    similar_a = similar_b = 0
+    if thesaurus is not None:
+        similar_a = sum(c for x, c in left_a.items() if any(thesaurus.are_synonyms(x, y) for y in left_b))
+        similar_b = sum(c for y, c in left_b.items() if any(thesaurus.are_synonyms(y, x) for x in left_a))
+    return min((right + similar_a) / n_a, (right + similar_b) / n_b)
+
+
+_WORDS = ["我们", "咱们", "应该", "应当", "采用", "采取", "方法", "办法", "计算机", "电脑", "的", "很", "好", "更好"]
+
+
+@given(
+    st.lists(st.sampled_from(_WORDS), max_size=12),
+    st.lists(st.sampled_from(_WORDS), max_size=12),
+    st.booleans(),
+)
+def test_word_score_equals_the_definition(a: list[str], b: list[str], synonyms: bool) -> None:
+    thesaurus = cilin_thesaurus() if synonyms else None
+    expected = word_score_reference(Counter(a), Counter(b), thesaurus)
+    assert word_score(Counter(a), Counter(b), thesaurus) == expected
+    assert word_score(dict(Counter(a)), dict(Counter(b)), thesaurus) == expected  # any mapping of counts
+
+
+def test_each_sentence_is_segmented_once_per_call(segment: Segment, thesaurus: Thesaurus) -> None:
+    calls: Counter[str] = Counter()
+
+    def counting(text: str) -> Sequence[str]:
+        calls[text] += 1
+        return segment(text)
+
+    line = "我们应该采用更好的方法来提高工作效率。"
+    rewritten = "咱们应当采取更好的办法来提高工作效率。"
+    # The rewritten sentence is in b twice and the original in both texts, so
+    # without memoising it would be segmented once per pair that needs it.
+    a = line + "\n" + rewritten
+    b = rewritten + "\n" + line + "\n" + rewritten
+    result = compare(a, b, segment=counting, thesaurus=thesaurus)
+    assert result.stats.word_checks >= 3
+    assert calls and max(calls.values()) == 1
+
+
+def test_cached_segmenter(segment: Segment, thesaurus: Thesaurus) -> None:
+    calls: Counter[str] = Counter()
+
+    def counting(text: str) -> list[str]:
+        calls[text] += 1
+        return list(segment(text))
+
+    cached = CachedSegmenter(counting, maxsize=64)
+    assert cached("我们应该采用更好的方法。") == tuple(segment("我们应该采用更好的方法。"))
+    first = compare(ARTICLE, REWRITTEN, segment=cached, thesaurus=thesaurus)
+    seen = sum(calls.values())
+    again = compare(ARTICLE, REWRITTEN, segment=cached, thesaurus=thesaurus)
+    assert sum(calls.values()) == seen  # the second call segments nothing
+    assert first == again == compare(ARTICLE, REWRITTEN, segment=segment, thesaurus=thesaurus)
+    assert cached.cache_info().hits > 0
+    cached.cache_clear()
+    assert cached.cache_info().currsize == 0
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ConfigError):
+            CachedSegmenter(segment, maxsize=bad)  # type: ignore[arg-type]
+
+
 # ----------------------------------------------------------------- trimming
 
 
@@ -349,6 +418,32 @@ def test_matrix_handles_many_distinct_units() -> None:
     _, P = lcs_matrix(units_a, units_b, similar_weight=0.6)
     expected = reference_p(units_a, units_b)
     assert np.array_equal(P, np.where(expected >= 0.6, expected, 0.0))
+
+
+@pytest.mark.parametrize(
+    "units_a, units_b",
+    [
+        # Words and characters mixed, a word spelled like a run of characters.
+        ([["ab", "c", "d"], ["a", "b", "c", "d"]], [["a", "b", "c"], ["ab", "c", "d", "e"]]),
+        # One-character units in the private-use planes, where words get their
+        # code points: coded one by one instead.
+        ([["\U000f0000", "ab", "x"], ["ab", "\U000f0001"]], [["\U000f0000", "ab"], ["ab", "\U000f0000", "x"]]),
+        # Units that are not strings.
+        ([[1, 2, 3], [2, 3, 4, 5]], [[1, 2, 3, 4], [5, 4, 3]]),
+        # Lone surrogates are characters like any other.
+        ([["\ud800", "a", "b"], ["a", "b"]], [["a", "\ud800", "b"], ["b", "a"]]),
+    ],
+)
+def test_matrix_handles_any_units(units_a: list[list[object]], units_b: list[list[object]]) -> None:
+    L, P = lcs_matrix(units_a, units_b, similar_weight=0.3)  # type: ignore[arg-type]
+    expected = reference_p(units_a, units_b)  # type: ignore[arg-type]
+    assert np.array_equal(P, np.where(expected >= 0.3, expected, 0.0))
+
+
+def test_matrix_refuses_empty_units() -> None:
+    # An empty unit next to a two-character one would hide in the joined string.
+    with pytest.raises(ConfigError):
+        lcs_matrix([["a", "", "b"]], [["x", "ab", ""]])
 
 
 # ------------------------------------------------------------- real articles
