@@ -38,17 +38,18 @@ def candidate_query(fingerprint: int, version: str, layout: BlockLayout = BlockL
 def candidate_search(
     fingerprint: int, version: str, layout: BlockLayout = BlockLayout(), *, size: int = 1000, exclude_id: str | None = None
 ) -> dict[str, Any]:
-    """A complete ``_search`` body: the candidate query, only the fields the re-rank needs.
+    """A complete ``_search`` body: the candidate query, only the field the re-rank needs.
 
-    Scoring is switched off (``constant_score``-like sort on ``_doc``): candidates are
-    ranked by exact Hamming distance afterwards, not by relevance.
+    Sorted by ``_doc`` (no scoring): candidates are ranked by exact Hamming
+    distance afterwards, not by relevance.
     """
     query = candidate_query(fingerprint, version, layout)
     if exclude_id is not None:
         query["bool"]["must_not"] = [{"ids": {"values": [exclude_id]}}]
     return {
         "query": query,
-        "_source": [schema.FP],
+        "_source": False,
+        "docvalue_fields": [schema.FP],  # the re-rank needs only the fingerprint
         "size": size,
         "sort": ["_doc"],
         "track_total_hits": True,

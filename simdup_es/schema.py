@@ -19,6 +19,8 @@ from .config import BlockLayout
 ROOT = "simdup"
 FP = f"{ROOT}.fp"
 VERSION = f"{ROOT}.version"
+# Why a document has a version but no fingerprint (set by `simdup backfill`).
+ERROR = f"{ROOT}.error"
 DEFAULT_LAYOUT = BlockLayout()
 
 

@@ -15,7 +15,7 @@ from ..errors import InputError, SimdupError
 from ..fingerprint import Doc
 from ..sources import Fields, Record
 from ..tokens import build_idf, format_idf
-from . import store_cmds
+from . import cluster_cmds, store_cmds
 from ._common import (
     RejectLog,
     echo_json,
@@ -58,6 +58,7 @@ def main(verbose: int) -> None:
 
 
 store_cmds.register(main)
+cluster_cmds.register(main)
 
 
 @main.command()

@@ -66,9 +66,9 @@ def open_store(opts: dict[str, Any], *, create: bool = False, layout: BlockLayou
 
         settings = ConnectionSettings.from_env(
             url=opts["es_url"], api_key=opts["api_key"], username=opts["user"], password=opts["password"],
-            ca_certs=opts["ca_cert"], verify_certs=not opts["insecure"],
+            ca_certs=opts["ca_cert"], verify_certs=False if opts["insecure"] else None,
         )
-        store = ElasticsearchStore(settings.client(), opts["index"], layout)
+        store = ElasticsearchStore(settings, opts["index"], layout)
     else:
         from ..store.local import LocalStore
 

@@ -41,7 +41,7 @@ Elasticsearch block fields (:class:`~simdup_es.config.BlockLayout.blocks`).
 obviously-correct twins the tests hold the fast path to.
 
 :meth:`LocalStore.self_join` (all pairs within ``k``, for grouping) uses Manku's
-other trade-off instead (:func:`join_pairs`): with ``k + 2`` blocks any close pair
+other trade-off instead (:func:`~simdup_es.join.join_pairs`): with ``k + 2`` blocks any close pair
 shares two of them, so 10 tables keyed by ~26 bits for ``k = 3`` leave almost no
 candidate pairs to check; sorting is then the whole cost (0.3-0.5 s for 1M here,
 against 1.4 s for simhash-py's ``find_all``). Lookups keep the 4 x 16-bit tables:
@@ -76,7 +76,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
-import math
 import os
 import sqlite3
 import threading
@@ -90,6 +89,8 @@ import numpy as np
 
 from ..config import FINGERPRINT_BITS, BlockLayout
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
+# The pair search lives in a pure module; re-exported here, where it used to be.
+from ..join import brute_force_pairs, join_blocks, join_pairs  # noqa: F401
 from .base import BulkReport, StoredDoc
 
 log = logging.getLogger(__name__)
@@ -218,110 +219,6 @@ def _codes(vcodes: np.ndarray) -> list[int]:
 def brute_force(query: int, fingerprints: Iterable[int], k: int) -> list[int]:
     """Positions of the fingerprints within distance ``k`` of ``query``: the slow reference."""
     return [i for i, f in enumerate(fingerprints) if (int(f) ^ query).bit_count() <= k]
-
-
-def brute_force_pairs(fingerprints: Sequence[int], k: int) -> list[tuple[int, int]]:
-    """All ``(i, j)``, ``i < j``, with fingerprints within distance ``k``: the slow reference."""
-    fps = [int(f) for f in fingerprints]
-    return [(i, j) for i in range(len(fps)) for j in range(i + 1, len(fps)) if (fps[i] ^ fps[j]).bit_count() <= k]
-
-
-def _even_blocks(m: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """``(starts, widths)`` of ``m`` blocks covering 64 bits, as even as possible."""
-    base, extra = divmod(FINGERPRINT_BITS, m)
-    widths = tuple(base + (j < extra) for j in range(m))
-    return tuple(itertools.accumulate((0,) + widths[:-1])), widths
-
-
-def join_blocks(n: int, k: int) -> int:
-    """How many blocks :func:`join_pairs` cuts fingerprints into for ``n`` of them and distance ``k``.
-
-    With ``m`` blocks a pair within ``k`` shares at least ``m - k`` of them, so there
-    is one table per choice of ``m - k`` blocks, keyed by those blocks' bits. More
-    blocks mean more tables (sorts) but longer keys, so fewer candidate pairs per
-    table. The estimate: a sort costs about 2 units per entry, checking a candidate
-    pair 1 unit, and a table has about ``n**2 / 2**(key bits + 1)`` of them
-    (``k = 3``: 4 x 16 bits below ~30,000 fingerprints, Manku's 10 x ~26 bits above).
-    """
-    best, best_cost = k + 1, float("inf")
-    for m in range(k + 1, min(k + 3, FINGERPRINT_BITS) + 1):
-        r = m - k
-        tables = math.comb(m, r)
-        key_bits = FINGERPRINT_BITS * r // m
-        cost = tables * (2 * n + n * n / 2 ** (key_bits + 1))
-        if cost < best_cost:
-            best, best_cost = m, cost
-    return best
-
-
-def join_pairs(fingerprints: np.ndarray, k: int, *, blocks: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All pairs within distance ``k``: ``(i, j, distance)`` with positions ``i < j``.
-
-    Manku et al.'s tables: cut the bits into ``blocks`` (default :func:`join_blocks`)
-    even blocks; a pair within ``k`` agrees on at least ``blocks - k`` of them. For
-    each choice of that many blocks, sort the fingerprints by those blocks' bits;
-    only neighbours in a run of equal keys are compared. A pair is kept in the first
-    table (in :func:`itertools.combinations` order) where its keys are equal, so it
-    comes out once. :func:`brute_force_pairs` is the reference.
-    """
-    fps = np.asarray(fingerprints, dtype=np.uint64)
-    n = len(fps)
-    if not 0 <= k < FINGERPRINT_BITS:
-        raise ConfigError(f"k must be between 0 and {FINGERPRINT_BITS - 1}, got {k}")
-    m = join_blocks(n, k) if blocks is None else blocks
-    if not k < m <= FINGERPRINT_BITS:
-        raise ConfigError(f"blocks must be more than k ({k}) and at most {FINGERPRINT_BITS}, got {m}")
-    empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint8))
-    if n < 2:
-        return empty
-    starts, widths = _even_blocks(m)
-    parts = [(np.uint64(st), np.uint64((1 << w) - 1)) for st, w in zip(starts, widths)]
-    pos_bits = max(1, (n - 1).bit_length())
-    out_i: list[np.ndarray] = []
-    out_j: list[np.ndarray] = []
-    out_d: list[np.ndarray] = []
-    earlier: list[tuple[int, ...]] = []
-    for combo in itertools.combinations(range(m), m - k):
-        key = np.zeros(n, np.uint64)
-        key_bits = 0
-        for c in combo:
-            st, mk = parts[c]
-            key = (key << np.uint64(widths[c])) | ((fps >> st) & mk)
-            key_bits += widths[c]
-        if key_bits + pos_bits <= 64:  # sort one packed array: faster than argsort
-            packed = (key << np.uint64(pos_bits)) | np.arange(n, dtype=np.uint64)
-            packed.sort()
-            key = packed >> np.uint64(pos_bits)
-            order = (packed & np.uint64((1 << pos_bits) - 1)).astype(np.int64)
-        else:
-            order = np.argsort(key, kind="stable")
-            key = key[order]
-        # Runs of equal keys; compare each entry with the next 1, 2, ... of its run.
-        active = np.flatnonzero(key[1:] == key[:-1])
-        gap = 1
-        while len(active):
-            a, b = order[active], order[active + gap]
-            fa, fb = fps[a], fps[b]
-            dist = np.bitwise_count(fa ^ fb)
-            hit = np.flatnonzero(dist <= k)
-            if len(hit):
-                fa, fb = fa[hit], fb[hit]
-                equal = [((fa >> st) & mk) == ((fb >> st) & mk) for st, mk in parts]
-                first = np.ones(len(hit), dtype=bool)
-                for prev in earlier:  # found in an earlier table already?
-                    first &= ~np.logical_and.reduce([equal[c] for c in prev])
-                hit = hit[first]
-                out_i.append(np.minimum(a[hit], b[hit]))
-                out_j.append(np.maximum(a[hit], b[hit]))
-                out_d.append(dist[hit])
-            gap += 1
-            nxt = active + gap
-            active = active[nxt < n]
-            active = active[key[active + gap] == key[active]]
-        earlier.append(combo)
-    if not out_i:
-        return empty
-    return np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_d).astype(np.uint8)
 
 
 class _MemoryIndex:

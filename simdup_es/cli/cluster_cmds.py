@@ -1,0 +1,184 @@
+"""``simdup backfill|groups``: commands that work on an Elasticsearch index in place."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ._common import (
+    RejectLog,
+    compare_options,
+    echo_json,
+    fingerprint_options,
+    make_comparer,
+    make_fingerprinter,
+    progress_bar,
+)
+from .store_cmds import store_options
+
+F = TypeVar("F", bound=Callable[..., Any])
+_CONNECTION = ("es_url", "index", "api_key", "user", "password", "ca_cert", "insecure")
+
+
+def cluster_options(func: F) -> F:
+    """The connection options of :func:`store_options`, without ``--store``: these commands need a cluster."""
+    func = store_options(func)
+    func.__click_params__ = [p for p in func.__click_params__ if p.name != "store_dir"]  # type: ignore[attr-defined]
+    return func
+
+
+def _connect(kwargs: dict[str, Any]) -> tuple[Any, str]:
+    """A client and the index name from the connection options (popped from ``kwargs``)."""
+    from ..store.elasticsearch import ConnectionSettings
+
+    opts = {k: kwargs.pop(k) for k in _CONNECTION}
+    settings = ConnectionSettings.from_env(
+        url=opts["es_url"], api_key=opts["api_key"], username=opts["user"], password=opts["password"],
+        ca_certs=opts["ca_cert"], verify_certs=not opts["insecure"],
+    )
+    return settings.client(), opts["index"]
+
+
+@click.command()
+@cluster_options
+@click.option("--field", required=True, help="Field with the text to fingerprint (dotted path into _source).")
+@click.option("--title-field", help="Field with a title: its words weigh more.")
+@click.option("--id-field", help="Field that names documents in the rejects file (default: _id).")
+@fingerprint_options
+@click.option("--workers", type=int, help="Fingerprinting processes (default: all cores).")
+@click.option("--batch-size", default=500, show_default=True, help="Documents per bulk request.")
+@click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=Path("rejects.jsonl"),
+              show_default=True, help="Where rejected documents go, with their reasons (JSON Lines).")
+@click.option("--retry-errors", is_flag=True,
+              help="Also read documents an earlier run marked unusable (simdup.error), e.g. after their text "
+                   "was added.")
+def backfill(field: str, title_field: str | None, id_field: str | None, idf_path: Path | None,
+             marked_words: Path | None, max_bytes: int, workers: int | None, batch_size: int, rejects: Path,
+             retry_errors: bool, **kwargs: Any) -> None:
+    """Add fingerprints to an existing index, in place.
+
+    Adds the simdup fields to the index's mapping, then fingerprints the
+    --field text of every document whose fingerprint is missing or of another
+    version and writes it back with partial updates; no other field changes.
+    Documents without usable text are marked (simdup.error) so they are not
+    read again. Run it again later to fingerprint documents that arrived since.
+
+    Interrupt it at any time: the next run goes on where it stopped, because
+    it reads only documents that are not current yet. Exit status 1 means some
+    documents were rejected; each one is in the rejects file with its reason.
+    """
+    from ..backfill import backfill as run
+
+    fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
+    client, index = _connect(kwargs)
+    log = RejectLog(rejects)
+    with contextlib.ExitStack() as stack:
+        stack.callback(client.close)
+        stack.callback(log.close)
+        bar: list[Callable[[int], None]] = []
+
+        def progress(summary: Any) -> None:
+            if not bar:  # the total is known once the work is counted
+                bar.append(stack.enter_context(progress_bar(f"backfill {index}", summary.to_scan)))
+            bar[0](summary.done)
+
+        try:
+            summary = run(client, index, field, fingerprinter, title_field=title_field, id_field=id_field,
+                          on_reject=lambda r: log.add(r.source, r.reason, r.id), on_progress=progress,
+                          retry_errors=retry_errors, workers=workers, batch_size=batch_size)
+        except KeyboardInterrupt:
+            click.echo("interrupted: what was written stays; run the same command again to go on", err=True)
+            sys.exit(130)
+    marked = f" ({summary.marked} of them marked unusable earlier)" if summary.marked else ""
+    changed = f", changed meanwhile {summary.changed} (the next run does them)" if summary.changed else ""
+    click.echo(
+        f"{summary.total} documents; skipped {summary.current} with a current fingerprint{marked}; "
+        f"scanned {summary.scanned}: fingerprinted {summary.fingerprinted}, without text field "
+        f"{summary.without_text}, rejected {summary.rejected}{changed} in {summary.seconds:.1f} s "
+        f"({summary.rate:,.0f} docs/s); version {fingerprinter.version}",
+        err=True,
+    )
+    if summary.rejected:
+        click.echo(f"rejected documents and reasons: {rejects}", err=True)
+        sys.exit(1)
+
+
+@click.command()
+@cluster_options
+@click.option("--k", type=click.IntRange(0, 10), default=3, show_default=True,
+              help="Largest Hamming distance of a near-duplicate pair.")
+@click.option("--matrix", is_flag=True, help="Keep only pairs the comparison matrix confirms (reads the texts).")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="With --matrix: keep a pair when at least this share of either document is copied in the other.")
+@click.option("--field", "text_field", default="text", show_default=True, help="With --matrix: the text field.")
+@compare_options
+@click.option("--dry-run", is_flag=True, help="Compute and count, write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def groups(k: int, matrix: bool, threshold: float, text_field: str, dry_run: bool, as_json: bool,
+           **kwargs: Any) -> None:
+    """Group near-duplicates and write the groups onto the documents.
+
+    Finds every pair of documents within Hamming distance K (same fingerprint
+    version), joins pairs into groups (connected components) and writes
+    dup_group (the group's id) and dup_group_size onto each member. Only
+    changes are written; documents that left a group get both fields cleared.
+    Run it again after new documents arrive to update the groups.
+
+    With --matrix a pair counts only when the sentence comparison finds at
+    least THRESHOLD of one document copied in the other.
+    """
+    from ..groups import update_groups
+
+    similarity: Callable[[str, str], float] | None = None
+    prepare: Callable[[str], str] = str
+    if matrix:
+        from ..text import unify
+        from ..tokens import Tokenizer
+
+        similarity, prepare = _copied_share(make_comparer(Tokenizer(), kwargs)), unify
+    client, index = _connect(kwargs)
+    try:
+        summary = update_groups(client, index, k=k, similarity=similarity, threshold=threshold, text_field=text_field,
+                                prepare_text=prepare, dry_run=dry_run)
+    finally:
+        client.close()
+    if as_json:
+        echo_json(summary.to_dict())
+    matrix_note = (f"; the matrix compared {summary.compared}, kept {summary.confirmed}"
+                   + (f" ({summary.no_text} pairs without text dropped)" if summary.no_text else "")) if matrix else ""
+    verb = "would write" if dry_run else "wrote"
+    times = ", ".join(f"{name} {sec:.1f} s" for name, sec in summary.seconds.items())
+    click.echo(
+        f"{summary.fingerprinted} fingerprints ({summary.distinct} distinct, {summary.versions} "
+        f"version{'s' * (summary.versions != 1)}); {summary.pairs} pairs within distance {k}{matrix_note}; "
+        f"{summary.groups} groups with {summary.grouped} documents (largest {summary.largest}); "
+        f"{verb} {summary.set} group fields, cleared {summary.cleared}, {summary.unchanged} unchanged ({times})",
+        err=True,
+    )
+    if summary.gone:
+        click.echo(f"{summary.gone} documents were deleted while the groups were computed", err=True)
+    if summary.failed:
+        for name, reason in summary.failed[:5]:
+            click.echo(f"not written {name}: {reason}", err=True)
+        click.echo(f"{len(summary.failed)} documents could not be updated; run again to retry", err=True)
+        sys.exit(1)
+
+
+def _copied_share(comparer: Callable[[str, str], Any]) -> Callable[[str, str], float]:
+    """The larger share of either text found copied in the other (SPEC §6), from the comparison matrix."""
+
+    def similarity(a: str, b: str) -> float:
+        c = comparer(a, b)
+        return max(c.similarity_a, c.similarity_b)
+
+    return similarity
+
+
+def register(group: click.Group) -> None:
+    for command in (backfill, groups):
+        group.add_command(command)

@@ -1,0 +1,607 @@
+"""Duplicate groups: connected components of near-duplicate pairs, written back onto the documents.
+
+``simdup groups`` reads every fingerprint of an index, finds all pairs within
+Hamming distance ``k`` (per fingerprint version: fingerprints of different
+versions are never compared), optionally keeps only the pairs the comparison
+matrix confirms, and joins pairs into groups (connected components: if A~B and
+B~C then A, B and C are one group, even when A and C are further apart). Each
+document in a group gets ``dup_group`` (the group's id) and ``dup_group_size``,
+so Kibana can filter (``dup_group:*``) and aggregate (terms on ``dup_group``).
+
+Group ids
+---------
+A group's id is the first 16 hex digits of the SHA-1 of ``index/_id`` of its
+first member in ``(index, _id)`` order. It depends only on who is in the group,
+so re-running on unchanged data writes nothing; a new document joining a group
+keeps the group's id unless it sorts before every member; when two groups merge
+the id of the one with the first member survives; when a group splits, the part
+with the first member keeps the id. Hashing keeps ids short and uniform whatever
+the ``_id`` looks like; 64 bits make a collision unlikely below billions of
+groups.
+
+What is written
+---------------
+Only differences: a document whose group and size are already right is not
+touched; a document that was in a group and no longer is (its copies were
+deleted or changed, or it lost its fingerprint) gets both fields set to null.
+Writes are bulk partial updates of those two fields; nothing else changes.
+
+With the matrix
+---------------
+Pairs are checked nearest first. A pair whose two documents are already joined
+through confirmed pairs is not compared, since it cannot change the groups; so
+a group of ``n`` true copies costs about ``n`` comparisons, not ``n**2 / 2``. A pair
+is kept when ``max(similarity_a, similarity_b) >= threshold``: at least that
+share of one of the two documents (by default half) is found copied in the
+other, which keeps a short text copied inside a long one. A pair where either
+document has no text cannot be checked and is dropped.
+
+How it reads
+------------
+From one point in time, in two passes: every fingerprint and version from doc
+values, without ``_id`` (on segments with deleted or updated documents, which
+any index that gets updates has, fetching ``_id`` costs several times more than
+the fingerprint); then, by a ``terms`` query on their fingerprints, the ids of
+only the documents in groups, plus those that have a group now (they may have
+to be cleared). Pairs are found among the distinct ``(fingerprint, version)``
+values; documents sharing one are exact duplicates and a group by themselves.
+
+The pure parts (pairs, components, ids, the plan of writes, the matrix
+filter) come first; :func:`update_groups` is the part that talks to the
+cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from elasticsearch import Elasticsearch
+
+from . import schema
+from . import simhash as sh
+from .backfill import PointInTime, bulk_update, item_failure, put_mapping, target, text_of, walk
+from .join import join_pairs
+from .store.elasticsearch import _item_reason, _translated, component_template, index_template
+
+log = logging.getLogger(__name__)
+
+GROUP = schema.GROUP
+GROUP_SIZE = schema.GROUP_SIZE
+DEFAULT_THRESHOLD = 0.5
+"""With the matrix: share of either document that must be copied in the other."""
+
+Key = tuple[str, str]  # (index, _id)
+Membership = tuple[str, int]  # (group id, group size)
+
+
+# --- pure -----------------------------------------------------------------------------------
+
+
+def near_pairs(fingerprints: np.ndarray, versions: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All ``(i, j, d)`` with ``i < j``, the same version code and distance ``d <= k``, nearest first.
+
+    ``versions`` holds a small integer per fingerprint; negative means "no
+    fingerprint" and never pairs.
+    """
+    fps = np.asarray(fingerprints, dtype=np.uint64)
+    codes = np.asarray(versions, dtype=np.int64)
+    parts = []
+    for code in np.unique(codes[codes >= 0]).tolist():
+        pos = np.flatnonzero(codes == code)
+        i, j, d = join_pairs(fps[pos], k)
+        parts.append((pos[i], pos[j], d))
+    if not parts:
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint8)
+    i = np.concatenate([p[0] for p in parts])
+    j = np.concatenate([p[1] for p in parts])
+    d = np.concatenate([p[2] for p in parts])
+    i, j = np.minimum(i, j), np.maximum(i, j)
+    order = np.lexsort((j, i, d))
+    return i[order], j[order], d[order]
+
+
+def distinct(fingerprints: np.ndarray, versions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct ``(fingerprint, version)`` pairs ("nodes") and how many documents share each.
+
+    Returns ``(fingerprints, version codes, counts)``, by version code, then
+    fingerprint. Entries with a negative version code are left out.
+    """
+    fps = np.asarray(fingerprints, dtype=np.uint64)
+    codes = np.asarray(versions, dtype=np.int64)
+    parts = []
+    for code in np.unique(codes[codes >= 0]).tolist():
+        values, counts = np.unique(fps[codes == code], return_counts=True)
+        parts.append((values, np.full(len(values), code, np.int64), counts))
+    if not parts:
+        return np.empty(0, np.uint64), np.empty(0, np.int64), np.empty(0, np.int64)
+    return tuple(np.concatenate([p[n] for p in parts]) for n in range(3))  # type: ignore[return-value]
+
+
+def grouped_nodes(i: np.ndarray, j: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The nodes in a group: in a near pair, or shared by two or more documents (exact duplicates)."""
+    return np.union1d(np.union1d(i, j), np.flatnonzero(np.asarray(counts) >= 2)).astype(np.int64)
+
+
+def doc_pairs(doc_nodes: Sequence[int], node_pairs: Iterable[tuple[int, int]], *, every: bool = False
+              ) -> Iterator[tuple[int, int]]:
+    """Document pairs from node pairs; ``doc_nodes[p]`` is the node of document ``p`` (negative: none).
+
+    By default a spanning set with the same components as all pairs, in linear
+    size: each document with the first document of its node, and the first
+    documents of the two nodes of each pair. With ``every``, all pairs: exact
+    duplicates first, then the pairs of each node pair in the order given (so
+    nearest first when ``node_pairs`` is), as the comparison matrix needs.
+    """
+    members: dict[int, list[int]] = defaultdict(list)
+    for pos, node in enumerate(doc_nodes):
+        if node >= 0:
+            members[node].append(pos)
+    for docs in members.values():
+        if every:
+            yield from itertools.combinations(docs, 2)
+        else:
+            yield from ((docs[0], other) for other in docs[1:])
+    for a, b in node_pairs:
+        if a in members and b in members:
+            if every:
+                yield from itertools.product(members[a], members[b])
+            else:
+                yield members[a][0], members[b][0]
+
+
+class UnionFind:
+    """Disjoint sets over arbitrary integer positions; a set's root is its smallest member."""
+
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def find(self, x: int) -> int:
+        parent = self.parent
+        root = parent.setdefault(x, x)
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:  # path compression
+            parent[x], x = root, parent[x]
+        return root
+
+    def union(self, a: int, b: int) -> bool:
+        """Join the sets of ``a`` and ``b``; false if they were one already."""
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return False
+        if ra < rb:
+            self.parent[rb] = ra
+        else:
+            self.parent[ra] = rb
+        return True
+
+    def connected(self, a: int, b: int) -> bool:
+        return a in self.parent and b in self.parent and self.find(a) == self.find(b)
+
+    def roots(self) -> dict[int, int]:
+        """``{position: smallest position of its set}`` for every position seen."""
+        return {x: self.find(x) for x in list(self.parent)}
+
+
+def components(pairs: Iterable[tuple[int, int]]) -> dict[int, int]:
+    """Connected components of a graph given by its edges: ``{node: smallest node of its component}``.
+
+    Nodes that occur in no pair are not in the result (they are alone).
+    """
+    uf = UnionFind()
+    for a, b in pairs:
+        uf.union(int(a), int(b))
+    return uf.roots()
+
+
+def group_id(key: Key) -> str:
+    """A group's id from its first member's ``(index, _id)``: 16 hex digits of SHA-1 of ``index/_id``."""
+    index, doc_id = key
+    return hashlib.sha1(f"{index}/{doc_id}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def assign_groups(keys: Sequence[Key], pairs: Iterable[tuple[int, int]]) -> dict[int, Membership]:
+    """``{position: (group id, size)}`` for every document in a group of two or more.
+
+    ``keys[p]`` is the ``(index, _id)`` of position ``p``; the group id comes from
+    the member whose key sorts first (:func:`group_id`).
+    """
+    members: dict[int, list[int]] = defaultdict(list)
+    for pos, root in components(pairs).items():
+        members[root].append(pos)
+    out: dict[int, Membership] = {}
+    for group in members.values():
+        membership = (group_id(min(keys[p] for p in group)), len(group))
+        for pos in group:
+            out[pos] = membership
+    return out
+
+
+@dataclass
+class Plan:
+    """The writes that bring stored groups to the computed ones."""
+
+    set: list[tuple[int, str, int]] = field(default_factory=list)
+    """``(position, group id, size)`` to write."""
+    clear: list[int] = field(default_factory=list)
+    """Positions whose group fields become null."""
+    unchanged: int = 0
+    """Documents in a group whose fields are right already."""
+
+
+def plan_writes(current: Mapping[int, tuple[str | None, int | None]], desired: Mapping[int, Membership]) -> Plan:
+    """What to write so that stored ``(dup_group, dup_group_size)`` equal ``desired``.
+
+    ``current`` has the positions that store a group or a size now (others are
+    taken as having neither); positions missing from ``desired`` belong to no
+    group. Writes are in position order.
+    """
+    plan = Plan()
+    for pos in sorted(desired):
+        group, size = desired[pos]
+        if current.get(pos) == (group, size):
+            plan.unchanged += 1
+        else:
+            plan.set.append((pos, group, size))
+    plan.clear = sorted(pos for pos, now in current.items() if pos not in desired and now != (None, None))
+    return plan
+
+
+@dataclass
+class Confirmed:
+    """Pairs the comparison matrix kept, and what it took."""
+
+    pairs: list[tuple[int, int]] = field(default_factory=list)
+    compared: int = 0
+    already_joined: int = 0
+    no_text: int = 0
+
+
+def confirm_pairs(
+    pairs: Iterable[tuple[int, int]],
+    texts: Callable[[list[int]], Mapping[int, str | None]],
+    similarity: Callable[[str, str], float],
+    threshold: float = DEFAULT_THRESHOLD,
+    *,
+    chunk: int = 256,
+) -> Confirmed:
+    """Keep the pairs whose ``similarity`` is at least ``threshold``, in the order given (nearest first).
+
+    ``texts`` fetches the texts of some positions (``None`` when a document has
+    none); it is called once per ``chunk`` pairs with the positions that chunk
+    still needs. A pair already joined through kept pairs is skipped: it could
+    not change the components. ``components(result.pairs)`` therefore equals the
+    components of all pairs that pass.
+    """
+    uf = UnionFind()
+    out = Confirmed()
+    pending = iter(pairs)
+    while True:
+        block = [(int(a), int(b)) for a, b in _take(pending, chunk)]
+        if not block:
+            return out
+        needed = sorted({p for a, b in block if not uf.connected(a, b) for p in (a, b)})
+        found = texts(needed) if needed else {}
+        for a, b in block:
+            if uf.connected(a, b):
+                out.already_joined += 1
+                continue
+            ta, tb = found.get(a), found.get(b)
+            if not ta or not tb:
+                out.no_text += 1
+                continue
+            out.compared += 1
+            if similarity(ta, tb) >= threshold:
+                out.pairs.append((a, b))
+                uf.union(a, b)
+
+
+def _take(items: Iterator[tuple[int, int]], n: int) -> list[tuple[int, int]]:
+    out = []
+    for item in items:
+        out.append(item)
+        if len(out) == n:
+            break
+    return out
+
+
+# --- the cluster ----------------------------------------------------------------------------
+
+
+def group_mapping() -> dict[str, Any]:
+    """Mappings of ``dup_group`` (keyword) and ``dup_group_size`` (integer).
+
+    Taken from the shipped templates when they have them, so the two cannot differ.
+    """
+    for template in (component_template(), index_template()):
+        props = template["template"]["mappings"].get("properties", {})
+        if GROUP in props and GROUP_SIZE in props:
+            return {GROUP: props[GROUP], GROUP_SIZE: props[GROUP_SIZE]}
+    return {GROUP: {"type": "keyword"}, GROUP_SIZE: {"type": "integer"}}
+
+
+def read_fingerprints(client: Elasticsearch, index: str, pit: PointInTime, *, page_size: int = 10_000
+                      ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Every fingerprint of ``index``: ``(fingerprints, version codes, version names)``.
+
+    Doc values only, without ``_id``: on an index with deleted (or updated)
+    documents, loading ``_id`` costs several times more than the fingerprint, and
+    only the few documents in groups need theirs (:func:`read_members`).
+    """
+    codes: dict[str, int] = {}
+    fps: list[np.ndarray] = []
+    versions: list[np.ndarray] = []
+    query = {"exists": {"field": schema.FP}}
+    for page in walk(client, index, query, pit=pit, docvalue_fields=[schema.FP, schema.VERSION], ids=False,
+                     page_size=page_size, pages=True, prefetch=True):
+        values = [hit.get("fields", {}) for hit in page]
+        fps.append(np.fromiter((int(v[schema.FP][0], 16) for v in values), np.uint64, len(values)))
+        versions.append(np.fromiter(
+            (codes.setdefault(v[schema.VERSION][0], len(codes)) if schema.VERSION in v else -1 for v in values),
+            np.int64, len(values)))
+    if not fps:
+        return np.empty(0, np.uint64), np.empty(0, np.int64), []
+    return np.concatenate(fps), np.concatenate(versions), list(codes)
+
+
+@dataclass
+class Members:
+    """The documents :func:`read_members` found, by position."""
+
+    keys: list[Key] = field(default_factory=list)
+    nodes: list[int] = field(default_factory=list)
+    """The node of each document (an index into the arrays of :func:`distinct`), ``-1`` for none."""
+    current: dict[int, tuple[str | None, int | None]] = field(default_factory=dict)
+    """Stored ``(dup_group, dup_group_size)`` of the documents that have either."""
+    routing: dict[int, str] = field(default_factory=dict)
+
+    def hit(self, pos: int) -> dict[str, Any]:
+        index, doc_id = self.keys[pos]
+        return {"_index": index, "_id": doc_id, "_routing": self.routing.get(pos)}
+
+
+def read_members(
+    client: Elasticsearch,
+    index: str,
+    pit: PointInTime,
+    node_of: Mapping[tuple[int, str], int],
+    *,
+    page_size: int = 10_000,
+    terms: int = 10_000,
+) -> Members:
+    """The documents whose ``(fingerprint, version)`` is a key of ``node_of``, and those that have a group now.
+
+    Looked up by fingerprint (``terms`` of them a request) in the same point in
+    time as :func:`read_fingerprints`, so exactly the documents counted there.
+    """
+    out = Members()
+    seen: set[Key] = set()
+    fields = [schema.FP, schema.VERSION, GROUP, GROUP_SIZE]
+    wanted = sorted({sh.to_hex(fp) for fp, _ in node_of})
+    queries = [{"terms": {schema.FP: wanted[n : n + terms]}} for n in range(0, len(wanted), terms)]
+    queries.append({"exists": {"field": GROUP}})
+    for query in queries:
+        for page in walk(client, index, query, pit=pit, docvalue_fields=fields, page_size=page_size, pages=True,
+                         prefetch=True):
+            for hit in page:
+                key = (hit["_index"], hit["_id"])
+                if key in seen:
+                    continue
+                seen.add(key)
+                values = hit.get("fields", {})
+                fp, version = values.get(schema.FP), values.get(schema.VERSION)
+                pos = len(out.keys)
+                out.keys.append(key)
+                out.nodes.append(node_of.get((int(fp[0], 16), version[0]), -1) if fp and version else -1)
+                group, size = values.get(GROUP), values.get(GROUP_SIZE)
+                if group or size:
+                    out.current[pos] = (group[0] if group else None, int(size[0]) if size else None)
+                if hit.get("_routing") is not None:
+                    out.routing[pos] = hit["_routing"]
+    return out
+
+
+@dataclass
+class GroupsSummary:
+    """What one ``groups`` run found and wrote, and where the time went."""
+
+    fingerprinted: int = 0
+    distinct: int = 0
+    versions: int = 0
+    pairs: int = 0
+    """Pairs of distinct fingerprints (same version) within ``k``."""
+    members: int = 0
+    """Documents read with their ids: those in groups, and those that had a group."""
+    compared: int = 0
+    confirmed: int = 0
+    no_text: int = 0
+    groups: int = 0
+    grouped: int = 0
+    largest: int = 0
+    set: int = 0
+    cleared: int = 0
+    unchanged: int = 0
+    gone: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall time of each phase: ``read`` (fingerprints), ``join`` (pairs), ``members`` (ids of the
+    documents in groups), ``matrix`` (with one), ``components`` (groups and the plan of writes),
+    ``write``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k not in ("failed", "seconds")}
+        out["failed"] = len(self.failed)
+        out["seconds"] = {k: round(v, 3) for k, v in self.seconds.items()}
+        return out
+
+
+def fetch_texts(client: Elasticsearch, docs: Members, field: str, prepare: Callable[[str], str] = str,
+                *, cache_size: int = 20_000) -> Callable[[list[int]], dict[int, str | None]]:
+    """A ``texts`` function for :func:`confirm_pairs`: ``mget`` of ``field``, through a small cache."""
+    cache: dict[int, str | None] = {}
+
+    def texts(positions: list[int]) -> dict[int, str | None]:
+        missing = [p for p in positions if p not in cache]
+        if len(cache) + len(missing) > cache_size:
+            cache.clear()
+            missing = positions
+        for start in range(0, len(missing), 500):
+            part = missing[start : start + 500]
+            wanted = []
+            for p in part:
+                hit = docs.hit(p)
+                spec = {"_index": hit["_index"], "_id": hit["_id"]}
+                if hit["_routing"] is not None:
+                    spec["routing"] = hit["_routing"]
+                wanted.append(spec)
+            with _translated(client, "reading texts for the comparison matrix"):
+                response = client.mget(docs=wanted, source_includes=[field])
+            for p, doc in zip(part, response["docs"]):
+                if doc.get("error"):
+                    log.warning("cannot read %s/%s: %s", doc.get("_index"), doc.get("_id"), _item_reason(doc["error"]))
+                text = text_of(doc.get("_source") or {}, field)[0] if doc.get("found") else None
+                cache[p] = prepare(text) if text else None
+        return {p: cache[p] for p in positions}
+
+    return texts
+
+
+def update_groups(
+    client: Elasticsearch,
+    index: str,
+    *,
+    k: int = 3,
+    similarity: Callable[[str, str], float] | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    text_field: str = "text",
+    prepare_text: Callable[[str], str] = str,
+    dry_run: bool = False,
+    page_size: int = 10_000,
+    chunk_size: int = 2000,
+    keep_alive: str = "5m",
+) -> GroupsSummary:
+    """Find the duplicate groups of ``index`` and write them onto its documents.
+
+    Reads every fingerprint (doc values, no ids), finds the pairs among the
+    distinct ones, then reads the ids of only the documents in groups (and of
+    those that had one), all from one point in time. ``similarity`` (two texts,
+    after ``prepare_text``, to a share between 0 and 1) turns the comparison
+    matrix on: pairs below ``threshold`` are dropped. ``dry_run`` computes and
+    counts but writes nothing. ``index`` may be an alias or a pattern; pairs may
+    then cross indices.
+    """
+    summary = GroupsSummary()
+    if not dry_run:
+        put_mapping(client, index, group_mapping(), "duplicate group fields")
+    with _translated(client, "refreshing", index):
+        client.indices.refresh(index=index)
+
+    clock = _Clock(summary.seconds)
+    with PointInTime(client, index, keep_alive) as pit:
+        with clock("read"):
+            fps, codes, names = read_fingerprints(client, index, pit, page_size=page_size)
+        with clock("join"):
+            node_fps, node_codes, counts = distinct(fps, codes)
+            del fps, codes
+            i, j, _ = near_pairs(node_fps, node_codes, k)
+            nodes = grouped_nodes(i, j, counts)
+            node_of = {(fp, names[code]): n for n, fp, code in
+                       zip(nodes.tolist(), node_fps[nodes].tolist(), node_codes[nodes].tolist())}
+        summary.fingerprinted, summary.distinct, summary.versions = int(counts.sum()), len(counts), len(names)
+        summary.pairs = len(i)
+        with clock("members"):
+            docs = read_members(client, index, pit, node_of, page_size=page_size)
+        summary.members = len(docs.keys)
+
+    node_pairs = zip(i.tolist(), j.tolist())
+    if similarity is not None:
+        with clock("matrix"):
+            pairs = doc_pairs(docs.nodes, node_pairs, every=True)
+            confirmed = confirm_pairs(pairs, fetch_texts(client, docs, text_field, prepare_text), similarity, threshold)
+            summary.compared, summary.no_text = confirmed.compared, confirmed.no_text
+            summary.confirmed = len(confirmed.pairs)
+            kept: Iterable[tuple[int, int]] = confirmed.pairs
+    else:
+        kept = doc_pairs(docs.nodes, node_pairs)
+    with clock("components"):
+        desired = assign_groups(docs.keys, kept)
+        plan = plan_writes(docs.current, desired)
+        sizes = dict(desired.values())
+        summary.groups, summary.grouped = len(sizes), len(desired)
+        summary.largest = max(sizes.values(), default=0)
+        summary.unchanged = plan.unchanged
+
+    with clock("write"):
+        if dry_run:
+            summary.set, summary.cleared = len(plan.set), len(plan.clear)
+        elif plan.set or plan.clear:
+            _write(client, index, docs, plan, summary, chunk_size)
+    return summary
+
+
+def _write(client: Elasticsearch, index: str, docs: Members, plan: Plan, summary: GroupsSummary,
+           chunk_size: int) -> None:
+    writes = [(pos, {GROUP: gid, GROUP_SIZE: size}) for pos, gid, size in plan.set]
+    writes += [(pos, {GROUP: None, GROUP_SIZE: None}) for pos in plan.clear]
+    actions = ({"_op_type": "update", **target(docs.hit(pos)), "retry_on_conflict": 3, "doc": doc}
+               for pos, doc in writes)
+    results = bulk_update(client, actions, action="writing duplicate groups", index=index, chunk_size=chunk_size)
+    for (pos, doc), (ok, info) in zip(writes, results):
+        if ok:
+            if doc[GROUP] is None:
+                summary.cleared += 1
+            else:
+                summary.set += 1
+        elif info.get("status") == 404:  # deleted since it was read
+            summary.gone += 1
+        else:
+            summary.failed.append(("/".join(docs.keys[pos]), item_failure(info)))
+    with _translated(client, "refreshing", index):
+        client.indices.refresh(index=index)
+
+
+class _Clock:
+    """``with clock("phase"):`` adds the block's wall time to ``seconds["phase"]``."""
+
+    def __init__(self, seconds: dict[str, float]) -> None:
+        self.seconds = seconds
+
+    @contextmanager
+    def __call__(self, phase: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - started
+
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "Confirmed",
+    "GroupsSummary",
+    "Members",
+    "Plan",
+    "UnionFind",
+    "assign_groups",
+    "components",
+    "confirm_pairs",
+    "distinct",
+    "doc_pairs",
+    "group_id",
+    "group_mapping",
+    "grouped_nodes",
+    "near_pairs",
+    "plan_writes",
+    "read_fingerprints",
+    "read_members",
+    "update_groups",
+]

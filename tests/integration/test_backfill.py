@@ -1,0 +1,336 @@
+"""simdup backfill on a real node, against an index simdup did not create.
+
+The index has its own mapping and data (text, keyword, integer, an object, a
+nested field, routed documents on two shards), and documents with the text field
+missing, null, empty, binary, or not text. Backfill must leave every other field
+as it was, write exactly the fingerprints Fingerprinter gives, go on after an
+interruption, skip what is current, and redo everything for a new version.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from elasticsearch import Elasticsearch
+
+from simdup_es import schema
+from simdup_es import simhash as sh
+from simdup_es.backfill import (
+    ERROR,
+    NO_TEXT_EMPTY,
+    NO_TEXT_MISSING,
+    BackfillSummary,
+    backfill,
+    error_update,
+    field_values,
+    fingerprint_update,
+    text_of,
+    walk_query,
+)
+from simdup_es.cli import main
+from simdup_es.config import FingerprintParams
+from simdup_es.errors import StoreError
+from simdup_es.fingerprint import Fingerprinter
+from simdup_es.sources import Reject
+from simdup_es.store.elasticsearch import fingerprint_mapping
+
+SAMPLE = importlib.resources.files("simdup_es.data") / "sample.jsonl"
+
+OWN_MAPPING = {
+    "properties": {
+        "body": {"type": "text"},
+        "headline": {"type": "text"},
+        "category": {"type": "keyword"},
+        "n": {"type": "integer"},
+        "meta": {"properties": {"author": {"type": "keyword"}, "score": {"type": "float"}}},
+        "parts": {"type": "nested", "properties": {"name": {"type": "keyword"}, "weight": {"type": "integer"}}},
+    }
+}
+
+
+@pytest.fixture(scope="module")
+def fingerprinter() -> Fingerprinter:
+    return Fingerprinter()
+
+
+def _records() -> list[dict[str, Any]]:
+    with SAMPLE.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def _corpus() -> dict[str, tuple[dict[str, Any], str | None]]:
+    """``{_id: (_source, routing)}``: 126 real texts and the awkward cases."""
+    docs: dict[str, tuple[dict[str, Any], str | None]] = {}
+    for n, rec in enumerate(_records()):
+        for copy in range(3):
+            body = rec["text"] if copy == 0 else f"{rec['text']}\n附注第{copy}版。"
+            source = {"body": body, "headline": rec["title"], "category": f"c{n % 4}", "n": n * 10 + copy,
+                      "meta": {"author": f"a{n % 7}", "score": n / 3},
+                      "parts": [{"name": "x", "weight": n}, {"name": "y", "weight": copy}]}
+            docs[f"{n}-{copy}"] = (source, f"r{n % 6}" if copy == 2 else None)
+    docs["missing"] = ({"category": "none", "n": -1, "meta": {"author": "nobody"}}, None)
+    docs["null"] = ({"body": None, "category": "none"}, None)
+    docs["empty"] = ({"body": "", "category": "none"}, None)
+    docs["blank"] = ({"body": "  \n\t ", "category": "none"}, None)
+    docs["number"] = ({"body": 12345, "category": "odd"}, None)
+    docs["binary"] = ({"body": "PK\x03\x04\x00\x00binary\x00junk", "category": "odd"}, None)
+    docs["punctuation"] = ({"body": "。，！？……", "category": "odd"}, None)
+    docs["array"] = ({"body": ["第一段文字讲的是天气。", "第二段文字讲的是公园。"], "category": "arr"}, None)
+    return docs
+
+
+NOT_TEXT = {"missing", "null", "empty", "blank"}
+REJECTED = {"number", "binary", "punctuation"}
+
+
+def _create(client: Elasticsearch, index: str, docs: dict[str, tuple[dict[str, Any], str | None]]) -> None:
+    client.indices.create(index=index, mappings=OWN_MAPPING,
+                          settings={"number_of_shards": 2, "number_of_replicas": 0})
+    operations: list[dict[str, Any]] = []
+    for doc_id, (source, routing) in docs.items():
+        header: dict[str, Any] = {"_id": doc_id}
+        if routing:
+            header["routing"] = routing
+        operations += [{"index": header}, source]
+    response = client.bulk(index=index, operations=operations, refresh=True)
+    assert not response["errors"]
+
+
+def _all(client: Elasticsearch, index: str) -> dict[str, dict[str, Any]]:
+    """Every hit by id, with _source, _seq_no and _routing."""
+    response = client.search(index=index, size=1000, seq_no_primary_term=True, query={"match_all": {}})
+    return {hit["_id"]: hit for hit in response["hits"]["hits"]}
+
+
+def _without_simdup(source: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in source.items() if k != schema.ROOT}
+
+
+def _title(source: dict[str, Any]) -> str | None:
+    return source.get("headline")
+
+
+class Stop(Exception):
+    pass
+
+
+@pytest.fixture
+def own_index(es_client: Elasticsearch, es_index: str):  # type: ignore[no-untyped-def]
+    """A fresh index name outside ``simdup-*``, so simdup's index template does not apply to it."""
+    name = "own-" + es_index.removeprefix("simdup-")
+    yield name
+    es_client.options(ignore_status=404).indices.delete(index=name)
+
+
+def test_backfill_resumes_skips_current_and_leaves_other_fields_alone(
+    es_client: Elasticsearch, own_index: str, fingerprinter: Fingerprinter
+) -> None:
+    docs = _corpus()
+    _create(es_client, own_index, docs)
+    mapping_before = es_client.indices.get_mapping(index=own_index)[own_index]["mappings"]
+    before = _all(es_client, own_index)
+    assert len(before) == len(docs)
+    rejects: list[Reject] = []
+    run = dict(field="body", title_field="headline", on_reject=rejects.append, batch_size=20, page_size=50, workers=2)
+
+    # 1. Interrupted after two bulk requests.
+    calls: list[BackfillSummary] = []
+
+    def stop_after_two(summary: BackfillSummary) -> None:
+        calls.append(summary)
+        if len(calls) == 3:  # the first call comes before any write
+            raise Stop
+
+    with pytest.raises(Stop):
+        backfill(es_client, own_index, fingerprinter=fingerprinter, on_progress=stop_after_two, **run)
+    first = calls[-1]
+    assert first.total == first.to_scan == len(docs) and first.current == 0
+    assert 40 <= first.done <= 60
+    es_client.indices.refresh(index=own_index)
+    written = es_client.count(index=own_index, query={"term": {schema.VERSION: fingerprinter.version}})["count"]
+    assert written == first.done  # fingerprints and marks (of rejected documents too)
+    assert 0 < written < len(docs)
+
+    # 2. The second run does the rest and skips what the first one wrote.
+    rejects.clear()
+    second = backfill(es_client, own_index, fingerprinter=fingerprinter, **run)
+    assert second.current == written
+    assert second.scanned == second.to_scan == len(docs) - written
+    assert second.scanned == second.fingerprinted + second.without_text + second.rejected
+    assert second.changed == 0
+    after = _all(es_client, own_index)
+    assert all(hit["_source"][schema.ROOT]["version"] == fingerprinter.version for hit in after.values())
+
+    # Every other field, and the mapping of every other field, is as it was.
+    assert {i: _without_simdup(h["_source"]) for i, h in after.items()} == \
+           {i: h["_source"] for i, h in before.items()}
+    mapping_after = es_client.indices.get_mapping(index=own_index)[own_index]["mappings"]
+    assert {k: v for k, v in mapping_after["properties"].items() if k != schema.ROOT} == mapping_before["properties"]
+    assert mapping_after["properties"][schema.ROOT]["properties"]["error"]["type"] == "keyword"
+
+    # Fingerprints are what Fingerprinter gives; the unusable documents are marked.
+    for doc_id, hit in after.items():
+        source, simdup = hit["_source"], hit["_source"][schema.ROOT]
+        if doc_id in NOT_TEXT | REJECTED:
+            assert simdup.get("fp") is None and simdup["error"], doc_id
+            continue
+        text = "\n\n".join(source["body"]) if isinstance(source["body"], list) else source["body"]
+        fp = fingerprinter.fingerprint(text, _title(source))
+        assert simdup == schema.fingerprint_object(fp.value, fp.version), doc_id
+        assert hit.get("_routing") == docs[doc_id][1]
+    assert after["missing"]["_source"][schema.ROOT]["error"] == NO_TEXT_MISSING
+    assert after["null"]["_source"][schema.ROOT]["error"] == NO_TEXT_MISSING
+    assert after["empty"]["_source"][schema.ROOT]["error"] == NO_TEXT_EMPTY
+    assert after["blank"]["_source"][schema.ROOT]["error"] == NO_TEXT_EMPTY
+
+    # Over both runs: each unusable document was counted once, rejects have reasons.
+    total = (first.fingerprinted + second.fingerprinted, first.without_text + second.without_text,
+             first.rejected + second.rejected)
+    assert total == (len(docs) - len(NOT_TEXT | REJECTED), len(NOT_TEXT), len(REJECTED))
+
+    # 3. A third run reads and writes nothing.
+    third = backfill(es_client, own_index, fingerprinter=fingerprinter, **run)
+    assert (third.current, third.marked, third.scanned, third.fingerprinted) == (len(docs), len(NOT_TEXT | REJECTED), 0, 0)
+    again = _all(es_client, own_index)
+    assert {i: h["_seq_no"] for i, h in again.items()} == {i: h["_seq_no"] for i, h in after.items()}
+
+    # 4. Other parameters, a new version: everything is fingerprinted again.
+    other = Fingerprinter(FingerprintParams(noun_boost=2.5))
+    assert other.version != fingerprinter.version
+    fourth = backfill(es_client, own_index, fingerprinter=other, **run)
+    assert (fourth.current, fourth.scanned) == (0, len(docs))
+    assert (fourth.fingerprinted, fourth.without_text, fourth.rejected) == total
+    redone = _all(es_client, own_index)
+    assert all(h["_source"][schema.ROOT]["version"] == other.version for h in redone.values())
+    text = redone["3-1"]["_source"]["body"]
+    fp = other.fingerprint(text, _title(redone["3-1"]["_source"]))
+    assert redone["3-1"]["_source"][schema.ROOT]["fp"] == fp.hex
+
+
+def test_retry_errors_fingerprints_documents_whose_text_arrived(
+    es_client: Elasticsearch, own_index: str, fingerprinter: Fingerprinter
+) -> None:
+    _create(es_client, own_index, {"a": ({"body": "今天的天气很好，我们去公园散步吧。"}, None),
+                                  "b": ({"category": "later"}, None)})
+    backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail)
+    es_client.update(index=own_index, id="b", doc={"body": "明天会下雨，我们在家里读书吧。"}, refresh=True)
+    plain = backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail)
+    assert (plain.current, plain.marked, plain.scanned) == (2, 1, 0)
+    retried = backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail, retry_errors=True)
+    assert (retried.current, retried.scanned, retried.fingerprinted) == (1, 1, 1)
+    simdup = es_client.get(index=own_index, id="b")["_source"][schema.ROOT]
+    assert simdup["error"] is None
+    assert simdup["fp"] == fingerprinter.fingerprint("明天会下雨，我们在家里读书吧。").hex
+
+
+def test_stale_keys_of_an_old_fingerprint_are_cleared(
+    es_client: Elasticsearch, own_index: str, fingerprinter: Fingerprinter
+) -> None:
+    old = {**schema.fingerprint_object(0x1234, "0.old"), "b4_0": "abcd"}
+    es_client.indices.create(index=own_index, mappings={"properties": {"body": {"type": "text"},
+                                                                      schema.ROOT: fingerprint_mapping()}})
+    es_client.index(index=own_index, id="x", document={"body": "今天的天气很好。", schema.ROOT: old})
+    es_client.index(index=own_index, id="y", document={"body": "", schema.ROOT: old}, refresh=True)
+    summary = backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail)
+    assert (summary.fingerprinted, summary.without_text) == (1, 1)
+    x = es_client.get(index=own_index, id="x")["_source"][schema.ROOT]
+    assert x["b4_0"] is None and x["version"] == fingerprinter.version and x["fp"] != old["fp"]
+    y = es_client.get(index=own_index, id="y")["_source"][schema.ROOT]
+    assert y["fp"] is None and y["b0"] is None and y["error"] == NO_TEXT_EMPTY
+
+
+def test_a_document_changed_during_the_run_is_left_for_the_next(
+    es_client: Elasticsearch, own_index: str, fingerprinter: Fingerprinter
+) -> None:
+    _create(es_client, own_index, {f"d{i}": ({"body": f"第{i}篇文档的正文讲的是第{i}件事情。"}, None) for i in range(30)})
+    state: dict[str, Any] = {"calls": 0}
+
+    def meddle(summary: BackfillSummary) -> None:
+        state["calls"] += 1
+        if state["calls"] == 2:  # all 30 were read (one fingerprinting chunk), 10 written: change one of the rest
+            es_client.indices.refresh(index=own_index)
+            hits = es_client.search(index=own_index, size=1, query={"bool": {"must_not": {"exists": {"field": schema.VERSION}}}})
+            state["id"] = hits["hits"]["hits"][0]["_id"]
+            es_client.update(index=own_index, id=state["id"], doc={"body": "这篇文档在扫描时被改写了。"}, refresh=True)
+
+    summary = backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail, on_progress=meddle,
+                       batch_size=10, page_size=10)
+    assert (summary.fingerprinted, summary.changed) == (29, 1)
+    nxt = backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail)
+    assert (nxt.scanned, nxt.fingerprinted) == (1, 1)
+    fp = es_client.get(index=own_index, id=state["id"])["_source"][schema.ROOT]["fp"]
+    assert fp == fingerprinter.fingerprint("这篇文档在扫描时被改写了。").hex
+
+
+def test_a_conflicting_mapping_is_refused_clearly(
+    es_client: Elasticsearch, own_index: str, fingerprinter: Fingerprinter
+) -> None:
+    es_client.indices.create(index=own_index, mappings={"properties": {"simdup": {"properties": {"fp": {"type": "long"}}}}})
+    with pytest.raises(StoreError, match="maps the fingerprint fields differently"):
+        backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail)
+
+
+def test_an_index_without_source_is_refused(es_client: Elasticsearch, own_index: str, fingerprinter: Fingerprinter) -> None:
+    es_client.indices.create(index=own_index, mappings={"_source": {"enabled": False}})
+    with pytest.raises(StoreError, match="does not keep _source"):
+        backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail)
+
+
+def test_cli_backfill(es_url: str, es_client: Elasticsearch, own_index: str, tmp_path: Path) -> None:
+    _create(es_client, own_index, {"a": ({"body": "今天的天气很好，我们去公园散步吧。", "code": "A-1"}, None),
+                                  "b": ({"body": "。。。", "code": "B-2"}, None), "c": ({"other": 1}, None)})
+    rejects = tmp_path / "rejects.jsonl"
+    args = ["backfill", "--es-url", es_url, "--index", own_index, "--field", "body", "--id-field", "code",
+            "--rejects", str(rejects)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    assert "scanned 3: fingerprinted 1, without text field 1, rejected 1" in result.stderr
+    (line,) = [json.loads(x) for x in rejects.read_text(encoding="utf-8").splitlines()]
+    assert line["source"] == f"{own_index}/b" and line["id"] == "B-2" and "no words" in line["reason"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "skipped 3 with a current fingerprint (2 of them marked unusable earlier); scanned 0" in result.stderr
+
+
+def test_missing_index_is_a_clear_error(es_url: str, own_index: str) -> None:
+    result = CliRunner().invoke(main, ["backfill", "--es-url", es_url, "--index", own_index, "--field", "body"])
+    assert result.exit_code == 1 and "does not exist" in result.output
+
+
+# --- the pure helpers (no node needed, but they belong with the feature) ----------------------
+
+
+def test_field_values_follow_objects_arrays_and_dotted_keys() -> None:
+    source = {"a": {"b": "x"}, "a.b": "y", "list": [{"t": "1"}, {"t": ["2", None]}, {"u": 3}], "n": None}
+    assert field_values(source, "a.b") == ["x", "y"]
+    assert field_values(source, "list.t") == ["1", "2"]
+    assert field_values(source, "n") == [] and field_values(source, "nope.x") == []
+
+
+def test_text_of_reasons() -> None:
+    assert text_of({"t": ["a", "b"]}, "t") == ("a\n\nb", None)
+    assert text_of({}, "t") == (None, NO_TEXT_MISSING)
+    assert text_of({"t": " "}, "t") == (None, NO_TEXT_EMPTY)
+    assert text_of({"t": {"x": 1}}, "t")[1] == "field 't' holds dict, not text"
+    assert "binary" in (text_of({"t": "\x01\x02\x03abc"}, "t")[1] or "")
+    assert text_of({"t": "中文\x0b正文\u3000"}, "t")[1] is None
+
+
+def test_updates_null_what_they_do_not_set() -> None:
+    old = {"fp": "00", "version": "v0", "b0": "00", "b4_0": "0000", "error": "x"}
+    new = fingerprint_update(old, 1, "v1")[schema.ROOT]
+    assert new["b4_0"] is None and new["error"] is None and new["fp"] == sh.to_hex(1) and new["version"] == "v1"
+    marked = error_update(old, "v1", "no text")[schema.ROOT]
+    assert marked == {"fp": None, "b0": None, "b4_0": None, "version": "v1", "error": "no text"}
+    assert error_update(None, "v1", "r") == {schema.ROOT: {"version": "v1", "error": "r"}}
+
+
+def test_walk_query_excludes_the_current_version() -> None:
+    assert walk_query("v1") == {"bool": {"must_not": [{"term": {schema.VERSION: "v1"}}]}}
+    retry = walk_query("v1", retry_errors=True)["bool"]["must_not"][0]["bool"]
+    assert retry["must_not"] == [{"exists": {"field": ERROR}}]

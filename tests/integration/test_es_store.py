@@ -1,0 +1,399 @@
+"""ElasticsearchStore on a real node: exact recall, idempotent writes, failed items, errors.
+
+The recall test is the one that matters: for every query, the documents the 5-of-8
+block query plus exact re-rank returns (d <= 3) must be exactly the ones a brute-force
+scan over everything indexed finds. Zero misses, no extras.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import time
+import uuid
+
+import numpy as np
+import pytest
+from elasticsearch import Elasticsearch
+
+from simdup_es import schema
+from simdup_es import simhash as sh
+from simdup_es.config import BlockLayout
+from simdup_es.errors import ConfigError, ConnectionFailed, NotFound, StoreError
+from simdup_es.fingerprint import Doc, Fingerprint
+from simdup_es.search import near_duplicates
+from simdup_es.store.base import Store, StoredDoc
+from simdup_es.store.elasticsearch import (
+    COMPONENT_TEMPLATE,
+    INDEX_TEMPLATE,
+    ConnectionSettings,
+    ElasticsearchStore,
+    redact_url,
+)
+
+from tests._data import data_dir
+
+VERSION = "test.v1"
+OTHER_VERSION = "test.v2"
+WIDE = BlockLayout(4, 3)  # 4 blocks of 16 bits, any one equal
+MAX_REAL_DOCS = 2000  # fingerprinting costs ~3 ms a document here; the rest is synthetic
+TOTAL_DOCS = 20_000
+K = 3
+
+
+def _flip(fp: int, rng: np.random.Generator, d: int) -> int:
+    for bit in rng.choice(64, size=d, replace=False):
+        fp ^= 1 << int(bit)
+    return fp
+
+
+def _flip_in_blocks(fp: int, rng: np.random.Generator, blocks: list[int]) -> int:
+    """Flip one bit in each of ``blocks`` (8-bit blocks): the pigeonhole edge cases."""
+    for j in blocks:
+        fp ^= 1 << (8 * int(j) + int(rng.integers(8)))
+    return fp
+
+
+def _brute_force(query: int, ids: list[str], fps: np.ndarray, k: int = K) -> dict[str, int]:
+    d = sh.hamming_many(query, fps)
+    return {ids[i]: int(d[i]) for i in np.flatnonzero(d <= k)}
+
+
+@pytest.fixture(scope="module")
+def corpus(request: pytest.FixtureRequest) -> tuple[list[StoredDoc], list[int]]:
+    """>= 20,000 documents: real ones when the corpus is there, neighbours at d = 0..6, random fill.
+
+    Returns the documents and the query fingerprints.
+    """
+    rng = np.random.default_rng(20240601)
+    docs: list[StoredDoc] = []
+    path = data_dir() / "zh-docs.jsonl"
+    if path.exists():
+        fingerprinter = request.getfixturevalue("fingerprinter")
+        with open(path, encoding="utf-8") as f:
+            records = [json.loads(line) for _, line in zip(range(MAX_REAL_DOCS), f)]
+        results = fingerprinter.map(Doc(r["text"], r.get("title")) for r in records)
+        for r, res in zip(records, results):
+            if res.error is None:
+                docs.append(StoredDoc(r["id"], res.fingerprint.value, VERSION, r["text"][:200], r.get("title")))
+    else:
+        fill = rng.integers(0, 2**64 - 1, 2000, dtype=np.uint64, endpoint=True)
+        docs += [StoredDoc(f"real-{i}", int(v), VERSION) for i, v in enumerate(fill)]
+    bases = [docs[int(i)].fingerprint for i in rng.choice(len(docs), size=300, replace=False)]
+    for b, base in enumerate(bases):
+        for d in range(7):
+            docs.append(StoredDoc(f"near-{b}-d{d}", _flip(base, rng, d), VERSION, f"near {b} {d}"))
+        # d = 3 and 4 spread over distinct blocks: exactly 5 and 4 blocks left equal.
+        docs.append(StoredDoc(f"edge-{b}-3", _flip_in_blocks(base, rng, list(rng.choice(8, 3, replace=False))), VERSION))
+        docs.append(StoredDoc(f"edge-{b}-4", _flip_in_blocks(base, rng, list(rng.choice(8, 4, replace=False))), VERSION))
+    # Same fingerprints under another version: never comparable, never returned.
+    docs += [StoredDoc(f"other-{b}", base, OTHER_VERSION) for b, base in enumerate(bases[:50])]
+    while len(docs) < TOTAL_DOCS:
+        docs.append(StoredDoc(f"rand-{len(docs)}", int(rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)), VERSION))
+    queries = bases[:120]
+    queries += [_flip(docs[int(i)].fingerprint, rng, int(rng.integers(0, 4))) for i in rng.choice(len(docs), 60, replace=False)]
+    queries += [int(v) for v in rng.integers(0, 2**64 - 1, 30, dtype=np.uint64, endpoint=True)]
+    queries += [_flip_in_blocks(b, rng, [0, 3, 7]) for b in bases[120:140]]
+    return docs, queries
+
+
+def test_recall_equals_brute_force(es_client: Elasticsearch, es_index: str, corpus) -> None:
+    docs, queries = corpus
+    assert len(docs) >= 20_000 and len(queries) >= 200
+    store = ElasticsearchStore(es_client, es_index, layouts=(schema.DEFAULT_LAYOUT, WIDE))
+    wide = ElasticsearchStore(es_client, es_index, WIDE)
+    assert isinstance(store, Store)
+    store.setup()
+    report = store.put(docs)
+    assert report.failed == [] and report.written == len(docs)
+    store.refresh()
+    assert store.count() == len(docs)
+
+    mine = [d for d in docs if d.version == VERSION]
+    ids = [d.id for d in mine]
+    fps = np.array([d.fingerprint for d in mine], dtype=np.uint64)
+    found_any = 0
+    for q in queries:
+        expected = _brute_force(q, ids, fps)
+        for s in (store, wide):
+            got = {m.id: m.distance for m in near_duplicates(s, Fingerprint(q, VERSION))}
+            missed, extra = expected.keys() - got.keys(), got.keys() - expected.keys()
+            assert not missed and not extra, f"{s.layout} query {sh.to_hex(q)}: missed {sorted(missed)}, extra {sorted(extra)}"
+            assert got == expected
+        found_any += bool(expected)
+    assert found_any >= 150  # most queries have near-duplicates: the test is not vacuous
+
+    # exclude_id leaves out the query document itself, nothing else.
+    first = mine[0]
+    got = {m.id for m in near_duplicates(store, Fingerprint(first.fingerprint, VERSION), exclude_id=first.id)}
+    assert got == _brute_force(first.fingerprint, ids, fps).keys() - {first.id}
+
+    # Re-putting the same documents replaces them: the count does not change.
+    again = store.put(docs)
+    assert again.written == len(docs) and again.failed == []
+    store.refresh()
+    assert store.count() == len(docs)
+
+
+def test_more_candidates_than_a_page_are_all_returned(es_client: Elasticsearch, es_index: str) -> None:
+    rng = np.random.default_rng(7)
+    base = 0x0123456789ABCDEF
+    docs = [StoredDoc(f"same-{i}", base, VERSION) for i in range(120)]
+    docs += [StoredDoc(f"near-{i}", _flip(base, rng, 1 + i % 6), VERSION) for i in range(180)]
+    docs += [StoredDoc(f"rand-{i}", int(v), VERSION) for i, v in enumerate(rng.integers(0, 2**63, 500, dtype=np.uint64))]
+    store = ElasticsearchStore(es_client, es_index, page_size=50, pit_page_size=37)
+    store.setup()
+    assert store.put(docs).written == len(docs)
+    store.refresh()
+    ids = [d.id for d in docs]
+    fps = np.array([d.fingerprint for d in docs], dtype=np.uint64)
+    cand_ids, cand_fps = store.candidates(base, VERSION)
+    assert len(cand_ids) == len(set(cand_ids)) > 200  # several pages, nothing twice
+    assert dict(zip(cand_ids, cand_fps.tolist())) == {i: int(f) for i, f in zip(ids, fps) if i in set(cand_ids)}
+    got = {m.id: m.distance for m in near_duplicates(store, Fingerprint(base, VERSION))}
+    assert got == _brute_force(base, ids, fps)
+
+
+def test_bulk_with_bad_documents_reports_each_and_indexes_the_rest(es_client: Elasticsearch, es_index: str) -> None:
+    store = ElasticsearchStore(es_client, es_index, chunk_size=40)
+    store.setup()
+    good = [StoredDoc(f"good-{i}", i * 7919 + 1, VERSION, f"文本 {i}", f"标题 {i}") for i in range(200)]
+    bad = [
+        StoredDoc("bad-title-object", 1, VERSION, "text", {"not": "a string"}),  # type: ignore[arg-type]
+        StoredDoc("bad-text-object", 2, VERSION, {"nested": {"x": 1}}),  # type: ignore[arg-type]
+        StoredDoc("bad-fp-too-big", 1 << 64, VERSION),
+        StoredDoc("bad-fp-negative", -1, VERSION),
+        StoredDoc("", 3, VERSION),
+        StoredDoc("x" * 600, 4, VERSION),  # Elasticsearch would fail the whole request for it
+    ]
+    docs = good[:60] + bad[:2] + good[60:130] + bad[2:] + good[130:]
+    report = store.put(docs)
+    assert report.written == len(good)
+    assert report.written + len(report.failed) == len(docs)
+    reasons = dict(report.failed)
+    assert set(reasons) == {d.id for d in bad}
+    assert all(reason.strip() for reason in reasons.values())
+    assert "title" in reasons["bad-title-object"] and "text" in reasons["bad-text-object"]
+    assert "64-bit" in reasons["bad-fp-too-big"] and "512" in reasons["x" * 600]
+    store.refresh()
+    assert store.count() == len(good)
+    assert {d.id for d in store.get([d.id for d in docs if d.id])} == {d.id for d in good}
+
+
+def test_same_id_twice_in_one_put_keeps_the_last(es_client: Elasticsearch, es_index: str) -> None:
+    store = ElasticsearchStore(es_client, es_index, chunk_size=100)
+    store.setup()
+    docs = [StoredDoc(f"d{i}", i, VERSION) for i in range(500)] + [StoredDoc("d0", 12345, VERSION, "last")]
+    assert store.put(docs).written == 501
+    store.refresh()
+    assert store.count() == 500
+    assert store.get(["d0"]) == [docs[-1]]
+
+
+def test_get_returns_text_title_and_fingerprint(es_client: Elasticsearch, es_index: str) -> None:
+    store = ElasticsearchStore(es_client, es_index)
+    store.setup()
+    docs = [StoredDoc("a", 2**64 - 1, VERSION, "甲文", "甲"), StoredDoc("b", 0, VERSION, "乙文"), StoredDoc("c/#:?", 5, VERSION)]
+    store.put(docs)
+    store.refresh()
+    assert store.get(["b", "missing", "c/#:?", "a", "b"]) == [docs[1], docs[2], docs[0]]
+    assert store.get([]) == []
+
+
+def test_setup_is_idempotent_and_installs_the_templates(es_client: Elasticsearch, es_index: str) -> None:
+    store = ElasticsearchStore(es_client, es_index)
+    store.setup()
+    store.setup()
+    assert es_client.cluster.get_component_template(name=COMPONENT_TEMPLATE)["component_templates"]
+    assert es_client.indices.get_index_template(name=INDEX_TEMPLATE)["index_templates"]
+    props = es_client.indices.get_mapping(index=es_index)[es_index]["mappings"]["properties"]
+    assert props["simdup"]["properties"]["b0"]["type"] == "keyword"
+    assert props["text"]["type"] == "text"
+    assert store.count() == 0
+
+
+def test_template_applies_to_indices_created_elsewhere(es_client: Elasticsearch, es_index: str) -> None:
+    ElasticsearchStore(es_client, es_index).setup()  # installs the templates
+    other = f"simdup-plain-{uuid.uuid4().hex[:8]}"
+    try:
+        es_client.indices.create(index=other)  # no mappings given: all from the templates
+        mapping = es_client.indices.get_mapping(index=other)[other]["mappings"]
+        assert mapping["properties"]["simdup"]["properties"]["b7"]["type"] == "keyword"
+        es_client.index(index=other, id="1", document={"simdup": schema.fingerprint_object(9, VERSION, (WIDE,))})
+        mapping = es_client.indices.get_mapping(index=other)[other]["mappings"]
+        assert mapping["properties"]["simdup"]["properties"]["b4_0"]["type"] == "keyword"  # dynamic template
+    finally:
+        es_client.options(ignore_status=404).indices.delete(index=other)
+
+
+def test_index_outside_the_template_pattern(es_client: Elasticsearch) -> None:
+    name = f"plain-{uuid.uuid4().hex[:8]}"
+    existing = f"users-own-{uuid.uuid4().hex[:8]}"
+    try:
+        store = ElasticsearchStore(es_client, name)
+        store.setup()
+        store.setup()
+        props = es_client.indices.get_mapping(index=name)[name]["mappings"]["properties"]
+        assert props["simdup"]["properties"]["b3"]["type"] == "keyword" and props["title"]["type"] == "text"
+
+        # An index the user made, strict mapping and all: setup adds the fingerprint fields.
+        strict = {"dynamic": "strict", "properties": {"title": {"type": "text"}, "text": {"type": "text"}}}
+        es_client.indices.create(index=existing, mappings=strict)
+        own = ElasticsearchStore(es_client, existing)
+        with pytest.raises(StoreError, match="simdup setup"):
+            own.put([StoredDoc("1", 1, VERSION, "t")])
+        own.setup()
+        assert own.put([StoredDoc("1", 1, VERSION, "t")]).written == 1
+        own.refresh()
+        assert [m.id for m in near_duplicates(own, Fingerprint(1, VERSION))] == ["1"]
+    finally:
+        es_client.options(ignore_status=404).indices.delete(index=[name, existing])
+
+
+def test_missing_index_says_run_setup(es_client: Elasticsearch, es_index: str) -> None:
+    store = ElasticsearchStore(es_client, es_index)
+    calls = (
+        store.count,
+        lambda: store.candidates(1, VERSION),
+        lambda: store.get(["x"]),
+        lambda: store.put([StoredDoc("x", 1, VERSION)]),
+    )
+    for call in calls:
+        with pytest.raises(NotFound, match="simdup setup"):
+            call()
+    assert not es_client.indices.exists(index=es_index)  # put did not auto-create a wrongly mapped index
+
+
+def test_conflicting_mapping_is_a_clear_error(es_client: Elasticsearch, es_index: str) -> None:
+    es_client.indices.create(index=es_index, mappings={"properties": {"simdup": {"properties": {"b0": {"type": "long"}}}}})
+    with pytest.raises(StoreError, match="re-index"):
+        ElasticsearchStore(es_client, es_index).setup()
+
+
+def test_layout_missing_from_the_index_is_refused_not_silently_empty(es_client: Elasticsearch, es_index: str) -> None:
+    ElasticsearchStore(es_client, es_index).setup()  # 8 x 8 fields only
+    with pytest.raises(StoreError, match="simdup.b4_0"):
+        ElasticsearchStore(es_client, es_index, WIDE).candidates(1, VERSION)
+
+
+def test_setup_without_template_privileges_still_prepares_the_index(
+    es_url: str, es_index: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from elastic_transport import ApiResponseMeta, HttpHeaders, NodeConfig
+    from elasticsearch import AuthorizationException
+
+    def refuse(**_: object) -> None:
+        meta = ApiResponseMeta(403, "1.1", HttpHeaders(), 0.0, NodeConfig("http", "127.0.0.1", 9200))
+        body = {"error": {"type": "security_exception", "reason": "action [cluster:admin/component_template/put] is unauthorized"}}
+        raise AuthorizationException("security_exception", meta, body)
+
+    client = Elasticsearch(es_url)
+    try:
+        monkeypatch.setattr(client.cluster, "put_component_template", refuse)
+        store = ElasticsearchStore(client, es_index)
+        store.setup()
+        assert "could not install the index templates" in caplog.text and "lacks the privileges" in caplog.text
+        assert store.put([StoredDoc("1", 1, VERSION)]).written == 1
+    finally:
+        client.close()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_cluster_fails_fast_and_clearly(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    url = f"http://127.0.0.1:{_closed_port()}"
+    settings = ConnectionSettings(url=url, username="elastic", password="hunter2-secret", request_timeout=2, max_retries=1)
+    store = ElasticsearchStore(settings, "simdup-unreachable", max_retries=2, initial_backoff=0.05)
+    started = time.monotonic()
+    with pytest.raises(ConnectionFailed, match="cannot reach Elasticsearch") as info:
+        store.setup()
+    assert url in str(info.value) and "SIMDUP_ES_URL" in str(info.value)
+    store._checked = True  # past the mapping check: the bulk path's own retries
+    with pytest.raises(ConnectionFailed, match="cannot reach") as info:
+        store.put([StoredDoc("1", 1, VERSION)])
+    assert info.value.report.written == 0  # type: ignore[attr-defined]
+    assert "retry 2 of 2" in caplog.text  # the bulk path backed off before giving up
+    for call in (store.count, lambda: store.candidates(1, VERSION), lambda: store.get(["1"])):
+        with pytest.raises(ConnectionFailed):
+            call()
+    assert time.monotonic() - started < 10
+    store.close()
+    assert "hunter2" not in caplog.text and "hunter2" not in repr(store) and "hunter2" not in str(info.value)
+
+
+def test_secrets_stay_out_of_logs_and_errors(es_url: str, es_index: str, caplog: pytest.LogCaptureFixture) -> None:
+    # The test node has no security: it ignores the credentials, so every request succeeds.
+    caplog.set_level(logging.DEBUG)
+    host = es_url.split("://", 1)[1]
+    for settings in (
+        ConnectionSettings(url=es_url, username="elastic", password="pw-secret-789"),
+        ConnectionSettings(url=es_url, api_key="apikey-secret-789"),
+        ConnectionSettings(url=f"http://elastic:url-secret-789@{host}"),
+    ):
+        with ElasticsearchStore(settings, es_index) as store:
+            store.setup()
+            store.put([StoredDoc("1", 1, VERSION, "t")])
+            store.refresh()
+            assert [m.id for m in near_duplicates(store, Fingerprint(1, VERSION))] == ["1"]
+            with ElasticsearchStore(settings, es_index, WIDE) as wide, pytest.raises(StoreError) as info:
+                wide.candidates(1, VERSION)
+            assert all("secret-789" not in text for text in (str(info.value), repr(settings), repr(store)))
+    assert "secret-789" not in caplog.text
+
+
+# --- connection settings (no node needed) ----------------------------------------------------
+
+
+def test_settings_repr_hides_secrets() -> None:
+    s = ConnectionSettings(url="https://u:pw-in-url@es.example:9200", api_key="key-secret-123")
+    text = repr(s) + str(s)
+    assert "key-secret-123" not in text and "pw-in-url" not in text and "api_key=***" in text
+    s = ConnectionSettings(username="elastic", password="pass-secret-456")
+    assert "pass-secret-456" not in repr(s) and "'elastic'" in repr(s)
+    assert redact_url("https://a:b@h:1/p") == "https://***@h:1/p" and redact_url("http://h:9200") == "http://h:9200"
+
+
+def test_settings_from_env_and_overrides(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\n")
+    for name in ("URL", "API_KEY", "USER", "PASSWORD", "CA_CERT", "VERIFY_CERTS"):
+        monkeypatch.delenv(f"SIMDUP_ES_{name}", raising=False)
+    assert ConnectionSettings.from_env() == ConnectionSettings()
+    monkeypatch.setenv("SIMDUP_ES_URL", "https://es.example:9243")
+    monkeypatch.setenv("SIMDUP_ES_USER", "elastic")
+    monkeypatch.setenv("SIMDUP_ES_PASSWORD", "pw")
+    monkeypatch.setenv("SIMDUP_ES_CA_CERT", str(ca))
+    monkeypatch.setenv("SIMDUP_ES_VERIFY_CERTS", "false")
+    s = ConnectionSettings.from_env(url=None, request_timeout=5)
+    assert (s.url, s.username, s.password, s.ca_certs, s.verify_certs, s.request_timeout) == (
+        "https://es.example:9243", "elastic", "pw", ca, False, 5)
+    assert ConnectionSettings.from_env(url="http://other:9200").url == "http://other:9200"
+    client = s.client()
+    try:
+        assert isinstance(client, Elasticsearch)
+    finally:
+        client.close()
+    monkeypatch.setenv("SIMDUP_ES_VERIFY_CERTS", "maybe")
+    with pytest.raises(ConfigError, match="SIMDUP_ES_VERIFY_CERTS"):
+        ConnectionSettings.from_env()
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"url": "es.example:9200"}, "URL"),
+        ({"api_key": "k", "username": "u", "password": "p"}, "not both"),
+        ({"username": "u"}, "both a user and a password"),
+        ({"ca_certs": "/nonexistent/ca.pem"}, "CA certificate"),
+        ({"request_timeout": 0}, "request_timeout"),
+    ],
+)
+def test_settings_validate(kwargs: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        ConnectionSettings(**kwargs)

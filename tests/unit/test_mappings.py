@@ -1,0 +1,94 @@
+"""The shipped mappings agree with schema.py: a field renamed in one place fails here."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import pytest
+
+from simdup_es import schema
+from simdup_es.config import BlockLayout
+from simdup_es.store import elasticsearch as ess
+
+MAPPINGS = resources.files("simdup_es.mappings")
+
+
+def _json(name: str) -> dict:
+    return json.loads(MAPPINGS.joinpath(name).read_text(encoding="utf-8"))
+
+
+def _field(properties: dict, dotted: str) -> dict:
+    """The mapping of ``a.b.c`` in nested ``properties``; KeyError if absent."""
+    *parents, leaf = dotted.split(".")
+    for name in parents:
+        properties = properties[name]["properties"]
+    return properties[leaf]
+
+
+def test_both_templates_ship_in_the_package() -> None:
+    names = {p.name for p in MAPPINGS.iterdir()}
+    assert {"component-template.json", "index-template.json"} <= names
+
+
+def test_component_template_has_every_fingerprint_field_as_keyword() -> None:
+    props = _json("component-template.json")["template"]["mappings"]["properties"]
+    wanted = [schema.FP, schema.VERSION] + [schema.block_field(schema.DEFAULT_LAYOUT, j) for j in range(8)]
+    for dotted in wanted:
+        assert _field(props, dotted)["type"] == "keyword", dotted
+    assert _field(props, schema.ERROR)["type"] == "keyword"
+    assert props[schema.GROUP]["type"] == "keyword" and props[schema.GROUP_SIZE]["type"] == "integer"
+    # ... and nothing else: a stale field name would linger here unnoticed.
+    assert set(props) == {schema.ROOT, schema.GROUP, schema.GROUP_SIZE}
+    assert {f"{schema.ROOT}.{name}" for name in props[schema.ROOT]["properties"]} == set(wanted) | {schema.ERROR}
+
+
+def test_block_fields_are_for_term_matching_only() -> None:
+    props = _json("component-template.json")["template"]["mappings"]["properties"]
+    for j in range(schema.DEFAULT_LAYOUT.blocks):
+        mapping = _field(props, schema.block_field(schema.DEFAULT_LAYOUT, j))
+        assert mapping["index_options"] == "docs" and mapping["norms"] is False and mapping["doc_values"] is False
+    # The re-rank reads the full fingerprint from doc values.
+    assert _field(props, schema.FP).get("doc_values", True) is True
+
+
+def test_the_block_terms_schema_writes_fit_the_mapping() -> None:
+    obj = schema.fingerprint_object(0xE28764262E8514DA, "1.test")
+    props = _json("component-template.json")["template"]["mappings"]["properties"][schema.ROOT]["properties"]
+    assert set(obj) == set(props) - {schema.ERROR.split(".")[1]}
+    assert all(isinstance(v, str) for v in obj.values())
+
+
+@pytest.mark.parametrize("layout", [BlockLayout(4, 3), BlockLayout(16, 3), BlockLayout(2, 1)])
+def test_other_layouts_get_keyword_fields_from_the_dynamic_template(layout: BlockLayout) -> None:
+    (entry,) = _json("component-template.json")["template"]["mappings"]["dynamic_templates"]
+    (template,) = entry.values()
+    assert template["mapping"]["type"] == "keyword"
+    prefix = template["path_match"].removesuffix("*")
+    assert template["path_match"].endswith("*") and template["match_mapping_type"] == "string"
+    for j in range(layout.blocks):
+        assert schema.block_field(layout, j).startswith(prefix)
+    assert not schema.FP.startswith(prefix) and not schema.VERSION.startswith(prefix)
+
+
+def test_index_template_composes_the_component_and_adds_title_and_text() -> None:
+    body = _json("index-template.json")
+    assert body["composed_of"] == [ess.COMPONENT_TEMPLATE]
+    assert all(p.startswith("simdup-") for p in body["index_patterns"])
+    mappings = body["template"]["mappings"]
+    assert mappings["_source"]["enabled"] is True  # the re-ranker reads the text back
+    for name in ("title", "text"):
+        assert mappings["properties"][name] == {"type": "text", "analyzer": "standard"}
+    # Shards and replicas: nothing a cluster owner would not expect.
+    settings = body["template"].get("settings", {}).get("index", {})
+    assert "number_of_shards" not in settings and "number_of_replicas" not in settings
+
+
+def test_explicit_mappings_match_the_templates() -> None:
+    full = ess.index_mappings((schema.DEFAULT_LAYOUT, BlockLayout(4, 3)))
+    for j in range(8):
+        assert _field(full["properties"], schema.block_field(schema.DEFAULT_LAYOUT, j))["type"] == "keyword"
+    for j in range(4):
+        assert _field(full["properties"], schema.block_field(BlockLayout(4, 3), j))["type"] == "keyword"
+    assert _field(full["properties"], "text")["type"] == "text"
+    assert full["dynamic_templates"] == _json("component-template.json")["template"]["mappings"]["dynamic_templates"]
