@@ -135,7 +135,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
 
 
 def _query_document(store: Store | None, fingerprinter: Fingerprinter, text: str | None, file: Path | None,
-                    doc_id: str | None) -> tuple[Fingerprint, str | None, str | None]:
+                    doc_id: str | None, title: str | None) -> tuple[Fingerprint, str | None, str | None]:
     """The query's fingerprint, its text (for the comparison matrix) and the id to leave out."""
     given = [x is not None for x in (text, file, doc_id)]
     if sum(given) != 1:
@@ -153,10 +153,11 @@ def _query_document(store: Store | None, fingerprinter: Fingerprinter, text: str
     if file is not None:
         text, _ = read_document(str(file))
     assert text is not None
-    return fingerprinter.fingerprint(text), text, None
+    return fingerprinter.fingerprint(text, title), text, None
 
 
 def query_source_options(func: F) -> F:
+    func = click.option("--title", help="Title of the query text (titles weigh in fingerprints).")(func)
     func = click.option("--id", "doc_id", help="Use this stored document as the query.")(func)
     func = click.option("--file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Query file.")(func)
     func = click.option("--text", help="Query text.")(func)
@@ -176,7 +177,7 @@ def query_source_options(func: F) -> F:
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write an HTML report of the best hit here.")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
-def search(text: str | None, file: Path | None, doc_id: str | None, idf_path: Path | None, marked_words: Path | None,
+def search(text: str | None, file: Path | None, doc_id: str | None, title: str | None, idf_path: Path | None, marked_words: Path | None,
            max_bytes: int, limit: int, k: int, no_matrix: bool, details: int, html_path: Path | None, as_json: bool,
            **kwargs: Any) -> None:
     """Find near-duplicates of a text, a file or a stored document.
@@ -188,7 +189,7 @@ def search(text: str | None, file: Path | None, doc_id: str | None, idf_path: Pa
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     comparer = None if no_matrix else make_comparer(fingerprinter.tokenizer, kwargs)
     with open_store(_store_opts(kwargs), layout=BlockLayout(k=k)) as store:
-        fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id)
+        fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id, title)
         matches = near_duplicates(store, fp, exclude_id=exclude)[:limit]
         docs = {d.id: d for d in store.get([m.id for m in matches])}
     if comparer is not None and query_text:
@@ -244,7 +245,7 @@ def _show_hits(hits: list[Hit], query_text: str | None, *, as_json: bool, detail
 @click.option("--dsl", is_flag=True, required=True, help="Print the Elasticsearch request body.")
 @click.option("--index", default=DEFAULT_INDEX, envvar="SIMDUP_INDEX", show_default=True)
 @fingerprint_options
-def query(text: str | None, file: Path | None, doc_id: str | None, dsl: bool, index: str, idf_path: Path | None,
+def query(text: str | None, file: Path | None, doc_id: str | None, title: str | None, dsl: bool, index: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int) -> None:
     """Print the candidate query for a text or file, ready for Kibana Dev Tools."""
     from ..query import candidate_search
@@ -252,7 +253,7 @@ def query(text: str | None, file: Path | None, doc_id: str | None, dsl: bool, in
     if doc_id is not None:
         raise click.UsageError("query --dsl takes --text or --file (use 'search --id' for stored documents)")
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    fp, _, _ = _query_document(None, fingerprinter, text, file, None)
+    fp, _, _ = _query_document(None, fingerprinter, text, file, None, title)
     body = candidate_search(fp.value, fp.version, BlockLayout())
     click.echo(f"GET {index}/_search")
     click.echo(json.dumps(body, ensure_ascii=False, indent=2))

@@ -1,0 +1,47 @@
+"""The command line against the real node: setup, index, search, query --dsl."""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from simdup_es.cli import main
+
+SAMPLE = str(importlib.resources.files("simdup_es.data") / "sample.jsonl")
+
+
+def _run(es_url: str, index: str, *args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(main, [*args, "--es-url", es_url, "--index", index])
+
+
+def test_index_search_and_reindex_on_a_real_node(es_url: str, es_index: str, es_client, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert _run(es_url, es_index, "setup").exit_code == 0
+    rejects = str(tmp_path / "rejects.jsonl")
+    for _ in range(2):  # the second run must not add documents
+        result = _run(es_url, es_index, "index", SAMPLE, "--rejects", rejects)
+        assert result.exit_code == 0, result.output
+        assert "read 42, indexed 42, rejected 0" in result.stderr and "holds 42 documents" in result.stderr
+
+    result = _run(es_url, es_index, "search", "--id", "zh-man-page:man1/systemd-delta.1", "--json")
+    assert result.exit_code == 0, result.output
+    hits = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [h["id"] for h in hits] == ["zh-man-page-tw:man1/systemd-delta.1"]
+    assert hits[0]["copied_from_query"] > 0.9
+
+    # The body query --dsl prints is the one that finds the candidates.
+    doc = es_client.get(index=es_index, id="zh-man:man7/perlnumber.7#0")["_source"]
+    printed = CliRunner().invoke(main, ["query", "--dsl", "--text", doc["text"], "--title", doc["title"],
+                                        "--index", es_index])
+    assert printed.exit_code == 0, printed.output
+    body = json.loads(printed.stdout.partition("\n")[2])
+    found = {h["_id"] for h in es_client.search(index=es_index, body=body)["hits"]["hits"]}
+    assert {"zh-man:man7/perlnumber.7#0", "zh-man:man7/perlnumber.7#0~edited"} <= found
+
+
+def test_unreachable_cluster_is_a_clear_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["search", "--text", "文档", "--es-url", "http://127.0.0.1:9", "--index", "x"])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output and "127.0.0.1:9" in result.output
