@@ -42,8 +42,11 @@ def quantize(weights: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return np.rint(weights / np.repeat(peak, counts) * _QUANT).astype(np.int64)
 
 
+_CHUNK_TOKENS = 8192  # tokens per pass: keeps the (tokens x 64) temporaries in cache
+
+
 def simhash_batch(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """SimHash of many documents at once.
+    """SimHash of many documents at once, in passes of about 8k tokens.
 
     Parameters
     ----------
@@ -59,9 +62,23 @@ def simhash_batch(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) 
         One ``uint64`` fingerprint per document; a document without tokens gets 0.
     """
     offsets = np.asarray(offsets, dtype=np.int64)
+    hashes, weights = np.asarray(hashes), np.asarray(weights)
     n = len(offsets) - 1
     out = np.zeros(n, dtype=np.uint64)
-    if n == 0 or offsets[-1] == offsets[0]:
+    i = 0
+    while i < n:
+        # Whole documents up to ~_CHUNK_TOKENS tokens (at least one document).
+        j = int(np.searchsorted(offsets, offsets[i] + _CHUNK_TOKENS, side="right")) - 1
+        j = min(max(j, i + 1), n)
+        a, b = offsets[i], offsets[j]
+        out[i:j] = _simhash_pass(hashes[a:b], weights[a:b], offsets[i : j + 1] - a)
+        i = j
+    return out
+
+
+def _simhash_pass(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(offsets) - 1, dtype=np.uint64)
+    if offsets[-1] == offsets[0]:
         return out
     q = quantize(weights, offsets)
     # Little-endian view: column i of the unpacked bits is bit i on any platform.

@@ -178,6 +178,9 @@ def is_content_word(token: str) -> bool:
     return token not in stop_words() and _WORDLIKE.search(token) is not None
 
 
+_MISS = object()
+
+
 class Lexicon:
     """What a document does not change about a word's weight, cached per word.
 
@@ -194,12 +197,12 @@ class Lexicon:
         self.idf = idf
         self._pos = dictionary_pos()
         self._pos_boost = (params.noun_boost, params.verb_boost, params.other_boost, 0.0)
-        self._cache: dict[str, tuple[float, float, int] | None] = {}
+        self.cache: dict[str, tuple[float, float, int] | None] = {}
 
     def entry(self, token: str) -> tuple[float, float, int] | None:
         """``(IDF, 1 + POS + MARK, hash)`` of a token, or ``None`` if it is not a content word."""
-        found = self._cache.get(token, False)
-        if found is not False:
+        found = self.cache.get(token, _MISS)
+        if found is not _MISS:
             return found  # type: ignore[return-value]
         value: tuple[float, float, int] | None = None
         if is_content_word(token):
@@ -210,9 +213,9 @@ class Lexicon:
                 pos = _OTHER if token.isascii() else _NOUN
             boost = 1.0 + self._pos_boost[pos] + (self.params.mark_boost if token in self.params.marked_words else 0.0)
             value = (self.idf.idf.get(token, self.idf.default), boost, token_hash(token))
-        if len(self._cache) >= self._MAX_ENTRIES:
-            self._cache.clear()
-        self._cache[token] = value
+        if len(self.cache) >= self._MAX_ENTRIES:
+            self.cache.clear()
+        self.cache[token] = value
         return value
 
 
@@ -226,14 +229,19 @@ def weigh(
     punctuation and stop words, which are dropped.
     """
     counts: dict[str, int] = {}
-    entries = {}
-    entry = lexicon.entry
+    entries: dict[str, tuple[float, float, int]] = {}
+    cache, miss = lexicon.cache, _MISS
     for t in tokens:
-        if t in counts:
-            counts[t] += 1
-        elif (e := entry(t)) is not None:
+        c = counts.get(t)
+        if c is not None:
+            counts[t] = c + 1
+            continue
+        e = cache.get(t, miss)
+        if e is miss:
+            e = lexicon.entry(t)
+        if e is not None:
             counts[t] = 1
-            entries[t] = e
+            entries[t] = e  # type: ignore[assignment]
     if not counts:
         return [], []
     params = lexicon.params

@@ -109,3 +109,14 @@ def test_hex_round_trip() -> None:
 def test_bad_layouts_are_refused(blocks: int, k: int) -> None:
     with pytest.raises(ConfigError):
         BlockLayout(blocks, k)
+
+
+def test_large_batches_are_cut_into_passes_without_changing_results() -> None:
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(0, 60, 1500)  # ~45k tokens: several passes, some empty documents
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    hashes = rng.integers(0, 2**64, offsets[-1], dtype=np.uint64)
+    weights = rng.random(offsets[-1])
+    batch = sh.simhash_batch(hashes, weights, offsets)
+    singles = [sh.simhash(hashes[a:b], weights[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
+    assert batch.tolist() == singles
