@@ -1,11 +1,21 @@
-"""Shared fixtures and the hypothesis profile."""
+"""Shared fixtures and the hypothesis profile.
+
+The Elasticsearch fixtures read the node's URL from ``SIMDUP_TEST_ES_URL``
+(``scripts/test`` starts a local node and sets it) and fail, never skip, without
+it. The connection is checked with ``cluster.health()``: the integ-test node has
+no ``GET /``, so ``client.info()`` would fail there.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import uuid
 
 import pytest
 from hypothesis import settings
+
+ES_URL_ENV = "SIMDUP_TEST_ES_URL"
 
 settings.register_profile("ci", max_examples=200, deadline=None)
 settings.register_profile("dev", max_examples=100, deadline=None)
@@ -17,3 +27,54 @@ def fingerprinter():
     from simdup_es import default_fingerprinter
 
     return default_fingerprinter()
+
+
+@pytest.fixture(scope="session")
+def es_url() -> str:
+    url = os.environ.get(ES_URL_ENV, "").strip()
+    if not url:
+        pytest.fail(
+            f"{ES_URL_ENV} is not set. Integration tests need a running Elasticsearch: "
+            "run them with scripts/test (it starts a local node), or start one "
+            "(e.g. scripts/es-server start) and set "
+            f"{ES_URL_ENV}=http://127.0.0.1:9200.",
+            pytrace=False,
+        )
+    return url.rstrip("/")
+
+
+@pytest.fixture(scope="session")
+def es_client(es_url: str):
+    from elasticsearch import ApiError, Elasticsearch, TransportError
+
+    client = Elasticsearch(es_url, request_timeout=30)
+    try:
+        health = client.cluster.health(wait_for_status="yellow", timeout="30s")
+    except (TransportError, ApiError) as exc:
+        client.close()
+        pytest.fail(
+            f"cannot use Elasticsearch at {es_url} ({ES_URL_ENV}): {exc!r}. "
+            "Is the node running? scripts/es-server status tells.",
+            pytrace=False,
+        )
+    if health.get("timed_out") or health.get("status") == "red":
+        client.close()
+        pytest.fail(
+            f"Elasticsearch at {es_url} is not healthy: status {health.get('status')}",
+            pytrace=False,
+        )
+    yield client
+    client.close()
+
+
+def _slug(name: str, limit: int = 40) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return slug[:limit].rstrip("-") or "test"
+
+
+@pytest.fixture
+def es_index(request: pytest.FixtureRequest, es_client):  # type: ignore[no-untyped-def]
+    """A fresh index name for this test (not created), deleted afterwards."""
+    name = f"simdup-test-{_slug(request.node.name)}-{uuid.uuid4().hex[:8]}"
+    yield name
+    es_client.options(ignore_status=404).indices.delete(index=name)

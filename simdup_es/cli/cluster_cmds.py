@@ -6,7 +6,7 @@ import contextlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -19,33 +19,18 @@ from ._common import (
     make_fingerprinter,
     progress_bar,
 )
-from .store_cmds import store_options
+from .store_cmds import CONNECTION_KEYS, connection_options, connection_settings
 
-F = TypeVar("F", bound=Callable[..., Any])
-_CONNECTION = ("es_url", "index", "api_key", "user", "password", "ca_cert", "insecure")
-
-
-def cluster_options(func: F) -> F:
-    """The connection options of :func:`store_options`, without ``--store``: these commands need a cluster."""
-    func = store_options(func)
-    func.__click_params__ = [p for p in func.__click_params__ if p.name != "store_dir"]  # type: ignore[attr-defined]
-    return func
 
 
 def _connect(kwargs: dict[str, Any]) -> tuple[Any, str]:
     """A client and the index name from the connection options (popped from ``kwargs``)."""
-    from ..store.elasticsearch import ConnectionSettings
-
-    opts = {k: kwargs.pop(k) for k in _CONNECTION}
-    settings = ConnectionSettings.from_env(
-        url=opts["es_url"], api_key=opts["api_key"], username=opts["user"], password=opts["password"],
-        ca_certs=opts["ca_cert"], verify_certs=not opts["insecure"],
-    )
-    return settings.client(), opts["index"]
+    opts = {k: kwargs.pop(k) for k in CONNECTION_KEYS}
+    return connection_settings(opts).client(), opts["index"]
 
 
 @click.command()
-@cluster_options
+@connection_options  # these commands need a cluster: no --store
 @click.option("--field", required=True, help="Field with the text to fingerprint (dotted path into _source).")
 @click.option("--title-field", help="Field with a title: its words weigh more.")
 @click.option("--id-field", help="Field that names documents in the rejects file (default: _id).")
@@ -109,7 +94,7 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
 
 
 @click.command()
-@cluster_options
+@connection_options  # these commands need a cluster: no --store
 @click.option("--k", type=click.IntRange(0, 10), default=3, show_default=True,
               help="Largest Hamming distance of a near-duplicate pair.")
 @click.option("--matrix", is_flag=True, help="Keep only pairs the comparison matrix confirms (reads the texts).")

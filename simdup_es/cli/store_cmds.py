@@ -37,11 +37,9 @@ DEFAULT_STORE = Path(".simdup")
 DEFAULT_INDEX = "simdup-docs"
 
 
-def store_options(func: F) -> F:
-    """Where documents live: an Elasticsearch index, or the embedded store."""
+def connection_options(func: F) -> F:
+    """How to reach an Elasticsearch index: flags, or ``SIMDUP_ES_*`` variables."""
     options = [
-        click.option("--store", "store_dir", type=click.Path(file_okay=False, path_type=Path), envvar="SIMDUP_STORE",
-                     help=f"Embedded store folder (used when no cluster is configured; default {DEFAULT_STORE})."),
         click.option("--es-url", envvar="SIMDUP_ES_URL", help="Elasticsearch URL [env SIMDUP_ES_URL]."),
         click.option("--index", default=DEFAULT_INDEX, envvar="SIMDUP_INDEX", show_default=True,
                      help="Elasticsearch index [env SIMDUP_INDEX]."),
@@ -57,18 +55,36 @@ def store_options(func: F) -> F:
     return func
 
 
+def store_options(func: F) -> F:
+    """Where documents live: an Elasticsearch index, or the embedded store."""
+    func = connection_options(func)
+    return click.option(
+        "--store", "store_dir", type=click.Path(file_okay=False, path_type=Path), envvar="SIMDUP_STORE",
+        help=f"Embedded store folder (used when no cluster is configured; default {DEFAULT_STORE}).",
+    )(func)
+
+
+CONNECTION_KEYS = ("es_url", "index", "api_key", "user", "password", "ca_cert", "insecure")
+
+
+def connection_settings(opts: dict[str, Any]) -> Any:
+    """:class:`~simdup_es.store.elasticsearch.ConnectionSettings` from the options; unset ones fall to the env."""
+    from ..store.elasticsearch import ConnectionSettings
+
+    return ConnectionSettings.from_env(
+        url=opts["es_url"], api_key=opts["api_key"], username=opts["user"], password=opts["password"],
+        ca_certs=opts["ca_cert"], verify_certs=False if opts["insecure"] else None,
+    )
+
+
 @contextmanager
 def open_store(opts: dict[str, Any], *, create: bool = False, layout: BlockLayout = BlockLayout()) -> Iterator[Store]:
     """The store the options name: Elasticsearch when a URL is given, else the embedded one."""
     store: Store
     if opts["es_url"] and not opts["store_dir"]:
-        from ..store.elasticsearch import ConnectionSettings, ElasticsearchStore
+        from ..store.elasticsearch import ElasticsearchStore
 
-        settings = ConnectionSettings.from_env(
-            url=opts["es_url"], api_key=opts["api_key"], username=opts["user"], password=opts["password"],
-            ca_certs=opts["ca_cert"], verify_certs=False if opts["insecure"] else None,
-        )
-        store = ElasticsearchStore(settings, opts["index"], layout)
+        store = ElasticsearchStore(connection_settings(opts), opts["index"], layout)
     else:
         from ..store.local import LocalStore
 
@@ -87,8 +103,7 @@ def open_store(opts: dict[str, Any], *, create: bool = False, layout: BlockLayou
 
 
 def _store_opts(kwargs: dict[str, Any]) -> dict[str, Any]:
-    keys = ("store_dir", "es_url", "index", "api_key", "user", "password", "ca_cert", "insecure")
-    return {k: kwargs.pop(k) for k in keys}
+    return {k: kwargs.pop(k) for k in ("store_dir", *CONNECTION_KEYS)}
 
 
 @click.command()
