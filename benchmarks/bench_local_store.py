@@ -39,7 +39,8 @@ import numpy as np
 from simdup_es.config import BlockLayout
 from simdup_es.search import rerank
 from simdup_es.store.base import StoredDoc
-from simdup_es.store.local import SNAPSHOT_NAME, LocalStore, TableIndex, TableLayout, join_blocks, join_pairs
+from simdup_es.join import join_blocks, join_pairs
+from simdup_es.store.local import SNAPSHOT_NAME, LocalStore, TableIndex, TableLayout
 
 VERSION = "bench-v1"
 K = BlockLayout().k

@@ -135,9 +135,9 @@ def doc_pairs(doc_nodes: Sequence[int], node_pairs: Iterable[tuple[int, int]], *
               ) -> Iterator[tuple[int, int]]:
     """Document pairs from node pairs; ``doc_nodes[p]`` is the node of document ``p`` (negative: none).
 
-    By default a spanning set with the same components as all pairs, in linear
-    size: each document with the first document of its node, and the first
-    documents of the two nodes of each pair. With ``every``, all pairs: exact
+    By default a smaller set with the same components as all pairs: each
+    document with the first document of its node, and the first documents of
+    the two nodes of each pair (one pair per node pair, not one per document pair). With ``every``, all pairs: exact
     duplicates first, then the pairs of each node pair in the order given (so
     nearest first when ``node_pairs`` is), as the comparison matrix needs.
     """

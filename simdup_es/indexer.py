@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from .errors import InputError
+from .errors import ConfigError, InputError
 from .fingerprint import Doc, Fingerprinter
 from .sources import Item, Record, Reject
 from .store.base import Store, StoredDoc
@@ -50,6 +50,8 @@ def index_items(
     refused) go to ``on_reject`` with their reason; nothing is dropped silently.
     ``on_progress`` is called with the number of items finished after each batch.
     """
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
     summary = IndexSummary()
     started = time.perf_counter()
 

@@ -89,11 +89,17 @@ def from_mapping(record: object, fields: Fields, source: str) -> Item:
     return Record(text, source, rid, title)
 
 
-def read_jsonl(lines: Iterable[str], name: str, fields: Fields) -> Iterator[Item]:
-    for n, line in enumerate(lines, 1):
+def read_jsonl(lines: Iterable[bytes], name: str, fields: Fields) -> Iterator[Item]:
+    """Records of JSON Lines given as raw lines; a line that is not UTF-8 is one reject."""
+    for n, raw in enumerate(lines, 1):
+        source = f"{name}:{n}"
+        try:
+            line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            yield Reject(source, f"is not UTF-8 (invalid byte at column {exc.start + 1})")
+            continue
         if not line.strip():
             continue
-        source = f"{name}:{n}"
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -117,10 +123,14 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None) -> Itera
     name = source or str(path)
     suffix = path.suffix.lower()
     try:
-        if suffix in (".jsonl", ".ndjson", ".csv"):
+        if suffix in (".jsonl", ".ndjson"):
+            with open(path, "rb") as f:
+                yield from read_jsonl(f, name, fields)
+            return
+        if suffix == ".csv":
             with open(path, encoding="utf-8-sig", errors="strict", newline="") as f:
                 try:
-                    yield from (read_jsonl if suffix != ".csv" else read_csv)(f, name, fields)
+                    yield from read_csv(f, name, fields)
                 except UnicodeDecodeError as exc:
                     yield Reject(name, f"is not UTF-8 (invalid byte at offset {exc.start}); convert it first")
             return

@@ -37,7 +37,10 @@ _SUFFIX_KIND: dict[str, Kind] = {
 
 # Control and format characters except tab and line breaks (which become spaces and
 # line breaks below). Zero-width spaces and BOMs are format characters (Cf).
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\ufeff]")
+# Lone surrogates (from JSON "\\ud800" escapes) cannot be encoded and go too.
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\ufeff\ud800-\udfff]"
+)
 _SPACES = re.compile(r"[^\S\n]+")
 _LINE_BREAKS = re.compile(r"\s*\n\s*")
 

@@ -100,10 +100,13 @@ class IdfTable:
             path = _jieba_dir() / "analyse" / "idf.txt"
         try:
             raw = Path(path).read_bytes()
+            text = raw.decode("utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot read IDF table {path}: {exc.strerror}; build one with 'simdup idf build'") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"IDF table {path} is not UTF-8 text; build one with 'simdup idf build'") from None
         idf: dict[str, float] = {}
-        for n, line in enumerate(raw.decode("utf-8").splitlines(), 1):
+        for n, line in enumerate(text.splitlines(), 1):
             if not line.strip() or line.startswith("#"):
                 continue
             word, _, value = line.rpartition(" ")

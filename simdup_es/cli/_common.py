@@ -14,7 +14,7 @@ import click
 
 from ..config import FingerprintParams
 from ..fingerprint import Fingerprinter
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from ..sources import Fields, Item, Record, Reject, read_file, read_jsonl, read_paths
 from ..text import kind_of
 
@@ -49,7 +49,10 @@ def fingerprint_options(func: F) -> F:
 def make_fingerprinter(idf_path: Path | None, marked_words: Path | None, max_bytes: int) -> Fingerprinter:
     words: frozenset[str] = frozenset()
     if marked_words is not None:
-        lines = marked_words.read_text(encoding="utf-8").splitlines()
+        try:
+            lines = marked_words.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read marked words {marked_words}: {exc}; it must be UTF-8 text") from None
         words = frozenset(w.strip() for w in lines if w.strip() and not w.startswith("#"))
     return Fingerprinter(FingerprintParams(idf_path=idf_path, marked_words=words, max_bytes=max_bytes))
 
@@ -58,7 +61,7 @@ def read_inputs(inputs: tuple[str, ...], fields: Fields) -> Iterator[Item]:
     """Items from INPUT arguments: files, folders, or ``-`` for JSON Lines on stdin."""
     for name in inputs:
         if name == "-":
-            yield from read_jsonl(sys.stdin, "<stdin>", fields)
+            yield from read_jsonl(sys.stdin.buffer, "<stdin>", fields)
         else:
             yield from read_paths([Path(name)], fields)
 
@@ -104,14 +107,14 @@ class RejectLog:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.count = 0
-        self._file: TextIO | None = None
+        # Opened now: an unwritable path fails before any work, and no stale file
+        # from an earlier run survives this one.
+        self._file: TextIO | None = open_output(path) if path else None
 
     def add(self, source: str, reason: str, id: str | None = None) -> None:
         self.count += 1
         line = {"source": source, "id": id, "reason": reason}
-        if self.path:
-            if self._file is None:  # opened on the first reject: no empty file when all went well
-                self._file = open(self.path, "w", encoding="utf-8")
+        if self._file:
             self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
         else:
             click.echo(f"rejected {source}: {reason}", err=True)
@@ -119,6 +122,16 @@ class RejectLog:
     def close(self) -> None:
         if self._file:
             self._file.close()
+            if self.count == 0 and self.path:
+                self.path.unlink()  # nothing was rejected
+
+
+def open_output(path: Path) -> TextIO:
+    """Open a file the command will write, or say plainly why it cannot."""
+    try:
+        return open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def split(items: Iterable[Item], rejects: RejectLog) -> Iterator[Record]:
@@ -130,18 +143,19 @@ def split(items: Iterable[Item], rejects: RejectLog) -> Iterator[Record]:
             yield item
 
 
-def read_document(arg: str) -> tuple[str, str]:
-    """A COMPARE argument: an existing file is read; anything else is literal text."""
+def read_document(arg: str, label: str = "literal text") -> Record:
+    """A document argument: an existing file is read (as ``simdup index`` reads it,
+    title included, so fingerprints agree); anything else is literal text named ``label``."""
     path = Path(arg)
     if path.is_file():
         items = list(read_file(path, Fields()))
         if len(items) != 1 or not isinstance(items[0], Record):
-            reason = getattr(items[0], "reason", "holds several records; compare takes one document") if items else "empty"
+            reason = getattr(items[0], "reason", "holds several records; give one document") if items else "empty"
             raise InputError(reason, source=arg)
-        return items[0].text, arg
+        return items[0]
     if kind_of(arg) or "/" in arg:
-        raise InputError("no such file (to compare literal text that looks like a path, quote it differently)", source=arg)
-    return arg, "literal text"
+        raise InputError("no such file (to use literal text that looks like a path, quote it differently)", source=arg)
+    return Record(arg, label)
 
 
 def compare_options(func: F) -> F:

@@ -36,7 +36,8 @@ def _connect(kwargs: dict[str, Any]) -> tuple[Any, str]:
 @click.option("--id-field", help="Field that names documents in the rejects file (default: _id).")
 @fingerprint_options
 @click.option("--workers", type=int, help="Fingerprinting processes (default: all cores).")
-@click.option("--batch-size", default=500, show_default=True, help="Documents per bulk request.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=500, show_default=True,
+              help="Documents per bulk request.")
 @click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=Path("rejects.jsonl"),
               show_default=True, help="Where rejected documents go, with their reasons (JSON Lines).")
 @click.option("--retry-errors", is_flag=True,
@@ -95,7 +96,7 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
 
 @click.command()
 @connection_options  # these commands need a cluster: no --store
-@click.option("--k", type=click.IntRange(0, 10), default=3, show_default=True,
+@click.option("-k", "--k", "k", type=click.IntRange(0, 10), default=3, show_default=True,
               help="Largest Hamming distance of a near-duplicate pair.")
 @click.option("--matrix", is_flag=True, help="Keep only pairs the comparison matrix confirms (reads the texts).")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import sys
+from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,7 @@ from ._common import (
     fingerprint_options,
     make_comparer,
     make_fingerprinter,
+    open_output,
     progress,
     read_document,
     read_inputs,
@@ -48,6 +52,9 @@ def main(verbose: int) -> None:
     """Find near-duplicate documents: SimHash fingerprints, Elasticsearch, comparison matrix."""
     level = logging.WARNING - 10 * verbose
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    # Client retries log whole tracebacks at WARNING; the command says what failed.
+    for noisy in ("elastic_transport", "elasticsearch", "pypdf"):
+        logging.getLogger(noisy).setLevel(logging.DEBUG if verbose >= 2 else logging.ERROR)
     # jieba adds its own stderr handler at DEBUG when imported; as the application
     # we route its records through our handler and level instead.
     import jieba  # noqa: F401  (imported for that side effect to happen first)
@@ -94,11 +101,17 @@ def fingerprint(
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     fields = Fields(text_field, title_field or None, id_field or None)
     log = RejectLog(rejects)
-    literal = (Record(t, f"--text[{i}]") for i, t in enumerate(texts))
-    records = list(literal) + list(split(read_inputs(inputs, fields), log))
-    docs = (Doc(r.text, r.title, r.source) for r in records)
+    literal = [Record(t, f"--text[{i}]") for i, t in enumerate(texts)]
+    pending: deque[Record] = deque()  # records in flight, in input order
+
+    def docs() -> Iterator[Doc]:
+        for record in itertools.chain(literal, split(read_inputs(inputs, fields), log)):
+            pending.append(record)
+            yield Doc(record.text, record.title, record.source)
+
     done = 0
-    for record, result in zip(records, progress(fingerprinter.map(docs, workers=workers), "fingerprint", len(records))):
+    for result in progress(fingerprinter.map(docs(), workers=workers), "fingerprint"):
+        record = pending.popleft()
         if result.error is not None:
             log.add(record.source, result.error.reason if isinstance(result.error, InputError) else str(result.error), record.id)
             continue
@@ -133,17 +146,17 @@ def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, ma
 
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     comparer = make_comparer(fingerprinter.tokenizer, kwargs)
-    (text_a, name_a), (text_b, name_b) = read_document(a), read_document(b)
-    fa = fingerprinter.fingerprint_many([Doc(text_a, source=name_a)])[0].unwrap()
-    fb = fingerprinter.fingerprint_many([Doc(text_b, source=name_b)])[0].unwrap()
+    doc_a, doc_b = read_document(a, "A"), read_document(b, "B")
+    html = open_output(html_path) if html_path is not None else None
+    fa, fb = (fingerprinter.fingerprint_many([Doc(r.text, r.title, r.source)])[0].unwrap() for r in (doc_a, doc_b))
     d = fa.distance(fb)
     near = d <= BlockLayout().k
-    unified_a, unified_b = unify(text_a), unify(text_b)
-    name_a, name_b = (Path(n).name if n != "literal text" else label for n, label in ((name_a, "A"), (name_b, "B")))
+    unified_a, unified_b = unify(doc_a.text), unify(doc_b.text)
+    name_a, name_b = Path(doc_a.source).name, Path(doc_b.source).name
     comparison = comparer(unified_a, unified_b)
-    if html_path is not None:
-        html_path.write_text(render_html(unified_a, unified_b, comparison, label_a=name_a, label_b=name_b),
-                             encoding="utf-8")
+    if html is not None:
+        with html:
+            html.write(render_html(unified_a, unified_b, comparison, label_a=name_a, label_b=name_b))
         click.echo(f"wrote {html_path}", err=True)
     if as_json:
         echo_json({"a": fa.hex, "b": fb.hex, "distance": d, "similarity": round(sh.similarity(d), 2),
@@ -175,9 +188,11 @@ def idf_build(corpus: tuple[str, ...], output: Path, text_field: str, title_fiel
 
     tokenizer = Tokenizer()
     log = RejectLog(None)
+    out = open_output(output)  # before the corpus is read, not after
     records = split(read_inputs(corpus, Fields(text_field, title_field or None, id_field or None)), log)
     table, n = build_idf(tokenizer.words(unify(r.text)) for r in progress(records, "idf"))
-    if n == 0:
-        raise click.ClickException("the corpus has no readable documents")
-    output.write_text(format_idf(table, n), encoding="utf-8")
+    with out:
+        if n == 0:
+            raise click.ClickException("the corpus has no readable documents")
+        out.write(format_idf(table, n))
     click.echo(f"wrote {len(table)} words from {n} documents to {output} ({log.count} rejected)", err=True)

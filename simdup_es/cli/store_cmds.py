@@ -27,6 +27,7 @@ from ._common import (
     fingerprint_options,
     make_comparer,
     make_fingerprinter,
+    open_output,
     progress_bar,
     read_document,
     read_inputs,
@@ -81,7 +82,9 @@ def connection_settings(opts: dict[str, Any]) -> Any:
 def open_store(opts: dict[str, Any], *, create: bool = False, layout: BlockLayout = BlockLayout()) -> Iterator[Store]:
     """The store the options name: Elasticsearch when a URL is given, else the embedded one."""
     store: Store
-    if opts["es_url"] and not opts["store_dir"]:
+    if opts["es_url"] and opts["store_dir"]:
+        raise click.UsageError("give --es-url or --store (or SIMDUP_ES_URL / SIMDUP_STORE), not both")
+    if opts["es_url"]:
         from ..store.elasticsearch import ElasticsearchStore
 
         store = ElasticsearchStore(connection_settings(opts), opts["index"], layout)
@@ -120,7 +123,8 @@ def setup(**kwargs: Any) -> None:
 @field_options
 @fingerprint_options
 @click.option("--workers", type=int, help="Fingerprinting processes (default: all cores).")
-@click.option("--batch-size", default=500, show_default=True, help="Documents per bulk request.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=500, show_default=True,
+              help="Documents per bulk request.")
 @click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=Path("rejects.jsonl"),
               show_default=True, help="Where rejected records go, with their reasons (JSON Lines).")
 def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: str, idf_path: Path | None,
@@ -154,7 +158,7 @@ def _query_document(store: Store | None, fingerprinter: Fingerprinter, text: str
     """The query's fingerprint, its text (for the comparison matrix) and the id to leave out."""
     given = [x is not None for x in (text, file, doc_id)]
     if sum(given) != 1:
-        raise click.UsageError("give exactly one of --text, --file or --id")
+        raise click.UsageError("give exactly one of --text or --file" + (" or --id" if store is not None else ""))
     if doc_id is not None:
         assert store is not None
         found = store.get([doc_id])
@@ -166,14 +170,14 @@ def _query_document(store: Store | None, fingerprinter: Fingerprinter, text: str
                               f"{fingerprinter.version}: use the same --idf/--marked-words as when indexing")
         return Fingerprint(doc.fingerprint, doc.version), doc.text, doc_id
     if file is not None:
-        text, _ = read_document(str(file))
+        record = read_document(str(file))  # title as 'simdup index' gives it, so the fingerprints agree
+        text, title = record.text, title or record.title
     assert text is not None
     return fingerprinter.fingerprint(text, title), text, None
 
 
 def query_source_options(func: F) -> F:
     func = click.option("--title", help="Title of the query text (titles weigh in fingerprints).")(func)
-    func = click.option("--id", "doc_id", help="Use this stored document as the query.")(func)
     func = click.option("--file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Query file.")(func)
     func = click.option("--text", help="Query text.")(func)
     return func
@@ -181,11 +185,12 @@ def query_source_options(func: F) -> F:
 
 @click.command()
 @query_source_options
+@click.option("--id", "doc_id", help="Use this stored document as the query.")
 @store_options
 @fingerprint_options
 @compare_options
 @click.option("--limit", default=20, show_default=True, help="Show at most this many matches.")
-@click.option("-k", "--max-distance", "k", type=click.IntRange(0, 7), default=3, show_default=True,
+@click.option("-k", "--k", "k", type=click.IntRange(0, 7), default=3, show_default=True,
               help="Largest Hamming distance kept. Above 3 the comparison matrix should decide: see the README.")
 @click.option("--no-matrix", is_flag=True, help="Stop after the Hamming re-rank (no sentence comparison).")
 @click.option("--details", default=1, show_default=True, help="Show the copied sentences of the best N hits.")
@@ -205,10 +210,12 @@ def search(text: str | None, file: Path | None, doc_id: str | None, title: str |
     comparer = None if no_matrix else make_comparer(fingerprinter.tokenizer, kwargs)
     with open_store(_store_opts(kwargs), layout=BlockLayout(k=k)) as store:
         fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id, title)
-        matches = near_duplicates(store, fp, exclude_id=exclude)[:limit]
+        matches = near_duplicates(store, fp, exclude_id=exclude)
+        if comparer is None:
+            matches = matches[:limit]
         docs = {d.id: d for d in store.get([m.id for m in matches])}
     if comparer is not None and query_text:
-        hits = sentence_rerank(query_text, matches, docs, comparer)
+        hits = sentence_rerank(query_text, matches, docs, comparer)[:limit]  # cut after re-rank 2, not before
     else:
         hits = [Hit(m, docs.get(m.id)) for m in matches]
     _show_hits(hits, query_text, as_json=as_json, details=details, html_path=html_path)
@@ -250,23 +257,22 @@ def _show_hits(hits: list[Hit], query_text: str | None, *, as_json: bool, detail
                         label_a="query", label_b=h.match.id, max_pairs=10)
     if html_path is not None and scored:
         best = scored[0]
-        html_path.write_text(render_html(unify(query_text or ""), unify(best.doc.text or ""), best.comparison,
-                                         label_a="query", label_b=best.match.id), encoding="utf-8")
+        with open_output(html_path) as out:
+            out.write(render_html(unify(query_text or ""), unify(best.doc.text or ""), best.comparison,
+                                  label_a="query", label_b=best.match.id))
         click.echo(f"wrote {html_path}", err=True)
 
 
 @click.command()
 @query_source_options
-@click.option("--dsl", is_flag=True, required=True, help="Print the Elasticsearch request body.")
+@click.option("--dsl", is_flag=True, help="Print the Elasticsearch request body (what this command does).")
 @click.option("--index", default=DEFAULT_INDEX, envvar="SIMDUP_INDEX", show_default=True)
 @fingerprint_options
-def query(text: str | None, file: Path | None, doc_id: str | None, title: str | None, dsl: bool, index: str, idf_path: Path | None,
+def query(text: str | None, file: Path | None, title: str | None, dsl: bool, index: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int) -> None:
     """Print the candidate query for a text or file, ready for Kibana Dev Tools."""
     from ..query import candidate_search
 
-    if doc_id is not None:
-        raise click.UsageError("query --dsl takes --text or --file (use 'search --id' for stored documents)")
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     fp, _, _ = _query_document(None, fingerprinter, text, file, None, title)
     body = candidate_search(fp.value, fp.version, BlockLayout())

@@ -89,8 +89,7 @@ import numpy as np
 
 from ..config import FINGERPRINT_BITS, BlockLayout
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
-# The pair search lives in a pure module; re-exported here, where it used to be.
-from ..join import brute_force_pairs, join_blocks, join_pairs  # noqa: F401
+from ..join import join_pairs
 from .base import BulkReport, StoredDoc
 
 log = logging.getLogger(__name__)

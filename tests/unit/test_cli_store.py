@@ -72,3 +72,37 @@ def test_query_dsl_prints_a_pasteable_body() -> None:
     assert first == "GET docs/_search"
     query = json.loads(body)["query"]["bool"]
     assert query["minimum_should_match"] == 5 and len(query["should"]) == 8
+
+
+def test_search_file_finds_the_same_file_after_indexing_it(tmp_path: Path) -> None:
+    doc = tmp_path / "docs" / "文件名转换.txt"  # the file name becomes the title, on both sides
+    doc.parent.mkdir()
+    doc.write_text((Path(__file__).parent.parent / "fixtures" / "zh_article.txt").read_text(encoding="utf-8"),
+                   encoding="utf-8")
+    store = str(tmp_path / "store")
+    assert _run("index", str(doc.parent), "--store", store).exit_code == 0
+    result = _run("search", "--store", store, "--file", str(doc), "--json")
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["distance"] for line in result.stdout.splitlines()] == [0]
+
+
+def test_bad_options_and_paths_are_one_line_errors(tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    cases = [
+        (["index", SAMPLE, "--store", store, "--batch-size", "0"], "--batch-size"),
+        (["index", SAMPLE, "--store", store, "--rejects", str(tmp_path / "no" / "r.jsonl")], "cannot write"),
+        (["search", "--text", "文档", "--store", store, "--es-url", "http://127.0.0.1:9"], "not both"),
+        (["compare", "一段文字。", "另一段文字。", "--html", str(tmp_path / "no" / "r.html")], "cannot write"),
+    ]
+    for args, message in cases:
+        result = _run(*args)
+        assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output, args
+
+
+def test_jsonl_with_a_lone_surrogate_and_invalid_bytes_is_counted(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b'{"text": "\\ud800\xe6\x96\x87\xe6\xa1\xa3\xe7\x9a\x84\xe6\xad\xa3\xe6\x96\x87"}\n'
+                    b'{"text": "\xff\xfe"}\n{"text": "\xe7\xac\xac\xe4\xba\x8c\xe7\xaf\x87\xe6\x96\x87\xe6\xa1\xa3"}\n')
+    result = _run("fingerprint", str(src))
+    assert result.exit_code == 1
+    assert "fingerprinted 2, rejected 1, total 3" in result.stderr and f"{src}:2: is not UTF-8" in result.stderr

@@ -5,13 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from simdup_es import join
-from simdup_es.store import local
-
-
-def test_the_embedded_store_uses_the_pure_module() -> None:
-    assert local.join_pairs is join.join_pairs
-    assert local.join_blocks is join.join_blocks
-    assert local.brute_force_pairs is join.brute_force_pairs
 
 
 def test_join_pairs_on_a_million_random_fingerprints_finds_the_planted_pairs() -> None:

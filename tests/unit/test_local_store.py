@@ -18,6 +18,7 @@ from simdup_es.errors import ConfigError, NotFound, StoreError
 from simdup_es.search import rerank
 from simdup_es.store import local
 from simdup_es.store.base import Store, StoredDoc
+from simdup_es.join import brute_force_pairs, join_blocks, join_pairs
 from simdup_es.store.local import (
     LocalStore,
     StoreCorrupted,
@@ -26,9 +27,6 @@ from simdup_es.store.local import (
     TableIndex,
     TableLayout,
     brute_force,
-    brute_force_pairs,
-    join_blocks,
-    join_pairs,
 )
 
 MAX = (1 << 64) - 1
