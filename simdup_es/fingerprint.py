@@ -13,8 +13,10 @@ import json
 import logging
 import multiprocessing
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from typing import TypeVar
 from importlib.metadata import version as _pkg_version
 
 import numpy as np
@@ -26,6 +28,7 @@ from .text import unify
 from .tokens import IdfTable, Lexicon, Tokenizer, weigh
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Bump when tokenisation, weighting or hashing changes in a way that changes bits.
 ALGORITHM_VERSION = 1
@@ -167,6 +170,21 @@ class Fingerprinter:
             while batch := list(itertools.islice(chunks, window)):
                 for results in pool.imap(_work, [(chunk, unified) for chunk in batch]):
                     yield from results
+
+
+    def map_items(
+        self, items: Iterable[T], to_doc: Callable[[T], Doc], *, workers: int | None = None
+    ) -> Iterator[tuple[T, Result]]:
+        """:meth:`map` over any items, each yielded with its result (in input order, streaming)."""
+        pending: deque[T] = deque()  # items in flight
+
+        def docs() -> Iterator[Doc]:
+            for item in items:
+                pending.append(item)
+                yield to_doc(item)
+
+        for result in self.map(docs(), workers=workers):
+            yield pending.popleft(), result
 
 
 @dataclass(frozen=True)

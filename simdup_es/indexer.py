@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from .errors import ConfigError, InputError
-from .fingerprint import Doc, Fingerprinter
-from .sources import Item, Record, Reject
+from .fingerprint import Fingerprinter
+from .sources import Item, Record, Reject, record_doc
 from .store.base import Store, StoredDoc
 
 @dataclass
@@ -59,20 +58,16 @@ def index_items(
         summary.rejected += 1
         on_reject(item)
 
-    pending: deque[Record] = deque()
-
-    def docs() -> Iterator[Doc]:
+    def records() -> Iterator[Record]:
         for item in items:
             summary.read += 1
             if isinstance(item, Reject):
                 reject(item)
-                continue
-            pending.append(item)
-            yield Doc(item.text, item.title, item.source)
+            else:
+                yield item
 
     def fingerprinted() -> Iterator[StoredDoc]:
-        for result in fingerprinter.map(docs(), workers=workers):
-            record = pending.popleft()
+        for record, result in fingerprinter.map_items(records(), record_doc, workers=workers):
             if result.error is not None:
                 reason = result.error.reason if isinstance(result.error, InputError) else str(result.error)
                 reject(Reject(record.source, reason, record.id))

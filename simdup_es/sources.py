@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
+from .fingerprint import Doc
 from .text import extract, kind_of
 
 
@@ -53,6 +54,11 @@ class Reject:
 
 
 Item = Record | Reject
+
+
+def record_doc(record: Record) -> Doc:
+    """The fingerprinter's view of a record."""
+    return Doc(record.text, record.title, record.source)
 
 
 def content_id(text: str, title: str | None = None) -> str:

@@ -46,6 +46,15 @@ def fingerprint_options(func: F) -> F:
     return func
 
 
+def bulk_options(func: F) -> F:
+    """--workers/--batch-size/--rejects for commands that fingerprint and write in bulk."""
+    func = click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=Path("rejects.jsonl"),
+                        show_default=True, help="Where rejected records go, with their reasons (JSON Lines).")(func)
+    func = click.option("--batch-size", type=click.IntRange(min=1), default=500, show_default=True,
+                        help="Documents per bulk request.")(func)
+    return click.option("--workers", type=int, help="Fingerprinting processes (default: all cores).")(func)
+
+
 def make_fingerprinter(idf_path: Path | None, marked_words: Path | None, max_bytes: int) -> Fingerprinter:
     words: frozenset[str] = frozenset()
     if marked_words is not None:

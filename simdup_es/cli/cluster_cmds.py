@@ -12,6 +12,7 @@ import click
 
 from ._common import (
     RejectLog,
+    bulk_options,
     compare_options,
     echo_json,
     fingerprint_options,
@@ -35,11 +36,7 @@ def _connect(kwargs: dict[str, Any]) -> tuple[Any, str]:
 @click.option("--title-field", help="Field with a title: its words weigh more.")
 @click.option("--id-field", help="Field that names documents in the rejects file (default: _id).")
 @fingerprint_options
-@click.option("--workers", type=int, help="Fingerprinting processes (default: all cores).")
-@click.option("--batch-size", type=click.IntRange(min=1), default=500, show_default=True,
-              help="Documents per bulk request.")
-@click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=Path("rejects.jsonl"),
-              show_default=True, help="Where rejected documents go, with their reasons (JSON Lines).")
+@bulk_options
 @click.option("--retry-errors", is_flag=True,
               help="Also read documents an earlier run marked unusable (simdup.error), e.g. after their text "
                    "was added.")

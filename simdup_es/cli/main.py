@@ -6,8 +6,6 @@ import importlib
 import itertools
 import logging
 import sys
-from collections import deque
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ from .. import simhash as sh
 from ..config import BlockLayout
 from ..errors import InputError, SimdupError
 from ..fingerprint import Doc
-from ..sources import Fields, Record
+from ..sources import Fields, Record, record_doc
 from ..tokens import build_idf, format_idf
 from . import cluster_cmds, store_cmds
 from ._common import (
@@ -103,16 +101,9 @@ def fingerprint(
     fields = Fields(text_field, title_field or None, id_field or None)
     log = RejectLog(rejects)
     literal = [Record(t, f"--text[{i}]") for i, t in enumerate(texts)]
-    pending: deque[Record] = deque()  # records in flight, in input order
-
-    def docs() -> Iterator[Doc]:
-        for record in itertools.chain(literal, split(read_inputs(inputs, fields), log)):
-            pending.append(record)
-            yield Doc(record.text, record.title, record.source)
-
+    records = itertools.chain(literal, split(read_inputs(inputs, fields), log))
     done = 0
-    for result in progress(fingerprinter.map(docs(), workers=workers), "fingerprint"):
-        record = pending.popleft()
+    for record, result in progress(fingerprinter.map_items(records, record_doc, workers=workers), "fingerprint"):
         if result.error is not None:
             log.add(record.source, result.error.reason if isinstance(result.error, InputError) else str(result.error), record.id)
             continue

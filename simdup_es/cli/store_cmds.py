@@ -21,6 +21,7 @@ from ..sources import Fields
 from ..store.base import Store
 from ._common import (
     RejectLog,
+    bulk_options,
     compare_options,
     echo_json,
     field_options,
@@ -122,11 +123,7 @@ def setup(**kwargs: Any) -> None:
 @store_options
 @field_options
 @fingerprint_options
-@click.option("--workers", type=int, help="Fingerprinting processes (default: all cores).")
-@click.option("--batch-size", type=click.IntRange(min=1), default=500, show_default=True,
-              help="Documents per bulk request.")
-@click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=Path("rejects.jsonl"),
-              show_default=True, help="Where rejected records go, with their reasons (JSON Lines).")
+@bulk_options
 def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int, workers: int | None, batch_size: int, rejects: Path,
           **kwargs: Any) -> None:

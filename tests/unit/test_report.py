@@ -18,15 +18,6 @@ Segment = Callable[[str], Sequence[str]]
 _WORDLIKE = re.compile(r"[^\W_]")
 
 
-@pytest.fixture(scope="module")
-def segment(tmp_path_factory: pytest.TempPathFactory) -> Segment:
-    import jieba
-
-    tokenizer = jieba.Tokenizer()
-    tokenizer.tmp_dir = str(tmp_path_factory.mktemp("jieba"))
-    tokenizer.initialize()
-    return lambda text: [t for t in tokenizer.lcut(text) if _WORDLIKE.search(t)]
-
 
 # Markup in the texts must come out as text, not as markup.
 HOSTILE_HEAD = '注意:<script>alert("x")</script> & 其他 "引号" 内容都要转义才行。\n'
