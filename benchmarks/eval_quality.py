@@ -55,7 +55,7 @@ from simdup_es.fingerprint import Doc, Fingerprinter  # noqa: E402
 from simdup_es.sentences import split_sentences  # noqa: E402
 from simdup_es.text import unify  # noqa: E402
 from simdup_es.thesaurus import Thesaurus, cilin_thesaurus  # noqa: E402
-from simdup_es.tokens import Tokenizer  # noqa: E402
+from simdup_es.tokens import Tokenizer, dictionary_words  # noqa: E402
 
 DATA = Path(os.environ.get("SIMDUP_DATA") or ROOT / "data")
 DEFAULT = CompareParams()
@@ -129,8 +129,8 @@ def sentence_truth(text: str, mask: np.ndarray | None, sentences, identical: np.
 
 
 class Scorer:
-    def __init__(self, tokenizer: Tokenizer, thesaurus: Thesaurus) -> None:
-        self.words_of = tokenizer.words
+    def __init__(self, thesaurus: Thesaurus) -> None:
+        self.words_of = dictionary_words  # compare()'s default segmenter
         self.thesaurus = thesaurus
         self.cache: dict[str, Counter[str]] = {}
         self.sentence_cache: dict[str, list] = {}
@@ -398,6 +398,7 @@ def main() -> None:
 
     tokenizer = Tokenizer()
     tokenizer.words("预热")
+    dictionary_words("预热")
     thesaurus = cilin_thesaurus()
     t0 = time.perf_counter()
     pairs, summary = quality_set.build(
@@ -426,12 +427,12 @@ def main() -> None:
     t0 = lap("fingerprints", t0)
 
     # ---- matrix features of every pair, checked against compare()
-    scorer = Scorer(tokenizer, thesaurus)
+    scorer = Scorer(thesaurus)
     feats = [scorer.features(p) for p in pairs]
     t0 = lap("matrix", t0)
     mismatches = []
     for p, f in zip(pairs, feats):
-        c = compare(p.a, p.b, DEFAULT, segment=tokenizer.words, thesaurus=thesaurus, workers=1)
+        c = compare(p.a, p.b, DEFAULT, thesaurus=thesaurus, workers=1)
         ma, mb = f.marks(DEFAULT.similar_weight, DEFAULT.right_weight, True)
         if set(np.flatnonzero(ma).tolist()) != {q.i for q in c.pairs} or set(np.flatnonzero(mb).tolist()) != {q.j for q in c.pairs}:
             mismatches.append(p.id)
@@ -541,7 +542,7 @@ def main() -> None:
     t0 = time.perf_counter()
 
     def trimmed(p: quality_set.Pair) -> float:
-        c = compare(p.a, p.b, trim, segment=tokenizer.words, thesaurus=thesaurus, workers=1)
+        c = compare(p.a, p.b, trim, thesaurus=thesaurus, workers=1)
         return max(c.similarity_a, c.similarity_b)
 
     s_trim = np.array([trimmed(p) for p in pairs])

@@ -63,15 +63,16 @@ leave it off to ask "how much of b is copied from a". Beyond
 Speed
 -----
 Every unit becomes one code point, numbered by frequency over both texts (the
-most common unit gets 0), with joins and numpy: a CJK character stands for
-itself until it is renumbered, a Latin word gets a private-use code point first
-(only sentences that contain words are coded unit by unit in Python). Ranking costs about as much as it saves at 50 x 50 sentences and pays
-above: RapidFuzz looks code points below 256 up in an array and the others in a
-hash map, so the whole-text LCS on ranked strings is about 3x faster (measured:
-0.09 against 0.27 ms at 50 x 50, 39 against 140 ms at 1000 x 1000). The matrix
-is computed in bulk with ``rapidfuzz.process.cdist`` and
-``score_cutoff=similar_weight``; when there are more than 256 distinct units, on
-*folded* strings in which every code point is below 256 (the 160 most common
+most common unit gets 0). :func:`simdup_es.sentences.split_sentences_coded`
+finds the units of a whole text with numpy and codes them as it splits (a CJK
+character stands for itself, a Latin word gets a private-use code point), so no
+step runs in Python per unit. Ranking costs about as much as it saves at 50 x 50
+sentences and pays above: RapidFuzz looks code points below 256 up in an array
+and the others in a hash map, so the whole-text LCS on ranked strings is about
+3x faster (measured: 0.09 against 0.27 ms at 50 x 50, 39 against 140 ms at
+1000 x 1000). The matrix is computed in bulk with ``rapidfuzz.process.cdist``
+and ``score_cutoff=similar_weight``; when there are more than 256 distinct units,
+on *folded* strings in which every code point is below 256 (the 160 most common
 units keep their own, rarer ones share). Folding can only add matches, so the
 folded ``p`` is an upper bound and no candidate is lost, while RapidFuzz runs its
 8-bit fast path (measured: 2.5x faster than on wide strings at 50 x 50, 10x at
@@ -81,11 +82,11 @@ are rejected by ``score_cutoff`` at once, and in large matrices not even visited
 (see :func:`_rough_matrix`). ``workers`` spreads ``cdist`` over threads; it pays
 only for large matrices (:data:`PARALLEL_MIN_PAIRS`).
 
-The word-level check segments each sentence it needs once per call. With jieba
-that is the largest single cost of a small comparison: about 0.12 ms per
-sentence of 40 characters, so a 50 x 50 pair with 7 word-level checks spends
-1.6–2.2 ms in jieba (measured alone and inside ``compare``) and about 1.8 ms in
-everything else, 0.65 ms of which is :func:`split_sentences` (see
+The word-level check segments each sentence it needs once per call. The default
+segmenter, :func:`simdup_es.tokens.dictionary_words`, is jieba's dictionary
+without the HMM run by jieba-rs: about 8 µs per sentence of 40 characters,
+against 110 µs in Python jieba (130 µs with its HMM). A 50 x 50 pair with 7
+word-level checks takes about 1.4 ms, 0.2 ms of it segmenting (see
 ``benchmarks/bench_compare.py``). Where one text is compared with many, pass a
 :class:`CachedSegmenter` so its sentences are segmented once in all.
 """
@@ -99,7 +100,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from itertools import chain
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from rapidfuzz import process
@@ -115,8 +116,9 @@ from .lcs import (
     resemblance,
     trusted_span,
 )
-from .sentences import DEFAULT_MIN_UNITS, Sentence, split_sentences
+from .sentences import DEFAULT_MIN_UNITS, WORD_BASE, Sentence, WordCodes, split_sentences, split_sentences_coded
 from .thesaurus import Thesaurus, cilin_thesaurus
+from .tokens import dictionary_words
 
 __all__ = [
     "ALIGNMENT_MAX_CELLS",
@@ -152,9 +154,7 @@ _GROUP_SPAN = 1.1
 _FOLD_KEEP = 160
 _FOLD_SPAN = 256 - _FOLD_KEEP
 # Multi-character units (words) are coded in the private-use planes 15 and 16.
-_WORD_BASE = 0xF0000
-_WORD_FIRST = chr(_WORD_BASE)
-_WORD_CODES = 0x110000 - _WORD_BASE
+_WORD_FIRST = chr(WORD_BASE)
 _PRIVATE_PLANES = re.compile("[\U000F0000-\U0010FFFF]")
 
 
@@ -370,29 +370,32 @@ class _Encoded:
     folded_b: list[str] | None
 
 
-def _raw_codes(sentences_units: Sequence[Sequence[str]], words: dict[str, str]) -> list[str]:
-    """One code point per unit, before ranking: a one-character unit is itself,
-    a longer one (a Latin word or number) gets a private-use code point, which no
-    unit can be (private-use characters are not letters)."""
+def _raw_codes(units_a: Sequence[Sequence[Hashable]], units_b: Sequence[Sequence[Hashable]]) -> tuple[list[str], list[str]]:
+    """One code point per unit, before ranking, for units given as sequences.
+
+    A one-character unit is itself, a longer one (a Latin word or number) gets a
+    private-use code point, as :func:`simdup_es.sentences.split_sentences_coded`
+    codes them. Units that are not strings, or more distinct words than
+    private-use code points, are numbered one by one instead.
+    """
+    try:
+        words = WordCodes()
+        return _word_codes(units_a, words), _word_codes(units_b, words)
+    except (OverflowError, TypeError):
+        codec = UnitCodec()
+        return [codec.encode(u) for u in units_a], [codec.encode(u) for u in units_b]
+
+
+def _word_codes(sentences_units: Sequence[Sequence[Hashable]], words: WordCodes) -> list[str]:
     out = []
-    for units in sentences_units:
-        joined = "".join(units)
+    for units in cast("Sequence[Sequence[str]]", sentences_units):
+        joined = "".join(units)  # TypeError for units that are not strings
         # A regular expression finds a private-use character faster than max()
         # walks the string (which makes an object of every character).
         if len(joined) != len(units) or _PRIVATE_PLANES.search(joined):
-            joined = "".join(
-                [u if len(u) == 1 and u < _WORD_FIRST else words.get(u) or _new_word(words, u) for u in units]
-            )
+            joined = "".join([u if len(u) == 1 and u < _WORD_FIRST else words[u] for u in units])
         out.append(joined)
     return out
-
-
-def _new_word(words: dict[str, str], unit: str) -> str:
-    n = len(words)
-    if n >= _WORD_CODES:
-        raise OverflowError  # caught by _encode, which falls back to UnitCodec
-    code = words[unit] = chr(_WORD_BASE + n)
-    return code
 
 
 def _split_lengths(whole: str, lengths: Sequence[int]) -> list[str]:
@@ -404,18 +407,11 @@ def _split_lengths(whole: str, lengths: Sequence[int]) -> list[str]:
     return out
 
 
-def _encode(units_a: Sequence[Sequence[Hashable]], units_b: Sequence[Sequence[Hashable]]) -> _Encoded:
-    """Encode both texts for RapidFuzz: mostly C-speed work (joins and numpy)."""
-    try:
-        words: dict[str, str] = {}
-        raw = "".join(_raw_codes(units_a, words)) + "".join(_raw_codes(units_b, words))  # type: ignore[arg-type]
-    except (OverflowError, TypeError):
-        # Units that are not strings, or more distinct words than private-use
-        # code points: number them one by one instead.
-        codec = UnitCodec()
-        raw = "".join(codec.encode(u) for u in (*units_a, *units_b))
-    lengths_a = [len(u) for u in units_a]
-    lengths_b = [len(u) for u in units_b]
+def _encode(raw_a: list[str], raw_b: list[str]) -> _Encoded:
+    """Rank the code points of both texts by frequency (mostly numpy work)."""
+    lengths_a = [len(u) for u in raw_a]
+    lengths_b = [len(u) for u in raw_b]
+    raw = "".join(raw_a) + "".join(raw_b)
     codes = np.frombuffer(raw.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     if codes.size:
         _, inverse, counts = np.unique(codes, return_inverse=True, return_counts=True)
@@ -580,7 +576,7 @@ def lcs_matrix(
     if any("" in u for u in (*units_a, *units_b)):
         raise ConfigError("a unit is the empty string (units are characters or words, never empty)")
     n, m = len(units_a), len(units_b)
-    enc = _encode(units_a, units_b)
+    enc = _encode(*_raw_codes(units_a, units_b))
     ii, jj, lcs = _candidates(enc, similar_weight, _auto_workers(workers, n * m))
     L = np.zeros((n, m), dtype=np.int64)
     P = np.zeros((n, m), dtype=np.float64)
@@ -738,7 +734,7 @@ def compare(
     b: str,
     params: CompareParams = CompareParams(),  # frozen, so one shared default is safe
     *,
-    segment: Segmenter,
+    segment: Segmenter | None = None,
     thesaurus: Thesaurus | None = None,
     workers: int | None = None,
 ) -> Comparison:
@@ -752,9 +748,11 @@ def compare(
     params:
         Thresholds and options.
     segment:
-        Word segmenter for the word-level check, e.g. ``Tokenizer().words``. It
-        should drop punctuation and spaces; tokens that are only whitespace are
-        dropped here too.
+        Word segmenter for the word-level check; ``None`` (default) is
+        :func:`simdup_es.tokens.dictionary_words` (jieba's dictionary, no HMM,
+        stop words dropped). It should drop punctuation and spaces; tokens that
+        are only whitespace are dropped here too. Where one text is compared
+        with many, wrap it in a :class:`CachedSegmenter`.
     thesaurus:
         Synonym groups for the word-level check. ``None`` with
         ``params.use_synonyms`` loads Cilin (once per process); ignored when
@@ -774,10 +772,16 @@ def compare(
     ThesaurusError
         Synonyms are on, no thesaurus was given and Cilin cannot be loaded.
     """
-    sentences_a = split_sentences(a, min_units=params.min_units)
-    sentences_b = split_sentences(b, min_units=params.min_units)
+    codes = WordCodes()  # one code per Latin word, shared by both texts
+    try:
+        sentences_a, raw_a = split_sentences_coded(a, codes, min_units=params.min_units)
+        sentences_b, raw_b = split_sentences_coded(b, codes, min_units=params.min_units)
+    except OverflowError:
+        sentences_a = split_sentences(a, min_units=params.min_units)
+        sentences_b = split_sentences(b, min_units=params.min_units)
+        raw_a, raw_b = _raw_codes([s.units for s in sentences_a], [s.units for s in sentences_b])
     n, m = len(sentences_a), len(sentences_b)
-    enc = _encode([s.units for s in sentences_a], [s.units for s in sentences_b])
+    enc = _encode(raw_a, raw_b)
     ea, eb = enc.a, enc.b
     n_a = np.fromiter(map(len, ea), dtype=np.int64, count=n)  # one code point per unit
     n_b = np.fromiter(map(len, eb), dtype=np.int64, count=m)
@@ -803,6 +807,8 @@ def compare(
         inside = (ii >= core_a.start) & (ii < core_a.stop) & (jj >= core_b.start) & (jj < core_b.stop)
         ii, jj, lcs, p = ii[inside], jj[inside], lcs[inside], p[inside]
 
+    if segment is None:
+        segment = dictionary_words
     thes: Thesaurus | None = None
     if params.use_synonyms:
         thes = thesaurus if thesaurus is not None else cilin_thesaurus()

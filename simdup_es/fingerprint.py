@@ -156,6 +156,7 @@ class Fingerprinter:
             for chunk in itertools.chain(filter(None, [first]), chunks):
                 yield from self.fingerprint_many(chunk, unified=unified)
             return
+        assert first is not None  # there is a second chunk
         chunks = itertools.chain([first, second], chunks)
         # fork shares the loaded jieba dictionary with the workers; elsewhere each
         # worker builds its own fingerprinter from the parameters.

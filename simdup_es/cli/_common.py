@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -190,20 +189,19 @@ def compare_options(func: F) -> F:
 COMPARE_KEYS = ("similar_weight", "right_weight", "synonym_file", "no_synonyms", "trim_boilerplate")
 
 
-def make_comparer(tokenizer: Any, kwargs: dict[str, Any]) -> Callable[[str, str], Any]:
+def make_comparer(kwargs: dict[str, Any]) -> Callable[[str, str], Any]:
     """A function of two unified texts giving their :class:`~simdup_es.compare.Comparison`.
 
     Pops the compare options from ``kwargs``.
     """
     from ..compare import CachedSegmenter, CompareParams, compare
     from ..thesaurus import load_thesaurus
+    from ..tokens import dictionary_words
 
     opts = {k: kwargs.pop(k) for k in COMPARE_KEYS}
     params = CompareParams(similar_weight=opts["similar_weight"], right_weight=opts["right_weight"],
                            use_synonyms=not opts["no_synonyms"], trim_boilerplate=opts["trim_boilerplate"])
     thesaurus = None if opts["no_synonyms"] else load_thesaurus(opts["synonym_file"])
     # One cache for the run: search compares the query's sentences with every hit.
-    # Without the HMM the word check marked 264 rather than 253 of 300 planted
-    # copies, and nothing else, in benchmarks/bench_compare.py, and is faster.
-    segment = CachedSegmenter(functools.partial(tokenizer.words, hmm=False))
+    segment = CachedSegmenter(dictionary_words)
     return lambda a, b: compare(a, b, params, segment=segment, thesaurus=thesaurus)

@@ -121,9 +121,8 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, dry_run: boo
     prepare: Callable[[str], str] = str
     if matrix:
         from ..text import unify
-        from ..tokens import Tokenizer
 
-        similarity, prepare = _copied_share(make_comparer(Tokenizer(), kwargs)), unify
+        similarity, prepare = _copied_share(make_comparer(kwargs)), unify
     client, index = _connect(kwargs)
     try:
         summary = update_groups(client, index, k=k, similarity=similarity, threshold=threshold, text_field=text_field,

@@ -137,7 +137,7 @@ def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, ma
     from ..text import unify
 
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    comparer = make_comparer(fingerprinter.tokenizer, kwargs)
+    comparer = make_comparer(kwargs)
     doc_a, doc_b = read_document(a, "A"), read_document(b, "B")
     html = open_output(html_path) if html_path is not None else None
     fa, fb = (fingerprinter.fingerprint_many([Doc(r.text, r.title, r.source)])[0].unwrap() for r in (doc_a, doc_b))

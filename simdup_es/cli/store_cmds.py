@@ -204,7 +204,7 @@ def search(text: str | None, file: Path | None, doc_id: str | None, title: str |
     sentence and ranked by the share of text copied.
     """
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    comparer = None if no_matrix else make_comparer(fingerprinter.tokenizer, kwargs)
+    comparer = None if no_matrix else make_comparer(kwargs)
     with open_store(_store_opts(kwargs), layout=BlockLayout(k=k)) as store:
         fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id, title)
         matches = near_duplicates(store, fp, exclude_id=exclude)

@@ -18,6 +18,7 @@ from simdup_es.errors import ConfigError
 from simdup_es.lcs import lcs_length_reference
 from simdup_es.text import unify
 from simdup_es.thesaurus import Thesaurus, cilin_thesaurus
+from simdup_es.tokens import dictionary_words
 from tests._data import fixture_text
 
 Segment = Callable[[str], Sequence[str]]
@@ -175,6 +176,14 @@ def test_empty_texts(segment: Segment) -> None:
 def test_no_thesaurus_means_cilin(segment: Segment) -> None:
     result = compare(ARTICLE, REWRITTEN, segment=segment)
     assert len(result.pairs) == 9
+
+
+def test_default_segmenter_is_dictionary_words(thesaurus: Thesaurus) -> None:
+    result = compare(ARTICLE, REWRITTEN, thesaurus=thesaurus)
+    assert [(p.i, p.j, p.rule) for p in result.pairs] == [
+        (p.i, p.j, p.rule) for p in compare(ARTICLE, REWRITTEN, segment=dictionary_words, thesaurus=thesaurus).pairs
+    ]
+    assert {(p.i, p.j) for p in result.pairs if p.rule == "synonyms"} == {(6, 6)}
 
 
 def test_one_sentence_can_match_several(segment: Segment, thesaurus: Thesaurus) -> None:

@@ -9,7 +9,20 @@ import pytest
 from simdup_es.config import FingerprintParams
 from simdup_es.errors import ConfigError
 from simdup_es.simhash import token_hash
-from simdup_es.tokens import IdfTable, Lexicon, Tokenizer, build_idf, dictionary_pos, format_idf, weigh
+from simdup_es.sentences import split_sentences
+from simdup_es.text import unify
+from simdup_es.tokens import (
+    IdfTable,
+    Lexicon,
+    Tokenizer,
+    build_idf,
+    dictionary_pos,
+    dictionary_words,
+    format_idf,
+    is_content_word,
+    weigh,
+)
+from tests._data import fixture_text
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +39,22 @@ def test_words_drop_punctuation_and_stop_words_and_keep_latin(tokenizer: Tokeniz
     words = tokenizer.words("我们使用 elasticsearch 检索重复文档，而且速度很快！")
     assert "elasticsearch" in words and "检索" in words and "文档" in words
     assert not {"，", "！", " ", "我们", "而且"} & set(words)
+
+
+def test_dictionary_words_are_jiebas_words_without_hmm(tokenizer: Tokenizer) -> None:
+    # jieba-rs must cut exactly as jieba does without its HMM: same dictionary, same route.
+    jieba = tokenizer._segmenter()
+    sentences = [
+        s.text
+        for name in ("zh_article.txt", "zh_other.txt", "zh_article_tw.txt", "en_article.txt")
+        for s in split_sentences(unify(fixture_text(name)))
+    ]
+    assert len(sentences) > 100
+    for sentence in sentences:
+        expected = [t for t in jieba.lcut(sentence, HMM=False) if is_content_word(t)]
+        assert dictionary_words(sentence) == expected, sentence
+    assert tokenizer.words("我们使用 elasticsearch 检索", hmm=False) == dictionary_words("我们使用 elasticsearch 检索")
+    assert dictionary_words("") == [] and dictionary_words("。，！") == []
 
 
 def test_own_jieba_instance_not_the_singleton(tokenizer: Tokenizer) -> None:
