@@ -363,7 +363,10 @@ def main() -> int:
             f"/ compare() without the segmenter: {python_ms / own:.0f}x; / matrix step alone: {python_ms / matrix:.0f}x"
         )
         verdict = "met" if cold <= 2 else "NOT met"
-        print(f"goal <= 2 ms per 50x50 pair on one core: {verdict} ({cold:.2f} ms cold, {own:.2f} ms without the segmenter)")
+        print(
+            f"goal <= 2 ms per 50x50 pair on one core: {verdict} "
+            f"({cold:.2f} ms cold, {own:.2f} ms without the segmenter)"
+        )
     return 0
 
 

@@ -370,7 +370,9 @@ class _Encoded:
     folded_b: list[str] | None
 
 
-def _raw_codes(units_a: Sequence[Sequence[Hashable]], units_b: Sequence[Sequence[Hashable]]) -> tuple[list[str], list[str]]:
+def _raw_codes(
+    units_a: Sequence[Sequence[Hashable]], units_b: Sequence[Sequence[Hashable]]
+) -> tuple[list[str], list[str]]:
     """One code point per unit, before ranking, for units given as sequences.
 
     A one-character unit is itself, a longer one (a Latin word or number) gets a

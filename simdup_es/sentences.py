@@ -206,7 +206,8 @@ def _raw_pieces(text: str) -> list[tuple[int, int, bool]]:
         if run:
             run_end = run_start + len(run)
             pos = run_end + len(close) + len(space) + len(run_break)
-            if not run_break and run[-1] in ".．" and _DOTS_ONLY.fullmatch(run) and not _is_boundary(text, run_start, run_end):
+            dots = run[-1] in ".．" and _DOTS_ONLY.fullmatch(run) is not None
+            if dots and not run_break and not _is_boundary(text, run_start, run_end):
                 continue
             cut, is_break = run_end + len(close), bool(run_break)
         else:

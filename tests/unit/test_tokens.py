@@ -53,7 +53,8 @@ def test_dictionary_words_are_jiebas_words_without_hmm(tokenizer: Tokenizer) -> 
     for sentence in sentences:
         expected = [t for t in jieba.lcut(sentence, HMM=False) if is_content_word(t)]
         assert dictionary_words(sentence) == expected, sentence
-    assert tokenizer.words("我们使用 elasticsearch 检索", hmm=False) == dictionary_words("我们使用 elasticsearch 检索")
+    mixed = "我们使用 elasticsearch 检索"
+    assert tokenizer.words(mixed, hmm=False) == dictionary_words(mixed) == ["使用", "elasticsearch", "检索"]
     assert dictionary_words("") == [] and dictionary_words("。，！") == []
 
 
