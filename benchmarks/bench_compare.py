@@ -13,9 +13,10 @@ run by jieba-rs, stop words dropped):
   own work; cold minus own ("words") is the time in the segmenter;
 * matrix: :func:`simdup_es.compare.lcs_matrix` alone.
 
-At 50 x 50 also: the cold call with Python jieba, without the HMM (the same
-words, ``lcut(s, HMM=False)``) and with it (``Tokenizer().words``), and how many
-planted copies the HMM variant marks; and
+First, the three segmenters alone, per sentence, and whether jieba-rs gives
+Python jieba's words. At 50 x 50 also: the cold call with Python jieba, without
+the HMM (the same words, ``lcut(s, HMM=False)``) and with it
+(``Tokenizer().words``), and how many planted copies the HMM variant marks; and
 a search-like case, one query against 20 candidates, with and without a
 :class:`simdup_es.compare.CachedSegmenter` shared by the 20 calls (new for every
 run, so the query's sentences are segmented once per run). In the same run, the
@@ -261,6 +262,21 @@ def main() -> int:
 
     def run(fn: Callable[..., Comparison], a: str, b: str, seg: Callable[[str], Sequence[str]]) -> Callable[[], object]:
         return partial(fn, a, b, params, segment=seg, thesaurus=thesaurus, workers=1)
+
+    # The segmenters alone, per sentence, on the same 2,000 real sentences.
+    sample = random.Random(args.seed).sample(pool, min(2000, len(pool)))
+    per_sentence = {}
+    for name, seg in (("jieba-rs", segment), ("Python jieba", python_no_hmm), ("Python jieba + HMM", with_hmm)):
+        start = time.perf_counter()
+        for sentence in sample:
+            seg(sentence)
+        per_sentence[name] = (time.perf_counter() - start) / len(sample) * 1e6
+    same = sum(segment(x) == python_no_hmm(x) for x in sample)
+    print(
+        "segmenting one sentence: "
+        + ", ".join(f"{name} {us:.1f} us" for name, us in per_sentence.items())
+        + f"; jieba-rs gives Python jieba's words (no HMM) for {same} of {len(sample)} sentences"
+    )
 
     rows = []
     extra: dict[str, float] = {}

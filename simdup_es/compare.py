@@ -84,8 +84,8 @@ only for large matrices (:data:`PARALLEL_MIN_PAIRS`).
 
 The word-level check segments each sentence it needs once per call. The default
 segmenter, :func:`simdup_es.tokens.dictionary_words`, is jieba's dictionary
-without the HMM run by jieba-rs: about 8 µs per sentence of 40 characters,
-against 110 µs in Python jieba (130 µs with its HMM). A 50 x 50 pair with 7
+without the HMM run by jieba-rs: about 10 µs per sentence of 40 characters,
+against 96 µs in Python jieba (127 µs with its HMM). A 50 x 50 pair with 7
 word-level checks takes about 1.4 ms, 0.2 ms of it segmenting (see
 ``benchmarks/bench_compare.py``). Where one text is compared with many, pass a
 :class:`CachedSegmenter` so its sentences are segmented once in all.

@@ -210,7 +210,7 @@ def dictionary_words(text: str) -> list[str]:
     for short sentences: the HMM may cut the same unknown name differently in two
     places. It runs in jieba-rs (the ``rjieba`` binding), which cuts exactly as
     jieba does without its HMM (same dictionary and route; checked in the tests)
-    and about 15 times faster; its dictionary loads on first use (about 0.3 s).
+    and about 9 times faster; its dictionary loads on first use (about 0.3 s).
     """
     return _content_words(_rust_jieba().cut(text, False))
 
