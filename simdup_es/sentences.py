@@ -24,7 +24,8 @@ jobs in Latin text:
 - it is no boundary when a letter or digit follows it directly (``3.14``,
   ``v1.2``, ``example.com``, ``e.g.x``);
 - it is no boundary after a known abbreviation (``e.g.``, ``i.e.``, ``cf.``,
-  ``vs.``, ``mr.``, ``dr.``, ``fig.``, ``no.``, ``et al.`` ...), a single letter
+  ``vs.``, ``mr.``, ``dr.``, ``fig.``, ``nos.``, ``et al.`` ...; not ``no.``,
+  which ends too many sentences), a single letter
   (initials: ``j. smith``) or a dotted acronym (``u.s.``). A single *digit*
   before a dot does end a sentence (``grew by 5.``); a list marker ``1.`` that
   starts a line is then a short fragment and joins the item after it. Unified text is
