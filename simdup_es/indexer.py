@@ -16,6 +16,7 @@ from .fingerprint import Fingerprinter
 from .sources import Item, Record, Reject, record_doc
 from .store.base import Store, StoredDoc
 
+
 @dataclass
 class IndexSummary:
     """Counts of one indexing run."""

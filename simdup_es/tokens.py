@@ -182,6 +182,7 @@ def is_content_word(token: str) -> bool:
 
 
 def _content_words(tokens: Iterable[str]) -> list[str]:
+    # is_content_word over many tokens, with the stop-word set looked up once.
     stop = stop_words()
     return [t for t in tokens if t not in stop and _WORDLIKE.search(t)]
 

@@ -17,18 +17,14 @@ def changed_spans(sa: Sentence, sb: Sentence) -> tuple[list[Span], list[Span]]:
     """Character spans (relative to each sentence) of the units one LCS of the pair leaves out.
 
     A copied sentence is mostly shared text; what a reader wants to see is what
-    was changed (a synonym swapped in, a word dropped). Units are re-located in
-    the sentence text; if that does not line up with ``Sentence.units`` (text
-    that was not unified), characters are aligned instead.
+    was changed (a synonym swapped in, a word dropped). Units are located in the
+    sentence text once, and aligned as :func:`simdup_es.sentences.units` counts
+    them (Latin words case-folded).
     """
     spans_a, spans_b = unit_spans(sa.text), unit_spans(sb.text)
-    if len(spans_a) == sa.n_units and len(spans_b) == sb.n_units:
-        codec = UnitCodec()
-        seq_a, seq_b = codec.encode(sa.units), codec.encode(sb.units)
-    else:
-        seq_a, seq_b = sa.text, sb.text
-        spans_a = [(k, k + 1) for k in range(len(sa.text))]
-        spans_b = [(k, k + 1) for k in range(len(sb.text))]
+    codec = UnitCodec()
+    seq_a = codec.encode(sa.text[i:j].casefold() for i, j in spans_a)
+    seq_b = codec.encode(sb.text[i:j].casefold() for i, j in spans_b)
     out_a: list[Span] = []
     out_b: list[Span] = []
     for op in LCSseq.opcodes(seq_a, seq_b):
