@@ -1,9 +1,15 @@
 #!/bin/sh
-# kibana/import.sh: install simdup's index templates into Elasticsearch and import the
-# Kibana saved objects (data view, saved search, dashboard). Safe to run again: the
-# templates are replaced and the saved objects overwritten.
+# kibana/import.sh: install simdup's index templates into the cluster (Elasticsearch or
+# OpenSearch) and import the saved objects (data view, saved search, dashboard) into
+# Kibana or OpenSearch Dashboards. Safe to run again: the templates are replaced and the
+# saved objects overwritten.
 #
 #   ES_URL=http://127.0.0.1:9200 KIBANA_URL=http://127.0.0.1:5601 kibana/import.sh
+#
+# Kibana gets saved_objects.ndjson (Kibana 8.19, Lens panels); OpenSearch Dashboards,
+# which knows neither Lens nor Kibana 8's object formats, gets
+# saved_objects.opensearch-dashboards.ndjson (the same ids, Visualize and Vega panels).
+# Which one runs is told by its responses (OpenSearch Dashboards sends an osd-name header).
 #
 # docker/compose.yml runs it once Kibana is healthy (the `setup` service). It needs
 # only sh, sed and curl, and talks to clusters without authentication (the compose
@@ -11,19 +17,21 @@
 # docker/README.md with your credentials.
 #
 # Environment:
-#   ES_URL              Elasticsearch (default http://127.0.0.1:9200)
-#   KIBANA_URL          Kibana, with /s/<space> appended for a space other than the
-#                       default (default http://127.0.0.1:5601)
+#   ES_URL              the cluster (default http://127.0.0.1:9200)
+#   KIBANA_URL          Kibana or OpenSearch Dashboards, with /s/<space> appended for a
+#                       Kibana space other than the default (default http://127.0.0.1:5601)
+#   SIMDUP_DASHBOARDS   kibana, opensearch-dashboards, or auto (default: ask the server)
 #   SIMDUP_DATE_FIELD   the date field of your documents, used by the "duplicate
 #                       share over time" panel instead of the placeholder @timestamp
 #                       (default @timestamp)
-#   SIMDUP_WAIT_SECONDS how long to wait for Elasticsearch and Kibana (default 300)
+#   SIMDUP_WAIT_SECONDS how long to wait for the cluster and Kibana (default 300)
 set -eu
 
 ES_URL=${ES_URL:-http://127.0.0.1:9200}
 KIBANA_URL=${KIBANA_URL:-http://127.0.0.1:5601}
 DATE_FIELD=${SIMDUP_DATE_FIELD:-@timestamp}
 WAIT_SECONDS=${SIMDUP_WAIT_SECONDS:-300}
+DASHBOARDS=${SIMDUP_DASHBOARDS:-auto}
 HERE=$(cd "$(dirname "$0")" && pwd)
 MAPPINGS=$HERE/../mappings
 # Template names: simdup_es/store/elasticsearch.py (COMPONENT_TEMPLATE, INDEX_TEMPLATE).
@@ -39,7 +47,12 @@ esac
 case $WAIT_SECONDS in
     '' | *[!0-9]*) die "SIMDUP_WAIT_SECONDS must be a number of seconds, got '$WAIT_SECONDS'" ;;
 esac
-for f in "$MAPPINGS/component-template.json" "$MAPPINGS/index-template.json" "$HERE/saved_objects.ndjson"; do
+case $DASHBOARDS in
+    auto | kibana | opensearch-dashboards) ;;
+    *) die "SIMDUP_DASHBOARDS must be kibana, opensearch-dashboards or auto, got '$DASHBOARDS'" ;;
+esac
+for f in "$MAPPINGS/component-template.json" "$MAPPINGS/index-template.json" \
+    "$HERE/saved_objects.ndjson" "$HERE/saved_objects.opensearch-dashboards.ndjson"; do
     [ -r "$f" ] || die "cannot read $f"
 done
 
@@ -55,10 +68,16 @@ wait_until() {
     done
 }
 es_ready() { curl -fsS "$ES_URL/_cluster/health?wait_for_status=yellow&timeout=5s"; }
-kibana_ready() { curl -fsS "$KIBANA_URL/api/status" | grep -Eq '"level" *: *"available"'; }
+# Kibana 8: {"status":{"overall":{"level":"available"...; OpenSearch Dashboards (Kibana
+# 7.10's format): {"status":{"overall":{"since":...,"state":"green"...
+kibana_ready() {
+    curl -fsS "$KIBANA_URL/api/status" \
+        | grep -Eq '"level" *: *"available"|"overall" *: *\{[^}]*"state" *: *"green"'
+}
+is_opensearch_dashboards() { curl -sS -o /dev/null -D - "$KIBANA_URL/api/status" | grep -qi '^osd-name:'; }
 
-say "waiting for Elasticsearch at $ES_URL"
-wait_until Elasticsearch es_ready
+say "waiting for the cluster at $ES_URL"
+wait_until "the cluster" es_ready
 
 # The component template first: the index template is composed of it.
 put_template() { # PATH FILE
@@ -69,14 +88,25 @@ put_template() { # PATH FILE
 put_template "_component_template/$COMPONENT_TEMPLATE" "$MAPPINGS/component-template.json"
 put_template "_index_template/$INDEX_TEMPLATE" "$MAPPINGS/index-template.json"
 
-say "waiting for Kibana at $KIBANA_URL"
-wait_until Kibana kibana_ready
+say "waiting for Kibana or OpenSearch Dashboards at $KIBANA_URL"
+wait_until "Kibana or OpenSearch Dashboards" kibana_ready
+
+if [ "$DASHBOARDS" = auto ]; then
+    if is_opensearch_dashboards; then DASHBOARDS=opensearch-dashboards; else DASHBOARDS=kibana; fi
+fi
+if [ "$DASHBOARDS" = opensearch-dashboards ]; then
+    objects=$HERE/saved_objects.opensearch-dashboards.ndjson
+    xsrf='osd-xsrf: true'
+else
+    objects=$HERE/saved_objects.ndjson
+    xsrf='kbn-xsrf: true'
+fi
 
 # The import API wants a file whose name ends in .ndjson.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sed "s/@timestamp/$DATE_FIELD/g" "$HERE/saved_objects.ndjson" >"$tmp/simdup.ndjson"
+sed "s/@timestamp/$DATE_FIELD/g" "$objects" >"$tmp/simdup.ndjson"
 response=$(curl -sS -X POST "$KIBANA_URL/api/saved_objects/_import?overwrite=true" \
-    -H 'kbn-xsrf: true' --form "file=@$tmp/simdup.ndjson") || die "could not reach $KIBANA_URL"
+    -H "$xsrf" --form "file=@$tmp/simdup.ndjson") || die "could not reach $KIBANA_URL"
 printf '%s' "$response" | grep -Eq '"success" *: *true' || die "import failed: $response"
-say "imported the saved objects (date field: $DATE_FIELD); dashboard: /app/dashboards#/view/simdup-dashboard"
+say "imported $(basename "$objects") into $DASHBOARDS (date field: $DATE_FIELD); dashboard: /app/dashboards#/view/simdup-dashboard"

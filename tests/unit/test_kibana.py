@@ -7,6 +7,11 @@ Lens columns, formulas and KQL) exists in the shipped mappings (mappings/*.json)
 type the operation can use. The one exception is the date field of the "duplicate share
 over time" panel: simdup's mappings have no date field, so that panel names the
 placeholder ``@timestamp`` (kibana/README.md tells users to point it at theirs).
+
+The OpenSearch Dashboards variant (kibana/saved_objects.opensearch-dashboards.ndjson) gets
+the same checks against what OpenSearch Dashboards (a fork of Kibana 7.10) knows: its
+saved object types, their strict attribute mappings and migration versions, its
+dashboard panel format, and the fields its Visualize and Vega panels name.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from simdup_es.store import elasticsearch as ess
 
 ROOT = Path(__file__).resolve().parents[2]
 NDJSON = ROOT / "kibana" / "saved_objects.ndjson"
+OSD_NDJSON = ROOT / "kibana" / "saved_objects.opensearch-dashboards.ndjson"
 README = ROOT / "kibana" / "README.md"
 IMPORT_SCRIPT = ROOT / "kibana" / "import.sh"
 COMPOSE = ROOT / "docker" / "compose.yml"
@@ -363,9 +369,9 @@ def test_every_referenced_field_is_mapped() -> None:
     )
 
 
-def test_every_referenced_field_has_a_type_its_use_needs() -> None:
+def _wrong_types(referenced: list[tuple[str, str, str]]) -> list[str]:
     wrong = []
-    for obj_id, use, field in _all_referenced():
+    for obj_id, use, field in referenced:
         mapping = _mapping_of(field)
         if mapping is None:
             continue  # reported by test_every_referenced_field_is_mapped
@@ -379,6 +385,11 @@ def test_every_referenced_field_has_a_type_its_use_needs() -> None:
         }[need]
         if not ok:
             wrong.append(f"{obj_id} uses {field} ({kind}, doc_values={mapping.get('doc_values', True)}) as {use}")
+    return wrong
+
+
+def test_every_referenced_field_has_a_type_its_use_needs() -> None:
+    wrong = _wrong_types(_all_referenced())
     assert not wrong, "; ".join(wrong)
 
 
@@ -407,3 +418,217 @@ def test_compose_runs_the_import_with_the_repo_files_read_only() -> None:
     assert "/simdup/kibana/import.sh" in compose
     versions = set(re.findall(r"image: docker\.elastic\.co/\S+:(\S+)", compose))
     assert len(versions) == 1, f"Elasticsearch and Kibana images differ: {versions}"
+
+
+# --- the OpenSearch Dashboards variant -------------------------------------------------------
+
+# OpenSearch Dashboards has no Lens: the three Lens panels are a Visualize data table and two
+# Vega panels there, under the same ids so that links and re-imports line up.
+OSD_EXPECTED = {(("visualization" if kind == "lens" else kind), obj_id) for kind, obj_id in EXPECTED}
+# The latest migration of each type in OpenSearch Dashboards 2.x/3.x (Kibana 7.10's): an
+# object claiming a newer one is refused, an older one is migrated up.
+OSD_MIGRATION_VERSION = {"index-pattern": "7.6.0", "search": "7.9.3", "visualization": "7.10.0", "dashboard": "7.9.3"}
+# Attributes in each type's mapping there; its saved objects index is strict, so any other
+# attribute fails the import (Kibana 8's data view `name`, the saved search's `grid`...).
+OSD_ATTRIBUTES = {
+    "index-pattern": {"title", "timeFieldName", "fields", "fieldFormatMap", "intervalName", "notExpandable",
+                      "sourceFilters", "type", "typeMeta"},
+    "search": {"title", "description", "columns", "sort", "columnWidths", "hits", "version", "kibanaSavedObjectMeta"},
+    "visualization": {"title", "description", "visState", "uiStateJSON", "savedSearchRefName", "version",
+                      "kibanaSavedObjectMeta"},
+    "dashboard": {"title", "description", "panelsJSON", "optionsJSON", "timeRestore", "timeFrom", "timeTo",
+                  "refreshInterval", "hits", "version", "kibanaSavedObjectMeta"},
+}
+VEGA_IDS = ["simdup-duplicate-share", "simdup-duplicate-share-over-time"]
+
+
+def _osd_objects() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in OSD_NDJSON.read_text(encoding="utf-8").splitlines()]
+
+
+def _osd_by_id() -> dict[str, dict[str, Any]]:
+    return {obj["id"]: obj for obj in _osd_objects()}
+
+
+def _vega_spec(obj: dict) -> dict[str, Any]:
+    vis_state = json.loads(obj["attributes"]["visState"])
+    assert vis_state["type"] == "vega"
+    return json.loads(vis_state["params"]["spec"])  # strict JSON, which Vega's HJSON reader accepts
+
+
+def _query_dsl_fields(node: Any) -> Iterator[tuple[str, str]]:
+    """(use, field) for the exists filters and date histograms of a request body."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "exists":
+                yield "exists", value["field"]
+            elif key == "date_histogram":
+                yield "date_histogram", value["field"]
+            elif key in {"terms", "max", "min", "sum", "avg"} and "field" in value:
+                yield {"avg": "average"}.get(key, key), value["field"]
+            yield from _query_dsl_fields(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _query_dsl_fields(item)
+
+
+def osd_referenced_fields(obj: dict) -> list[tuple[str, str]]:
+    attributes = obj["attributes"]
+    found: list[tuple[str, str]] = []
+    if obj["type"] == "search":
+        found += [("column", column) for column in attributes["columns"]]
+        found += [("sort", field) for field, _direction in attributes["sort"]]
+    if "kibanaSavedObjectMeta" in attributes:
+        source = json.loads(attributes["kibanaSavedObjectMeta"]["searchSourceJSON"])
+        found += _query_fields(source.get("query"))
+        for flt in source.get("filter", []):  # Kibana 7's filter shape: the clause beside meta
+            found += _query_dsl_fields({k: v for k, v in flt.items() if k not in {"meta", "$state"}})
+    if obj["type"] == "visualization":
+        vis_state = json.loads(attributes["visState"])
+        for agg in vis_state["aggs"]:
+            if "field" in agg["params"]:
+                found.append(({"avg": "average"}.get(agg["type"], agg["type"]), agg["params"]["field"]))
+        if vis_state["type"] == "vega":
+            spec = _vega_spec(obj)
+            found += _query_dsl_fields(spec["data"]["url"]["body"])
+            if "%timefield%" in spec["data"]["url"]:
+                found.append(("time_field", spec["data"]["url"]["%timefield%"]))
+    return found
+
+
+def _osd_all_referenced() -> list[tuple[str, str, str]]:
+    return [(obj["id"], use, field) for obj in _osd_objects() for use, field in osd_referenced_fields(obj)]
+
+
+def test_osd_objects_are_the_same_ids_as_the_kibana_ones() -> None:
+    objects = _osd_objects()
+    assert len(objects) == len({obj["id"] for obj in objects}), "duplicate ids"
+    assert {(obj["type"], obj["id"]) for obj in objects} == OSD_EXPECTED
+    assert {obj["id"] for obj in objects} == {obj["id"] for obj in _objects()}
+
+
+@pytest.mark.parametrize("obj", _osd_objects(), ids=lambda obj: obj["id"])
+def test_osd_objects_use_only_what_opensearch_dashboards_knows(obj: dict) -> None:
+    assert set(obj) <= {"id", "type", "attributes", "references", "migrationVersion"}, "Kibana 8 fields"
+    assert obj["migrationVersion"] == {obj["type"]: OSD_MIGRATION_VERSION[obj["type"]]}
+    assert obj["attributes"].get("title"), "the import needs a title"
+    unknown = set(obj["attributes"]) - OSD_ATTRIBUTES[obj["type"]]
+    assert not unknown, f"not in OpenSearch Dashboards' strict mapping: {sorted(unknown)}"
+
+
+def test_the_kibana_file_would_not_import_into_opensearch_dashboards() -> None:
+    """Why the variant exists: Lens, and attributes outside OpenSearch Dashboards' mappings."""
+    problems = [obj["id"] for obj in _objects()
+                if obj["type"] not in OSD_ATTRIBUTES or set(obj["attributes"]) - OSD_ATTRIBUTES[obj["type"]]]
+    assert {"simdup-data-view", "simdup-duplicate-groups", "simdup-largest-groups"} <= set(problems)
+
+
+def test_osd_references_resolve_to_objects_in_the_file() -> None:
+    present = {(obj["type"], obj["id"]) for obj in _osd_objects()}
+    for obj in _osd_objects():
+        names = [ref["name"] for ref in obj["references"]]
+        assert len(names) == len(set(names)), f"{obj['id']}: duplicate reference names"
+        for ref in obj["references"]:
+            assert (ref["type"], ref["id"]) in present, f"{obj['id']} references missing {ref['type']} {ref['id']}"
+        meta = obj["attributes"].get("kibanaSavedObjectMeta")
+        if meta:
+            source = json.loads(meta["searchSourceJSON"])
+            wanted = [source["indexRefName"]] if "indexRefName" in source else []
+            wanted += [f["meta"]["indexRefName"] for f in source.get("filter", [])]
+            assert set(wanted) <= set(names), f"{obj['id']}: unresolved indexRefName"
+
+
+def test_osd_data_view_and_vega_panels_read_simdup_indices() -> None:
+    view = _osd_by_id()[DATA_VIEW]["attributes"]
+    assert view == {"title": _by_id()[DATA_VIEW]["attributes"]["title"]}
+    for vega_id in VEGA_IDS:
+        url = _vega_spec(_osd_by_id()[vega_id])["data"]["url"]
+        assert url["index"] == view["title"], vega_id
+        assert url["%context%"] is True, f"{vega_id} must follow the dashboard's query and filters"
+
+
+def test_osd_saved_search_matches_the_kibana_one() -> None:
+    osd, kibana = _osd_by_id()["simdup-duplicate-groups"], _by_id()["simdup-duplicate-groups"]
+    for key in ("title", "columns", "sort"):
+        assert osd["attributes"][key] == kibana["attributes"][key], key
+    (flt,) = json.loads(osd["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])["filter"]
+    assert flt["exists"] == {"field": schema.GROUP} and flt["meta"]["type"] == "exists"
+
+
+def test_osd_largest_groups_is_a_terms_on_dup_group_by_count() -> None:
+    vis_state = json.loads(_osd_by_id()["simdup-largest-groups"]["attributes"]["visState"])
+    assert vis_state["type"] == "table"
+    aggs = {agg["id"]: agg for agg in vis_state["aggs"]}
+    (terms,) = [a for a in aggs.values() if a["type"] == "terms"]
+    assert terms["schema"] == "bucket" and terms["params"]["field"] == schema.GROUP
+    assert terms["params"]["size"] == 20 and terms["params"]["order"] == "desc"
+    assert aggs[terms["params"]["orderBy"]]["type"] == "count"
+    assert {(a["type"], a["params"].get("field")) for a in aggs.values() if a["schema"] == "metric"} == {
+        ("count", None), ("max", schema.GROUP_SIZE)}
+
+
+@pytest.mark.parametrize("vega_id", VEGA_IDS)
+def test_osd_share_is_documents_with_a_group_over_all(vega_id: str) -> None:
+    spec = _vega_spec(_osd_by_id()[vega_id])
+    body = spec["data"]["url"]["body"]
+    assert body["size"] == 0
+    (calculate,) = [t for t in spec["transform"] if "calculate" in t]
+    if vega_id == "simdup-duplicate-share":
+        filters = body["aggs"]["share"]["filters"]["filters"]
+        assert filters == {"grouped": {"exists": {"field": schema.GROUP}}, "all": {"match_all": {}}}
+        assert spec["data"]["format"]["property"] == "aggregations.share.buckets"
+        assert "datum.grouped.doc_count / datum.all.doc_count" in calculate["calculate"]
+    else:
+        histogram = body["aggs"]["per_interval"]
+        assert histogram["aggs"] == {"grouped": {"filter": {"exists": {"field": schema.GROUP}}}}
+        assert spec["data"]["format"]["property"] == "aggregations.per_interval.buckets"
+        assert "datum.grouped.doc_count / datum.doc_count" in calculate["calculate"]
+        assert spec["encoding"]["x"]["field"] == "key"
+    assert spec["encoding"][("text" if vega_id == "simdup-duplicate-share" else "y")]["field"] == calculate["as"]
+
+
+def test_osd_dashboard_panels_resolve_and_fit_the_grid() -> None:
+    dashboard = _osd_by_id()["simdup-dashboard"]
+    refs = {ref["name"]: ref for ref in dashboard["references"]}
+    panels = json.loads(dashboard["attributes"]["panelsJSON"])
+    cells: set[tuple[int, int]] = set()
+    for panel in panels:
+        assert "type" not in panel and "id" not in panel, "Kibana 7 panels point at objects by reference only"
+        grid = panel["gridData"]
+        assert grid["i"] == panel["panelIndex"] and grid["x"] + grid["w"] <= 48
+        area = {(x, y) for x in range(grid["x"], grid["x"] + grid["w"]) for y in range(grid["y"], grid["y"] + grid["h"])}
+        assert not cells & area, f"panel {panel['panelIndex']} overlaps another"
+        cells |= area
+    assert sorted(p["panelRefName"] for p in panels) == sorted(refs)
+    assert {ref["id"] for ref in refs.values()} == {i for t, i in OSD_EXPECTED if t in {"visualization", "search"}}
+    # Same layout as the Kibana dashboard.
+    kibana_panels = json.loads(_by_id()["simdup-dashboard"]["attributes"]["panelsJSON"])
+    assert sorted(json.dumps(p["gridData"]) for p in panels) == sorted(json.dumps(p["gridData"]) for p in kibana_panels)
+
+
+def test_osd_field_walker_sees_the_fields_the_objects_use() -> None:
+    fields = {field for _id, _use, field in _osd_all_referenced()}
+    assert {"title", schema.GROUP, schema.GROUP_SIZE, DATE_PLACEHOLDER} <= fields
+
+
+def test_osd_every_referenced_field_is_mapped_with_a_type_its_use_needs() -> None:
+    referenced = [ref for ref in _osd_all_referenced() if ref[2] != DATE_PLACEHOLDER]
+    missing = sorted({f"{field} ({obj_id})" for obj_id, _use, field in referenced if _mapping_of(field) is None})
+    assert not missing, "not in mappings/*.json: " + "; ".join(missing)
+    wrong = _wrong_types(referenced)
+    assert not wrong, "; ".join(wrong)
+
+
+def test_osd_date_placeholder_is_used_only_by_the_over_time_panel() -> None:
+    uses = {(obj_id, use) for obj_id, use, field in _osd_all_referenced() if field == DATE_PLACEHOLDER}
+    assert uses == {("simdup-duplicate-share-over-time", "date_histogram"), ("simdup-duplicate-share-over-time", "time_field")}
+    lines = OSD_NDJSON.read_text(encoding="utf-8").splitlines()
+    assert all(DATE_PLACEHOLDER not in line for line in lines if json.loads(line)["id"] != DATE_PLACEHOLDER_USE[0])
+
+
+def test_the_import_script_picks_the_file_for_the_dashboards_it_finds() -> None:
+    script = IMPORT_SCRIPT.read_text(encoding="utf-8")
+    assert OSD_NDJSON.name in script and NDJSON.name in script
+    # OpenSearch Dashboards wants its own XSRF header and announces itself with osd-name.
+    assert "osd-xsrf: true" in script and "kbn-xsrf: true" in script and "osd-name" in script
+    assert "SIMDUP_DASHBOARDS" in script and "SIMDUP_DASHBOARDS" in README.read_text(encoding="utf-8")
