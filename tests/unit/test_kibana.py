@@ -596,7 +596,8 @@ def test_osd_dashboard_panels_resolve_and_fit_the_grid() -> None:
         assert "type" not in panel and "id" not in panel, "Kibana 7 panels point at objects by reference only"
         grid = panel["gridData"]
         assert grid["i"] == panel["panelIndex"] and grid["x"] + grid["w"] <= 48
-        area = {(x, y) for x in range(grid["x"], grid["x"] + grid["w"]) for y in range(grid["y"], grid["y"] + grid["h"])}
+        xs, ys = range(grid["x"], grid["x"] + grid["w"]), range(grid["y"], grid["y"] + grid["h"])
+        area = {(x, y) for x in xs for y in ys}
         assert not cells & area, f"panel {panel['panelIndex']} overlaps another"
         cells |= area
     assert sorted(p["panelRefName"] for p in panels) == sorted(refs)
@@ -621,7 +622,8 @@ def test_osd_every_referenced_field_is_mapped_with_a_type_its_use_needs() -> Non
 
 def test_osd_date_placeholder_is_used_only_by_the_over_time_panel() -> None:
     uses = {(obj_id, use) for obj_id, use, field in _osd_all_referenced() if field == DATE_PLACEHOLDER}
-    assert uses == {("simdup-duplicate-share-over-time", "date_histogram"), ("simdup-duplicate-share-over-time", "time_field")}
+    over_time = "simdup-duplicate-share-over-time"
+    assert uses == {(over_time, "date_histogram"), (over_time, "time_field")}
     lines = OSD_NDJSON.read_text(encoding="utf-8").splitlines()
     assert all(DATE_PLACEHOLDER not in line for line in lines if json.loads(line)["id"] != DATE_PLACEHOLDER_USE[0])
 
