@@ -29,7 +29,7 @@ import elasticsearch as es
 from elasticsearch import Elasticsearch, helpers
 
 from ..errors import ConnectionFailed, NotFound, SimdupError, StoreError
-from ..store.base import BulkReport
+from ..store.base import BulkReport, Closing
 from .bodies import Action, page_search
 from .connection import redact_url
 
@@ -164,7 +164,7 @@ def search(client: Elasticsearch, index: str | None, body: Mapping[str, Any], wh
     return dict(response)
 
 
-class PointInTime:
+class PointInTime(Closing):
     """A point in time on ``index`` (a consistent snapshot for several walks), closed on exit.
 
     ``id`` follows the id each search answers with.
@@ -180,12 +180,6 @@ class PointInTime:
             self.client.close_point_in_time(id=self.id)
         except (es.ApiError, es.TransportError) as exc:  # it expires by itself
             log.debug("closing a point in time failed: %s", exc)
-
-    def __enter__(self) -> PointInTime:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def walk(

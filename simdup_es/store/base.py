@@ -23,6 +23,19 @@ MAX_ID_BYTES = 512
 _U64 = 1 << 64
 
 
+class Closing:
+    """``with thing: ...`` calls ``thing.close()`` on the way out."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 @dataclass(frozen=True)
 class StoredDoc:
     """A document as a store keeps it.

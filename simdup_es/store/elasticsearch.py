@@ -37,7 +37,7 @@ from ..es.mappings import (
     index_template,
     missing_keyword_fields,
 )
-from .base import BulkReport, Members, StoredDoc
+from .base import BulkReport, Closing, Members, StoredDoc
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def install_templates(client: Elasticsearch) -> None:
         client.indices.put_index_template(name=INDEX_TEMPLATE, body=index_template())
 
 
-class ElasticsearchStore:
+class ElasticsearchStore(Closing):
     """Fingerprinted documents in one Elasticsearch index (or alias).
 
     Parameters
@@ -344,14 +344,8 @@ class ElasticsearchStore:
             self._client.close()
             self._client = None
 
-    def __enter__(self) -> ElasticsearchStore:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class _Scan:
+class _Scan(Closing):
     """:meth:`ElasticsearchStore.scan`: two walks from one point in time.
 
     First every fingerprint and version from doc values, without ``_id`` (on
@@ -413,12 +407,6 @@ class _Scan:
 
     def close(self) -> None:
         self.pit.close()
-
-    def __enter__(self) -> _Scan:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 __all__ = [

@@ -86,7 +86,7 @@ import numpy as np
 
 from ..config import FINGERPRINT_BITS, BlockLayout
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
-from .base import BulkReport, Members, StoredDoc
+from .base import BulkReport, Closing, Members, StoredDoc
 
 log = logging.getLogger(__name__)
 
@@ -349,7 +349,7 @@ CREATE TABLE IF NOT EXISTS bodies (seq INTEGER PRIMARY KEY, title TEXT, text TEX
 _GROUPS = "CREATE TABLE IF NOT EXISTS groups (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, size INTEGER NOT NULL)"
 
 
-class LocalStore:
+class LocalStore(Closing):
     """An embedded :class:`~simdup_es.store.base.Store` in a folder (SQLite + numpy tables).
 
     >>> store = LocalStore(Path(".simdup"))   # doctest: +SKIP
@@ -388,12 +388,6 @@ class LocalStore:
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.path)!r}, k={self.layout.k})"
-
-    def __enter__(self) -> LocalStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @property
     def db_path(self) -> Path:
@@ -855,7 +849,7 @@ class LocalStore:
         return report
 
 
-class _Scan:
+class _Scan(Closing):
     """:meth:`LocalStore.scan`: the rows read once, ids looked up only for the members asked for."""
 
     def __init__(self, store: LocalStore) -> None:
@@ -913,9 +907,3 @@ class _Scan:
                 self.conn.execute("COMMIT")
         finally:
             self.store._lock.release()
-
-    def __enter__(self) -> _Scan:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
