@@ -348,6 +348,19 @@ class GroupsSummary:
         return out
 
 
+def copied_share(compare: Callable[[str, str], Any]) -> Callable[[str, str], float]:
+    """A ``similarity`` for :func:`update_groups`: the larger share of either text copied in the other (SPEC §6).
+
+    ``compare`` is the comparison matrix (e.g. :func:`simdup_es.search.comparer`).
+    """
+
+    def similarity(a: str, b: str) -> float:
+        c = compare(a, b)
+        return max(c.similarity_a, c.similarity_b)
+
+    return similarity
+
+
 def cached_texts(store: Store, docs: Members, field: str, prepare: Callable[[str], str] = str,
                  *, cache_size: int = 20_000) -> Callable[[list[int]], dict[int, str | None]]:
     """A ``texts`` function for :func:`confirm_pairs`: the store's texts, prepared, through a small cache."""
@@ -461,6 +474,7 @@ __all__ = [
     "UnionFind",
     "assign_groups",
     "cached_texts",
+    "copied_share",
     "components",
     "confirm_pairs",
     "distinct",

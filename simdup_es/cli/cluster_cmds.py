@@ -20,7 +20,7 @@ from ._common import (
     make_fingerprinter,
     progress_bar,
 )
-from .store_cmds import CONNECTION_KEYS, _store_opts, connection_kwargs, connection_options, open_store, store_options
+from .store_cmds import CONNECTION_KEYS, pop_store_opts, connection_kwargs, connection_options, open_store, store_options
 
 
 def _connect(kwargs: dict[str, Any]) -> tuple[Any, str]:
@@ -117,15 +117,15 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, dry_run: boo
     With --matrix a pair counts only when the sentence comparison finds at
     least THRESHOLD of one document copied in the other.
     """
-    from ..groups import update_groups
+    from ..groups import copied_share, update_groups
 
     similarity: Callable[[str, str], float] | None = None
     prepare: Callable[[str], str] = str
     if matrix:
         from ..text import unify
 
-        similarity, prepare = _copied_share(make_comparer(kwargs)), unify
-    with open_store(_store_opts(kwargs)) as store:
+        similarity, prepare = copied_share(make_comparer(kwargs)), unify
+    with open_store(pop_store_opts(kwargs)) as store:
         summary = update_groups(store, k=k, similarity=similarity, threshold=threshold, text_field=text_field,
                                 prepare_text=prepare, dry_run=dry_run)
     if as_json:
@@ -148,16 +148,6 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, dry_run: boo
             click.echo(f"not written {name}: {reason}", err=True)
         click.echo(f"{len(summary.failed)} documents could not be updated; run again to retry", err=True)
         sys.exit(1)
-
-
-def _copied_share(comparer: Callable[[str, str], Any]) -> Callable[[str, str], float]:
-    """The larger share of either text found copied in the other (SPEC §6), from the comparison matrix."""
-
-    def similarity(a: str, b: str) -> float:
-        c = comparer(a, b)
-        return max(c.similarity_a, c.similarity_b)
-
-    return similarity
 
 
 def register(group: click.Group) -> None:

@@ -88,7 +88,8 @@ def open_store(opts: dict[str, Any], *, create: bool = False, layout: BlockLayou
         store.close()
 
 
-def _store_opts(kwargs: dict[str, Any]) -> dict[str, Any]:
+def pop_store_opts(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The options :func:`store_options` added, popped from a command's ``kwargs``."""
     return {k: kwargs.pop(k) for k in ("store_dir", *CONNECTION_KEYS)}
 
 
@@ -96,7 +97,7 @@ def _store_opts(kwargs: dict[str, Any]) -> dict[str, Any]:
 @store_options
 def setup(**kwargs: Any) -> None:
     """Install the index templates and create the index (safe to repeat)."""
-    with open_store(_store_opts(kwargs), create=True) as store:
+    with open_store(pop_store_opts(kwargs), create=True) as store:
         click.echo(f"ready: {store.count()} documents", err=True)
 
 
@@ -118,7 +119,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     fields = Fields(text_field, title_field or None, id_field or None)
     log = RejectLog(rejects)
-    with open_store(_store_opts(kwargs), create=True) as store, progress_bar("indexing") as update:
+    with open_store(pop_store_opts(kwargs), create=True) as store, progress_bar("indexing") as update:
         summary = index_items(read_inputs(inputs, fields), store, fingerprinter, workers=workers,
                               batch_size=batch_size, on_reject=lambda r: log.add(r.source, r.reason, r.id),
                               on_progress=update)
@@ -180,7 +181,7 @@ def search(text: str | None, file: Path | None, doc_id: str | None, title: str |
     """
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     comparer = None if no_matrix else make_comparer(kwargs)
-    with open_store(_store_opts(kwargs), layout=BlockLayout(k=k)) as store:
+    with open_store(pop_store_opts(kwargs), layout=BlockLayout(k=k)) as store:
         fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id, title)
         hits = find_duplicates(store, query_text, fingerprint=fp, exclude_id=exclude, compare=comparer,
                                matrix=not no_matrix, limit=limit)
