@@ -190,7 +190,6 @@ def main() -> None:
         row["match"] = (*percentiles(lat), 0.0, 0.0)
         row["match took"] = percentiles(took)
         rows.append(row)
-        search_paths(args, client, stores[next(iter(LAYOUTS))], queries)
         for name in [*LAYOUTS, "match"]:
             p50, p95, cand, found = row[name]
             t50, t95 = row[name + " took"]
@@ -198,6 +197,7 @@ def main() -> None:
             print(f"    {name:14s} p50 {p50:6.2f} ms  p95 {p95:6.2f} ms | server took p50 {t50:4.0f} ms  p95 {t95:4.0f} ms | "
                   f"{extra}", flush=True)
         print(f"    exact: {min(args.check, len(queries))} queries per layout equal brute force over all {size:,}", flush=True)
+        search_paths(args, client, stores[next(iter(LAYOUTS))], queries)
 
     print("\nsummary (ms; growth = p50 / p50 at the smallest N)")
     head = f"{'N':>10} " + " ".join(f"| {name:>14} p50   p95  growth" for name in [*LAYOUTS, "match"])

@@ -245,15 +245,17 @@ class ElasticsearchStore(Closing):
     def candidates(self, fingerprint: int, version: str, *, exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
         """Ids and fingerprints of every document sharing at least ``layout.min_match`` blocks.
 
-        One request when the candidates fit in ``page_size``; otherwise all of
+        One request when the candidates fit in ``page_size`` (plus, once per
+        store, a read of the mapping when a search finds nothing); otherwise all of
         them are read from a point in time (a consistent snapshot) with
         ``search_after``, so none is missed or counted twice. Partial results
         (a failed shard) raise instead of returning fewer candidates.
         """
-        self._check_mapping()
         body = bodies.candidate_search(fingerprint, version, self.layout, size=self.page_size, exclude_id=exclude_id)
         response = io.search(self.client, self.index, body, "searching candidates", _CANDIDATE_PATH)
         hits = response.get("hits", {}).get("hits", [])
+        if not hits:
+            self._check_mapping()  # hits prove the block fields work; none may mean they are not mapped
         total = response["hits"]["total"]
         if total["relation"] != "eq" or total["value"] > len(hits):
             hits = list(io.walk(self.client, self.index, body["query"], docvalue_fields=[schema.FP],
