@@ -545,9 +545,10 @@ class LocalStore(Closing):
         if not isinstance(version, str) or not version:
             raise ConfigError("version must be a non-empty string")
         report = BulkReport()
-        bad = [i for i, x in enumerate(ids) if StoredDoc(x, 0, version).problem()]
-        if bad:
-            report.failed = [(str(ids[i]), StoredDoc(ids[i], 0, version).problem() or "") for i in bad]
+        problems = {i: problem for i, x in enumerate(ids) if (problem := StoredDoc(x, 0, version).problem())}
+        if problems:
+            bad = list(problems)
+            report.failed = [(str(ids[i]), problem) for i, problem in problems.items()]
             keep = np.ones(len(ids), dtype=bool)
             keep[bad] = False
             ids = [x for x, k in zip(ids, keep.tolist()) if k]
