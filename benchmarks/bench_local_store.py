@@ -222,7 +222,7 @@ def main() -> None:
                 t0 = time.perf_counter()
                 summary = update_groups(store, k=K, dry_run=True)
                 seconds = time.perf_counter() - t0
-                report(f"groups (scan + self-join) {label}, k = {K}", f"{seconds:7.2f} s  {summary.pairs:,} pairs")
+                report(f"groups (scan + self-join) {label}, k = {K}", f"{seconds:7.2f} s  {summary.pairs:,} pairs of distinct fingerprints")
                 for blocks in (join_blocks(n, K), K + 1):
                     t0 = time.perf_counter()
                     a, _, _ = join_pairs(fps, K, blocks=blocks)
