@@ -130,6 +130,8 @@ class Store(Protocol):
     """
 
     layout: BlockLayout
+    """``layout.k`` is the distance ``candidates`` guarantees; ``layout.blocks`` shapes
+    the Elasticsearch block fields only (the embedded store cuts its own tables)."""
 
     def setup(self) -> None:
         """Create what the store needs (index, tables); safe to call again."""
