@@ -8,7 +8,11 @@ wall-clock latency (client included) of
   * a plain ``match`` query (top 10) on the documents' short text,
 the mean number of candidates each layout hands to the re-rank, and how the p50
 grows with N, and the server's own ``took`` for the same requests (whole
-milliseconds, without client and network). A sample of the queries is checked against brute force (numpy) at
+milliseconds, without client and network). Then what ``simdup search`` does
+(:func:`simdup_es.find_duplicates` without the comparison matrix: candidates,
+re-rank, the matched documents) beside the bare 5-of-8 ``bool`` sent alone, in
+the same loop, with the requests each search makes: on one long-lived store, and
+on a new store (new client) per search, as a fresh ``simdup search`` process has. A sample of the queries is checked against brute force (numpy) at
 every size: both layouts must return exactly the same matches.
 
 Synthetic data, shaped like real fingerprints: bit frequencies spread like those of
@@ -38,8 +42,10 @@ from elasticsearch import Elasticsearch
 from simdup_es import schema
 from simdup_es import simhash as sh
 from simdup_es.config import BlockLayout
+from simdup_es.es.connection import ConnectionSettings
+from simdup_es.fingerprint import Fingerprint
 from simdup_es.query import candidate_search
-from simdup_es.search import rerank
+from simdup_es.search import find_duplicates, rerank
 from simdup_es.store.base import StoredDoc
 from simdup_es.store.elasticsearch import ElasticsearchStore
 
@@ -191,6 +197,7 @@ def main() -> None:
             print(f"    {name:14s} p50 {p50:6.2f} ms  p95 {p95:6.2f} ms | server took p50 {t50:4.0f} ms  p95 {t95:4.0f} ms | "
                   f"{extra}", flush=True)
         print(f"    exact: {min(args.check, len(queries))} queries per layout equal brute force over all {size:,}", flush=True)
+        search_paths(args, client, stores[next(iter(LAYOUTS))], queries)
 
     print("\nsummary (ms; growth = p50 / p50 at the smallest N)")
     head = f"{'N':>10} " + " ".join(f"| {name:>14} p50   p95  growth" for name in [*LAYOUTS, "match"])
@@ -204,6 +211,52 @@ def main() -> None:
     if not args.keep:
         client.indices.delete(index=args.index)
     client.close()
+
+
+def search_paths(args: argparse.Namespace, client: Elasticsearch, store: ElasticsearchStore,
+                 queries: np.ndarray) -> None:
+    """p50 of ``find_duplicates`` (no matrix) beside the bare 5-of-8 ``bool``, interleaved, and requests per search."""
+    settings = ConnectionSettings(url=args.url)
+    bare, kept, fresh = [], [], []
+    requests = {"long-lived store": 0, "new store per search": 0}
+
+    def counted(target: ElasticsearchStore, name: str) -> None:
+        transport = target.client.transport
+        send = transport.perform_request
+
+        def perform(*a, **kw):  # type: ignore[no-untyped-def]
+            requests[name] += 1
+            return send(*a, **kw)
+
+        transport.perform_request = perform  # type: ignore[method-assign]
+
+    own = ElasticsearchStore(settings, args.index, chunk_size=5000)
+    counted(own, "long-lived store")
+    for i, q in enumerate(queries.tolist()):
+        fp = Fingerprint(q, VERSION)
+        body = candidate_search(q, VERSION, store.layout, size=store.page_size)
+        t = time.perf_counter()
+        client.search(index=args.index, body=body)
+        t1 = time.perf_counter()
+        find_duplicates(own, None, fingerprint=fp, matrix=False)
+        t2 = time.perf_counter()
+        with ElasticsearchStore(settings, args.index) as new:
+            counted(new, "new store per search")
+            find_duplicates(new, None, fingerprint=fp, matrix=False)
+        t3 = time.perf_counter()
+        if i == args.warmup - 1:
+            requests = dict.fromkeys(requests, 0)
+        if i >= args.warmup:
+            bare.append((t1 - t) * 1000)
+            kept.append((t2 - t1) * 1000)
+            fresh.append((t3 - t2) * 1000)
+    own.close()
+    n = len(bare)
+    p50 = percentiles(bare)[0]
+    print(f"    bare 5-of-8 bool     p50 {p50:6.2f} ms  (1 request)")
+    for name, lat in (("long-lived store", kept), ("new store per search", fresh)):
+        print(f"    search, {name:20s} p50 {percentiles(lat)[0]:6.2f} ms  {percentiles(lat)[0] / p50:4.1f}x the bare "
+              f"bool; {requests[name] / n:.2f} requests per search", flush=True)
 
 
 def _flip_exact(fp: int, d: int, rng: np.random.Generator) -> int:

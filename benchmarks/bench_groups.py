@@ -93,7 +93,7 @@ def show(label: str, n: int, s: GroupsSummary, total: float) -> None:
 
 def timed(client: Elasticsearch, index: str) -> tuple[GroupsSummary, float]:
     started = time.perf_counter()
-    summary = update_groups(client, index, k=K)
+    summary = update_groups(ElasticsearchStore(client, index), k=K)
     return summary, time.perf_counter() - started
 
 

@@ -7,11 +7,14 @@ Three lines to a distance::
     simdup_es.distance(a, b), a.blocks()
 
 For other parameters build a :class:`Fingerprinter` from :class:`FingerprintParams`.
+What ``simdup search`` does is :func:`find_duplicates` over a store from
+:func:`open_store`.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from .config import BlockLayout, FingerprintParams
 from .errors import SimdupError
@@ -26,10 +29,13 @@ __all__ = [
     "FingerprintParams",
     "Fingerprinter",
     "SimdupError",
+    "Hit",
     "blocks",
     "default_fingerprinter",
     "distance",
+    "find_duplicates",
     "fingerprint",
+    "open_store",
     "similarity",
     "unify",
 ]
@@ -50,3 +56,15 @@ def fingerprint(text: str, title: str | None = None) -> Fingerprint:
 def distance(a: Fingerprint, b: Fingerprint) -> int:
     """Hamming distance between two fingerprints of the same version."""
     return a.distance(b)
+
+
+_LAZY = {"open_store": "store", "find_duplicates": "search", "Hit": "search"}
+
+
+def __getattr__(name: str) -> Any:
+    # The store and search modules load on first use: `import simdup_es` stays light.
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,6 +6,11 @@ caller can catch one class. Messages say what happened and what to do about it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .store.base import BulkReport
+
 
 class SimdupError(Exception):
     """Root of every error simdup-es raises on purpose."""
@@ -45,7 +50,15 @@ class FingerprintVersionError(SimdupError):
 
 
 class StoreError(SimdupError):
-    """A store (Elasticsearch or the embedded one) failed."""
+    """A store (Elasticsearch or the embedded one) failed.
+
+    ``report`` is set when a bulk write stopped part way: what was written and
+    what failed until then (``None`` otherwise).
+    """
+
+    def __init__(self, message: str, *, report: BulkReport | None = None) -> None:
+        super().__init__(message)
+        self.report: BulkReport | None = report
 
 
 class ConnectionFailed(StoreError):

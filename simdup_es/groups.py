@@ -11,7 +11,7 @@ so Kibana can filter (``dup_group:*``) and aggregate (terms on ``dup_group``).
 Group ids
 ---------
 A group's id is the first 16 hex digits of the SHA-1 of ``index/_id`` of its
-first member in ``(index, _id)`` order. It depends only on who is in the group,
+first member in ``(index, _id)`` order (of ``id`` in the embedded store). It depends only on who is in the group,
 so re-running on unchanged data writes nothing; a new document joining a group
 keeps the group's id unless it sorts before every member; when two groups merge
 the id of the one with the first member survives; when a group splits, the part
@@ -38,17 +38,18 @@ document has no text cannot be checked and is dropped.
 
 How it reads
 ------------
-From one point in time, in two passes: every fingerprint and version from doc
-values, without ``_id`` (on segments with deleted or updated documents, which
-any index that gets updates has, fetching ``_id`` costs several times more than
-the fingerprint); then, by a ``terms`` query on their fingerprints, the ids of
-only the documents in groups, plus those that have a group now (they may have
-to be cleared). Pairs are found among the distinct ``(fingerprint, version)``
-values; documents sharing one are exact duplicates and a group by themselves.
+Through the store seam (:meth:`Store.scan <simdup_es.store.base.Store.scan>`),
+so it works on Elasticsearch and on the embedded store alike: from one
+consistent snapshot, every fingerprint and version without ids (in
+Elasticsearch, doc values without ``_id``, which costs several times more than
+the fingerprint on segments with deleted or updated documents); then the ids
+of only the documents in groups, plus those that have a group now (they may
+have to be cleared). Pairs are found among the distinct ``(fingerprint,
+version)`` values; documents sharing one are exact duplicates and a group by
+themselves.
 
 The pure parts (pairs, components, ids, the plan of writes, the matrix
-filter) come first; :func:`update_groups` is the part that talks to the
-cluster.
+filter) come first; :func:`update_groups` is the job that runs them over a store.
 """
 
 from __future__ import annotations
@@ -64,13 +65,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from elasticsearch import Elasticsearch
 
 from . import schema
-from . import simhash as sh
-from .backfill import PointInTime, bulk_update, item_failure, put_mapping, target, text_of, walk
+from .es.mappings import group_mapping
 from .join import join_pairs
-from .store.elasticsearch import _item_reason, _translated, component_template, index_template
+from .store.base import Key, Members, Store
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +78,6 @@ GROUP_SIZE = schema.GROUP_SIZE
 DEFAULT_THRESHOLD = 0.5
 """With the matrix: share of either document that must be copied in the other."""
 
-Key = tuple[str, str]  # (index, _id)
 Membership = tuple[str, int]  # (group id, group size)
 
 
@@ -204,15 +202,14 @@ def components(pairs: Iterable[tuple[int, int]]) -> dict[int, int]:
 
 
 def group_id(key: Key) -> str:
-    """A group's id from its first member's ``(index, _id)``: 16 hex digits of SHA-1 of ``index/_id``."""
-    index, doc_id = key
-    return hashlib.sha1(f"{index}/{doc_id}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    """A group's id from its first member's key: 16 hex digits of SHA-1 of ``index/_id`` (or ``id``)."""
+    return hashlib.sha1("/".join(key).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def assign_groups(keys: Sequence[Key], pairs: Iterable[tuple[int, int]]) -> dict[int, Membership]:
     """``{position: (group id, size)}`` for every document in a group of two or more.
 
-    ``keys[p]`` is the ``(index, _id)`` of position ``p``; the group id comes from
+    ``keys[p]`` is the key (``(index, _id)``, or ``(id,)``) of position ``p``; the group id comes from
     the member whose key sorts first (:func:`group_id`).
     """
     members: dict[int, list[int]] = defaultdict(list)
@@ -314,100 +311,7 @@ def _take(items: Iterator[tuple[int, int]], n: int) -> list[tuple[int, int]]:
     return out
 
 
-# --- the cluster ----------------------------------------------------------------------------
-
-
-def group_mapping() -> dict[str, Any]:
-    """Mappings of ``dup_group`` (keyword) and ``dup_group_size`` (integer).
-
-    Taken from the shipped templates when they have them, so the two cannot differ.
-    """
-    for template in (component_template(), index_template()):
-        props = template["template"]["mappings"].get("properties", {})
-        if GROUP in props and GROUP_SIZE in props:
-            return {GROUP: props[GROUP], GROUP_SIZE: props[GROUP_SIZE]}
-    return {GROUP: {"type": "keyword"}, GROUP_SIZE: {"type": "integer"}}
-
-
-def read_fingerprints(client: Elasticsearch, index: str, pit: PointInTime, *, page_size: int = 10_000
-                      ) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Every fingerprint of ``index``: ``(fingerprints, version codes, version names)``.
-
-    Doc values only, without ``_id``: on an index with deleted (or updated)
-    documents, loading ``_id`` costs several times more than the fingerprint, and
-    only the few documents in groups need theirs (:func:`read_members`).
-    """
-    codes: dict[str, int] = {}
-    fps: list[np.ndarray] = []
-    versions: list[np.ndarray] = []
-    query = {"exists": {"field": schema.FP}}
-    for page in walk(client, index, query, pit=pit, docvalue_fields=[schema.FP, schema.VERSION], ids=False,
-                     page_size=page_size, pages=True, prefetch=True):
-        values = [hit.get("fields", {}) for hit in page]
-        fps.append(np.fromiter((int(v[schema.FP][0], 16) for v in values), np.uint64, len(values)))
-        versions.append(np.fromiter(
-            (codes.setdefault(v[schema.VERSION][0], len(codes)) if schema.VERSION in v else -1 for v in values),
-            np.int64, len(values)))
-    if not fps:
-        return np.empty(0, np.uint64), np.empty(0, np.int64), []
-    return np.concatenate(fps), np.concatenate(versions), list(codes)
-
-
-@dataclass
-class Members:
-    """The documents :func:`read_members` found, by position."""
-
-    keys: list[Key] = field(default_factory=list)
-    nodes: list[int] = field(default_factory=list)
-    """The node of each document (an index into the arrays of :func:`distinct`), ``-1`` for none."""
-    current: dict[int, tuple[str | None, int | None]] = field(default_factory=dict)
-    """Stored ``(dup_group, dup_group_size)`` of the documents that have either."""
-    routing: dict[int, str] = field(default_factory=dict)
-
-    def hit(self, pos: int) -> dict[str, Any]:
-        index, doc_id = self.keys[pos]
-        return {"_index": index, "_id": doc_id, "_routing": self.routing.get(pos)}
-
-
-def read_members(
-    client: Elasticsearch,
-    index: str,
-    pit: PointInTime,
-    node_of: Mapping[tuple[int, str], int],
-    *,
-    page_size: int = 10_000,
-    terms: int = 10_000,
-) -> Members:
-    """The documents whose ``(fingerprint, version)`` is a key of ``node_of``, and those that have a group now.
-
-    Looked up by fingerprint (``terms`` of them a request) in the same point in
-    time as :func:`read_fingerprints`, so exactly the documents counted there.
-    """
-    out = Members()
-    seen: set[Key] = set()
-    fields = [schema.FP, schema.VERSION, GROUP, GROUP_SIZE]
-    wanted = sorted({sh.to_hex(fp) for fp, _ in node_of})
-    queries = [{"terms": {schema.FP: wanted[n : n + terms]}} for n in range(0, len(wanted), terms)]
-    queries.append({"exists": {"field": GROUP}})
-    for query in queries:
-        for page in walk(client, index, query, pit=pit, docvalue_fields=fields, page_size=page_size, pages=True,
-                         prefetch=True):
-            for hit in page:
-                key = (hit["_index"], hit["_id"])
-                if key in seen:
-                    continue
-                seen.add(key)
-                values = hit.get("fields", {})
-                fp, version = values.get(schema.FP), values.get(schema.VERSION)
-                pos = len(out.keys)
-                out.keys.append(key)
-                out.nodes.append(node_of.get((int(fp[0], 16), version[0]), -1) if fp and version else -1)
-                group, size = values.get(GROUP), values.get(GROUP_SIZE)
-                if group or size:
-                    out.current[pos] = (group[0] if group else None, int(size[0]) if size else None)
-                if hit.get("_routing") is not None:
-                    out.routing[pos] = hit["_routing"]
-    return out
+# --- the job -------------------------------------------------------------------------------
 
 
 @dataclass
@@ -444,9 +348,22 @@ class GroupsSummary:
         return out
 
 
-def fetch_texts(client: Elasticsearch, docs: Members, field: str, prepare: Callable[[str], str] = str,
-                *, cache_size: int = 20_000) -> Callable[[list[int]], dict[int, str | None]]:
-    """A ``texts`` function for :func:`confirm_pairs`: ``mget`` of ``field``, through a small cache."""
+def copied_share(compare: Callable[[str, str], Any]) -> Callable[[str, str], float]:
+    """A ``similarity`` for :func:`update_groups`: the larger share of either text copied in the other (SPEC §6).
+
+    ``compare`` is the comparison matrix (e.g. :func:`simdup_es.search.comparer`).
+    """
+
+    def similarity(a: str, b: str) -> float:
+        c = compare(a, b)
+        return max(c.similarity_a, c.similarity_b)
+
+    return similarity
+
+
+def cached_texts(store: Store, docs: Members, field: str, prepare: Callable[[str], str] = str,
+                 *, cache_size: int = 20_000) -> Callable[[list[int]], dict[int, str | None]]:
+    """A ``texts`` function for :func:`confirm_pairs`: the store's texts, prepared, through a small cache."""
     cache: dict[int, str | None] = {}
 
     def texts(positions: list[int]) -> dict[int, str | None]:
@@ -454,30 +371,15 @@ def fetch_texts(client: Elasticsearch, docs: Members, field: str, prepare: Calla
         if len(cache) + len(missing) > cache_size:
             cache.clear()
             missing = positions
-        for start in range(0, len(missing), 500):
-            part = missing[start : start + 500]
-            wanted = []
-            for p in part:
-                hit = docs.hit(p)
-                spec = {"_index": hit["_index"], "_id": hit["_id"]}
-                if hit["_routing"] is not None:
-                    spec["routing"] = hit["_routing"]
-                wanted.append(spec)
-            with _translated(client, "reading texts for the comparison matrix"):
-                response = client.mget(docs=wanted, source_includes=[field])
-            for p, doc in zip(part, response["docs"]):
-                if doc.get("error"):
-                    log.warning("cannot read %s/%s: %s", doc.get("_index"), doc.get("_id"), _item_reason(doc["error"]))
-                text = text_of(doc.get("_source") or {}, field)[0] if doc.get("found") else None
-                cache[p] = prepare(text) if text else None
+        found = store.texts([docs.refs[p] for p in missing], field)
+        cache.update((p, prepare(text) if text else None) for p, text in zip(missing, found))
         return {p: cache[p] for p in positions}
 
     return texts
 
 
 def update_groups(
-    client: Elasticsearch,
-    index: str,
+    store: Store,
     *,
     k: int = 3,
     similarity: Callable[[str, str], float] | None = None,
@@ -485,30 +387,23 @@ def update_groups(
     text_field: str = "text",
     prepare_text: Callable[[str], str] = str,
     dry_run: bool = False,
-    page_size: int = 10_000,
-    chunk_size: int = 2000,
-    keep_alive: str = "5m",
 ) -> GroupsSummary:
-    """Find the duplicate groups of ``index`` and write them onto its documents.
+    """Find the duplicate groups of ``store`` and write them onto its documents.
 
-    Reads every fingerprint (doc values, no ids), finds the pairs among the
-    distinct ones, then reads the ids of only the documents in groups (and of
-    those that had one), all from one point in time. ``similarity`` (two texts,
+    Reads every fingerprint (no ids), finds the pairs among the distinct ones,
+    then reads the ids of only the documents in groups (and of those that had
+    one), all from one snapshot (:meth:`Store.scan`). ``similarity`` (two texts,
     after ``prepare_text``, to a share between 0 and 1) turns the comparison
     matrix on: pairs below ``threshold`` are dropped. ``dry_run`` computes and
-    counts but writes nothing. ``index`` may be an alias or a pattern; pairs may
-    then cross indices.
+    counts but writes nothing. On an Elasticsearch store whose index is an alias
+    or a pattern, pairs may cross indices.
     """
     summary = GroupsSummary()
-    if not dry_run:
-        put_mapping(client, index, group_mapping(), "duplicate group fields")
-    with _translated(client, "refreshing", index):
-        client.indices.refresh(index=index)
-
+    store.refresh()
     clock = _Clock(summary.seconds)
-    with PointInTime(client, index, keep_alive) as pit:
+    with store.scan() as scan:
         with clock("read"):
-            fps, codes, names = read_fingerprints(client, index, pit, page_size=page_size)
+            fps, codes, names = scan.fingerprints()
         with clock("join"):
             node_fps, node_codes, counts = distinct(fps, codes)
             del fps, codes
@@ -519,14 +414,15 @@ def update_groups(
         summary.fingerprinted, summary.distinct, summary.versions = int(counts.sum()), len(counts), len(names)
         summary.pairs = len(i)
         with clock("members"):
-            docs = read_members(client, index, pit, node_of, page_size=page_size)
+            docs = scan.members(node_of)
         summary.members = len(docs.keys)
 
     node_pairs = zip(i.tolist(), j.tolist())
     if similarity is not None:
         with clock("matrix"):
             pairs = doc_pairs(docs.nodes, node_pairs, every=True)
-            confirmed = confirm_pairs(pairs, fetch_texts(client, docs, text_field, prepare_text), similarity, threshold)
+            texts = cached_texts(store, docs, text_field, prepare_text)
+            confirmed = confirm_pairs(pairs, texts, similarity, threshold)
             summary.compared, summary.no_text = confirmed.compared, confirmed.no_text
             summary.confirmed = len(confirmed.pairs)
             kept: Iterable[tuple[int, int]] = confirmed.pairs
@@ -543,30 +439,15 @@ def update_groups(
     with clock("write"):
         if dry_run:
             summary.set, summary.cleared = len(plan.set), len(plan.clear)
-        elif plan.set or plan.clear:
-            _write(client, index, docs, plan, summary, chunk_size)
-    return summary
-
-
-def _write(client: Elasticsearch, index: str, docs: Members, plan: Plan, summary: GroupsSummary,
-           chunk_size: int) -> None:
-    writes = [(pos, {GROUP: gid, GROUP_SIZE: size}) for pos, gid, size in plan.set]
-    writes += [(pos, {GROUP: None, GROUP_SIZE: None}) for pos in plan.clear]
-    actions = ({"_op_type": "update", **target(docs.hit(pos)), "retry_on_conflict": 3, "doc": doc}
-               for pos, doc in writes)
-    results = bulk_update(client, actions, action="writing duplicate groups", index=index, chunk_size=chunk_size)
-    for (pos, doc), (ok, info) in zip(writes, results):
-        if ok:
-            if doc[GROUP] is None:
-                summary.cleared += 1
-            else:
-                summary.set += 1
-        elif info.get("status") == 404:  # deleted since it was read
-            summary.gone += 1
         else:
-            summary.failed.append(("/".join(docs.keys[pos]), item_failure(info)))
-    with _translated(client, "refreshing", index):
-        client.indices.refresh(index=index)
+            for writes, count in (([(docs.refs[p], g, n) for p, g, n in plan.set], "set"),
+                                  ([(docs.refs[p], None, None) for p in plan.clear], "cleared")):
+                report = store.write_groups(writes)
+                setattr(summary, count, report.written)
+                summary.gone += report.missing
+                summary.failed += report.failed
+            store.refresh()
+    return summary
 
 
 class _Clock:
@@ -592,6 +473,8 @@ __all__ = [
     "Plan",
     "UnionFind",
     "assign_groups",
+    "cached_texts",
+    "copied_share",
     "components",
     "confirm_pairs",
     "distinct",
@@ -601,7 +484,5 @@ __all__ = [
     "grouped_nodes",
     "near_pairs",
     "plan_writes",
-    "read_fingerprints",
-    "read_members",
     "update_groups",
 ]

@@ -190,18 +190,11 @@ COMPARE_KEYS = ("similar_weight", "right_weight", "synonym_file", "no_synonyms",
 
 
 def make_comparer(kwargs: dict[str, Any]) -> Callable[[str, str], Any]:
-    """A function of two unified texts giving their :class:`~simdup_es.compare.Comparison`.
-
-    Pops the compare options from ``kwargs``.
-    """
-    from ..compare import CachedSegmenter, CompareParams, compare
-    from ..thesaurus import load_thesaurus
-    from ..tokens import dictionary_words
+    """:func:`simdup_es.search.comparer` from the compare options (popped from ``kwargs``)."""
+    from ..compare import CompareParams
+    from ..search import comparer
 
     opts = {k: kwargs.pop(k) for k in COMPARE_KEYS}
     params = CompareParams(similar_weight=opts["similar_weight"], right_weight=opts["right_weight"],
                            use_synonyms=not opts["no_synonyms"], trim_boilerplate=opts["trim_boilerplate"])
-    thesaurus = None if opts["no_synonyms"] else load_thesaurus(opts["synonym_file"])
-    # One cache for the run: search compares the query's sentences with every hit.
-    segment = CachedSegmenter(dictionary_words)
-    return lambda a, b: compare(a, b, params, segment=segment, thesaurus=thesaurus)
+    return comparer(params, opts["synonym_file"])

@@ -1,4 +1,4 @@
-"""``simdup backfill|groups``: commands that work on an Elasticsearch index in place."""
+"""``simdup backfill|groups``: commands that work on every document of a store in place."""
 
 from __future__ import annotations
 
@@ -20,18 +20,19 @@ from ._common import (
     make_fingerprinter,
     progress_bar,
 )
-from .store_cmds import CONNECTION_KEYS, connection_options, connection_settings
-
+from .store_cmds import CONNECTION_KEYS, pop_store_opts, connection_kwargs, connection_options, open_store, store_options
 
 
 def _connect(kwargs: dict[str, Any]) -> tuple[Any, str]:
     """A client and the index name from the connection options (popped from ``kwargs``)."""
+    from ..es.connection import ConnectionSettings
+
     opts = {k: kwargs.pop(k) for k in CONNECTION_KEYS}
-    return connection_settings(opts).client(), opts["index"]
+    return ConnectionSettings.from_env(url=opts["es_url"], **connection_kwargs(opts)).client(), opts["index"]
 
 
 @click.command()
-@connection_options  # these commands need a cluster: no --store
+@connection_options  # backfill works on an index simdup did not create: no --store
 @click.option("--field", required=True, help="Field with the text to fingerprint (dotted path into _source).")
 @click.option("--title-field", help="Field with a title: its words weigh more.")
 @click.option("--id-field", help="Field that names documents in the rejects file (default: _id).")
@@ -92,13 +93,14 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
 
 
 @click.command()
-@connection_options  # these commands need a cluster: no --store
+@store_options
 @click.option("-k", "--k", "k", type=click.IntRange(0, 10), default=3, show_default=True,
               help="Largest Hamming distance of a near-duplicate pair.")
 @click.option("--matrix", is_flag=True, help="Keep only pairs the comparison matrix confirms (reads the texts).")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="With --matrix: keep a pair when at least this share of either document is copied in the other.")
-@click.option("--field", "text_field", default="text", show_default=True, help="With --matrix: the text field.")
+@click.option("--field", "text_field", default="text", show_default=True,
+              help="With --matrix: the text field (Elasticsearch; the embedded store keeps one).")
 @compare_options
 @click.option("--dry-run", is_flag=True, help="Compute and count, write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -115,20 +117,17 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, dry_run: boo
     With --matrix a pair counts only when the sentence comparison finds at
     least THRESHOLD of one document copied in the other.
     """
-    from ..groups import update_groups
+    from ..groups import copied_share, update_groups
 
     similarity: Callable[[str, str], float] | None = None
     prepare: Callable[[str], str] = str
     if matrix:
         from ..text import unify
 
-        similarity, prepare = _copied_share(make_comparer(kwargs)), unify
-    client, index = _connect(kwargs)
-    try:
-        summary = update_groups(client, index, k=k, similarity=similarity, threshold=threshold, text_field=text_field,
+        similarity, prepare = copied_share(make_comparer(kwargs)), unify
+    with open_store(pop_store_opts(kwargs)) as store:
+        summary = update_groups(store, k=k, similarity=similarity, threshold=threshold, text_field=text_field,
                                 prepare_text=prepare, dry_run=dry_run)
-    finally:
-        client.close()
     if as_json:
         echo_json(summary.to_dict())
     matrix_note = (f"; the matrix compared {summary.compared}, kept {summary.confirmed}"
@@ -149,16 +148,6 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, dry_run: boo
             click.echo(f"not written {name}: {reason}", err=True)
         click.echo(f"{len(summary.failed)} documents could not be updated; run again to retry", err=True)
         sys.exit(1)
-
-
-def _copied_share(comparer: Callable[[str, str], Any]) -> Callable[[str, str], float]:
-    """The larger share of either text found copied in the other (SPEC §6), from the comparison matrix."""
-
-    def similarity(a: str, b: str) -> float:
-        c = comparer(a, b)
-        return max(c.similarity_a, c.similarity_b)
-
-    return similarity
 
 
 def register(group: click.Group) -> None:

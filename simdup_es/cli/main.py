@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-from .. import simhash as sh
 from ..config import BlockLayout
 from ..errors import InputError, SimdupError
 from ..fingerprint import Doc
@@ -134,6 +133,7 @@ def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, ma
     containment.
     """
     from ..report import render_html, render_terminal
+    from ..search import Verdict
     from ..text import unify
 
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
@@ -141,22 +141,18 @@ def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, ma
     doc_a, doc_b = read_document(a, "A"), read_document(b, "B")
     html = open_output(html_path) if html_path is not None else None
     fa, fb = (fingerprinter.fingerprint_many([Doc(r.text, r.title, r.source)])[0].unwrap() for r in (doc_a, doc_b))
-    d = fa.distance(fb)
-    near = d <= BlockLayout().k
     unified_a, unified_b = unify(doc_a.text), unify(doc_b.text)
     name_a, name_b = Path(doc_a.source).name, Path(doc_b.source).name
-    comparison = comparer(unified_a, unified_b)
+    verdict = Verdict(fa, fb, comparer(unified_a, unified_b))
+    comparison = verdict.comparison
     if html is not None:
         with html:
             html.write(render_html(unified_a, unified_b, comparison, label_a=name_a, label_b=name_b))
         click.echo(f"wrote {html_path}", err=True)
     if as_json:
-        echo_json({"a": fa.hex, "b": fb.hex, "distance": d, "similarity": round(sh.similarity(d), 2),
-                   "near_duplicate": near, "version": fa.version, "comparison": comparison.to_dict()})
+        echo_json(verdict.to_dict())
         return
-    verdict = "near-duplicates" if near else "not near-duplicates"
-    click.echo(f"fingerprints {fa.hex} / {fb.hex}: distance {d}/64, similarity {sh.similarity(d):.1f}% "
-               f"-> {verdict} (k = {BlockLayout().k})")
+    click.echo(str(verdict))
     render_terminal(unified_a, unified_b, comparison, label_a=name_a, label_b=name_b, max_pairs=max_pairs)
 
 

@@ -11,13 +11,12 @@ from typing import Any, Iterator, TypeVar
 
 import click
 
-from .. import simhash as sh
 from ..config import BlockLayout
-from ..errors import NotFound, SimdupError
 from ..fingerprint import Fingerprint, Fingerprinter
 from ..indexer import index_items
-from ..search import Hit, near_duplicates, sentence_rerank
+from ..search import Hit, find_duplicates, stored_query
 from ..sources import Fields
+from ..store import DEFAULT_INDEX, DEFAULT_PATH
 from ..store.base import Store
 from ._common import (
     RejectLog,
@@ -35,8 +34,6 @@ from ._common import (
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
-DEFAULT_STORE = Path(".simdup")
-DEFAULT_INDEX = "simdup-docs"
 
 
 def connection_options(func: F) -> F:
@@ -62,51 +59,37 @@ def store_options(func: F) -> F:
     func = connection_options(func)
     return click.option(
         "--store", "store_dir", type=click.Path(file_okay=False, path_type=Path), envvar="SIMDUP_STORE",
-        help=f"Embedded store folder (used when no cluster is configured; default {DEFAULT_STORE}).",
+        help=f"Embedded store folder (used when no cluster is configured; default {DEFAULT_PATH}).",
     )(func)
 
 
 CONNECTION_KEYS = ("es_url", "index", "api_key", "user", "password", "ca_cert", "insecure")
 
 
-def connection_settings(opts: dict[str, Any]) -> Any:
-    """:class:`~simdup_es.store.elasticsearch.ConnectionSettings` from the options; unset ones fall to the env."""
-    from ..store.elasticsearch import ConnectionSettings
-
-    return ConnectionSettings.from_env(
-        url=opts["es_url"], api_key=opts["api_key"], username=opts["user"], password=opts["password"],
-        ca_certs=opts["ca_cert"], verify_certs=False if opts["insecure"] else None,
-    )
+def connection_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
+    """:class:`~simdup_es.es.connection.ConnectionSettings` fields from the options (unset ones fall to the env)."""
+    return {"api_key": opts["api_key"], "username": opts["user"], "password": opts["password"],
+            "ca_certs": opts["ca_cert"], "verify_certs": False if opts["insecure"] else None}
 
 
 @contextmanager
 def open_store(opts: dict[str, Any], *, create: bool = False, layout: BlockLayout = BlockLayout()) -> Iterator[Store]:
-    """The store the options name: Elasticsearch when a URL is given, else the embedded one."""
-    store: Store
-    if opts["es_url"] and opts["store_dir"]:
-        raise click.UsageError("give --es-url or --store (or SIMDUP_ES_URL / SIMDUP_STORE), not both")
-    if opts["es_url"]:
-        from ..store.elasticsearch import ElasticsearchStore
+    """The store the options name (:func:`simdup_es.open_store`), closed on exit."""
+    from ..store import open_store as open_configured
 
-        store = ElasticsearchStore(connection_settings(opts), opts["index"], layout)
-    else:
-        from ..store.local import LocalStore
-
-        path = opts["store_dir"] or DEFAULT_STORE
-        if not create and not path.exists():
-            raise NotFound(f"no embedded store at {path}: index documents first ('simdup index --store {path} FILES'), "
-                           "or give --es-url for a cluster")
+    if not opts["es_url"] and (create or (opts["store_dir"] or DEFAULT_PATH).exists()):
+        path = opts["store_dir"] or DEFAULT_PATH
         click.echo(f"using the embedded store {path}" + ("" if opts["store_dir"] else " (no cluster configured)"), err=True)
-        store = LocalStore(path, layout)
+    store = open_configured(opts["es_url"], path=opts["store_dir"], index=opts["index"], layout=layout, create=create,
+                            **connection_kwargs(opts))
     try:
-        if create:
-            store.setup()
         yield store
     finally:
         store.close()
 
 
-def _store_opts(kwargs: dict[str, Any]) -> dict[str, Any]:
+def pop_store_opts(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The options :func:`store_options` added, popped from a command's ``kwargs``."""
     return {k: kwargs.pop(k) for k in ("store_dir", *CONNECTION_KEYS)}
 
 
@@ -114,7 +97,7 @@ def _store_opts(kwargs: dict[str, Any]) -> dict[str, Any]:
 @store_options
 def setup(**kwargs: Any) -> None:
     """Install the index templates and create the index (safe to repeat)."""
-    with open_store(_store_opts(kwargs), create=True) as store:
+    with open_store(pop_store_opts(kwargs), create=True) as store:
         click.echo(f"ready: {store.count()} documents", err=True)
 
 
@@ -136,7 +119,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     fields = Fields(text_field, title_field or None, id_field or None)
     log = RejectLog(rejects)
-    with open_store(_store_opts(kwargs), create=True) as store, progress_bar("indexing") as update:
+    with open_store(pop_store_opts(kwargs), create=True) as store, progress_bar("indexing") as update:
         summary = index_items(read_inputs(inputs, fields), store, fingerprinter, workers=workers,
                               batch_size=batch_size, on_reject=lambda r: log.add(r.source, r.reason, r.id),
                               on_progress=update)
@@ -158,14 +141,7 @@ def _query_document(store: Store | None, fingerprinter: Fingerprinter, text: str
         raise click.UsageError("give exactly one of --text or --file" + (" or --id" if store is not None else ""))
     if doc_id is not None:
         assert store is not None
-        found = store.get([doc_id])
-        if not found:
-            raise NotFound(f"no document with id {doc_id!r} in the store")
-        doc = found[0]
-        if doc.version != fingerprinter.version:
-            raise SimdupError(f"document {doc_id!r} was fingerprinted with version {doc.version}, this run uses "
-                              f"{fingerprinter.version}: use the same --idf/--marked-words as when indexing")
-        return Fingerprint(doc.fingerprint, doc.version), doc.text, doc_id
+        return (*stored_query(store, doc_id, fingerprinter.version), doc_id)
     if file is not None:
         record = read_document(str(file))  # title as 'simdup index' gives it, so the fingerprints agree
         text, title = record.text, title or record.title
@@ -205,16 +181,10 @@ def search(text: str | None, file: Path | None, doc_id: str | None, title: str |
     """
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     comparer = None if no_matrix else make_comparer(kwargs)
-    with open_store(_store_opts(kwargs), layout=BlockLayout(k=k)) as store:
+    with open_store(pop_store_opts(kwargs), layout=BlockLayout(k=k)) as store:
         fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id, title)
-        matches = near_duplicates(store, fp, exclude_id=exclude)
-        if comparer is None:
-            matches = matches[:limit]
-        docs = {d.id: d for d in store.get([m.id for m in matches])}
-    if comparer is not None and query_text:
-        hits = sentence_rerank(query_text, matches, docs, comparer)[:limit]  # cut after re-rank 2, not before
-    else:
-        hits = [Hit(m, docs.get(m.id)) for m in matches]
+        hits = find_duplicates(store, query_text, fingerprint=fp, exclude_id=exclude, compare=comparer,
+                               matrix=not no_matrix, limit=limit)
     _show_hits(hits, query_text, as_json=as_json, details=details, html_path=html_path)
 
 
@@ -224,12 +194,7 @@ def _show_hits(hits: list[Hit], query_text: str | None, *, as_json: bool, detail
 
     if as_json:
         for h in hits:
-            c = h.comparison
-            echo_json({"id": h.match.id, "distance": h.match.distance, "similarity": round(h.match.similarity, 2),
-                       "fingerprint": sh.to_hex(h.match.fingerprint), "title": h.doc.title if h.doc else None,
-                       "copied_from_query": round(c.similarity_a, 4) if c else None,
-                       "copied_from_match": round(c.similarity_b, 4) if c else None,
-                       "pairs": [[p.i, p.j] for p in c.pairs] if c else None})
+            echo_json(h.to_dict())
         return
     if not hits:
         click.echo("no near-duplicates (no stored document within the distance)")
@@ -268,7 +233,7 @@ def _show_hits(hits: list[Hit], query_text: str | None, *, as_json: bool, detail
 def query(text: str | None, file: Path | None, title: str | None, dsl: bool, index: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int) -> None:
     """Print the candidate query for a text or file, ready for Kibana Dev Tools."""
-    from ..query import candidate_search
+    from ..es.bodies import candidate_search
 
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     fp, _, _ = _query_document(None, fingerprinter, text, file, None, title)

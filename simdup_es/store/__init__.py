@@ -1,11 +1,75 @@
 """Where fingerprinted documents are kept: Elasticsearch, or an embedded local store.
 
 Both implement :class:`Store`; one contract test suite holds them to the same
-behaviour.
+behaviour. :func:`open_store` opens the one the settings name.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from ..config import BlockLayout
+from ..errors import ConfigError, NotFound
 from .base import BulkReport, Store, StoredDoc
 
-__all__ = ["BulkReport", "Store", "StoredDoc"]
+log = logging.getLogger(__name__)
+
+DEFAULT_PATH = Path(".simdup")
+"""The embedded store's folder when none is given."""
+DEFAULT_INDEX = "simdup-docs"
+"""The Elasticsearch index when none is given."""
+
+
+def open_store(
+    url: str | None = None,
+    *,
+    path: Path | str | None = None,
+    index: str | None = None,
+    layout: BlockLayout = BlockLayout(),
+    create: bool = False,
+    **connection: Any,
+) -> Store:
+    """The configured store: Elasticsearch when there is a URL, else the embedded one.
+
+    ``url`` falls back to ``SIMDUP_ES_URL``, ``path`` to ``SIMDUP_STORE`` (then
+    ``.simdup``), ``index`` to ``SIMDUP_INDEX`` (then ``simdup-docs``); giving both
+    a URL and a folder is an error. ``connection`` holds further
+    :class:`~simdup_es.es.connection.ConnectionSettings` (``api_key``,
+    ``username``, ``password``, ``ca_certs``, ``verify_certs``, ...; the
+    ``SIMDUP_ES_*`` variables fill the rest). ``create`` sets the store up
+    (creates the index or folder); without it a missing embedded store is
+    :class:`NotFound`. Close the store when done (it is a context manager).
+    """
+    url = url or os.environ.get("SIMDUP_ES_URL") or None
+    path = path or os.environ.get("SIMDUP_STORE") or None
+    if url and path:
+        raise ConfigError("give an Elasticsearch URL or an embedded store folder (--es-url or --store, "
+                          "SIMDUP_ES_URL or SIMDUP_STORE), not both")
+    store: Any
+    if url:
+        from ..es.connection import ConnectionSettings
+        from .elasticsearch import ElasticsearchStore
+
+        settings = ConnectionSettings.from_env(url=url, **connection)
+        store = ElasticsearchStore(settings, index or os.environ.get("SIMDUP_INDEX") or DEFAULT_INDEX, layout)
+    else:
+        from .local import LocalStore
+
+        folder = Path(path) if path else DEFAULT_PATH
+        if not create and not folder.exists():
+            raise NotFound(f"no embedded store at {folder}: index documents first ('simdup index --store {folder} "
+                           "FILES'), or give --es-url for a cluster")
+        store = LocalStore(folder, layout)
+    if create:
+        try:
+            store.setup()
+        except BaseException:
+            store.close()
+            raise
+    return store
+
+
+__all__ = ["DEFAULT_INDEX", "DEFAULT_PATH", "BulkReport", "Store", "StoredDoc", "open_store"]

@@ -1,10 +1,8 @@
-"""The Elasticsearch store: templates, bulk writes, exact candidate retrieval.
+"""The Elasticsearch store: one index (or alias) behind the :class:`~simdup_es.store.base.Store` seam.
 
-The request bodies come from :mod:`simdup_es.query` (pure); this module is the part
-that talks to the cluster. Field names come from :mod:`simdup_es.schema`, and the
-mappings from the JSON in ``mappings/`` (shipped as ``simdup_es.mappings``).
-
-Every error the cluster or the network raises leaves this module as a
+Request bodies come from :mod:`simdup_es.es.bodies` (pure) and mappings from
+:mod:`simdup_es.es.mappings`; every request goes through :mod:`simdup_es.es.io`,
+so every error the cluster or the network raises leaves this module as a
 :class:`~simdup_es.errors.StoreError` (or its subclasses :class:`ConnectionFailed`
 and :class:`NotFound`) whose message says what to do. Per-document failures of a
 bulk write never raise: they come back in :attr:`BulkReport.failed`.
@@ -15,280 +13,36 @@ message; URLs are shown without any ``user:password@`` part.
 
 from __future__ import annotations
 
-import copy
-import json
 import logging
-import os
-import time
-from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass, fields
-from functools import lru_cache
-from importlib import resources
-from pathlib import Path
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import elasticsearch as es
 import numpy as np
-from elasticsearch import Elasticsearch, helpers
+from elasticsearch import Elasticsearch
 
-from .. import query, schema
+from .. import schema
 from .. import simhash as sh
 from ..config import BlockLayout
-from ..errors import ConfigError, ConnectionFailed, NotFound, SimdupError, StoreError
-from .base import BulkReport, StoredDoc
+from ..errors import ConfigError, StoreError
+from ..es import bodies, io
+from ..es.connection import DEFAULT_URL, ConnectionSettings, redact_url
+from ..es.mappings import (
+    COMPONENT_TEMPLATE,
+    INDEX_TEMPLATE,
+    component_template,
+    fingerprint_mapping,
+    group_mapping,
+    index_mappings,
+    index_template,
+    missing_keyword_fields,
+)
+from .base import BulkReport, Closing, Members, StoredDoc
 
 log = logging.getLogger(__name__)
 
-COMPONENT_TEMPLATE = "simdup-fingerprint"
-"""Name of the component template with the fingerprint fields (``mappings/component-template.json``)."""
-INDEX_TEMPLATE = "simdup"
-"""Name of the index template for ``simdup-*`` indices (``mappings/index-template.json``)."""
-DEFAULT_URL = "http://localhost:9200"
-
-_Action = tuple[dict[str, Any], dict[str, Any]]  # (bulk header, document source)
-_MAX_ID_BYTES = 512  # Elasticsearch refuses the whole bulk request for a longer _id
-# Request-level errors one document can cause: the request is split to find it.
-_DOCUMENT_ERRORS = {"action_request_validation_exception", "x_content_parse_exception", "illegal_argument_exception"}
-_FILTER_PATH = ["hits.total", "hits.hits._id", "hits.hits.fields", "hits.hits.sort", "pit_id", "timed_out", "_shards.failed"]
-
-
-# --- mappings --------------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=None)
-def _load(name: str) -> str:
-    return resources.files("simdup_es.mappings").joinpath(name).read_text(encoding="utf-8")
-
-
-def component_template() -> dict[str, Any]:
-    """Body of ``PUT _component_template/simdup-fingerprint``: the fingerprint fields."""
-    return json.loads(_load("component-template.json"))
-
-
-def index_template() -> dict[str, Any]:
-    """Body of ``PUT _index_template/simdup``: ``simdup-*`` indices, with ``title`` and ``text``."""
-    return json.loads(_load("index-template.json"))
-
-
-def _block_mapping() -> dict[str, Any]:
-    """The mapping of one block field (the one the dynamic template gives)."""
-    dynamic = component_template()["template"]["mappings"]["dynamic_templates"]
-    return next(iter(dynamic[0].values()))["mapping"]
-
-
-def fingerprint_mapping(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,)) -> dict[str, Any]:
-    """The ``simdup`` object's mapping, with explicit block fields for every layout in ``layouts``."""
-    simdup = copy.deepcopy(component_template()["template"]["mappings"]["properties"][schema.ROOT])
-    for layout in layouts:
-        for j in range(layout.blocks):
-            simdup["properties"].setdefault(schema.block_name(layout, j), _block_mapping())
-    return simdup
-
-
-def index_mappings(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,)) -> dict[str, Any]:
-    """Full mappings of an index simdup creates: component template + index template fields."""
-    component = component_template()["template"]["mappings"]
-    owned = index_template()["template"]["mappings"]
-    return {
-        **{k: v for k, v in owned.items() if k != "properties"},
-        "dynamic_templates": component["dynamic_templates"],
-        "properties": {**owned["properties"], schema.ROOT: fingerprint_mapping(layouts)},
-    }
-
-
-# --- connection ------------------------------------------------------------------------------
-
-
-def redact_url(url: str) -> str:
-    """``url`` without credentials: ``https://user:pw@host`` becomes ``https://***@host``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable URL>"
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
-
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-
-
-def _env_bool(name: str, value: str) -> bool:
-    low = value.strip().lower()
-    if low in _TRUE:
-        return True
-    if low in _FALSE:
-        return False
-    raise ConfigError(f"{name} must be one of true/false, yes/no, 1/0, on/off; got {value!r}")
-
-
-@dataclass(frozen=True, repr=False)
-class ConnectionSettings:
-    """How to reach a cluster: URL, credentials, TLS.
-
-    Give either ``api_key`` or ``username`` + ``password`` (or neither, for a cluster
-    without security). TLS certificates are verified unless ``verify_certs`` is
-    false; ``ca_certs`` names the CA bundle for a self-signed cluster.
-
-    ``request_timeout`` is in seconds; ``max_retries`` is how often the client
-    retries a request that timed out, could not connect, or got 429/502/503/504.
-    """
-
-    url: str = DEFAULT_URL
-    api_key: str | None = None
-    username: str | None = None
-    password: str | None = None
-    ca_certs: Path | None = None
-    verify_certs: bool = True
-    request_timeout: float = 30.0
-    max_retries: int = 3
-
-    def __post_init__(self) -> None:
-        parts = urlsplit(self.url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError(f"Elasticsearch URL must look like https://host:9200, got {redact_url(self.url)!r}")
-        if self.api_key is not None and (self.username is not None or self.password is not None):
-            raise ConfigError("give either an API key or a user and password, not both")
-        if (self.username is None) != (self.password is None):
-            raise ConfigError("basic auth needs both a user and a password (SIMDUP_ES_USER, SIMDUP_ES_PASSWORD)")
-        if self.ca_certs is not None:
-            object.__setattr__(self, "ca_certs", Path(self.ca_certs))
-            if not self.ca_certs.is_file():
-                raise ConfigError(f"CA certificate {self.ca_certs} does not exist or is not a file")
-        if not self.request_timeout > 0:
-            raise ConfigError(f"request_timeout must be positive, got {self.request_timeout}")
-        if self.max_retries < 0:
-            raise ConfigError(f"max_retries must not be negative, got {self.max_retries}")
-
-    @classmethod
-    def from_env(cls, **overrides: Any) -> ConnectionSettings:
-        """Settings from ``SIMDUP_ES_*`` variables; ``overrides`` that are not ``None`` win.
-
-        Reads ``SIMDUP_ES_URL``, ``SIMDUP_ES_API_KEY``, ``SIMDUP_ES_USER``,
-        ``SIMDUP_ES_PASSWORD``, ``SIMDUP_ES_CA_CERT`` and ``SIMDUP_ES_VERIFY_CERTS``.
-        Empty variables count as unset.
-        """
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(overrides) - names)
-        if unknown:
-            raise TypeError(f"unknown connection settings: {', '.join(unknown)}")
-        env = {k: v for k, v in os.environ.items() if k.startswith("SIMDUP_ES_") and v.strip()}
-        values: dict[str, Any] = {
-            "url": env.get("SIMDUP_ES_URL"),
-            "api_key": env.get("SIMDUP_ES_API_KEY"),
-            "username": env.get("SIMDUP_ES_USER"),
-            "password": env.get("SIMDUP_ES_PASSWORD"),
-            "ca_certs": env.get("SIMDUP_ES_CA_CERT"),
-        }
-        if "SIMDUP_ES_VERIFY_CERTS" in env:
-            values["verify_certs"] = _env_bool("SIMDUP_ES_VERIFY_CERTS", env["SIMDUP_ES_VERIFY_CERTS"])
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**{k: v for k, v in values.items() if v is not None})
-
-    def __repr__(self) -> str:
-        auth = "api_key=***" if self.api_key else (f"username={self.username!r}, password=***" if self.username else "no auth")
-        tls = f", ca_certs={str(self.ca_certs)!r}" if self.ca_certs else ""
-        return (
-            f"ConnectionSettings(url={redact_url(self.url)!r}, {auth}{tls}, verify_certs={self.verify_certs}, "
-            f"request_timeout={self.request_timeout}, max_retries={self.max_retries})"
-        )
-
-    def client(self) -> Elasticsearch:
-        """A new client for these settings (no request is made until it is used)."""
-        kwargs: dict[str, Any] = {
-            "request_timeout": self.request_timeout,
-            "max_retries": self.max_retries,
-            "retry_on_timeout": True,
-        }
-        if self.api_key:
-            # Either the encoded key, or "id:api_key" as Kibana shows the two parts.
-            kwargs["api_key"] = tuple(self.api_key.split(":", 1)) if ":" in self.api_key else self.api_key
-        elif self.username is not None and self.password is not None:
-            kwargs["basic_auth"] = (self.username, self.password)
-        if urlsplit(self.url).scheme == "https":
-            kwargs["verify_certs"] = self.verify_certs
-            if not self.verify_certs:
-                kwargs["ssl_show_warn"] = False
-                log.warning("TLS certificate verification is off for %s", redact_url(self.url))
-            if self.ca_certs is not None:
-                kwargs["ca_certs"] = str(self.ca_certs)
-        return Elasticsearch(self.url, **kwargs)
-
-
-def _client_url(client: Elasticsearch) -> str:
-    try:
-        return ", ".join(redact_url(node.base_url) for node in client.transport.node_pool.all())
-    except Exception:  # noqa: BLE001 - only for messages
-        return "the cluster"
-
-
-def _reason(exc: es.ApiError) -> str:
-    """``type: reason`` of an API error, with the first ``caused_by``."""
-    error = exc.body.get("error") if isinstance(exc.body, dict) else None
-    if isinstance(error, dict):
-        return _item_reason(error)
-    return str(exc.message)
-
-
-def _item_reason(error: Any) -> str:
-    if not isinstance(error, dict):
-        return str(error)
-    text = f"{error.get('type', 'error')}: {error.get('reason', '')}".rstrip(": ")
-    cause = error.get("caused_by")
-    if isinstance(cause, dict) and cause.get("reason"):
-        text += f" (caused by {cause.get('type', 'error')}: {cause['reason']})"
-    return text
-
-
-@contextmanager
-def _translated(client: Elasticsearch, action: str, index: str | None = None) -> Iterator[None]:
-    """Turn client exceptions into :class:`StoreError` subclasses that say what to do."""
-    where = f"index {index!r}" if index else "the cluster"
-    try:
-        yield
-    except SimdupError:
-        raise
-    except es.AuthenticationException as exc:
-        raise ConnectionFailed(
-            f"Elasticsearch at {_client_url(client)} refused the credentials while {action} (401): check the API key "
-            "(SIMDUP_ES_API_KEY / --api-key) or user and password (SIMDUP_ES_USER, SIMDUP_ES_PASSWORD)"
-        ) from exc
-    except es.AuthorizationException as exc:
-        raise StoreError(
-            f"refused while {action} on {where} (403: {_reason(exc)}): the user or API key lacks the privileges for it"
-        ) from exc
-    except es.NotFoundError as exc:
-        if exc.error == "index_not_found_exception":
-            raise NotFound(
-                f"{where} does not exist: run 'simdup setup' (or 'simdup index', which creates it) first"
-            ) from exc
-        raise NotFound(f"not found while {action} on {where}: {_reason(exc)}") from exc
-    except es.UnsupportedProductError as exc:
-        raise ConnectionFailed(f"{_client_url(client)} does not answer like Elasticsearch: {exc.message}") from exc
-    except es.ApiError as exc:
-        raise StoreError(f"Elasticsearch refused {action} on {where} ({exc.meta.status} {_reason(exc)})") from exc
-    except es.SSLError as exc:
-        raise ConnectionFailed(
-            f"TLS with {_client_url(client)} failed while {action} ({exc.message}): give the cluster's CA certificate "
-            "(SIMDUP_ES_CA_CERT / --ca-cert), or check the URL's scheme"
-        ) from exc
-    except es.ConnectionTimeout as exc:
-        raise ConnectionFailed(
-            f"Elasticsearch at {_client_url(client)} did not answer in time while {action} ({exc.message}): the cluster "
-            "may be overloaded or unreachable; retry, or raise the request timeout"
-        ) from exc
-    except es.ConnectionError as exc:
-        raise ConnectionFailed(
-            f"cannot reach Elasticsearch at {_client_url(client)} while {action} ({exc.message}): check the URL "
-            "(SIMDUP_ES_URL / --es-url) and that the cluster is running"
-        ) from exc
-    except es.TransportError as exc:
-        raise StoreError(f"request to {_client_url(client)} failed while {action}: {exc.message}") from exc
+_CANDIDATE_PATH = ["hits.total", "hits.hits._id", "hits.hits.fields", "timed_out", "_shards.failed"]
+_REINDEX = "use a new index, which 'simdup setup' creates with the right mappings, and re-index into it"
 
 
 def install_templates(client: Elasticsearch) -> None:
@@ -297,15 +51,12 @@ def install_templates(client: Elasticsearch) -> None:
     Existing templates of the same names are replaced by the shipped ones; indices
     that already exist keep their mappings.
     """
-    with _translated(client, "installing the index templates"):
+    with io.translated(client, "installing the index templates"):
         client.cluster.put_component_template(name=COMPONENT_TEMPLATE, body=component_template())
         client.indices.put_index_template(name=INDEX_TEMPLATE, body=index_template())
 
 
-# --- the store -------------------------------------------------------------------------------
-
-
-class ElasticsearchStore:
+class ElasticsearchStore(Closing):
     """Fingerprinted documents in one Elasticsearch index (or alias).
 
     Parameters
@@ -337,6 +88,8 @@ class ElasticsearchStore:
     page_size:
         Candidates fetched by the first request; when there are more, all of them
         are paged through a point in time, so none is missed.
+    pit_page_size, pit_keep_alive:
+        Page size and keep-alive of point-in-time walks (candidate pages, :meth:`scan`).
     """
 
     def __init__(
@@ -370,12 +123,10 @@ class ElasticsearchStore:
         self.concurrency = concurrency
         self.min_chunk = min_chunk
         self.max_chunk_bytes = max_chunk_bytes
-        self.max_retries = max_retries
-        self.initial_backoff = initial_backoff
-        self.max_backoff = max_backoff
         self.page_size = page_size
         self.pit_page_size = pit_page_size
         self.pit_keep_alive = pit_keep_alive
+        self.retry = io.Retry(max_retries, initial_backoff, max_backoff)
         if isinstance(client, ConnectionSettings):
             self._settings: ConnectionSettings | None = client
             self._client: Elasticsearch | None = None
@@ -383,6 +134,7 @@ class ElasticsearchStore:
             self._settings = None
             self._client = client
         self._checked = False
+        self._groups_mapped = False
 
     def __repr__(self) -> str:
         return f"ElasticsearchStore(index={self.index!r}, layout={self.layout})"
@@ -396,7 +148,7 @@ class ElasticsearchStore:
         return self._client
 
     def _translated(self, action: str) -> Any:
-        return _translated(self.client, action, self.index)
+        return io.translated(self.client, action, self.index)
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -426,14 +178,8 @@ class ElasticsearchStore:
                 except es.BadRequestError as exc:
                     if exc.error != "resource_already_exists_exception":
                         raise
-        with self._translated("adding the fingerprint fields to the mapping"):
-            try:
-                self.client.indices.put_mapping(index=self.index, properties={schema.ROOT: fingerprint_mapping(self.layouts)})
-            except es.BadRequestError as exc:
-                raise StoreError(
-                    f"index {self.index!r} maps the fingerprint fields differently ({_reason(exc)}): use a new index, "
-                    "which 'simdup setup' creates with the right mappings, and re-index into it"
-                ) from exc
+        io.put_mapping(self.client, self.index, {schema.ROOT: fingerprint_mapping(self.layouts)},
+                       "fingerprint fields", _REINDEX)
         self._checked = True
 
     def _check_mapping(self) -> None:
@@ -446,46 +192,21 @@ class ElasticsearchStore:
             return
         with self._translated("reading the mapping"):
             response = self.client.indices.get_mapping(index=self.index)
-        needed = ["fp", "version"] + [schema.block_name(lay, j) for lay in self.layouts for j in range(lay.blocks)]
-        for name, body in response.items():
-            props = body.get("mappings", {}).get("properties", {}).get(schema.ROOT, {}).get("properties", {})
-            missing = [f"{schema.ROOT}.{f}" for f in needed if props.get(f, {}).get("type") != "keyword"]
-            if missing:
-                raise StoreError(
-                    f"index {name!r} has no keyword mapping for {', '.join(missing)}: run 'simdup setup' to add "
-                    "the fingerprint fields, and (re-)index the documents with this block layout"
-                )
+        for name, missing in missing_keyword_fields(dict(response), self.layouts).items():
+            raise StoreError(
+                f"index {name!r} has no keyword mapping for {', '.join(missing)}: run 'simdup setup' to add "
+                "the fingerprint fields, and (re-)index the documents with this block layout"
+            )
         self._checked = True
 
     # -- writes --------------------------------------------------------------------------------
 
-    def _source(self, doc: StoredDoc) -> dict[str, Any]:
-        body: dict[str, Any] = {}
-        if doc.title is not None:
-            body["title"] = doc.title
-        if doc.text is not None:
-            body["text"] = doc.text
-        body[schema.ROOT] = schema.fingerprint_object(doc.fingerprint, doc.version, self.layouts)
-        return body
-
-    @staticmethod
-    def _invalid(doc: StoredDoc) -> str | None:
-        """Why a document cannot be sent at all (Elasticsearch would fail the whole request)."""
-        if not isinstance(doc.id, str) or not doc.id:
-            return "invalid id: must be a non-empty string"
-        if len(doc.id.encode("utf-8", "surrogatepass")) > _MAX_ID_BYTES:
-            return f"id is longer than {_MAX_ID_BYTES} bytes"
-        if not isinstance(doc.fingerprint, int) or not 0 <= doc.fingerprint <= sh.MASK64:
-            return "fingerprint is not a 64-bit unsigned integer"
-        if not isinstance(doc.version, str) or not doc.version:
-            return "fingerprint version is missing"
-        return None
-
     def put(self, docs: Sequence[StoredDoc]) -> BulkReport:
         """Index ``docs`` (replacing documents with the same ids) with the bulk API.
 
-        Documents Elasticsearch refuses are reported in ``failed`` with the reason;
-        requests rejected as too busy (429) or failing to connect are retried with
+        Documents that cannot be stored (:meth:`StoredDoc.problem`) or that
+        Elasticsearch refuses are reported in ``failed`` with the reason; requests
+        rejected as too busy (429) or failing to connect are retried with
         backoff. Raises :class:`ConnectionFailed` when the cluster stays
         unreachable; the exception's ``report`` holds what was written until then.
         """
@@ -493,193 +214,80 @@ class ElasticsearchStore:
         if not docs:
             return report
         self._check_mapping()
-        actions: list[_Action] = []
+        actions: list[bodies.Action] = []
         for doc in docs:
-            problem = self._invalid(doc)
+            problem = doc.problem()
             if problem:
                 report.failed.append((str(doc.id), problem))
             else:
-                actions.append(({"index": {"_id": doc.id}}, self._source(doc)))
+                source = bodies.document_source(int(doc.fingerprint), doc.version, doc.text, doc.title, self.layouts)
+                actions.append(bodies.index_action(doc.id, source))
         size = max(self.min_chunk, min(self.chunk_size, -(-len(actions) // self.concurrency)))
-        chunks = [actions[i : i + size] for i in range(0, len(actions), size)]
-        error: StoreError | None = None
         # The same id twice in one call: send in order, so the last one wins as documented.
-        in_order = len({header['index']['_id'] for header, _ in actions}) < len(actions)
-        if self.concurrency == 1 or len(chunks) == 1 or in_order:
-            for chunk in chunks:
-                try:
-                    self._put_chunk(chunk, report)
-                except StoreError as exc:
-                    error = exc
-                    break
-        else:
-            error = self._put_concurrently(chunks, report)
-        if error is not None:
-            error.report = report  # type: ignore[attr-defined]
-            raise error
-        return report
-
-    def _put_concurrently(self, chunks: list[list[_Action]], report: BulkReport) -> StoreError | None:
-        """Send chunks ``concurrency`` at a time; the first error stops new sends and is returned."""
-
-        def send(chunk: list[_Action]) -> BulkReport:
-            part = BulkReport()
-            try:
-                self._put_chunk(chunk, part)
-            except StoreError as exc:
-                exc.report = part  # type: ignore[attr-defined]
-                raise
-            return part
-
-        def merge(part: BulkReport) -> None:
-            report.written += part.written
-            report.failed += part.failed
-
-        error: StoreError | None = None
-        pending: deque[Future[BulkReport]] = deque()
-        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="simdup-bulk") as pool:
-            for chunk in chunks:
-                if error is None:
-                    pending.append(pool.submit(send, chunk))
-                # Bounded: at most two requests per thread queued, so memory stays flat.
-                while pending and (len(pending) >= 2 * self.concurrency or error is not None or chunk is chunks[-1]):
-                    future = pending.popleft()
-                    try:
-                        merge(future.result())
-                    except StoreError as exc:
-                        merge(exc.report)  # type: ignore[attr-defined]
-                        error = error or exc
-        return error
-
-    def _put_chunk(self, actions: list[_Action], report: BulkReport) -> None:
-        for attempt in range(self.max_retries + 1):
-            try:
-                results = list(
-                    helpers.streaming_bulk(
-                        self.client,
-                        actions,
-                        index=self.index,
-                        chunk_size=len(actions),
-                        max_chunk_bytes=self.max_chunk_bytes,
-                        expand_action_callback=_as_is,
-                        raise_on_error=False,
-                        raise_on_exception=True,
-                        max_retries=self.max_retries,
-                        initial_backoff=self.initial_backoff,
-                        max_backoff=self.max_backoff,
-                        retry_on_status=(429,),
-                    )
-                )
-            except (es.ConnectionError, es.ConnectionTimeout) as exc:
-                if isinstance(exc, es.SSLError) or attempt == self.max_retries:
-                    with self._translated("bulk indexing"):
-                        raise
-                wait = min(self.max_backoff, self.initial_backoff * 2**attempt)
-                log.warning(
-                    "bulk request to %s failed (%s); retry %d of %d in %.1f s",
-                    _client_url(self.client), type(exc).__name__, attempt + 1, self.max_retries, wait,
-                )
-                time.sleep(wait)
-                continue
-            except (es.BadRequestError, es.SerializationError) as exc:
-                if isinstance(exc, es.ApiError) and exc.error not in _DOCUMENT_ERRORS:
-                    with self._translated("bulk indexing"):
-                        raise
-                # One bad document can fail the whole request: split until it stands alone.
-                if len(actions) > 1:
-                    half = len(actions) // 2
-                    self._put_chunk(actions[:half], report)
-                    self._put_chunk(actions[half:], report)
-                else:
-                    reason = _reason(exc) if isinstance(exc, es.ApiError) else f"cannot serialise: {exc}"
-                    report.failed.append((actions[0][0]["index"]["_id"], reason))
-                return
-            except es.ApiError as exc:
-                if exc.meta.status == 413 and len(actions) > 1:  # request too large
-                    half = len(actions) // 2
-                    self._put_chunk(actions[:half], report)
-                    self._put_chunk(actions[half:], report)
-                    return
-                with self._translated("bulk indexing"):
-                    raise
+        in_order = len({header["index"]["_id"] for header, _ in actions}) < len(actions)
+        try:
+            items = io.bulk(self.client, actions, index=self.index, chunk_size=size,
+                            concurrency=1 if in_order else self.concurrency, max_chunk_bytes=self.max_chunk_bytes,
+                            retry=self.retry)
+        except StoreError as exc:
+            assert exc.report is not None
+            exc.report.failed[:0] = report.failed
+            raise
+        for item in items:
+            if item.ok:
+                report.written += 1
             else:
-                for ok, item in results:
-                    if ok:
-                        report.written += 1
-                    else:
-                        info = next(iter(item.values()))
-                        report.failed.append((str(info.get("_id")), f"{info.get('status')} {_item_reason(info.get('error'))}"))
-                return
+                report.failed.append((str(item.id), item.reason or ""))
+        return report
 
     # -- reads ---------------------------------------------------------------------------------
 
     def candidates(self, fingerprint: int, version: str, *, exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
         """Ids and fingerprints of every document sharing at least ``layout.min_match`` blocks.
 
-        One request when the candidates fit in ``page_size``; otherwise all of
+        One request when the candidates fit in ``page_size`` (plus, once per
+        store, a read of the mapping when a search finds nothing); otherwise all of
         them are read from a point in time (a consistent snapshot) with
         ``search_after``, so none is missed or counted twice. Partial results
         (a failed shard) raise instead of returning fewer candidates.
         """
-        self._check_mapping()
-        body = query.candidate_search(fingerprint, version, self.layout, size=self.page_size, exclude_id=exclude_id)
-        with self._translated("searching candidates"):
-            response = self.client.search(
-                index=self.index, body=body, filter_path=_FILTER_PATH, allow_partial_search_results=False
-            )
-            _check_complete(response)
-            hits = response.get("hits", {}).get("hits", [])
-            total = response["hits"]["total"]
-            if total["relation"] != "eq" or total["value"] > len(hits):
-                hits = self._all_pages(body)
+        body = bodies.candidate_search(fingerprint, version, self.layout, size=self.page_size, exclude_id=exclude_id)
+        response = io.search(self.client, self.index, body, "searching candidates", _CANDIDATE_PATH)
+        hits = response.get("hits", {}).get("hits", [])
+        if not hits:
+            self._check_mapping()  # hits prove the block fields work; none may mean they are not mapped
+        total = response["hits"]["total"]
+        if total["relation"] != "eq" or total["value"] > len(hits):
+            hits = list(io.walk(self.client, self.index, body["query"], docvalue_fields=[schema.FP],
+                                page_size=self.pit_page_size, keep_alive=self.pit_keep_alive))
         hits = [hit for hit in hits if schema.FP in hit.get("fields", {})]  # a block-only document cannot be re-ranked
         ids = [hit["_id"] for hit in hits]
         fps = np.fromiter((int(hit["fields"][schema.FP][0], 16) for hit in hits), dtype=np.uint64, count=len(hits))
         return ids, fps
 
-    def _all_pages(self, body: dict[str, Any]) -> list[dict[str, Any]]:
-        pit = self.client.open_point_in_time(index=self.index, keep_alive=self.pit_keep_alive)["id"]
-        try:
-            body = {**body, "size": self.pit_page_size, "sort": ["_shard_doc"], "track_total_hits": False}
-            hits: list[dict[str, Any]] = []
-            while True:
-                body["pit"] = {"id": pit, "keep_alive": self.pit_keep_alive}
-                response = self.client.search(body=body, filter_path=_FILTER_PATH, allow_partial_search_results=False)
-                _check_complete(response)
-                pit = response.get("pit_id", pit)
-                page = response.get("hits", {}).get("hits", [])
-                hits += page
-                if len(page) < self.pit_page_size:
-                    return hits
-                body["search_after"] = page[-1]["sort"]
-        finally:
-            try:
-                self.client.close_point_in_time(id=pit)
-            except (es.ApiError, es.TransportError) as exc:  # it expires by itself
-                log.debug("closing a point in time failed: %s", exc)
-
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
         """Documents by id, in the order asked; unknown ids (and documents without a fingerprint) are left out."""
         wanted = list(dict.fromkeys(ids))
         out: list[StoredDoc] = []
-        includes = ["title", "text", schema.FP, schema.VERSION]
+        includes = ["title", "text", schema.FP, schema.VERSION, schema.GROUP, schema.GROUP_SIZE]
         for start in range(0, len(wanted), 1000):
             with self._translated("reading documents"):
                 response = self.client.mget(index=self.index, ids=wanted[start : start + 1000], source_includes=includes)
             for doc in response["docs"]:
                 error = doc.get("error")
                 if error:
-                    if isinstance(error, dict) and error.get("type") == "index_not_found_exception":
-                        raise NotFound(f"index {self.index!r} does not exist: run 'simdup setup' (or 'simdup index') first")
-                    raise StoreError(f"reading document {doc.get('_id')!r} from {self.index!r} failed: {_item_reason(error)}")
+                    io.missing_item_index(error, self.index)
+                    raise StoreError(f"reading document {doc.get('_id')!r} from {self.index!r} failed: "
+                                     f"{io.item_reason(error)}")
                 if not doc.get("found"):
                     continue
                 source = doc.get("_source", {})
-                fp = source.get(schema.ROOT, {})
-                if "fp" not in fp or "version" not in fp:
+                stored = bodies.stored_fingerprint(source)
+                if stored is None:
                     log.debug("document %r in %s has no fingerprint; left out", doc["_id"], self.index)
                     continue
-                out.append(StoredDoc(doc["_id"], sh.from_hex(fp["fp"]), fp["version"], source.get("text"), source.get("title")))
+                out.append(StoredDoc(doc["_id"], *stored, source.get("text"), source.get("title"),
+                                     source.get(schema.GROUP), source.get(schema.GROUP_SIZE)))
         return out
 
     def count(self) -> int:
@@ -692,34 +300,120 @@ class ElasticsearchStore:
         with self._translated("refreshing"):
             self.client.indices.refresh(index=self.index)
 
+    # -- whole-index jobs ----------------------------------------------------------------------
+
+    def scan(self) -> _Scan:
+        """Every fingerprint of the index (or of each index of a pattern) from one point in time."""
+        return _Scan(self)
+
+    def texts(self, refs: Sequence[Any], field: str = "text") -> list[str | None]:
+        """``field`` of the documents ``refs`` (hits of a :meth:`scan`) address, by ``mget``."""
+        out: list[str | None] = []
+        for start in range(0, len(refs), 500):
+            part = refs[start : start + 500]
+            with self._translated("reading texts"):
+                response = self.client.mget(docs=[bodies.target(ref) for ref in part], source_includes=[field])
+            for doc in response["docs"]:
+                if doc.get("error"):
+                    log.warning("cannot read %s/%s: %s", doc.get("_index"), doc.get("_id"), io.item_reason(doc["error"]))
+                out.append(bodies.text_of(doc.get("_source") or {}, field)[0] if doc.get("found") else None)
+        return out
+
+    def write_groups(self, writes: Sequence[tuple[Any, str | None, int | None]]) -> BulkReport:
+        """Partial updates of ``dup_group`` / ``dup_group_size``; the fields are mapped first."""
+        if not self._groups_mapped:
+            io.put_mapping(self.client, self.index, group_mapping(), "duplicate group fields",
+                           f"the fields simdup writes ({schema.GROUP}, {schema.GROUP_SIZE}) must be free or mapped "
+                           "as simdup maps them")
+            self._groups_mapped = True
+        actions = [bodies.update_action({**bodies.target(ref), "retry_on_conflict": 3}, bodies.group_update(g, s))
+                   for ref, g, s in writes]
+        items = io.bulk(self.client, actions, what="writing duplicate groups", index=self.index, chunk_size=2000,
+                        retry=self.retry)
+        report = BulkReport()
+        for (ref, _, _), item in zip(writes, items):
+            if item.ok:
+                report.written += 1
+            elif item.status == 404:  # deleted since it was read
+                report.missing += 1
+            else:
+                report.failed.append((f"{ref['_index']}/{ref['_id']}", item.reason or ""))
+        return report
+
     def close(self) -> None:
         """Close the client if this store built it; a client passed in stays open."""
         if self._settings is not None and self._client is not None:
             self._client.close()
             self._client = None
 
-    def __enter__(self) -> ElasticsearchStore:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+class _Scan(Closing):
+    """:meth:`ElasticsearchStore.scan`: two walks from one point in time.
 
+    First every fingerprint and version from doc values, without ``_id`` (on
+    segments with deleted or updated documents, which any index that gets
+    updates has, fetching ``_id`` costs several times more than the fingerprint);
+    then, by ``terms`` queries on their fingerprints, the ids of only the
+    documents asked for, plus those that have a group now.
+    """
 
-def _as_is(action: Any) -> Any:
-    """Bulk actions are already ``(header, source)`` pairs: nothing to expand."""
-    return action
+    def __init__(self, store: ElasticsearchStore, terms: int = 10_000) -> None:
+        self.store, self.terms = store, terms
+        self.pit = io.PointInTime(store.client, store.index, store.pit_keep_alive)
 
+    def _walk(self, query: dict[str, Any], **kwargs: Any) -> Any:
+        store = self.store
+        return io.walk(store.client, store.index, query, pit=self.pit, page_size=store.pit_page_size, pages=True,
+                       prefetch=True, **kwargs)
 
-def _check_complete(response: dict[str, Any]) -> None:
-    if response.get("timed_out") or response.get("_shards", {}).get("failed"):
-        raise StoreError(
-            "the candidate search returned partial results (a shard failed or timed out); nothing was missed on "
-            "purpose, but the answer would be incomplete: check the cluster's health and retry"
-        )
+    def fingerprints(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        codes: dict[str, int] = {}
+        fps: list[np.ndarray] = []
+        versions: list[np.ndarray] = []
+        for page in self._walk({"exists": {"field": schema.FP}}, docvalue_fields=[schema.FP, schema.VERSION],
+                               ids=False):
+            values = [hit.get("fields", {}) for hit in page]
+            fps.append(np.fromiter((int(v[schema.FP][0], 16) for v in values), np.uint64, len(values)))
+            versions.append(np.fromiter(
+                (codes.setdefault(v[schema.VERSION][0], len(codes)) if schema.VERSION in v else -1 for v in values),
+                np.int64, len(values)))
+        if not fps:
+            return np.empty(0, np.uint64), np.empty(0, np.int64), []
+        return np.concatenate(fps), np.concatenate(versions), list(codes)
+
+    def members(self, wanted: Mapping[tuple[int, str], int]) -> Members:
+        out = Members()
+        seen: set[tuple[str, str]] = set()
+        fields = [schema.FP, schema.VERSION, schema.GROUP, schema.GROUP_SIZE]
+        hexes = sorted({sh.to_hex(fp) for fp, _ in wanted})
+        queries: list[dict[str, Any]] = [{"terms": {schema.FP: hexes[n : n + self.terms]}}
+                                         for n in range(0, len(hexes), self.terms)]
+        queries.append({"exists": {"field": schema.GROUP}})
+        for query in queries:
+            for page in self._walk(query, docvalue_fields=fields):
+                for hit in page:
+                    key = (hit["_index"], hit["_id"])
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    values = hit.get("fields", {})
+                    fp, version = values.get(schema.FP), values.get(schema.VERSION)
+                    pos = len(out.keys)
+                    out.keys.append(key)
+                    out.refs.append({"_index": hit["_index"], "_id": hit["_id"], "_routing": hit.get("_routing")})
+                    out.nodes.append(wanted.get((int(fp[0], 16), version[0]), -1) if fp and version else -1)
+                    group, size = values.get(schema.GROUP), values.get(schema.GROUP_SIZE)
+                    if group or size:
+                        out.current[pos] = (group[0] if group else None, int(size[0]) if size else None)
+        return out
+
+    def close(self) -> None:
+        self.pit.close()
 
 
 __all__ = [
     "COMPONENT_TEMPLATE",
+    "DEFAULT_URL",
     "INDEX_TEMPLATE",
     "ConnectionSettings",
     "ElasticsearchStore",

@@ -40,12 +40,9 @@ Elasticsearch block fields (:class:`~simdup_es.config.BlockLayout.blocks`).
 :func:`brute_force` and :meth:`LocalStore.candidates_reference` are the slow,
 obviously-correct twins the tests hold the fast path to.
 
-:meth:`LocalStore.self_join` (all pairs within ``k``, for grouping) uses Manku's
-other trade-off instead (:func:`~simdup_es.join.join_pairs`): with ``k + 2`` blocks any close pair
-shares two of them, so 10 tables keyed by ~26 bits for ``k = 3`` leave almost no
-candidate pairs to check; sorting is then the whole cost (0.3-0.5 s for 1M here,
-against 1.4 s for simhash-py's ``find_all``). Lookups keep the 4 x 16-bit tables:
-their O(1) buckets need no binary search.
+Duplicate groups (:mod:`simdup_es.groups`) read every fingerprint through
+:meth:`LocalStore.scan` and join them with Manku's other trade-off
+(:func:`~simdup_es.join.join_pairs`); the groups are kept in their own table.
 
 Freshness
 ---------
@@ -80,17 +77,16 @@ import os
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any
 
 import numpy as np
 
 from ..config import FINGERPRINT_BITS, BlockLayout
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
-from ..join import join_pairs
-from .base import BulkReport, StoredDoc
+from .base import BulkReport, Closing, Members, StoredDoc
 
 log = logging.getLogger(__name__)
 
@@ -321,18 +317,6 @@ class _MemoryIndex:
 # --------------------------------------------------------------------------- store
 
 
-class SelfJoin(NamedTuple):
-    """Pairs of stored documents within distance ``k`` (same version only).
-
-    ``pairs[p] = (i, j)`` with ``i < j`` indexes ``ids``; ``distances[p]`` is their
-    Hamming distance. ``ids`` holds only documents that are in some pair.
-    """
-
-    ids: list[str]
-    pairs: np.ndarray
-    distances: np.ndarray
-
-
 def _signed(fp: int) -> int:
     return fp - _U64 if fp >= _I64 else fp
 
@@ -361,9 +345,11 @@ CREATE TABLE IF NOT EXISTS docs (
 CREATE INDEX IF NOT EXISTS docs_gen ON docs (gen);
 CREATE TABLE IF NOT EXISTS bodies (seq INTEGER PRIMARY KEY, title TEXT, text TEXT);
 """
+# Written by `simdup groups`; created on first use, so stores made before it need no migration.
+_GROUPS = "CREATE TABLE IF NOT EXISTS groups (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, size INTEGER NOT NULL)"
 
 
-class LocalStore:
+class LocalStore(Closing):
     """An embedded :class:`~simdup_es.store.base.Store` in a folder (SQLite + numpy tables).
 
     >>> store = LocalStore(Path(".simdup"))   # doctest: +SKIP
@@ -402,12 +388,6 @@ class LocalStore:
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.path)!r}, k={self.layout.k})"
-
-    def __enter__(self) -> LocalStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @property
     def db_path(self) -> Path:
@@ -529,19 +509,17 @@ class LocalStore:
     def put(self, docs: Sequence[StoredDoc]) -> BulkReport:
         """Insert or replace documents by id, in one transaction.
 
-        A document that cannot be stored (empty id, fingerprint outside 0..2**64-1,
-        no version) is reported in ``failed`` with its reason; the others are written.
+        A document that cannot be stored (:meth:`StoredDoc.problem`) is reported
+        in ``failed`` with its reason; the others are written.
         """
         report = BulkReport()
         rows: dict[str, tuple[int, str, str | None, str | None]] = {}
         for doc in docs:
-            reason = _invalid(doc.id, doc.fingerprint, doc.version)
-            if reason is None and not all(v is None or isinstance(v, str) for v in (doc.title, doc.text)):
-                reason = "title and text must be strings or None"
+            reason = doc.problem()
             if reason is not None:
                 report.failed.append((str(doc.id), reason))
                 continue
-            rows[doc.id] = (_signed(doc.fingerprint), doc.version, doc.title, doc.text)
+            rows[doc.id] = (_signed(int(doc.fingerprint)), doc.version, doc.title, doc.text)
             report.written += 1
         if rows:
             with self._lock:
@@ -567,9 +545,10 @@ class LocalStore:
         if not isinstance(version, str) or not version:
             raise ConfigError("version must be a non-empty string")
         report = BulkReport()
-        bad = [i for i, x in enumerate(ids) if not isinstance(x, str) or not x]
-        if bad:
-            report.failed = [(str(ids[i]), "id must be a non-empty string") for i in bad]
+        problems = {i: problem for i, x in enumerate(ids) if (problem := StoredDoc(x, 0, version).problem())}
+        if problems:
+            bad = list(problems)
+            report.failed = [(str(ids[i]), problem) for i, problem in problems.items()]
             keep = np.ones(len(ids), dtype=bool)
             keep[bad] = False
             ids = [x for x, k in zip(ids, keep.tolist()) if k]
@@ -600,6 +579,8 @@ class LocalStore:
                 "INSERT OR REPLACE INTO docs (seq, id, fp, vcode, gen) VALUES (?, ?, ?, ?, ?)",
                 zip(assigned, ids, fps, (vcode[v] for v in versions), itertools.repeat(gen)),
             )
+            if seqs and self._has_groups(conn):  # a replaced document leaves its group, as in Elasticsearch
+                conn.executemany("DELETE FROM groups WHERE seq = ?", ((s,) for s in seqs.values()))
             if bodies is None:
                 if seqs:  # replaced documents lose their old title and text
                     conn.executemany("DELETE FROM bodies WHERE seq = ?", ((s,) for s in seqs.values()))
@@ -687,15 +668,17 @@ class LocalStore:
         wanted = list(ids)
         found: dict[str, StoredDoc] = {}
         with self._lock, self._sql() as conn:
+            groups = "g.grp, g.size" if self._has_groups(conn) else "NULL, NULL"
+            join = " LEFT JOIN groups g ON g.seq = d.seq" if self._has_groups(conn) else ""
             for chunk in _chunks(list(dict.fromkeys(wanted))):
                 marks = ",".join("?" * len(chunk))
-                for doc_id, fp, version, title, text in conn.execute(
-                    "SELECT d.id, d.fp, v.version, b.title, b.text FROM docs d "
-                    "JOIN versions v ON v.vcode = d.vcode LEFT JOIN bodies b ON b.seq = d.seq "
+                for doc_id, fp, version, title, text, group, size in conn.execute(
+                    f"SELECT d.id, d.fp, v.version, b.title, b.text, {groups} FROM docs d "
+                    f"JOIN versions v ON v.vcode = d.vcode LEFT JOIN bodies b ON b.seq = d.seq{join} "
                     f"WHERE d.id IN ({marks})",
                     tuple(chunk),
                 ):
-                    found[doc_id] = StoredDoc(doc_id, _unsigned(fp), version, text, title)
+                    found[doc_id] = StoredDoc(doc_id, _unsigned(fp), version, text, title, group, size)
         return [found[i] for i in wanted if i in found]
 
     def count(self) -> int:
@@ -829,54 +812,99 @@ class LocalStore:
                 "bytes": index.nbytes,
             }
 
-    def self_join(self, k: int | None = None, *, version: str | None = None) -> SelfJoin:
-        """All pairs of stored documents within distance ``k`` (default ``layout.k``).
+    # ----------------------------------------------------------------- groups
 
-        Pairs never cross fingerprint versions; ``version`` limits the join to one.
-        It reflects this store's writes and other processes' writes up to the last
-        :meth:`refresh`.
-        """
-        k = self.layout.k if k is None else k
-        if not 0 <= k < FINGERPRINT_BITS:
-            raise ConfigError(f"k must be between 0 and {FINGERPRINT_BITS - 1}, got {k}")
-        with self._lock:
-            index = self._current_index()
-            index.merge()
-            if version is not None:
-                code = self._vcodes.get(version)
-                tables = [index.base[code]] if code in index.base else []
-            else:
-                tables = list(index.base.values())
-            parts = []
-            for table in tables:
-                seqs, fps = table.entries()
-                i, j, d = join_pairs(fps, k)
-                parts.append((seqs[i], seqs[j], d))
-            if not parts or not sum(len(p[0]) for p in parts):
-                return SelfJoin([], np.empty((0, 2), np.int64), np.empty(0, np.uint8))
-            a = np.concatenate([p[0] for p in parts])
-            b = np.concatenate([p[1] for p in parts])
-            d = np.concatenate([p[2] for p in parts])
-            a, b = np.minimum(a, b), np.maximum(a, b)
-            seqs, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
-            pairs = inverse.reshape(2, -1).T.astype(np.int64)
-            order = np.lexsort((pairs[:, 1], pairs[:, 0]))
-            with self._sql() as conn:
-                names: dict[int, str] = {}
-                seq_list = seqs.tolist()
-                for chunk in _chunks(seq_list):
-                    marks = ",".join("?" * len(chunk))
-                    names.update(conn.execute(f"SELECT seq, id FROM docs WHERE seq IN ({marks})", chunk))
-            return SelfJoin([names[s] for s in seq_list], pairs[order], d[order])
+    @staticmethod
+    def _has_groups(conn: sqlite3.Connection) -> bool:
+        return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'groups'").fetchone() is not None
+
+    def scan(self) -> _Scan:
+        """Every fingerprint, from one SQLite read transaction (a consistent snapshot); holds the store's lock."""
+        return _Scan(self)
+
+    def texts(self, refs: Sequence[Any], field: str = "text") -> list[str | None]:
+        """The text of the documents with ids ``refs``; ``None`` for unknown ids or documents without text."""
+        if field != "text":
+            raise ConfigError(f"the embedded store keeps one text field, 'text'; got {field!r}")
+        found = {doc.id: doc.text for doc in self.get(refs)}
+        return [found.get(ref) for ref in refs]
+
+    def write_groups(self, writes: Sequence[tuple[Any, str | None, int | None]]) -> BulkReport:
+        """Set or clear ``(group, size)`` of documents by id, in one transaction; unknown ids count as missing."""
+        report = BulkReport()
+        with self._lock, self._sql() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(_GROUPS)
+            seqs = self._seqs(conn, [ref for ref, _, _ in writes])
+            for ref, group, size in writes:
+                seq = seqs.get(ref)
+                if seq is None:
+                    report.missing += 1
+                    continue
+                if group is None:
+                    conn.execute("DELETE FROM groups WHERE seq = ?", (seq,))
+                else:
+                    conn.execute("INSERT OR REPLACE INTO groups (seq, grp, size) VALUES (?, ?, ?)", (seq, group, size))
+                report.written += 1
+            conn.execute("COMMIT")
+        return report
 
 
-def _invalid(doc_id: object, fingerprint: object, version: object) -> str | None:
-    if not isinstance(doc_id, str) or not doc_id:
-        return "id must be a non-empty string"
-    if isinstance(fingerprint, bool) or not isinstance(fingerprint, (int, np.integer)):
-        return f"fingerprint must be an integer, got {type(fingerprint).__name__}"
-    if not 0 <= int(fingerprint) < _U64:
-        return f"fingerprint {fingerprint} is outside 0..2**64-1"
-    if not isinstance(version, str) or not version:
-        return "version must be a non-empty string"
-    return None
+class _Scan(Closing):
+    """:meth:`LocalStore.scan`: the rows read once, ids looked up only for the members asked for."""
+
+    def __init__(self, store: LocalStore) -> None:
+        self.store = store
+        store._lock.acquire()
+        try:
+            self.conn = store._connect()
+            self.conn.execute("BEGIN")  # WAL: one snapshot for every read until close
+        except BaseException:
+            store._lock.release()
+            raise
+        self._rows: np.ndarray | None = None
+        self._names: list[str] = []
+
+    def fingerprints(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        with self.store._sql() as conn:
+            cur = conn.execute("SELECT seq, fp, vcode FROM docs NOT INDEXED")
+            rows = np.fromiter(itertools.chain.from_iterable(cur), dtype=np.int64).reshape(-1, 3)
+            version_of = {code: version for version, code in conn.execute("SELECT version, vcode FROM versions")}
+        vcodes, codes = np.unique(rows[:, 2], return_inverse=True)
+        self._rows, self._names = rows, [version_of[c] for c in vcodes.tolist()]
+        rows[:, 2] = codes.reshape(-1)
+        return np.ascontiguousarray(rows[:, 1]).view(np.uint64), rows[:, 2].copy(), list(self._names)
+
+    def members(self, wanted: Mapping[tuple[int, str], int]) -> Members:
+        if self._rows is None:
+            self.fingerprints()
+        rows = self._rows
+        assert rows is not None
+        fps = np.ascontiguousarray(rows[:, 1]).view(np.uint64)
+        keep = np.isin(fps, np.array(sorted({fp for fp, _ in wanted}), dtype=np.uint64))
+        nodes = {int(seq): wanted.get((int(fp), self._names[code]), -1)
+                 for seq, fp, code in zip(rows[keep, 0].tolist(), fps[keep].tolist(), rows[keep, 2].tolist())}
+        out = Members()
+        with self.store._sql() as conn:
+            current = {}
+            if self.store._has_groups(conn):
+                current = {seq: (grp, size) for seq, grp, size in conn.execute("SELECT seq, grp, size FROM groups")}
+            seqs = sorted({seq for seq, node in nodes.items() if node >= 0} | set(current))
+            for chunk in _chunks(seqs):
+                marks = ",".join("?" * len(chunk))
+                for seq, doc_id in conn.execute(f"SELECT seq, id FROM docs WHERE seq IN ({marks}) ORDER BY seq",
+                                                tuple(chunk)):
+                    pos = len(out.keys)
+                    out.keys.append((doc_id,))
+                    out.refs.append(doc_id)
+                    out.nodes.append(nodes.get(seq, -1))
+                    if seq in current:
+                        out.current[pos] = current[seq]
+        return out
+
+    def close(self) -> None:
+        try:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("COMMIT")
+        finally:
+            self.store._lock.release()

@@ -247,3 +247,44 @@ def test_exclude_id(store: Store) -> None:
     assert sorted(ids) == ["near", "twin"]
     ids, _ = store.candidates(fp, VERSION, exclude_id="not-there")
     assert sorted(ids) == ["near", "self", "twin"]
+
+
+# --------------------------------------------------------------------------- groups
+
+
+def test_groups_equal_the_components_of_brute_force_pairs(store: Store) -> None:
+    """``update_groups`` over the seam: every store writes the same groups, re-runs write nothing."""
+    from simdup_es.groups import components, update_groups
+
+    rng = np.random.default_rng(5)
+    docs = list(corpus(bases=40, randoms=200).docs)
+    docs.append(StoredDoc("exact-copy", docs[0].fingerprint, VERSION, "copy", None))
+    load(store, docs)
+    summary = update_groups(store)
+    want: dict[str, set[str]] = {}
+    same = [d for d in docs if d.version == VERSION]
+    pairs = [(a, b) for a in range(len(same)) for b in range(a + 1, len(same))
+             if (same[a].fingerprint ^ same[b].fingerprint).bit_count() <= 3]
+    others = [d for d in docs if d.version == OTHER_VERSION]
+    pairs_other = [(a, b) for a in range(len(others)) for b in range(a + 1, len(others))
+                   if (others[a].fingerprint ^ others[b].fingerprint).bit_count() <= 3]
+    for group, roots in ((same, components(pairs)), (others, components(pairs_other))):
+        for pos, root in roots.items():
+            want.setdefault(group[root].id, set()).add(group[pos].id)
+    got: dict[str, set[str]] = {}
+    stored = store.get([d.id for d in docs])
+    for doc in stored:
+        if doc.group is not None:
+            got.setdefault(doc.group, set()).add(doc.id)
+    assert sorted(map(sorted, got.values())) == sorted(map(sorted, want.values()))
+    assert all(doc.group_size == len(got[doc.group]) for doc in stored if doc.group is not None)
+    assert (summary.groups, summary.grouped, summary.set) == (len(want), sum(map(len, want.values())), summary.grouped)
+    again = update_groups(store)
+    assert (again.set, again.cleared, again.unchanged) == (0, 0, summary.grouped)
+    # A member replaced by a far fingerprint leaves its group; a group of two falls apart.
+    two = next(ids for ids in want.values() if len(ids) == 2)
+    leaver = sorted(two)[0]
+    load(store, [StoredDoc(leaver, int(rng.integers(0, MAX, dtype=np.uint64, endpoint=True)), VERSION)])
+    third = update_groups(store)
+    assert third.cleared == 1 and third.groups == len(want) - 1
+    assert {d.id: d.group for d in store.get(sorted(two))} == dict.fromkeys(sorted(two))

@@ -19,18 +19,11 @@ from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
 from simdup_es import schema
-from simdup_es import simhash as sh
 from simdup_es.backfill import (
-    ERROR,
     NO_TEXT_EMPTY,
     NO_TEXT_MISSING,
     BackfillSummary,
     backfill,
-    error_update,
-    field_values,
-    fingerprint_update,
-    text_of,
-    walk_query,
 )
 from simdup_es.cli import main
 from simdup_es.config import FingerprintParams
@@ -300,37 +293,3 @@ def test_cli_backfill(es_url: str, es_client: Elasticsearch, own_index: str, tmp
 def test_missing_index_is_a_clear_error(es_url: str, own_index: str) -> None:
     result = CliRunner().invoke(main, ["backfill", "--es-url", es_url, "--index", own_index, "--field", "body"])
     assert result.exit_code == 1 and "does not exist" in result.output
-
-
-# --- the pure helpers (no node needed, but they belong with the feature) ----------------------
-
-
-def test_field_values_follow_objects_arrays_and_dotted_keys() -> None:
-    source = {"a": {"b": "x"}, "a.b": "y", "list": [{"t": "1"}, {"t": ["2", None]}, {"u": 3}], "n": None}
-    assert field_values(source, "a.b") == ["x", "y"]
-    assert field_values(source, "list.t") == ["1", "2"]
-    assert field_values(source, "n") == [] and field_values(source, "nope.x") == []
-
-
-def test_text_of_reasons() -> None:
-    assert text_of({"t": ["a", "b"]}, "t") == ("a\n\nb", None)
-    assert text_of({}, "t") == (None, NO_TEXT_MISSING)
-    assert text_of({"t": " "}, "t") == (None, NO_TEXT_EMPTY)
-    assert text_of({"t": {"x": 1}}, "t")[1] == "field 't' holds dict, not text"
-    assert "binary" in (text_of({"t": "\x01\x02\x03abc"}, "t")[1] or "")
-    assert text_of({"t": "中文\x0b正文\u3000"}, "t")[1] is None
-
-
-def test_updates_null_what_they_do_not_set() -> None:
-    old = {"fp": "00", "version": "v0", "b0": "00", "b4_0": "0000", "error": "x"}
-    new = fingerprint_update(old, 1, "v1")[schema.ROOT]
-    assert new["b4_0"] is None and new["error"] is None and new["fp"] == sh.to_hex(1) and new["version"] == "v1"
-    marked = error_update(old, "v1", "no text")[schema.ROOT]
-    assert marked == {"fp": None, "b0": None, "b4_0": None, "version": "v1", "error": "no text"}
-    assert error_update(None, "v1", "r") == {schema.ROOT: {"version": "v1", "error": "r"}}
-
-
-def test_walk_query_excludes_the_current_version() -> None:
-    assert walk_query("v1") == {"bool": {"must_not": [{"term": {schema.VERSION: "v1"}}]}}
-    retry = walk_query("v1", retry_errors=True)["bool"]["must_not"][0]["bool"]
-    assert retry["must_not"] == [{"exists": {"field": ERROR}}]

@@ -60,7 +60,7 @@ def test_groups_are_written_updated_and_cleared(es_client: Elasticsearch, es_ind
     store.put([StoredDoc(i, fp, V) for i, fp in fps.items()])
     store.put([StoredDoc("other-version", fps["a0"], "test.v2")])  # same bits, another version: never paired
 
-    summary = update_groups(es_client, es_index)
+    summary = update_groups(ElasticsearchStore(es_client, es_index))
     # Ids are read for the 10 grouped documents, and for other-version (a0's bits: found by the terms query).
     assert (summary.fingerprinted, summary.distinct, summary.versions, summary.members) == (31, 31, 2, 11)
     assert (summary.groups, summary.grouped, summary.largest) == (3, 10, 4)
@@ -77,7 +77,7 @@ def test_groups_are_written_updated_and_cleared(es_client: Elasticsearch, es_ind
     assert (mapping[GROUP]["type"], mapping[SIZE]["type"]) == ("keyword", "integer")
 
     # Nothing changed: nothing is written.
-    again = update_groups(es_client, es_index)
+    again = update_groups(ElasticsearchStore(es_client, es_index))
     assert (again.set, again.cleared, again.unchanged) == (0, 0, 10)
     assert _state(es_client, es_index) == state
 
@@ -86,7 +86,7 @@ def test_groups_are_written_updated_and_cleared(es_client: Elasticsearch, es_ind
     bridge = _flip(fps["a0"], [1, 2, 3])
     store.put([StoredDoc("bridge", bridge, V), StoredDoc("a4", _flip(fps["a0"], [60]), V)])
     es_client.update(index=es_index, id="c1", doc={schema.ROOT: {"fp": None}})
-    third = update_groups(es_client, es_index)
+    third = update_groups(ElasticsearchStore(es_client, es_index))
     assert (third.groups, third.grouped, third.largest) == (1, 9, 9)
     assert (third.set, third.cleared, third.unchanged) == (9, 3, 0)  # sizes changed: every member is rewritten
     after = _state(es_client, es_index)
@@ -97,7 +97,7 @@ def test_groups_are_written_updated_and_cleared(es_client: Elasticsearch, es_ind
     assert all(after[x][2] == state[x][2] for x in state if x.startswith("s"))  # singles: never written
 
     # Cleared documents stay cleared: the next run writes nothing.
-    fourth = update_groups(es_client, es_index)
+    fourth = update_groups(ElasticsearchStore(es_client, es_index))
     assert (fourth.set, fourth.cleared) == (0, 0)
 
 
@@ -107,7 +107,7 @@ def test_exact_duplicates_are_a_group_and_join_near_ones(es_client: Elasticsearc
     store.put([StoredDoc("e1", 0xAAAA, V), StoredDoc("e2", 0xAAAA, V), StoredDoc("e3", 0xAAAA, V),
                StoredDoc("f1", 0xF000, V), StoredDoc("f2", 0xF000, V), StoredDoc("f3", 0xF000 ^ 0b111, V),
                StoredDoc("lone", 0xFFFF_FFFF_0000, V)])
-    summary = update_groups(es_client, es_index)
+    summary = update_groups(ElasticsearchStore(es_client, es_index))
     assert (summary.fingerprinted, summary.distinct, summary.pairs) == (7, 4, 1)
     assert (summary.groups, summary.grouped, summary.members) == (2, 6, 6)
     assert _groups(_state(es_client, es_index)) == {
@@ -123,7 +123,7 @@ def test_groups_across_indices_of_a_pattern(es_client: Elasticsearch, es_index: 
             store = ElasticsearchStore(es_client, name)
             store.setup()
             store.put([StoredDoc("1", fp, V), StoredDoc("2", fp ^ (0xFFFF << 40), V)])
-        summary = update_groups(es_client, f"{es_index}-*")
+        summary = update_groups(ElasticsearchStore(es_client, f"{es_index}-*"))
         assert (summary.groups, summary.grouped) == (2, 4)
         for name in names:
             es_client.indices.refresh(index=name)
@@ -144,7 +144,7 @@ def test_the_matrix_keeps_only_real_copies(es_client: Elasticsearch, es_index: s
     # Fingerprints forced near each other: only the texts tell the unrelated one apart.
     store.put([StoredDoc("orig", fp, V, article), StoredDoc("copy", fp ^ 1, V, edited),
                StoredDoc("unrelated", fp ^ 2, V, other), StoredDoc("no-text", fp ^ 4, V)])
-    plain = update_groups(es_client, es_index, dry_run=True)
+    plain = update_groups(ElasticsearchStore(es_client, es_index), dry_run=True)
     assert (plain.pairs, plain.groups, plain.grouped) == (6, 1, 4)
     assert _groups(_state(es_client, es_index)) == {}  # a dry run writes nothing
 
@@ -156,7 +156,7 @@ def test_the_matrix_keeps_only_real_copies(es_client: Elasticsearch, es_index: s
         c = compare(a, b, segment=words)
         return max(c.similarity_a, c.similarity_b)
 
-    summary = update_groups(es_client, es_index, similarity=similarity, prepare_text=unify)
+    summary = update_groups(ElasticsearchStore(es_client, es_index), similarity=similarity, prepare_text=unify)
     assert (summary.groups, summary.grouped, summary.confirmed) == (1, 2, 1)
     assert summary.no_text == 3 and summary.compared == 3  # orig-copy kept; orig/copy vs unrelated dropped
     assert _groups(_state(es_client, es_index)) == {"orig": (group_id((es_index, "copy")), 2),

@@ -106,3 +106,22 @@ def test_jsonl_with_a_lone_surrogate_and_invalid_bytes_is_counted(tmp_path: Path
     result = _run("fingerprint", str(src))
     assert result.exit_code == 1
     assert "fingerprinted 2, rejected 1, total 3" in result.stderr and f"{src}:2: is not UTF-8" in result.stderr
+
+
+def test_groups_on_the_embedded_store(tmp_path: Path) -> None:
+    from simdup_es.store.local import LocalStore
+
+    store = str(tmp_path / "store")
+    assert _run("index", SAMPLE, "--store", store).exit_code == 0
+    result = _run("groups", "--store", store, "--dry-run", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["grouped"] == 12 and "would write 12 group fields" in result.stderr
+    result = _run("groups", "--store", store)
+    assert result.exit_code == 0 and "6 groups with 12 documents (largest 2); wrote 12 group fields" in result.stderr
+    with LocalStore(tmp_path / "store") as opened:
+        for original, copy in [("zh-man-page:man1/systemd-delta.1", "zh-man-page-tw:man1/systemd-delta.1"),
+                               ("zh-man:man7/perlnumber.7#0", "zh-man:man7/perlnumber.7#0~edited")]:
+            a, b = opened.get([original, copy])
+            assert a.group is not None and a.group == b.group and a.group_size == b.group_size == 2
+    result = _run("groups", "--store", store, "--matrix")
+    assert result.exit_code == 0 and "the matrix compared 6, kept 6" in result.stderr and "12 unchanged" in result.stderr

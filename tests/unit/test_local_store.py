@@ -242,10 +242,13 @@ def test_put_reports_each_bad_document(tmp_path: Path) -> None:
         assert "outside 0..2**64-1" in dict(report.failed)["big"]
 
 
-# --------------------------------------------------------------------------- self-join
+# --------------------------------------------------------------------------- scan (groups)
 
 
-def test_self_join_equals_brute_force(tmp_path: Path) -> None:
+def test_scan_pairs_equal_brute_force(tmp_path: Path) -> None:
+    """The fingerprints a scan reads, joined, are exactly the brute-force pairs (as self_join was)."""
+    from simdup_es.groups import near_pairs
+
     rng = np.random.default_rng(11)
     fps = [int(x) for x in rng.integers(0, MAX, 400, dtype=np.uint64, endpoint=True)]
     for base in fps[:60]:
@@ -255,13 +258,16 @@ def test_self_join_equals_brute_force(tmp_path: Path) -> None:
         store.setup()
         store.put_fingerprints(ids, fps, V)
         store.put([StoredDoc("other-version", fps[0], "v2")])  # never paired with v1 documents
+        with store.scan() as scan:
+            got_fps, codes, names = scan.fingerprints()
+        assert sorted(names) == sorted([V, "v2"]) and len(got_fps) == len(fps) + 1
         for k in (0, 2, 3, 5):  # 5 > layout.k: the join does not depend on the query tables
-            join = store.self_join(k)
-            got = sorted((join.ids[i], join.ids[j], int(d)) for (i, j), d in zip(join.pairs.tolist(), join.distances))
-            want = sorted((ids[i], ids[j], (fps[i] ^ fps[j]).bit_count()) for i, j in brute_force_pairs(fps, k))
+            i, j, d = near_pairs(got_fps, codes, k)
+            got = sorted(tuple(sorted((int(got_fps[a]), int(got_fps[b])))) + (int(x),)
+                         for a, b, x in zip(i.tolist(), j.tolist(), d.tolist()))
+            want = sorted(tuple(sorted((fps[a], fps[b]))) + ((fps[a] ^ fps[b]).bit_count(),)
+                          for a, b in brute_force_pairs(fps, k))
             assert got == want
-            assert all(i < j for i, j in join.pairs.tolist())
-        assert store.self_join(3, version="nope").pairs.shape == (0, 2)
 
 
 # --------------------------------------------------------------------------- persistence

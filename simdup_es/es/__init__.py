@@ -1,0 +1,16 @@
+"""The Elasticsearch layer, in three parts that depend only downwards.
+
+:mod:`~simdup_es.es.bodies`
+    Pure request bodies and document parsing: the candidate query, a walk's
+    page, bulk actions, partial updates, the text of a ``_source``.
+:mod:`~simdup_es.es.mappings`
+    The mappings and templates simdup installs (from the shipped JSON).
+:mod:`~simdup_es.es.io`
+    The only module that sends requests: error translation, the point-in-time
+    walk, bulk with retry, split and per-item results.
+:mod:`~simdup_es.es.connection`
+    URL, credentials, TLS: the client.
+
+:class:`~simdup_es.store.elasticsearch.ElasticsearchStore` and the in-place jobs
+(:mod:`simdup_es.backfill`, :mod:`simdup_es.groups` through the store) sit on top.
+"""

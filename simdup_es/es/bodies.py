@@ -1,0 +1,256 @@
+"""Request bodies and documents for Elasticsearch: pure functions, no client, no I/O.
+
+Everything simdup sends to a cluster or reads out of its answers is built or
+parsed here: the candidate query (SPEC §5), the body of one page of a walk,
+bulk actions, the partial updates of ``backfill`` and ``groups``, and the text
+of a ``_source``. :mod:`simdup_es.es.io` sends them.
+
+The candidate query
+-------------------
+By the pigeonhole principle, two fingerprints within Hamming distance ``k`` agree
+on at least ``blocks - k`` of ``blocks`` blocks, so a ``bool`` query with one
+``term`` clause per block and ``minimum_should_match: blocks - k`` misses none of
+them. It also returns some documents further away: candidates must be re-ranked
+by exact distance.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .. import schema
+from .. import simhash as sh
+from ..config import BlockLayout
+
+Action = tuple[dict[str, Any], "dict[str, Any] | None"]
+"""One bulk action: the header line (``{"index": {...}}``, ``{"update": {...}}``) and the body line."""
+
+NO_TEXT_MISSING = "no text: field missing"
+NO_TEXT_EMPTY = "no text: field empty"
+
+
+# --- searches -------------------------------------------------------------------------------
+
+
+def candidate_query(fingerprint: int, version: str, layout: BlockLayout = BlockLayout()) -> dict[str, Any]:
+    """The ``bool`` query for documents sharing at least ``layout.min_match`` blocks.
+
+    The fingerprint version is a filter: fingerprints made by another recipe are
+    not comparable.
+    """
+    should = [
+        {"term": {schema.block_field(layout, j): schema.block_term(layout, value)}}
+        for j, value in enumerate(sh.blocks(fingerprint, layout))
+    ]
+    return {
+        "bool": {
+            "should": should,
+            "minimum_should_match": layout.min_match,
+            "filter": [{"term": {schema.VERSION: version}}],
+        }
+    }
+
+
+def candidate_search(
+    fingerprint: int, version: str, layout: BlockLayout = BlockLayout(), *, size: int = 1000, exclude_id: str | None = None
+) -> dict[str, Any]:
+    """A complete ``_search`` body: the candidate query, only the field the re-rank needs.
+
+    Sorted by ``_doc`` (no scoring): candidates are ranked by exact Hamming
+    distance afterwards, not by relevance.
+    """
+    query = candidate_query(fingerprint, version, layout)
+    if exclude_id is not None:
+        query["bool"]["must_not"] = [{"ids": {"values": [exclude_id]}}]
+    return {
+        "query": query,
+        "_source": False,
+        "docvalue_fields": [schema.FP],  # the re-rank needs only the fingerprint
+        "size": size,
+        "sort": ["_doc"],
+        "track_total_hits": True,
+    }
+
+
+def walk_query(version: str, *, retry_errors: bool = False) -> dict[str, Any]:
+    """Documents that still need a backfill: not yet at ``version`` (or marked unusable, with ``retry_errors``)."""
+    current: dict[str, Any] = {"term": {schema.VERSION: version}}
+    if retry_errors:
+        current = {"bool": {"filter": [current], "must_not": [{"exists": {"field": schema.ERROR}}]}}
+    return {"bool": {"must_not": [current]}}
+
+
+def page_search(
+    query: Mapping[str, Any],
+    page_size: int,
+    *,
+    source: bool | list[str] = False,
+    docvalue_fields: list[str] | None = None,
+    ids: bool = True,
+    seq_no: bool = False,
+) -> dict[str, Any]:
+    """The body of one page of a point-in-time walk (the caller adds ``pit`` and ``search_after``).
+
+    ``ids=False`` leaves out ``_id`` and ``_source``: on segments with deleted
+    documents, loading ``_id`` is most of the cost of a walk.
+    """
+    body: dict[str, Any] = {"query": query, "size": page_size, "sort": ["_shard_doc"], "track_total_hits": False}
+    if ids:
+        body["_source"] = source
+    else:
+        body["stored_fields"] = "_none_"
+    if docvalue_fields:
+        body["docvalue_fields"] = docvalue_fields
+    if seq_no:
+        body["seq_no_primary_term"] = True
+    return body
+
+
+# --- writes ---------------------------------------------------------------------------------
+
+
+def index_action(doc_id: str, source: dict[str, Any]) -> Action:
+    """Insert or replace a whole document."""
+    return {"index": {"_id": doc_id}}, source
+
+
+def update_action(meta: Mapping[str, Any], doc: dict[str, Any]) -> Action:
+    """A partial update of the document ``meta`` addresses (:func:`target` plus ``if_seq_no`` ...)."""
+    return {"update": dict(meta)}, {"doc": doc}
+
+
+def target(hit: Mapping[str, Any]) -> dict[str, Any]:
+    """Bulk metadata that addresses the document of a search hit (index, id, routing)."""
+    meta = {"_index": hit["_index"], "_id": hit["_id"]}
+    if hit.get("_routing") is not None:
+        meta["routing"] = hit["_routing"]
+    return meta
+
+
+def document_source(fingerprint: int, version: str, text: str | None, title: str | None,
+                    layouts: tuple[BlockLayout, ...]) -> dict[str, Any]:
+    """The ``_source`` of a document simdup indexes."""
+    body: dict[str, Any] = {}
+    if title is not None:
+        body["title"] = title
+    if text is not None:
+        body["text"] = text
+    body[schema.ROOT] = schema.fingerprint_object(fingerprint, version, layouts)
+    return body
+
+
+def group_update(group: str | None, size: int | None) -> dict[str, Any]:
+    """The partial ``doc`` that sets (or, with ``None``, clears) a document's duplicate group."""
+    return {schema.GROUP: group, schema.GROUP_SIZE: size}
+
+
+def fingerprint_update(old: Mapping[str, Any] | None, fingerprint: int, version: str) -> dict[str, Any]:
+    """The partial ``doc`` that sets a fingerprint; keys of ``old`` it does not set become null.
+
+    Nulling matters: a partial update merges objects, so without it an old
+    ``simdup.error`` or the blocks of another layout would outlive the fingerprint
+    they belonged to.
+    """
+    new = schema.fingerprint_object(fingerprint, version)
+    stale = {key: None for key in (old or {}) if key not in new}
+    return {schema.ROOT: {**stale, **new}}
+
+
+def error_update(old: Mapping[str, Any] | None, version: str, reason: str) -> dict[str, Any]:
+    """The partial ``doc`` that marks a document as unusable for ``version`` (and drops any old fingerprint)."""
+    stale = {key: None for key in (old or {}) if key not in ("version", "error")}
+    return {schema.ROOT: {**stale, "version": version, "error": reason}}
+
+
+# --- reading _source -----------------------------------------------------------------------
+
+
+def field_values(source: Any, path: str) -> list[Any]:
+    """Every non-null value at the dotted ``path`` of a ``_source``.
+
+    Follows objects, arrays of objects, and keys that themselves contain dots
+    (``{"a.b": 1}`` as well as ``{"a": {"b": 1}}``), as Elasticsearch does.
+    """
+    if isinstance(source, list):
+        return [v for item in source for v in field_values(item, path)]
+    if not path:
+        return [] if source is None else [source]
+    if not isinstance(source, Mapping):
+        return []
+    parts = path.split(".")
+    out: list[Any] = []
+    for cut in range(1, len(parts) + 1):
+        key = ".".join(parts[:cut])
+        if key in source:
+            out += field_values(source[key], ".".join(parts[cut:]))
+    return out
+
+
+_ODD = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffd]")  # control characters but whitespace; U+FFFD
+
+
+def _looks_binary(text: str) -> bool:
+    """NUL bytes, or more than 10% control or replacement characters in the first 4,096."""
+    sample = text[:4096]
+    return "\x00" in sample or len(_ODD.findall(sample)) * 10 > len(sample)
+
+
+def text_of(source: Mapping[str, Any], field: str) -> tuple[str | None, str | None]:
+    """``(text, None)``, or ``(None, reason)`` when the field holds nothing to fingerprint.
+
+    An array of strings is joined with blank lines. Reasons starting with
+    ``"no text"`` mean the field is missing, null or blank; others that it holds
+    something that is not text.
+    """
+    values = field_values(source, field)
+    if not values:
+        return None, NO_TEXT_MISSING
+    odd = sorted({type(v).__name__ for v in values if not isinstance(v, str)})
+    if odd:
+        return None, f"field {field!r} holds {', '.join(odd)}, not text"
+    text = "\n\n".join(values)
+    if not text.strip():
+        return None, NO_TEXT_EMPTY
+    if _looks_binary(text):
+        return None, "looks binary (NUL or control characters), not text"
+    return text, None
+
+
+def title_of(source: Mapping[str, Any], field: str | None) -> str | None:
+    """The title at ``field`` (strings joined by spaces), or ``None``."""
+    if not field:
+        return None
+    values = [v for v in field_values(source, field) if isinstance(v, str)]
+    return " ".join(values) or None
+
+
+def stored_fingerprint(source: Mapping[str, Any]) -> tuple[int, str] | None:
+    """``(fingerprint, version)`` of a ``_source``, or ``None`` when it has no fingerprint."""
+    fp = source.get(schema.ROOT)
+    if not isinstance(fp, Mapping) or "fp" not in fp or "version" not in fp:
+        return None
+    return sh.from_hex(fp["fp"]), fp["version"]
+
+
+__all__ = [
+    "NO_TEXT_EMPTY",
+    "NO_TEXT_MISSING",
+    "Action",
+    "candidate_query",
+    "candidate_search",
+    "document_source",
+    "error_update",
+    "field_values",
+    "fingerprint_update",
+    "group_update",
+    "index_action",
+    "page_search",
+    "stored_fingerprint",
+    "target",
+    "text_of",
+    "title_of",
+    "update_action",
+    "walk_query",
+]

@@ -1,0 +1,142 @@
+"""How to reach a cluster: URL, credentials, TLS, and the client built from them.
+
+Secrets (API key, password) are never part of a ``repr``, a log line or an error
+message; URLs are shown without any ``user:password@`` part.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from elasticsearch import Elasticsearch
+
+from ..errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_URL = "http://localhost:9200"
+
+
+def redact_url(url: str) -> str:
+    """``url`` without credentials: ``https://user:pw@host`` becomes ``https://***@host``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _env_bool(name: str, value: str) -> bool:
+    low = value.strip().lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    raise ConfigError(f"{name} must be one of true/false, yes/no, 1/0, on/off; got {value!r}")
+
+
+@dataclass(frozen=True, repr=False)
+class ConnectionSettings:
+    """How to reach a cluster: URL, credentials, TLS.
+
+    Give either ``api_key`` or ``username`` + ``password`` (or neither, for a cluster
+    without security). TLS certificates are verified unless ``verify_certs`` is
+    false; ``ca_certs`` names the CA bundle for a self-signed cluster.
+
+    ``request_timeout`` is in seconds; ``max_retries`` is how often the client
+    retries a request that timed out, could not connect, or got 429/502/503/504.
+    """
+
+    url: str = DEFAULT_URL
+    api_key: str | None = None
+    username: str | None = None
+    password: str | None = None
+    ca_certs: Path | None = None
+    verify_certs: bool = True
+    request_timeout: float = 30.0
+    max_retries: int = 3
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(f"Elasticsearch URL must look like https://host:9200, got {redact_url(self.url)!r}")
+        if self.api_key is not None and (self.username is not None or self.password is not None):
+            raise ConfigError("give either an API key or a user and password, not both")
+        if (self.username is None) != (self.password is None):
+            raise ConfigError("basic auth needs both a user and a password (SIMDUP_ES_USER, SIMDUP_ES_PASSWORD)")
+        if self.ca_certs is not None:
+            object.__setattr__(self, "ca_certs", Path(self.ca_certs))
+            if not self.ca_certs.is_file():
+                raise ConfigError(f"CA certificate {self.ca_certs} does not exist or is not a file")
+        if not self.request_timeout > 0:
+            raise ConfigError(f"request_timeout must be positive, got {self.request_timeout}")
+        if self.max_retries < 0:
+            raise ConfigError(f"max_retries must not be negative, got {self.max_retries}")
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> ConnectionSettings:
+        """Settings from ``SIMDUP_ES_*`` variables; ``overrides`` that are not ``None`` win.
+
+        Reads ``SIMDUP_ES_URL``, ``SIMDUP_ES_API_KEY``, ``SIMDUP_ES_USER``,
+        ``SIMDUP_ES_PASSWORD``, ``SIMDUP_ES_CA_CERT`` and ``SIMDUP_ES_VERIFY_CERTS``.
+        Empty variables count as unset.
+        """
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(overrides) - names)
+        if unknown:
+            raise TypeError(f"unknown connection settings: {', '.join(unknown)}")
+        env = {k: v for k, v in os.environ.items() if k.startswith("SIMDUP_ES_") and v.strip()}
+        values: dict[str, Any] = {
+            "url": env.get("SIMDUP_ES_URL"),
+            "api_key": env.get("SIMDUP_ES_API_KEY"),
+            "username": env.get("SIMDUP_ES_USER"),
+            "password": env.get("SIMDUP_ES_PASSWORD"),
+            "ca_certs": env.get("SIMDUP_ES_CA_CERT"),
+        }
+        if "SIMDUP_ES_VERIFY_CERTS" in env:
+            values["verify_certs"] = _env_bool("SIMDUP_ES_VERIFY_CERTS", env["SIMDUP_ES_VERIFY_CERTS"])
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**{k: v for k, v in values.items() if v is not None})
+
+    def __repr__(self) -> str:
+        auth = "api_key=***" if self.api_key else (f"username={self.username!r}, password=***" if self.username else "no auth")
+        tls = f", ca_certs={str(self.ca_certs)!r}" if self.ca_certs else ""
+        return (
+            f"ConnectionSettings(url={redact_url(self.url)!r}, {auth}{tls}, verify_certs={self.verify_certs}, "
+            f"request_timeout={self.request_timeout}, max_retries={self.max_retries})"
+        )
+
+    def client(self) -> Elasticsearch:
+        """A new client for these settings (no request is made until it is used)."""
+        kwargs: dict[str, Any] = {
+            "request_timeout": self.request_timeout,
+            "max_retries": self.max_retries,
+            "retry_on_timeout": True,
+        }
+        if self.api_key:
+            # Either the encoded key, or "id:api_key" as Kibana shows the two parts.
+            kwargs["api_key"] = tuple(self.api_key.split(":", 1)) if ":" in self.api_key else self.api_key
+        elif self.username is not None and self.password is not None:
+            kwargs["basic_auth"] = (self.username, self.password)
+        if urlsplit(self.url).scheme == "https":
+            kwargs["verify_certs"] = self.verify_certs
+            if not self.verify_certs:
+                kwargs["ssl_show_warn"] = False
+                log.warning("TLS certificate verification is off for %s", redact_url(self.url))
+            if self.ca_certs is not None:
+                kwargs["ca_certs"] = str(self.ca_certs)
+        return Elasticsearch(self.url, **kwargs)
+
+
+__all__ = ["DEFAULT_URL", "ConnectionSettings", "redact_url"]

@@ -1,0 +1,426 @@
+"""Talking to Elasticsearch: the one place that sends requests and reads answers.
+
+Three things every job needs, each written once:
+
+* :func:`translated`: client and network exceptions become
+  :class:`~simdup_es.errors.StoreError` (or :class:`ConnectionFailed`,
+  :class:`NotFound`) with a message that says what to do.
+* :func:`walk`: every hit of a query from one point in time (a consistent
+  snapshot), page by page with ``search_after``; partial results raise.
+* :func:`bulk`: bulk actions in chunks, ``concurrency`` requests in flight, with
+  backoff on 429 and connection errors, a request split until a document that
+  fails it stands alone, and one :class:`BulkItem` per action, in order.
+
+Request bodies come from :mod:`simdup_es.es.bodies` (pure); this module adds no
+logic of its own about what to ask.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+import elasticsearch as es
+from elasticsearch import Elasticsearch, helpers
+
+from ..errors import ConnectionFailed, NotFound, SimdupError, StoreError
+from ..store.base import BulkReport, Closing
+from .bodies import Action, page_search
+from .connection import redact_url
+
+log = logging.getLogger(__name__)
+
+_HIT_PATH = [
+    "hits.total", "hits.hits._id", "hits.hits._index", "hits.hits._routing", "hits.hits._seq_no",
+    "hits.hits._primary_term", "hits.hits._source", "hits.hits.fields", "hits.hits.sort", "pit_id", "timed_out",
+    "_shards.failed",
+]
+# Request-level errors one document can cause: the request is split to find it.
+_DOCUMENT_ERRORS = {"action_request_validation_exception", "x_content_parse_exception", "illegal_argument_exception"}
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+def client_url(client: Elasticsearch) -> str:
+    """The nodes a client talks to, without credentials (for messages)."""
+    try:
+        return ", ".join(redact_url(node.base_url) for node in client.transport.node_pool.all())
+    except Exception:  # noqa: BLE001 - only for messages
+        return "the cluster"
+
+
+def error_reason(exc: es.ApiError) -> str:
+    """``type: reason`` of an API error, with the first ``caused_by``."""
+    error = exc.body.get("error") if isinstance(exc.body, dict) else None
+    if isinstance(error, dict):
+        return item_reason(error)
+    return str(exc.message)
+
+
+def item_reason(error: Any) -> str:
+    """``type: reason (caused by ...)`` of the ``error`` object of a bulk item or ``mget`` doc."""
+    if not isinstance(error, dict):
+        return str(error)
+    text = f"{error.get('type', 'error')}: {error.get('reason', '')}".rstrip(": ")
+    cause = error.get("caused_by")
+    if isinstance(cause, dict) and cause.get("reason"):
+        text += f" (caused by {cause.get('type', 'error')}: {cause['reason']})"
+    return text
+
+
+_RUN_SETUP = ": run 'simdup setup' (or 'simdup index', which creates it) first"
+
+
+@contextmanager
+def translated(client: Elasticsearch, action: str, index: str | None = None, *, missing: str = _RUN_SETUP
+               ) -> Iterator[None]:
+    """Turn client exceptions into :class:`StoreError` subclasses that say what to do.
+
+    ``missing`` ends the message when the index does not exist.
+    """
+    where = f"index {index!r}" if index else "the cluster"
+    try:
+        yield
+    except SimdupError:
+        raise
+    except es.AuthenticationException as exc:
+        raise ConnectionFailed(
+            f"Elasticsearch at {client_url(client)} refused the credentials while {action} (401): check the API key "
+            "(SIMDUP_ES_API_KEY / --api-key) or user and password (SIMDUP_ES_USER, SIMDUP_ES_PASSWORD)"
+        ) from exc
+    except es.AuthorizationException as exc:
+        raise StoreError(
+            f"refused while {action} on {where} (403: {error_reason(exc)}): the user or API key lacks the privileges "
+            "for it"
+        ) from exc
+    except es.NotFoundError as exc:
+        if exc.error == "index_not_found_exception":
+            raise NotFound(f"{where} does not exist{missing}") from exc
+        raise NotFound(f"not found while {action} on {where}: {error_reason(exc)}") from exc
+    except es.UnsupportedProductError as exc:
+        raise ConnectionFailed(f"{client_url(client)} does not answer like Elasticsearch: {exc.message}") from exc
+    except es.ApiError as exc:
+        raise StoreError(f"Elasticsearch refused {action} on {where} ({exc.meta.status} {error_reason(exc)})") from exc
+    except es.SSLError as exc:
+        raise ConnectionFailed(
+            f"TLS with {client_url(client)} failed while {action} ({exc.message}): give the cluster's CA certificate "
+            "(SIMDUP_ES_CA_CERT / --ca-cert), or check the URL's scheme"
+        ) from exc
+    except es.ConnectionTimeout as exc:
+        raise ConnectionFailed(
+            f"Elasticsearch at {client_url(client)} did not answer in time while {action} ({exc.message}): the "
+            "cluster may be overloaded or unreachable; retry, or raise the request timeout"
+        ) from exc
+    except es.ConnectionError as exc:
+        raise ConnectionFailed(
+            f"cannot reach Elasticsearch at {client_url(client)} while {action} ({exc.message}): check the URL "
+            "(SIMDUP_ES_URL / --es-url) and that the cluster is running"
+        ) from exc
+    except es.TransportError as exc:
+        raise StoreError(f"request to {client_url(client)} failed while {action}: {exc.message}") from exc
+
+
+def missing_item_index(error: Any, index: str) -> None:
+    """Raise :class:`NotFound` when an ``mget`` doc's error says the index is missing."""
+    if isinstance(error, dict) and error.get("type") == "index_not_found_exception":
+        raise NotFound(f"index {index!r} does not exist{_RUN_SETUP}")
+
+
+def check_complete(response: Mapping[str, Any], what: str) -> None:
+    """Raise when a search answered with partial results (a shard failed or timed out)."""
+    if response.get("timed_out") or response.get("_shards", {}).get("failed"):
+        raise StoreError(
+            f"{what} returned partial results (a shard failed or timed out): the answer would be incomplete, so "
+            "nothing was done with it; check the cluster's health and retry"
+        )
+
+
+def put_mapping(client: Elasticsearch, index: str, properties: dict[str, Any], what: str, fix: str,
+                missing: str = _RUN_SETUP) -> None:
+    """Add ``properties`` to the mapping of ``index``; a conflict is a :class:`StoreError` ending in ``fix``."""
+    with translated(client, f"adding the {what} to the mapping", index, missing=missing):
+        try:
+            client.indices.put_mapping(index=index, properties=properties)
+        except es.BadRequestError as exc:
+            raise StoreError(f"index {index!r} maps the {what} differently ({error_reason(exc)}): {fix}") from exc
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+def search(client: Elasticsearch, index: str | None, body: Mapping[str, Any], what: str,
+           filter_path: list[str] | None = None) -> dict[str, Any]:
+    """One ``_search`` that must be complete (no partial results)."""
+    with translated(client, what, index):
+        response = client.search(index=index, body=dict(body), filter_path=filter_path or _HIT_PATH,
+                                 allow_partial_search_results=False)
+    check_complete(response, what)
+    return dict(response)
+
+
+class PointInTime(Closing):
+    """A point in time on ``index`` (a consistent snapshot for several walks), closed on exit.
+
+    ``id`` follows the id each search answers with.
+    """
+
+    def __init__(self, client: Elasticsearch, index: str, keep_alive: str = "5m") -> None:
+        self.client, self.index, self.keep_alive = client, index, keep_alive
+        with translated(client, "opening a point in time", index):
+            self.id: str = client.open_point_in_time(index=index, keep_alive=keep_alive)["id"]
+
+    def close(self) -> None:
+        try:
+            self.client.close_point_in_time(id=self.id)
+        except (es.ApiError, es.TransportError) as exc:  # it expires by itself
+            log.debug("closing a point in time failed: %s", exc)
+
+
+def walk(
+    client: Elasticsearch,
+    index: str,
+    query: Mapping[str, Any],
+    *,
+    pit: PointInTime | None = None,
+    source: bool | list[str] = False,
+    docvalue_fields: list[str] | None = None,
+    ids: bool = True,
+    page_size: int = 1000,
+    keep_alive: str = "5m",
+    seq_no: bool = False,
+    pages: bool = False,
+    prefetch: bool = False,
+) -> Iterator[Any]:
+    """Every hit of ``query`` in ``index``, from one point in time, ``page_size`` at a time.
+
+    A point in time is a consistent snapshot: documents updated during the walk
+    are neither missed nor returned twice. Give ``pit`` to share one between
+    walks; otherwise the walk opens its own and closes it when done (or closed).
+    Hits carry ``_index``, ``_id``, ``_routing`` (when set), and
+    ``_seq_no``/``_primary_term`` with ``seq_no``. ``ids=False`` leaves out ``_id``
+    (and ``_source``). With ``pages`` the pages (lists of hits) are yielded
+    instead of single hits. ``prefetch`` asks for the next page from a thread
+    while the caller works on this one (not before forking worker processes).
+    Partial results (a failed shard) raise :class:`StoreError`.
+    """
+    if pit is None:
+        with PointInTime(client, index, keep_alive) as own:
+            yield from walk(client, index, query, pit=own, source=source, docvalue_fields=docvalue_fields, ids=ids,
+                            page_size=page_size, seq_no=seq_no, pages=pages, prefetch=prefetch)
+        return
+    body = page_search(query, page_size, source=source, docvalue_fields=docvalue_fields, ids=ids, seq_no=seq_no)
+    what = f"reading {index!r}"
+    # With prefetch, the next page is asked for before this one is handed out, so
+    # the cluster works on it while the caller works on this one.
+    with ThreadPoolExecutor(1, thread_name_prefix="simdup-walk") if prefetch else nullcontext() as pool:
+        fetch = pool.submit if pool is not None else _done
+        body["pit"] = {"id": pit.id, "keep_alive": pit.keep_alive}
+        pending = fetch(search, client, None, dict(body), what)
+        while True:
+            response = pending.result()
+            pit.id = response.get("pit_id", pit.id)
+            page = response.get("hits", {}).get("hits", [])
+            last = len(page) < page_size
+            if not last:
+                body["search_after"] = page[-1]["sort"]
+                body["pit"] = {"id": pit.id, "keep_alive": pit.keep_alive}
+                pending = fetch(search, client, None, dict(body), what)
+            if page:
+                if pages:
+                    yield page
+                else:
+                    yield from page
+            if last:
+                return
+
+
+def _done(func: Callable[..., Any], *args: Any) -> Future[Any]:
+    """``func(*args)`` run now, as a finished future (walk without prefetch)."""
+    future: Future[Any] = Future()
+    try:
+        future.set_result(func(*args))
+    except BaseException as exc:  # noqa: BLE001 - handed to the caller by result()
+        future.set_exception(exc)
+    return future
+
+
+# --- writing --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Backoff of bulk requests rejected as too busy (429) or failing to connect.
+
+    Retry ``n + 1`` waits ``initial_backoff * 2**n`` seconds, at most ``max_backoff``.
+    """
+
+    max_retries: int = 5
+    initial_backoff: float = 1.0
+    max_backoff: float = 30.0
+
+    def wait(self, attempt: int) -> float:
+        return min(self.max_backoff, self.initial_backoff * 2**attempt)
+
+
+@dataclass(frozen=True)
+class BulkItem:
+    """What happened to one bulk action: ``ok``, the HTTP ``status``, and why it failed."""
+
+    ok: bool
+    status: int
+    id: str | None
+    reason: str | None = None
+    """``status type: reason`` of a failure."""
+
+
+def bulk(
+    client: Elasticsearch,
+    actions: Sequence[Action],
+    *,
+    what: str = "bulk indexing",
+    index: str | None = None,
+    chunk_size: int = 500,
+    concurrency: int = 1,
+    max_chunk_bytes: int = 20 * 1024 * 1024,
+    retry: Retry = Retry(),
+) -> list[BulkItem]:
+    """Send ``actions``; one :class:`BulkItem` per action, in the order given.
+
+    Chunks of ``chunk_size`` go ``concurrency`` at a time (in order when 1). A
+    request rejected with 429 or failing to connect is retried with backoff; so
+    are the items rejected with 429. A request that one document fails as a whole
+    (it cannot be parsed, or is too large) is split until that document stands
+    alone and fails by itself. What still fails leaves as :class:`StoreError`
+    whose ``report`` counts the actions done until then.
+    """
+    results: list[BulkItem | None] = [None] * len(actions)
+    chunks = [range(i, min(i + chunk_size, len(actions))) for i in range(0, len(actions), chunk_size)]
+
+    def send(positions: Sequence[int]) -> None:
+        _send(client, actions, list(positions), results, what, index, max_chunk_bytes, retry)
+
+    error: StoreError | None = None
+    if concurrency == 1 or len(chunks) == 1:
+        for chunk in chunks:
+            try:
+                send(chunk)
+            except StoreError as exc:
+                error = exc
+                break
+    else:
+        error = _concurrently(send, chunks, concurrency)
+    if error is not None:
+        done = [item for item in results if item is not None]
+        error.report = BulkReport(sum(item.ok for item in done),
+                                  [(str(item.id), item.reason or "") for item in done if not item.ok])
+        raise error
+    return results  # type: ignore[return-value]  # every position is set
+
+
+def _concurrently(send: Callable[[Sequence[int]], None], chunks: list[range], concurrency: int) -> StoreError | None:
+    """Run ``send`` on the chunks, ``concurrency`` at a time; the first error stops new sends and is returned."""
+    error: StoreError | None = None
+    pending: list[Future[None]] = []
+    with ThreadPoolExecutor(concurrency, thread_name_prefix="simdup-bulk") as pool:
+        for n, chunk in enumerate(chunks):
+            if error is None:
+                pending.append(pool.submit(send, chunk))
+            # Bounded: at most two requests per thread queued, so memory stays flat.
+            while pending and (len(pending) >= 2 * concurrency or error is not None or n == len(chunks) - 1):
+                try:
+                    pending.pop(0).result()
+                except StoreError as exc:
+                    error = error or exc
+    return error
+
+
+def _send(client: Elasticsearch, actions: Sequence[Action], positions: list[int], results: list[BulkItem | None],
+          what: str, index: str | None, max_chunk_bytes: int, retry: Retry) -> None:
+    for attempt in range(retry.max_retries + 1):
+        try:
+            answers = list(helpers.streaming_bulk(
+                client, (actions[p] for p in positions), index=index, chunk_size=len(positions),
+                max_chunk_bytes=max_chunk_bytes, expand_action_callback=_as_is, raise_on_error=False,
+                raise_on_exception=True, max_retries=0,  # 429 items are retried here, so results keep their order
+            ))
+        except (es.ConnectionError, es.ConnectionTimeout) as exc:
+            if isinstance(exc, es.SSLError) or attempt == retry.max_retries:
+                with translated(client, what, index):
+                    raise
+            log.warning("bulk request to %s failed (%s); retry %d of %d in %.1f s", client_url(client),
+                        type(exc).__name__, attempt + 1, retry.max_retries, retry.wait(attempt))
+            time.sleep(retry.wait(attempt))
+            continue
+        except (es.BadRequestError, es.SerializationError) as exc:
+            if isinstance(exc, es.ApiError) and exc.error not in _DOCUMENT_ERRORS:
+                with translated(client, what, index):
+                    raise
+            reason = error_reason(exc) if isinstance(exc, es.ApiError) else f"cannot serialise: {exc}"
+            _split(client, actions, positions, results, what, index, max_chunk_bytes, retry, 400, reason)
+            return
+        except es.ApiError as exc:
+            if exc.meta.status == 413:  # request too large
+                _split(client, actions, positions, results, what, index, max_chunk_bytes, retry, 413,
+                       error_reason(exc))
+                return
+            if exc.meta.status == 429 and attempt < retry.max_retries:
+                time.sleep(retry.wait(attempt))
+                continue
+            with translated(client, what, index):
+                raise
+        busy = []
+        for p, (ok, answer) in zip(positions, answers):
+            info = next(iter(answer.values()))
+            status = int(info.get("status", 0))
+            if status == 429 and attempt < retry.max_retries:
+                busy.append(p)
+            else:
+                reason = None if ok else f"{status} {item_reason(info.get('error'))}"
+                results[p] = BulkItem(bool(ok), status, info.get("_id"), reason)
+        if not busy:
+            return
+        log.warning("%d bulk items rejected as too busy (429); retry %d of %d", len(busy), attempt + 1,
+                    retry.max_retries)
+        time.sleep(retry.wait(attempt))
+        positions = busy
+
+
+def _split(client: Elasticsearch, actions: Sequence[Action], positions: list[int], results: list[BulkItem | None],
+           what: str, index: str | None, max_chunk_bytes: int, retry: Retry, status: int, reason: str) -> None:
+    """One bad document can fail the whole request: halve until it stands alone."""
+    if len(positions) == 1:
+        p = positions[0]
+        header = next(iter(actions[p][0].values()))
+        results[p] = BulkItem(False, status, header.get("_id"), reason)
+        return
+    half = len(positions) // 2
+    for part in (positions[:half], positions[half:]):
+        _send(client, actions, part, results, what, index, max_chunk_bytes, retry)
+
+
+def _as_is(action: Any) -> Any:
+    """Bulk actions are already ``(header, body)`` pairs: nothing to expand."""
+    return action
+
+
+__all__ = [
+    "BulkItem",
+    "PointInTime",
+    "Retry",
+    "bulk",
+    "check_complete",
+    "client_url",
+    "error_reason",
+    "item_reason",
+    "missing_item_index",
+    "put_mapping",
+    "search",
+    "translated",
+    "walk",
+]

@@ -1,0 +1,103 @@
+"""The mappings simdup puts on Elasticsearch, read from the JSON shipped in ``simdup_es.mappings``.
+
+Pure apart from reading those package files: no client. Field names come from
+:mod:`simdup_es.schema`; a unit test holds the JSON to them.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from .. import schema
+from ..config import BlockLayout
+
+COMPONENT_TEMPLATE = "simdup-fingerprint"
+"""Name of the component template with the fingerprint fields (``mappings/component-template.json``)."""
+INDEX_TEMPLATE = "simdup"
+"""Name of the index template for ``simdup-*`` indices (``mappings/index-template.json``)."""
+
+
+@lru_cache(maxsize=None)
+def _load(name: str) -> str:
+    return resources.files("simdup_es.mappings").joinpath(name).read_text(encoding="utf-8")
+
+
+def component_template() -> dict[str, Any]:
+    """Body of ``PUT _component_template/simdup-fingerprint``: the fingerprint fields."""
+    return json.loads(_load("component-template.json"))
+
+
+def index_template() -> dict[str, Any]:
+    """Body of ``PUT _index_template/simdup``: ``simdup-*`` indices, with ``title`` and ``text``."""
+    return json.loads(_load("index-template.json"))
+
+
+def _block_mapping() -> dict[str, Any]:
+    """The mapping of one block field (the one the dynamic template gives)."""
+    dynamic = component_template()["template"]["mappings"]["dynamic_templates"]
+    return next(iter(dynamic[0].values()))["mapping"]
+
+
+def fingerprint_mapping(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,)) -> dict[str, Any]:
+    """The ``simdup`` object's mapping, with explicit block fields for every layout in ``layouts``."""
+    simdup = copy.deepcopy(component_template()["template"]["mappings"]["properties"][schema.ROOT])
+    for layout in layouts:
+        for j in range(layout.blocks):
+            simdup["properties"].setdefault(schema.block_name(layout, j), _block_mapping())
+    return simdup
+
+
+def index_mappings(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,)) -> dict[str, Any]:
+    """Full mappings of an index simdup creates: component template + index template fields."""
+    component = component_template()["template"]["mappings"]
+    owned = index_template()["template"]["mappings"]
+    return {
+        **{k: v for k, v in owned.items() if k != "properties"},
+        "dynamic_templates": component["dynamic_templates"],
+        "properties": {**owned["properties"], schema.ROOT: fingerprint_mapping(layouts)},
+    }
+
+
+def group_mapping() -> dict[str, Any]:
+    """Mappings of ``dup_group`` (keyword) and ``dup_group_size`` (integer).
+
+    Taken from the shipped templates when they have them, so the two cannot differ.
+    """
+    for template in (component_template(), index_template()):
+        props = template["template"]["mappings"].get("properties", {})
+        if schema.GROUP in props and schema.GROUP_SIZE in props:
+            return {schema.GROUP: props[schema.GROUP], schema.GROUP_SIZE: props[schema.GROUP_SIZE]}
+    return {schema.GROUP: {"type": "keyword"}, schema.GROUP_SIZE: {"type": "integer"}}
+
+
+def missing_keyword_fields(mappings: dict[str, Any], layouts: Iterable[BlockLayout]) -> dict[str, list[str]]:
+    """``{index: [field, ...]}``: fingerprint fields a ``GET _mapping`` answer does not map as ``keyword``.
+
+    A term query on an unmapped block field matches nothing, so an index missing
+    one would silently return no candidates.
+    """
+    needed = ["fp", "version"] + [schema.block_name(lay, j) for lay in layouts for j in range(lay.blocks)]
+    out = {}
+    for name, body in mappings.items():
+        props = body.get("mappings", {}).get("properties", {}).get(schema.ROOT, {}).get("properties", {})
+        missing = [f"{schema.ROOT}.{f}" for f in needed if props.get(f, {}).get("type") != "keyword"]
+        if missing:
+            out[name] = missing
+    return out
+
+
+__all__ = [
+    "COMPONENT_TEMPLATE",
+    "INDEX_TEMPLATE",
+    "component_template",
+    "fingerprint_mapping",
+    "group_mapping",
+    "index_mappings",
+    "index_template",
+    "missing_keyword_fields",
+]

@@ -1,0 +1,62 @@
+"""The pure Elasticsearch layer (simdup_es.es.bodies): request bodies, updates, reading _source."""
+
+from __future__ import annotations
+
+from simdup_es import schema
+from simdup_es import simhash as sh
+from simdup_es.backfill import ERROR, NO_TEXT_EMPTY, NO_TEXT_MISSING, error_update, field_values, fingerprint_update, text_of, walk_query
+from simdup_es.config import BlockLayout
+from simdup_es.query import candidate_query, candidate_search
+
+
+def test_candidate_query_has_one_term_per_block_and_needs_blocks_minus_k() -> None:
+    fp = 0xE28764262E8514DA
+    query = candidate_query(fp, "v1")["bool"]
+    assert query["minimum_should_match"] == 5
+    assert query["filter"] == [{"term": {schema.VERSION: "v1"}}]
+    # Block j holds bits 8j..8j+7, lowest first, as two hex digits in simdup.bj.
+    assert query["should"] == [{"term": {f"simdup.b{j}": f"{(fp >> (8 * j)) & 0xFF:02x}"}} for j in range(8)]
+    assert query["should"][0] == {"term": {"simdup.b0": "da"}} and query["should"][7] == {"term": {"simdup.b7": "e2"}}
+    wide = candidate_query(fp, "v1", BlockLayout(4, 3))["bool"]
+    assert wide["minimum_should_match"] == 1
+    assert [next(iter(c["term"])) for c in wide["should"]] == [f"simdup.b4_{j}" for j in range(4)]
+    assert wide["should"][0]["term"]["simdup.b4_0"] == "14da"
+
+
+def test_candidate_search_reads_only_the_fingerprint_and_can_leave_one_out() -> None:
+    body = candidate_search(1, "v1", size=50, exclude_id="me")
+    assert body["_source"] is False and body["docvalue_fields"] == [schema.FP]
+    assert body["size"] == 50 and body["sort"] == ["_doc"] and body["track_total_hits"] is True
+    assert body["query"]["bool"]["must_not"] == [{"ids": {"values": ["me"]}}]
+    assert "must_not" not in candidate_search(1, "v1")["query"]["bool"]
+
+
+def test_field_values_follow_objects_arrays_and_dotted_keys() -> None:
+    source = {"a": {"b": "x"}, "a.b": "y", "list": [{"t": "1"}, {"t": ["2", None]}, {"u": 3}], "n": None}
+    assert field_values(source, "a.b") == ["x", "y"]
+    assert field_values(source, "list.t") == ["1", "2"]
+    assert field_values(source, "n") == [] and field_values(source, "nope.x") == []
+
+
+def test_text_of_reasons() -> None:
+    assert text_of({"t": ["a", "b"]}, "t") == ("a\n\nb", None)
+    assert text_of({}, "t") == (None, NO_TEXT_MISSING)
+    assert text_of({"t": " "}, "t") == (None, NO_TEXT_EMPTY)
+    assert text_of({"t": {"x": 1}}, "t")[1] == "field 't' holds dict, not text"
+    assert "binary" in (text_of({"t": "\x01\x02\x03abc"}, "t")[1] or "")
+    assert text_of({"t": "中文\x0b正文\u3000"}, "t")[1] is None
+
+
+def test_updates_null_what_they_do_not_set() -> None:
+    old = {"fp": "00", "version": "v0", "b0": "00", "b4_0": "0000", "error": "x"}
+    new = fingerprint_update(old, 1, "v1")[schema.ROOT]
+    assert new["b4_0"] is None and new["error"] is None and new["fp"] == sh.to_hex(1) and new["version"] == "v1"
+    marked = error_update(old, "v1", "no text")[schema.ROOT]
+    assert marked == {"fp": None, "b0": None, "b4_0": None, "version": "v1", "error": "no text"}
+    assert error_update(None, "v1", "r") == {schema.ROOT: {"version": "v1", "error": "r"}}
+
+
+def test_walk_query_excludes_the_current_version() -> None:
+    assert walk_query("v1") == {"bool": {"must_not": [{"term": {schema.VERSION: "v1"}}]}}
+    retry = walk_query("v1", retry_errors=True)["bool"]["must_not"][0]["bool"]
+    assert retry["must_not"] == [{"exists": {"field": ERROR}}]

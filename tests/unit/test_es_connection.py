@@ -1,0 +1,101 @@
+"""Connection settings and an unreachable cluster: the Elasticsearch layer without a node."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+
+import pytest
+from click.testing import CliRunner
+from elasticsearch import Elasticsearch
+
+from simdup_es.cli import main
+from simdup_es.errors import ConfigError, ConnectionFailed
+from simdup_es.store.base import StoredDoc
+from simdup_es.store.elasticsearch import ConnectionSettings, ElasticsearchStore, redact_url
+
+VERSION = "test.v1"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_cluster_fails_fast_and_clearly(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    url = f"http://127.0.0.1:{_closed_port()}"
+    settings = ConnectionSettings(url=url, username="elastic", password="hunter2-secret", request_timeout=2, max_retries=1)
+    store = ElasticsearchStore(settings, "simdup-unreachable", max_retries=2, initial_backoff=0.05)
+    started = time.monotonic()
+    with pytest.raises(ConnectionFailed, match="cannot reach Elasticsearch") as info:
+        store.setup()
+    assert url in str(info.value) and "SIMDUP_ES_URL" in str(info.value)
+    store._checked = True  # past the mapping check: the bulk path's own retries
+    with pytest.raises(ConnectionFailed, match="cannot reach") as info:
+        store.put([StoredDoc("1", 1, VERSION)])
+    assert info.value.report.written == 0  # type: ignore[attr-defined]
+    assert "retry 2 of 2" in caplog.text  # the bulk path backed off before giving up
+    for call in (store.count, lambda: store.candidates(1, VERSION), lambda: store.get(["1"])):
+        with pytest.raises(ConnectionFailed):
+            call()
+    assert time.monotonic() - started < 10
+    store.close()
+    assert "hunter2" not in caplog.text and "hunter2" not in repr(store) and "hunter2" not in str(info.value)
+
+
+def test_settings_repr_hides_secrets() -> None:
+    s = ConnectionSettings(url="https://u:pw-in-url@es.example:9200", api_key="key-secret-123")
+    text = repr(s) + str(s)
+    assert "key-secret-123" not in text and "pw-in-url" not in text and "api_key=***" in text
+    s = ConnectionSettings(username="elastic", password="pass-secret-456")
+    assert "pass-secret-456" not in repr(s) and "'elastic'" in repr(s)
+    assert redact_url("https://a:b@h:1/p") == "https://***@h:1/p" and redact_url("http://h:9200") == "http://h:9200"
+
+
+def test_settings_from_env_and_overrides(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\n")
+    for name in ("URL", "API_KEY", "USER", "PASSWORD", "CA_CERT", "VERIFY_CERTS"):
+        monkeypatch.delenv(f"SIMDUP_ES_{name}", raising=False)
+    assert ConnectionSettings.from_env() == ConnectionSettings()
+    monkeypatch.setenv("SIMDUP_ES_URL", "https://es.example:9243")
+    monkeypatch.setenv("SIMDUP_ES_USER", "elastic")
+    monkeypatch.setenv("SIMDUP_ES_PASSWORD", "pw")
+    monkeypatch.setenv("SIMDUP_ES_CA_CERT", str(ca))
+    monkeypatch.setenv("SIMDUP_ES_VERIFY_CERTS", "false")
+    s = ConnectionSettings.from_env(url=None, request_timeout=5)
+    assert (s.url, s.username, s.password, s.ca_certs, s.verify_certs, s.request_timeout) == (
+        "https://es.example:9243", "elastic", "pw", ca, False, 5)
+    assert ConnectionSettings.from_env(url="http://other:9200").url == "http://other:9200"
+    client = s.client()
+    try:
+        assert isinstance(client, Elasticsearch)
+    finally:
+        client.close()
+    monkeypatch.setenv("SIMDUP_ES_VERIFY_CERTS", "maybe")
+    with pytest.raises(ConfigError, match="SIMDUP_ES_VERIFY_CERTS"):
+        ConnectionSettings.from_env()
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"url": "es.example:9200"}, "URL"),
+        ({"api_key": "k", "username": "u", "password": "p"}, "not both"),
+        ({"username": "u"}, "both a user and a password"),
+        ({"ca_certs": "/nonexistent/ca.pem"}, "CA certificate"),
+        ({"request_timeout": 0}, "request_timeout"),
+    ],
+)
+def test_settings_validate(kwargs: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        ConnectionSettings(**kwargs)
+
+
+def test_unreachable_cluster_is_a_clear_error_on_the_command_line() -> None:
+    result = CliRunner().invoke(main, ["search", "--text", "文档", "--es-url", "http://127.0.0.1:9", "--index", "x"])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output and "127.0.0.1:9" in result.output
