@@ -33,6 +33,22 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
 
 
+def check_url(url: str) -> None:
+    """Raise :class:`ConfigError` (credentials redacted) for a URL the client would refuse.
+
+    The client's own parser would raise a ``ValueError`` that quotes the whole
+    URL, password included; every check it makes is made here first.
+    """
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises for a port out of range or not a number
+    except ValueError as exc:
+        raise ConfigError(f"Elasticsearch URL {redact_url(url)!r} is not valid ({exc}): it must look like "
+                          "https://host:9200 (SIMDUP_ES_URL / --es-url)") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"Elasticsearch URL must look like https://host:9200, got {redact_url(url)!r}")
+
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -68,9 +84,7 @@ class ConnectionSettings:
     max_retries: int = 3
 
     def __post_init__(self) -> None:
-        parts = urlsplit(self.url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError(f"Elasticsearch URL must look like https://host:9200, got {redact_url(self.url)!r}")
+        check_url(self.url)
         if self.api_key is not None and (self.username is not None or self.password is not None):
             raise ConfigError("give either an API key or a user and password, not both")
         if (self.username is None) != (self.password is None):
@@ -136,7 +150,11 @@ class ConnectionSettings:
                 log.warning("TLS certificate verification is off for %s", redact_url(self.url))
             if self.ca_certs is not None:
                 kwargs["ca_certs"] = str(self.ca_certs)
-        return Elasticsearch(self.url, **kwargs)
+        try:
+            return Elasticsearch(self.url, **kwargs)
+        except (ValueError, TypeError) as exc:  # a URL it refuses; its message quotes the URL, password and all
+            raise ConfigError(f"Elasticsearch URL {redact_url(self.url)!r} is not valid ({type(exc).__name__}): "
+                              "it must look like https://host:9200 (SIMDUP_ES_URL / --es-url)") from None
 
 
-__all__ = ["DEFAULT_URL", "ConnectionSettings", "redact_url"]
+__all__ = ["DEFAULT_URL", "ConnectionSettings", "check_url", "redact_url"]

@@ -1,0 +1,59 @@
+"""Secrets never reach the output: URLs the client refuses, for every command that connects (issue 13, item 1)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from simdup_es.cli import main
+from simdup_es.errors import ConfigError
+from simdup_es.es.connection import ConnectionSettings
+
+PASSWORD = "pw-SECRET-7f3a"
+REFUSED = [
+    f"http://elastic:{PASSWORD}@127.0.0.1:99999",  # port out of range
+    f"http://elastic:{PASSWORD}@127.0.0.1:port",  # port not a number
+    f"http://elastic:{PASSWORD}@[::1:9200",  # unclosed IPv6 bracket
+    f"http://elastic:{PASSWORD}@127.0.0.1:-1",
+]
+COMMANDS = [
+    ["search", "--no-matrix", "--text", "你好"],
+    ["search", "--no-matrix", "--id", "x"],
+    ["index", "-"],
+    ["setup"],
+    ["groups"],
+    ["backfill", "--field", "text"],
+]
+
+
+@pytest.mark.parametrize("url", REFUSED)
+def test_settings_refuse_the_url_without_quoting_the_password(url: str) -> None:
+    with pytest.raises(ConfigError, match="Elasticsearch URL") as info:
+        ConnectionSettings(url=url).client()
+    assert PASSWORD not in str(info.value) and info.value.__cause__ is None and info.value.__suppress_context__
+
+
+@pytest.mark.parametrize("url", REFUSED)
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
+def test_every_command_gives_one_line_without_the_password(command: list[str], url: str, tmp_path) -> None:
+    result = CliRunner().invoke(main, ["-vv", *command, "--es-url", url, "--index", "x"], input="",
+                                env={"SIMDUP_ES_URL": None, "SIMDUP_STORE": None})
+    assert result.exit_code == 1, result.output
+    assert not isinstance(result.exception, ValueError) and "Traceback" not in result.output
+    assert PASSWORD not in result.output
+    error = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(error) == 1 and "Elasticsearch URL" in error[0]
+    assert "***@" in error[0] or "unparseable" in error[0]
+
+
+def test_the_whole_output_of_a_real_process_holds_no_password(tmp_path) -> None:
+    """Logging as the command sets it up (-vv: DEBUG, the client's loggers too), through a real stderr."""
+    code = "from simdup_es.cli import main; main()"
+    run = subprocess.run([sys.executable, "-c", code, "-vv", "setup", "--es-url", REFUSED[0]],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert run.returncode == 1
+    assert PASSWORD not in run.stdout + run.stderr and "Traceback" not in run.stderr
+    assert run.stderr.strip().splitlines()[-1].startswith("Error: Elasticsearch URL 'http://***@127.0.0.1:99999'")
