@@ -97,3 +97,29 @@ class BlockLayout:
     def min_match(self) -> int:
         """Blocks a candidate must share: ``blocks - k``."""
         return self.blocks - self.k
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Backoff of bulk requests, and of bulk items, rejected as too busy (429) or failing to connect.
+
+    As in ``elasticsearch.helpers``: retry ``n + 1`` waits ``initial_backoff * 2**n``
+    seconds, at most ``max_backoff``; after ``max_retries`` retries the request
+    (or the items still rejected) fail. :attr:`budget` is the most a request waits.
+    """
+
+    max_retries: int = 10
+    initial_backoff: float = 1.0
+    max_backoff: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0 or self.initial_backoff < 0 or self.max_backoff < 0:
+            raise ConfigError("max_retries, initial_backoff and max_backoff must not be negative")
+
+    def wait(self, attempt: int) -> float:
+        return min(self.max_backoff, self.initial_backoff * 2**attempt)
+
+    @property
+    def budget(self) -> float:
+        """Seconds of waiting before a request (or an item) that stays rejected fails."""
+        return sum(self.wait(n) for n in range(self.max_retries))

@@ -2,6 +2,9 @@
 
 Works the same for the Elasticsearch store and the embedded one. Each input item
 ends up either written or rejected with a reason: ``read == indexed + rejected``.
+When the store stops the run part way (the cluster stays unreachable or too
+busy), :class:`IndexStopped` says from which input position nothing is settled:
+a run that skips that many items (``skip``) goes on exactly there.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from .errors import ConfigError, InputError
+from .errors import ConfigError, InputError, StoreError
 from .fingerprint import Fingerprinter
 from .sources import Item, Record, Reject, record_doc
 from .store.base import Store, StoredDoc
@@ -19,16 +22,36 @@ from .store.base import Store, StoredDoc
 
 @dataclass
 class IndexSummary:
-    """Counts of one indexing run."""
+    """Counts of one indexing run.
+
+    ``settled`` is the resume point: input items ``0 .. settled - 1`` (after the
+    ``skipped`` ones) are each written or rejected. Once the run finished it
+    equals ``skipped + read``.
+    """
 
     read: int = 0
     indexed: int = 0
     rejected: int = 0
     seconds: float = 0.0
+    skipped: int = 0
+    settled: int = 0
 
     @property
     def rate(self) -> float:
         return self.indexed / self.seconds if self.seconds else 0.0
+
+
+class IndexStopped(StoreError):
+    """The store failed for good part way through: items from ``summary.settled`` on are not settled.
+
+    ``next_source`` names the first of them (``None`` when it was not read yet).
+    Rejects of unsettled items were held back, so a run resumed at
+    ``summary.settled`` reports each item once.
+    """
+
+    def __init__(self, cause: StoreError, summary: IndexSummary, next_source: str | None) -> None:
+        super().__init__(str(cause), report=cause.report)
+        self.summary, self.next_source = summary, next_source
 
 
 RejectSink = Callable[[Reject], None]
@@ -43,46 +66,78 @@ def index_items(
     workers: int | None = None,
     batch_size: int = 500,
     on_progress: Callable[[int], None] | None = None,
+    skip: int = 0,
+    on_settled: Callable[[int], None] | None = None,
 ) -> IndexSummary:
     """Fingerprint ``items`` and write them to ``store`` in batches.
 
     Rejected items (unreadable input, empty documents, documents the store
     refused) go to ``on_reject`` with their reason; nothing is dropped silently.
     ``on_progress`` is called with the number of items finished after each batch.
+
+    ``skip`` passes over the first items (settled by an earlier run).
+    ``on_settled(n)`` is called after each batch once items ``0 .. n - 1`` are
+    each written or given to ``on_reject`` (rejects of later items wait until
+    then), so ``n`` is a resume point to save. A :class:`StoreError` of the store
+    stops the run as :class:`IndexStopped`.
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
-    summary = IndexSummary()
+    summary = IndexSummary(skipped=skip, settled=skip)
     started = time.perf_counter()
+    held: list[tuple[int, Reject]] = []  # rejects past the last settled position
+    sources: dict[int, str] = {}  # where each unsettled item came from, for the stop message
 
-    def reject(item: Reject) -> None:
-        summary.rejected += 1
-        on_reject(item)
+    def settle(upto: int) -> None:
+        """Items before ``upto`` are done: hand out their rejects, in input order."""
+        held.sort(key=lambda pair: pair[0])
+        n = 0
+        while n < len(held) and held[n][0] < upto:
+            summary.rejected += 1
+            on_reject(held[n][1])
+            n += 1
+        del held[:n]
+        for position in [p for p in sources if p < upto]:
+            del sources[position]
+        summary.settled = upto
+        if on_settled:
+            on_settled(upto)
 
-    def records() -> Iterator[Record]:
-        for item in items:
+    def records() -> Iterator[tuple[int, Record]]:
+        for position, item in enumerate(itertools.islice(items, skip, None), skip):
             summary.read += 1
+            sources[position] = item.source
             if isinstance(item, Reject):
-                reject(item)
+                held.append((position, item))
             else:
-                yield item
+                yield position, item
 
-    def fingerprinted() -> Iterator[StoredDoc]:
-        for record, result in fingerprinter.map_items(records(), record_doc, workers=workers):
+    def fingerprinted() -> Iterator[tuple[int, StoredDoc]]:
+        pairs = fingerprinter.map_items(records(), lambda pair: record_doc(pair[1]), workers=workers)
+        for (position, record), result in pairs:
             if result.error is not None:
                 reason = result.error.reason if isinstance(result.error, InputError) else str(result.error)
-                reject(Reject(record.source, reason, record.id))
+                held.append((position, Reject(record.source, reason, record.id)))
                 continue
             fp = result.unwrap()
-            yield StoredDoc(record.key, fp.value, fp.version, record.text, record.title)
+            yield position, StoredDoc(record.key, fp.value, fp.version, record.text, record.title)
 
     stream = fingerprinted()
     while batch := list(itertools.islice(stream, batch_size)):
-        report = store.put(batch)
+        try:
+            report = store.put([doc for _, doc in batch])
+        except StoreError as exc:
+            summary.seconds = time.perf_counter() - started
+            raise IndexStopped(exc, summary, sources.get(summary.settled)) from exc
         summary.indexed += report.written
         for doc_id, reason in report.failed:
-            reject(Reject(f"store:{doc_id}", reason, doc_id))
+            summary.rejected += 1
+            on_reject(Reject(f"store:{doc_id}", reason, doc_id))
+        # Every item up to the batch's last document has come out of the
+        # fingerprinter (it keeps input order), so all of them are settled now.
+        settle(batch[-1][0] + 1)
         if on_progress:
             on_progress(summary.indexed + summary.rejected)
+    settle(skip + summary.read)
     summary.seconds = time.perf_counter() - started
     return summary

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from ..config import FingerprintParams
+from ..config import FingerprintParams, Retry
 from ..fingerprint import Fingerprinter
 from ..errors import ConfigError, InputError
 from ..sources import Fields, Item, Record, Reject, read_file, read_jsonl, read_paths
@@ -110,14 +111,33 @@ def echo_json(obj: object) -> None:
 
 
 class RejectLog:
-    """Writes rejected items to a JSON Lines file (if asked) and counts them."""
+    """Writes rejected items to a JSON Lines file (if asked) and counts them.
 
-    def __init__(self, path: Path | None) -> None:
+    ``keep`` (bytes) keeps that much of an existing file and appends after it:
+    a resumed run continues the rejects of the run it resumes.
+    """
+
+    def __init__(self, path: Path | None, keep: int | None = None) -> None:
         self.path = path
         self.count = 0
         # Opened now: an unwritable path fails before any work, and no stale file
         # from an earlier run survives this one.
-        self._file: TextIO | None = open_output(path) if path else None
+        self._file: TextIO | None = None
+        if path is not None:
+            self._file = open_output(path, append=keep is not None)
+            if keep is not None:
+                if self.size() < keep:
+                    self._file.close()
+                    raise ConfigError(f"{path} is shorter than the resume point says: rejects of the earlier run "
+                                      "were removed; run without --resume to start over")
+                self._file.truncate(keep)  # lines past the resume point: the resumed run writes them again
+
+    def size(self) -> int:
+        """Bytes written so far (all of them flushed to the file)."""
+        if not self._file:
+            return 0
+        self._file.flush()
+        return os.fstat(self._file.fileno()).st_size
 
     def add(self, source: str, reason: str, id: str | None = None) -> None:
         self.count += 1
@@ -129,17 +149,73 @@ class RejectLog:
 
     def close(self) -> None:
         if self._file:
+            empty = self.size() == 0
             self._file.close()
-            if self.count == 0 and self.path:
+            self._file = None
+            if empty and self.path:
                 self.path.unlink()  # nothing was rejected
 
 
-def open_output(path: Path) -> TextIO:
+def open_output(path: Path, *, append: bool = False) -> TextIO:
     """Open a file the command will write, or say plainly why it cannot."""
     try:
-        return open(path, "w", encoding="utf-8")
+        return open(path, "a" if append else "w", encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def retry_options(func: F) -> F:
+    """--max-retries/--initial-backoff: how long a bulk write waits out a busy or unreachable cluster."""
+    default = Retry()
+    func = click.option(
+        "--initial-backoff", type=click.FloatRange(min=0), default=default.initial_backoff, show_default=True,
+        help=f"Seconds before the first retry; each next wait doubles, up to {default.max_backoff:g} s.")(func)
+    return click.option(
+        "--max-retries", type=click.IntRange(min=0), default=default.max_retries, show_default=True,
+        help="Retries of a bulk request, or of documents in it, that the cluster rejects as too busy (429) or "
+             f"cannot be reached. The defaults wait up to {default.budget:.0f} s in all before the run stops.")(func)
+
+
+class Checkpoint:
+    """The resume point of ``simdup index``: a small JSON file next to the rejects file.
+
+    It records the inputs and fields of the run, how many input items are settled
+    (each written or in the rejects file) and how long the rejects file was then.
+    It is replaced after every batch and removed when the run finishes.
+    """
+
+    VERSION = 1
+
+    def __init__(self, rejects: Path, inputs: tuple[str, ...], fields: Fields) -> None:
+        self.path = rejects.with_name(rejects.stem + ".resume.json")
+        self.run = {"inputs": [str(Path(i).resolve()) if i != "-" else i for i in inputs],
+                    "fields": [fields.text, fields.title, fields.id]}
+
+    def load(self) -> dict[str, Any] | None:
+        """The saved state of an earlier run of the same inputs; ``None`` when there is none."""
+        try:
+            state = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot read the resume point {self.path}: {exc}; delete it to start over") from None
+        if not isinstance(state, dict) or state.get("version") != self.VERSION or not isinstance(
+                state.get("settled"), int) or not isinstance(state.get("rejects_bytes"), int):
+            raise ConfigError(f"{self.path} is not a resume point of this simdup; delete it to start over")
+        if {k: state.get(k) for k in self.run} != self.run:
+            raise ConfigError(f"the resume point {self.path} is for other inputs or fields "
+                              f"({' '.join(state.get('inputs') or [])}): give the same ones, or run without --resume "
+                              "to start over")
+        return state
+
+    def save(self, settled: int, rejects_bytes: int) -> None:
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps({"version": self.VERSION, **self.run, "settled": settled,
+                                   "rejects_bytes": rejects_bytes}), encoding="utf-8")
+        os.replace(tmp, self.path)  # a kill leaves the old state or the new, never half of one
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
 
 
 def split(items: Iterable[Item], rejects: RejectLog) -> Iterator[Record]:

@@ -13,12 +13,14 @@ import click
 
 from ..config import BlockLayout
 from ..fingerprint import Fingerprint, Fingerprinter
-from ..indexer import index_items
+from ..config import Retry
+from ..indexer import IndexStopped, index_items
 from ..search import Hit, find_duplicates, stored_query
 from ..sources import Fields
 from ..store import DEFAULT_INDEX, DEFAULT_PATH
 from ..store.base import Store
 from ._common import (
+    Checkpoint,
     RejectLog,
     bulk_options,
     compare_options,
@@ -31,6 +33,7 @@ from ._common import (
     progress_bar,
     read_document,
     read_inputs,
+    retry_options,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -73,8 +76,12 @@ def connection_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
 
 
 @contextmanager
-def open_store(opts: dict[str, Any], *, create: bool = False, layout: BlockLayout = BlockLayout()) -> Iterator[Store]:
-    """The store the options name (:func:`simdup_es.open_store`), closed on exit."""
+def open_store(opts: dict[str, Any], *, create: bool = False, layout: BlockLayout = BlockLayout(),
+               retry: Retry | None = None) -> Iterator[Store]:
+    """The store the options name (:func:`simdup_es.open_store`), closed on exit.
+
+    ``retry`` replaces the bulk retries of an Elasticsearch store.
+    """
     from ..store import open_store as open_configured
 
     if not opts["es_url"] and (create or (opts["store_dir"] or DEFAULT_PATH).exists()):
@@ -82,6 +89,8 @@ def open_store(opts: dict[str, Any], *, create: bool = False, layout: BlockLayou
         click.echo(f"using the embedded store {path}" + ("" if opts["store_dir"] else " (no cluster configured)"), err=True)
     store = open_configured(opts["es_url"], path=opts["store_dir"], index=opts["index"], layout=layout, create=create,
                             **connection_kwargs(opts))
+    if retry is not None and hasattr(store, "retry"):
+        store.retry = retry
     try:
         yield store
     finally:
@@ -107,28 +116,62 @@ def setup(**kwargs: Any) -> None:
 @field_options
 @fingerprint_options
 @bulk_options
+@retry_options
+@click.option("--resume", is_flag=True,
+              help="Go on from where a stopped run of the same INPUTS left off (its resume point is next to the "
+                   "rejects file).")
 def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int, workers: int | None, batch_size: int, rejects: Path,
-          **kwargs: Any) -> None:
+          max_retries: int, initial_backoff: float, resume: bool, **kwargs: Any) -> None:
     """Fingerprint INPUTS and index them (JSON Lines, CSV, files or folders; - for stdin).
 
     Records without an id get one derived from their content, so indexing the
     same input twice changes nothing. Exit status 1 means some records were
     rejected; each one is in the rejects file with its reason.
+
+    When the store fails for good part way (cluster unreachable, or too busy
+    past the retries), the run stops with a resume point next to the rejects
+    file: run the same command with --resume to go on from there.
     """
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     fields = Fields(text_field, title_field or None, id_field or None)
-    log = RejectLog(rejects)
-    with open_store(pop_store_opts(kwargs), create=True) as store, progress_bar("indexing") as update:
-        summary = index_items(read_inputs(inputs, fields), store, fingerprinter, workers=workers,
-                              batch_size=batch_size, on_reject=lambda r: log.add(r.source, r.reason, r.id),
-                              on_progress=update)
-        store.refresh()
-        total = store.count()
-    log.close()
-    click.echo(f"read {summary.read}, indexed {summary.indexed}, rejected {summary.rejected} "
+    checkpoint = Checkpoint(rejects, inputs, fields)
+    state = checkpoint.load() if resume else None
+    if resume and state is None:
+        click.echo(f"no resume point at {checkpoint.path} (the last run finished): starting from the beginning",
+                   err=True)
+    elif not resume and checkpoint.path.exists():
+        click.echo(f"{checkpoint.path} holds the resume point of a stopped run; starting from the beginning "
+                   "instead (--resume goes on from it)", err=True)
+    skip = state["settled"] if state else 0
+    log = RejectLog(rejects, keep=state["rejects_bytes"] if state else None)
+    if skip:
+        click.echo(f"resuming after the {skip} input records the stopped run settled", err=True)
+    try:
+        with open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
+                progress_bar("indexing") as update:
+            summary = index_items(read_inputs(inputs, fields), store, fingerprinter, workers=workers,
+                                  batch_size=batch_size, on_reject=lambda r: log.add(r.source, r.reason, r.id),
+                                  on_progress=update, skip=skip,
+                                  on_settled=lambda n: checkpoint.save(n, log.size()))
+            checkpoint.remove()
+            store.refresh()
+            total = store.count()
+    except IndexStopped as exc:
+        log.close()
+        s = exc.summary
+        click.echo(f"read {s.read}, indexed {s.indexed}, rejected {s.rejected} in {s.seconds:.1f} s, then stopped",
+                   err=True)
+        where = f" ({exc.next_source})" if exc.next_source else ""
+        click.echo(f"not written: input records from number {s.settled + 1}{where} on; the resume point is "
+                   f"{checkpoint.path}: run the same command with --resume to go on there", err=True)
+        raise
+    finally:
+        log.close()
+    resumed = f" (after {skip} settled by the stopped run)" if skip else ""
+    click.echo(f"read {summary.read}{resumed}, indexed {summary.indexed}, rejected {summary.rejected} "
                f"in {summary.seconds:.1f} s ({summary.rate:,.0f} docs/s); the store holds {total} documents", err=True)
-    if summary.rejected:
+    if log.count or (skip and rejects.exists()):
         click.echo(f"rejected records and reasons: {rejects}", err=True)
         sys.exit(1)
 

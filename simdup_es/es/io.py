@@ -28,6 +28,7 @@ from typing import Any
 import elasticsearch as es
 from elasticsearch import Elasticsearch, helpers
 
+from ..config import Retry
 from ..errors import ConnectionFailed, NotFound, SimdupError, StoreError
 from ..store.base import BulkReport, Closing
 from .bodies import Action, page_search
@@ -254,21 +255,6 @@ def _done(func: Callable[..., Any], *args: Any) -> Future[Any]:
 
 
 @dataclass(frozen=True)
-class Retry:
-    """Backoff of bulk requests rejected as too busy (429) or failing to connect.
-
-    Retry ``n + 1`` waits ``initial_backoff * 2**n`` seconds, at most ``max_backoff``.
-    """
-
-    max_retries: int = 5
-    initial_backoff: float = 1.0
-    max_backoff: float = 30.0
-
-    def wait(self, attempt: int) -> float:
-        return min(self.max_backoff, self.initial_backoff * 2**attempt)
-
-
-@dataclass(frozen=True)
 class BulkItem:
     """What happened to one bulk action: ``ok``, the HTTP ``status``, and why it failed."""
 
@@ -294,10 +280,11 @@ def bulk(
 
     Chunks of ``chunk_size`` go ``concurrency`` at a time (in order when 1). A
     request rejected with 429 or failing to connect is retried with backoff; so
-    are the items rejected with 429. A request that one document fails as a whole
-    (it cannot be parsed, or is too large) is split until that document stands
-    alone and fails by itself. What still fails leaves as :class:`StoreError`
-    whose ``report`` counts the actions done until then.
+    are the items rejected with 429, within the same ``retry`` budget. A request
+    that one document fails as a whole (it cannot be parsed, or is too large) is
+    split until that document stands alone and fails by itself. What still fails
+    (items still rejected with 429 included: that is no fault of theirs) leaves as
+    :class:`StoreError` whose ``report`` counts the actions done until then.
     """
     results: list[BulkItem | None] = [None] * len(actions)
     chunks = [range(i, min(i + chunk_size, len(actions))) for i in range(0, len(actions), chunk_size)]
@@ -370,6 +357,8 @@ def _send(client: Elasticsearch, actions: Sequence[Action], positions: list[int]
                        error_reason(exc))
                 return
             if exc.meta.status == 429 and attempt < retry.max_retries:
+                log.warning("bulk request rejected as too busy (429); retry %d of %d in %.1f s", attempt + 1,
+                            retry.max_retries, retry.wait(attempt))
                 time.sleep(retry.wait(attempt))
                 continue
             with translated(client, what, index):
@@ -378,15 +367,23 @@ def _send(client: Elasticsearch, actions: Sequence[Action], positions: list[int]
         for p, (ok, answer) in zip(positions, answers):
             info = next(iter(answer.values()))
             status = int(info.get("status", 0))
-            if status == 429 and attempt < retry.max_retries:
+            if status == 429:
                 busy.append(p)
             else:
                 reason = None if ok else f"{status} {item_reason(info.get('error'))}"
                 results[p] = BulkItem(bool(ok), status, info.get("_id"), reason)
         if not busy:
             return
-        log.warning("%d bulk items rejected as too busy (429); retry %d of %d", len(busy), attempt + 1,
-                    retry.max_retries)
+        if attempt == retry.max_retries:
+            # Not the documents' fault: the run stops (and can resume) instead of rejecting them.
+            where = f"index {index!r}" if index else "the cluster"
+            raise StoreError(
+                f"Elasticsearch stayed too busy (429) for {len(busy)} documents while {what} on {where}, after "
+                f"{retry.max_retries} retries ({retry.budget:.0f} s of waiting): let the cluster catch up, or "
+                "allow more time (--max-retries, --initial-backoff)"
+            )
+        log.warning("%d bulk items rejected as too busy (429); retry %d of %d in %.1f s", len(busy), attempt + 1,
+                    retry.max_retries, retry.wait(attempt))
         time.sleep(retry.wait(attempt))
         positions = busy
 
