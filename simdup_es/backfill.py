@@ -154,7 +154,7 @@ def backfill(
     batch_size: int = 500,
     page_size: int = 1000,
     keep_alive: str = "5m",
-    max_retries: int = 5,
+    max_retries: int = 10,
     initial_backoff: float = 1.0,
 ) -> BackfillSummary:
     """Fingerprint every document of ``index`` whose fingerprint is not current.

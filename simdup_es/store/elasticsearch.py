@@ -103,7 +103,7 @@ class ElasticsearchStore(Closing):
         concurrency: int = 2,
         min_chunk: int = 100,
         max_chunk_bytes: int = 20 * 1024 * 1024,
-        max_retries: int = 5,
+        max_retries: int = 10,
         initial_backoff: float = 1.0,
         max_backoff: float = 30.0,
         page_size: int = 1000,
