@@ -10,6 +10,9 @@ from typing import Any
 
 import click
 
+from ..config import Retry
+from ..errors import StoreError
+
 from ._common import (
     RejectLog,
     bulk_options,
@@ -19,6 +22,7 @@ from ._common import (
     make_comparer,
     make_fingerprinter,
     progress_bar,
+    retry_options,
 )
 from .store_cmds import CONNECTION_KEYS, pop_store_opts, connection_kwargs, connection_options, open_store, store_options
 
@@ -38,12 +42,13 @@ def _connect(kwargs: dict[str, Any]) -> tuple[Any, str]:
 @click.option("--id-field", help="Field that names documents in the rejects file (default: _id).")
 @fingerprint_options
 @bulk_options
+@retry_options
 @click.option("--retry-errors", is_flag=True,
               help="Also read documents an earlier run marked unusable (simdup.error), e.g. after their text "
                    "was added.")
 def backfill(field: str, title_field: str | None, id_field: str | None, idf_path: Path | None,
              marked_words: Path | None, max_bytes: int, workers: int | None, batch_size: int, rejects: Path,
-             retry_errors: bool, **kwargs: Any) -> None:
+             max_retries: int, initial_backoff: float, retry_errors: bool, **kwargs: Any) -> None:
     """Add fingerprints to an existing index, in place.
 
     Adds the simdup fields to the index's mapping, then fingerprints the
@@ -74,10 +79,16 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
         try:
             summary = run(client, index, field, fingerprinter, title_field=title_field, id_field=id_field,
                           on_reject=lambda r: log.add(r.source, r.reason, r.id), on_progress=progress,
-                          retry_errors=retry_errors, workers=workers, batch_size=batch_size)
+                          retry_errors=retry_errors, workers=workers, batch_size=batch_size,
+                          max_retries=max_retries, initial_backoff=initial_backoff)
         except KeyboardInterrupt:
             click.echo("interrupted: what was written stays; run the same command again to go on", err=True)
             sys.exit(130)
+        except StoreError:
+            # The index is the resume point: the next run reads only documents not done yet.
+            click.echo("stopped: what was written stays, documents not written yet keep no current fingerprint; "
+                       "run the same command again to go on", err=True)
+            raise
     marked = f" ({summary.marked} of them marked unusable earlier)" if summary.marked else ""
     changed = f", changed meanwhile {summary.changed} (the next run does them)" if summary.changed else ""
     click.echo(
@@ -102,10 +113,11 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
 @click.option("--field", "text_field", default="text", show_default=True,
               help="With --matrix: the text field (Elasticsearch; the embedded store keeps one).")
 @compare_options
+@retry_options
 @click.option("--dry-run", is_flag=True, help="Compute and count, write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def groups(k: int, matrix: bool, threshold: float, text_field: str, dry_run: bool, as_json: bool,
-           **kwargs: Any) -> None:
+def groups(k: int, matrix: bool, threshold: float, text_field: str, max_retries: int, initial_backoff: float,
+           dry_run: bool, as_json: bool, **kwargs: Any) -> None:
     """Group near-duplicates and write the groups onto the documents.
 
     Finds every pair of documents within Hamming distance K (same fingerprint
@@ -125,7 +137,7 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, dry_run: boo
         from ..text import unify
 
         similarity, prepare = copied_share(make_comparer(kwargs)), unify
-    with open_store(pop_store_opts(kwargs)) as store:
+    with open_store(pop_store_opts(kwargs), retry=Retry(max_retries, initial_backoff)) as store:
         summary = update_groups(store, k=k, similarity=similarity, threshold=threshold, text_field=text_field,
                                 prepare_text=prepare, dry_run=dry_run)
     if as_json:

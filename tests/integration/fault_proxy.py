@@ -14,6 +14,8 @@ Everything it does not fault it forwards unchanged. Faults, each a probability
     seconds to wait before forwarding any request;
 ``down``
     refuse every request by resetting its connection, as a killed node does;
+``everything``
+    ``bulk_429`` and ``reset`` hit every request, not only ``_bulk``;
 ``after``
     the ``_bulk`` faults start once this many ``_bulk`` requests were forwarded
     (``down_after``: the proxy goes down then).
@@ -48,7 +50,7 @@ class FaultProxy:
         parts = urlsplit(upstream)
         self.upstream = (parts.hostname or "127.0.0.1", parts.port or 9200)
         self.bulk_429 = self.item_429 = self.reset = self.delay = 0.0
-        self.down = False
+        self.down = self.everything = False
         self.after = 0
         self.down_after: int | None = None
         self.forwarded = 0  # _bulk requests
@@ -93,7 +95,7 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
             if self.headers.get("Authorization"):
                 proxy.authorization.add(self.headers["Authorization"])
             bulk = self.path.split("?")[0].endswith("/_bulk")
-            faults = bulk and proxy.forwarded >= proxy.after
+            faults = (bulk or proxy.everything) and proxy.forwarded >= proxy.after
             if proxy.down or (faults and proxy.chance(proxy.reset)):
                 proxy.count("reset")
                 return self._reset()
