@@ -3,8 +3,11 @@
 :func:`backfill` puts the mapping of the ``simdup`` fields on the index, walks it
 with a point in time and ``search_after``, fingerprints the text field on every
 core (:meth:`Fingerprinter.map <simdup_es.fingerprint.Fingerprinter.map>`) and
-writes the ``simdup`` object back with bulk partial updates. Every other field is
-left as it was.
+writes the ``simdup`` object back with bulk partial updates. Every other field
+keeps its value, but Elasticsearch re-serialises the whole ``_source`` on a partial
+update, so numbers may change spelling (``1e+300`` becomes ``1.0E300``, digits past
+a double's precision go); the README shows how to keep fingerprints in a companion
+index instead.
 
 The index is the checkpoint
 ---------------------------
