@@ -1,0 +1,109 @@
+"""A run the store stops part way: every item written, rejected, or after the resume point (issue 13 item 5)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from simdup_es.cli._common import Checkpoint, RejectLog
+from simdup_es.errors import ConfigError, StoreError
+from simdup_es.indexer import IndexStopped, index_items
+from simdup_es.sources import Fields, Item, Record, Reject
+from simdup_es.store.base import BulkReport, StoredDoc
+from simdup_es.store.local import LocalStore
+
+
+class Failing:
+    """A real embedded store whose ``put`` fails for good from the ``fail_at``-th call on."""
+
+    def __init__(self, store: LocalStore, fail_at: int) -> None:
+        self.store, self.fail_at, self.calls = store, fail_at, 0
+
+    def put(self, docs: Sequence[StoredDoc]) -> BulkReport:
+        self.calls += 1
+        if self.calls >= self.fail_at:
+            raise StoreError("the store refuses for good", report=BulkReport())
+        return self.store.put(docs)
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self.store, name)
+
+
+def items(n: int) -> list[Item]:
+    """Records, with a reject on reading every 7th item and an empty (rejected on fingerprinting) every 11th."""
+    out: list[Item] = []
+    for i in range(n):
+        if i % 7 == 3:
+            out.append(Reject(f"in:{i + 1}", "malformed JSON"))
+        elif i % 11 == 5:
+            out.append(Record("，。", f"in:{i + 1}", f"e{i}"))
+        else:
+            out.append(Record(f"第{i}号通知：明天{i}点在{i % 9}楼开会。", f"in:{i + 1}", f"d{i}"))
+    return out
+
+
+@pytest.mark.parametrize("fail_at", [1, 3])
+def test_a_stopped_run_and_its_resumption_account_for_every_item_once(fail_at: int, tmp_path: Path,
+                                                                     fingerprinter) -> None:  # type: ignore[no-untyped-def]
+    data = items(300)
+    rejected: list[Reject] = []
+    points: list[int] = []
+    with LocalStore(tmp_path / "store") as store:
+        store.setup()
+        with pytest.raises(IndexStopped) as info:
+            index_items(iter(data), Failing(store, fail_at), fingerprinter, on_reject=rejected.append, workers=1,
+                        batch_size=40, on_settled=points.append)
+        settled = info.value.summary.settled
+        assert settled == (points[-1] if points else 0) and info.value.next_source == f"in:{settled + 1}"
+        # Settled items are written or rejected; no reject past the resume point was handed out yet.
+        assert all(int(r.source.split(":")[1]) <= settled for r in rejected)
+        store.refresh()
+        written = store.count()
+        assert written + len(rejected) == settled
+        before = len(rejected)
+        summary = index_items(iter(data), store, fingerprinter, on_reject=rejected.append, workers=1, batch_size=40,
+                              skip=settled)
+        store.refresh()
+        good = {i for i in range(300) if i % 7 != 3 and i % 11 != 5}
+        assert store.count() == len(good) == written + summary.indexed
+        # Each reject exactly once over both runs.
+        assert sorted(r.source for r in rejected) == sorted(f"in:{i + 1}" for i in range(300) if i not in good)
+        assert summary.read == 300 - settled and summary.rejected == len(rejected) - before
+
+
+def test_checkpoint_round_trip_and_refusals(tmp_path: Path) -> None:
+    rejects = tmp_path / "rejects.jsonl"
+    point = Checkpoint(rejects, ("a.jsonl",), Fields())
+    assert point.path == tmp_path / "rejects.resume.json" and point.load() is None
+    point.save(120, 64)
+    assert point.load()["settled"] == 120  # type: ignore[index]
+    with pytest.raises(ConfigError, match="other inputs or fields"):
+        Checkpoint(rejects, ("b.jsonl",), Fields()).load()
+    with pytest.raises(ConfigError, match="other inputs or fields"):
+        Checkpoint(rejects, ("a.jsonl",), Fields(text="body")).load()
+    point.path.write_text("{")
+    with pytest.raises(ConfigError, match="delete it to start over"):
+        point.load()
+    point.path.write_text(json.dumps({"version": 99}))
+    with pytest.raises(ConfigError, match="not a resume point"):
+        point.load()
+    point.remove()
+    assert not point.path.exists()
+
+
+def test_reject_log_keeps_what_the_resume_point_covers(tmp_path: Path) -> None:
+    path = tmp_path / "rejects.jsonl"
+    log = RejectLog(path)
+    log.add("in:1", "bad")
+    kept = log.size()
+    log.add("in:9", "written after the resume point")
+    log.close()
+    log = RejectLog(path, keep=kept)
+    log.add("in:9", "again")
+    log.close()
+    assert [json.loads(line)["source"] for line in path.read_text().splitlines()] == ["in:1", "in:9"]
+    with pytest.raises(ConfigError, match="shorter than the resume point"):
+        RejectLog(path, keep=10_000)
