@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -76,40 +77,60 @@ def index_items(
     ``on_progress`` is called with the number of items finished after each batch.
 
     ``skip`` passes over the first items (settled by an earlier run).
-    ``on_settled(n)`` is called after each batch once items ``0 .. n - 1`` are
-    each written or given to ``on_reject`` (rejects of later items wait until
-    then), so ``n`` is a resume point to save. A :class:`StoreError` of the store
-    stops the run as :class:`IndexStopped`.
+    ``on_settled(n)`` is called after each batch (and every ``batch_size`` bad
+    items in a row) once items ``0 .. n - 1`` are each written or given to
+    ``on_reject``, so ``n`` is a resume point to save. Rejects of later items are
+    held back until then, except those with nothing open before them: a run
+    resumed at a saved point may hand those out again (the CLI cuts its rejects
+    file back to the saved point). A :class:`StoreError` of the store stops the
+    run as :class:`IndexStopped`.
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
     summary = IndexSummary(skipped=skip, settled=skip)
     started = time.perf_counter()
     held: list[tuple[int, Reject]] = []  # rejects past the last settled position
+    flight: deque[int] = deque()  # positions of records in the fingerprinter or a batch
     sources: dict[int, str] = {}  # where each unsettled item came from, for the stop message
+    saved = [skip]  # the last position given to on_settled
+
+    def reject(item: Reject) -> None:
+        summary.rejected += 1
+        on_reject(item)
 
     def settle(upto: int) -> None:
         """Items before ``upto`` are done: hand out their rejects, in input order."""
         held.sort(key=lambda pair: pair[0])
         n = 0
         while n < len(held) and held[n][0] < upto:
-            summary.rejected += 1
-            on_reject(held[n][1])
+            reject(held[n][1])
             n += 1
         del held[:n]
+        while flight and flight[0] < upto:
+            flight.popleft()
         for position in [p for p in sources if p < upto]:
             del sources[position]
         summary.settled = upto
         if on_settled:
             on_settled(upto)
+            saved[0] = upto
 
     def records() -> Iterator[tuple[int, Record]]:
         for position, item in enumerate(itertools.islice(items, skip, None), skip):
             summary.read += 1
-            sources[position] = item.source
             if isinstance(item, Reject):
-                held.append((position, item))
+                if flight:
+                    sources[position] = item.source
+                    held.append((position, item))
+                else:  # nothing open before it: settled now (a long run of bad lines is not held in memory)
+                    reject(item)
+                    summary.settled = position + 1
+                    if on_settled and summary.settled - saved[0] >= batch_size:
+                        on_settled(summary.settled)
+                        saved[0] = summary.settled
             else:
+                sources[position] = item.source
+                flight.append(position)
                 yield position, item
 
     def fingerprinted() -> Iterator[tuple[int, StoredDoc]]:
@@ -131,8 +152,7 @@ def index_items(
             raise IndexStopped(exc, summary, sources.get(summary.settled)) from exc
         summary.indexed += report.written
         for doc_id, reason in report.failed:
-            summary.rejected += 1
-            on_reject(Reject(f"store:{doc_id}", reason, doc_id))
+            reject(Reject(f"store:{doc_id}", reason, doc_id))
         # Every item up to the batch's last document has come out of the
         # fingerprinter (it keeps input order), so all of them are settled now.
         settle(batch[-1][0] + 1)

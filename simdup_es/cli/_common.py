@@ -190,6 +190,7 @@ class Checkpoint:
         self.path = rejects.with_name(rejects.stem + ".resume.json")
         self.run = {"inputs": [str(Path(i).resolve()) if i != "-" else i for i in inputs],
                     "fields": [fields.text, fields.title, fields.id]}
+        self.settled = self.rejects_bytes = 0  # the last state saved (or loaded)
 
     def load(self) -> dict[str, Any] | None:
         """The saved state of an earlier run of the same inputs; ``None`` when there is none."""
@@ -206,6 +207,7 @@ class Checkpoint:
             raise ConfigError(f"the resume point {self.path} is for other inputs or fields "
                               f"({' '.join(state.get('inputs') or [])}): give the same ones, or run without --resume "
                               "to start over")
+        self.settled, self.rejects_bytes = state["settled"], state["rejects_bytes"]
         return state
 
     def save(self, settled: int, rejects_bytes: int) -> None:
@@ -213,6 +215,7 @@ class Checkpoint:
         tmp.write_text(json.dumps({"version": self.VERSION, **self.run, "settled": settled,
                                    "rejects_bytes": rejects_bytes}), encoding="utf-8")
         os.replace(tmp, self.path)  # a kill leaves the old state or the new, never half of one
+        self.settled, self.rejects_bytes = settled, rejects_bytes
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)

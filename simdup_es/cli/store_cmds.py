@@ -158,14 +158,18 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
             store.refresh()
             total = store.count()
     except IndexStopped as exc:
-        log.close()
+        checkpoint.save(checkpoint.settled, checkpoint.rejects_bytes)  # there is one even if no batch got through
         s = exc.summary
         click.echo(f"read {s.read}, indexed {s.indexed}, rejected {s.rejected} in {s.seconds:.1f} s, then stopped",
                    err=True)
-        where = f" ({exc.next_source})" if exc.next_source else ""
-        click.echo(f"not written: input records from number {s.settled + 1}{where} on; the resume point is "
-                   f"{checkpoint.path}: run the same command with --resume to go on there", err=True)
+        where = f" ({exc.next_source})" if exc.next_source and s.settled == checkpoint.settled else ""
+        click.echo(f"not written: input records from number {checkpoint.settled + 1}{where} on; the resume point "
+                   f"is {checkpoint.path}: run the same command with --resume to go on there", err=True)
         raise
+    except KeyboardInterrupt:
+        if checkpoint.path.exists():
+            click.echo(f"interrupted: run the same command with --resume to go on from {checkpoint.path}", err=True)
+        sys.exit(130)
     finally:
         log.close()
     resumed = f" (after {skip} settled by the stopped run)" if skip else ""

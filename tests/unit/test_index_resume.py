@@ -107,3 +107,18 @@ def test_reject_log_keeps_what_the_resume_point_covers(tmp_path: Path) -> None:
     assert [json.loads(line)["source"] for line in path.read_text().splitlines()] == ["in:1", "in:9"]
     with pytest.raises(ConfigError, match="shorter than the resume point"):
         RejectLog(path, keep=10_000)
+
+
+def test_a_long_run_of_bad_items_is_settled_as_it_goes(tmp_path: Path, fingerprinter) -> None:  # type: ignore[no-untyped-def]
+    """Rejects with nothing open before them are not held back (memory stays flat on a file of bad lines)."""
+    data: list[Item] = [Reject(f"in:{i + 1}", "malformed JSON") for i in range(1000)]
+    data += [Record(f"第{i}号通知：明天{i}点开会。", f"in:{i + 1}", f"d{i}") for i in range(1000, 1100)]
+    rejected: list[Reject] = []
+    points: list[int] = []
+    with LocalStore(tmp_path / "store") as store:
+        store.setup()
+        with pytest.raises(IndexStopped) as info:
+            index_items(iter(data), Failing(store, 1), fingerprinter, on_reject=rejected.append, workers=1,
+                        batch_size=40, on_settled=points.append)
+    assert len(rejected) == 1000 and info.value.summary.settled == 1000
+    assert points == list(range(40, 1001, 40))  # saved every batch_size bad items
