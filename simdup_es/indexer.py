@@ -144,20 +144,23 @@ def index_items(
             yield position, StoredDoc(record.key, fp.value, fp.version, record.text, record.title)
 
     stream = fingerprinted()
-    while batch := list(itertools.islice(stream, batch_size)):
-        try:
-            report = store.put([doc for _, doc in batch])
-        except StoreError as exc:
-            summary.seconds = time.perf_counter() - started
-            raise IndexStopped(exc, summary, sources.get(summary.settled)) from exc
-        summary.indexed += report.written
-        for doc_id, reason in report.failed:
-            reject(Reject(f"store:{doc_id}", reason, doc_id))
-        # Every item up to the batch's last document has come out of the
-        # fingerprinter (it keeps input order), so all of them are settled now.
-        settle(batch[-1][0] + 1)
-        if on_progress:
-            on_progress(summary.indexed + summary.rejected)
+    try:
+        while batch := list(itertools.islice(stream, batch_size)):
+            try:
+                report = store.put([doc for _, doc in batch])
+            except StoreError as exc:
+                summary.seconds = time.perf_counter() - started
+                raise IndexStopped(exc, summary, sources.get(summary.settled)) from exc
+            summary.indexed += report.written
+            for doc_id, reason in report.failed:
+                reject(Reject(f"store:{doc_id}", reason, doc_id))
+            # Every item up to the batch's last document has come out of the
+            # fingerprinter (it keeps input order), so all of them are settled now.
+            settle(batch[-1][0] + 1)
+            if on_progress:
+                on_progress(summary.indexed + summary.rejected)
+    finally:
+        stream.close()  # stops the fingerprinting processes when the run stops early
     settle(skip + summary.read)
     summary.seconds = time.perf_counter() - started
     return summary

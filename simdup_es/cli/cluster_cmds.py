@@ -12,7 +12,6 @@ import click
 
 from ..config import Retry
 from ..errors import StoreError
-
 from ._common import (
     RejectLog,
     bulk_options,

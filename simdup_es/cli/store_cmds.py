@@ -11,9 +11,8 @@ from typing import Any, Iterator, TypeVar
 
 import click
 
-from ..config import BlockLayout
+from ..config import BlockLayout, Retry
 from ..fingerprint import Fingerprint, Fingerprinter
-from ..config import Retry
 from ..indexer import IndexStopped, index_items
 from ..search import Hit, find_duplicates, stored_query
 from ..sources import Fields
