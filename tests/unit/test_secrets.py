@@ -36,8 +36,8 @@ def test_settings_refuse_the_url_without_quoting_the_password(url: str) -> None:
     assert PASSWORD not in str(info.value) and info.value.__cause__ is None and info.value.__suppress_context__
 
 
-@pytest.mark.parametrize("url", REFUSED)
-@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
+@pytest.mark.parametrize(("command", "url"), [(c, REFUSED[n % len(REFUSED)]) for n, c in enumerate(COMMANDS)],
+                         ids=[c[0] for c in COMMANDS])
 def test_every_command_gives_one_line_without_the_password(command: list[str], url: str, tmp_path) -> None:
     result = CliRunner().invoke(main, ["-vv", *command, "--es-url", url, "--index", "x"], input="",
                                 env={"SIMDUP_ES_URL": None, "SIMDUP_STORE": None})
