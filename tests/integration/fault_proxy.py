@@ -14,6 +14,9 @@ Everything it does not fault it forwards unchanged. Faults, each a probability
     seconds to wait before forwarding any request;
 ``down``
     refuse every request by resetting its connection, as a killed node does;
+``refuse``
+    an HTTP status (401, 403, 500...) to answer every request with, as a
+    cluster that refuses the credentials or fails;
 ``everything``
     ``bulk_429`` and ``reset`` hit every request, not only ``_bulk``;
 ``after``
@@ -52,6 +55,7 @@ class FaultProxy:
         self.bulk_429 = self.item_429 = self.reset = self.delay = 0.0
         self.down = self.everything = False
         self.after = 0
+        self.refuse: int | None = None
         self.down_after: int | None = None
         self.forwarded = 0  # _bulk requests
         self.sent: Counter[str] = Counter()  # bulk item ids forwarded
@@ -101,6 +105,9 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
                 return self._reset()
             if proxy.delay:
                 time.sleep(proxy.delay)
+            if proxy.refuse:
+                error = {"type": "security_exception", "reason": f"refused by the fault proxy ({proxy.refuse})"}
+                return self._answer(proxy.refuse, {"error": {**error, "root_cause": [error]}, "status": proxy.refuse})
             if faults and proxy.chance(proxy.bulk_429):
                 proxy.count("bulk_429")
                 return self._answer(429, {"error": {**_BUSY, "root_cause": [_BUSY]}, "status": 429})

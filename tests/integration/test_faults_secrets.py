@@ -27,11 +27,12 @@ API_KEY_ID, API_KEY = "key-id-5e1f", "apikey-S3CRET-77d0"
 SECRETS = [PASSWORD, API_KEY, base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode(),
            base64.b64encode(f"{API_KEY_ID}:{API_KEY}".encode()).decode()]
 CREDENTIALS = [["--user", USER, "--password", PASSWORD], ["--api-key", f"{API_KEY_ID}:{API_KEY}"]]
-MODES = ["down", "429_everything", "item_429_for_good", "resets_and_delays", "ok"]
+MODES = ["down", "401", "429_everything", "item_429_for_good", "resets_and_delays", "ok"]
 
 
 def set_mode(proxy: FaultProxy, mode: str) -> None:
     proxy.down = mode == "down"
+    proxy.refuse = 401 if mode == "401" else None
     proxy.everything = mode == "429_everything"
     proxy.bulk_429 = 1.0 if mode == "429_everything" else 0.0
     proxy.item_429 = 1.0 if mode == "item_429_for_good" else 0.0
@@ -80,8 +81,8 @@ def test_no_secret_in_any_output_of_any_command_in_any_mode(es_url: str, es_inde
         assert proxy.authorization  # the secrets went out, in the headers
         sent = " ".join(proxy.authorization)
         assert SECRETS[2] in sent and (API_KEY in sent or SECRETS[3] in sent)
-    # The faults were felt: every command fails when the cluster is down, and works without faults.
-    assert all(outcomes[("down", name)] == 1 for name in commands), outcomes
+    # The faults were felt: every command fails when the cluster is down or refuses, and works without faults.
+    assert all(outcomes[("down", name)] == outcomes[("401", name)] == 1 for name in commands), outcomes
     assert all(outcomes[("ok", name)] == 0 for name in commands), outcomes
 
 
