@@ -12,6 +12,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterable, Iterator
@@ -27,6 +28,7 @@ from .text import MAX_FILE_BYTES, extract, kind_of, too_large
 #: holding it in memory (the fingerprinter refuses texts over 10 MB anyway).
 MAX_LINE_BYTES = 100_000_000
 _SKIP_CHUNK = 1 << 20
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,9 @@ def _field(record: dict, name: str | None, source: str) -> str | None:
         return str(value)
     if not isinstance(value, str):
         raise InputError(f"field {name!r} should be a string, got {type(value).__name__}", source=source)
-    return value
+    # JSON can escape a lone surrogate ("\\ud800"), which no UTF-8 store or output can
+    # hold: it becomes U+FFFD, as an undecodable byte would.
+    return _SURROGATE.sub("\ufffd", value)
 
 
 def from_mapping(record: object, fields: Fields, source: str) -> Item:

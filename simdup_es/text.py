@@ -92,8 +92,8 @@ def kind_of(name: str) -> Kind | None:
 # Caps that keep one hostile document from exhausting memory or time; a document
 # over a cap is refused with the cap named (docs/reliability.md lists them all).
 MAX_FILE_BYTES: dict[Kind, int] = {
-    "text": 50_000_000,  # the fingerprinter refuses text over 10 MB anyway (max_bytes)
-    "html": 50_000_000,
+    "text": 100_000_000,  # the fingerprinter refuses text over 10 MB by default (--max-bytes)
+    "html": 100_000_000,
     "pdf": 200_000_000,  # streams are decompressed one at a time, each capped by pypdf
     "docx": 200_000_000,
 }
@@ -109,8 +109,8 @@ MAX_HTML_OPEN_ELEMENTS = 10_000
 # Elements that need no end tag (void) or whose end tag is implied by the next
 # sibling, so leaving them open does not nest.
 _SELF_CLOSING = frozenset(
-    "area base br col embed hr img input link meta source track wbr "
-    "p li dt dd tr td th option optgroup rb rt rp tbody thead tfoot colgroup html head body".split()
+    b"area base br col embed hr img input link meta source track wbr "
+    b"p li dt dd tr td th option optgroup rb rt rp tbody thead tfoot colgroup html head body".split()
 )
 _TAG = re.compile(rb"<(/?)([A-Za-z][^\s/>]*)")
 
