@@ -285,3 +285,12 @@ def test_fifo_named_on_the_command_line_is_read_like_a_pipe(tmp_path: Path, suff
         w.write(body)
     stdout, stderr = probe.communicate(timeout=60)
     assert probe.returncode == 0 and len(stdout.splitlines()) == 1, stderr
+
+
+def test_long_pages_with_implied_end_tags_are_not_taken_for_deep_nesting() -> None:
+    from simdup_es.text import MAX_HTML_OPEN_ELEMENTS, extract
+
+    n = 2 * MAX_HTML_OPEN_ELEMENTS
+    page = "<html><head><title>t</title></head><body><ul>" + "<li>项<br>目" * n + "</ul>" + "<p>段落" * n
+    text = extract(page.encode(), "html")
+    assert text.count("项") == n and text.count("段落") == n
