@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import io
 import re
-import zipfile
 import unicodedata
+import zipfile
 from functools import lru_cache
 from typing import Literal
 
@@ -148,7 +148,11 @@ def html_to_text(html: str) -> str:
 
 
 def _open_elements(data: bytes) -> int:
-    """An upper bound on how deep the elements of an HTML document nest (cheap: one regex pass)."""
+    """How deep the elements of an HTML document nest, from its tags alone (one regex pass).
+
+    Elements whose end tag may be left out are not counted, so long pages of
+    unclosed ``<p>`` or ``<li>`` stay shallow; misnested tags can only add depth.
+    """
     depth = deepest = 0
     for slash, name in _TAG.findall(data):
         if name.lower() in _SELF_CLOSING:
