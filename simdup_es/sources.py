@@ -249,7 +249,12 @@ def read_paths(paths: Iterable[Path], fields: Fields = Fields()) -> Iterator[Ite
     links to folders are not followed.
     """
     for path in paths:
-        if path.is_dir():
+        try:
+            is_dir = path.is_dir()
+        except OSError as exc:  # is_dir() passes on errors other than "not there" (too long a name, no access)
+            yield Reject(str(path), f"cannot read: {exc.strerror or exc}")
+            continue
+        if is_dir:
             for child, unreadable in _walk(path):
                 if unreadable is not None:
                     yield Reject(str(child), unreadable)

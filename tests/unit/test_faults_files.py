@@ -294,3 +294,18 @@ def test_long_pages_with_implied_end_tags_are_not_taken_for_deep_nesting() -> No
     page = "<html><head><title>t</title></head><body><ul>" + "<li>项<br>目" * n + "</ul>" + "<p>段落" * n
     text = extract(page.encode(), "html")
     assert text.count("项") == n and text.count("段落") == n
+
+
+def test_a_name_too_long_for_the_file_system_is_a_reject(tmp_path: Path) -> None:
+    name = tmp_path / ("长" * 200 + ".txt")  # 600 bytes: over the 255 of one name
+    _, rows, counts = _index(tmp_path, name)
+    assert counts == (1, 0, 1) and "too long" in rows[0]["reason"]
+
+
+@pytest.mark.xfail(strict=True, reason="cli/_common.read_document calls Path.is_file() on literal text, which raises "
+                   "OSError (ENAMETOOLONG) for text over 255 bytes; it must treat an OSError there as 'not a file'")
+def test_compare_takes_literal_text_longer_than_a_file_name(tmp_path: Path) -> None:
+    text = "这是一个很长的句子，比文件名还长。" * 20
+    result = _cli("compare", text, text, "--json")
+    _no_traceback(result)
+    assert result.exit_code == 0 and json.loads(result.stdout)["comparison"]["scores"]["similarity_a"] == 1.0
