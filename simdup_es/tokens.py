@@ -187,7 +187,6 @@ def _content_words(tokens: Iterable[str]) -> list[str]:
     return [t for t in tokens if t not in stop and _WORDLIKE.search(t)]
 
 
-_SURROGATES = re.compile("[\ud800-\udfff]")
 _rust_lock = threading.Lock()
 _rust = None
 
@@ -219,7 +218,7 @@ def dictionary_words(text: str) -> list[str]:
     except UnicodeEncodeError:
         # jieba-rs takes UTF-8, which has no lone surrogates ("\\ud800" escapes in
         # JSON that was never unified); they are not words either.
-        return _content_words(_rust_jieba().cut(_SURROGATES.sub(" ", text), False))
+        return _content_words(_rust_jieba().cut(re.sub("[\ud800-\udfff]", " ", text), False))
 
 
 _MISS = object()
