@@ -124,7 +124,7 @@ def _sparse(path: Path, head: bytes, size: int, tail: bytes = b"") -> Path:
 
 def test_huge_jsonl_line_is_a_reject_read_within_the_memory_cap(tmp_path: Path) -> None:
     src = tmp_path / "huge.jsonl"
-    _sparse(src, (_good_line(1) + '\n{"text": "').encode(), 600 * MB, ('"}\n' + _good_line(3) + "\n").encode())
+    _sparse(src, (_good_line(1) + '\n{"text": "').encode(), 300 * MB, ('"}\n' + _good_line(3) + "\n").encode())
     rows, peak = _index_measured(tmp_path, src)
     assert [r["source"] for r in rows] == [f"{src}:2"] and "longer than" in rows[0]["reason"]
     assert peak < MEMORY_CAP_MB, f"peak {peak} MB"
