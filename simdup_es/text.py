@@ -204,7 +204,7 @@ def _check_docx_sizes(data: bytes, source: str | None) -> None:
         parts = archive.infolist()
     total = sum(p.file_size for p in parts)
     xml = sum(p.file_size for p in parts if p.filename.endswith((".xml", ".rels")))
-    for size, cap, what in ((total, MAX_DOCX_UNPACKED_BYTES, "its parts"), (xml, MAX_DOCX_XML_BYTES, "its XML")):
+    for size, cap, what in ((total, MAX_DOCX_UNPACKED_BYTES, "parts"), (xml, MAX_DOCX_XML_BYTES, "XML parts")):
         if size > cap:
             raise InputError(
                 f"DOCX of {len(data) / 1e6:.1f} MB whose {what} would unpack to {size / 1e6:,.0f} MB, "
