@@ -302,8 +302,6 @@ def test_a_name_too_long_for_the_file_system_is_a_reject(tmp_path: Path) -> None
     assert counts == (1, 0, 1) and "too long" in rows[0]["reason"]
 
 
-@pytest.mark.xfail(strict=True, reason="cli/_common.read_document calls Path.is_file() on literal text, which raises "
-                   "OSError (ENAMETOOLONG) for text over 255 bytes; it must treat an OSError there as 'not a file'")
 def test_compare_takes_literal_text_longer_than_a_file_name(tmp_path: Path) -> None:
     text = "这是一个很长的句子，比文件名还长。" * 20
     result = _cli("compare", text, text, "--json")
