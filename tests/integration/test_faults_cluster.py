@@ -67,8 +67,8 @@ def test_item_429s_are_retried_until_written(proxy: FaultProxy, es_index: str, e
                                              fingerprinter) -> None:
     """Issue 13 item 6: 30% of bulk items answered 429, default retry count: nothing rejected.
 
-    Before the fix (5 retries, then each item still rejected became a reject) this
-    lost about 3,000 * 0.3**6 = 2 documents to the rejects file.
+    Before the fix (5 retries, then each item still rejected became a reject) about
+    3,000 * 0.3**6 = 2 documents went to the rejects file (4 when this was checked).
     """
     n = 3000
     write_input(tmp_path / "in.jsonl", n)
