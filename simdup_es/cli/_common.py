@@ -188,7 +188,7 @@ class Checkpoint:
 
     def __init__(self, rejects: Path, inputs: tuple[str, ...], fields: Fields) -> None:
         self.path = rejects.with_name(rejects.stem + ".resume.json")
-        self.run = {"inputs": [str(Path(i).resolve()) if i != "-" else i for i in inputs],
+        self.run = {"inputs": [os.path.abspath(i) if i != "-" else i for i in inputs],  # no lookup: any name
                     "fields": [fields.text, fields.title, fields.id]}
         self.settled = self.rejects_bytes = 0  # the last state saved (or loaded)
 
