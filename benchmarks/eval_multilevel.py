@@ -59,7 +59,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import quality_set  # noqa: E402
-from quality_set import Piece, Source, assemble, make_source, pieces_of, shingle_overlap  # noqa: E402
+from quality_set import Piece, Source, assemble, make_source, pieces_of  # noqa: E402
 
 from simdup_es.compare import CachedSegmenter, CompareParams, compare  # noqa: E402
 from simdup_es.fingerprint import Doc, Fingerprinter  # noqa: E402
@@ -94,12 +94,15 @@ class Query:
     text: str  # unified
     expected: str  # the id it must find
     family: str  # documents made from the same source
+    origins: tuple[str, ...] = ()  # corpus documents its text came from (source, host)
 
 
 @dataclass
 class Method:
     name: str
     found: dict[str, list[str]] = field(default_factory=dict)  # query id -> hit ids
+    # query id -> (hit id, kind, similarity_query, similarity_match, units_query, units_match) for judged methods
+    scores: dict[str, list[tuple]] = field(default_factory=dict)
     seconds: float = 0.0
 
 
@@ -142,7 +145,7 @@ def boilerplate(src: Source, r: random.Random, share: float = 0.075) -> str:
     return assemble(lines() + pieces_of(src, range(len(src.sentences))) + lines())[0]
 
 
-def host_with(src: Source, frac: float, pool: list[Source], r: random.Random) -> str:
+def host_with(src: Source, frac: float, pool: list[Source], r: random.Random) -> tuple[str, str]:
     n = len(src.sentences)
     m = max(1, round(frac * n))
     at = r.randrange(n - m + 1)
@@ -152,7 +155,7 @@ def host_with(src: Source, frac: float, pool: list[Source], r: random.Random) ->
     body = [Piece(s.text, host.seps[i] or "\n", False) for i, s in enumerate(host.sentences)]
     cuts = [i + 1 for i, p in enumerate(body[:-1]) if "\n" in p.sep] or [len(body) // 2]
     cut = r.choice(cuts)
-    return assemble(body[:cut] + pieces_of(src, run) + body[cut:])[0]
+    return assemble(body[:cut] + pieces_of(src, run) + body[cut:])[0], host.id
 
 
 def build(seed: int, n_sources: int, n_man: int, n_foreign: int):  # type: ignore[no-untyped-def]
@@ -204,11 +207,11 @@ def build(seed: int, n_sources: int, n_man: int, n_foreign: int):  # type: ignor
         for frac in (0.3, 0.6):
             pct = round(frac * 100)
             hid = f"{src.id}~host{pct}"
-            host = unify(host_with(src, frac, foreign, r))
-            index[hid] = host
+            host, fid = host_with(src, frac, foreign, r)
+            index[hid] = host = unify(host)
             family[hid] = fam
-            queries.append(Query(hid, f"contain {pct}% (host asks)", host, src.id, fam))
-            queries.append(Query(f"{src.id}~asks{pct}", f"contain {pct}% (source asks)", src.text, hid, fam))
+            queries.append(Query(hid, f"contain {pct}% (host asks)", host, src.id, fam, (src.id, fid)))
+            queries.append(Query(f"{src.id}~asks{pct}", f"contain {pct}% (source asks)", src.text, hid, fam, (src.id, fid)))
     man = [json.loads(line) for line in open(DATA / "manpages-pairs.jsonl", encoding="utf-8")]
     man = sorted((m for m in man if len(m["zh_cn"]) < MAN_MAX_CHARS and len(m["zh_tw"]) < MAN_MAX_CHARS), key=lambda m: m["id"])
     for m in rng.sample(man, min(n_man, len(man))):
@@ -217,11 +220,13 @@ def build(seed: int, n_sources: int, n_man: int, n_foreign: int):  # type: ignor
         cn = f"{m['id']}:cn"
         index[cn] = unify(m["zh_cn"])
         family[cn] = fam
-        queries.append(Query(f"{m['id']}:tw", "man zh_TW", unify(m["zh_tw"]), cn, fam))
+        queries.append(Query(f"{m['id']}:tw", "man zh_TW", unify(m["zh_tw"]), cn, fam, (cn,)))
     for doc_id in index:
         if doc_id.startswith("zh-man:"):
             family.setdefault(doc_id, doc_id.split("#")[0])
-    return index, queries, family, sources
+    for q in queries:
+        q.origins = q.origins or (q.expected,)
+    return index, queries, family, {f.id: f.text for f in foreign}
 
 
 def main() -> None:
@@ -232,9 +237,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--out", type=Path, default=None, help="write multilevel.json here")
     ap.add_argument("--no-minhash", action="store_true")
+    ap.add_argument("--sweep-from", type=float, default=0.15, help="lowest partial threshold judged; higher ones are swept")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    index, queries, family, _ = build(args.seed, args.sources, args.man, args.foreign)
+    index, queries, family, foreign = build(args.seed, args.sources, args.man, args.foreign)
     print(f"index {len(index)} documents, {len(queries)} queries, built in {time.perf_counter() - t0:.0f} s", flush=True)
 
     fp = Fingerprinter()
@@ -247,7 +253,7 @@ def main() -> None:
         store.put_levels(i, printer.levels(index[i], unified=True), doc_fps.get(i, 0))
     print(f"fingerprinted and indexed all levels in {time.perf_counter() - t0:.0f} s", flush=True)
 
-    params = MultiParams()
+    params = MultiParams(partial_threshold=args.sweep_from)
     cparams = CompareParams()
     segment = CachedSegmenter(dictionary_words)
     texts = lambda got: {i: index[i] for i in got if i in index}  # noqa: E731
@@ -296,6 +302,10 @@ def main() -> None:
             )
             hits = find_copies(q.text, levels, near, found, texts, cmp, params=params)
             methods[name].found[q.id] = [m.id for m in hits]
+            methods[name].scores[q.id] = [
+                (m.id, m.kind, m.similarity_query, m.similarity_match, m.comparison.units_a, m.comparison.units_b)
+                for m in hits if m.comparison is not None
+            ]
             methods[name].seconds += time.perf_counter() - t + t_levels + t_doc
         if lsh is not None:
             t = time.perf_counter()
@@ -304,20 +314,22 @@ def main() -> None:
             t_mh = time.perf_counter() - t
             methods["minhash"].seconds += t_mh
             t = time.perf_counter()
-            kept = []
+            kept, scores = [], []
             for i in got:
                 c = cmp(q.text, index[i])
                 if max(c.similarity_a, c.similarity_b) >= params.partial_threshold:
                     kept.append(i)
+                    scores.append((i, "partial", c.similarity_a, c.similarity_b, c.units_a, c.units_b))
+            methods["minhash+matrix"].scores[q.id] = scores
             methods["minhash+matrix"].found[q.id] = kept
             methods["minhash+matrix"].seconds += time.perf_counter() - t + t_mh
         if (n + 1) % 500 == 0:
             print(f"  {n + 1}/{len(queries)} queries", flush=True)
 
-    report(queries, methods, family, index, args)
+    report(queries, methods, family, {**index, **foreign}, cmp, args)
 
 
-def report(queries: list[Query], methods: dict[str, Method], family: dict[str, str], index: dict[str, str], args) -> None:  # type: ignore[no-untyped-def]
+def report(queries: list[Query], methods: dict[str, Method], family: dict[str, str], texts: dict[str, str], cmp, args) -> None:  # type: ignore[no-untyped-def]
     edits = list(dict.fromkeys(q.edit for q in queries))
     by_edit: dict[str, list[Query]] = defaultdict(list)
     for q in queries:
@@ -326,18 +338,49 @@ def report(queries: list[Query], methods: dict[str, Method], family: dict[str, s
     res: dict = {"args": {k: str(v) for k, v in vars(args).items()}, "queries": len(queries), "methods": {}}
     related_cache: dict[tuple[str, str], bool] = {}
 
-    def related(a: str, b: str) -> bool:
-        k = (a, b)
-        if k not in related_cache:
-            related_cache[k] = a in index and b in index and shingle_overlap(index[a], index[b]) > 0.5
-        return related_cache[k]
+    def related(hit: str, q: Query) -> bool:
+        # The hit was already a copy (>= half of one side, by the matrix) of a document the query came from.
+        for origin in q.origins:
+            k = (hit, origin)
+            if k not in related_cache:
+                c = cmp(texts[origin], texts[hit])
+                related_cache[k] = max(c.similarity_a, c.similarity_b) >= 0.5
+            if related_cache[k]:
+                return True
+        return False
 
-    for name, m in methods.items():
+    default = MultiParams().partial_threshold
+
+    def at(m: Method, threshold: float) -> dict[str, list[str]]:
+        if not m.scores:
+            return m.found
+        return {
+            q: [h for h, kind, sq, sm, _, _ in rows if kind == "near-duplicate" or max(sq, sm) >= threshold]
+            for q, rows in m.scores.items()
+        }
+
+    sweep = {}
+    for t in sorted({args.sweep_from, 0.2, 0.25, 0.3, 0.4, 0.5, default}):
+        found = at(methods["multilevel"], t)
+        hits = [(q, h) for q in queries for h in found.get(q.id, [])]
+        sweep[t] = {
+            "recall_all": float(np.mean([q.expected in found.get(q.id, []) for q in queries])),
+            "recall_contain30": float(np.mean([q.expected in found.get(q.id, []) for q in queries if q.edit.startswith("contain 30")])),
+            "precision": float(np.mean([family.get(h) == q.family for q, h in hits])),
+            "precision_related": float(np.mean([family.get(h) == q.family or related(h, q) for q, h in hits])),
+        }
+    print("\nmultilevel by partial threshold: recall all, recall contain 30 %, precision, precision (related)")
+    for t, v in sweep.items():
+        print(f"  {t:.2f}{'*' if t == default else ' '}  " + "  ".join(f"{x:.3f}" for x in v.values()))
+    res["sweep"] = sweep
+
+    for name, m0 in methods.items():
+        m = Method(name, at(m0, default), seconds=m0.seconds)
         recall = {e: float(np.mean([q.expected in m.found.get(q.id, []) for q in by_edit[e]])) for e in edits}
         overall = float(np.mean([q.expected in m.found.get(q.id, []) for q in queries]))
         hits = [(q, h) for q in queries for h in m.found.get(q.id, [])]
         ok = [family.get(h) == q.family for q, h in hits]
-        ok_rel = [o or related(h, q.expected) for (q, h), o in zip(hits, ok)]
+        ok_rel = [o or related(h, q) for (q, h), o in zip(hits, ok)]
         res["methods"][name] = {
             "recall": recall,
             "recall_all": overall,
