@@ -63,7 +63,7 @@ from quality_set import Piece, Source, assemble, make_source, pieces_of  # noqa:
 
 from simdup_es.compare import CachedSegmenter, CompareParams, compare  # noqa: E402
 from simdup_es.fingerprint import Doc, Fingerprinter  # noqa: E402
-from simdup_es.multilevel import MemoryPartIndex, MultiParams, find_copies  # noqa: E402
+from simdup_es.multilevel import MemoryPartIndex, MultiParams, find_copies, rank_candidates  # noqa: E402
 from simdup_es.parts import PartParams, PartPrinter  # noqa: E402
 from simdup_es.text import unify  # noqa: E402
 from simdup_es.tokens import dictionary_words  # noqa: E402
@@ -249,8 +249,8 @@ def main() -> None:
     t0 = time.perf_counter()
     doc_fps = {i: r.unwrap().value for i, r in fp.map_items(ids, lambda i: Doc(index[i]), workers=2) if r.error is None}
     store = MemoryPartIndex()
-    for i in ids:
-        store.put_levels(i, printer.levels(index[i], unified=True), doc_fps.get(i, 0))
+    for i, levels in zip(ids, printer.map((index[i] for i in ids), workers=2, unified=True)):
+        store.put_levels(i, levels, doc_fps.get(i, 0))
     print(f"fingerprinted and indexed all levels in {time.perf_counter() - t0:.0f} s", flush=True)
 
     params = MultiParams(partial_threshold=args.sweep_from)
@@ -260,6 +260,22 @@ def main() -> None:
 
     def cmp(a: str, b: str):  # type: ignore[no-untyped-def]
         return compare(a, b, cparams, segment=segment)
+
+    # One comparison per (query, document) pair, shared by the methods; each method is
+    # charged the time the comparison took when it was made.
+    cache: dict[str, tuple] = {}
+    charged = [0.0]  # comparison time charged to the current method
+    spent = [0.0]  # comparison time actually spent in the current call
+
+    def cmp_cached(a: str, b: str):  # type: ignore[no-untyped-def]
+        got = cache.get(b)
+        if got is None:
+            t = time.perf_counter()
+            c = cmp(a, b)
+            got = cache[b] = (c, time.perf_counter() - t)
+            spent[0] += got[1]
+        charged[0] += got[1]
+        return got[0]
 
     methods = {name: Method(name) for name in ("document", "multilevel", "parts only", "keys only", "minhash", "minhash+matrix")}
     if args.no_minhash:
@@ -281,7 +297,9 @@ def main() -> None:
                 session.insert(i, mh(index[i]))
         print(f"minhash index in {time.perf_counter() - t0:.0f} s", flush=True)
 
+    ranks: dict[str, tuple[int, float]] = {}  # query -> rank and coverage of the expected document
     for n, q in enumerate(queries):
+        cache.clear()
         exclude = q.id  # a host is in the index; it must not find itself
         # document level
         t = time.perf_counter()
@@ -296,36 +314,45 @@ def main() -> None:
         t_levels = time.perf_counter() - t
         for name, use_parts, use_keys in (("multilevel", True, True), ("parts only", True, False), ("keys only", False, True)):
             t = time.perf_counter()
+            charged[0] = spent[0] = 0.0
             found = store.part_candidates(
                 levels.fingerprints if use_parts else [], [k.key for k in levels.keys] if use_keys else [],
                 fp.version, exclude_id=exclude, limit=params.store_limit,
             )
-            hits = find_copies(q.text, levels, near, found, texts, cmp, params=params)
+            hits = find_copies(q.text, levels, near, found, texts, cmp_cached, params=params)
+            methods[name].seconds += time.perf_counter() - t - spent[0] + charged[0] + t_levels + t_doc
+            if name == "multilevel":
+                ranked = rank_candidates(levels, found, MultiParams(min_coverage=0.0, max_candidates=10**6))
+                ranks[q.id] = next(((r, c.coverage) for r, c in enumerate(ranked) if c.id == q.expected), (-1, 0.0))
             methods[name].found[q.id] = [m.id for m in hits]
             methods[name].scores[q.id] = [
                 (m.id, m.kind, m.similarity_query, m.similarity_match, m.comparison.units_a, m.comparison.units_b)
                 for m in hits if m.comparison is not None
             ]
-            methods[name].seconds += time.perf_counter() - t + t_levels + t_doc
         if lsh is not None:
             t = time.perf_counter()
             got = sorted(i for i in lsh.query(mh(q.text)) if i != exclude)
             methods["minhash"].found[q.id] = got
             t_mh = time.perf_counter() - t
             methods["minhash"].seconds += t_mh
-            t = time.perf_counter()
+            charged[0] = 0.0
             kept, scores = [], []
             for i in got:
-                c = cmp(q.text, index[i])
+                c = cmp_cached(q.text, index[i])
                 if max(c.similarity_a, c.similarity_b) >= params.partial_threshold:
                     kept.append(i)
                     scores.append((i, "partial", c.similarity_a, c.similarity_b, c.units_a, c.units_b))
             methods["minhash+matrix"].scores[q.id] = scores
             methods["minhash+matrix"].found[q.id] = kept
-            methods["minhash+matrix"].seconds += time.perf_counter() - t + t_mh
+            methods["minhash+matrix"].seconds += charged[0] + t_mh
         if (n + 1) % 500 == 0:
             print(f"  {n + 1}/{len(queries)} queries", flush=True)
 
+    rk = np.array([r for r, _ in ranks.values()])
+    cov = np.array([c for r, c in ranks.values() if r >= 0])
+    print(f"expected document among the part candidates: {np.mean(rk >= 0):.3f}; rank 0 / <3 / <10: "
+          f"{np.mean(rk == 0):.3f} / {np.mean((rk >= 0) & (rk < 3)):.3f} / {np.mean((rk >= 0) & (rk < 10)):.3f}; "
+          f"its coverage 1st / 5th percentile / median: {np.percentile(cov, 1):.3f} / {np.percentile(cov, 5):.3f} / {np.median(cov):.3f}")
     report(queries, methods, family, {**index, **foreign}, cmp, args)
 
 

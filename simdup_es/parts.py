@@ -27,7 +27,8 @@ to the unified text (:func:`simdup_es.text.unify`), like the comparison matrix's
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import xxhash
@@ -226,27 +227,50 @@ class PartPrinter:
         return self.levels_many([text], unified=unified)[0]
 
     def levels_many(self, texts: Sequence[str], *, unified: bool = False) -> list[Levels]:
-        """Levels of many documents, their parts fingerprinted in one batch."""
-        prepared = []
-        docs: list[Doc] = []
-        for text in texts:
-            u = text if unified else unify(text)
-            sentences = split_sentences(u)
-            parts = split_parts(u, sentences, self.params)
-            prepared.append((u, sentences, parts))
-            docs += [Doc(u[p.start : p.end]) for p in parts]
+        """Levels of many documents, their parts fingerprinted in one batch in this process."""
+        prepared = [self._split(text, unified) for text in texts]
+        docs = [Doc(u[p.start : p.end]) for u, _, parts in prepared for p in parts]
         results = iter(self.fingerprinter.fingerprint_many(docs, unified=True))
-        out = []
-        for u, sentences, parts in prepared:
-            fps = tuple(r.fingerprint.value if r.fingerprint is not None else None for r in (next(results) for _ in parts))
-            out.append(
-                Levels(
-                    version=self.version,
-                    units=sum(s.n_units for s in sentences),
-                    sentences=tuple(sentences),
-                    parts=tuple(parts),
-                    fingerprints=fps,
-                    keys=tuple(sentence_keys(sentences, self.params)),
-                )
-            )
-        return out
+        return [self._levels(sentences, parts, [next(results).fingerprint for _ in parts]) for _, sentences, parts in prepared]
+
+    def map(self, texts: Iterable[str], *, workers: int | None = None, unified: bool = False) -> Iterator[Levels]:
+        """Levels of a stream of documents, in input order; parts are fingerprinted on ``workers``
+        processes (:meth:`Fingerprinter.map`), splitting stays in this one."""
+        # Each document's parts, then an end marker (an empty Doc) carrying the document:
+        # results come back in order, so a document is complete at its marker, also when
+        # it has no part. (Fingerprinter.map_items has no ``unified`` flag, and unify is not
+        # idempotent: a second round of OpenCC may change words.)
+        pending: deque[tuple[list[Sentence], list[Part]] | None] = deque()
+
+        def docs() -> Iterator[Doc]:
+            for text in texts:
+                u, sentences, parts = self._split(text, unified)
+                for p in parts:
+                    pending.append(None)
+                    yield Doc(u[p.start : p.end])
+                pending.append((sentences, parts))
+                yield Doc("")
+
+        got: list = []
+        for result in self.fingerprinter.map(docs(), workers=workers, unified=True):
+            doc = pending.popleft()
+            if doc is None:
+                got.append(result.fingerprint)
+            else:
+                yield self._levels(doc[0], doc[1], got)
+                got = []
+
+    def _split(self, text: str, unified: bool) -> tuple[str, list[Sentence], list[Part]]:
+        u = text if unified else unify(text)
+        sentences = split_sentences(u)
+        return u, sentences, split_parts(u, sentences, self.params)
+
+    def _levels(self, sentences: list[Sentence], parts: list[Part], fps: Sequence[object]) -> Levels:
+        return Levels(
+            version=self.version,
+            units=sum(s.n_units for s in sentences),
+            sentences=tuple(sentences),
+            parts=tuple(parts),
+            fingerprints=tuple(f.value if f is not None else None for f in fps),  # type: ignore[attr-defined]
+            keys=tuple(sentence_keys(sentences, self.params)),
+        )
