@@ -101,7 +101,7 @@ class Query:
 class Method:
     name: str
     found: dict[str, list[str]] = field(default_factory=dict)  # query id -> hit ids
-    # query id -> (hit id, kind, similarity_query, similarity_match, units_query, units_match) for judged methods
+    # query id -> (hit id, kind, copied_query, copied_match, similarity_query, similarity_match) for judged methods
     scores: dict[str, list[tuple]] = field(default_factory=dict)
     seconds: float = 0.0
 
@@ -326,7 +326,7 @@ def main() -> None:
                 ranks[q.id] = next(((r, c.coverage) for r, c in enumerate(ranked) if c.id == q.expected), (-1, 0.0))
             methods[name].found[q.id] = [m.id for m in hits]
             methods[name].scores[q.id] = [
-                (m.id, m.kind, m.similarity_query, m.similarity_match, m.comparison.units_a, m.comparison.units_b)
+                (m.id, m.kind, m.copied_query, m.copied_match, m.similarity_query, m.similarity_match)
                 for m in hits if m.comparison is not None
             ]
         if lsh is not None:
@@ -341,7 +341,7 @@ def main() -> None:
                 c = cmp_cached(q.text, index[i])
                 if max(c.similarity_a, c.similarity_b) >= params.partial_threshold:
                     kept.append(i)
-                    scores.append((i, "partial", c.similarity_a, c.similarity_b, c.units_a, c.units_b))
+                    scores.append((i, "partial", c.similarity_a, c.similarity_b, c.similarity_a, c.similarity_b))
             methods["minhash+matrix"].scores[q.id] = scores
             methods["minhash+matrix"].found[q.id] = kept
             methods["minhash+matrix"].seconds += charged[0] + t_mh
@@ -378,19 +378,19 @@ def report(queries: list[Query], methods: dict[str, Method], family: dict[str, s
 
     default = MultiParams().partial_threshold
 
-    def at(m: Method, threshold: float) -> dict[str, list[str]]:
+    def at(m: Method, threshold: float, raw: bool = False) -> dict[str, list[str]]:
         if not m.scores:
             return m.found
         return {
-            q: [h for h, kind, sq, sm, _, _ in rows if kind == "near-duplicate" or max(sq, sm) >= threshold]
+            q: [h for h, kind, cq, cm, sq, sm in rows if kind == "near-duplicate" or max((sq, sm) if raw else (cq, cm)) >= threshold]
             for q, rows in m.scores.items()
         }
 
     sweep = {}
-    for t in sorted({args.sweep_from, 0.2, 0.25, 0.3, 0.4, 0.5, default}):
-        found = at(methods["multilevel"], t)
+    for t, raw in [(t, raw) for raw in (True, False) for t in sorted({args.sweep_from, 0.2, 0.25, 0.3, 0.4, 0.5, default})]:
+        found = at(methods["multilevel"], t, raw)
         hits = [(q, h) for q in queries for h in found.get(q.id, [])]
-        sweep[t] = {
+        sweep[f"{t:.2f}{' (boilerplate counted)' if raw else ''}"] = {
             "recall_all": float(np.mean([q.expected in found.get(q.id, []) for q in queries])),
             "recall_contain30": float(np.mean([q.expected in found.get(q.id, []) for q in queries if q.edit.startswith("contain 30")])),
             "precision": float(np.mean([family.get(h) == q.family for q, h in hits])),
@@ -398,7 +398,7 @@ def report(queries: list[Query], methods: dict[str, Method], family: dict[str, s
         }
     print("\nmultilevel by partial threshold: recall all, recall contain 30 %, precision, precision (related)")
     for t, v in sweep.items():
-        print(f"  {t:.2f}{'*' if t == default else ' '}  " + "  ".join(f"{x:.3f}" for x in v.values()))
+        print(f"  {t:<28}{'*' if t == f'{default:.2f}' else ' '}  " + "  ".join(f"{x:.3f}" for x in v.values()))
     res["sweep"] = sweep
 
     for name, m0 in methods.items():

@@ -40,6 +40,8 @@ from .parts import Levels
 
 __all__ = [
     "Candidate",
+    "common_sentences",
+    "copied_shares",
     "MemoryPartIndex",
     "MultiMatch",
     "MultiParams",
@@ -74,7 +76,14 @@ class MultiParams:
         first, ties by id); a bound on work for queries made of common sentences.
     partial_threshold:
         A candidate is a ``partial`` copy when at least this share of the query's, or
-        of its own, units are in sentences the matrix marked copied.
+        of its own, units are in sentences the matrix marked copied (boilerplate
+        sentences not counted, see ``common_keys``).
+    common_keys:
+        A query sentence whose key the store found in at least this many candidates
+        is boilerplate (a template line, a licence notice): it is not evidence of
+        copying and does not count toward ``partial_threshold``. 0 counts every
+        sentence. Copies of one text share their sentences with a handful of
+        documents; templates with dozens.
     """
 
     k: int = 3
@@ -82,12 +91,15 @@ class MultiParams:
     max_candidates: int = 10
     store_limit: int = 100
     partial_threshold: float = 0.2
+    common_keys: int = 5
 
     def __post_init__(self) -> None:
         for name in ("min_coverage", "partial_threshold"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"{name} must be between 0 and 1, got {value}")
+        if isinstance(self.common_keys, bool) or not isinstance(self.common_keys, int) or self.common_keys < 0:
+            raise ConfigError(f"common_keys must be a non-negative integer, got {self.common_keys!r}")
         for name in ("max_candidates", "store_limit"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -280,8 +292,9 @@ class MultiMatch:
 
     ``distance`` is the document-level Hamming distance (``None`` when the caller did not
     give the fingerprints). ``similarity_*`` are the shares of each side's units in
-    sentences the matrix marked copied (SPEC §6); ``containment_*`` the whole-text LCS
-    containments (SPEC §7).
+    sentences the matrix marked copied (SPEC §6); ``copied_*`` the same without the
+    query's boilerplate sentences (what ``partial`` is decided on); ``containment_*``
+    the whole-text LCS containments (SPEC §7).
     """
 
     id: str
@@ -291,6 +304,8 @@ class MultiMatch:
     similarity_match: float
     containment_query_in_match: float
     containment_match_in_query: float
+    copied_query: float
+    copied_match: float
     comparison: Comparison | None = None
 
     def to_dict(self) -> dict[str, object]:
@@ -305,13 +320,43 @@ class MultiMatch:
         }
 
 
+def common_sentences(query: Levels, found: Sequence[PartCandidate], params: MultiParams = MultiParams()) -> frozenset[int]:
+    """Query sentences whose key was found in at least ``params.common_keys`` candidates: boilerplate."""
+    if not params.common_keys:
+        return frozenset()
+    counts: dict[int, int] = defaultdict(int)
+    for c in found:
+        for i in c.keys:
+            counts[i] += 1
+    return frozenset(query.keys[i].index for i, n in counts.items() if n >= params.common_keys)
+
+
+def copied_shares(comparison: Comparison, common_starts: frozenset[int] = frozenset()) -> tuple[float, float]:
+    """Shares of both sides' units in marked sentence pairs whose query sentence does not start at ``common_starts``."""
+    pairs = [p for p in comparison.pairs if p.a_start not in common_starts]
+    a = {p.i for p in pairs}
+    b = {p.j for p in pairs}
+    ua = sum(comparison.sentences_a[i].n_units for i in a)
+    ub = sum(comparison.sentences_b[j].n_units for j in b)
+    return (ua / comparison.units_a if comparison.units_a else 0.0, ub / comparison.units_b if comparison.units_b else 0.0)
+
+
 def judge(
-    doc_id: str, comparison: Comparison, distance: int | None, params: MultiParams = MultiParams()
+    doc_id: str,
+    comparison: Comparison,
+    distance: int | None,
+    params: MultiParams = MultiParams(),
+    common_starts: frozenset[int] = frozenset(),
 ) -> MultiMatch | None:
-    """The kind of copy, or ``None``: near-duplicate by distance, else partial by the matrix."""
+    """The kind of copy, or ``None``: near-duplicate by distance, else partial by the matrix.
+
+    ``common_starts`` are character offsets of the query's boilerplate sentences
+    (see :func:`common_sentences`); their marks do not count toward ``partial``.
+    """
+    cq, cm = copied_shares(comparison, common_starts) if common_starts else (comparison.similarity_a, comparison.similarity_b)
     if distance is not None and distance <= params.k:
         kind: Kind = "near-duplicate"
-    elif max(comparison.similarity_a, comparison.similarity_b) >= params.partial_threshold:
+    elif max(cq, cm) >= params.partial_threshold:
         kind = "partial"
     else:
         return None
@@ -323,6 +368,8 @@ def judge(
         comparison.similarity_b,
         comparison.containment_a_in_b,
         comparison.containment_b_in_a,
+        cq,
+        cm,
         comparison,
     )
 
@@ -364,6 +411,7 @@ def find_copies(
     """
     distances = dict(near)
     ranked = rank_candidates(query, found, params)
+    common = frozenset(query.sentences[i].start for i in common_sentences(query, found, params))
     ids = list(distances) + [c.id for c in ranked if c.id not in distances]
     got = texts(ids)
     out = []
@@ -374,9 +422,9 @@ def find_copies(
         distance = distances.get(doc_id)
         if distance is None and fingerprints is not None and query_fingerprint is not None and doc_id in fingerprints:
             distance = sh.hamming(query_fingerprint, fingerprints[doc_id])
-        match = judge(doc_id, compare(query_text, text), distance, params)
+        match = judge(doc_id, compare(query_text, text), distance, params, common)
         if match is not None:
             out.append(match)
     out.sort(key=lambda m: (m.kind != "near-duplicate", m.distance if m.kind == "near-duplicate" else 0,
-                            -max(m.similarity_query, m.similarity_match), m.id))
+                            -max(m.copied_query, m.copied_match), m.id))
     return out

@@ -9,7 +9,17 @@ import pytest
 from simdup_es.compare import compare
 from simdup_es.errors import ConfigError, FingerprintVersionError
 from simdup_es.fingerprint import Fingerprinter
-from simdup_es.multilevel import MemoryPartIndex, MultiParams, PartCandidate, PartStore, find_copies, judge, rank_candidates
+from simdup_es.multilevel import (
+    MemoryPartIndex,
+    MultiParams,
+    PartCandidate,
+    PartStore,
+    common_sentences,
+    copied_shares,
+    find_copies,
+    judge,
+    rank_candidates,
+)
 from simdup_es.parts import PartPrinter
 from simdup_es.sentences import split_sentences
 from simdup_es.text import unify
@@ -143,3 +153,26 @@ def test_bad_params_are_refused() -> None:
     for bad in (dict(partial_threshold=1.5), dict(max_candidates=0), dict(k=64), dict(min_coverage=-0.1)):
         with pytest.raises(ConfigError):
             MultiParams(**bad)  # type: ignore[arg-type]
+
+
+def test_boilerplate_sentences_do_not_count_toward_partial(printer: PartPrinter, corpus: dict[str, str]) -> None:
+    q = printer.levels(corpus["article"], unified=True)
+    # key 0 found in 5 candidates: boilerplate; key 1 in one only
+    found = [PartCandidate(f"d{n}", frozenset(), frozenset([0] if n else [0, 1]), 100) for n in range(5)]
+    common = common_sentences(q, found, MultiParams(common_keys=5))
+    assert common == frozenset([q.keys[0].index])
+    assert common_sentences(q, found, MultiParams(common_keys=0)) == frozenset()
+    c = compare(corpus["article"], corpus["article"])
+    starts = frozenset(q.sentences[i].start for i in common)
+    cq, cm = copied_shares(c, starts)
+    dropped = q.sentences[q.keys[0].index].n_units / q.units
+    assert cq == pytest.approx(c.similarity_a - dropped)
+    assert copied_shares(c) == (c.similarity_a, c.similarity_b)
+    high = MultiParams(partial_threshold=1.0)
+    assert judge("x", c, 20, high).kind == "partial"
+    assert judge("x", c, 20, high, starts) is None
+
+
+def test_levels_on_worker_processes_equal_levels_in_this_one(printer: PartPrinter, corpus: dict[str, str]) -> None:
+    texts = [corpus["article"], "", "。。", corpus["other"], corpus["en"]]
+    assert list(printer.map(texts, workers=2, unified=True)) == printer.levels_many(texts, unified=True)
