@@ -171,7 +171,8 @@ class MemoryPartIndex:
         self._blocks: list[dict[int, list[int]]] = [defaultdict(list) for _ in range(layout.blocks)]
         self._part_owner: list[int] = []
         self._keys: dict[int, list[int]] = defaultdict(list)
-        self._block_arrays: list[dict[int, np.ndarray]] | None = None
+        self._block_arrays: list[dict[int, np.ndarray]] | None = None  # built on first lookup
+        self._owner = np.zeros(0, dtype=np.int64)
 
     def _check(self, version: str) -> None:
         if self.version is None:
@@ -215,6 +216,7 @@ class MemoryPartIndex:
     def _arrays(self) -> list[dict[int, np.ndarray]]:
         if self._block_arrays is None:
             self._block_arrays = [{b: np.array(rows, dtype=np.int64) for b, rows in t.items()} for t in self._blocks]
+            self._owner = np.array(self._part_owner, dtype=np.int64)
         return self._block_arrays
 
     def part_candidates(
@@ -223,7 +225,7 @@ class MemoryPartIndex:
         if version != self.version:
             return []
         tables = self._arrays()
-        owner = np.array(self._part_owner, dtype=np.int64)
+        owner = self._owner
         hit_parts: dict[int, set[int]] = defaultdict(set)
         hit_keys: dict[int, set[int]] = defaultdict(set)
         for i, f in enumerate(parts):
