@@ -12,7 +12,8 @@ The pipeline for one query document (issue 11)::
       -> the comparison matrix both ways decides                pure (simdup_es.compare)
          near-duplicate: document distance <= k (unchanged)
          partial: at least ``partial_threshold`` of either side
-         in sentences marked copied
+         in sentences marked copied, not counting the query's
+         boilerplate (sentence keys many candidates share)
 
 The document-level path (:func:`simdup_es.search.near_duplicates`) is not
 changed: its hits are merged in as ``near-duplicate`` results.
