@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simdup_es.compare import compare
 from simdup_es.errors import ConfigError, FingerprintVersionError
@@ -20,7 +22,8 @@ from simdup_es.multilevel import (
     judge,
     rank_candidates,
 )
-from simdup_es.parts import PartPrinter
+from simdup_es.parts import Levels, Part, PartPrinter, SentenceKey
+from simdup_es.simhash import blocks
 from simdup_es.sentences import split_sentences
 from simdup_es.text import unify
 
@@ -176,3 +179,44 @@ def test_boilerplate_sentences_do_not_count_toward_partial(printer: PartPrinter,
 def test_levels_on_worker_processes_equal_levels_in_this_one(printer: PartPrinter, corpus: dict[str, str]) -> None:
     texts = [corpus["article"], "", "。。", corpus["other"], corpus["en"]]
     assert list(printer.map(texts, workers=2, unified=True)) == printer.levels_many(texts, unified=True)
+
+
+_fp = st.integers(min_value=0, max_value=(1 << 64) - 1)
+
+
+def _near(base: int, flips: list[int]) -> int:
+    for b in flips:
+        base ^= 1 << b
+    return base
+
+
+@st.composite
+def _stored(draw: st.DrawFn) -> tuple[list[tuple[list[int], list[int]]], list[int], list[int]]:
+    """Documents (part fingerprints, keys) and a query, drawn around a few base fingerprints so blocks collide."""
+    bases = draw(st.lists(_fp, min_size=1, max_size=3))
+    part = st.builds(_near, st.sampled_from(bases), st.lists(st.integers(0, 63), max_size=12))
+    key = st.integers(0, 20)
+    docs = draw(st.lists(st.tuples(st.lists(part, max_size=4), st.lists(key, max_size=5)), max_size=8))
+    return docs, draw(st.lists(part, max_size=4)), draw(st.lists(key, max_size=5))
+
+
+def _levels(fps: list[int], keys: list[int], version: str = "v") -> Levels:
+    parts = tuple(Part(0, 1, 0, 1, 1) for _ in fps)
+    return Levels(version, 10, (), parts, tuple(fps), tuple(SentenceKey(k, 0, 10) for k in keys))
+
+
+@settings(max_examples=80, deadline=None)
+@given(_stored(), st.integers(1, 10))
+def test_part_candidates_equal_brute_force(drawn, limit: int) -> None:  # type: ignore[no-untyped-def]
+    docs, q_parts, q_keys = drawn
+    idx = MemoryPartIndex()
+    for n, (fps, keys) in enumerate(docs):
+        idx.put_levels(f"d{n}", _levels(fps, keys))
+    want = []
+    for n, (fps, keys) in enumerate(docs):
+        parts = frozenset(i for i, q in enumerate(q_parts) if any(sum(x == y for x, y in zip(blocks(q), blocks(f))) >= 5 for f in fps))
+        got_keys = frozenset(i for i, k in enumerate(q_keys) if k in keys)
+        if parts or got_keys:
+            want.append(PartCandidate(f"d{n}", parts, got_keys, 10))
+    want.sort(key=lambda c: (-(len(c.parts) + len(c.keys)), c.id))
+    assert idx.part_candidates(q_parts, q_keys, "v", limit=limit) == want[:limit]
