@@ -11,8 +11,9 @@ edit, and each edited copy is a query that must find its source:
 - reorder: the paragraphs shuffled (the sentences when there are fewer than 3);
 - boilerplate: site navigation and copyright lines, about 7.5 % of the source's units
   at the head and as much at the tail;
-- synonyms: words of half the sentences replaced by Cilin synonyms (30 % of their
-  content words with a synonym: quality_set's "light" rewrite), as a rewriting tool would;
+- synonyms 50 % / 80 %: words of half (80 %) of the sentences replaced by Cilin synonyms
+  (30 % / 50 % of their content words that have one: quality_set's "light" and "medium"
+  rewrites), as a rewriting tool would;
 - traditional: the source converted with OpenCC s2twp (Taiwan script and vocabulary);
   man-tw: a real zh_TW man page, its zh_CN page in the index;
 - contain-30 / contain-60: a contiguous passage of 30 % / 60 % of the source's
@@ -216,8 +217,9 @@ def build(seed: int, n_sources: int, n_man: int, n_foreign: int):  # type: ignor
             _, kept = quality_set.edit_delete(src, frac, r)
             queries.append(Query(f"{src.id}~delete{pct}", f"delete {pct}%", unify(assemble(pieces_of(src, sorted(kept)))[0]), src.id, fam))
             queries.append(Query(f"{src.id}~insert{pct}", f"insert {pct}%", unify(edit_insert(src, frac, foreign, r)), src.id, fam))
-        pieces, _ = quality_set.edit_synonyms(src, "light", editor, r)
-        queries.append(Query(f"{src.id}~syn", "synonyms", unify(assemble(pieces)[0]), src.id, fam))
+        for level, p_sent in (("light", 50), ("medium", 80)):
+            pieces, _ = quality_set.edit_synonyms(src, level, editor, r)
+            queries.append(Query(f"{src.id}~syn-{level}", f"synonyms {p_sent}%", unify(assemble(pieces)[0]), src.id, fam))
         pieces, _ = quality_set.edit_reorder(src, "medium", r)
         queries.append(Query(f"{src.id}~reorder", "reorder", unify(assemble(pieces)[0]), src.id, fam))
         queries.append(Query(f"{src.id}~boiler", "boilerplate 15%", unify(boilerplate(src, r)), src.id, fam))
