@@ -40,7 +40,9 @@ Methods, on the same queries and index:
 
 Time per query is the wall time of the lookup plus the judgment, per method, one process.
 
-    SIMDUP_DATA=/work/main/data python benchmarks/eval_multilevel.py --sources 300 --seed 11 [--out results/]
+    SIMDUP_DATA=/work/main/data python benchmarks/eval_multilevel.py --sources 300 --man 100 --seed 11 [--out results/]
+
+About 12 minutes on the shared 2-core machine (6,400 queries; --sources 60 takes 4).
 """
 
 from __future__ import annotations
