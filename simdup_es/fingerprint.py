@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 # Bump when tokenisation, weighting or hashing changes in a way that changes bits.
-ALGORITHM_VERSION = 1
+# 2: segmentation by jieba-rs instead of Python jieba.
+ALGORITHM_VERSION = 2
 
 
 @dataclass(frozen=True, order=True)
@@ -87,7 +88,7 @@ class Fingerprinter:
         recipe = {k: sorted(v) if isinstance(v, frozenset) else v for k, v in asdict(self.params).items()}
         recipe.pop("idf_path")
         recipe.pop("max_bytes")
-        recipe.update(idf=self.idf.digest, jieba=_pkg_version("jieba"), opencc=_pkg_version("opencc"))
+        recipe.update(idf=self.idf.digest, rjieba=_pkg_version("rjieba"), opencc=_pkg_version("opencc"))
         digest = hashlib.sha1(json.dumps(recipe, sort_keys=True, default=str).encode()).hexdigest()
         return f"{ALGORITHM_VERSION}.{digest[:8]}"
 
@@ -158,11 +159,11 @@ class Fingerprinter:
             return
         assert first is not None  # there is a second chunk
         chunks = itertools.chain([first, second], chunks)
-        # fork shares the loaded jieba dictionary with the workers; elsewhere each
-        # worker builds its own fingerprinter from the parameters.
+        # fork shares the loaded dictionaries and tables with the workers; elsewhere
+        # each worker builds its own fingerprinter from the parameters.
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         if method == "fork":
-            self.tokenizer.words("预热")  # load jieba before forking so workers inherit it
+            self.fingerprint("預熱")  # load jieba-rs and OpenCC before forking so workers inherit them
         ctx = multiprocessing.get_context(method)
         with ctx.Pool(workers, initializer=_init_worker, initargs=(self if method == "fork" else self.params,)) as pool:
             # Hand the pool a window of chunks at a time: Pool.imap would otherwise
