@@ -263,19 +263,30 @@ def _rust_jieba():  # type: ignore[no-untyped-def]
     return _rust
 
 
-# ASCII punctuation touching a Latin letter or digit: jieba-rs may have kept a
-# compound such as a.out whole.
-_GLUED = re.compile(r"[a-zA-Z0-9][!-/:-@\[-`{-~]|[!-/:-@\[-`{-~][a-zA-Z0-9]")
+# Letters or digits next to one of the characters jieba-rs keeps inside a Latin
+# token (a.out, mh-alias, tcl_platform) where Python jieba cuts the token there.
+_GLUE = "[a-zA-Z0-9][_+#&.%-]|[_+#&.%-][a-zA-Z0-9]"
+_GLUED_TEXT = re.compile(_GLUE)
+_GLUED_TOKENS = re.compile(f"^[a-zA-Z0-9_+#&.%-]*(?:{_GLUE})[a-zA-Z0-9_+#&.%-]*$", re.MULTILINE)
 _SKIP = re.compile(r"([a-zA-Z0-9]+(?:\.\d+)?%?)")  # Python jieba's re_skip
 
 
-def _split_glued(tokens: list[str]) -> list[str]:
-    """Split Latin compounds that are not dictionary words as Python jieba does: a.out -> a . out."""
+def _split_compounds(text: str, tokens: list[str]) -> list[str]:
+    """Latin compounds that are not dictionary words cut as Python jieba cuts them: a.out -> a . out."""
+    if _GLUED_TEXT.search(text) is None:
+        return tokens
     jieba = _rust_jieba()
+    split = {}
+    for t in _GLUED_TOKENS.findall("\n".join(set(tokens))):  # a regex over the distinct tokens at once
+        pieces = [x for x in _SKIP.split(t) if x]
+        if len(pieces) > 1 and not jieba.has_word(t):
+            split[t] = pieces
+    if not split:
+        return tokens
     out: list[str] = []
     for t in tokens:
-        if len(t) > 1 and t.isascii() and not t.isalnum() and not jieba.has_word(t):
-            out += filter(None, _SKIP.split(t))
+        if t in split:
+            out += split[t]
         else:
             out.append(t)
     return out
@@ -292,8 +303,7 @@ class Tokenizer:
 
     def segment(self, text: str) -> list[str]:
         """All tokens of ``text``, punctuation and spaces included."""
-        tokens = _rust_jieba().cut(text, True)
-        return tokens if _GLUED.search(text) is None else _split_glued(tokens)
+        return _split_compounds(text, _rust_jieba().cut(text, True))
 
     def words(self, text: str, *, hmm: bool = True) -> list[str]:
         """Content words of unified ``text``: no punctuation, spaces or stop words.
