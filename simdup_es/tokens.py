@@ -32,6 +32,7 @@ import statistics
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from typing import IO
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -59,12 +60,16 @@ def cache_dir() -> Path:
     return path
 
 
-def _jieba_dir() -> Path:
-    """The installed jieba package, for its data files; jieba itself is not imported."""
-    spec = importlib.util.find_spec("jieba")
+def _package_dir(name: str) -> Path:
+    """Where an installed package's files are, for its data; the package is not imported."""
+    spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
-        raise ConfigError("the jieba package is not installed; install simdup-es with its dependencies")
+        raise ConfigError(f"the {name} package is not installed; install simdup-es with its dependencies")
     return Path(spec.submodule_search_locations[0])
+
+
+def _jieba_dir() -> Path:
+    return _package_dir("jieba")
 
 
 def _pos_class(tag: str) -> int:
@@ -117,37 +122,57 @@ class HashTable:
         return len(self.keys)
 
 
+def _cache_base(name: str, source: Path) -> Path:
+    """The cache entry (without suffix) for data derived from ``source``.
+
+    It is named after the file's path, size and modification time, so an edited
+    file is read again. Raises OSError when ``source`` cannot be read.
+    """
+    st = source.stat()
+    stamp = f"{_TABLE_FORMAT}\0{source.resolve()}\0{st.st_size}\0{st.st_mtime_ns}"
+    return cache_dir() / f"{name}-{hashlib.sha1(stamp.encode()).hexdigest()[:16]}"
+
+
+def _write_cache(files: dict[Path, Callable[[IO[bytes]], object]]) -> None:
+    """Write cache files under temporary names, then rename them.
+
+    A process reading the cache at the same time sees whole files or none; a cache
+    folder we cannot write to costs a rebuild at every start, nothing more.
+    """
+    try:
+        for path, write in files.items():
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            with open(tmp, "wb") as f:
+                write(f)
+            os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("cannot write the cache %s (%s); it is rebuilt at every start", path, exc)
+
+
 def _cached(
     name: str, source: Path, build: Callable[[bytes], tuple[HashTable, dict[str, object]]]
 ) -> tuple[HashTable, dict[str, object]]:
     """A table built from ``source`` by ``build``, cached in :func:`cache_dir` and memory-mapped.
 
-    The cache entry is named after the file's path, size and modification time, so
-    an edited file is read again; ``build`` gets its bytes and returns the table and
-    a little JSON metadata kept beside it. Raises OSError when ``source`` cannot be read.
+    ``build`` gets the file's bytes and returns the table and a little JSON
+    metadata kept beside it. Raises OSError when ``source`` cannot be read.
     """
-    st = source.stat()
-    stamp = f"{_TABLE_FORMAT}\0{source.resolve()}\0{st.st_size}\0{st.st_mtime_ns}"
-    base = cache_dir() / f"{name}-{hashlib.sha1(stamp.encode()).hexdigest()[:16]}"
+    base = _cache_base(name, source)
+    npy, meta_json = base.with_suffix(".npy"), base.with_suffix(".json")
     try:
-        meta = json.loads(base.with_suffix(".json").read_text(encoding="utf-8"))
-        arrays = np.load(base.with_suffix(".npy"), mmap_mode="r")
+        meta = json.loads(meta_json.read_text(encoding="utf-8"))
+        arrays = np.load(npy, mmap_mode="r")
         return HashTable(arrays[0], arrays[1].view(meta["dtype"])), meta
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not cached yet (or a broken entry): build it
     table, meta = build(source.read_bytes())
     meta["dtype"] = table.values.dtype.str
-    try:
-        # Write under temporary names, then rename: a process reading the cache at
-        # the same time sees the whole entry or none of it.
-        tmp = f".{os.getpid()}.{threading.get_ident()}.tmp"
-        with open(str(base) + ".npy" + tmp, "wb") as f:
-            np.save(f, np.stack([table.keys, table.values.view(np.uint64)]))
-        Path(str(base) + ".json" + tmp).write_text(json.dumps(meta), encoding="utf-8")
-        os.replace(str(base) + ".npy" + tmp, base.with_suffix(".npy"))
-        os.replace(str(base) + ".json" + tmp, base.with_suffix(".json"))
-    except OSError as exc:
-        log.warning("cannot cache the %s table in %s (%s); it is rebuilt at every start", name, base.parent, exc)
+    _write_cache(
+        {
+            npy: lambda f: np.save(f, np.stack([table.keys, table.values.view(np.uint64)])),
+            meta_json: lambda f: f.write(json.dumps(meta).encode()),
+        }
+    )
     return table, meta
 
 
@@ -172,10 +197,21 @@ def dictionary_pos() -> HashTable:
 
 @lru_cache(maxsize=1)
 def stop_words() -> frozenset[str]:
-    """Chinese and English stop words from stopwords-iso (MIT), case-folded."""
-    import stopwordsiso
+    """Chinese and English stop words from stopwords-iso (MIT), case-folded.
 
-    return frozenset(w.casefold() for w in stopwordsiso.stopwords(["zh", "en"]))
+    Read from the package's JSON (every language, 4 MB once parsed) once, then
+    from a word list in :func:`cache_dir`.
+    """
+    source = _package_dir("stopwordsiso") / "stopwords-iso.json"
+    cached = _cache_base("stopwords", source).with_suffix(".txt")
+    try:
+        return frozenset(cached.read_text(encoding="utf-8").split("\n"))
+    except OSError:
+        pass
+    data = json.loads(source.read_text(encoding="utf-8"))
+    words = frozenset(w.casefold() for lang in ("zh", "en") for w in data[lang])
+    _write_cache({cached: lambda f: f.write("\n".join(sorted(words)).encode())})
+    return words
 
 
 def parse_idf(raw: bytes, path: Path | str) -> dict[str, float]:

@@ -32,6 +32,7 @@ from simdup_es.tokens import (
     dictionary_words,
     format_idf,
     is_content_word,
+    stop_words,
     weigh,
 )
 from tests._data import fixture_text
@@ -205,3 +206,18 @@ def test_tables_are_cached_memory_mapped_and_reread_when_the_file_changes(tmp_pa
     os.utime(path, ns=(1, 1))
     changed = IdfTable.load(path)
     assert changed.idf["文档"] == 3.5 and changed.digest != first.digest
+
+
+def test_stop_words_are_stopwords_isos_and_cached(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import stopwordsiso
+
+    reference = frozenset(w.casefold() for w in stopwordsiso.stopwords(["zh", "en"]))
+    monkeypatch.setenv("SIMDUP_CACHE", str(tmp_path))
+    stop_words.cache_clear()
+    try:
+        assert stop_words() == reference and "的" in reference and "the" in reference
+        assert [p.suffix for p in tmp_path.iterdir()] == [".txt"]
+        stop_words.cache_clear()
+        assert stop_words() == reference  # from the cached list
+    finally:
+        stop_words.cache_clear()
