@@ -384,7 +384,7 @@ class Lexicon:
     in the hashed tables; a token seen before costs one dict lookup.
     """
 
-    _MAX_ENTRIES = 2_000_000  # a bound on memory for endless streams of new tokens
+    MAX_ENTRIES = 2_000_000  # the cache is cleared beyond this many tokens
 
     def __init__(self, params: FingerprintParams, idf: IdfTable) -> None:
         self.params = params
@@ -395,8 +395,6 @@ class Lexicon:
 
     def add(self, tokens: list[str]) -> None:
         """Put tokens not cached yet into the cache (``None`` for those that are not content words)."""
-        if len(self.cache) + len(tokens) > self._MAX_ENTRIES:
-            self.cache.clear()
         stop = stop_words()
         words = []
         for t in tokens:
@@ -433,12 +431,13 @@ def weigh(
     """
     counts = Counter(tokens)
     cache = lexicon.cache
-    entries = [(w, c, cache.get(w, _MISS)) for w, c in counts.items()]
-    missing = [w for w, _, e in entries if e is _MISS]
+    if len(cache) > lexicon.MAX_ENTRIES:
+        cache.clear()  # a bound on memory for endless streams of new tokens
+    missing = counts.keys() - cache.keys()
     if missing:
-        lexicon.add(missing)
-        entries = [(w, c, cache[w] if e is _MISS else e) for w, c, e in entries]
-    entries = [x for x in entries if x[2] is not None]
+        lexicon.add(list(missing))
+    get = cache.get
+    entries = [(w, c, e) for w, c in counts.items() if (e := get(w)) is not None]
     if not entries:
         return [], []
     params = lexicon.params
@@ -449,12 +448,11 @@ def weigh(
     len_span = max(lengths) - len_min
     len_scale = params.length_boost / len_span if len_span else 0.0
     title = params.title_boost
-    hashes: list[int] = []
-    weights: list[float] = []
-    for w, c, (idf, boost, h) in entries:  # type: ignore[misc]
-        boost += (len(w) - len_min) * len_scale
-        if w in title_words:
-            boost += title
-        hashes.append(h)
-        weights.append((c if c < cap else cap) / total * idf * boost)
+    hashes = [h for _, _, (_, _, h) in entries]
+    # (c / total) * IDF * boost, with boost = (1 + POS + MARK) + LEN (+ TITLE), in
+    # this order: the same floats on every machine.
+    weights = [
+        (c if c < cap else cap) / total * idf * (boost + (n - len_min) * len_scale + (title if w in title_words else 0.0))
+        for (w, c, (idf, boost, _)), n in zip(entries, lengths)
+    ]
     return hashes, weights

@@ -221,3 +221,14 @@ def test_stop_words_are_stopwords_isos_and_cached(tmp_path, monkeypatch) -> None
         assert stop_words() == reference  # from the cached list
     finally:
         stop_words.cache_clear()
+
+
+def test_weights_survive_a_full_lexicon_cache(idf: IdfTable, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    tokens = ["文档"] * 3 + ["检索", "elasticsearch", "，"]
+    expected = weigh(tokens, Lexicon(FingerprintParams(), idf))
+    lexicon = Lexicon(FingerprintParams(), idf)
+    monkeypatch.setattr(Lexicon, "MAX_ENTRIES", 3)
+    weigh(["文档", "检索", "其他", "词语"], lexicon)  # fills the cache past the bound
+    assert len(lexicon.cache) > 3
+    assert weigh(tokens, lexicon) == expected
+    assert len(lexicon.cache) <= len(set(tokens))  # cleared, then refilled
