@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import IO
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import filterfalse
 from pathlib import Path
 
 import numpy as np
@@ -433,9 +434,9 @@ def weigh(
     cache = lexicon.cache
     if len(cache) > lexicon.MAX_ENTRIES:
         cache.clear()  # a bound on memory for endless streams of new tokens
-    missing = counts.keys() - cache.keys()
+    missing = list(filterfalse(cache.__contains__, counts))  # not counts.keys() - cache.keys(): that walks the cache
     if missing:
-        lexicon.add(list(missing))
+        lexicon.add(missing)
     get = cache.get
     entries = [(w, c, e) for w, c in counts.items() if (e := get(w)) is not None]
     if not entries:
