@@ -2,7 +2,8 @@
 
 Each command runs in a fresh process, --rounds times, interleaved so that load from
 other processes hits them alike; prints the median and best wall time and the peak
-RSS of each. Commands:
+RSS of each (a child's peak RSS includes the moment before it execs, so bare
+``python -c pass`` shows about the size of this script). Commands:
 
   * ``python -c pass``: the interpreter alone (the reference);
   * ``import rjieba; rjieba.Jieba().cut(...)``: jieba-rs and its dictionary alone;
@@ -67,10 +68,11 @@ def main() -> None:
     finally:
         shutil.rmtree(cache)
     print(f"{args.rounds} rounds; {os.cpu_count()} cores, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"{'command':34s} {'median s':>9s} {'best s':>7s} {'RSS MiB':>8s}")
+    print(f"{'command':34s} {'median s':>9s} {'best s':>7s} {'RSS MiB median':>15s} {'max':>6s}")
     for name, runs in results.items():
         walls = [w for w, _ in runs]
-        print(f"{name:34s} {statistics.median(walls):9.2f} {min(walls):7.2f} {max(r for _, r in runs):8.0f}")
+        rss = [r for _, r in runs]
+        print(f"{name:34s} {statistics.median(walls):9.2f} {min(walls):7.2f} {statistics.median(rss):15.1f} {max(rss):6.1f}")
     base = statistics.median(w for w, _ in results["python -c pass"])
     cold = statistics.median(w for w, _ in results["simdup fingerprint --text 你好"])
     print(f"simdup fingerprint minus python -c pass, median: {cold - base:.2f} s (goal: whole <= 1.0 s, <= 150 MiB)")
