@@ -98,7 +98,7 @@ def _simhash_pass(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) 
     by = np.ascontiguousarray(hashes, dtype="<u8").view(np.uint8).reshape(-1, 8)
     bins = (doc[:, None] * 8 + np.arange(8)) * 256 + by
     per_byte = np.bincount(bins.ravel(), weights=np.repeat(q, 8), minlength=n * 8 * 256).reshape(n, 8, 256)
-    sums = (per_byte @ _BYTE_SIGNS).reshape(n, 64)
+    sums = (per_byte @ _BYTE_SIGNS).reshape(n, FINGERPRINT_BITS)
     return np.packbits(sums > 0, axis=1, bitorder="little").view("<u8").ravel()
 
 

@@ -95,7 +95,8 @@ def to_simplified(text: str) -> str:
 def unify(text: str) -> str:
     """Return the unified form of ``text``: the form fingerprints and comparisons see.
 
-    The same result as :func:`unify_reference`, in about half the time.
+    The same result as :func:`unify_reference`, 1.1 to 2.2 times faster on the
+    project corpus (OpenCC's three passes, most of the time, are the same).
 
     >>> unify("  ＡＢＣ　軟體\\r\\n\\r\\n測試  ")
     'abc 软件\\n测试'
