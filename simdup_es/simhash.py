@@ -42,7 +42,10 @@ def quantize(weights: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return np.rint(weights / np.repeat(peak, counts) * _QUANT).astype(np.int64)
 
 
-_CHUNK_TOKENS = 8192  # tokens per pass: keeps the (tokens x 64) temporaries in cache
+# Tokens and documents per pass: keeps the temporaries (tokens x 8, and 8 x 256
+# sums per document) in the CPU caches.
+_CHUNK_TOKENS = 8192
+_CHUNK_DOCS = 128
 
 
 def simhash_batch(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -67,29 +70,36 @@ def simhash_batch(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) 
     out = np.zeros(n, dtype=np.uint64)
     i = 0
     while i < n:
-        # Whole documents up to ~_CHUNK_TOKENS tokens (at least one document).
+        # Whole documents up to ~_CHUNK_TOKENS tokens and _CHUNK_DOCS documents (at least one).
         j = int(np.searchsorted(offsets, offsets[i] + _CHUNK_TOKENS, side="right")) - 1
-        j = min(max(j, i + 1), n)
+        j = min(max(j, i + 1), i + _CHUNK_DOCS, n)
         a, b = offsets[i], offsets[j]
         out[i:j] = _simhash_pass(hashes[a:b], weights[a:b], offsets[i : j + 1] - a)
         i = j
     return out
 
 
+# Row b: the sign (+1 / -1) that each of the 8 bits of the byte value b gives a token.
+_BYTE_SIGNS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little") * 2.0 - 1.0
+
+
 def _simhash_pass(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(offsets) - 1, dtype=np.uint64)
+    # Rather than a (tokens x 64) matrix of signed weights, sum each document's
+    # weights per value of each of the 8 bytes of the hash (a weighted bincount,
+    # tokens x 8 entries), then turn those (8 x 256) sums into 64 bit sums with one
+    # small matrix product. The weights are integers below 2**24 and the sums stay
+    # far below 2**53, so float64 holds them exactly: the same bits as the plain sum.
+    n = len(offsets) - 1
     if offsets[-1] == offsets[0]:
-        return out
-    q = quantize(weights, offsets)
-    # Little-endian view: column i of the unpacked bits is bit i on any platform.
-    bits = np.unpackbits(np.ascontiguousarray(hashes, dtype="<u8").view(np.uint8), bitorder="little")
-    signs = bits.reshape(-1, FINGERPRINT_BITS).astype(np.int64) * 2 - 1
-    contrib = signs * q[:, None]
-    nonempty = np.diff(offsets) > 0
-    sums = np.add.reduceat(contrib, offsets[:-1][nonempty], axis=0)
-    packed = np.packbits(sums > 0, axis=1, bitorder="little")
-    out[nonempty] = packed.view("<u8").ravel()
-    return out
+        return np.zeros(n, dtype=np.uint64)
+    q = quantize(weights, offsets).astype(np.float64)
+    doc = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    # Little-endian bytes: byte j of a hash holds bits 8j .. 8j+7 on any platform.
+    by = np.ascontiguousarray(hashes, dtype="<u8").view(np.uint8).reshape(-1, 8)
+    bins = (doc[:, None] * 8 + np.arange(8)) * 256 + by
+    per_byte = np.bincount(bins.ravel(), weights=np.repeat(q, 8), minlength=n * 8 * 256).reshape(n, 8, 256)
+    sums = (per_byte @ _BYTE_SIGNS).reshape(n, FINGERPRINT_BITS)
+    return np.packbits(sums > 0, axis=1, bitorder="little").view("<u8").ravel()
 
 
 def simhash(hashes: np.ndarray, weights: np.ndarray) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import logging
 import sys
@@ -55,7 +54,6 @@ def main(verbose: int) -> None:
         logging.getLogger(noisy).setLevel(logging.DEBUG if verbose >= 2 else logging.ERROR)
     # jieba adds its own stderr handler at DEBUG when imported; as the application
     # we route its records through our handler and level instead.
-    importlib.import_module("jieba")  # for that side effect to happen first
 
     jieba_log = logging.getLogger("jieba")
     jieba_log.handlers.clear()

@@ -120,3 +120,7 @@ def test_large_batches_are_cut_into_passes_without_changing_results() -> None:
     batch = sh.simhash_batch(hashes, weights, offsets)
     singles = [sh.simhash(hashes[a:b], weights[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
     assert batch.tolist() == singles
+    reference = [
+        sh.simhash_reference(hashes[a:b].tolist(), weights[a:b].tolist()) for a, b in zip(offsets[:300], offsets[1:301])
+    ]
+    assert batch[:300].tolist() == reference  # across the first passes' edges

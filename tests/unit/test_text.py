@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import io
+import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simdup_es.errors import EmptyDocumentError, InputError
-from simdup_es.text import decode, extract, kind_of, unify
+from simdup_es.text import _CJK, _CONTROL, _NFKC_COMMON, _opencc, decode, extract, kind_of, unify, unify_reference
+from tests._data import fixture_text, load_corpus
 
 
 def test_unify_normalises_width_case_script_and_space() -> None:
@@ -25,6 +29,42 @@ def test_taiwan_and_mainland_vocabulary_meet() -> None:
 
 def test_unify_strips_control_and_zero_width() -> None:
     assert unify("a\x00b\u200bc\x07d\ufeff") == "abcd"
+
+
+# Pieces of the text unify sees: Simplified and Traditional words (some with
+# regional vocabulary), Latin letters of both cases, full-width forms, every kind of
+# white space and line break, control and format characters, combining marks.
+_PIECES = st.sampled_from(
+    ["软件", "軟體", "使用者", "預設", "檔名", "執行", "乾隆", "U盘", "B超", "程序", "后来", "後來", "〇"]
+    + ["Abc", "ÄÖÜß", "ﬁ", "Ⅻ", "e\u0301", "\u0301", "가", "ｶ", "²", "…", "①"]
+    + [c for c, _ in _NFKC_COMMON] + ["，。", "ＡＢＣ", "１２３", "［", "］"]
+    + [" ", "\t", "\n", "\r", "\r\n", "\u3000", "\u00a0", "\u1680", "\u2028", "\x0b", "\x0c", "\x1c", "\x85"]
+    + ["\x00", "\x07", "\u200b", "\ufeff", "\ud800"]
+)
+
+
+@given(st.lists(st.one_of(_PIECES, st.text(max_size=4)), max_size=30).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_unify_is_the_reference_unify(text: str) -> None:
+    assert unify(text) == unify_reference(text)
+
+
+def test_unify_is_the_reference_unify_on_the_corpus() -> None:
+    texts = [fixture_text(n) for n in ("zh_article.txt", "zh_other.txt", "zh_article_tw.txt", "en_article.txt")]
+    texts += [d["text"] for d in load_corpus("zh-docs.jsonl")[::8]]
+    assert len(texts) > 1000
+    assert [unify(t) for t in texts] == [unify_reference(t) for t in texts]
+
+
+def test_script_conversion_leaves_text_without_cjk_alone() -> None:
+    # unify skips OpenCC for text without a _CJK character: no single character
+    # outside those blocks (nor any run of them here) is a key of the three tables.
+    # Control characters never reach OpenCC (and NUL would end its input).
+    others = _CONTROL.sub("", "".join(chr(c) for c in range(sys.maxunicode + 1) if _CJK.match(chr(c)) is None))
+    assert len(others) > 900_000
+    for config in ("t2s", "s2twp", "tw2sp"):
+        assert _opencc(config).convert(others) == others, config
+    assert _opencc("s2twp").convert("U盘") != "U盘"  # the check can fail
 
 
 def test_html_markup_scripts_and_entities_go() -> None:

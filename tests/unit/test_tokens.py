@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import math
+import os
+import re
+import statistics
+import subprocess
+import sys
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simdup_es.config import FingerprintParams
 from simdup_es.errors import ConfigError
@@ -14,12 +22,17 @@ from simdup_es.text import unify
 from simdup_es.tokens import (
     IdfTable,
     Lexicon,
+    HashTable,
     Tokenizer,
+    _jieba_dir,
+    _pos_class,
+    _rust_jieba,
     build_idf,
     dictionary_pos,
     dictionary_words,
     format_idf,
     is_content_word,
+    stop_words,
     weigh,
 )
 from tests._data import fixture_text
@@ -28,6 +41,17 @@ from tests._data import fixture_text
 @pytest.fixture(scope="module")
 def tokenizer() -> Tokenizer:
     return Tokenizer()
+
+
+@pytest.fixture(scope="module")
+def python_jieba(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """Python jieba, the slow reference jieba-rs is held to."""
+    import jieba
+
+    reference = jieba.Tokenizer()
+    reference.tmp_dir = str(tmp_path_factory.mktemp("jieba"))
+    reference.initialize()
+    return reference
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +65,9 @@ def test_words_drop_punctuation_and_stop_words_and_keep_latin(tokenizer: Tokeniz
     assert not {"，", "！", " ", "我们", "而且"} & set(words)
 
 
-def test_dictionary_words_are_jiebas_words_without_hmm(tokenizer: Tokenizer) -> None:
+def test_dictionary_words_are_jiebas_words_without_hmm(tokenizer: Tokenizer, python_jieba) -> None:  # type: ignore[no-untyped-def]
     # jieba-rs must cut exactly as jieba does without its HMM: same dictionary, same route.
-    jieba = tokenizer._segmenter()
+    jieba = python_jieba
     sentences = [
         s.text
         for name in ("zh_article.txt", "zh_other.txt", "zh_article_tw.txt", "en_article.txt")
@@ -59,9 +83,32 @@ def test_dictionary_words_are_jiebas_words_without_hmm(tokenizer: Tokenizer) -> 
 
 
 def test_own_jieba_instance_not_the_singleton(tokenizer: Tokenizer) -> None:
-    import jieba
+    import rjieba
 
-    assert tokenizer._segmenter() is not jieba.dt
+    assert _rust_jieba() is not rjieba._DEFAULT_JIEBA
+    # Someone else's word in the module-level instance does not reach ours.
+    rjieba.add_word("甲乙丙丁戊", 10**8, "n")
+    assert rjieba.cut("甲乙丙丁戊") == ["甲乙丙丁戊"] and tokenizer.segment("甲乙丙丁戊") != ["甲乙丙丁戊"]
+
+
+def test_python_jiebas_dictionary_is_not_loaded() -> None:
+    code = "import sys, simdup_es; simdup_es.fingerprint('我们检索重复文档'); print('jieba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_segmentation_is_python_jiebas_with_hmm_in_chinese(tokenizer: Tokenizer, python_jieba) -> None:  # type: ignore[no-untyped-def]
+    # The same dictionary and HMM: the words are Python jieba's (rare characters
+    # outside Python jieba's Han range aside, which these texts do not have).
+    sentences = [
+        s.text
+        for name in ("zh_article.txt", "zh_other.txt", "zh_article_tw.txt")
+        for s in split_sentences(unify(fixture_text(name)))
+    ]
+    assert len(sentences) > 100
+    sentences += ["tcl_platform(platform) 的值", "用 c++ 和 c# 写的 a.out 占 3.14% 或 50%", "mh-alias 与 wtmp_file_loc"]
+    for sentence in sentences:
+        assert tokenizer.segment(sentence) == python_jieba.lcut(sentence), sentence
 
 
 def test_pos_comes_from_the_dictionary() -> None:
@@ -111,3 +158,77 @@ def test_bad_idf_files_say_where(tmp_path) -> None:  # type: ignore[no-untyped-d
     bad.write_text("词 1.5\n坏行没有数字\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="bad.txt:2"):
         IdfTable.load(bad)
+
+
+@given(
+    st.dictionaries(st.text(min_size=1, max_size=6), st.floats(0, 20), max_size=50),
+    st.lists(st.text(max_size=6), max_size=20),
+)
+@settings(max_examples=200, deadline=None)
+def test_hash_table_is_a_dict(table: dict[str, float], others: list[str]) -> None:
+    hashed = HashTable.of(table, np.float64)
+    words = list(table) + others
+    assert [hashed.get(w, -1.0) for w in words] == [table.get(w, -1.0) for w in words]
+    looked_up = hashed.lookup(np.array([token_hash(w) for w in words], dtype=np.uint64), -1.0)
+    assert looked_up.tolist() == [table.get(w, -1.0) for w in words]
+    assert len(hashed) == len(table) and all(w in hashed for w in table)
+
+
+def test_cached_tables_hold_the_files_values(idf: IdfTable) -> None:
+    # The slow reference: the files read into dicts, as the tables were before.
+    reference_idf: dict[str, float] = {}
+    for line in (_jieba_dir() / "analyse" / "idf.txt").read_text(encoding="utf-8").splitlines():
+        word, _, value = line.rpartition(" ")
+        reference_idf[word.strip().casefold()] = max(0.0, float(value))
+    reference_pos = {
+        p[0]: _pos_class(p[2])
+        for p in map(str.split, (_jieba_dir() / "dict.txt").read_text(encoding="utf-8").splitlines())
+        if len(p) >= 3
+    }
+    assert len(idf.idf) == len(reference_idf) and len(dictionary_pos()) == len(reference_pos)
+    words = list(reference_idf)[::50] + list(reference_pos)[::50] + ["elasticsearch", "不是词的词语", "x"]
+    hashes = np.array([token_hash(w) for w in words], dtype=np.uint64)
+    assert idf.idf.lookup(hashes, idf.default).tolist() == [reference_idf.get(w, idf.default) for w in words]
+    assert dictionary_pos().lookup(hashes, -1).tolist() == [reference_pos.get(w, -1) for w in words]
+    assert idf.default == statistics.median(reference_idf.values())
+
+
+def test_tables_are_cached_memory_mapped_and_reread_when_the_file_changes(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("SIMDUP_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "idf.txt"
+    path.write_text("文档 2.5\n检索 1.5\n", encoding="utf-8")
+    first = IdfTable.load(path)
+    assert sorted((tmp_path / "cache").iterdir())  # written to the cache folder the user chose
+    again = IdfTable.load(path)
+    assert isinstance(again.idf.keys.base, np.memmap) or isinstance(again.idf.keys, np.memmap)
+    assert again.idf["文档"] == first.idf["文档"] == 2.5 and again.digest == first.digest
+    path.write_text("文档 3.5\n检索 1.5\n", encoding="utf-8")
+    os.utime(path, ns=(1, 1))
+    changed = IdfTable.load(path)
+    assert changed.idf["文档"] == 3.5 and changed.digest != first.digest
+
+
+def test_stop_words_are_stopwords_isos_and_cached(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import stopwordsiso
+
+    reference = frozenset(w.casefold() for w in stopwordsiso.stopwords(["zh", "en"]))
+    monkeypatch.setenv("SIMDUP_CACHE", str(tmp_path))
+    stop_words.cache_clear()
+    try:
+        assert stop_words() == reference and "的" in reference and "the" in reference
+        assert [p.suffix for p in tmp_path.iterdir()] == [".txt"]
+        stop_words.cache_clear()
+        assert stop_words() == reference  # from the cached list
+    finally:
+        stop_words.cache_clear()
+
+
+def test_weights_survive_a_full_lexicon_cache(idf: IdfTable, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    tokens = ["文档"] * 3 + ["检索", "elasticsearch", "，"]
+    expected = weigh(tokens, Lexicon(FingerprintParams(), idf))
+    lexicon = Lexicon(FingerprintParams(), idf)
+    monkeypatch.setattr(Lexicon, "MAX_ENTRIES", 3)
+    weigh(["文档", "检索", "其他", "词语"], lexicon)  # fills the cache past the bound
+    assert len(lexicon.cache) > 3
+    assert weigh(tokens, lexicon) == expected
+    assert len(lexicon.cache) <= len(set(tokens))  # cleared, then refilled
