@@ -52,9 +52,9 @@ query part's, so at most ``k`` blocks differ and (pigeonhole again) one of ``k +
 groups of whole blocks is identical: each group is a table keyed by its low 16 bits,
 and the gathered parts are checked block by block. The result is exactly
 :class:`~simdup_es.multilevel.MemoryPartIndex`'s (the contract suite compares them).
-The level index is rebuilt from SQLite on the first lookup after a write (unlike the
-document level, there is no incremental tail yet): interleaving many small writes
-with lookups re-reads the tables each time.
+Like the document level, the level index catches up after a write by reading only the
+documents written since its base was read (a tail index; their older entries in the
+base are marked dead), and reads everything again once that tail is large.
 
 Duplicate groups (:mod:`simdup_es.groups`) read every fingerprint through
 :meth:`LocalStore.scan` and join them with Manku's other trade-off
@@ -339,13 +339,16 @@ class _MemoryIndex:
 class LevelIndex:
     """Part fingerprints and sentence keys of the documents with levels, for :meth:`LocalStore.part_candidates`.
 
-    Documents are numbered by position ``0 .. n-1`` (``ids``, ``vcodes``, ``units``);
-    ``part_owner`` and ``key_owner`` give the position of each part and key.
+    Documents are numbered by position ``0 .. n-1`` (``seqs`` ascending, ``ids``, ``vcodes``,
+    ``units``); ``part_owner`` and ``key_owner`` give the position of each part and key.
+    ``alive[pos]`` is cleared when the document was written again after the index was built
+    (its current levels, if any, are in a newer index).
     """
 
-    def __init__(self, ids: list[str], vcodes: np.ndarray, units: np.ndarray, part_fps: np.ndarray,
+    def __init__(self, seqs: np.ndarray, ids: list[str], vcodes: np.ndarray, units: np.ndarray, part_fps: np.ndarray,
                  part_owner: np.ndarray, keys: np.ndarray, key_owner: np.ndarray, layout: BlockLayout) -> None:
-        self.ids, self.vcodes, self.units, self.layout = ids, vcodes, units, layout
+        self.seqs, self.ids, self.vcodes, self.units, self.layout = seqs, ids, vcodes, units, layout
+        self.alive = np.ones(len(seqs), dtype=bool)
         order = np.argsort(keys, kind="stable")
         self.keys, self.key_owner = keys[order], key_owner[order]
         self.part_fps, self.part_owner = part_fps, part_owner
@@ -362,9 +365,18 @@ class LevelIndex:
             self._tables.append((start * bpb, (1 << bits) - 1, offsets.tolist(), np.argsort(key, kind="stable")))
             start += size
 
+    def __len__(self) -> int:
+        return len(self.seqs)
+
+    def drop(self, seqs: np.ndarray) -> None:
+        """Mark the documents with these seqs as superseded."""
+        pos = np.searchsorted(self.seqs, seqs)
+        pos = pos[pos < len(self.seqs)]
+        self.alive[pos[np.isin(self.seqs[pos], seqs)]] = False
+
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.vcodes, self.units, self.part_fps, self.part_owner, self.keys, self.key_owner)) + \
+        return sum(a.nbytes for a in (self.seqs, self.alive, self.vcodes, self.units, self.part_fps, self.part_owner, self.keys, self.key_owner)) + \
             sum(rows.nbytes + 8 * len(offsets) for _, _, offsets, rows in self._tables)
 
     def part_owners(self, fingerprint: int) -> np.ndarray:
@@ -463,8 +475,9 @@ class LocalStore(Closing):
         self._dirty = True  # rows may exist that the index has not read
         self._vcodes: dict[str, int] = {}
         self._store_id: str | None = None
-        self._levels: LevelIndex | None = None
-        self._levels_gen = -1  # generation the level index reflects
+        self._levels: list[LevelIndex] | None = None  # the base, then a tail of later writes
+        self._levels_gen = -1  # generation the level indexes reflect
+        self._levels_base_gen = -1  # generation the base was read at
         self._levels_dirty = True  # a write since the level index was read
 
     def __repr__(self) -> str:
@@ -768,32 +781,38 @@ class LocalStore(Closing):
         This store's own writes are visible at once; other processes' after :meth:`refresh`.
         """
         part_terms, key_terms = query_terms(parts, keys)
+        out = []
         with self._lock:
+            indexes = self._level_index()
             code = self._vcodes.get(version)
-            index = self._level_index()
-            if index is None or code is None or not (part_terms or key_terms):
+            if not indexes or code is None or not (part_terms or key_terms):
                 return []
-            hit_parts: dict[int, set[int]] = {}
-            hit_keys: dict[int, set[int]] = {}
-            for i, f in part_terms:
-                for pos in index.part_owners(f).tolist():
-                    hit_parts.setdefault(pos, set()).add(i)
-            if key_terms:
-                wanted = np.array([k for _, k in key_terms], dtype=np.uint64)
+            wanted = np.array([k for _, k in key_terms], dtype=np.uint64)
+            for index in indexes:  # a document is alive in at most one of them
+                hit_parts: dict[int, set[int]] = {}
+                hit_keys: dict[int, set[int]] = {}
+                for i, f in part_terms:
+                    for pos in index.part_owners(f).tolist():
+                        hit_parts.setdefault(pos, set()).add(i)
                 for (i, _), owners in zip(key_terms, index.key_owners(wanted)):
                     for pos in owners.tolist():
                         hit_keys.setdefault(pos, set()).add(i)
-        out = []
-        for pos in hit_parts.keys() | hit_keys.keys():
-            doc_id = index.ids[pos]
-            if index.vcodes[pos] == code and doc_id != exclude_id:
-                out.append(PartCandidate(doc_id, frozenset(hit_parts.get(pos, ())), frozenset(hit_keys.get(pos, ())),
-                                         int(index.units[pos])))
+                for pos in hit_parts.keys() | hit_keys.keys():
+                    doc_id = index.ids[pos]
+                    if index.alive[pos] and index.vcodes[pos] == code and doc_id != exclude_id:
+                        out.append(PartCandidate(doc_id, frozenset(hit_parts.get(pos, ())),
+                                                 frozenset(hit_keys.get(pos, ())), int(index.units[pos])))
         out.sort(key=lambda c: (-(len(c.parts) + len(c.keys)), c.id))
         return out[:limit]
 
-    def _level_index(self) -> LevelIndex | None:
-        """The level index, rebuilt when SQLite has moved on since it was read (``None``: no levels table)."""
+    def _level_index(self) -> list[LevelIndex] | None:
+        """The level indexes, caught up with SQLite (``None``: no levels table yet).
+
+        A base read once, and a tail of the documents written since (read again at
+        each catch-up, through the index on ``docs.gen``), whose older entries in the
+        base are marked dead. When the tail outgrows :data:`TAIL_MAX` documents and a
+        tenth of the base, everything is read into a new base.
+        """
         if self._levels is not None and not self._levels_dirty:
             return self._levels
         with self._sql() as conn:
@@ -801,26 +820,39 @@ class LocalStore(Closing):
                 return None
             conn.execute("BEGIN")  # one consistent read
             gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
-            if self._levels is None or gen != self._levels_gen:
-                self._levels = self._read_levels(conn)
-                self._levels_gen = gen
+            if self._levels is None or gen < self._levels_gen:  # none yet, or the database went back
+                self._levels, self._levels_base_gen = [self._read_levels(conn)], gen
+            elif gen != self._levels_gen:
+                base = self._levels[0]
+                changed = np.fromiter(itertools.chain.from_iterable(
+                    conn.execute("SELECT seq FROM docs WHERE gen > ?", (self._levels_base_gen,))), dtype=np.int64)
+                if len(changed) > max(TAIL_MAX, len(base) // 10):
+                    self._levels, self._levels_base_gen = [self._read_levels(conn)], gen
+                else:
+                    base.drop(np.sort(changed))
+                    self._levels = [base, self._read_levels(conn, since=self._levels_base_gen)]
+            self._levels_gen = gen
             self._vcodes = dict(conn.execute("SELECT version, vcode FROM versions"))
             conn.execute("COMMIT")
         self._levels_dirty = False
         return self._levels
 
-    def _read_levels(self, conn: sqlite3.Connection) -> LevelIndex:
-        docs = conn.execute("SELECT l.seq, d.id, d.vcode, l.units FROM levels l JOIN docs d ON d.seq = l.seq "
-                            "ORDER BY l.seq").fetchall()
+    def _read_levels(self, conn: sqlite3.Connection, since: int | None = None) -> LevelIndex:
+        """The levels of every document, or of those written after generation ``since``."""
+        where, args = ("", ()) if since is None else (" WHERE d.gen > ?", (since,))
+        docs = conn.execute(f"SELECT l.seq, d.id, d.vcode, l.units FROM levels l JOIN docs d ON d.seq = l.seq{where} "
+                            "ORDER BY l.seq", args).fetchall()
         seqs = np.array([r[0] for r in docs], dtype=np.int64)
 
-        def owned(sql: str) -> tuple[np.ndarray, np.ndarray]:
-            flat = np.fromiter(itertools.chain.from_iterable(conn.execute(sql)), dtype=np.int64).reshape(-1, 2)
+        def owned(table: str, column: str) -> tuple[np.ndarray, np.ndarray]:
+            sql = (f"SELECT t.seq, t.{column} FROM {table} t" if since is None
+                   else f"SELECT t.seq, t.{column} FROM {table} t JOIN docs d ON d.seq = t.seq{where}")
+            flat = np.fromiter(itertools.chain.from_iterable(conn.execute(sql, args)), dtype=np.int64).reshape(-1, 2)
             return np.ascontiguousarray(flat[:, 1]).view(np.uint64), np.searchsorted(seqs, flat[:, 0])
 
-        part_fps, part_owner = owned("SELECT seq, fp FROM parts")
-        keys, key_owner = owned("SELECT seq, key FROM sentence_keys")
-        return LevelIndex([r[1] for r in docs], np.array([r[2] for r in docs], dtype=np.int64),
+        part_fps, part_owner = owned("parts", "fp")
+        keys, key_owner = owned("sentence_keys", "key")
+        return LevelIndex(seqs, [r[1] for r in docs], np.array([r[2] for r in docs], dtype=np.int64),
                           np.array([r[3] for r in docs], dtype=np.int64), part_fps, part_owner, keys, key_owner,
                           self.layout)
 

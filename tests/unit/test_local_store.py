@@ -496,9 +496,15 @@ def _near(fp: int, bits: list[int]) -> int:
     seed=st.integers(0, 2**32 - 1),
     n_docs=st.integers(1, 30),
     limit=st.sampled_from([1, 3, 100]),
+    tail_max=st.sampled_from([0, 8192]),
 )
-def test_part_candidates_equal_the_reference_index(layout: BlockLayout, seed: int, n_docs: int, limit: int) -> None:
-    """The numpy level index (block-group tables + sorted keys) against MemoryPartIndex, on any layout."""
+def test_part_candidates_equal_the_reference_index(layout: BlockLayout, seed: int, n_docs: int, limit: int,
+                                                   tail_max: int) -> None:
+    """The numpy level index (block-group tables + sorted keys, base + tail) against MemoryPartIndex, on any layout.
+
+    Documents come in several writes with lookups between them, so the tail, the dead
+    entries of replaced documents and (``tail_max=0``) the re-reads are all exercised.
+    """
     from simdup_es.multilevel import MemoryPartIndex
 
     rng = np.random.default_rng(seed)
@@ -511,25 +517,32 @@ def test_part_candidates_equal_the_reference_index(layout: BlockLayout, seed: in
         return _near(base[int(rng.integers(0, 6))], rng.choice(64, int(rng.integers(0, 12)), replace=False).tolist())
 
     ref = MemoryPartIndex(layout)
-    with tempfile.TemporaryDirectory() as tmp:
-        store = LocalStore(Path(tmp) / "s", layout)
-        store.setup()
-        docs = []
-        for i in range(n_docs):
-            lv = _levels("v1", [part() for _ in range(int(rng.integers(0, 5)))],
-                         [key_pool[j] for j in rng.choice(12, int(rng.integers(0, 5)), replace=False).tolist()],
-                         int(rng.integers(1, 500)))
-            docs.append(StoredDoc(f"d{i % 25}", i, "v1", levels=lv))  # some ids twice: the last one wins
-            ref.put_levels(f"d{i % 25}", lv)
-        assert store.put(docs).written == n_docs
-        for _ in range(5):
-            q_parts = [part() for _ in range(int(rng.integers(0, 6)))]
-            q_keys = [key_pool[int(j)] for j in rng.integers(0, 12, int(rng.integers(0, 6)))]
-            exclude = f"d{int(rng.integers(0, 25))}" if rng.random() < 0.5 else None
-            want = ref.part_candidates(q_parts, q_keys, "v1", exclude_id=exclude, limit=limit)
-            assert store.part_candidates(q_parts, q_keys, "v1", exclude_id=exclude, limit=limit) == want
-            assert store.part_candidates(q_parts, q_keys, "v2") == []
-        store.close()
+    saved, local.TAIL_MAX = local.TAIL_MAX, tail_max
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            store = LocalStore(Path(tmp) / "s", layout)
+            store.setup()
+            i = 0
+            while i < n_docs:
+                docs = []
+                for i in range(i, min(n_docs, i + int(rng.integers(1, 10)))):
+                    lv = _levels("v1", [part() for _ in range(int(rng.integers(0, 5)))],
+                                 [key_pool[j] for j in rng.choice(12, int(rng.integers(0, 5)), replace=False).tolist()],
+                                 int(rng.integers(1, 500)))
+                    docs.append(StoredDoc(f"d{i % 25}", i, "v1", levels=lv))  # some ids twice: the last one wins
+                    ref.put_levels(f"d{i % 25}", lv)
+                i += 1
+                assert store.put(docs).written == len(docs)
+                for _ in range(3):
+                    q_parts = [part() for _ in range(int(rng.integers(0, 6)))]
+                    q_keys = [key_pool[int(j)] for j in rng.integers(0, 12, int(rng.integers(0, 6)))]
+                    exclude = f"d{int(rng.integers(0, 25))}" if rng.random() < 0.5 else None
+                    want = ref.part_candidates(q_parts, q_keys, "v1", exclude_id=exclude, limit=limit)
+                    assert store.part_candidates(q_parts, q_keys, "v1", exclude_id=exclude, limit=limit) == want
+                    assert store.part_candidates(q_parts, q_keys, "v2") == []
+            store.close()
+    finally:
+        local.TAIL_MAX = saved
 
 
 def test_level_index_follows_writes_and_other_processes(tmp_path: Path) -> None:
