@@ -47,6 +47,14 @@ two stores are compared with each other on every query.
 
     SIMDUP_TEST_ES_URL=http://127.0.0.1:9299 SIMDUP_DATA=/work/main/data \\
         .venv/bin/python benchmarks/bench_es_parts.py --stores [--docs 100000] [--queries 200]
+
+Measured (100,000 documents, 200 queries, shared 2-core machine, node 8.19 with a 1 GB
+heap; about 4 minutes): p50 (p95) ms per query, embedded: document level 0.02 (0.07),
+part_candidates 0.31 (0.75), find_copies 3.24 (6.14), all three 3.59 (6.96);
+Elasticsearch: document level 1.60 (5.66), part_candidates 6.39 (15.39), find_copies 9.31
+(16.55), all three 17.95 (31.61). Same candidates and copies from both stores on 200/200
+queries. Bytes per document, document level alone -> with levels: embedded 1,498 -> 2,002
+(+503), Elasticsearch 1,642 -> 2,584 (+942), texts included in both.
 """
 
 from __future__ import annotations

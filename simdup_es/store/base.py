@@ -34,8 +34,9 @@ of 100), far beyond a page. A longer document keeps an evenly spread 1,000 (its
 sentence keys are all kept) and :attr:`BulkReport.capped` names it."""
 MAX_QUERY_PARTS = 64
 """Most query parts :meth:`Store.part_candidates` looks up (evenly spread over the query).
-Each part is 9 clauses in Elasticsearch; with :data:`MAX_QUERY_KEYS` a query stays within
-the smallest ``indices.query.bool.max_clause_count`` (1,024 clauses on a small heap)."""
+A part is 9 clauses in Elasticsearch (8 block terms in a nested bool) and a key one:
+64 * 9 + 400 = 976 clauses, within the smallest ``indices.query.bool.max_clause_count``
+(1,024, on a small heap). A 2 kB document has about 10 parts and 50 keys."""
 MAX_QUERY_KEYS = 400
 """Most query sentence keys :meth:`Store.part_candidates` looks up (evenly spread)."""
 

@@ -780,6 +780,8 @@ class LocalStore(Closing):
 
         This store's own writes are visible at once; other processes' after :meth:`refresh`.
         """
+        if limit < 1:
+            raise ConfigError(f"limit must be at least 1, got {limit}")
         part_terms, key_terms = query_terms(parts, keys)
         out = []
         with self._lock:
