@@ -1,7 +1,9 @@
 """The store seam: what the pipeline needs from a place that keeps fingerprints.
 
 A :class:`Store` writes and reads documents (:meth:`~Store.put`,
-:meth:`~Store.get`), finds candidates by shared blocks (:meth:`~Store.candidates`),
+:meth:`~Store.get`), finds candidates by shared blocks (:meth:`~Store.candidates`)
+and, from the finer levels written with a document (:class:`~simdup_es.parts.Levels`),
+candidates by shared parts and sentence keys (:meth:`~Store.part_candidates`),
 and serves whole-store jobs such as duplicate groups: a consistent
 :meth:`~Store.scan` of every fingerprint, :meth:`~Store.texts` of some documents,
 and :meth:`~Store.write_groups`. One contract test suite (``tests/contract``)
@@ -17,10 +19,54 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..config import BlockLayout
+from ..multilevel import PartCandidate
+from ..parts import Levels
 
 MAX_ID_BYTES = 512
 """Longest id in UTF-8 bytes (Elasticsearch refuses a whole bulk request for a longer ``_id``)."""
 _U64 = 1 << 64
+
+MAX_STORED_PARTS = 1000
+"""Most part fingerprints a store keeps per document. Elasticsearch refuses a document
+with more than ``index.mapping.nested_objects.limit`` (10,000) nested objects, and a part
+is a nested object; 1,000 parts is a document of about 50,000 units (overlapping windows
+of 100), far beyond a page. A longer document keeps an evenly spread 1,000 (its
+sentence keys are all kept) and :attr:`BulkReport.capped` names it."""
+MAX_QUERY_PARTS = 64
+"""Most query parts :meth:`Store.part_candidates` looks up (evenly spread over the query).
+Each part is 9 clauses in Elasticsearch; with :data:`MAX_QUERY_KEYS` a query stays within
+the smallest ``indices.query.bool.max_clause_count`` (1,024 clauses on a small heap)."""
+MAX_QUERY_KEYS = 400
+"""Most query sentence keys :meth:`Store.part_candidates` looks up (evenly spread)."""
+
+
+def spread(n: int, cap: int) -> list[int]:
+    """``min(n, cap)`` indices of ``range(n)``, evenly spread, in order (all of them when ``n <= cap``)."""
+    if n <= cap:
+        return list(range(n))
+    return [i * n // cap for i in range(cap)]
+
+
+def stored_levels(levels: Levels) -> tuple[list[int], list[int], int]:
+    """What a store keeps of ``levels``: part fingerprints, distinct sentence keys, parts left out.
+
+    The same for every store, so that they answer the same candidates.
+    """
+    fps, keys = levels.stored()
+    kept = [fps[i] for i in spread(len(fps), MAX_STORED_PARTS)]
+    return kept, keys, len(fps) - len(kept)
+
+
+def query_terms(parts: Sequence[int | None], keys: Sequence[int]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """``(index, value)`` of the query parts (with a fingerprint) and keys a store looks up.
+
+    At most :data:`MAX_QUERY_PARTS` parts and :data:`MAX_QUERY_KEYS` keys, evenly spread;
+    indices refer to the caller's ``parts`` and ``keys``.
+    """
+    with_fp = [(i, int(f)) for i, f in enumerate(parts) if f is not None]
+    some_parts = [with_fp[i] for i in spread(len(with_fp), MAX_QUERY_PARTS)]
+    some_keys = [(i, int(keys[i])) for i in spread(len(keys), MAX_QUERY_KEYS)]
+    return some_parts, some_keys
 
 
 class Closing:
@@ -51,6 +97,10 @@ class StoredDoc:
     title: str | None = None
     group: str | None = None
     group_size: int | None = None
+    levels: Levels | None = None
+    """Part fingerprints and sentence keys (:class:`~simdup_es.parts.PartPrinter`), written by
+    :meth:`Store.put` with the document; ``None`` writes the document level only.
+    :meth:`Store.get` leaves it ``None``."""
 
     def problem(self) -> str | None:
         """Why a store cannot keep this document, or ``None``: the same rules for every store."""
@@ -67,6 +117,15 @@ class StoredDoc:
             return "fingerprint version must be a non-empty string"
         if not all(v is None or isinstance(v, str) for v in (self.title, self.text)):
             return "title and text must be strings or None"
+        if self.levels is not None:
+            if not isinstance(self.levels, Levels):
+                return f"levels must be Levels or None, got {type(self.levels).__name__}"
+            if self.levels.version != self.version:
+                return f"levels version {self.levels.version} differs from the fingerprint version {self.version}"
+            bad = [f for f in (*self.levels.fingerprints, *(k.key for k in self.levels.keys))
+                   if f is not None and (isinstance(f, bool) or not isinstance(f, (int, np.integer)) or not 0 <= int(f) < _U64)]
+            if bad:
+                return f"levels hold {bad[0]!r}, not a 64-bit unsigned integer"
         return None
 
 
@@ -81,6 +140,8 @@ class BulkReport:
     written: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
     missing: int = 0
+    capped: list[tuple[str, str]] = field(default_factory=list)
+    """``(id, what)`` of written documents whose levels were cut (:data:`MAX_STORED_PARTS`)."""
 
 
 Key = tuple[str, ...]
@@ -145,6 +206,21 @@ class Store(Protocol):
 
     def candidates(self, fingerprint: int, version: str, *, exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
         """Ids and fingerprints (``uint64``) of documents sharing at least ``layout.min_match`` blocks."""
+
+    def part_candidates(
+        self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
+    ) -> list[PartCandidate]:
+        """Documents sharing a part (``layout.min_match`` of its blocks) or a sentence key with a query.
+
+        As :meth:`simdup_es.multilevel.PartStore.part_candidates` (the reference is
+        :class:`~simdup_es.multilevel.MemoryPartIndex`): every stored document of
+        ``version`` (other than ``exclude_id``) with a matched part or key, by matched
+        parts plus keys (descending), then id, cut at ``limit``. ``parts`` and ``keys``
+        are a query's ``Levels.fingerprints`` and its keys' values; a query longer than
+        :data:`MAX_QUERY_PARTS` parts or :data:`MAX_QUERY_KEYS` keys is looked up by an
+        evenly spread subset (:func:`query_terms`). Documents written without levels
+        are never part candidates.
+        """
 
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
         """Documents by id, with text, title and group; unknown ids are left out."""
