@@ -1,4 +1,4 @@
-"""Bulk indexing: records -> fingerprints (all cores) -> a store, accounting for every record.
+"""Bulk indexing: records -> fingerprints and levels (all cores) -> a store, accounting for every record.
 
 Works the same for the Elasticsearch store and the embedded one. Each input item
 ends up either written or rejected with a reason: ``read == indexed + rejected``.
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from .errors import ConfigError, InputError
 from .fingerprint import Fingerprinter
+from .parts import PartPrinter
 from .sources import Item, Record, Reject, record_doc
 from .store.base import Store, StoredDoc
 
@@ -68,13 +69,14 @@ def index_items(
                 yield item
 
     def fingerprinted() -> Iterator[StoredDoc]:
-        for record, result in fingerprinter.map_items(records(), record_doc, workers=workers):
+        # The document fingerprint and the levels (parts, sentence keys) in one worker pass.
+        for record, result, levels in PartPrinter(fingerprinter).map_items(records(), record_doc, workers=workers):
             if result.error is not None:
                 reason = result.error.reason if isinstance(result.error, InputError) else str(result.error)
                 reject(Reject(record.source, reason, record.id))
                 continue
             fp = result.unwrap()
-            yield StoredDoc(record.key, fp.value, fp.version, record.text, record.title)
+            yield StoredDoc(record.key, fp.value, fp.version, record.text, record.title, levels=levels)
 
     stream = fingerprinted()
     while batch := list(itertools.islice(stream, batch_size)):
