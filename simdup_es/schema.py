@@ -9,6 +9,19 @@ it). A document carries::
 Blocks are lower-case hex of the block's bits, zero-padded (two digits for 8-bit
 blocks), as ``keyword`` terms. Layouts other than the default 8 blocks use
 ``b{blocks}_{j}`` so several layouts can sit side by side in one index.
+
+A document written with its finer levels (:class:`simdup_es.parts.Levels`, issue 11)
+also carries, in the same object::
+
+    {"simdup": {..., "id": "<_id>", "units": 812, "parts_cut": 0,
+                "sk": ["00a3f1c2d4e5f607", ...],
+                "parts": [{"b0": "3c", ..., "b7": "91"}, ...]}}
+
+``sk`` are the distinct sentence keys (16 hex digits), ``parts`` nested objects with the
+blocks of one part fingerprint each (so 5 of 8 blocks are matched within one part),
+``units`` the text's units (for coverage), ``parts_cut`` how many parts were left out
+(:data:`simdup_es.store.base.MAX_STORED_PARTS`), and ``id`` the document id again, as a
+sortable keyword (Elasticsearch 8 cannot sort on ``_id``) for the candidates' tie order.
 """
 
 from __future__ import annotations
@@ -22,6 +35,14 @@ VERSION = f"{ROOT}.version"
 # Why a document has a version but no fingerprint (set by `simdup backfill`).
 ERROR = f"{ROOT}.error"
 DEFAULT_LAYOUT = BlockLayout()
+# Levels (issue 11): names inside the ``simdup`` object, and their full paths.
+ID_NAME, UNITS_NAME, CUT_NAME, KEYS_NAME, PARTS_NAME = "id", "units", "parts_cut", "sk", "parts"
+ID = f"{ROOT}.{ID_NAME}"
+UNITS = f"{ROOT}.{UNITS_NAME}"
+PARTS_CUT = f"{ROOT}.{CUT_NAME}"
+KEYS = f"{ROOT}.{KEYS_NAME}"
+PARTS = f"{ROOT}.{PARTS_NAME}"
+LEVEL_NAMES = (ID_NAME, UNITS_NAME, CUT_NAME, KEYS_NAME, PARTS_NAME)
 
 
 def block_name(layout: BlockLayout, j: int) -> str:
@@ -37,6 +58,29 @@ def block_field(layout: BlockLayout, j: int) -> str:
 def block_term(layout: BlockLayout, value: int) -> str:
     """The keyword term for one block value."""
     return f"{value:0{(layout.bits_per_block + 3) // 4}x}"
+
+
+def part_block_field(layout: BlockLayout, j: int) -> str:
+    """Full dotted path of block ``j`` of a part (inside the nested ``simdup.parts``)."""
+    return f"{PARTS}.{block_name(layout, j)}"
+
+
+def key_term(key: int) -> str:
+    """The keyword term for one sentence key: 16 lower-case hex digits."""
+    return f"{key:016x}"
+
+
+def part_object(fingerprint: int, layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, str]:
+    """One nested part: its blocks in every layout of ``layouts``."""
+    return {block_name(layout, j): block_term(layout, value)
+            for layout in layouts for j, value in enumerate(sh.blocks(fingerprint, layout))}
+
+
+def levels_object(doc_id: str, units: int, parts: list[int], keys: list[int], cut: int,
+                  layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, object]:
+    """The level fields added to the ``simdup`` object (what :func:`simdup_es.store.base.stored_levels` kept)."""
+    return {ID_NAME: doc_id, UNITS_NAME: units, CUT_NAME: cut, KEYS_NAME: [key_term(k) for k in keys],
+            PARTS_NAME: [part_object(f, layouts) for f in parts]}
 
 
 def fingerprint_object(fingerprint: int, version: str, layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, str]:

@@ -40,6 +40,22 @@ Elasticsearch block fields (:class:`~simdup_es.config.BlockLayout.blocks`).
 :func:`brute_force` and :meth:`LocalStore.candidates_reference` are the slow,
 obviously-correct twins the tests hold the fast path to.
 
+Levels (issue 11)
+----------------
+A document written with :attr:`StoredDoc.levels` also gets rows in ``levels`` (its
+units and how many parts were cut), ``parts`` (its part fingerprints) and
+``sentence_keys`` (its distinct sentence keys). :meth:`LocalStore.part_candidates`
+answers from :class:`LevelIndex`, numpy arrays read from those tables: the keys sorted
+(a binary search per query key), and the parts in ``k + 1`` tables of block groups.
+A part matches when at least ``min_match = blocks - k`` of its blocks equal the
+query part's, so at most ``k`` blocks differ and (pigeonhole again) one of ``k + 1``
+groups of whole blocks is identical: each group is a table keyed by its low 16 bits,
+and the gathered parts are checked block by block. The result is exactly
+:class:`~simdup_es.multilevel.MemoryPartIndex`'s (the contract suite compares them).
+The level index is rebuilt from SQLite on the first lookup after a write (unlike the
+document level, there is no incremental tail yet): interleaving many small writes
+with lookups re-reads the tables each time.
+
 Duplicate groups (:mod:`simdup_es.groups`) read every fingerprint through
 :meth:`LocalStore.scan` and join them with Manku's other trade-off
 (:func:`~simdup_es.join.join_pairs`); the groups are kept in their own table.
@@ -84,9 +100,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import simhash as sh
 from ..config import FINGERPRINT_BITS, BlockLayout
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
-from .base import BulkReport, Closing, Members, StoredDoc
+from ..multilevel import PartCandidate
+from ..parts import Levels
+from .base import MAX_STORED_PARTS, BulkReport, Closing, Members, StoredDoc, query_terms, stored_levels
 
 log = logging.getLogger(__name__)
 
@@ -314,6 +333,57 @@ class _MemoryIndex:
         return sum(t.nbytes for t in self.base.values()) + sum(p.nbytes for p in self._tail_parts)
 
 
+# --------------------------------------------------------------------------- levels
+
+
+class LevelIndex:
+    """Part fingerprints and sentence keys of the documents with levels, for :meth:`LocalStore.part_candidates`.
+
+    Documents are numbered by position ``0 .. n-1`` (``ids``, ``vcodes``, ``units``);
+    ``part_owner`` and ``key_owner`` give the position of each part and key.
+    """
+
+    def __init__(self, ids: list[str], vcodes: np.ndarray, units: np.ndarray, part_fps: np.ndarray,
+                 part_owner: np.ndarray, keys: np.ndarray, key_owner: np.ndarray, layout: BlockLayout) -> None:
+        self.ids, self.vcodes, self.units, self.layout = ids, vcodes, units, layout
+        order = np.argsort(keys, kind="stable")
+        self.keys, self.key_owner = keys[order], key_owner[order]
+        self.part_fps, self.part_owner = part_fps, part_owner
+        # k + 1 groups of whole blocks, as even as possible; each a table on its low 16 bits.
+        bpb = layout.bits_per_block
+        sizes = [layout.blocks // (layout.k + 1) + (g < layout.blocks % (layout.k + 1)) for g in range(layout.k + 1)]
+        self._tables: list[tuple[int, int, list[int], np.ndarray]] = []
+        start = 0
+        for size in sizes:
+            bits = min(size * bpb, MAX_KEY_BITS)
+            key = ((part_fps >> np.uint64(start * bpb)) & np.uint64((1 << bits) - 1)).astype(np.int64)
+            offsets = np.zeros((1 << bits) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(key, minlength=1 << bits), out=offsets[1:])
+            self._tables.append((start * bpb, (1 << bits) - 1, offsets.tolist(), np.argsort(key, kind="stable")))
+            start += size
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.vcodes, self.units, self.part_fps, self.part_owner, self.keys, self.key_owner)) + \
+            sum(rows.nbytes + 8 * len(offsets) for _, _, offsets, rows in self._tables)
+
+    def part_owners(self, fingerprint: int) -> np.ndarray:
+        """Positions of the documents with a part sharing at least ``min_match`` blocks with ``fingerprint``."""
+        found = [rows[offsets[(fingerprint >> shift) & mask]:offsets[((fingerprint >> shift) & mask) + 1]]
+                 for shift, mask, offsets, rows in self._tables]
+        parts = np.unique(np.concatenate(found))
+        if not len(parts):
+            return parts
+        same = sh.blocks_many(self.part_fps[parts], self.layout) == np.array(sh.blocks(fingerprint, self.layout), np.uint64)
+        return np.unique(self.part_owner[parts[same.sum(axis=1) >= self.layout.min_match]])
+
+    def key_owners(self, keys: np.ndarray) -> list[np.ndarray]:
+        """Positions of the documents holding each key."""
+        lo = np.searchsorted(self.keys, keys, "left").tolist()
+        hi = np.searchsorted(self.keys, keys, "right").tolist()
+        return [self.key_owner[a:b] for a, b in zip(lo, hi)]
+
+
 # --------------------------------------------------------------------------- store
 
 
@@ -345,6 +415,14 @@ CREATE TABLE IF NOT EXISTS docs (
 CREATE INDEX IF NOT EXISTS docs_gen ON docs (gen);
 CREATE TABLE IF NOT EXISTS bodies (seq INTEGER PRIMARY KEY, title TEXT, text TEXT);
 """
+# Levels (issue 11); created by setup and on first use, so stores made before them need no migration.
+_LEVELS = """
+CREATE TABLE IF NOT EXISTS levels (seq INTEGER PRIMARY KEY, units INTEGER NOT NULL, parts_cut INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS parts (seq INTEGER NOT NULL, pos INTEGER NOT NULL, fp INTEGER NOT NULL,
+                                  PRIMARY KEY (seq, pos)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sentence_keys (seq INTEGER NOT NULL, key INTEGER NOT NULL, PRIMARY KEY (seq, key)) WITHOUT ROWID;
+"""
+_LEVEL_TABLES = ("levels", "parts", "sentence_keys")
 # Written by `simdup groups`; created on first use, so stores made before it need no migration.
 _GROUPS = "CREATE TABLE IF NOT EXISTS groups (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, size INTEGER NOT NULL)"
 
@@ -385,6 +463,9 @@ class LocalStore(Closing):
         self._dirty = True  # rows may exist that the index has not read
         self._vcodes: dict[str, int] = {}
         self._store_id: str | None = None
+        self._levels: LevelIndex | None = None
+        self._levels_gen = -1  # generation the level index reflects
+        self._levels_dirty = True  # a write since the level index was read
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.path)!r}, k={self.layout.k})"
@@ -496,7 +577,7 @@ class LocalStore(Closing):
             conn = self._connect(create=True)
             with self._sql():
                 conn.execute("BEGIN IMMEDIATE")
-                for statement in _SCHEMA.split(";"):
+                for statement in (_SCHEMA + _LEVELS).split(";"):
                     if statement.strip():
                         conn.execute(statement)
                 conn.executemany(
@@ -513,18 +594,19 @@ class LocalStore(Closing):
         in ``failed`` with its reason; the others are written.
         """
         report = BulkReport()
-        rows: dict[str, tuple[int, str, str | None, str | None]] = {}
+        rows: dict[str, tuple[int, str, str | None, str | None, Levels | None]] = {}
         for doc in docs:
             reason = doc.problem()
             if reason is not None:
                 report.failed.append((str(doc.id), reason))
                 continue
-            rows[doc.id] = (_signed(int(doc.fingerprint)), doc.version, doc.title, doc.text)
+            rows[doc.id] = (_signed(int(doc.fingerprint)), doc.version, doc.title, doc.text, doc.levels)
             report.written += 1
         if rows:
+            levels = {doc_id: r[4] for doc_id, r in rows.items() if r[4] is not None}
             with self._lock:
-                self._write(list(rows), [r[0] for r in rows.values()], [r[1] for r in rows.values()],
-                            [(r[2], r[3]) for r in rows.values()])
+                report.capped = self._write(list(rows), [r[0] for r in rows.values()], [r[1] for r in rows.values()],
+                                            [(r[2], r[3]) for r in rows.values()], levels)
         return report
 
     def put_fingerprints(self, ids: Sequence[str], fingerprints: Sequence[int] | np.ndarray, version: str) -> BulkReport:
@@ -562,7 +644,10 @@ class LocalStore(Closing):
         return report
 
     def _write(self, ids: list[str], fps: list[int], versions: list[str],
-               bodies: list[tuple[str | None, str | None]] | None) -> None:
+               bodies: list[tuple[str | None, str | None]] | None,
+               levels: Mapping[str, Levels] | None = None) -> list[tuple[str, str]]:
+        """Write documents (and the levels of some) in one transaction; ``(id, what)`` of capped levels."""
+        capped: list[tuple[str, str]] = []
         with self._sql() as conn:
             conn.execute("BEGIN IMMEDIATE")
             gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0] + 1
@@ -589,10 +674,34 @@ class LocalStore(Closing):
                     "INSERT OR REPLACE INTO bodies (seq, title, text) VALUES (?, ?, ?)",
                     ((s, t, x) for s, (t, x) in zip(assigned, bodies)),
                 )
+            has_levels = self._has_levels(conn)
+            if levels and not has_levels:
+                for statement in _LEVELS.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                has_levels = True
+            if seqs and has_levels:  # a replaced document loses its old levels (as in Elasticsearch)
+                for table in _LEVEL_TABLES:
+                    conn.executemany(f"DELETE FROM {table} WHERE seq = ?", ((s,) for s in seqs.values()))
+            for seq, doc_id in zip(assigned, ids):
+                doc_levels = (levels or {}).get(doc_id)
+                if doc_levels is None:
+                    continue
+                parts, keys, cut = stored_levels(doc_levels)
+                if cut:
+                    capped.append((doc_id, f"{cut} of {cut + len(parts)} parts left out "
+                                           f"(at most {MAX_STORED_PARTS} per document)"))
+                conn.execute("INSERT INTO levels (seq, units, parts_cut) VALUES (?, ?, ?)", (seq, doc_levels.units, cut))
+                conn.executemany("INSERT INTO parts (seq, pos, fp) VALUES (?, ?, ?)",
+                                 ((seq, pos, _signed(f)) for pos, f in enumerate(parts)))
+                conn.executemany("INSERT INTO sentence_keys (seq, key) VALUES (?, ?)", ((seq, _signed(k)) for k in keys))
             conn.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (gen,))
             conn.execute("COMMIT")
         self._vcodes.update(vcode)
-        self._dirty = True
+        self._dirty = self._levels_dirty = True
+        for doc_id, what in capped:
+            log.info("document %r: %s", doc_id, what)
+        return capped
 
     def _vcode(self, conn: sqlite3.Connection, version: str) -> int:
         code = self._vcodes.get(version)
@@ -652,6 +761,70 @@ class LocalStore(Closing):
                 fps.append(fp)
         return ids, np.array(fps, dtype=np.uint64)
 
+    def part_candidates(
+        self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
+    ) -> list[PartCandidate]:
+        """Documents sharing a part or a sentence key with a query (:meth:`Store.part_candidates`).
+
+        This store's own writes are visible at once; other processes' after :meth:`refresh`.
+        """
+        part_terms, key_terms = query_terms(parts, keys)
+        with self._lock:
+            code = self._vcodes.get(version)
+            index = self._level_index()
+            if index is None or code is None or not (part_terms or key_terms):
+                return []
+            hit_parts: dict[int, set[int]] = {}
+            hit_keys: dict[int, set[int]] = {}
+            for i, f in part_terms:
+                for pos in index.part_owners(f).tolist():
+                    hit_parts.setdefault(pos, set()).add(i)
+            if key_terms:
+                wanted = np.array([k for _, k in key_terms], dtype=np.uint64)
+                for (i, _), owners in zip(key_terms, index.key_owners(wanted)):
+                    for pos in owners.tolist():
+                        hit_keys.setdefault(pos, set()).add(i)
+        out = []
+        for pos in hit_parts.keys() | hit_keys.keys():
+            doc_id = index.ids[pos]
+            if index.vcodes[pos] == code and doc_id != exclude_id:
+                out.append(PartCandidate(doc_id, frozenset(hit_parts.get(pos, ())), frozenset(hit_keys.get(pos, ())),
+                                         int(index.units[pos])))
+        out.sort(key=lambda c: (-(len(c.parts) + len(c.keys)), c.id))
+        return out[:limit]
+
+    def _level_index(self) -> LevelIndex | None:
+        """The level index, rebuilt when SQLite has moved on since it was read (``None``: no levels table)."""
+        if self._levels is not None and not self._levels_dirty:
+            return self._levels
+        with self._sql() as conn:
+            if not self._has_levels(conn):
+                return None
+            conn.execute("BEGIN")  # one consistent read
+            gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
+            if self._levels is None or gen != self._levels_gen:
+                self._levels = self._read_levels(conn)
+                self._levels_gen = gen
+            self._vcodes = dict(conn.execute("SELECT version, vcode FROM versions"))
+            conn.execute("COMMIT")
+        self._levels_dirty = False
+        return self._levels
+
+    def _read_levels(self, conn: sqlite3.Connection) -> LevelIndex:
+        docs = conn.execute("SELECT l.seq, d.id, d.vcode, l.units FROM levels l JOIN docs d ON d.seq = l.seq "
+                            "ORDER BY l.seq").fetchall()
+        seqs = np.array([r[0] for r in docs], dtype=np.int64)
+
+        def owned(sql: str) -> tuple[np.ndarray, np.ndarray]:
+            flat = np.fromiter(itertools.chain.from_iterable(conn.execute(sql)), dtype=np.int64).reshape(-1, 2)
+            return np.ascontiguousarray(flat[:, 1]).view(np.uint64), np.searchsorted(seqs, flat[:, 0])
+
+        part_fps, part_owner = owned("SELECT seq, fp FROM parts")
+        keys, key_owner = owned("SELECT seq, key FROM sentence_keys")
+        return LevelIndex([r[1] for r in docs], np.array([r[2] for r in docs], dtype=np.int64),
+                          np.array([r[3] for r in docs], dtype=np.int64), part_fps, part_owner, keys, key_owner,
+                          self.layout)
+
     def candidates_reference(self, fingerprint: int, version: str, *, exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
         """:meth:`candidates` by reading every row of the version and comparing in Python (slow)."""
         with self._lock, self._sql() as conn:
@@ -694,14 +867,14 @@ class LocalStore(Closing):
         """
         with self._lock:
             self._connect()
-            self._dirty = True
+            self._dirty = self._levels_dirty = True
             if self._index is not None:
                 self._catch_up(self._index)  # rebinds self._index if it had to start over
 
     def close(self) -> None:
         """Close the database and drop the in-memory index; safe to call again."""
         with self._lock:
-            self._index = None
+            self._index = self._levels = None
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -813,6 +986,10 @@ class LocalStore(Closing):
             }
 
     # ----------------------------------------------------------------- groups
+
+    @staticmethod
+    def _has_levels(conn: sqlite3.Connection) -> bool:
+        return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'levels'").fetchone() is not None
 
     @staticmethod
     def _has_groups(conn: sqlite3.Connection) -> bool:
