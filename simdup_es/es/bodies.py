@@ -17,7 +17,7 @@ by exact distance.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import schema
@@ -72,6 +72,61 @@ def candidate_search(
         "sort": ["_doc"],
         "track_total_hits": True,
     }
+
+
+def part_search(
+    part_terms: Sequence[tuple[int, int]],
+    key_terms: Sequence[tuple[int, int]],
+    version: str,
+    layout: BlockLayout = BlockLayout(),
+    *,
+    limit: int = 100,
+    exclude_id: str | None = None,
+) -> dict[str, Any]:
+    """One ``_search`` body for the documents sharing a part or a sentence key with a query.
+
+    ``part_terms`` and ``key_terms`` are ``(index, value)`` pairs
+    (:func:`simdup_es.store.base.query_terms`). Each is a named clause (``p<index>``,
+    ``k<index>``), so a hit's ``matched_queries`` says which of the query's parts and
+    keys it shares. A part clause is ``nested``: at least ``layout.min_match`` of the
+    8 blocks of ONE stored part. Every clause scores exactly 1 (``constant_score``;
+    the nested one takes the max over the parts, 1), so a hit's score is its number
+    of matched parts plus keys, and the sort (score, then ``simdup.id``) is the
+    protocol's ranking, cut at ``limit`` by the engine.
+    """
+    should: list[dict[str, Any]] = [
+        {"constant_score": {"filter": {"term": {schema.KEYS: schema.key_term(key)}}, "_name": f"k{i}"}}
+        for i, key in key_terms
+    ]
+    for i, fingerprint in part_terms:
+        blocks = [{"term": {schema.part_block_field(layout, j): schema.block_term(layout, value)}}
+                  for j, value in enumerate(sh.blocks(fingerprint, layout))]
+        should.append({"nested": {
+            "path": schema.PARTS,
+            "score_mode": "max",
+            "query": {"constant_score": {"filter": {"bool": {"should": blocks, "minimum_should_match": layout.min_match}}}},
+            "_name": f"p{i}",
+        }})
+    query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1,
+                                      "filter": [{"term": {schema.VERSION: version}}]}}
+    if exclude_id is not None:
+        query["bool"]["must_not"] = [{"ids": {"values": [exclude_id]}}]
+    return {
+        "query": query,
+        "_source": False,
+        "docvalue_fields": [schema.UNITS],
+        "size": limit,
+        "sort": [{"_score": "desc"}, {schema.ID: "asc"}],
+        "track_total_hits": False,
+    }
+
+
+def matched(hit: Mapping[str, Any]) -> tuple[frozenset[int], frozenset[int]]:
+    """Indices of the query parts and keys a :func:`part_search` hit matched (its ``matched_queries``)."""
+    names = hit.get("matched_queries", [])
+    if isinstance(names, Mapping):  # include_named_queries_score returns {name: score}
+        names = list(names)
+    return (frozenset(int(n[1:]) for n in names if n[:1] == "p"), frozenset(int(n[1:]) for n in names if n[:1] == "k"))
 
 
 def walk_query(version: str, *, retry_errors: bool = False) -> dict[str, Any]:
@@ -130,14 +185,14 @@ def target(hit: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def document_source(fingerprint: int, version: str, text: str | None, title: str | None,
-                    layouts: tuple[BlockLayout, ...]) -> dict[str, Any]:
-    """The ``_source`` of a document simdup indexes."""
+                    layouts: tuple[BlockLayout, ...], levels: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``_source`` of a document simdup indexes; ``levels`` (:func:`simdup_es.schema.levels_object`) join ``simdup``."""
     body: dict[str, Any] = {}
     if title is not None:
         body["title"] = title
     if text is not None:
         body["text"] = text
-    body[schema.ROOT] = schema.fingerprint_object(fingerprint, version, layouts)
+    body[schema.ROOT] = {**schema.fingerprint_object(fingerprint, version, layouts), **(levels or {})}
     return body
 
 
@@ -146,14 +201,16 @@ def group_update(group: str | None, size: int | None) -> dict[str, Any]:
     return {schema.GROUP: group, schema.GROUP_SIZE: size}
 
 
-def fingerprint_update(old: Mapping[str, Any] | None, fingerprint: int, version: str) -> dict[str, Any]:
-    """The partial ``doc`` that sets a fingerprint; keys of ``old`` it does not set become null.
+def fingerprint_update(old: Mapping[str, Any] | None, fingerprint: int, version: str,
+                       levels: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The partial ``doc`` that sets a fingerprint (and ``levels``, :func:`simdup_es.schema.levels_object`);
+    keys of ``old`` it does not set become null.
 
     Nulling matters: a partial update merges objects, so without it an old
-    ``simdup.error`` or the blocks of another layout would outlive the fingerprint
-    they belonged to.
+    ``simdup.error``, the blocks of another layout or the levels of an older text
+    would outlive the fingerprint they belonged to.
     """
-    new = schema.fingerprint_object(fingerprint, version)
+    new = {**schema.fingerprint_object(fingerprint, version), **(levels or {})}
     stale = {key: None for key in (old or {}) if key not in new}
     return {schema.ROOT: {**stale, **new}}
 
@@ -246,7 +303,9 @@ __all__ = [
     "fingerprint_update",
     "group_update",
     "index_action",
+    "matched",
     "page_search",
+    "part_search",
     "stored_fingerprint",
     "target",
     "text_of",

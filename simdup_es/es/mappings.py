@@ -44,11 +44,13 @@ def _block_mapping() -> dict[str, Any]:
 
 
 def fingerprint_mapping(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,)) -> dict[str, Any]:
-    """The ``simdup`` object's mapping, with explicit block fields for every layout in ``layouts``."""
+    """The ``simdup`` object's mapping, with explicit block fields (of documents and parts) for every layout."""
     simdup = copy.deepcopy(component_template()["template"]["mappings"]["properties"][schema.ROOT])
+    parts = simdup["properties"][schema.PARTS_NAME]["properties"]
     for layout in layouts:
         for j in range(layout.blocks):
             simdup["properties"].setdefault(schema.block_name(layout, j), _block_mapping())
+            parts.setdefault(schema.block_name(layout, j), _block_mapping())
     return simdup
 
 
@@ -91,6 +93,26 @@ def missing_keyword_fields(mappings: dict[str, Any], layouts: Iterable[BlockLayo
     return out
 
 
+def missing_level_fields(mappings: dict[str, Any], layouts: Iterable[BlockLayout]) -> dict[str, list[str]]:
+    """``{index: [field, ...]}``: level fields (issue 11) a ``GET _mapping`` answer lacks or maps otherwise.
+
+    Written to an index without them, dynamic mapping would make ``parts`` a plain
+    object (5 of 8 no longer within one part) and ``sk`` a text field.
+    """
+    wanted = fingerprint_mapping(layouts)["properties"]
+    out = {}
+    for name, body in mappings.items():
+        props = body.get("mappings", {}).get("properties", {}).get(schema.ROOT, {}).get("properties", {})
+        missing = [f"{schema.ROOT}.{f}" for f in schema.LEVEL_NAMES
+                   if props.get(f, {}).get("type", "object") != wanted[f].get("type", "object")]
+        part_props = props.get(schema.PARTS_NAME, {}).get("properties", {})
+        missing += [f"{schema.PARTS}.{f}" for f in wanted[schema.PARTS_NAME]["properties"]
+                    if part_props.get(f, {}).get("type") != "keyword"]
+        if missing:
+            out[name] = missing
+    return out
+
+
 __all__ = [
     "COMPONENT_TEMPLATE",
     "INDEX_TEMPLATE",
@@ -100,4 +122,5 @@ __all__ = [
     "index_mappings",
     "index_template",
     "missing_keyword_fields",
+    "missing_level_fields",
 ]

@@ -36,12 +36,17 @@ from ..es.mappings import (
     index_mappings,
     index_template,
     missing_keyword_fields,
+    missing_level_fields,
 )
-from .base import BulkReport, Closing, Members, StoredDoc
+from ..multilevel import PartCandidate
+from .base import MAX_STORED_PARTS, BulkReport, Closing, Members, StoredDoc, query_terms, stored_levels
 
 log = logging.getLogger(__name__)
 
 _CANDIDATE_PATH = ["hits.total", "hits.hits._id", "hits.hits.fields", "timed_out", "_shards.failed"]
+_PART_PATH = ["hits.hits._id", "hits.hits.fields", "hits.hits.matched_queries", "timed_out", "_shards.failed"]
+MAX_PART_LIMIT = 10_000
+"""Largest ``limit`` of :meth:`ElasticsearchStore.part_candidates`: one page (``index.max_result_window``)."""
 _REINDEX = "use a new index, which 'simdup setup' creates with the right mappings, and re-index into it"
 
 
@@ -134,6 +139,7 @@ class ElasticsearchStore(Closing):
             self._settings = None
             self._client = client
         self._checked = False
+        self._levels_checked = False
         self._groups_mapped = False
 
     def __repr__(self) -> str:
@@ -173,14 +179,15 @@ class ElasticsearchStore(Closing):
                 try:
                     self.client.indices.create(index=self.index, mappings=index_mappings(self.layouts))
                     log.info("created index %s", self.index)
-                    self._checked = True
+                    self._checked = self._levels_checked = True
                     return
                 except es.BadRequestError as exc:
                     if exc.error != "resource_already_exists_exception":
                         raise
+        # New fields only (the levels of issue 11 on an index made before them): no reindex.
         io.put_mapping(self.client, self.index, {schema.ROOT: fingerprint_mapping(self.layouts)},
                        "fingerprint fields", _REINDEX)
-        self._checked = True
+        self._checked = self._levels_checked = True
 
     def _check_mapping(self) -> None:
         """Refuse an index whose fingerprint fields are not keyword (checked once per store).
@@ -199,6 +206,23 @@ class ElasticsearchStore(Closing):
             )
         self._checked = True
 
+    def _check_level_mapping(self) -> None:
+        """Refuse to write or search levels in an index without their fields (checked once per store).
+
+        Written without the mapping, ``parts`` would become a plain object (5 of 8
+        blocks across parts) and ``sk`` a text field, silently.
+        """
+        if self._levels_checked:
+            return
+        with self._translated("reading the mapping"):
+            response = self.client.indices.get_mapping(index=self.index)
+        for name, missing in missing_level_fields(dict(response), self.layouts).items():
+            raise StoreError(
+                f"index {name!r} has no mapping for the level fields {', '.join(missing)}: run 'simdup setup', "
+                "which adds them to the existing index (no reindex needed)"
+            )
+        self._levels_checked = True
+
     # -- writes --------------------------------------------------------------------------------
 
     def put(self, docs: Sequence[StoredDoc]) -> BulkReport:
@@ -215,13 +239,21 @@ class ElasticsearchStore(Closing):
             return report
         self._check_mapping()
         actions: list[bodies.Action] = []
+        capped: dict[str, str] = {}
         for doc in docs:
             problem = doc.problem()
             if problem:
                 report.failed.append((str(doc.id), problem))
-            else:
-                source = bodies.document_source(int(doc.fingerprint), doc.version, doc.text, doc.title, self.layouts)
-                actions.append(bodies.index_action(doc.id, source))
+                continue
+            levels = None
+            if doc.levels is not None:
+                self._check_level_mapping()
+                parts, keys, cut = stored_levels(doc.levels)
+                if cut:
+                    capped[doc.id] = f"{cut} of {cut + len(parts)} parts left out (at most {MAX_STORED_PARTS} per document)"
+                levels = schema.levels_object(doc.id, doc.levels.units, parts, keys, cut, self.layouts)
+            source = bodies.document_source(int(doc.fingerprint), doc.version, doc.text, doc.title, self.layouts, levels)
+            actions.append(bodies.index_action(doc.id, source))
         size = max(self.min_chunk, min(self.chunk_size, -(-len(actions) // self.concurrency)))
         # The same id twice in one call: send in order, so the last one wins as documented.
         in_order = len({header["index"]["_id"] for header, _ in actions}) < len(actions)
@@ -236,8 +268,12 @@ class ElasticsearchStore(Closing):
         for item in items:
             if item.ok:
                 report.written += 1
+                if str(item.id) in capped:
+                    report.capped.append((str(item.id), capped[str(item.id)]))
             else:
                 report.failed.append((str(item.id), item.reason or ""))
+        for doc_id, what in report.capped:
+            log.info("document %r: %s", doc_id, what)
         return report
 
     # -- reads ---------------------------------------------------------------------------------
@@ -264,6 +300,30 @@ class ElasticsearchStore(Closing):
         ids = [hit["_id"] for hit in hits]
         fps = np.fromiter((int(hit["fields"][schema.FP][0], 16) for hit in hits), dtype=np.uint64, count=len(hits))
         return ids, fps
+
+    def part_candidates(
+        self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
+    ) -> list[PartCandidate]:
+        """Documents sharing a part or a sentence key with a query, in ONE ``bool`` search.
+
+        See :meth:`simdup_es.store.base.Store.part_candidates` and
+        :func:`simdup_es.es.bodies.part_search`; ``limit`` is at most
+        :data:`MAX_PART_LIMIT`. Partial results (a failed shard) raise.
+        """
+        if not 1 <= limit <= MAX_PART_LIMIT:
+            raise ConfigError(f"limit must be between 1 and {MAX_PART_LIMIT}, got {limit}")
+        part_terms, key_terms = query_terms(parts, keys)
+        if not part_terms and not key_terms:
+            return []
+        self._check_level_mapping()
+        body = bodies.part_search(part_terms, key_terms, version, self.layout, limit=limit, exclude_id=exclude_id)
+        response = io.search(self.client, self.index, body, "searching part candidates", _PART_PATH)
+        out = []
+        for hit in response.get("hits", {}).get("hits", []):
+            hit_parts, hit_keys = bodies.matched(hit)
+            units = hit.get("fields", {}).get(schema.UNITS, [0])[0]
+            out.append(PartCandidate(hit["_id"], hit_parts, hit_keys, int(units)))
+        return out
 
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
         """Documents by id, in the order asked; unknown ids (and documents without a fingerprint) are left out."""

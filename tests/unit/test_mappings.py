@@ -40,7 +40,32 @@ def test_component_template_has_every_fingerprint_field_as_keyword() -> None:
     assert props[schema.GROUP]["type"] == "keyword" and props[schema.GROUP_SIZE]["type"] == "integer"
     # ... and nothing else: a stale field name would linger here unnoticed.
     assert set(props) == {schema.ROOT, schema.GROUP, schema.GROUP_SIZE}
-    assert {f"{schema.ROOT}.{name}" for name in props[schema.ROOT]["properties"]} == set(wanted) | {schema.ERROR}
+    levels = {schema.ID, schema.UNITS, schema.PARTS_CUT, schema.KEYS, schema.PARTS}
+    assert {f"{schema.ROOT}.{name}" for name in props[schema.ROOT]["properties"]} == set(wanted) | {schema.ERROR} | levels
+
+
+def test_level_fields_follow_the_schema() -> None:
+    props = _json("component-template.json")["template"]["mappings"]["properties"]
+    assert _field(props, schema.KEYS)["type"] == "keyword" and _field(props, schema.KEYS)["doc_values"] is False
+    # The candidates' tie order sorts on the id and reads the units: doc values, no index needed.
+    assert _field(props, schema.ID) == {"type": "keyword", "index": False}
+    assert _field(props, schema.UNITS) == {"type": "integer", "index": False}
+    assert _field(props, schema.PARTS_CUT)["type"] == "integer"
+    parts = _field(props, schema.PARTS)
+    assert parts["type"] == "nested"  # 5 of 8 blocks within one part, not across parts
+    fields = [schema.part_block_field(schema.DEFAULT_LAYOUT, j) for j in range(8)]
+    assert {f"{schema.PARTS}.{name}" for name in parts["properties"]} == set(fields)
+    assert all(_field(props, f) == _field(props, schema.block_field(schema.DEFAULT_LAYOUT, 0)) for f in fields)
+
+
+def test_the_level_terms_schema_writes_fit_the_mapping() -> None:
+    obj = schema.levels_object("doc-1", 120, [0xE28764262E8514DA], [1, 2**64 - 1], 0)
+    props = _json("component-template.json")["template"]["mappings"]["properties"][schema.ROOT]["properties"]
+    assert set(obj) == set(schema.LEVEL_NAMES) and set(obj) <= set(props)
+    assert obj[schema.KEYS_NAME] == ["0000000000000001", "ffffffffffffffff"]
+    (part,) = obj[schema.PARTS_NAME]
+    assert set(part) == set(props[schema.PARTS_NAME]["properties"])
+    assert part == {schema.block_name(schema.DEFAULT_LAYOUT, j): v for j, v in enumerate(("da", "14", "85", "2e", "26", "64", "87", "e2"))}
 
 
 def test_block_fields_are_for_term_matching_only() -> None:
@@ -55,14 +80,19 @@ def test_block_fields_are_for_term_matching_only() -> None:
 def test_the_block_terms_schema_writes_fit_the_mapping() -> None:
     obj = schema.fingerprint_object(0xE28764262E8514DA, "1.test")
     props = _json("component-template.json")["template"]["mappings"]["properties"][schema.ROOT]["properties"]
-    assert set(obj) == set(props) - {schema.ERROR.split(".")[1]}
+    assert set(obj) == set(props) - {schema.ERROR.split(".")[1]} - set(schema.LEVEL_NAMES)
     assert all(isinstance(v, str) for v in obj.values())
 
 
 @pytest.mark.parametrize("layout", [BlockLayout(4, 3), BlockLayout(16, 3), BlockLayout(2, 1)])
 def test_other_layouts_get_keyword_fields_from_the_dynamic_template(layout: BlockLayout) -> None:
-    (entry,) = _json("component-template.json")["template"]["mappings"]["dynamic_templates"]
+    entry, parts_entry = _json("component-template.json")["template"]["mappings"]["dynamic_templates"]
     (template,) = entry.values()
+    (parts_template,) = parts_entry.values()
+    assert parts_template["mapping"] == template["mapping"]
+    for j in range(layout.blocks):
+        assert schema.part_block_field(layout, j).startswith(parts_template["path_match"].removesuffix("*"))
+        assert not schema.part_block_field(layout, j).startswith(template["path_match"].removesuffix("*"))
     assert template["mapping"]["type"] == "keyword"
     prefix = template["path_match"].removesuffix("*")
     assert template["path_match"].endswith("*") and template["match_mapping_type"] == "string"
@@ -90,5 +120,6 @@ def test_explicit_mappings_match_the_templates() -> None:
         assert _field(full["properties"], schema.block_field(schema.DEFAULT_LAYOUT, j))["type"] == "keyword"
     for j in range(4):
         assert _field(full["properties"], schema.block_field(BlockLayout(4, 3), j))["type"] == "keyword"
+        assert _field(full["properties"], schema.part_block_field(BlockLayout(4, 3), j))["type"] == "keyword"
     assert _field(full["properties"], "text")["type"] == "text"
     assert full["dynamic_templates"] == _json("component-template.json")["template"]["mappings"]["dynamic_templates"]
