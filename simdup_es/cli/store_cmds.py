@@ -299,15 +299,26 @@ def _show_copies(found: list[MultiMatch], docs: dict[str, StoredDoc], query_text
 @fingerprint_options
 def query(text: str | None, file: Path | None, title: str | None, dsl: bool, index: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int) -> None:
-    """Print the candidate query for a text or file, ready for Kibana Dev Tools."""
-    from ..es.bodies import candidate_search
+    """Print the search requests for a text or file, ready for Kibana Dev Tools.
+
+    The first finds near-duplicate candidates (document fingerprint blocks), the
+    second partial-copy candidates (part fingerprints and sentence keys).
+    """
+    from ..es.bodies import candidate_search, part_search
+    from ..store.base import query_terms
 
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    fp, _, _ = _query_document(None, fingerprinter, text, file, None, title)
-    body = candidate_search(fp.value, fp.version, BlockLayout())
-    click.echo(f"GET {index}/_search")
-    click.echo(json.dumps(body, ensure_ascii=False, indent=2))
-    click.echo(f"# fingerprint {fp.hex}: re-rank the hits by Hamming distance of simdup.fp and keep d <= 3", err=True)
+    fp, query_text, _ = _query_document(None, fingerprinter, text, file, None, title)
+    levels = PartPrinter(fingerprinter).levels(query_text or "")
+    part_terms, key_terms = query_terms(levels.fingerprints, [k.key for k in levels.keys])
+    bodies = [candidate_search(fp.value, fp.version, BlockLayout()),
+              part_search(part_terms, key_terms, fp.version, BlockLayout(), limit=MultiParams.store_limit)]
+    for n, body in enumerate(bodies):
+        click.echo(("\n" if n else "") + f"GET {index}/_search")
+        click.echo(json.dumps(body, ensure_ascii=False, indent=2))
+    click.echo(f"# fingerprint {fp.hex}: re-rank the first request's hits by Hamming distance of simdup.fp and keep "
+               f"d <= 3; the second's matched_queries name the parts (p<i>) and sentences (k<i>) each hit shares",
+               err=True)
 
 
 def register(group: click.Group) -> None:

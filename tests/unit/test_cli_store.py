@@ -69,10 +69,16 @@ def test_search_html_report_and_missing_store(tmp_path: Path) -> None:
 def test_query_dsl_prints_a_pasteable_body() -> None:
     result = _run("query", "--dsl", "--text", "近似重复文档检测的查询文本", "--index", "docs")
     assert result.exit_code == 0, result.output
-    first, _, body = result.stdout.partition("\n")
-    assert first == "GET docs/_search"
+    first, second = result.stdout.split("\n\n")
+    head, _, body = first.partition("\n")
+    assert head == "GET docs/_search"
     query = json.loads(body)["query"]["bool"]
     assert query["minimum_should_match"] == 5 and len(query["should"]) == 8
+    # The part-level request: one named clause per part and sentence key.
+    head, _, body = second.partition("\n")
+    assert head == "GET docs/_search"
+    names = [c.get("nested", c.get("constant_score"))["_name"] for c in json.loads(body)["query"]["bool"]["should"]]
+    assert names and all(n[0] in "pk" for n in names)
 
 
 def test_search_file_finds_the_same_file_after_indexing_it(tmp_path: Path) -> None:
