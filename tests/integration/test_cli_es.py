@@ -68,3 +68,18 @@ def test_index_search_and_reindex_on_a_real_node(es_url: str, es_index: str, es_
     near = {h["_id"] for h in es_client.search(index=es_index, body=json.loads(first.partition("\n")[2]))["hits"]["hits"]}
     parts = {h["_id"] for h in es_client.search(index=es_index, body=json.loads(second.partition("\n")[2]))["hits"]["hits"]}
     assert "zh-man:man8/nmbd.8#3~paragraph-deleted" in parts - near
+
+
+def test_groups_partial_on_a_real_node(es_url: str, es_index: str, es_client) -> None:  # type: ignore[no-untyped-def]
+    assert _run(es_url, es_index, "index", SAMPLE).exit_code == 0
+    source, copy = "zh-man:man8/nmbd.8#3", "zh-man:man8/nmbd.8#3~paragraph-deleted"
+
+    def group(doc_id: str) -> str | None:
+        return es_client.get(index=es_index, id=doc_id)["_source"].get("dup_group")
+
+    assert _run(es_url, es_index, "groups").exit_code == 0
+    assert group(source) is None and group(copy) is None
+    result = _run(es_url, es_index, "groups", "--partial", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["partial"] >= 1
+    assert group(source) is not None and group(source) == group(copy)
