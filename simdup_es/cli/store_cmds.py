@@ -282,7 +282,7 @@ def _show_copies(found: list[MultiMatch], docs: dict[str, StoredDoc], query_text
     for m, doc in scored[:details]:
         assert m.comparison is not None
         render_terminal(unify(query_text or ""), unify(doc.text or ""), m.comparison, console=console,
-                        label_a="query", label_b=f"{m.id} ({m.kind})", max_pairs=10)
+                        label_a="query", label_b=m.id, max_pairs=10)
     if html_path is not None and scored:
         best, doc = scored[0]
         assert best.comparison is not None
