@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.resources
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 from simdup_es import default_fingerprinter, find_copies, find_duplicates
 from simdup_es.errors import EmptyDocumentError
 from simdup_es.fingerprint import Doc
-from simdup_es.multilevel import MemoryPartIndex, MultiParams, PartCandidate
+from simdup_es.multilevel import MemoryPartIndex, MultiParams
 from simdup_es.parts import PartPrinter
 from simdup_es.search import find_copies_many
 from simdup_es.store.base import StoredDoc
@@ -22,20 +21,6 @@ from simdup_es.store.local import LocalStore
 SAMPLE = importlib.resources.files("simdup_es.data") / "sample.jsonl"
 RECORDS = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
 BY_ID = {r["id"]: r for r in RECORDS}
-
-
-class WithParts:
-    """A store whose part lookups go to the reference index (the stores' own are held to it by the contract suite)."""
-
-    def __init__(self, store: LocalStore, index: MemoryPartIndex) -> None:
-        self.store, self.index = store, index
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.store, name)
-
-    def part_candidates(self, parts: Sequence[int | None], keys: Sequence[int], version: str, *,
-                        exclude_id: str | None = None, limit: int = 100) -> list[PartCandidate]:
-        return self.index.part_candidates(parts, keys, version, exclude_id=exclude_id, limit=limit)
 
 
 def _host_with_passage() -> dict[str, str]:
@@ -51,16 +36,28 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
     printer = PartPrinter(default_fingerprinter())
     local = LocalStore(tmp_path_factory.mktemp("copies") / "store")
     local.setup()
-    index = MemoryPartIndex(local.layout)
     docs = [*RECORDS, _host_with_passage()]
     for r in docs:
         fp = printer.fingerprinter.fingerprint(r["text"], r.get("title"))
-        levels = printer.levels(r["text"])
-        local.put([StoredDoc(r["id"], fp.value, fp.version, r["text"], r.get("title"))])
-        index.put_levels(r["id"], levels, fp.value)
+        local.put([StoredDoc(r["id"], fp.value, fp.version, r["text"], r.get("title"), levels=printer.levels(r["text"]))])
     local.refresh()
-    yield WithParts(local, index)
+    yield local
     local.close()
+
+
+def test_the_store_answers_as_the_reference_index(store: LocalStore) -> None:
+    printer = PartPrinter(default_fingerprinter())
+    index = MemoryPartIndex(store.layout)
+    for r in [*RECORDS, _host_with_passage()]:
+        index.put_levels(r["id"], printer.levels(r["text"]))
+    found = 0
+    for r in RECORDS:
+        q = printer.levels(r["text"])
+        args = (q.fingerprints, [k.key for k in q.keys], q.version)
+        got = store.part_candidates(*args, exclude_id=r["id"])
+        assert got == index.part_candidates(*args, exclude_id=r["id"]), r["id"]
+        found += len(got)
+    assert found > 0
 
 
 def test_near_duplicates_are_exactly_the_document_level_results(store: Any) -> None:
