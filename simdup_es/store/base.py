@@ -57,6 +57,11 @@ def stored_levels(levels: Levels) -> tuple[list[int], list[int], int]:
     return kept, keys, len(fps) - len(kept)
 
 
+def capped_note(kept: int, cut: int) -> str:
+    """What :attr:`BulkReport.capped` says of a document whose parts were cut."""
+    return f"{cut} of {kept + cut} parts left out (at most {MAX_STORED_PARTS} per document)"
+
+
 def query_terms(parts: Sequence[int | None], keys: Sequence[int]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """``(index, value)`` of the query parts (with a fingerprint) and keys a store looks up.
 

@@ -39,7 +39,7 @@ from ..es.mappings import (
     missing_level_fields,
 )
 from ..multilevel import PartCandidate
-from .base import MAX_STORED_PARTS, BulkReport, Closing, Members, StoredDoc, query_terms, stored_levels
+from .base import BulkReport, Closing, Members, StoredDoc, capped_note, query_terms, stored_levels
 
 log = logging.getLogger(__name__)
 
@@ -250,7 +250,7 @@ class ElasticsearchStore(Closing):
                 self._check_level_mapping()
                 parts, keys, cut = stored_levels(doc.levels)
                 if cut:
-                    capped[doc.id] = f"{cut} of {cut + len(parts)} parts left out (at most {MAX_STORED_PARTS} per document)"
+                    capped[doc.id] = capped_note(len(parts), cut)
                 levels = schema.levels_object(doc.id, doc.levels.units, parts, keys, cut, self.layouts)
             source = bodies.document_source(int(doc.fingerprint), doc.version, doc.text, doc.title, self.layouts, levels)
             actions.append(bodies.index_action(doc.id, source))

@@ -105,7 +105,7 @@ from ..config import FINGERPRINT_BITS, BlockLayout
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
 from ..multilevel import PartCandidate
 from ..parts import Levels
-from .base import MAX_STORED_PARTS, BulkReport, Closing, Members, StoredDoc, query_terms, stored_levels
+from .base import BulkReport, Closing, Members, StoredDoc, capped_note, query_terms, stored_levels
 
 log = logging.getLogger(__name__)
 
@@ -689,8 +689,7 @@ class LocalStore(Closing):
                     continue
                 parts, keys, cut = stored_levels(doc_levels)
                 if cut:
-                    capped.append((doc_id, f"{cut} of {cut + len(parts)} parts left out "
-                                           f"(at most {MAX_STORED_PARTS} per document)"))
+                    capped.append((doc_id, capped_note(len(parts), cut)))
                 conn.execute("INSERT INTO levels (seq, units, parts_cut) VALUES (?, ?, ?)", (seq, doc_levels.units, cut))
                 conn.executemany("INSERT INTO parts (seq, pos, fp) VALUES (?, ?, ?)",
                                  ((seq, pos, _signed(f)) for pos, f in enumerate(parts)))

@@ -314,3 +314,64 @@ def test_secrets_stay_out_of_logs_and_errors(es_url: str, es_index: str, caplog:
                 wide.candidates(1, VERSION)
             assert all("secret-789" not in text for text in (str(info.value), repr(settings), repr(store)))
     assert "secret-789" not in caplog.text
+
+
+@pytest.fixture
+def plain_index(es_client: Elasticsearch):  # type: ignore[no-untyped-def]
+    """A fresh index name outside ``simdup-*`` (so no template adds fields to it), deleted afterwards."""
+    name = f"plain-levels-{uuid.uuid4().hex[:8]}"
+    yield name
+    es_client.options(ignore_status=404).indices.delete(index=name)
+
+
+def test_setup_upgrades_an_index_made_before_the_levels(es_client: Elasticsearch, plain_index: str) -> None:
+    """An index with the document-level mapping only gets the level fields by put mapping; no reindex."""
+    es_index = plain_index
+    from simdup_es.es.mappings import index_mappings
+    from simdup_es.parts import PartPrinter
+    from simdup_es.text import unify
+
+    old = index_mappings()
+    for name in schema.LEVEL_NAMES:
+        del old["properties"][schema.ROOT]["properties"][name]
+    old["dynamic_templates"] = old["dynamic_templates"][:1]
+    es_client.indices.create(index=es_index, mappings=old)
+    plain = ElasticsearchStore(es_client, es_index)
+    assert plain.put([StoredDoc("old", 12345, VERSION, "written before the levels")]).written == 1
+
+    text = unify(_fixture("zh_article.txt"))
+    levels = PartPrinter(_fingerprinter()).levels(text, unified=True)
+    doc = StoredDoc("new", 999, levels.version, text, levels=levels)
+    store = ElasticsearchStore(es_client, es_index)
+    with pytest.raises(StoreError, match="simdup setup"):  # never a silently object-mapped `parts`
+        store.put([doc])
+    with pytest.raises(StoreError, match="simdup setup"):
+        store.part_candidates(list(levels.fingerprints), [k.key for k in levels.keys], levels.version)
+
+    store.setup()
+    simdup = es_client.indices.get_mapping(index=es_index)[es_index]["mappings"]["properties"][schema.ROOT]["properties"]
+    assert simdup[schema.PARTS_NAME]["type"] == "nested" and simdup[schema.KEYS_NAME]["type"] == "keyword"
+    assert store.put([doc]).written == 1
+    store.refresh()
+    assert store.count() == 2 and [d.id for d in store.get(["old"])] == ["old"]  # nothing re-indexed or lost
+    found = store.part_candidates(list(levels.fingerprints), [k.key for k in levels.keys], levels.version)
+    assert [c.id for c in found] == ["new"] and c_all(found[0], levels)
+    assert store.candidates(12345, VERSION)[0] == ["old"]  # the document level as before
+
+
+def c_all(found, levels) -> bool:  # type: ignore[no-untyped-def]
+    """Every part (with a fingerprint) and every key of a document matches itself."""
+    return found.parts == {i for i, f in enumerate(levels.fingerprints) if f is not None} and \
+        found.keys == set(range(len(levels.keys))) and found.units == levels.units
+
+
+def _fixture(name: str) -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parent.parent / "fixtures" / name).read_text(encoding="utf-8")
+
+
+def _fingerprinter():  # type: ignore[no-untyped-def]
+    from simdup_es import default_fingerprinter
+
+    return default_fingerprinter()

@@ -60,3 +60,24 @@ def test_walk_query_excludes_the_current_version() -> None:
     assert walk_query("v1") == {"bool": {"must_not": [{"term": {schema.VERSION: "v1"}}]}}
     retry = walk_query("v1", retry_errors=True)["bool"]["must_not"][0]["bool"]
     assert retry["must_not"] == [{"exists": {"field": ERROR}}]
+
+
+def test_part_search_names_every_clause_and_scores_each_one() -> None:
+    from simdup_es.es.bodies import matched, part_search
+
+    fp = 0xE28764262E8514DA
+    body = part_search([(0, fp), (3, fp ^ 1)], [(1, 5), (2, 2**64 - 1)], "v1", limit=7, exclude_id="me")
+    query = body["query"]["bool"]
+    assert query["filter"] == [{"term": {schema.VERSION: "v1"}}] and query["must_not"] == [{"ids": {"values": ["me"]}}]
+    assert query["minimum_should_match"] == 1
+    keys, parts = query["should"][:2], query["should"][2:]
+    assert [k["constant_score"]["_name"] for k in keys] == ["k1", "k2"]
+    assert keys[1]["constant_score"]["filter"] == {"term": {schema.KEYS: "ffffffffffffffff"}}
+    assert [p["nested"]["_name"] for p in parts] == ["p0", "p3"]
+    inner = parts[0]["nested"]["query"]["constant_score"]["filter"]["bool"]
+    assert parts[0]["nested"]["path"] == schema.PARTS and inner["minimum_should_match"] == 5
+    assert inner["should"][0] == {"term": {schema.part_block_field(BlockLayout(), 0): "da"}}
+    # Ranked by matched clauses (the score), then id; cut by the engine at the limit.
+    assert body["sort"] == [{"_score": "desc"}, {schema.ID: "asc"}] and body["size"] == 7
+    assert matched({"matched_queries": ["p3", "k2", "p0"]}) == ({0, 3}, {2})
+    assert matched({"matched_queries": {"k1": 1.0}}) == (frozenset(), {1})

@@ -473,3 +473,95 @@ def test_a_failed_write_leaves_no_open_transaction(tmp_path: Path, monkeypatch: 
         monkeypatch.undo()
         assert store.put([StoredDoc("a", 1, V)]).written == 1
         assert store.count() == 1
+
+
+# --------------------------------------------------------------------------- levels (issue 11)
+
+
+def _levels(version: str, parts: list[int | None], keys: list[int], units: int = 50):  # type: ignore[no-untyped-def]
+    from simdup_es.parts import Levels, SentenceKey
+
+    return Levels(version, units, (), (), tuple(parts), tuple(SentenceKey(k, i, 8) for i, k in enumerate(keys)))
+
+
+def _near(fp: int, bits: list[int]) -> int:
+    for b in bits:
+        fp ^= 1 << b
+    return fp
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    layout=st.sampled_from([BlockLayout(), BlockLayout(8, 2), BlockLayout(4, 1), BlockLayout(16, 3), BlockLayout(8, 7)]),
+    seed=st.integers(0, 2**32 - 1),
+    n_docs=st.integers(1, 30),
+    limit=st.sampled_from([1, 3, 100]),
+)
+def test_part_candidates_equal_the_reference_index(layout: BlockLayout, seed: int, n_docs: int, limit: int) -> None:
+    """The numpy level index (block-group tables + sorted keys) against MemoryPartIndex, on any layout."""
+    from simdup_es.multilevel import MemoryPartIndex
+
+    rng = np.random.default_rng(seed)
+    base = [int(x) for x in rng.integers(0, 2**64, 6, dtype=np.uint64)]
+    key_pool = [int(x) for x in rng.integers(0, 2**64, 12, dtype=np.uint64)]
+
+    def part() -> int | None:  # neighbours of a few bases: some within 5 of 8 blocks, some not
+        if rng.random() < 0.1:
+            return None
+        return _near(base[int(rng.integers(0, 6))], rng.choice(64, int(rng.integers(0, 12)), replace=False).tolist())
+
+    ref = MemoryPartIndex(layout)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = LocalStore(Path(tmp) / "s", layout)
+        store.setup()
+        docs = []
+        for i in range(n_docs):
+            lv = _levels("v1", [part() for _ in range(int(rng.integers(0, 5)))],
+                         [key_pool[j] for j in rng.choice(12, int(rng.integers(0, 5)), replace=False).tolist()],
+                         int(rng.integers(1, 500)))
+            docs.append(StoredDoc(f"d{i % 25}", i, "v1", levels=lv))  # some ids twice: the last one wins
+            ref.put_levels(f"d{i % 25}", lv)
+        assert store.put(docs).written == n_docs
+        for _ in range(5):
+            q_parts = [part() for _ in range(int(rng.integers(0, 6)))]
+            q_keys = [key_pool[int(j)] for j in rng.integers(0, 12, int(rng.integers(0, 6)))]
+            exclude = f"d{int(rng.integers(0, 25))}" if rng.random() < 0.5 else None
+            want = ref.part_candidates(q_parts, q_keys, "v1", exclude_id=exclude, limit=limit)
+            assert store.part_candidates(q_parts, q_keys, "v1", exclude_id=exclude, limit=limit) == want
+            assert store.part_candidates(q_parts, q_keys, "v2") == []
+        store.close()
+
+
+def test_level_index_follows_writes_and_other_processes(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "s")
+    store.setup()
+    assert store.part_candidates([1], [2], "v1") == []
+    store.put([StoredDoc("a", 1, "v1", levels=_levels("v1", [5], [7]))])
+    assert [c.id for c in store.part_candidates([5], [], "v1")] == ["a"]  # own write: visible at once
+    other = LocalStore(tmp_path / "s")
+    other.put([StoredDoc("b", 2, "v1", levels=_levels("v1", [5], [7]))])
+    assert [c.id for c in store.part_candidates([5], [], "v1")] == ["a"]
+    store.refresh()
+    found = store.part_candidates([5], [7], "v1")
+    assert [(c.id, c.parts, c.keys) for c in found] == [("a", {0}, {0}), ("b", {0}, {0})]
+    other.put_fingerprints(["a"], [1], "v1")  # replaced without levels: no longer a part candidate
+    store.refresh()
+    assert [c.id for c in store.part_candidates([5], [7], "v1")] == ["b"]
+    other.close()
+    store.close()
+
+
+def test_a_store_made_before_the_levels_gets_their_tables_on_first_write(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "s")
+    store.setup()
+    with store._sql() as conn:  # as a store of the previous release: no level tables
+        for table in ("levels", "parts", "sentence_keys"):
+            conn.execute(f"DROP TABLE {table}")
+    store.close()
+    store = LocalStore(tmp_path / "s")
+    assert store.part_candidates([5], [7], "v1") == []
+    store.put([StoredDoc("a", 1, "v1", text="kept")])
+    assert store.part_candidates([5], [7], "v1") == []
+    store.put([StoredDoc("b", 2, "v1", levels=_levels("v1", [5], [7]))])
+    assert [c.id for c in store.part_candidates([5], [7], "v1")] == ["b"] and store.count() == 2
+    store.close()

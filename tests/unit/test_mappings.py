@@ -123,3 +123,16 @@ def test_explicit_mappings_match_the_templates() -> None:
         assert _field(full["properties"], schema.part_block_field(BlockLayout(4, 3), j))["type"] == "keyword"
     assert _field(full["properties"], "text")["type"] == "text"
     assert full["dynamic_templates"] == _json("component-template.json")["template"]["mappings"]["dynamic_templates"]
+
+
+def test_missing_level_fields_names_what_an_old_index_lacks() -> None:
+    full = ess.index_mappings()
+    assert ess.missing_level_fields({"new": {"mappings": full}}, (schema.DEFAULT_LAYOUT,)) == {}
+    old = json.loads(json.dumps(full))
+    for name in schema.LEVEL_NAMES:
+        del old["properties"][schema.ROOT]["properties"][name]
+    missing = ess.missing_level_fields({"old": {"mappings": old}}, (schema.DEFAULT_LAYOUT,))["old"]
+    assert {schema.ID, schema.UNITS, schema.PARTS_CUT, schema.KEYS, schema.PARTS} <= set(missing)
+    # Written without the mapping, parts became a plain object: refused too.
+    old["properties"][schema.ROOT]["properties"][schema.PARTS_NAME] = {"properties": {"b0": {"type": "keyword"}}}
+    assert schema.PARTS in ess.missing_level_fields({"old": {"mappings": old}}, (schema.DEFAULT_LAYOUT,))["old"]

@@ -1,0 +1,185 @@
+"""The Store contract for the finer levels (issue 11): parts and sentence keys.
+
+Each test runs once per store (``local``, ``elasticsearch``; see conftest.py) on the
+real fixture texts (``tests/fixtures``), a 30 % passage of one planted in another, an
+edited copy, a document with no sentence and one huge paragraph. Every answer of
+:meth:`Store.part_candidates` is held to :class:`simdup_es.multilevel.MemoryPartIndex`
+(the reference) fed the same levels: the same candidates, matched parts and keys,
+units, and order. So both stores give identical result sets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from simdup_es import default_fingerprinter
+from simdup_es.multilevel import MemoryPartIndex, PartCandidate
+from simdup_es.parts import Levels, PartPrinter
+from simdup_es.store import base
+from simdup_es.store.base import Store, StoredDoc, query_terms
+from simdup_es.text import unify
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@cache
+def printer() -> PartPrinter:
+    return PartPrinter(default_fingerprinter())
+
+
+def _lines(name: str) -> list[str]:
+    return [line for line in (FIXTURES / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@cache
+def texts() -> dict[str, str]:
+    """Unified texts by id: the fixtures, pieces of them, a planted passage, an edited copy, edge cases."""
+    article, other = _lines("zh_article.txt"), _lines("zh_other.txt")
+    out = {name: "\n".join(_lines(f"{name}.txt")) for name in ("zh_article", "zh_article_tw", "zh_other", "en_article")}
+    third = len(article) // 3
+    for i in range(3):  # overlapping pieces: many shared parts and keys, so ties and cuts are exercised
+        out[f"piece-{i}"] = "\n".join(article[i * third // 2 : i * third // 2 + third + 10])
+    start = len(article) // 3
+    passage = article[start : start + int(0.3 * len(article))]
+    out["planted"] = "\n".join(other[: len(other) // 2] + passage + other[len(other) // 2 :])
+    out["edited"] = "\n".join(
+        line.replace("文件", "档案") if i % 5 == 0 else line for i, line in enumerate(article) if i % 7 != 3
+    )
+    out["no-sentence"] = "  \n\n ..."
+    out["one-paragraph"] = "".join(article * 3)  # no line break: one run cut into windows
+    return {doc_id: unify(text) for doc_id, text in out.items()}
+
+
+@cache
+def levels() -> dict[str, Levels]:
+    return {doc_id: printer().levels(text, unified=True) for doc_id, text in texts().items()}
+
+
+@cache
+def queries() -> tuple[tuple[str, Levels], ...]:
+    """The stored texts, the planted passage alone and a fresh edit, as queries."""
+    article = _lines("zh_article.txt")
+    extra = {
+        "passage": "\n".join(article[10:40]),
+        "fresh-edit": "\n".join(line + "。另加一句" if i % 4 == 0 else line for i, line in enumerate(article[5:])),
+    }
+    return tuple(levels().items()) + tuple((q, printer().levels(unify(t), unified=True)) for q, t in extra.items())
+
+
+def stored(doc_id: str, lv: Levels) -> StoredDoc:
+    return StoredDoc(doc_id, 0x0123456789ABCDEF, lv.version, texts().get(doc_id), None,
+                     levels=lv)
+
+
+def load_levels(store: Store, docs: dict[str, Levels]) -> None:
+    report = store.put([stored(doc_id, lv) for doc_id, lv in docs.items()])
+    assert report.failed == [] and report.written == len(docs) and report.capped == []
+    store.refresh()
+
+
+def reference(docs: dict[str, Levels]) -> MemoryPartIndex:
+    ref = MemoryPartIndex()
+    for doc_id, lv in docs.items():
+        ref.put_levels(doc_id, lv)
+    return ref
+
+
+def ask(store: Store, lv: Levels, **kw: object) -> list[PartCandidate]:
+    return store.part_candidates(list(lv.fingerprints), [k.key for k in lv.keys], lv.version, **kw)  # type: ignore[arg-type]
+
+
+def expected(ref: MemoryPartIndex, lv: Levels, **kw: object) -> list[PartCandidate]:
+    """The reference's answer for what a store looks up of ``lv`` (all of it, or the spread of a long query)."""
+    parts, keys = query_terms(list(lv.fingerprints), [k.key for k in lv.keys])
+    return [
+        dataclasses.replace(c, parts=frozenset(parts[i][0] for i in c.parts), keys=frozenset(keys[i][0] for i in c.keys))
+        for c in ref.part_candidates([f for _, f in parts], [k for _, k in keys], lv.version, **kw)  # type: ignore[arg-type]
+    ]
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_the_fixture_set_covers_the_cases() -> None:
+    lv = levels()
+    assert lv["no-sentence"].parts == () and lv["no-sentence"].keys == ()
+    # The huge paragraph became windows, more than a query looks up.
+    assert len(lv["one-paragraph"].parts) > base.MAX_QUERY_PARTS
+
+
+@pytest.mark.parametrize("limit", [100, 3])
+def test_part_candidates_equal_the_reference(store: Store, limit: int) -> None:
+    docs = levels()
+    load_levels(store, docs)
+    ref = reference(docs)
+    found_any = 0
+    for name, lv in queries():
+        for exclude in (None, name):
+            want = expected(ref, lv, exclude_id=exclude, limit=limit)
+            assert ask(store, lv, exclude_id=exclude, limit=limit) == want, (name, exclude)
+            found_any += len(want)
+    assert found_any > 2 * len(queries())  # the queries find more than themselves
+
+
+def test_planted_passage_and_edited_copy_are_found(store: Store) -> None:
+    load_levels(store, levels())
+    found = {c.id: c for c in ask(store, levels()["zh_article"], exclude_id="zh_article")}
+    assert {"planted", "edited", "one-paragraph", "piece-0"} <= set(found)
+    assert "zh_other" not in found and "en_article" not in found
+    assert found["planted"].keys and found["edited"].parts and found["edited"].units == levels()["edited"].units
+    assert ask(store, levels()["no-sentence"]) == []
+
+
+def test_other_versions_and_documents_without_levels_are_no_part_candidates(store: Store) -> None:
+    lv = levels()["zh_article"]
+    other = dataclasses.replace(lv, version="other-recipe")
+    report = store.put([stored("mine", lv), StoredDoc("other", 7, "other-recipe", "x", levels=other),
+                        StoredDoc("plain", 0xF0F0F0F0F0F0F0F0, lv.version, "no levels")])
+    assert report.failed == [] and report.written == 3
+    store.refresh()
+    assert [c.id for c in ask(store, lv)] == ["mine"]
+    assert [c.id for c in ask(store, other)] == ["other"]
+    # Replaced without levels: its old levels go with the old document.
+    assert store.put([StoredDoc("mine", 5, lv.version, "now plain")]).written == 1
+    store.refresh()
+    assert ask(store, lv) == []
+    assert store.candidates(5, lv.version)[0] == ["mine"]  # the document level is untouched
+
+
+def test_levels_of_another_version_are_refused(store: Store) -> None:
+    lv = dataclasses.replace(levels()["zh_other"], version="not-the-document's")
+    report = store.put([StoredDoc("bad", 1, "v1", "t", levels=lv), stored("good", levels()["zh_other"])])
+    assert report.written == 1 and [doc_id for doc_id, _ in report.failed] == ["bad"]
+    assert "version" in report.failed[0][1]
+
+
+def test_a_long_query_is_looked_up_by_an_even_spread(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(base, "MAX_QUERY_PARTS", 4)
+    monkeypatch.setattr(base, "MAX_QUERY_KEYS", 7)
+    docs = levels()
+    load_levels(store, docs)
+    lv = docs["one-paragraph"]
+    parts, keys = query_terms(list(lv.fingerprints), [k.key for k in lv.keys])
+    assert [i for i, _ in parts] == [0, 20, 40, 60] and len(keys) == 7  # spread over the whole query
+    want = expected(reference(docs), lv)
+    assert want and ask(store, lv) == want
+    assert all(c.parts <= {0, 20, 40, 60} for c in want)
+
+
+def test_parts_beyond_the_cap_are_left_out_and_reported(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(base, "MAX_STORED_PARTS", 20)
+    lv = levels()["one-paragraph"]
+    report = store.put([stored("long", lv), stored("short", levels()["piece-0"])])
+    assert report.written == 2 and [doc_id for doc_id, _ in report.capped] == ["long"]
+    n = len([f for f in lv.fingerprints if f is not None])
+    assert report.capped[0][1].startswith(f"{n - 20} of {n} parts")
+    store.refresh()
+    kept, _, cut = base.stored_levels(lv)
+    assert len(kept) == 20 and cut == n - 20
+    ref = reference({"long": dataclasses.replace(lv, fingerprints=tuple(kept)), "short": levels()["piece-0"]})
+    for q in (lv, levels()["zh_article"], levels()["piece-0"]):
+        assert ask(store, q) == expected(ref, q)
