@@ -179,7 +179,7 @@ def find_duplicates(
 
 def find_copies(
     store: Store,
-    text: str,
+    text: str | None,
     *,
     title: str | None = None,
     fingerprint: Fingerprint | None = None,
@@ -188,6 +188,7 @@ def find_copies(
     exclude_id: str | None = None,
     compare: Comparer | None = None,
     params: MultiParams = MultiParams(),
+    matrix: bool = True,
     limit: int = 20,
 ) -> list[MultiMatch]:
     """The stored copies of a text, best first: near-duplicates, then partial copies.
@@ -198,7 +199,8 @@ def find_copies(
     edited and partial copies, which the comparison matrix (``compare``, default
     :func:`comparer`) judges both ways (kind ``partial``, see :class:`MultiParams`
     for the thresholds and their defaults). ``fingerprint`` and ``levels`` save
-    computing them (with ``printer``, default parameters if ``None``). At most
+    computing them (with ``printer``, default parameters if ``None``). Without
+    ``matrix`` or ``text`` there is only the document level, unscored. At most
     ``limit`` results.
     """
     if printer is None:
@@ -206,7 +208,12 @@ def find_copies(
 
         printer = PartPrinter(default_fingerprinter())
     if fingerprint is None:
+        if text is None:
+            raise ValueError("give the text to search with, or its fingerprint")
         fingerprint = printer.fingerprinter.fingerprint(text, title)
+    if not (matrix and text):
+        near = near_duplicates(store, fingerprint, exclude_id=exclude_id)
+        return [_unscored(m.id, m.distance) for m in near if m.distance <= params.k][:limit]
     if levels is None:
         levels = printer.levels(text)
     return _copies(store, text, fingerprint, levels, exclude_id, compare or comparer(), params)[:limit]
@@ -230,9 +237,14 @@ def _copies(store: Store, text: str, fingerprint: Fingerprint, levels: Levels, e
                            query_fingerprint=fingerprint.value, params=params)
     # A near-duplicate whose text the store does not keep is still one, unscored.
     judged = {m.id for m in matches}
-    unscored = [MultiMatch(i, "near-duplicate", d, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0) for i, d in near if i not in judged]
+    unscored = [_unscored(i, d) for i, d in near if i not in judged]
     # Stable: partial copies keep the order find_copies gave them.
     return sorted(matches + unscored, key=lambda m: (m.kind != "near-duplicate", m.distance if m.kind == "near-duplicate" else 0))
+
+
+def _unscored(doc_id: str, distance: int) -> MultiMatch:
+    """A near-duplicate without a comparison (no matrix, or no text): its shares are unknown."""
+    return MultiMatch(doc_id, "near-duplicate", distance, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 T = TypeVar("T")

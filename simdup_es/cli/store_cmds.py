@@ -17,7 +17,7 @@ from ..indexer import index_items
 from ..errors import InputError
 from ..multilevel import MultiMatch, MultiParams
 from ..parts import PartPrinter
-from ..search import find_copies, find_copies_many, find_duplicates, stored_query
+from ..search import find_copies, find_copies_many, stored_query
 from ..sources import Fields, record_doc
 from ..store import DEFAULT_INDEX, DEFAULT_PATH
 from ..store.base import Store, StoredDoc
@@ -208,13 +208,8 @@ def search(text: str | None, file: Path | None, doc_id: str | None, queries: str
         return
     with open_store(store_opts, layout=BlockLayout(k=k)) as store:
         fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id, title)
-        if no_matrix or not query_text:
-            found = [MultiMatch(h.match.id, "near-duplicate", h.match.distance, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-                     for h in find_duplicates(store, query_text, fingerprint=fp, exclude_id=exclude, matrix=False,
-                                              limit=limit)]
-        else:
-            found = find_copies(store, query_text, fingerprint=fp, printer=PartPrinter(fingerprinter),
-                                exclude_id=exclude, compare=comparer, params=params, limit=limit)
+        found = find_copies(store, query_text, fingerprint=fp, printer=PartPrinter(fingerprinter), exclude_id=exclude,
+                            compare=comparer, params=params, matrix=not no_matrix, limit=limit)
         docs = {d.id: d for d in store.get([m.id for m in found])}
     _show_copies(found, docs, query_text, as_json=as_json, details=details, html_path=html_path)
 

@@ -40,6 +40,10 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
     for r in docs:
         fp = printer.fingerprinter.fingerprint(r["text"], r.get("title"))
         local.put([StoredDoc(r["id"], fp.value, fp.version, r["text"], r.get("title"), levels=printer.levels(r["text"]))])
+    # The fingerprint of a stored document, without its text (a store that keeps no text).
+    perl = BY_ID["zh-man:man7/perlnumber.7#0"]
+    fp = printer.fingerprinter.fingerprint(perl["text"], perl["title"])
+    local.put([StoredDoc("no-text", fp.value, fp.version)])
     local.refresh()
     yield local
     local.close()
@@ -66,6 +70,8 @@ def test_near_duplicates_are_exactly_the_document_level_results(store: Any) -> N
         near = {h.match.id: h.match.distance for h in find_duplicates(store, r["text"], fingerprint=fp, exclude_id=r["id"])}
         copies = find_copies(store, r["text"], fingerprint=fp, exclude_id=r["id"])
         assert {c.id: c.distance for c in copies if c.kind == "near-duplicate"} == near, r["id"]
+        document_only = find_copies(store, r["text"], fingerprint=fp, exclude_id=r["id"], matrix=False)
+        assert {c.id: c.distance for c in document_only} == near and all(c.comparison is None for c in document_only)
         assert all(c.kind == "partial" and (c.distance is None or c.distance > 3) for c in copies if c.id not in near)
 
 
@@ -103,3 +109,11 @@ def test_batch_gives_each_query_its_results_in_order_and_keeps_bad_queries(store
     for q, matches in (out[0], out[2]):
         one = find_copies(store, q["text"], title=q.get("title"), exclude_id=q["id"])
         assert [m.to_dict() for m in matches] == [m.to_dict() for m in one]  # type: ignore[union-attr]
+
+
+def test_a_near_duplicate_without_text_is_kept_unscored(store: Any) -> None:
+    perl = BY_ID["zh-man:man7/perlnumber.7#0"]
+    got = {c.id: c for c in find_copies(store, perl["text"], title=perl["title"], exclude_id=perl["id"])}
+    assert got["no-text"].kind == "near-duplicate" and got["no-text"].distance == 0
+    assert got["no-text"].to_dict()["similarity_query"] is None
+    assert got["zh-man:man7/perlnumber.7#0~edited"].to_dict()["similarity_query"] > 0.8
