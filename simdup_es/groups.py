@@ -420,6 +420,10 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
     joined = joined if joined is not None else UnionFind()
     position = {key[-1]: p for p, key in enumerate(docs.keys)}  # the id part_candidates gives
     wanted = [p for p in range(len(docs.keys)) if versions[p] == links.printer.version]
+    if len(wanted) < len(docs.keys):
+        log.warning("%d of %d documents have another fingerprint version than %s and are not looked up for partial "
+                    "copies: give the --idf/--marked-words they were indexed with", len(docs.keys) - len(wanted),
+                    len(docs.keys), links.printer.version)
 
     def texts_of(positions: list[int]) -> list[str | None]:
         return store.texts([docs.refs[p] for p in positions], text_field)
