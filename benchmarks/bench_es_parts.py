@@ -274,7 +274,7 @@ def stores_main(n_docs: int, n_queries: int) -> None:  # noqa: C901 - one linear
     import tempfile
 
     from simdup_es.compare import CachedSegmenter, CompareParams, compare
-    from simdup_es.fingerprint import Doc, Fingerprint
+    from simdup_es.fingerprint import Fingerprint
     from simdup_es.multilevel import MultiParams, find_copies
     from simdup_es.search import near_duplicates
     from simdup_es.store.base import StoredDoc

@@ -7,8 +7,9 @@ Three lines to a distance::
     simdup_es.distance(a, b), a.blocks()
 
 For other parameters build a :class:`Fingerprinter` from :class:`FingerprintParams`.
-What ``simdup search`` does is :func:`find_duplicates` over a store from
-:func:`open_store`.
+What ``simdup search`` does is :func:`find_copies` over a store from
+:func:`open_store` (near-duplicates and partial copies; :func:`find_duplicates`
+is the document level alone), with thresholds in :class:`MultiParams`.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ __all__ = [
     "Fingerprinter",
     "SimdupError",
     "Hit",
+    "MultiParams",
     "blocks",
     "default_fingerprinter",
     "distance",
+    "find_copies",
     "find_duplicates",
     "fingerprint",
     "open_store",
@@ -58,7 +61,8 @@ def distance(a: Fingerprint, b: Fingerprint) -> int:
     return a.distance(b)
 
 
-_LAZY = {"open_store": "store", "find_duplicates": "search", "Hit": "search"}
+_LAZY = {"open_store": "store", "find_duplicates": "search", "find_copies": "search", "Hit": "search",
+         "MultiParams": "multilevel"}
 
 
 def __getattr__(name: str) -> Any:

@@ -80,7 +80,9 @@ from .es.bodies import (
 )
 from .es.mappings import fingerprint_mapping
 from .fingerprint import Doc, Fingerprinter
+from .parts import Levels, PartPrinter
 from .sources import Reject
+from .store.base import stored_levels
 
 log = logging.getLogger(__name__)
 
@@ -240,16 +242,17 @@ def backfill(
         if on_progress:
             on_progress(summary)
 
-    results = fingerprinter.map(docs(), workers=workers)
+    # The document fingerprint and its levels (parts, sentence keys) in one worker pass.
+    results = PartPrinter(fingerprinter).map_items(docs(), lambda doc: doc, workers=workers)
     try:
-        for result in results:
+        for _, result, levels in results:
             hit = pending.popleft()
             if result.error is not None:
                 reason = result.error.reason if isinstance(result.error, InputError) else str(result.error)
                 mark(hit, reason)
             else:
                 fp = result.unwrap()
-                add(hit, fingerprint_update(_simdup(hit), fp.value, fp.version), "fp")
+                add(hit, fingerprint_update(_simdup(hit), fp.value, fp.version, _levels(hit["_id"], levels)), "fp")
             if len(batch) >= batch_size:
                 send()
         if batch:
@@ -261,6 +264,14 @@ def backfill(
         client.indices.refresh(index=index)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _levels(doc_id: str, levels: Levels | None) -> dict[str, object] | None:
+    """The level fields of a document, as the Elasticsearch store writes them."""
+    if levels is None:
+        return None
+    parts, keys, cut = stored_levels(levels)
+    return schema.levels_object(doc_id, levels.units, parts, keys, cut)
 
 
 def _simdup(hit: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -26,6 +26,16 @@ touched; a document that was in a group and no longer is (its copies were
 deleted or changed, or it lost its fingerprint) gets both fields set to null.
 Writes are bulk partial updates of those two fields; nothing else changes.
 
+Partial copies
+--------------
+With ``partial`` (``simdup groups --partial``, off by default) a pair also counts
+when one document holds a partial copy of the other: each document's levels
+(parts and sentence keys, recomputed from its text with the indexing
+fingerprinter) are looked up in the store and the comparison matrix judges the
+candidates as ``simdup search`` does (:mod:`simdup_es.multilevel`). That is one
+store request per document, so it reads the ids and texts of every document;
+a pair already joined is not compared again.
+
 With the matrix
 ---------------
 Pairs are checked nearest first. A pair whose two documents are already joined
@@ -62,14 +72,20 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import schema
 from .es.mappings import group_mapping
+from .fingerprint import Doc
 from .join import join_pairs
 from .store.base import Key, Members, Store
+
+if TYPE_CHECKING:
+    from .compare import Comparison
+    from .multilevel import MultiParams
+    from .parts import PartPrinter
 
 log = logging.getLogger(__name__)
 
@@ -327,6 +343,8 @@ class GroupsSummary:
     """Documents read with their ids: those in groups, and those that had a group."""
     compared: int = 0
     confirmed: int = 0
+    partial: int = 0
+    """With ``partial``: pairs joined by a partial copy (not already joined otherwise)."""
     no_text: int = 0
     groups: int = 0
     grouped: int = 0
@@ -338,7 +356,7 @@ class GroupsSummary:
     failed: list[tuple[str, str]] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     """Wall time of each phase: ``read`` (fingerprints), ``join`` (pairs), ``members`` (ids of the
-    documents in groups), ``matrix`` (with one), ``components`` (groups and the plan of writes),
+    documents in groups), ``matrix`` (with one), ``partial`` (with partial copies), ``components`` (groups and the plan of writes),
     ``write``."""
 
     def to_dict(self) -> dict[str, Any]:
@@ -378,6 +396,58 @@ def cached_texts(store: Store, docs: Members, field: str, prepare: Callable[[str
     return texts
 
 
+@dataclass(frozen=True)
+class PartialLinks:
+    """How ``groups --partial`` finds partial copies: the indexing fingerprinter's levels, the matrix, thresholds."""
+
+    printer: PartPrinter
+    compare: Callable[[str, str], Comparison]
+    params: MultiParams
+    workers: int | None = None
+
+
+def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: PartialLinks,
+                  text_field: str = "text", joined: UnionFind | None = None) -> Iterator[tuple[int, int]]:
+    """Pairs of positions in ``docs`` where one holds a partial copy of the other (:mod:`simdup_es.multilevel`).
+
+    Only documents of the printer's fingerprint version are looked up (``versions[p]``
+    is ``docs``' ``p``). A pair already connected in ``joined`` is not compared; pairs
+    found are added to it.
+    """
+    from .multilevel import find_copies
+    from .text import unify
+
+    joined = joined if joined is not None else UnionFind()
+    position = {key[-1]: p for p, key in enumerate(docs.keys)}  # the id part_candidates gives
+    wanted = [p for p in range(len(docs.keys)) if versions[p] == links.printer.version]
+    if len(wanted) < len(docs.keys):
+        log.warning("%d of %d documents have another fingerprint version than %s and are not looked up for partial "
+                    "copies: give the --idf/--marked-words they were indexed with", len(docs.keys) - len(wanted),
+                    len(docs.keys), links.printer.version)
+
+    def texts_of(positions: list[int]) -> list[str | None]:
+        return store.texts([docs.refs[p] for p in positions], text_field)
+
+    def with_text() -> Iterator[tuple[int, str]]:
+        for start in range(0, len(wanted), 256):
+            chunk = wanted[start : start + 256]
+            yield from ((p, t) for p, t in zip(chunk, texts_of(chunk)) if t)
+
+    for (p, text), _, levels in links.printer.map_items(with_text(), lambda item: Doc(item[1]), workers=links.workers):
+        if levels is None:
+            continue
+        found = store.part_candidates(levels.fingerprints, [k.key for k in levels.keys], levels.version,
+                                      exclude_id=docs.keys[p][-1], limit=links.params.store_limit)
+
+        def texts(ids: Sequence[str], p: int = p) -> dict[str, str]:
+            todo = [i for i in ids if i in position and not joined.connected(p, position[i])]
+            return {i: unify(t) for i, t in zip(todo, texts_of([position[i] for i in todo])) if t}
+
+        for m in find_copies(unify(text), levels, [], found, texts, links.compare, params=links.params):
+            if m.kind == "partial" and joined.union(p, position[m.id]):
+                yield p, position[m.id]
+
+
 def update_groups(
     store: Store,
     *,
@@ -386,6 +456,7 @@ def update_groups(
     threshold: float = DEFAULT_THRESHOLD,
     text_field: str = "text",
     prepare_text: Callable[[str], str] = str,
+    partial: PartialLinks | None = None,
     dry_run: bool = False,
 ) -> GroupsSummary:
     """Find the duplicate groups of ``store`` and write them onto its documents.
@@ -394,7 +465,8 @@ def update_groups(
     then reads the ids of only the documents in groups (and of those that had
     one), all from one snapshot (:meth:`Store.scan`). ``similarity`` (two texts,
     after ``prepare_text``, to a share between 0 and 1) turns the comparison
-    matrix on: pairs below ``threshold`` are dropped. ``dry_run`` computes and
+    matrix on: pairs below ``threshold`` are dropped. ``partial`` also joins
+    documents linked by a partial copy (see the module docstring). ``dry_run`` computes and
     counts but writes nothing. On an Elasticsearch store whose index is an alias
     or a pattern, pairs may cross indices.
     """
@@ -408,7 +480,8 @@ def update_groups(
             node_fps, node_codes, counts = distinct(fps, codes)
             del fps, codes
             i, j, _ = near_pairs(node_fps, node_codes, k)
-            nodes = grouped_nodes(i, j, counts)
+            # With partial copies every document may join a group: read them all.
+            nodes = np.arange(len(counts)) if partial is not None else grouped_nodes(i, j, counts)
             node_of = {(fp, names[code]): n for n, fp, code in
                        zip(nodes.tolist(), node_fps[nodes].tolist(), node_codes[nodes].tolist())}
         summary.fingerprinted, summary.distinct, summary.versions = int(counts.sum()), len(counts), len(names)
@@ -428,6 +501,16 @@ def update_groups(
             kept: Iterable[tuple[int, int]] = confirmed.pairs
     else:
         kept = doc_pairs(docs.nodes, node_pairs)
+    if partial is not None:
+        with clock("partial"):
+            kept = list(kept)
+            joined = UnionFind()
+            for a, b in kept:
+                joined.union(a, b)
+            versions = [names[node_codes[n]] if n >= 0 else "" for n in docs.nodes]
+            links = list(partial_pairs(store, docs, versions, partial, text_field, joined))
+            summary.partial = len(links)
+            kept += links
     with clock("components"):
         desired = assign_groups(docs.keys, kept)
         plan = plan_writes(docs.current, desired)
@@ -469,6 +552,7 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "Confirmed",
     "GroupsSummary",
+    "PartialLinks",
     "Members",
     "Plan",
     "UnionFind",
@@ -483,6 +567,7 @@ __all__ = [
     "group_mapping",
     "grouped_nodes",
     "near_pairs",
+    "partial_pairs",
     "plan_writes",
     "update_groups",
 ]

@@ -1,4 +1,4 @@
-"""Bulk indexing: records -> fingerprints (all cores) -> a store, accounting for every record.
+"""Bulk indexing: records -> fingerprints and levels (all cores) -> a store, accounting for every record.
 
 Works the same for the Elasticsearch store and the embedded one. Each input item
 ends up either written or rejected with a reason: ``read == indexed + rejected``.
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from .errors import ConfigError, InputError, StoreError
 from .fingerprint import Fingerprinter
+from .parts import PartPrinter
 from .sources import Item, Record, Reject, record_doc
 from .store.base import Store, StoredDoc
 
@@ -134,14 +135,15 @@ def index_items(
                 yield position, item
 
     def fingerprinted() -> Iterator[tuple[int, StoredDoc]]:
-        pairs = fingerprinter.map_items(records(), lambda pair: record_doc(pair[1]), workers=workers)
-        for (position, record), result in pairs:
+        # The document fingerprint and the levels (parts, sentence keys) in one worker pass.
+        triples = PartPrinter(fingerprinter).map_items(records(), lambda pair: record_doc(pair[1]), workers=workers)
+        for (position, record), result, levels in triples:
             if result.error is not None:
                 reason = result.error.reason if isinstance(result.error, InputError) else str(result.error)
                 held.append((position, Reject(record.source, reason, record.id)))
                 continue
             fp = result.unwrap()
-            yield position, StoredDoc(record.key, fp.value, fp.version, record.text, record.title)
+            yield position, StoredDoc(record.key, fp.value, fp.version, record.text, record.title, levels=levels)
 
     stream = fingerprinted()
     try:

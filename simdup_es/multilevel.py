@@ -312,15 +312,11 @@ class MultiMatch:
     comparison: Comparison | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "distance": self.distance,
-            "similarity_query": round(self.similarity_query, 6),
-            "similarity_match": round(self.similarity_match, 6),
-            "containment_query_in_match": round(self.containment_query_in_match, 6),
-            "containment_match_in_query": round(self.containment_match_in_query, 6),
-        }
+        """The issue's fields; the four shares are ``None`` for a near-duplicate whose text the store does not keep."""
+        scored = self.comparison is not None
+        shares = ("similarity_query", "similarity_match", "containment_query_in_match", "containment_match_in_query")
+        return {"id": self.id, "kind": self.kind, "distance": self.distance,
+                **{name: round(getattr(self, name), 6) if scored else None for name in shares}}
 
 
 def common_sentences(query: Levels, found: Sequence[PartCandidate], params: MultiParams = MultiParams()) -> frozenset[int]:

@@ -28,15 +28,18 @@ to the unified text (:func:`simdup_es.text.unify`), like the comparison matrix's
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import xxhash
 
 from .errors import ConfigError
-from .fingerprint import Doc, Fingerprinter
+from .fingerprint import Doc, Fingerprinter, Result
 from .sentences import Sentence, split_sentences, units
 from .text import unify
+
+T = TypeVar("T")
 
 __all__ = ["Levels", "Part", "PartParams", "PartPrinter", "SentenceKey", "sentence_keys", "split_parts"]
 
@@ -259,6 +262,38 @@ class PartPrinter:
             else:
                 yield self._levels(doc[0], doc[1], got)
                 got = []
+
+    def map_items(
+        self, items: Iterable[T], to_doc: Callable[[T], Doc], *, workers: int | None = None
+    ) -> Iterator[tuple[T, Result, Levels | None]]:
+        """Each item with its document fingerprint and its levels, in input order, in one worker pass.
+
+        The document and its parts go to the same :meth:`Fingerprinter.map` stream (unified
+        here, once: fingerprinting the unified text and title with ``unified=True`` gives the
+        fingerprint of the raw ones). Levels are ``None`` where the document has no
+        fingerprint (the result's error says why); a document over ``max_bytes`` is not split.
+        """
+        pending: deque[tuple[T, list[Sentence], list[Part]]] = deque()
+        max_bytes = self.fingerprinter.params.max_bytes
+
+        def docs() -> Iterator[Doc]:
+            for item in items:
+                doc = to_doc(item)
+                if len(doc.text) * 3 > max_bytes and len(doc.text.encode("utf-8")) > max_bytes:
+                    pending.append((item, [], []))
+                    yield doc  # too large: the fingerprinter rejects it with the reason
+                    continue
+                u, sentences, parts = self._split(doc.text, False)
+                pending.append((item, sentences, parts))
+                yield Doc(u, unify(doc.title) if doc.title else doc.title, doc.source)
+                for p in parts:
+                    yield Doc(u[p.start : p.end])
+
+        results = self.fingerprinter.map(docs(), workers=workers, unified=True)
+        for result in results:
+            item, sentences, parts = pending.popleft()
+            fps = [next(results).fingerprint for _ in parts]
+            yield item, result, None if result.error else self._levels(sentences, parts, fps)
 
     def _split(self, text: str, unified: bool) -> tuple[str, list[Sentence], list[Part]]:
         u = text if unified else unify(text)

@@ -1,10 +1,12 @@
-"""Near-duplicate search over a store: candidates, exact re-rank, comparison matrix.
+"""Search over a store: candidates, exact re-rank, comparison matrix.
 
-:func:`find_duplicates` is what ``simdup search`` does, in one call::
+:func:`find_copies` is what ``simdup search`` does, in one call: near-duplicates by
+the document fingerprint (as :func:`find_duplicates`, unchanged) and edited or
+partial copies by parts and sentence keys (:mod:`simdup_es.multilevel`)::
 
     store = simdup_es.open_store(path=".simdup")
-    for hit in simdup_es.find_duplicates(store, text):
-        print(hit.to_dict())
+    for copy in simdup_es.find_copies(store, text):
+        print(copy.kind, copy.to_dict())
 
 Pure apart from the store it is handed: no client, no files (but the synonym
 file a :func:`comparer` may be given).
@@ -12,18 +14,20 @@ file a :func:`comparer` may be given).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from . import simhash as sh
 from .compare import Comparison, CompareParams
 from .config import BlockLayout
-from .errors import FingerprintVersionError, NotFound
-from .fingerprint import Fingerprint, Fingerprinter
+from .errors import FingerprintVersionError, NotFound, SimdupError
+from .fingerprint import Doc, Fingerprint, Fingerprinter
+from .multilevel import MultiMatch, MultiParams
+from .parts import Levels, PartPrinter
 from .store.base import Store, StoredDoc
 from .text import unify
 
@@ -171,6 +175,113 @@ def find_duplicates(
     if matrix and text:
         return sentence_rerank(text, matches, docs, compare or comparer())[:limit]
     return [Hit(m, docs.get(m.id)) for m in matches]
+
+
+def find_copies(
+    store: Store,
+    text: str | None,
+    *,
+    title: str | None = None,
+    fingerprint: Fingerprint | None = None,
+    levels: Levels | None = None,
+    printer: PartPrinter | None = None,
+    exclude_id: str | None = None,
+    compare: Comparer | None = None,
+    params: MultiParams = MultiParams(),
+    matrix: bool = True,
+    limit: int = 20,
+) -> list[MultiMatch]:
+    """The stored copies of a text, best first: near-duplicates, then partial copies.
+
+    The document level finds every stored document within ``params.k`` (kind
+    ``near-duplicate``, the same documents :func:`find_duplicates` finds with
+    ``store.layout.k == params.k``); the parts and sentence keys of ``text`` find
+    edited and partial copies, which the comparison matrix (``compare``, default
+    :func:`comparer`) judges both ways (kind ``partial``, see :class:`MultiParams`
+    for the thresholds and their defaults). ``fingerprint`` and ``levels`` save
+    computing them (with ``printer``, default parameters if ``None``). Without
+    ``matrix`` or ``text`` there is only the document level, unscored. At most
+    ``limit`` results.
+    """
+    if printer is None:
+        from . import default_fingerprinter
+
+        printer = PartPrinter(default_fingerprinter())
+    if fingerprint is None:
+        if text is None:
+            raise ValueError("give the text to search with, or its fingerprint")
+        fingerprint = printer.fingerprinter.fingerprint(text, title)
+    if not (matrix and text):
+        near = near_duplicates(store, fingerprint, exclude_id=exclude_id)
+        return [_unscored(m.id, m.distance) for m in near if m.distance <= params.k][:limit]
+    if levels is None:
+        levels = printer.levels(text)
+    return _copies(store, text, fingerprint, levels, exclude_id, compare or comparer(), params)[:limit]
+
+
+def _copies(store: Store, text: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
+            compare: Comparer, params: MultiParams) -> list[MultiMatch]:
+    from .multilevel import find_copies as judge_copies
+
+    near = [(m.id, m.distance) for m in near_duplicates(store, fingerprint, exclude_id=exclude_id) if m.distance <= params.k]
+    found = store.part_candidates(levels.fingerprints, [k.key for k in levels.keys], levels.version,
+                                  exclude_id=exclude_id, limit=params.store_limit)
+    fingerprints: dict[str, int] = {}  # filled when the texts are read, looked up after
+
+    def texts(ids: Sequence[str]) -> dict[str, str]:
+        docs = store.get(ids)
+        fingerprints.update((d.id, d.fingerprint) for d in docs if d.version == fingerprint.version)
+        return {d.id: unify(d.text) for d in docs if d.text}
+
+    matches = judge_copies(unify(text), levels, near, found, texts, compare, fingerprints=fingerprints,
+                           query_fingerprint=fingerprint.value, params=params)
+    # A near-duplicate whose text the store does not keep is still one, unscored.
+    judged = {m.id for m in matches}
+    unscored = [_unscored(i, d) for i, d in near if i not in judged]
+    # Stable: partial copies keep the order find_copies gave them.
+    return sorted(matches + unscored, key=lambda m: (m.kind != "near-duplicate", m.distance if m.kind == "near-duplicate" else 0))
+
+
+def _unscored(doc_id: str, distance: int) -> MultiMatch:
+    """A near-duplicate without a comparison (no matrix, or no text): its shares are unknown."""
+    return MultiMatch(doc_id, "near-duplicate", distance, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+T = TypeVar("T")
+
+
+def find_copies_many(
+    store: Store,
+    items: Iterable[T],
+    to_doc: Callable[[T], Doc],
+    *,
+    printer: PartPrinter | None = None,
+    compare: Comparer | None = None,
+    params: MultiParams = MultiParams(),
+    limit: int = 20,
+    workers: int | None = None,
+    exclude: Callable[[T], str | None] | None = None,
+) -> Iterator[tuple[T, list[MultiMatch] | SimdupError]]:
+    """:func:`find_copies` for a stream of query documents, in input order.
+
+    Fingerprints and levels are computed on ``workers`` processes (every core by
+    default, :meth:`PartPrinter.map_items`); the store lookups and the comparison
+    matrix run here. A query that cannot be fingerprinted (empty, too large) is
+    yielded with the error instead of matches. ``exclude`` names the stored
+    document to leave out of an item's results (itself, when the batch is stored).
+    """
+    if printer is None:
+        from . import default_fingerprinter
+
+        printer = PartPrinter(default_fingerprinter())
+    compare = compare or comparer()
+    for item, result, levels in printer.map_items(items, to_doc, workers=workers):
+        if result.error is not None:
+            yield item, result.error
+            continue
+        assert levels is not None
+        exclude_id = exclude(item) if exclude else None
+        yield item, _copies(store, to_doc(item).text, result.unwrap(), levels, exclude_id, compare, params)[:limit]
 
 
 @dataclass(frozen=True)

@@ -113,12 +113,19 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
               help="With --matrix: keep a pair when at least this share of either document is copied in the other.")
 @click.option("--field", "text_field", default="text", show_default=True,
               help="With --matrix: the text field (Elasticsearch; the embedded store keeps one).")
+@click.option("--partial", is_flag=True, help="Also join documents linked by a partial copy (one part lookup and "
+              "the comparison matrix per document; give the --idf/--marked-words used when indexing).")
+@click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=0.2, show_default=True,
+              help="With --partial: share of either document copied in the other.")
+@fingerprint_options
 @compare_options
 @retry_options
+@click.option("--workers", type=int, help="With --partial: fingerprinting processes (default: all cores).")
 @click.option("--dry-run", is_flag=True, help="Compute and count, write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def groups(k: int, matrix: bool, threshold: float, text_field: str, max_retries: int, initial_backoff: float,
-           dry_run: bool, as_json: bool, **kwargs: Any) -> None:
+def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: bool, partial_threshold: float,
+           idf_path: Path | None, marked_words: Path | None, max_bytes: int, workers: int | None,
+           max_retries: int, initial_backoff: float, dry_run: bool, as_json: bool, **kwargs: Any) -> None:
     """Group near-duplicates and write the groups onto the documents.
 
     Finds every pair of documents within Hamming distance K (same fingerprint
@@ -130,21 +137,33 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, max_retries:
     With --matrix a pair counts only when the sentence comparison finds at
     least THRESHOLD of one document copied in the other.
     """
-    from ..groups import copied_share, update_groups
+    from ..groups import PartialLinks, copied_share, update_groups
 
     similarity: Callable[[str, str], float] | None = None
     prepare: Callable[[str], str] = str
+    compare = make_comparer(kwargs) if matrix or partial else None
     if matrix:
         from ..text import unify
 
-        similarity, prepare = copied_share(make_comparer(kwargs)), unify
+        assert compare is not None
+        similarity, prepare = copied_share(compare), unify
+    links = None
+    if partial:
+        from ..multilevel import MultiParams
+        from ..parts import PartPrinter
+
+        assert compare is not None
+        links = PartialLinks(PartPrinter(make_fingerprinter(idf_path, marked_words, max_bytes)), compare,
+                             MultiParams(k=k, partial_threshold=partial_threshold), workers)
     with open_store(pop_store_opts(kwargs), retry=Retry(max_retries, initial_backoff)) as store:
         summary = update_groups(store, k=k, similarity=similarity, threshold=threshold, text_field=text_field,
-                                prepare_text=prepare, dry_run=dry_run)
+                                prepare_text=prepare, partial=links, dry_run=dry_run)
     if as_json:
         echo_json(summary.to_dict())
     matrix_note = (f"; the matrix compared {summary.compared}, kept {summary.confirmed}"
                    + (f" ({summary.no_text} pairs without text dropped)" if summary.no_text else "")) if matrix else ""
+    if partial:
+        matrix_note += f"; {summary.partial} pairs joined by a partial copy"
     verb = "would write" if dry_run else "wrote"
     times = ", ".join(f"{name} {sec:.1f} s" for name, sec in summary.seconds.items())
     click.echo(

@@ -13,11 +13,14 @@ import click
 
 from ..config import BlockLayout, Retry
 from ..fingerprint import Fingerprint, Fingerprinter
+from ..errors import InputError
 from ..indexer import IndexStopped, index_items
-from ..search import Hit, find_duplicates, stored_query
-from ..sources import Fields
+from ..multilevel import MultiMatch, MultiParams
+from ..parts import PartPrinter
+from ..search import find_copies, find_copies_many, stored_query
+from ..sources import Fields, record_doc
 from ..store import DEFAULT_INDEX, DEFAULT_PATH
-from ..store.base import Store
+from ..store.base import Store, StoredDoc
 from ._common import (
     Checkpoint,
     RejectLog,
@@ -33,6 +36,7 @@ from ._common import (
     read_document,
     read_inputs,
     retry_options,
+    split,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -205,69 +209,127 @@ def query_source_options(func: F) -> F:
 @click.command()
 @query_source_options
 @click.option("--id", "doc_id", help="Use this stored document as the query.")
+@click.option("--queries", "queries", help="Many query documents (JSON Lines with id and text, CSV, files or a "
+              "folder; - for stdin): one result line per query.")
 @store_options
+@field_options
 @fingerprint_options
 @compare_options
-@click.option("--limit", default=20, show_default=True, help="Show at most this many matches.")
+@click.option("--limit", default=20, show_default=True, help="Show at most this many matches per query.")
 @click.option("-k", "--k", "k", type=click.IntRange(0, 7), default=3, show_default=True,
-              help="Largest Hamming distance kept. Above 3 the comparison matrix should decide: see the README.")
-@click.option("--no-matrix", is_flag=True, help="Stop after the Hamming re-rank (no sentence comparison).")
+              help="Largest Hamming distance of a near-duplicate. Above 3 the comparison matrix should decide: see the README.")
+@click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
+              show_default=True, help="A partial copy has at least this share of either side copied.")
+@click.option("--no-matrix", is_flag=True, help="Document level only: stop after the Hamming re-rank (no partial copies).")
 @click.option("--details", default=1, show_default=True, help="Show the copied sentences of the best N hits.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write an HTML report of the best hit here.")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
-def search(text: str | None, file: Path | None, doc_id: str | None, title: str | None, idf_path: Path | None, marked_words: Path | None,
-           max_bytes: int, limit: int, k: int, no_matrix: bool, details: int, html_path: Path | None, as_json: bool,
-           **kwargs: Any) -> None:
-    """Find near-duplicates of a text, a file or a stored document.
+@click.option("--workers", type=int, help="With --queries: fingerprinting processes (default: all cores).")
+@click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=Path("rejects.jsonl"),
+              show_default=True, help="With --queries: where rejected query records go, with their reasons.")
+def search(text: str | None, file: Path | None, doc_id: str | None, queries: str | None, title: str | None,
+           text_field: str, title_field: str, id_field: str, idf_path: Path | None, marked_words: Path | None,
+           max_bytes: int, limit: int, k: int, partial_threshold: float, no_matrix: bool, details: int,
+           html_path: Path | None, as_json: bool, workers: int | None, rejects: Path, **kwargs: Any) -> None:
+    """Find near-duplicates and partial copies of a text, a file, a stored document or many queries.
 
-    Candidates share at least 8 - k of 8 fingerprint blocks (5 for the default
-    k = 3); those within Hamming distance k are then compared sentence by
-    sentence and ranked by the share of text copied.
+    Near-duplicates: documents sharing at least 8 - k of 8 fingerprint blocks
+    (5 for the default k = 3) within Hamming distance k. Partial copies: documents
+    sharing a part (paragraph or window) or a sentence with the query, which the
+    comparison matrix finds copied to at least --partial-threshold of either side.
+    Results are near-duplicates first (nearest first), then partial copies.
     """
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     comparer = None if no_matrix else make_comparer(kwargs)
-    with open_store(pop_store_opts(kwargs), layout=BlockLayout(k=k)) as store:
+    params = MultiParams(k=k, partial_threshold=partial_threshold)
+    store_opts = pop_store_opts(kwargs)
+    if queries is not None:
+        if any(x is not None for x in (text, file, doc_id)):
+            raise click.UsageError("give --queries, or one of --text, --file or --id")
+        if no_matrix:
+            raise click.UsageError("--queries finds partial copies with the comparison matrix: leave out --no-matrix")
+        fields = Fields(text_field, title_field or None, id_field or None)
+        _search_many(queries, fields, store_opts, fingerprinter, comparer, params, limit, workers, rejects, as_json)
+        return
+    with open_store(store_opts, layout=BlockLayout(k=k)) as store:
         fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id, title)
-        hits = find_duplicates(store, query_text, fingerprint=fp, exclude_id=exclude, compare=comparer,
-                               matrix=not no_matrix, limit=limit)
-    _show_hits(hits, query_text, as_json=as_json, details=details, html_path=html_path)
+        found = find_copies(store, query_text, fingerprint=fp, printer=PartPrinter(fingerprinter), exclude_id=exclude,
+                            compare=comparer, params=params, matrix=not no_matrix, limit=limit)
+        docs = {d.id: d for d in store.get([m.id for m in found])}
+    _show_copies(found, docs, query_text, as_json=as_json, details=details, html_path=html_path)
 
 
-def _show_hits(hits: list[Hit], query_text: str | None, *, as_json: bool, details: int, html_path: Path | None) -> None:
+def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], fingerprinter: Fingerprinter,
+                 comparer: Callable[[str, str], Any] | None, params: MultiParams, limit: int, workers: int | None,
+                 rejects: Path, as_json: bool) -> None:
+    """``search --queries``: one line per query, in input order; bad records to the rejects file."""
+    log = RejectLog(rejects)
+    done = searched = with_copies = 0
+    with open_store(store_opts, layout=BlockLayout(k=params.k)) as store, progress_bar("searching") as update:
+        results = find_copies_many(store, split(read_inputs((queries,), fields), log), record_doc,
+                                   printer=PartPrinter(fingerprinter), compare=comparer, params=params, limit=limit,
+                                   workers=workers, exclude=lambda r: r.id)
+        for record, found in results:
+            done += 1
+            if not isinstance(found, list):
+                reason = found.reason if isinstance(found, InputError) else str(found)
+                log.add(record.source, reason, record.id)
+            else:
+                searched += 1
+                with_copies += bool(found)
+                if as_json:
+                    echo_json({"id": record.key, "matches": [m.to_dict() for m in found]})
+                else:
+                    click.echo(f"{record.key}\t" + (", ".join(f"{m.id} ({m.kind}, d={m.distance})" for m in found)
+                                                     or "no copies"))
+            update(done)
+    log.close()
+    click.echo(f"searched {searched} queries, {with_copies} with copies; rejected {log.count}", err=True)
+    if log.count:
+        click.echo(f"rejected query records and reasons: {rejects}", err=True)
+        sys.exit(1)
+
+
+def _show_copies(found: list[MultiMatch], docs: dict[str, StoredDoc], query_text: str | None, *, as_json: bool,
+                 details: int, html_path: Path | None) -> None:
     from ..report import render_html, render_terminal
     from ..text import unify
 
     if as_json:
-        for h in hits:
-            echo_json(h.to_dict())
+        for m in found:
+            doc, c = docs.get(m.id), m.comparison
+            echo_json({**m.to_dict(), "title": doc.title if doc else None,
+                       "pairs": [[p.i, p.j] for p in c.pairs] if c else None})
         return
-    if not hits:
-        click.echo("no near-duplicates (no stored document within the distance)")
+    if not found:
+        click.echo("no copies (no stored document within the distance, none sharing enough text)")
         return
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
-    table = Table("id", "d", "fingerprint", "query copied", "match copied")
+    table = Table("id", "kind", "d", "query copied", "match copied")
     table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=24)
     table.columns[0].overflow = "fold"
     table.columns[0].min_width = 24
-    for h in hits:
-        c = h.comparison
-        table.add_row(h.match.id, str(h.match.distance), f"{h.match.similarity:.1f}%",
-                      f"{c.similarity_a:.0%}" if c else "-", f"{c.similarity_b:.0%}" if c else "-",
-                      (h.doc.title or "") if h.doc else "")
+    for m in found:
+        doc, c = docs.get(m.id), m.comparison
+        table.add_row(m.id, m.kind, "-" if m.distance is None else str(m.distance),
+                      f"{m.similarity_query:.0%}" if c else "-", f"{m.similarity_match:.0%}" if c else "-",
+                      (doc.title or "") if doc else "")
     console.print(table)
-    scored = [h for h in hits if h.comparison is not None and h.doc is not None and h.doc.text]
-    for h in scored[:details]:
-        render_terminal(unify(query_text or ""), unify(h.doc.text or ""), h.comparison, console=console,
-                        label_a="query", label_b=h.match.id, max_pairs=10)
+    scored = [(m, docs[m.id]) for m in found if m.comparison is not None and m.id in docs and docs[m.id].text]
+    for m, doc in scored[:details]:
+        assert m.comparison is not None
+        render_terminal(unify(query_text or ""), unify(doc.text or ""), m.comparison, console=console,
+                        label_a="query", label_b=m.id, max_pairs=10)
     if html_path is not None and scored:
-        best = scored[0]
+        best, doc = scored[0]
+        assert best.comparison is not None
         with open_output(html_path) as out:
-            out.write(render_html(unify(query_text or ""), unify(best.doc.text or ""), best.comparison,
-                                  label_a="query", label_b=best.match.id))
+            out.write(render_html(unify(query_text or ""), unify(doc.text or ""), best.comparison,
+                                  label_a="query", label_b=best.id))
         click.echo(f"wrote {html_path}", err=True)
 
 
@@ -278,15 +340,26 @@ def _show_hits(hits: list[Hit], query_text: str | None, *, as_json: bool, detail
 @fingerprint_options
 def query(text: str | None, file: Path | None, title: str | None, dsl: bool, index: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int) -> None:
-    """Print the candidate query for a text or file, ready for Kibana Dev Tools."""
-    from ..es.bodies import candidate_search
+    """Print the search requests for a text or file, ready for Kibana Dev Tools.
+
+    The first finds near-duplicate candidates (document fingerprint blocks), the
+    second partial-copy candidates (part fingerprints and sentence keys).
+    """
+    from ..es.bodies import candidate_search, part_search
+    from ..store.base import query_terms
 
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    fp, _, _ = _query_document(None, fingerprinter, text, file, None, title)
-    body = candidate_search(fp.value, fp.version, BlockLayout())
-    click.echo(f"GET {index}/_search")
-    click.echo(json.dumps(body, ensure_ascii=False, indent=2))
-    click.echo(f"# fingerprint {fp.hex}: re-rank the hits by Hamming distance of simdup.fp and keep d <= 3", err=True)
+    fp, query_text, _ = _query_document(None, fingerprinter, text, file, None, title)
+    levels = PartPrinter(fingerprinter).levels(query_text or "")
+    part_terms, key_terms = query_terms(levels.fingerprints, [k.key for k in levels.keys])
+    bodies = [candidate_search(fp.value, fp.version, BlockLayout()),
+              part_search(part_terms, key_terms, fp.version, BlockLayout(), limit=MultiParams.store_limit)]
+    for n, body in enumerate(bodies):
+        click.echo(("\n" if n else "") + f"GET {index}/_search")
+        click.echo(json.dumps(body, ensure_ascii=False, indent=2))
+    click.echo(f"# fingerprint {fp.hex}: re-rank the first request's hits by Hamming distance of simdup.fp and keep "
+               f"d <= 3; the second's matched_queries name the parts (p<i>) and sentences (k<i>) each hit shares",
+               err=True)
 
 
 def register(group: click.Group) -> None:

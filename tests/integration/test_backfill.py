@@ -29,7 +29,9 @@ from simdup_es.cli import main
 from simdup_es.config import FingerprintParams
 from simdup_es.errors import StoreError
 from simdup_es.fingerprint import Fingerprinter
+from simdup_es.parts import PartPrinter
 from simdup_es.sources import Reject
+from simdup_es.store.base import stored_levels
 from simdup_es.store.elasticsearch import fingerprint_mapping
 
 SAMPLE = importlib.resources.files("simdup_es.data") / "sample.jsonl"
@@ -174,7 +176,11 @@ def test_backfill_resumes_skips_current_and_leaves_other_fields_alone(
             continue
         text = "\n\n".join(source["body"]) if isinstance(source["body"], list) else source["body"]
         fp = fingerprinter.fingerprint(text, _title(source))
-        assert simdup == schema.fingerprint_object(fp.value, fp.version), doc_id
+        levels = PartPrinter(fingerprinter).levels(text)
+        parts, keys, cut = stored_levels(levels)
+        assert simdup == {**schema.fingerprint_object(fp.value, fp.version),
+                          **schema.levels_object(doc_id, levels.units, parts, keys, cut)}, doc_id
+        assert simdup["parts"] or not levels.parts  # the levels are written, not only the document level
         assert hit.get("_routing") == docs[doc_id][1]
     assert after["missing"]["_source"][schema.ROOT]["error"] == NO_TEXT_MISSING
     assert after["null"]["_source"][schema.ROOT]["error"] == NO_TEXT_MISSING

@@ -29,13 +29,57 @@ def test_index_search_and_reindex_on_a_real_node(es_url: str, es_index: str, es_
     assert result.exit_code == 0, result.output
     hits = [json.loads(line) for line in result.stdout.splitlines()]
     assert [h["id"] for h in hits] == ["zh-man-page-tw:man1/systemd-delta.1"]
-    assert hits[0]["copied_from_query"] > 0.9
+    assert hits[0]["similarity_query"] > 0.9 and hits[0]["kind"] == "near-duplicate"
+
+    # The copy with a paragraph deleted is too far for the document level: a partial copy.
+    result = _run(es_url, es_index, "search", "--id", "zh-man:man8/nmbd.8#3", "--json")
+    assert result.exit_code == 0, result.output
+    kinds = {h["id"]: (h["kind"], h["distance"]) for h in map(json.loads, result.stdout.splitlines())}
+    kind, distance = kinds["zh-man:man8/nmbd.8#3~paragraph-deleted"]
+    assert kind == "partial" and distance > 3
+
+    # Many queries: one line each, the same matches as one search each, the bad one rejected.
+    queries = tmp_path / "queries.jsonl"
+    wanted = ["zh-man:man8/nmbd.8#3", "zh-man-page:man1/systemd-delta.1"]
+    records = {r["id"]: r for r in map(json.loads, Path(SAMPLE).read_text(encoding="utf-8").splitlines())}
+    queries.write_text("\n".join([json.dumps(records[i], ensure_ascii=False) for i in wanted] + ['{"id": 1'])
+                       + "\n", encoding="utf-8")
+    result = _run(es_url, es_index, "search", "--queries", str(queries), "--json", "--rejects", rejects)
+    assert result.exit_code == 1 and f"{queries}:3" in Path(rejects).read_text(encoding="utf-8")
+    out = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [o["id"] for o in out] == wanted
+    assert {m["id"]: (m["kind"], m["distance"]) for m in out[0]["matches"]} == kinds
 
     # The body query --dsl prints is the one that finds the candidates.
     doc = es_client.get(index=es_index, id="zh-man:man7/perlnumber.7#0")["_source"]
     printed = CliRunner().invoke(main, ["query", "--dsl", "--text", doc["text"], "--title", doc["title"],
                                         "--index", es_index])
     assert printed.exit_code == 0, printed.output
-    body = json.loads(printed.stdout.partition("\n")[2])
+    first, second = printed.stdout.split("\n\n")
+    body = json.loads(first.partition("\n")[2])
     found = {h["_id"] for h in es_client.search(index=es_index, body=body)["hits"]["hits"]}
     assert {"zh-man:man7/perlnumber.7#0", "zh-man:man7/perlnumber.7#0~edited"} <= found
+
+    # The part-level request finds the partial copy the document-level one misses.
+    doc = es_client.get(index=es_index, id="zh-man:man8/nmbd.8#3")["_source"]
+    printed = CliRunner().invoke(main, ["query", "--dsl", "--text", doc["text"], "--title", doc["title"],
+                                        "--index", es_index])
+    first, second = printed.stdout.split("\n\n")
+    near = {h["_id"] for h in es_client.search(index=es_index, body=json.loads(first.partition("\n")[2]))["hits"]["hits"]}
+    parts = {h["_id"] for h in es_client.search(index=es_index, body=json.loads(second.partition("\n")[2]))["hits"]["hits"]}
+    assert "zh-man:man8/nmbd.8#3~paragraph-deleted" in parts - near
+
+
+def test_groups_partial_on_a_real_node(es_url: str, es_index: str, es_client) -> None:  # type: ignore[no-untyped-def]
+    assert _run(es_url, es_index, "index", SAMPLE).exit_code == 0
+    source, copy = "zh-man:man8/nmbd.8#3", "zh-man:man8/nmbd.8#3~paragraph-deleted"
+
+    def group(doc_id: str) -> str | None:
+        return es_client.get(index=es_index, id=doc_id)["_source"].get("dup_group")
+
+    assert _run(es_url, es_index, "groups").exit_code == 0
+    assert group(source) is None and group(copy) is None
+    result = _run(es_url, es_index, "groups", "--partial", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["partial"] >= 1
+    assert group(source) is not None and group(source) == group(copy)

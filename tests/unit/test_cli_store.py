@@ -32,7 +32,8 @@ def test_index_then_search_finds_the_known_copies(tmp_path: Path) -> None:
         assert result.exit_code == 0, result.output
         hits = [json.loads(line) for line in result.stdout.splitlines()]
         assert [h["id"] for h in hits] == [copy]
-        assert hits[0]["distance"] <= 3 and hits[0]["copied_from_query"] > 0.8 and hits[0]["pairs"]
+        assert hits[0]["distance"] <= 3 and hits[0]["similarity_query"] > 0.8 and hits[0]["pairs"]
+        assert hits[0]["kind"] == "near-duplicate"
 
     # An original with no copy in the sample.
     result = _run("search", "--store", store, "--id", "zh-lo:shared/main0213#0", "--json")
@@ -68,10 +69,16 @@ def test_search_html_report_and_missing_store(tmp_path: Path) -> None:
 def test_query_dsl_prints_a_pasteable_body() -> None:
     result = _run("query", "--dsl", "--text", "近似重复文档检测的查询文本", "--index", "docs")
     assert result.exit_code == 0, result.output
-    first, _, body = result.stdout.partition("\n")
-    assert first == "GET docs/_search"
+    first, second = result.stdout.split("\n\n")
+    head, _, body = first.partition("\n")
+    assert head == "GET docs/_search"
     query = json.loads(body)["query"]["bool"]
     assert query["minimum_should_match"] == 5 and len(query["should"]) == 8
+    # The part-level request: one named clause per part and sentence key.
+    head, _, body = second.partition("\n")
+    assert head == "GET docs/_search"
+    names = [c.get("nested", c.get("constant_score"))["_name"] for c in json.loads(body)["query"]["bool"]["should"]]
+    assert names and all(n[0] in "pk" for n in names)
 
 
 def test_search_file_finds_the_same_file_after_indexing_it(tmp_path: Path) -> None:
@@ -125,3 +132,44 @@ def test_groups_on_the_embedded_store(tmp_path: Path) -> None:
             assert a.group is not None and a.group == b.group and a.group_size == b.group_size == 2
     result = _run("groups", "--store", store, "--matrix")
     assert result.exit_code == 0 and "the matrix compared 6, kept 6" in result.stderr and "12 unchanged" in result.stderr
+
+
+def test_search_says_the_kind_and_finds_the_deleted_paragraph_copy(tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    assert _run("index", SAMPLE, "--store", store).exit_code == 0
+    result = _run("search", "--store", store, "--id", "zh-man:man8/nmbd.8#3", "--json")
+    assert result.exit_code == 0, result.output
+    hits = {h["id"]: h for h in map(json.loads, result.stdout.splitlines())}
+    copy = hits["zh-man:man8/nmbd.8#3~paragraph-deleted"]
+    assert copy["kind"] == "partial" and copy["distance"] > 3 and copy["similarity_match"] > 0.8
+    # The document level alone (what -k 3 found before) misses it.
+    result = _run("search", "--store", store, "--id", "zh-man:man8/nmbd.8#3", "--json", "--no-matrix")
+    assert "paragraph-deleted" not in result.stdout
+    result = _run("search", "--store", store, "--id", "zh-man:man8/nmbd.8#3", "--details", "0")
+    assert "partial" in result.stdout and "nmbd.8#3~par" in result.stdout
+
+
+def test_search_queries_writes_one_json_object_per_query_and_rejects_bad_records(tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    assert _run("index", SAMPLE, "--store", store).exit_code == 0
+    records = [json.loads(line) for line in Path(SAMPLE).read_text(encoding="utf-8").splitlines()]
+    queries = tmp_path / "queries.jsonl"
+    lines = [json.dumps({"id": r["id"], "text": r["text"], "title": r.get("title")}, ensure_ascii=False)
+             for r in records[:6]]
+    lines[2:2] = ["not json", json.dumps({"id": "blank", "text": "。。"})]
+    queries.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rejects = tmp_path / "rejects.jsonl"
+    result = _run("search", "--store", store, "--queries", str(queries), "--json", "--rejects", str(rejects),
+                  "--workers", "2")
+    assert result.exit_code == 1, result.output
+    out = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [o["id"] for o in out] == [r["id"] for r in records[:6]]
+    fields = {"id", "kind", "distance", "similarity_query", "similarity_match", "containment_query_in_match",
+              "containment_match_in_query"}
+    assert all(set(m) == fields for o in out for m in o["matches"]) and any(o["matches"] for o in out)
+    by_id = {o["id"]: o["matches"] for o in out}
+    single = _run("search", "--store", store, "--id", "zh-man:man7/perlnumber.7#0", "--json")
+    assert [m["id"] for m in by_id["zh-man:man7/perlnumber.7#0"]] == [json.loads(x)["id"] for x in single.stdout.splitlines()]
+    rows = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    assert sorted(row["source"] for row in rows) == [f"{queries}:3", f"{queries}:4"]
+    assert "searched 6 queries" in result.stderr and "rejected 2" in result.stderr

@@ -1,0 +1,118 @@
+"""find_copies over a store: near-duplicates unchanged, partial copies found, batches in order."""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from typing import Any
+
+import pytest
+
+from simdup_es import default_fingerprinter, find_copies, find_duplicates
+from simdup_es.errors import EmptyDocumentError
+from simdup_es.fingerprint import Doc
+from simdup_es.multilevel import MemoryPartIndex, MultiParams
+from simdup_es.parts import PartPrinter
+from simdup_es.search import find_copies_many
+from simdup_es.store.base import StoredDoc
+from simdup_es.store.local import LocalStore
+
+SAMPLE = importlib.resources.files("simdup_es.data") / "sample.jsonl"
+RECORDS = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+BY_ID = {r["id"]: r for r in RECORDS}
+
+
+def _host_with_passage() -> dict[str, str]:
+    """Half of a man page's lines pasted into the middle of an unrelated LibreOffice page."""
+    source = BY_ID["zh-man-page:man1/systemd-delta.1"]["text"].splitlines()
+    host = BY_ID["zh-lo:shared/main0213#0"]["text"].splitlines()
+    half = len(host) // 2
+    return {"id": "planted", "text": "\n".join(host[:half] + source[: len(source) // 2] + host[half:])}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    printer = PartPrinter(default_fingerprinter())
+    local = LocalStore(tmp_path_factory.mktemp("copies") / "store")
+    local.setup()
+    docs = [*RECORDS, _host_with_passage()]
+    for r in docs:
+        fp = printer.fingerprinter.fingerprint(r["text"], r.get("title"))
+        local.put([StoredDoc(r["id"], fp.value, fp.version, r["text"], r.get("title"), levels=printer.levels(r["text"]))])
+    # The fingerprint of a stored document, without its text (a store that keeps no text).
+    perl = BY_ID["zh-man:man7/perlnumber.7#0"]
+    fp = printer.fingerprinter.fingerprint(perl["text"], perl["title"])
+    local.put([StoredDoc("no-text", fp.value, fp.version)])
+    local.refresh()
+    yield local
+    local.close()
+
+
+def test_the_store_answers_as_the_reference_index(store: LocalStore) -> None:
+    printer = PartPrinter(default_fingerprinter())
+    index = MemoryPartIndex(store.layout)
+    for r in [*RECORDS, _host_with_passage()]:
+        index.put_levels(r["id"], printer.levels(r["text"]))
+    found = 0
+    for r in RECORDS:
+        q = printer.levels(r["text"])
+        args = (q.fingerprints, [k.key for k in q.keys], q.version)
+        got = store.part_candidates(*args, exclude_id=r["id"])
+        assert got == index.part_candidates(*args, exclude_id=r["id"]), r["id"]
+        found += len(got)
+    assert found > 0
+
+
+def test_near_duplicates_are_exactly_the_document_level_results(store: Any) -> None:
+    for r in RECORDS:
+        fp = default_fingerprinter().fingerprint(r["text"], r.get("title"))
+        near = {h.match.id: h.match.distance for h in find_duplicates(store, r["text"], fingerprint=fp, exclude_id=r["id"])}
+        copies = find_copies(store, r["text"], fingerprint=fp, exclude_id=r["id"])
+        assert {c.id: c.distance for c in copies if c.kind == "near-duplicate"} == near, r["id"]
+        document_only = find_copies(store, r["text"], fingerprint=fp, exclude_id=r["id"], matrix=False)
+        assert {c.id: c.distance for c in document_only} == near and all(c.comparison is None for c in document_only)
+        assert all(c.kind == "partial" and (c.distance is None or c.distance > 3) for c in copies if c.id not in near)
+
+
+def test_a_passage_copied_into_another_document_is_a_partial_copy_both_ways(store: Any) -> None:
+    source = BY_ID["zh-man-page:man1/systemd-delta.1"]
+    got = {c.id: c for c in find_copies(store, source["text"], title=source["title"], exclude_id=source["id"])}
+    planted = got["planted"]
+    assert planted.kind == "partial" and planted.distance is not None and planted.distance > 3
+    assert planted.similarity_query >= 0.3 and planted.containment_query_in_match >= 0.3
+    assert got["zh-man-page-tw:man1/systemd-delta.1"].kind == "near-duplicate"
+    host = _host_with_passage()
+    back = {c.id: c for c in find_copies(store, host["text"], exclude_id="planted")}
+    assert back[source["id"]].kind == "partial" and back[source["id"]].similarity_match >= 0.3
+
+
+def test_the_deleted_paragraph_copy_is_found(store: Any) -> None:
+    r = BY_ID["zh-man:man8/nmbd.8#3"]
+    got = {c.id: c.kind for c in find_copies(store, r["text"], title=r.get("title"), exclude_id=r["id"])}
+    assert "zh-man:man8/nmbd.8#3~paragraph-deleted" in got
+
+
+def test_a_stricter_threshold_drops_partial_copies(store: Any) -> None:
+    source = BY_ID["zh-man-page:man1/systemd-delta.1"]
+    strict = find_copies(store, source["text"], title=source["title"], exclude_id=source["id"],
+                         params=MultiParams(partial_threshold=1.0))
+    assert "planted" not in {c.id for c in strict}
+
+
+def test_batch_gives_each_query_its_results_in_order_and_keeps_bad_queries(store: Any) -> None:
+    queries = [BY_ID["zh-man:man7/perlnumber.7#0"], {"id": "empty", "text": "。。。"}, BY_ID["zh-man:man8/nmbd.8#3"]]
+    out = list(find_copies_many(store, queries, lambda q: Doc(q["text"], q.get("title")), workers=2,
+                                exclude=lambda q: q["id"]))
+    assert [q["id"] for q, _ in out] == ["zh-man:man7/perlnumber.7#0", "empty", "zh-man:man8/nmbd.8#3"]
+    assert isinstance(out[1][1], EmptyDocumentError)
+    for q, matches in (out[0], out[2]):
+        one = find_copies(store, q["text"], title=q.get("title"), exclude_id=q["id"])
+        assert [m.to_dict() for m in matches] == [m.to_dict() for m in one]  # type: ignore[union-attr]
+
+
+def test_a_near_duplicate_without_text_is_kept_unscored(store: Any) -> None:
+    perl = BY_ID["zh-man:man7/perlnumber.7#0"]
+    got = {c.id: c for c in find_copies(store, perl["text"], title=perl["title"], exclude_id=perl["id"])}
+    assert got["no-text"].kind == "near-duplicate" and got["no-text"].distance == 0
+    assert got["no-text"].to_dict()["similarity_query"] is None
+    assert got["zh-man:man7/perlnumber.7#0~edited"].to_dict()["similarity_query"] > 0.8
