@@ -232,7 +232,9 @@ def walk(
     body = page_search(query, page_size, source=source, docvalue_fields=docvalue_fields, ids=ids, seq_no=seq_no)
     what = f"reading {index!r}"
     if pit.id is None:
-        yield from _scroll(client, index, {**body, "sort": ["_doc"]}, pit.keep_alive, what, pages)
+        scroll = {**body, "sort": ["_doc"]}
+        del scroll["track_total_hits"]  # a scroll refuses false
+        yield from _scroll(client, index, scroll, pit.keep_alive, what, pages)
         return
     # With prefetch, the next page is asked for before this one is handed out, so
     # the cluster works on it while the caller works on this one.
