@@ -117,11 +117,14 @@ def detect(client: es.Elasticsearch) -> Engine:
 
 
 def client_mismatch(exc: es.ApiError) -> str | None:
-    """What to do when ``exc`` says this elasticsearch-py does not fit the cluster, else ``None``.
+    """What to do when ``exc`` says this client does not fit the cluster, else ``None``.
 
-    An elasticsearch-py 9 asks for API version 9, which an Elasticsearch 8 refuses
-    on every call (``media_type_header_exception``).
+    An elasticsearch-py 9 asks for API version 9, which an Elasticsearch 8 refuses on
+    every call (``400 media_type_header_exception``); OpenSearch refuses the media
+    type of every elasticsearch-py (406) when told it is Elasticsearch.
     """
+    if exc.meta.status == 406 and "vnd.elasticsearch" in str(exc.message):
+        return f"the cluster refuses Elasticsearch's media type ({exc.message}): {not_elasticsearch()}"
     if exc.meta.status != 400 or exc.error != "media_type_header_exception":
         return None
     return (f"the installed elasticsearch client is {es.__versionstr__}, which the cluster does not accept "
@@ -319,6 +322,11 @@ class OpenSearchClient(_Namespace):
 def opensearch_client(url: str, engine: Engine | None, *, label: str, **kwargs: Any) -> OpenSearchClient:
     """An :class:`OpenSearchClient` for ``url`` (``kwargs`` go to ``opensearchpy.OpenSearch``)."""
     opensearchpy = _import_opensearch()
+    # opensearch-py logs every answer >= 400 at WARNING (elasticsearch-py at INFO): the
+    # same quiet for both unless the application chose a level.
+    quiet = logging.getLogger("opensearch")
+    if quiet.level == logging.NOTSET:
+        quiet.setLevel(logging.ERROR)
     return OpenSearchClient(opensearchpy.OpenSearch(url, **kwargs), engine, label)
 
 

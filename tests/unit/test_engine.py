@@ -66,6 +66,9 @@ def test_client_9_against_server_8_names_the_fix() -> None:
     message = eng.client_mismatch(es.BadRequestError("media_type_header_exception", meta, body))
     assert message is not None and eng.CLIENT_PIN in message and es.__versionstr__ in message
     assert eng.client_mismatch(es.BadRequestError("x_content_parse_exception", meta, {})) is None
+    refused = "Content-Type header [application/vnd.elasticsearch+json; compatible-with=8] is not supported"
+    meta = ApiResponseMeta(406, "1.1", HttpHeaders(), 0.0, NodeConfig("http", "h", 9200))
+    assert "set it to opensearch" in (eng.client_mismatch(es.ApiError(refused, meta, {"error": refused})) or "")
 
 
 def test_walks_scroll_only_on_opensearch_before_3_3() -> None:
