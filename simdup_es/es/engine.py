@@ -139,8 +139,13 @@ def not_elasticsearch() -> str:
 
 
 def _reason(body: Any) -> str:
+    """The deepest ``reason`` of an error answer (the one that says which versions the cluster takes)."""
     error = body.get("error") if isinstance(body, Mapping) else None
-    return str(error.get("reason", error)) if isinstance(error, Mapping) else str(body)
+    reason = str(body)
+    while isinstance(error, Mapping):
+        reason = str(error.get("reason", reason))
+        error = error.get("caused_by")
+    return reason
 
 
 # --- what differs at run time --------------------------------------------------------------------
