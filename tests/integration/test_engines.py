@@ -30,16 +30,18 @@ def test_detection_picks_the_client_of_the_engine(es_url: str, es_client: Any) -
         client.close()
 
 
-@pytest.mark.parametrize("point_in_time", [True, False], ids=["pit", "scroll"])
+@pytest.mark.parametrize("forced_scroll", [False, True], ids=["engine's choice", "scroll"])
 def test_walks_return_every_document_once(es_client: Any, es_index: str, monkeypatch: pytest.MonkeyPatch,
-                                          point_in_time: bool) -> None:
+                                          forced_scroll: bool) -> None:
     es_client.indices.create(index=es_index, settings={"number_of_shards": 3, "number_of_replicas": 0},
                              mappings={"properties": {"n": {"type": "long"}}})
     operations: list[dict[str, Any]] = []
     for n in range(2345):
         operations += [{"index": {"_id": f"d{n}"}}, {"n": n}]
     assert not es_client.bulk(index=es_index, operations=operations, refresh=True)["errors"]
-    monkeypatch.setattr(io, "uses_point_in_time", lambda client: point_in_time)
+    point_in_time = eng.uses_point_in_time(es_client) and not forced_scroll
+    if forced_scroll:
+        monkeypatch.setattr(io, "uses_point_in_time", lambda client: False)
     pit = io.PointInTime(es_client, es_index, "1m")
     try:
         assert (pit.id is not None) == point_in_time
