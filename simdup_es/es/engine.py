@@ -105,14 +105,14 @@ def detect(client: es.Elasticsearch) -> Engine:
         root = exc.body
     except es.ApiError:
         root = {}
-    version = root.get("version", {}) if isinstance(root, Mapping) else {}
-    if isinstance(version, Mapping) and version.get("distribution") == OPENSEARCH:
+    found = root.get("version") if isinstance(root, Mapping) else None
+    version: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    if version.get("distribution") == OPENSEARCH:
         return Engine(OPENSEARCH, nodes_version(body))
     raise ConfigError(
-        f"the cluster answers neither as Elasticsearch nor as OpenSearch (version {version.get('number', '?')!s}, no "
+        f"the cluster answers neither as Elasticsearch nor as OpenSearch (version {version.get('number', '?')}, no "
         "product header): simdup supports Elasticsearch 8 and 9 and OpenSearch 2.4+; behind a proxy that hides "
-        f"the engine, name it with --engine elasticsearch|opensearch (SIMDUP_ES_ENGINE)"
-        if isinstance(version, Mapping) else "the cluster answers neither as Elasticsearch nor as OpenSearch"
+        "the engine, name it with --engine elasticsearch|opensearch (SIMDUP_ES_ENGINE)"
     )
 
 
