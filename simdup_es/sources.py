@@ -8,16 +8,27 @@ and still account for each one.
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import json
+import os
+import re
+import stat
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import InputError
 from .fingerprint import Doc
-from .text import extract, kind_of
+from .text import MAX_FILE_BYTES, extract, kind_of, too_large
+
+#: Longest JSON Lines line read; a longer one is one reject, skipped without
+#: holding it in memory (the fingerprinter refuses texts over 10 MB anyway).
+MAX_LINE_BYTES = 100_000_000
+_SKIP_CHUNK = 1 << 20
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -77,7 +88,9 @@ def _field(record: dict, name: str | None, source: str) -> str | None:
         return str(value)
     if not isinstance(value, str):
         raise InputError(f"field {name!r} should be a string, got {type(value).__name__}", source=source)
-    return value
+    # JSON can escape a lone surrogate ("\\ud800"), which no UTF-8 store or output can
+    # hold: it becomes U+FFFD, as an undecodable byte would.
+    return _SURROGATE.sub("\ufffd", value)
 
 
 def from_mapping(record: object, fields: Fields, source: str) -> Item:
@@ -95,10 +108,33 @@ def from_mapping(record: object, fields: Fields, source: str) -> Item:
     return Record(text, source, rid, title)
 
 
-def read_jsonl(lines: Iterable[bytes], name: str, fields: Fields) -> Iterator[Item]:
-    """Records of JSON Lines given as raw lines; a line that is not UTF-8 is one reject."""
-    for n, raw in enumerate(lines, 1):
+def _bounded_lines(lines: Iterable[bytes] | BinaryIO) -> Iterator[bytes | None]:
+    """The lines of a binary stream, ``None`` for each line over :data:`MAX_LINE_BYTES` (skipped unread)."""
+    readline = getattr(lines, "readline", None)
+    if readline is None:  # a list or generator of lines: already in memory
+        yield from lines
+        return
+    while raw := readline(MAX_LINE_BYTES + 1):
+        if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
+            yield raw
+            continue
+        while (rest := readline(_SKIP_CHUNK)) and not rest.endswith(b"\n"):
+            pass
+        yield None
+
+
+def read_jsonl(lines: Iterable[bytes] | BinaryIO, name: str, fields: Fields) -> Iterator[Item]:
+    """Records of JSON Lines given as raw lines or a binary stream.
+
+    A line that is not UTF-8, not JSON, nested too deeply for the parser, or over
+    :data:`MAX_LINE_BYTES` (checked when reading a stream) is one reject named
+    ``name:line``; the lines after it are read as usual.
+    """
+    for n, raw in enumerate(_bounded_lines(lines), 1):
         source = f"{name}:{n}"
+        if raw is None:
+            yield Reject(source, f"line longer than {MAX_LINE_BYTES / 1e6:g} MB, not read; split the record")
+            continue
         try:
             line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
         except UnicodeDecodeError as exc:
@@ -110,6 +146,9 @@ def read_jsonl(lines: Iterable[bytes], name: str, fields: Fields) -> Iterator[It
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             yield Reject(source, f"malformed JSON: {exc.msg} at column {exc.colno}")
+            continue
+        except RecursionError:
+            yield Reject(source, "JSON nested too deeply to parse (thousands of levels); not a document record")
             continue
         yield from_mapping(obj, fields, source)
 
@@ -124,8 +163,20 @@ def read_csv(lines: Iterable[str], name: str, fields: Fields) -> Iterator[Item]:
         yield Reject(f"{name}:{reader.line_num}", f"malformed CSV: {exc}; the rest of the file was not read")
 
 
+def _read_document(path: Path, cap: int, name: str) -> bytes:
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > cap:  # a regular file: refused before reading it
+            raise InputError(too_large(size, cap), source=name)
+        return f.read(cap + 1)  # a pipe has no size: read one byte past the cap, extract() refuses it
+
+
 def read_file(path: Path, fields: Fields, *, source: str | None = None) -> Iterator[Item]:
-    """Records of one file: a document (.txt .md .html .pdf .docx) or a collection (.jsonl .csv)."""
+    """Records of one file: a document (.txt .md .html .pdf .docx) or a collection (.jsonl .csv).
+
+    Documents over :data:`simdup_es.text.MAX_FILE_BYTES` are rejected without
+    being read.
+    """
     name = source or str(path)
     suffix = path.suffix.lower()
     try:
@@ -144,7 +195,7 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None) -> Itera
         if kind is None:
             yield Reject(name, f"unsupported file type {suffix or '(none)'!r}: use .txt .md .html .pdf .docx .jsonl or .csv")
             return
-        text = extract(path.read_bytes(), kind, source=name)
+        text = extract(_read_document(path, MAX_FILE_BYTES[kind], name), kind, source=name)
     except InputError as exc:
         yield Reject(name, exc.reason)
         return
@@ -154,18 +205,61 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None) -> Itera
     yield Record(text, name, None, path.stem)
 
 
+def _unreadable(path: Path) -> str | None:
+    """Why a folder entry that is not a folder cannot be read as a file, or ``None`` if it can."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop, not read"
+        if path.is_symlink():
+            return "broken symbolic link, not read"
+        if exc.errno == errno.ENOENT:
+            return "no such file or folder"
+        return f"cannot read: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        return None
+    kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    return f"{kind}, not a regular file: not read (name it on the command line to read it)"
+
+
+def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
+    """Every non-folder entry under ``folder`` (symlinked folders not followed), with why it cannot be read."""
+    entries: list[tuple[Path, str | None]] = []
+
+    def unreadable_folder(exc: OSError) -> None:
+        entries.append((Path(exc.filename), f"folder cannot be read: {exc.strerror or exc}"))
+
+    for top, dirs, files in os.walk(folder, onerror=unreadable_folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for f in files:
+            if not f.startswith("."):
+                child = Path(top, f)
+                entries.append((child, _unreadable(child)))
+    return iter(sorted(entries, key=lambda e: e[0].parts))
+
+
 def read_paths(paths: Iterable[Path], fields: Fields = Fields()) -> Iterator[Item]:
     """Records from files and folders (folders are walked, hidden files skipped, in sorted order).
 
     Documents from a folder get their path relative to the folder as id, so
-    re-indexing the same folder updates rather than duplicates.
+    re-indexing the same folder updates rather than duplicates. Folder entries
+    that are not regular files (FIFOs, sockets, devices, broken or looping
+    symbolic links) and subfolders that cannot be read are rejects; symbolic
+    links to folders are not followed.
     """
     for path in paths:
-        if path.is_dir():
-            for child in sorted(p for p in path.rglob("*") if p.is_file()):
-                rel = child.relative_to(path)
-                if any(part.startswith(".") for part in rel.parts):
+        try:
+            is_dir = path.is_dir()
+        except OSError as exc:  # is_dir() passes on errors other than "not there" (too long a name, no access)
+            yield Reject(str(path), f"cannot read: {exc.strerror or exc}")
+            continue
+        if is_dir:
+            for child, unreadable in _walk(path):
+                if unreadable is not None:
+                    yield Reject(str(child), unreadable)
                     continue
+                rel = child.relative_to(path)
                 for item in read_file(child, fields):
                     if isinstance(item, Record) and kind_of(child.name):
                         item = Record(item.text, item.source, rel.as_posix(), item.title)
@@ -173,4 +267,4 @@ def read_paths(paths: Iterable[Path], fields: Fields = Fields()) -> Iterator[Ite
         elif path.exists():
             yield from read_file(path, fields)
         else:
-            yield Reject(str(path), "no such file or folder")
+            yield Reject(str(path), _unreadable(path) or "no such file or folder")

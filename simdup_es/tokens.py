@@ -213,7 +213,12 @@ def dictionary_words(text: str) -> list[str]:
     jieba does without its HMM (same dictionary and route; checked in the tests)
     and about 9 times faster; its dictionary loads on first use (about 0.3 s).
     """
-    return _content_words(_rust_jieba().cut(text, False))
+    try:
+        return _content_words(_rust_jieba().cut(text, False))
+    except UnicodeEncodeError:
+        # jieba-rs takes UTF-8, which has no lone surrogates ("\\ud800" escapes in
+        # JSON that was never unified); they are not words either.
+        return _content_words(_rust_jieba().cut(re.sub("[\ud800-\udfff]", " ", text), False))
 
 
 _MISS = object()

@@ -155,7 +155,11 @@ def read_document(arg: str, label: str = "literal text") -> Record:
     """A document argument: an existing file is read (as ``simdup index`` reads it,
     title included, so fingerprints agree); anything else is literal text named ``label``."""
     path = Path(arg)
-    if path.is_file():
+    try:
+        is_file = path.is_file()
+    except OSError:  # literal text longer than a file name (ENAMETOOLONG)
+        is_file = False
+    if is_file:
         items = list(read_file(path, Fields()))
         if len(items) != 1 or not isinstance(items[0], Record):
             reason = getattr(items[0], "reason", "holds several records; give one document") if items else "empty"

@@ -58,3 +58,26 @@ def test_folder_walk_uses_relative_paths_as_ids(tmp_path: Path) -> None:
 def test_content_ids_are_stable_and_distinct() -> None:
     assert content_id("正文") == content_id("正文") != content_id("正文", "题")
     assert len(content_id("x")) == 20
+
+
+def test_over_long_jsonl_line_is_skipped_and_the_next_one_read(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import io
+
+    from simdup_es import sources
+
+    monkeypatch.setattr(sources, "MAX_LINE_BYTES", 64)
+    monkeypatch.setattr(sources, "_SKIP_CHUNK", 7)  # the rest of the long line in several reads
+    long = b'{"text": "' + "长".encode() * 100 + b'"}\n'
+    data = b'{"text": "\xe7\x94\xb2"}\n' + long + b'{"text": "\xe4\xb9\x99"}\n' + long.rstrip(b"\n")
+    items = list(sources.read_jsonl(io.BytesIO(data), "in", Fields()))
+    assert [type(i).__name__ for i in items] == ["Record", "Reject", "Record", "Reject"]
+    assert [i.text for i in items if isinstance(i, Record)] == ["甲", "乙"]
+    assert items[1].source == "in:2" and "longer than" in items[1].reason and items[3].source == "in:4"
+
+
+def test_lone_surrogate_escapes_become_replacement_characters(tmp_path: Path) -> None:
+    src = tmp_path / "a.jsonl"
+    src.write_text('{"id": "x\\udc00", "text": "甲\\ud800乙", "title": "\\ud83d\\ude00"}\n', encoding="utf-8")
+    (record,) = read_paths([src])
+    assert isinstance(record, Record)
+    assert (record.id, record.text, record.title) == ("x\ufffd", "甲\ufffd乙", "\U0001f600")

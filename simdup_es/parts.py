@@ -1,0 +1,276 @@
+"""Fingerprint levels below the document: parts and sentence keys (issue 11).
+
+The document fingerprint finds whole-document near-duplicates (Hamming distance
+<= 3). It cannot find a document that was edited by more than a few percent, or a
+passage copied into a longer document: the changed or foreign text moves most of
+the 64 bits. Two finer levels are kept beside it, each for a kind of copy the
+coarser one misses:
+
+- **parts**: paragraphs (lines of unified text), very short ones merged with their
+  neighbours until a part has ``min_units``, long ones cut into overlapping
+  windows of whole sentences of about ``window_units``. Each part gets a 64-bit
+  SimHash with the document's tokens and weights (the same :class:`Fingerprinter`)
+  and is looked up with the same 8 blocks and 5-of-8 rule. A part survives edits
+  elsewhere in the document and, being a SimHash, small edits inside it (a word
+  replaced, a synonym, punctuation, a regional word after script conversion).
+- **sentence keys**: a 64-bit hash of each sentence of at least
+  ``sentence_min_units`` units, over its units only (no punctuation or spaces;
+  the text is unified, so one script and case). Exact, so it is the finest and
+  most selective level: one copied sentence inside a long host document is
+  found, whatever surrounds it, and a 30 % passage of a source inside an
+  unrelated document shares every one of its sentences. Short sentences are
+  left out: headings and option names recur across unrelated documents.
+
+Everything here is pure: text in, numbers out. Offsets and sentence indices refer
+to the unified text (:func:`simdup_es.text.unify`), like the comparison matrix's.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import xxhash
+
+from .errors import ConfigError
+from .fingerprint import Doc, Fingerprinter
+from .sentences import Sentence, split_sentences, units
+from .text import unify
+
+__all__ = ["Levels", "Part", "PartParams", "PartPrinter", "SentenceKey", "sentence_keys", "split_parts"]
+
+
+@dataclass(frozen=True)
+class PartParams:
+    """How a document is cut into parts and which sentences get a key.
+
+    Attributes
+    ----------
+    min_units:
+        Consecutive paragraphs shorter than this are merged into one part: a
+        heading or a one-line paragraph carries too few words for a SimHash that
+        means anything (a two-word part collides with any other two-word part
+        sharing its heavier word).
+    window_units:
+        Target size of a window cut from a long paragraph (or merged run). Windows
+        are whole sentences; about 100 units is a short paragraph, small enough
+        that a 20 % edit of the document leaves most windows untouched.
+    max_units:
+        Paragraphs longer than this are cut into windows; shorter ones stay one part.
+    overlap:
+        Share of a window repeated in the next one (0 = adjacent windows). With
+        half a window of overlap, a passage of ``window_units`` copied anywhere
+        covers one of the windows at least halfway.
+    sentence_min_units:
+        Sentences with fewer units get no sentence key.
+    """
+
+    min_units: int = 40
+    window_units: int = 100
+    max_units: int = 160
+    overlap: float = 0.5
+    sentence_min_units: int = 8
+
+    def __post_init__(self) -> None:
+        for name in ("min_units", "window_units", "max_units", "sentence_min_units"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        if self.max_units < self.window_units:
+            raise ConfigError(f"max_units ({self.max_units}) must be at least window_units ({self.window_units})")
+        if not 0.0 <= self.overlap < 1.0:
+            raise ConfigError(f"overlap must be in [0, 1), got {self.overlap}")
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """Sentences ``first .. stop-1`` of a unified text: characters ``start .. end``."""
+
+    first: int
+    stop: int
+    start: int
+    end: int
+    units: int
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceKey:
+    """The exact key of sentence ``index`` (``units`` long)."""
+
+    key: int
+    index: int
+    units: int
+
+
+@dataclass(frozen=True)
+class Levels:
+    """A document's part fingerprints and sentence keys, as a store keeps them.
+
+    ``parts[i]`` has fingerprint ``fingerprints[i]`` (``None`` where the part has no
+    content word, e.g. only numbers and stop words). ``units`` is the whole text's.
+    """
+
+    version: str
+    units: int
+    sentences: tuple[Sentence, ...]
+    parts: tuple[Part, ...]
+    fingerprints: tuple[int | None, ...]
+    keys: tuple[SentenceKey, ...]
+
+    def stored(self) -> tuple[list[int], list[int]]:
+        """What a store indexes: the part fingerprints (without ``None``) and the distinct sentence keys."""
+        return [f for f in self.fingerprints if f is not None], sorted({k.key for k in self.keys})
+
+
+def _paragraphs(text: str, sentences: Sequence[Sentence]) -> list[tuple[int, int]]:
+    """Sentence index ranges ``(first, stop)`` of the lines of ``text``."""
+    out: list[tuple[int, int]] = []
+    first = 0
+    for k in range(len(sentences) - 1):
+        if "\n" in text[sentences[k].end : sentences[k + 1].start]:
+            out.append((first, k + 1))
+            first = k + 1
+    if sentences:
+        out.append((first, len(sentences)))
+    return out
+
+
+def _windows(sentences: Sequence[Sentence], first: int, stop: int, params: PartParams) -> list[tuple[int, int]]:
+    """Windows of whole sentences of about ``window_units`` over ``first .. stop-1``, overlapping."""
+    step_units = max(1, round(params.window_units * (1.0 - params.overlap)))
+    out: list[tuple[int, int]] = []
+    i = first
+    while True:
+        j, got = i, 0
+        while j < stop and (got < params.window_units or j == i):
+            got += sentences[j].n_units
+            j += 1
+        # A last window shorter than half a window is folded into the previous one.
+        if out and j == stop and got < params.window_units // 2:
+            out[-1] = (out[-1][0], stop)
+            break
+        out.append((i, j))
+        if j == stop:
+            break
+        # Advance by about step_units, at least one sentence, never past this window's end.
+        nxt, moved = i, 0
+        while nxt < j - 1 and moved < step_units:
+            moved += sentences[nxt].n_units
+            nxt += 1
+        i = max(nxt, i + 1)
+    return out
+
+
+def split_parts(text: str, sentences: Sequence[Sentence], params: PartParams = PartParams()) -> list[Part]:
+    """Cut a unified text, already split into ``sentences``, into parts.
+
+    A run shorter than ``min_units`` takes in the next paragraph (line), and a
+    short paragraph joins the run before it while that stays within
+    ``max_units``; runs longer than ``max_units`` become overlapping windows. Every sentence
+    is in at least one part; a text without sentences has no part.
+    """
+    runs: list[tuple[int, int]] = []
+    cur: tuple[int, int] | None = None
+    got = 0
+    for first, stop in _paragraphs(text, sentences):
+        n = sum(s.n_units for s in sentences[first:stop])
+        if cur is None:
+            cur, got = (first, stop), n
+        elif got < params.min_units or (n < params.min_units and got + n <= params.max_units):
+            cur, got = (cur[0], stop), got + n
+        else:
+            runs.append(cur)
+            cur, got = (first, stop), n
+    if cur is not None:
+        if runs and got < params.min_units:  # a short tail joins the run before it
+            runs[-1] = (runs[-1][0], cur[1])
+        else:
+            runs.append(cur)
+    parts: list[Part] = []
+    for first, stop in runs:
+        n = sum(s.n_units for s in sentences[first:stop])
+        spans = [(first, stop)] if n <= params.max_units else _windows(sentences, first, stop, params)
+        for a, b in spans:
+            parts.append(Part(a, b, sentences[a].start, sentences[b - 1].end, sum(s.n_units for s in sentences[a:b])))
+    return parts
+
+
+def sentence_key(sentence: Sentence) -> int:
+    """64-bit key of a sentence: XXH3-64 of its units joined (punctuation and spaces do not count)."""
+    return xxhash.xxh3_64_intdigest("\x1f".join(units(sentence.text)).encode("utf-8"))
+
+
+def sentence_keys(sentences: Sequence[Sentence], params: PartParams = PartParams()) -> list[SentenceKey]:
+    """Keys of the sentences with at least ``params.sentence_min_units`` units, in text order."""
+    return [SentenceKey(sentence_key(s), s.index, s.n_units) for s in sentences if s.n_units >= params.sentence_min_units]
+
+
+class PartPrinter:
+    """Computes a document's :class:`Levels` with a :class:`Fingerprinter`'s tokens and weights.
+
+    Parts are fingerprinted as documents of their own (their own TF and LEN), through
+    the public :meth:`Fingerprinter.fingerprint_many`, so a part and a document of the
+    same text get the same bits and the fingerprint version covers both.
+    """
+
+    def __init__(self, fingerprinter: Fingerprinter, params: PartParams = PartParams()) -> None:
+        self.fingerprinter = fingerprinter
+        self.params = params
+
+    @property
+    def version(self) -> str:
+        return self.fingerprinter.version
+
+    def levels(self, text: str, *, unified: bool = False) -> Levels:
+        """The levels of one document (``unified=True`` if ``text`` is already unified)."""
+        return self.levels_many([text], unified=unified)[0]
+
+    def levels_many(self, texts: Sequence[str], *, unified: bool = False) -> list[Levels]:
+        """Levels of many documents, their parts fingerprinted in one batch in this process."""
+        prepared = [self._split(text, unified) for text in texts]
+        docs = [Doc(u[p.start : p.end]) for u, _, parts in prepared for p in parts]
+        results = iter(self.fingerprinter.fingerprint_many(docs, unified=True))
+        return [self._levels(sentences, parts, [next(results).fingerprint for _ in parts]) for _, sentences, parts in prepared]
+
+    def map(self, texts: Iterable[str], *, workers: int | None = None, unified: bool = False) -> Iterator[Levels]:
+        """Levels of a stream of documents, in input order; parts are fingerprinted on ``workers``
+        processes (:meth:`Fingerprinter.map`), splitting stays in this one."""
+        # Each document's parts, then an end marker (an empty Doc) carrying the document:
+        # results come back in order, so a document is complete at its marker, also when
+        # it has no part. (Fingerprinter.map_items has no ``unified`` flag, and unify is not
+        # idempotent: a second round of OpenCC may change words.)
+        pending: deque[tuple[list[Sentence], list[Part]] | None] = deque()
+
+        def docs() -> Iterator[Doc]:
+            for text in texts:
+                u, sentences, parts = self._split(text, unified)
+                for p in parts:
+                    pending.append(None)
+                    yield Doc(u[p.start : p.end])
+                pending.append((sentences, parts))
+                yield Doc("")
+
+        got: list = []
+        for result in self.fingerprinter.map(docs(), workers=workers, unified=True):
+            doc = pending.popleft()
+            if doc is None:
+                got.append(result.fingerprint)
+            else:
+                yield self._levels(doc[0], doc[1], got)
+                got = []
+
+    def _split(self, text: str, unified: bool) -> tuple[str, list[Sentence], list[Part]]:
+        u = text if unified else unify(text)
+        sentences = split_sentences(u)
+        return u, sentences, split_parts(u, sentences, self.params)
+
+    def _levels(self, sentences: list[Sentence], parts: list[Part], fps: Sequence[object]) -> Levels:
+        return Levels(
+            version=self.version,
+            units=sum(s.n_units for s in sentences),
+            sentences=tuple(sentences),
+            parts=tuple(parts),
+            fingerprints=tuple(f.value if f is not None else None for f in fps),  # type: ignore[attr-defined]
+            keys=tuple(sentence_keys(sentences, self.params)),
+        )

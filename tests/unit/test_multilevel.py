@@ -1,0 +1,222 @@
+"""Multilevel retrieval (simdup_es.multilevel) on small real fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdup_es.compare import compare
+from simdup_es.errors import ConfigError, FingerprintVersionError
+from simdup_es.fingerprint import Fingerprinter
+from simdup_es.multilevel import (
+    MemoryPartIndex,
+    MultiParams,
+    PartCandidate,
+    PartStore,
+    common_sentences,
+    copied_shares,
+    find_copies,
+    judge,
+    rank_candidates,
+)
+from simdup_es.parts import Levels, Part, PartPrinter, SentenceKey
+from simdup_es.simhash import blocks
+from simdup_es.sentences import split_sentences
+from simdup_es.text import unify
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def fixture(name: str) -> str:
+    return unify((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def printer() -> PartPrinter:
+    return PartPrinter(Fingerprinter())
+
+
+@pytest.fixture(scope="module")
+def corpus(printer: PartPrinter) -> dict[str, str]:
+    return {"article": fixture("zh_article.txt"), "other": fixture("zh_other.txt"), "en": fixture("en_article.txt")}
+
+
+@pytest.fixture(scope="module")
+def index(printer: PartPrinter, corpus: dict[str, str]) -> MemoryPartIndex:
+    idx = MemoryPartIndex()
+    fp = printer.fingerprinter
+    for doc_id, text in corpus.items():
+        idx.put_levels(doc_id, printer.levels(text, unified=True), fp.fingerprint(text, unified=True).value)
+    return idx
+
+
+def search(printer: PartPrinter, index: MemoryPartIndex, corpus: dict[str, str], query: str, params: MultiParams = MultiParams()):  # type: ignore[no-untyped-def]
+    fp = printer.fingerprinter
+    levels = printer.levels(query, unified=True)
+    qfp = fp.fingerprint(query, unified=True).value
+    near = index.near_duplicates(qfp, fp.version)
+    found = index.part_candidates(levels.fingerprints, [k.key for k in levels.keys], fp.version, limit=params.store_limit)
+    return find_copies(query, levels, near, found, lambda ids: {i: corpus[i] for i in ids if i in corpus}, compare, params=params)
+
+
+def test_memory_index_is_a_part_store(index: MemoryPartIndex) -> None:
+    assert isinstance(index, PartStore)
+
+
+def test_finds_a_planted_30_percent_passage(printer: PartPrinter, index: MemoryPartIndex, corpus: dict[str, str]) -> None:
+    # A long host (the other fixture) with 30 % of the article's sentences, contiguous, in its middle.
+    art = split_sentences(corpus["article"])
+    n = round(0.3 * len(art))
+    passage = "\n".join(s.text for s in art[20 : 20 + n])
+    host_lines = corpus["other"].split("\n")
+    host = "\n".join(host_lines[: len(host_lines) // 2] + [passage] + host_lines[len(host_lines) // 2 :])
+    # the document fingerprint alone cannot see it
+    fp = printer.fingerprinter
+    assert fp.fingerprint(host, unified=True).distance(fp.fingerprint(corpus["article"], unified=True)) > 3
+    got = {m.id: m for m in search(printer, index, corpus, host)}
+    assert got["article"].kind == "partial"
+    assert got["article"].similarity_match >= 0.25  # a quarter of the article is in the host
+    assert got["other"].kind in ("partial", "near-duplicate")  # and the host is mostly the other fixture
+    assert "en" not in got
+
+
+def test_finds_an_edited_copy(printer: PartPrinter, index: MemoryPartIndex, corpus: dict[str, str]) -> None:
+    # every fifth sentence deleted, two paragraphs swapped, and the Traditional-script form
+    art = split_sentences(corpus["article"])
+    edited = "\n".join(s.text for k, s in enumerate(art) if k % 5 != 2)
+    tw = fixture("zh_article_tw.txt")
+    for query in (edited, tw):
+        got = {m.id: m for m in search(printer, index, corpus, query)}
+        assert "article" in got
+        assert max(got["article"].similarity_query, got["article"].similarity_match) >= 0.5
+        assert "en" not in got
+
+
+def test_unrelated_document_finds_nothing_partial(printer: PartPrinter, index: MemoryPartIndex, corpus: dict[str, str]) -> None:
+    query = unify("今天天气很好，我们一起去公园散步，然后在湖边吃了午饭，下午回家看书。晚上朋友来家里做客，聊到很晚才休息。")
+    assert search(printer, index, corpus, query) == []
+
+
+def test_candidates_report_which_query_parts_and_keys_matched(printer: PartPrinter, index: MemoryPartIndex, corpus: dict[str, str]) -> None:
+    levels = printer.levels(corpus["article"], unified=True)
+    keys = [k.key for k in levels.keys]
+    found = index.part_candidates(levels.fingerprints, keys, levels.version, exclude_id="other")
+    top = found[0]
+    assert top.id == "article"
+    assert top.keys == frozenset(range(len(keys)))
+    assert top.parts == frozenset(i for i, f in enumerate(levels.fingerprints) if f is not None)
+    assert all(c.id != "other" for c in found)
+    assert [len(c.parts) + len(c.keys) for c in found] == sorted((len(c.parts) + len(c.keys) for c in found), reverse=True)
+    assert index.part_candidates(levels.fingerprints, keys, "other-version") == []
+
+
+def test_version_mismatch_is_refused(printer: PartPrinter) -> None:
+    idx = MemoryPartIndex()
+    levels = printer.levels("第一句话在这里写得足够长一些。")
+    idx.put_levels("a", levels)
+    with pytest.raises(FingerprintVersionError):
+        idx.put_levels("b", type(levels)("0.other", levels.units, levels.sentences, levels.parts, levels.fingerprints, levels.keys))
+
+
+def test_replacing_a_document_forgets_its_old_levels(printer: PartPrinter, corpus: dict[str, str]) -> None:
+    idx = MemoryPartIndex()
+    a = printer.levels(corpus["article"], unified=True)
+    idx.put_levels("x", a)
+    idx.put_levels("x", printer.levels(corpus["en"], unified=True))
+    assert idx.part_candidates(a.fingerprints, [k.key for k in a.keys], a.version) == []
+    assert len(idx) == 1
+
+
+def test_ranking_by_coverage(printer: PartPrinter, corpus: dict[str, str]) -> None:
+    q = printer.levels(corpus["article"], unified=True)
+    all_keys = frozenset(range(len(q.keys)))
+    found = [
+        PartCandidate("small", frozenset(), frozenset([0]), units=q.keys[0].units),  # all of itself
+        PartCandidate("big", frozenset(), all_keys, units=10 * q.units),
+        PartCandidate("noise", frozenset(), frozenset([1]), units=10 * q.units),
+    ]
+    ranked = rank_candidates(q, found, MultiParams(min_coverage=0.05))
+    assert [c.id for c in ranked] == ["small", "big"]
+    assert ranked[0].coverage_match == 1.0
+    assert ranked[1].coverage_query > 0.9
+
+
+def test_judge_kinds(corpus: dict[str, str]) -> None:
+    c = compare(corpus["article"], corpus["article"])
+    assert judge("x", c, 0).kind == "near-duplicate"
+    assert judge("x", c, 20).kind == "partial"
+    assert judge("x", compare(corpus["article"], corpus["en"]), 30) is None
+    assert judge("x", c, None).to_dict()["kind"] == "partial"
+
+
+def test_bad_params_are_refused() -> None:
+    for bad in (dict(partial_threshold=1.5), dict(max_candidates=0), dict(k=64), dict(min_coverage=-0.1)):
+        with pytest.raises(ConfigError):
+            MultiParams(**bad)  # type: ignore[arg-type]
+
+
+def test_boilerplate_sentences_do_not_count_toward_partial(printer: PartPrinter, corpus: dict[str, str]) -> None:
+    q = printer.levels(corpus["article"], unified=True)
+    # key 0 found in 5 candidates: boilerplate; key 1 in one only
+    found = [PartCandidate(f"d{n}", frozenset(), frozenset([0] if n else [0, 1]), 100) for n in range(5)]
+    common = common_sentences(q, found, MultiParams(common_keys=5))
+    assert common == frozenset([q.keys[0].index])
+    assert common_sentences(q, found, MultiParams(common_keys=0)) == frozenset()
+    c = compare(corpus["article"], corpus["article"])
+    starts = frozenset(q.sentences[i].start for i in common)
+    cq, cm = copied_shares(c, starts)
+    dropped = q.sentences[q.keys[0].index].n_units / q.units
+    assert cq == pytest.approx(c.similarity_a - dropped)
+    assert copied_shares(c) == (c.similarity_a, c.similarity_b)
+    high = MultiParams(partial_threshold=1.0)
+    assert judge("x", c, 20, high).kind == "partial"
+    assert judge("x", c, 20, high, starts) is None
+
+
+def test_levels_on_worker_processes_equal_levels_in_this_one(printer: PartPrinter, corpus: dict[str, str]) -> None:
+    texts = [corpus["article"], "", "。。", corpus["other"], corpus["en"]]
+    assert list(printer.map(texts, workers=2, unified=True)) == printer.levels_many(texts, unified=True)
+
+
+_fp = st.integers(min_value=0, max_value=(1 << 64) - 1)
+
+
+def _near(base: int, flips: list[int]) -> int:
+    for b in flips:
+        base ^= 1 << b
+    return base
+
+
+@st.composite
+def _stored(draw: st.DrawFn) -> tuple[list[tuple[list[int], list[int]]], list[int], list[int]]:
+    """Documents (part fingerprints, keys) and a query, drawn around a few base fingerprints so blocks collide."""
+    bases = draw(st.lists(_fp, min_size=1, max_size=3))
+    part = st.builds(_near, st.sampled_from(bases), st.lists(st.integers(0, 63), max_size=12))
+    key = st.integers(0, 20)
+    docs = draw(st.lists(st.tuples(st.lists(part, max_size=4), st.lists(key, max_size=5)), max_size=8))
+    return docs, draw(st.lists(part, max_size=4)), draw(st.lists(key, max_size=5))
+
+
+def _levels(fps: list[int], keys: list[int], version: str = "v") -> Levels:
+    parts = tuple(Part(0, 1, 0, 1, 1) for _ in fps)
+    return Levels(version, 10, (), parts, tuple(fps), tuple(SentenceKey(k, 0, 10) for k in keys))
+
+
+@settings(max_examples=80, deadline=None)
+@given(_stored(), st.integers(1, 10))
+def test_part_candidates_equal_brute_force(drawn, limit: int) -> None:  # type: ignore[no-untyped-def]
+    docs, q_parts, q_keys = drawn
+    idx = MemoryPartIndex()
+    for n, (fps, keys) in enumerate(docs):
+        idx.put_levels(f"d{n}", _levels(fps, keys))
+    want = []
+    for n, (fps, keys) in enumerate(docs):
+        parts = frozenset(i for i, q in enumerate(q_parts) if any(sum(x == y for x, y in zip(blocks(q), blocks(f))) >= 5 for f in fps))
+        got_keys = frozenset(i for i, k in enumerate(q_keys) if k in keys)
+        if parts or got_keys:
+            want.append(PartCandidate(f"d{n}", parts, got_keys, 10))
+    want.sort(key=lambda c: (-(len(c.parts) + len(c.keys)), c.id))
+    assert idx.part_candidates(q_parts, q_keys, "v", limit=limit) == want[:limit]
