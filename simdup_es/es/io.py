@@ -175,8 +175,8 @@ class PointInTime(Closing):
     """A point in time on ``index`` (a consistent snapshot for several walks), closed on exit.
 
     ``id`` follows the id each search answers with. On an engine whose point in
-    time cannot be paged safely (OpenSearch before 3.3 has no ``_shard_doc``) ``id``
-    is ``None`` and each walk scrolls instead: every walk is then a consistent
+    time cannot be paged safely (OpenSearch: see :func:`~simdup_es.es.engine.uses_point_in_time`)
+    ``id`` is ``None`` and each walk scrolls instead: every walk is then a consistent
     snapshot of its own.
     """
 

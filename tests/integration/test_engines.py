@@ -2,8 +2,8 @@
 
 The rest of tests/contract and tests/integration runs unchanged on each engine
 (``scripts/test-engines``); these tests cover the engine seam itself: detection, and
-the scroll walk that replaces the point in time where OpenSearch cannot page one
-(before 3.3), forced here on whatever engine runs so it meets a real node in CI.
+the scroll walk that replaces the point in time on OpenSearch, forced here on
+whatever engine runs too.
 """
 
 from __future__ import annotations
@@ -54,3 +54,20 @@ def test_walks_return_every_document_once(es_client: Any, es_index: str, monkeyp
     assert sorted(ids) == sorted(f"d{n}" for n in range(100, 2345))  # none missed, none twice
     assert [len(page) for page in pages] == [1000, 1000, 345]
     assert sorted(hit["fields"]["n"][0] for page in pages for hit in page) == list(range(2345))
+
+
+def test_cli_with_the_engine_named(es_url: str, es_index: str, es_client: Any) -> None:
+    from click.testing import CliRunner
+
+    from simdup_es.cli import main
+
+    def setup(engine: str) -> Any:
+        return CliRunner().invoke(main, ["setup", "--es-url", es_url, "--index", es_index, "--engine", engine])
+
+    engine = eng.engine_of(es_client).name
+    result = setup(engine)
+    assert result.exit_code == 0, result.output
+    assert es_client.indices.exists(index=es_index)
+    if engine == eng.OPENSEARCH:  # Elasticsearch's client named for OpenSearch: told what to do, not a 406
+        wrong = setup(eng.ELASTICSEARCH)
+        assert wrong.exit_code != 0 and "set it to opensearch" in wrong.output, wrong.output
