@@ -163,13 +163,18 @@ class ConnectionSettings:
             kwargs["headers"] = {"authorization": f"ApiKey {key}"}
         elif self.username is not None and self.password is not None:
             kwargs["http_auth"] = (self.username, self.password)
-        if urlsplit(self.url).scheme == "https":
-            kwargs["verify_certs"] = self.verify_certs
-            if not self.verify_certs:
-                kwargs["ssl_show_warn"] = False
-                log.warning("TLS certificate verification is off for %s", redact_url(self.url))
-            if self.ca_certs is not None:
-                kwargs["ca_certs"] = str(self.ca_certs)
+        return {**kwargs, **self._tls()}
+
+    def _tls(self) -> dict[str, Any]:
+        """TLS keywords, the same for both clients."""
+        if urlsplit(self.url).scheme != "https":
+            return {}
+        kwargs: dict[str, Any] = {"verify_certs": self.verify_certs}
+        if not self.verify_certs:
+            kwargs["ssl_show_warn"] = False
+            log.warning("TLS certificate verification is off for %s", redact_url(self.url))
+        if self.ca_certs is not None:
+            kwargs["ca_certs"] = str(self.ca_certs)
         return kwargs
 
     def _elasticsearch(self) -> Elasticsearch:
@@ -183,14 +188,7 @@ class ConnectionSettings:
             kwargs["api_key"] = tuple(self.api_key.split(":", 1)) if ":" in self.api_key else self.api_key
         elif self.username is not None and self.password is not None:
             kwargs["basic_auth"] = (self.username, self.password)
-        if urlsplit(self.url).scheme == "https":
-            kwargs["verify_certs"] = self.verify_certs
-            if not self.verify_certs:
-                kwargs["ssl_show_warn"] = False
-                log.warning("TLS certificate verification is off for %s", redact_url(self.url))
-            if self.ca_certs is not None:
-                kwargs["ca_certs"] = str(self.ca_certs)
-        return Elasticsearch(self.url, **kwargs)
+        return Elasticsearch(self.url, **kwargs, **self._tls())
 
 
 _engines: dict[ConnectionSettings, Engine] = {}
