@@ -54,6 +54,9 @@ def connection_options(func: F) -> F:
         click.option("--ca-cert", type=click.Path(exists=True, dir_okay=False), envvar="SIMDUP_ES_CA_CERT",
                      help="CA certificate for TLS [env SIMDUP_ES_CA_CERT]."),
         click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (testing only)."),
+        click.option("--engine", type=click.Choice(["auto", "elasticsearch", "opensearch"], case_sensitive=False),
+                     envvar="SIMDUP_ES_ENGINE",
+                     help="The cluster's engine; auto asks it [env SIMDUP_ES_ENGINE; default auto]."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -69,13 +72,14 @@ def store_options(func: F) -> F:
     )(func)
 
 
-CONNECTION_KEYS = ("es_url", "index", "api_key", "user", "password", "ca_cert", "insecure")
+CONNECTION_KEYS = ("es_url", "index", "api_key", "user", "password", "ca_cert", "insecure", "engine")
 
 
 def connection_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
     """:class:`~simdup_es.es.connection.ConnectionSettings` fields from the options (unset ones fall to the env)."""
     return {"api_key": opts["api_key"], "username": opts["user"], "password": opts["password"],
-            "ca_certs": opts["ca_cert"], "verify_certs": False if opts["insecure"] else None}
+            "ca_certs": opts["ca_cert"], "verify_certs": False if opts["insecure"] else None,
+            "engine": opts["engine"].lower() if opts["engine"] else None}
 
 
 @contextmanager

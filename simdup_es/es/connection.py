@@ -6,6 +6,7 @@ message; URLs are shown without any ``user:password@`` part.
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 from dataclasses import dataclass, fields
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 from elasticsearch import Elasticsearch
 
 from ..errors import ConfigError
+from .engine import ELASTICSEARCH, ENGINES, Engine, detect, opensearch_client
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +84,13 @@ class ConnectionSettings:
     verify_certs: bool = True
     request_timeout: float = 30.0
     max_retries: int = 3
+    engine: str = "auto"
+    """``elasticsearch``, ``opensearch``, or ``auto``: ask the cluster (:func:`simdup_es.es.engine.detect`)."""
 
     def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise ConfigError(f"the engine must be one of {', '.join(ENGINES)} (SIMDUP_ES_ENGINE / --engine), "
+                              f"got {self.engine!r}")
         check_url(self.url)
         if self.api_key is not None and (self.username is not None or self.password is not None):
             raise ConfigError("give either an API key or a user and password, not both")
@@ -103,7 +110,8 @@ class ConnectionSettings:
         """Settings from ``SIMDUP_ES_*`` variables; ``overrides`` that are not ``None`` win.
 
         Reads ``SIMDUP_ES_URL``, ``SIMDUP_ES_API_KEY``, ``SIMDUP_ES_USER``,
-        ``SIMDUP_ES_PASSWORD``, ``SIMDUP_ES_CA_CERT`` and ``SIMDUP_ES_VERIFY_CERTS``.
+        ``SIMDUP_ES_PASSWORD``, ``SIMDUP_ES_CA_CERT``, ``SIMDUP_ES_VERIFY_CERTS`` and
+        ``SIMDUP_ES_ENGINE`` (the names say ES; they mean the cluster, OpenSearch too).
         Empty variables count as unset.
         """
         names = {f.name for f in fields(cls)}
@@ -117,6 +125,7 @@ class ConnectionSettings:
             "username": env.get("SIMDUP_ES_USER"),
             "password": env.get("SIMDUP_ES_PASSWORD"),
             "ca_certs": env.get("SIMDUP_ES_CA_CERT"),
+            "engine": env.get("SIMDUP_ES_ENGINE", "").strip().lower() or None,
         }
         if "SIMDUP_ES_VERIFY_CERTS" in env:
             values["verify_certs"] = _env_bool("SIMDUP_ES_VERIFY_CERTS", env["SIMDUP_ES_VERIFY_CERTS"])
@@ -128,11 +137,61 @@ class ConnectionSettings:
         tls = f", ca_certs={str(self.ca_certs)!r}" if self.ca_certs else ""
         return (
             f"ConnectionSettings(url={redact_url(self.url)!r}, {auth}{tls}, verify_certs={self.verify_certs}, "
-            f"request_timeout={self.request_timeout}, max_retries={self.max_retries})"
+            f"request_timeout={self.request_timeout}, max_retries={self.max_retries}, engine={self.engine!r})"
         )
 
-    def client(self) -> Elasticsearch:
-        """A new client for these settings (no request is made until it is used)."""
+    def client(self) -> Any:
+        """A new client for these settings: elasticsearch-py's, or an :class:`~simdup_es.es.engine.OpenSearchClient`.
+
+        With ``engine="auto"`` the first client built for these settings asks the
+        cluster which engine it runs (one request, remembered for the process);
+        with an explicit engine no request is made until the client is used.
+        """
+        engine, asked = self.engine, None
+        if engine == "auto":
+            if self not in _engines:
+                asked = self._elasticsearch()
+                try:
+                    _engines[self] = _detect(self, asked)
+                except BaseException:
+                    asked.close()
+                    raise
+            engine = _engines[self].name
+        if engine == ELASTICSEARCH:
+            return asked if asked is not None else self._elasticsearch()
+        if asked is not None:
+            asked.close()
+        return opensearch_client(self.url, _engines.get(self), label=redact_url(self.url), **self._opensearch_kwargs())
+
+    def _opensearch_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "timeout": self.request_timeout,
+            "max_retries": self.max_retries,
+            "retry_on_timeout": True,
+            "retry_on_status": (429, 502, 503, 504),  # as elasticsearch-py retries
+        }
+        if self.api_key:
+            key = self.api_key
+            if ":" in key:
+                key = base64.b64encode(key.encode()).decode()
+            kwargs["headers"] = {"authorization": f"ApiKey {key}"}
+        elif self.username is not None and self.password is not None:
+            kwargs["http_auth"] = (self.username, self.password)
+        return {**kwargs, **self._tls()}
+
+    def _tls(self) -> dict[str, Any]:
+        """TLS keywords, the same for both clients."""
+        if urlsplit(self.url).scheme != "https":
+            return {}
+        kwargs: dict[str, Any] = {"verify_certs": self.verify_certs}
+        if not self.verify_certs:
+            kwargs["ssl_show_warn"] = False
+            log.warning("TLS certificate verification is off for %s", redact_url(self.url))
+        if self.ca_certs is not None:
+            kwargs["ca_certs"] = str(self.ca_certs)
+        return kwargs
+
+    def _elasticsearch(self) -> Elasticsearch:
         kwargs: dict[str, Any] = {
             "request_timeout": self.request_timeout,
             "max_retries": self.max_retries,
@@ -143,18 +202,23 @@ class ConnectionSettings:
             kwargs["api_key"] = tuple(self.api_key.split(":", 1)) if ":" in self.api_key else self.api_key
         elif self.username is not None and self.password is not None:
             kwargs["basic_auth"] = (self.username, self.password)
-        if urlsplit(self.url).scheme == "https":
-            kwargs["verify_certs"] = self.verify_certs
-            if not self.verify_certs:
-                kwargs["ssl_show_warn"] = False
-                log.warning("TLS certificate verification is off for %s", redact_url(self.url))
-            if self.ca_certs is not None:
-                kwargs["ca_certs"] = str(self.ca_certs)
         try:
-            return Elasticsearch(self.url, **kwargs)
+            return Elasticsearch(self.url, **kwargs, **self._tls())
         except (ValueError, TypeError) as exc:  # a URL it refuses; its message quotes the URL, password and all
             raise ConfigError(f"Elasticsearch URL {redact_url(self.url)!r} is not valid ({type(exc).__name__}): "
                               "it must look like https://host:9200 (SIMDUP_ES_URL / --es-url)") from None
+
+
+_engines: dict[ConnectionSettings, Engine] = {}
+
+
+def _detect(settings: ConnectionSettings, client: Elasticsearch) -> Engine:
+    from .io import translated  # io imports this module
+
+    with translated(client, "asking the cluster which engine it runs"):
+        engine = detect(client)
+    log.info("%s runs %s", redact_url(settings.url), engine)
+    return engine
 
 
 __all__ = ["DEFAULT_URL", "ConnectionSettings", "check_url", "redact_url"]

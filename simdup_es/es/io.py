@@ -26,13 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import elasticsearch as es
-from elasticsearch import Elasticsearch, helpers
+from elasticsearch import Elasticsearch
 
 from ..config import Retry
-from ..errors import ConnectionFailed, NotFound, SimdupError, StoreError
+from ..errors import ConfigError, ConnectionFailed, NotFound, SimdupError, StoreError
 from ..store.base import BulkReport, Closing
 from .bodies import Action, page_search
 from .connection import redact_url
+from .engine import OpenSearchClient, client_mismatch, not_elasticsearch, streaming_bulk, uses_point_in_time
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,8 @@ _DOCUMENT_ERRORS = {"action_request_validation_exception", "x_content_parse_exce
 
 def client_url(client: Elasticsearch) -> str:
     """The nodes a client talks to, without credentials (for messages)."""
+    if isinstance(client, OpenSearchClient):
+        return client.url
     try:
         return ", ".join(redact_url(node.base_url) for node in client.transport.node_pool.all())
     except Exception:  # noqa: BLE001 - only for messages
@@ -105,8 +108,12 @@ def translated(client: Elasticsearch, action: str, index: str | None = None, *, 
             raise NotFound(f"{where} does not exist{missing}") from exc
         raise NotFound(f"not found while {action} on {where}: {error_reason(exc)}") from exc
     except es.UnsupportedProductError as exc:
-        raise ConnectionFailed(f"{client_url(client)} does not answer like Elasticsearch: {exc.message}") from exc
+        raise ConnectionFailed(f"{client_url(client)} does not answer like Elasticsearch ({exc.message}): "
+                               f"{not_elasticsearch()}") from exc
     except es.ApiError as exc:
+        mismatch = client_mismatch(exc)
+        if mismatch:
+            raise ConfigError(mismatch) from exc
         raise StoreError(f"Elasticsearch refused {action} on {where} ({exc.meta.status} {error_reason(exc)})") from exc
     except es.SSLError as exc:
         raise ConnectionFailed(
@@ -168,15 +175,22 @@ def search(client: Elasticsearch, index: str | None, body: Mapping[str, Any], wh
 class PointInTime(Closing):
     """A point in time on ``index`` (a consistent snapshot for several walks), closed on exit.
 
-    ``id`` follows the id each search answers with.
+    ``id`` follows the id each search answers with. On an engine whose point in
+    time cannot be paged safely (OpenSearch: see :func:`~simdup_es.es.engine.uses_point_in_time`)
+    ``id`` is ``None`` and each walk scrolls instead: every walk is then a consistent
+    snapshot of its own.
     """
 
     def __init__(self, client: Elasticsearch, index: str, keep_alive: str = "5m") -> None:
         self.client, self.index, self.keep_alive = client, index, keep_alive
-        with translated(client, "opening a point in time", index):
-            self.id: str = client.open_point_in_time(index=index, keep_alive=keep_alive)["id"]
+        self.id: str | None = None
+        if uses_point_in_time(client):
+            with translated(client, "opening a point in time", index):
+                self.id = client.open_point_in_time(index=index, keep_alive=keep_alive)["id"]
 
     def close(self) -> None:
+        if self.id is None:
+            return
         try:
             self.client.close_point_in_time(id=self.id)
         except (es.ApiError, es.TransportError) as exc:  # it expires by itself
@@ -208,7 +222,8 @@ def walk(
     (and ``_source``). With ``pages`` the pages (lists of hits) are yielded
     instead of single hits. ``prefetch`` asks for the next page from a thread
     while the caller works on this one (not before forking worker processes).
-    Partial results (a failed shard) raise :class:`StoreError`.
+    Partial results (a failed shard) raise :class:`StoreError`. Where the engine
+    cannot page a point in time (see :class:`PointInTime`) the walk scrolls.
     """
     if pit is None:
         with PointInTime(client, index, keep_alive) as own:
@@ -217,6 +232,11 @@ def walk(
         return
     body = page_search(query, page_size, source=source, docvalue_fields=docvalue_fields, ids=ids, seq_no=seq_no)
     what = f"reading {index!r}"
+    if pit.id is None:
+        scroll = {**body, "sort": ["_doc"]}
+        del scroll["track_total_hits"]  # a scroll refuses false
+        yield from _scroll(client, index, scroll, pit.keep_alive, what, pages)
+        return
     # With prefetch, the next page is asked for before this one is handed out, so
     # the cluster works on it while the caller works on this one.
     with ThreadPoolExecutor(1, thread_name_prefix="simdup-walk") if prefetch else nullcontext() as pool:
@@ -239,6 +259,35 @@ def walk(
                     yield from page
             if last:
                 return
+
+
+def _scroll(client: Elasticsearch, index: str, body: dict[str, Any], keep_alive: str, what: str,
+            pages: bool) -> Iterator[Any]:
+    """:func:`walk` by scroll: a consistent snapshot too, of this walk alone."""
+    with translated(client, what, index):
+        response = client.search(index=index, body=body, scroll=keep_alive, filter_path=[*_HIT_PATH, "_scroll_id"],
+                                  allow_partial_search_results=False)
+    scroll_id = response.get("_scroll_id")
+    try:
+        while True:
+            check_complete(response, what)
+            page = response.get("hits", {}).get("hits", [])
+            if not page:
+                return
+            if pages:
+                yield page
+            else:
+                yield from page
+            with translated(client, what, index):
+                response = client.scroll(scroll_id=scroll_id, scroll=keep_alive,
+                                         filter_path=[*_HIT_PATH, "_scroll_id"])
+            scroll_id = response.get("_scroll_id", scroll_id)
+    finally:
+        if scroll_id:
+            try:
+                client.clear_scroll(scroll_id=[scroll_id])
+            except (es.ApiError, es.TransportError) as exc:  # it expires by itself
+                log.debug("clearing a scroll failed: %s", exc)
 
 
 def _done(func: Callable[..., Any], *args: Any) -> Future[Any]:
@@ -331,7 +380,7 @@ def _send(client: Elasticsearch, actions: Sequence[Action], positions: list[int]
           what: str, index: str | None, max_chunk_bytes: int, retry: Retry) -> None:
     for attempt in range(retry.max_retries + 1):
         try:
-            answers = list(helpers.streaming_bulk(
+            answers = list(streaming_bulk(
                 client, (actions[p] for p in positions), index=index, chunk_size=len(positions),
                 max_chunk_bytes=max_chunk_bytes, expand_action_callback=_as_is, raise_on_error=False,
                 raise_on_exception=True, max_retries=0,  # 429 items are retried here, so results keep their order

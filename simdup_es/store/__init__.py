@@ -32,13 +32,17 @@ def open_store(
     create: bool = False,
     **connection: Any,
 ) -> Store:
-    """The configured store: Elasticsearch when there is a URL, else the embedded one.
+    """The configured store: the cluster's index when there is a URL, else the embedded one.
+
+    The cluster may run Elasticsearch 8 or 9 or OpenSearch (with opensearch-py
+    installed, ``pip install 'simdup-es[opensearch]'``): the engine is asked, or
+    named with ``engine="elasticsearch"`` / ``"opensearch"`` (``SIMDUP_ES_ENGINE``).
 
     ``url`` falls back to ``SIMDUP_ES_URL``, ``path`` to ``SIMDUP_STORE`` (then
     ``.simdup``), ``index`` to ``SIMDUP_INDEX`` (then ``simdup-docs``); giving both
     a URL and a folder is an error. ``connection`` holds further
     :class:`~simdup_es.es.connection.ConnectionSettings` (``api_key``,
-    ``username``, ``password``, ``ca_certs``, ``verify_certs``, ...; the
+    ``username``, ``password``, ``ca_certs``, ``verify_certs``, ``engine``, ...; the
     ``SIMDUP_ES_*`` variables fill the rest). ``create`` sets the store up
     (creates the index or folder); without it a missing embedded store is
     :class:`NotFound`. Close the store when done (it is a context manager).

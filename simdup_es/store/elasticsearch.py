@@ -27,6 +27,7 @@ from ..config import BlockLayout
 from ..errors import ConfigError, StoreError
 from ..es import bodies, io
 from ..es.connection import DEFAULT_URL, ConnectionSettings, redact_url
+from ..es.engine import as_client
 from ..es.mappings import (
     COMPONENT_TEMPLATE,
     INDEX_TEMPLATE,
@@ -67,9 +68,11 @@ class ElasticsearchStore(Closing):
     Parameters
     ----------
     client:
-        An :class:`elasticsearch.Elasticsearch` client, or :class:`ConnectionSettings`
-        to build one from on first use. The store closes a client it built itself
-        and leaves a client it was given to its owner.
+        An :class:`elasticsearch.Elasticsearch` client (Elasticsearch 8 or 9), an
+        ``opensearchpy.OpenSearch`` client or :class:`~simdup_es.es.engine.OpenSearchClient`
+        (OpenSearch), or :class:`ConnectionSettings` to build the right one from on
+        first use (see :mod:`simdup_es.es.engine`). The store closes a client it built
+        itself and leaves a client it was given to its owner.
     index:
         Index name. Names matching ``simdup-*`` get the index template; other names
         get the same mappings explicitly (see :meth:`setup`).
@@ -137,7 +140,7 @@ class ElasticsearchStore(Closing):
             self._client: Elasticsearch | None = None
         else:
             self._settings = None
-            self._client = client
+            self._client = as_client(client)
         self._checked = False
         self._levels_checked = False
         self._groups_mapped = False

@@ -30,6 +30,7 @@ from simdup_es.store.elasticsearch import (
 )
 
 from tests._data import data_dir
+from tests.conftest import new_client
 
 VERSION = "test.v1"
 OTHER_VERSION = "test.v2"
@@ -285,7 +286,7 @@ def test_setup_without_template_privileges_still_prepares_the_index(
         body = {"error": {"type": "security_exception", "reason": "action [cluster:admin/component_template/put] is unauthorized"}}
         raise AuthorizationException("security_exception", meta, body)
 
-    client = Elasticsearch(es_url)
+    client = new_client(es_url)  # its own client: the patch must not leak into other tests
     try:
         monkeypatch.setattr(client.cluster, "put_component_template", refuse)
         store = ElasticsearchStore(client, es_index)

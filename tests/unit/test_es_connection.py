@@ -27,9 +27,13 @@ def _closed_port() -> int:
 def test_unreachable_cluster_fails_fast_and_clearly(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     url = f"http://127.0.0.1:{_closed_port()}"
-    settings = ConnectionSettings(url=url, username="elastic", password="hunter2-secret", request_timeout=2, max_retries=1)
-    store = ElasticsearchStore(settings, "simdup-unreachable", max_retries=2, initial_backoff=0.05)
     started = time.monotonic()
+    with pytest.raises(ConnectionFailed, match="cannot reach Elasticsearch .* which engine it runs"):
+        ConnectionSettings(url=url, request_timeout=2, max_retries=1).client()  # auto: the engine is asked first
+    # Named engine: no question first, so the store's own paths (bulk backoff) meet the closed port.
+    settings = ConnectionSettings(url=url, username="elastic", password="hunter2-secret", request_timeout=2,
+                                  max_retries=1, engine="elasticsearch")
+    store = ElasticsearchStore(settings, "simdup-unreachable", max_retries=2, initial_backoff=0.05)
     with pytest.raises(ConnectionFailed, match="cannot reach Elasticsearch") as info:
         store.setup()
     assert url in str(info.value) and "SIMDUP_ES_URL" in str(info.value)
@@ -58,7 +62,7 @@ def test_settings_repr_hides_secrets() -> None:
 def test_settings_from_env_and_overrides(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     ca = tmp_path / "ca.pem"
     ca.write_text("-----BEGIN CERTIFICATE-----\n")
-    for name in ("URL", "API_KEY", "USER", "PASSWORD", "CA_CERT", "VERIFY_CERTS"):
+    for name in ("URL", "API_KEY", "USER", "PASSWORD", "CA_CERT", "VERIFY_CERTS", "ENGINE"):
         monkeypatch.delenv(f"SIMDUP_ES_{name}", raising=False)
     assert ConnectionSettings.from_env() == ConnectionSettings()
     monkeypatch.setenv("SIMDUP_ES_URL", "https://es.example:9243")
@@ -66,9 +70,10 @@ def test_settings_from_env_and_overrides(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setenv("SIMDUP_ES_PASSWORD", "pw")
     monkeypatch.setenv("SIMDUP_ES_CA_CERT", str(ca))
     monkeypatch.setenv("SIMDUP_ES_VERIFY_CERTS", "false")
+    monkeypatch.setenv("SIMDUP_ES_ENGINE", "Elasticsearch")  # named: the client is built without asking
     s = ConnectionSettings.from_env(url=None, request_timeout=5)
-    assert (s.url, s.username, s.password, s.ca_certs, s.verify_certs, s.request_timeout) == (
-        "https://es.example:9243", "elastic", "pw", ca, False, 5)
+    assert (s.url, s.username, s.password, s.ca_certs, s.verify_certs, s.request_timeout, s.engine) == (
+        "https://es.example:9243", "elastic", "pw", ca, False, 5, "elasticsearch")
     assert ConnectionSettings.from_env(url="http://other:9200").url == "http://other:9200"
     client = s.client()
     try:
