@@ -38,7 +38,8 @@ MAPPINGS=$HERE/../mappings
 COMPONENT_TEMPLATE=simdup-fingerprint
 INDEX_TEMPLATE=simdup
 
-say() { printf 'simdup-import: %s\n' "$*" >&2; }
+# Credentials in a URL (https://user:password@host) are masked in every message.
+say() { printf 'simdup-import: %s\n' "$*" | sed -E 's#(://)[^/@[:space:]]+@#\1***@#g' >&2; }
 die() { say "error: $*"; exit 1; }
 
 case $DATE_FIELD in

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -110,6 +111,13 @@ def echo_json(obj: object) -> None:
     click.echo(json.dumps(obj, ensure_ascii=False))
 
 
+def _is_regular_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
+
+
 class RejectLog:
     """Writes rejected items to a JSON Lines file (if asked) and counts them.
 
@@ -123,8 +131,12 @@ class RejectLog:
         # Opened now: an unwritable path fails before any work, and no stale file
         # from an earlier run survives this one.
         self._file: TextIO | None = None
+        # Only a regular file this run created or truncated is removed when it stays
+        # empty: never a device (``--rejects /dev/null``), a FIFO or a symlink's target.
+        self._removable = False
         if path is not None:
             self._file = open_output(path, append=keep is not None)
+            self._removable = keep is None and _is_regular_file(path) and not path.is_symlink()
             if keep is not None:
                 if self.size() < keep:
                     self._file.close()
@@ -152,8 +164,8 @@ class RejectLog:
             empty = self.size() == 0
             self._file.close()
             self._file = None
-            if empty and self.path:
-                self.path.unlink()  # nothing was rejected
+            if empty and self.path and self._removable:
+                self.path.unlink(missing_ok=True)  # nothing was rejected
 
 
 def open_output(path: Path, *, append: bool = False) -> TextIO:
@@ -187,7 +199,11 @@ class Checkpoint:
     VERSION = 1
 
     def __init__(self, rejects: Path, inputs: tuple[str, ...], fields: Fields) -> None:
-        self.path = rejects.with_name(rejects.stem + ".resume.json")
+        # Beside the rejects file; in the working folder when that is a device or a
+        # pipe (``--rejects /dev/null``), whose folder is not the user's to write in.
+        regular = _is_regular_file(rejects) or not rejects.exists()
+        self.path = (rejects.with_name(rejects.stem + ".resume.json") if regular
+                     else Path("simdup-index.resume.json").absolute())
         self.run = {"inputs": [os.path.abspath(i) if i != "-" else i for i in inputs],  # no lookup: any name
                     "fields": [fields.text, fields.title, fields.id]}
         self.settled = self.rejects_bytes = 0  # the last state saved (or loaded)
@@ -212,9 +228,12 @@ class Checkpoint:
 
     def save(self, settled: int, rejects_bytes: int) -> None:
         tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps({"version": self.VERSION, **self.run, "settled": settled,
-                                   "rejects_bytes": rejects_bytes}), encoding="utf-8")
-        os.replace(tmp, self.path)  # a kill leaves the old state or the new, never half of one
+        try:
+            tmp.write_text(json.dumps({"version": self.VERSION, **self.run, "settled": settled,
+                                       "rejects_bytes": rejects_bytes}), encoding="utf-8")
+            os.replace(tmp, self.path)  # a kill leaves the old state or the new, never half of one
+        except OSError as exc:
+            raise ConfigError(f"cannot write the resume point {self.path}: {exc.strerror or exc}") from None
         self.settled, self.rejects_bytes = settled, rejects_bytes
 
     def remove(self) -> None:

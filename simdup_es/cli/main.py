@@ -52,12 +52,6 @@ def main(verbose: int) -> None:
     # Client retries log whole tracebacks at WARNING; the command says what failed.
     for noisy in ("elastic_transport", "elasticsearch", "pypdf"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if verbose >= 2 else logging.ERROR)
-    # jieba adds its own stderr handler at DEBUG when imported; as the application
-    # we route its records through our handler and level instead.
-
-    jieba_log = logging.getLogger("jieba")
-    jieba_log.handlers.clear()
-    jieba_log.setLevel(logging.NOTSET)
 
 
 store_cmds.register(main)

@@ -230,8 +230,9 @@ def query_source_options(func: F) -> F:
               help="Write an HTML report of the best hit here.")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
 @click.option("--workers", type=int, help="With --queries: fingerprinting processes (default: all cores).")
-@click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=Path("rejects.jsonl"),
-              show_default=True, help="With --queries: where rejected query records go, with their reasons.")
+@click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=Path("search-rejects.jsonl"),
+              show_default=True, help="With --queries: where rejected query records go, with their reasons "
+              "(not index's rejects.jsonl, which may hold a stopped run's resume point).")
 def search(text: str | None, file: Path | None, doc_id: str | None, queries: str | None, title: str | None,
            text_field: str, title_field: str, id_field: str, idf_path: Path | None, marked_words: Path | None,
            max_bytes: int, limit: int, k: int, partial_threshold: float, no_matrix: bool, details: int,

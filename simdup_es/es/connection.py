@@ -45,7 +45,8 @@ def check_url(url: str) -> None:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises for a port out of range or not a number
     except ValueError as exc:
-        raise ConfigError(f"Elasticsearch URL {redact_url(url)!r} is not valid ({exc}): it must look like "
+        # Not the exception's text: Python's URL parser quotes the whole netloc, password included.
+        raise ConfigError(f"Elasticsearch URL {redact_url(url)!r} is not valid ({type(exc).__name__}): it must look like "
                           "https://host:9200 (SIMDUP_ES_URL / --es-url)") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"Elasticsearch URL must look like https://host:9200, got {redact_url(url)!r}")

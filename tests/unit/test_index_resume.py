@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -122,3 +123,36 @@ def test_a_long_run_of_bad_items_is_settled_as_it_goes(tmp_path: Path, fingerpri
                         batch_size=40, on_settled=points.append)
     assert len(rejected) == 1000 and info.value.summary.settled == 1000
     assert points == list(range(40, 1001, 40))  # saved every batch_size bad items
+
+
+def test_an_empty_reject_log_removes_only_a_regular_file_it_wrote(tmp_path: Path) -> None:
+    # ``--rejects /dev/null`` as root once removed /dev/null: a FIFO and a symlink stand in
+    # for the device here (same rule: only a regular file, named directly, is removed).
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so opening it for writing does not block
+    try:
+        RejectLog(fifo).close()
+    finally:
+        os.close(reader)
+    target = tmp_path / "target.jsonl"
+    target.write_text("")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    RejectLog(link).close()
+    plain = tmp_path / "plain.jsonl"
+    RejectLog(plain).close()
+    assert fifo.exists() and link.is_symlink() and target.exists() and not plain.exists()
+
+
+def test_the_resume_point_of_a_non_file_rejects_path_stays_out_of_its_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    monkeypatch.chdir(tmp_path)
+    checkpoint = Checkpoint(fifo, ("in.jsonl",), Fields())
+    assert checkpoint.path == tmp_path / "simdup-index.resume.json"
+    assert Checkpoint(tmp_path / "r.jsonl", ("in.jsonl",), Fields()).path == tmp_path / "r.resume.json"
+    unwritable = Checkpoint(tmp_path / "no-such-dir" / "r.jsonl", ("in.jsonl",), Fields())
+    with pytest.raises(ConfigError, match="cannot write the resume point"):
+        unwritable.save(1, 0)

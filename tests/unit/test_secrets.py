@@ -18,6 +18,7 @@ REFUSED = [
     f"http://elastic:{PASSWORD}@127.0.0.1:port",  # port not a number
     f"http://elastic:{PASSWORD}@[::1:9200",  # unclosed IPv6 bracket
     f"http://elastic:{PASSWORD}@127.0.0.1:-1",
+    f"http://elastic:{PASSWORD}\uff03x@127.0.0.1:9200",  # NFKC check: Python's message quotes the netloc
 ]
 COMMANDS = [
     ["search", "--no-matrix", "--text", "你好"],
