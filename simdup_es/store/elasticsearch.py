@@ -366,7 +366,8 @@ class ElasticsearchStore(Closing):
     # -- whole-index jobs ----------------------------------------------------------------------
 
     def scan(self) -> _Scan:
-        """Every fingerprint of the index (or of each index of a pattern) from one point in time."""
+        """Every fingerprint of the index (or of each index of a pattern): one point in time on
+        Elasticsearch; on OpenSearch each walk is its own scroll snapshot (docs/engines.md)."""
         return _Scan(self)
 
     def texts(self, refs: Sequence[Any], field: str = "text") -> list[str | None]:
@@ -411,7 +412,7 @@ class ElasticsearchStore(Closing):
 
 
 class _Scan(Closing):
-    """:meth:`ElasticsearchStore.scan`: two walks from one point in time.
+    """:meth:`ElasticsearchStore.scan`: two walks from one point in time (two scrolls on OpenSearch).
 
     First every fingerprint and version from doc values, without ``_id`` (on
     segments with deleted or updated documents, which any index that gets
