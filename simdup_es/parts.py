@@ -27,6 +27,7 @@ to the unified text (:func:`simdup_es.text.unify`), like the comparison matrix's
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,9 @@ from .sentences import Sentence, split_sentences, units
 from .text import unify
 
 T = TypeVar("T")
+
+# Documents per worker job: each brings its parts, about as much work again.
+_DOCS_PER_CHUNK = 32
 
 __all__ = ["Levels", "Part", "PartParams", "PartPrinter", "SentenceKey", "sentence_keys", "split_parts"]
 
@@ -237,63 +241,60 @@ class PartPrinter:
         return [self._levels(sentences, parts, [next(results).fingerprint for _ in parts]) for _, sentences, parts in prepared]
 
     def map(self, texts: Iterable[str], *, workers: int | None = None, unified: bool = False) -> Iterator[Levels]:
-        """Levels of a stream of documents, in input order; parts are fingerprinted on ``workers``
-        processes (:meth:`Fingerprinter.map`), splitting stays in this one."""
-        # Each document's parts, then an end marker (an empty Doc) carrying the document:
-        # results come back in order, so a document is complete at its marker, also when
-        # it has no part. (Fingerprinter.map_items has no ``unified`` flag, and unify is not
-        # idempotent: a second round of OpenCC may change words.)
-        pending: deque[tuple[list[Sentence], list[Part]] | None] = deque()
-
-        def docs() -> Iterator[Doc]:
-            for text in texts:
-                u, sentences, parts = self._split(text, unified)
-                for p in parts:
-                    pending.append(None)
-                    yield Doc(u[p.start : p.end])
-                pending.append((sentences, parts))
-                yield Doc("")
-
-        got: list = []
-        for result in self.fingerprinter.map(docs(), workers=workers, unified=True):
-            doc = pending.popleft()
-            if doc is None:
-                got.append(result.fingerprint)
-            else:
-                yield self._levels(doc[0], doc[1], got)
-                got = []
+        """Levels of a stream of documents, in input order, on ``workers`` processes
+        (:meth:`Fingerprinter.map_chunks`): each worker splits its documents and fingerprints their parts."""
+        task = functools.partial(_levels_chunk, params=self.params, unified=unified)
+        for levels in self.fingerprinter.map_chunks(texts, task, workers=workers, chunk_size=_DOCS_PER_CHUNK):
+            yield from levels
 
     def map_items(
         self, items: Iterable[T], to_doc: Callable[[T], Doc], *, workers: int | None = None
     ) -> Iterator[tuple[T, Result, Levels | None]]:
         """Each item with its document fingerprint and its levels, in input order, in one worker pass.
 
-        The document and its parts go to the same :meth:`Fingerprinter.map` stream (unified
-        here, once: fingerprinting the unified text and title with ``unified=True`` gives the
-        fingerprint of the raw ones). Levels are ``None`` where the document has no
-        fingerprint (the result's error says why); a document over ``max_bytes`` is not split.
+        ``to_doc`` runs here; unifying, splitting and fingerprinting the document and its
+        parts run on the workers (:meth:`items_many`).
         """
-        pending: deque[tuple[T, list[Sentence], list[Part]]] = deque()
-        max_bytes = self.fingerprinter.params.max_bytes
+        pending: deque[T] = deque()  # items in flight
 
         def docs() -> Iterator[Doc]:
             for item in items:
-                doc = to_doc(item)
-                if len(doc.text) * 3 > max_bytes and len(doc.text.encode("utf-8")) > max_bytes:
-                    pending.append((item, [], []))
-                    yield doc  # too large: the fingerprinter rejects it with the reason
-                    continue
-                u, sentences, parts = self._split(doc.text, False)
-                pending.append((item, sentences, parts))
-                yield Doc(u, unify(doc.title) if doc.title else doc.title, doc.source)
-                for p in parts:
-                    yield Doc(u[p.start : p.end])
+                pending.append(item)
+                yield to_doc(item)
 
-        results = self.fingerprinter.map(docs(), workers=workers, unified=True)
-        for result in results:
-            item, sentences, parts = pending.popleft()
+        task = functools.partial(_items_chunk, params=self.params)
+        for pairs in self.fingerprinter.map_chunks(docs(), task, workers=workers, chunk_size=_DOCS_PER_CHUNK):
+            for result, levels in pairs:
+                yield pending.popleft(), result, levels
+
+    def items_many(self, docs: Sequence[Doc]) -> list[tuple[Result, Levels | None]]:
+        """Each document's fingerprint and levels, in this process, in one batch.
+
+        The text is unified once: fingerprinting the unified text and title with
+        ``unified=True`` gives the fingerprint of the raw ones (unify is not idempotent,
+        so the parts are cut from that same unified text). Levels are ``None`` where the
+        document has no fingerprint (the result's error says why); a document over
+        ``max_bytes`` is not split.
+        """
+        max_bytes = self.fingerprinter.params.max_bytes
+        batch: list[Doc] = []
+        split: list[tuple[list[Sentence], list[Part]]] = []
+        for doc in docs:
+            if len(doc.text) * 3 > max_bytes and len(doc.text.encode("utf-8")) > max_bytes:
+                split.append(([], []))
+                batch.append(doc)  # too large: the fingerprinter rejects it with the reason
+                continue
+            u, sentences, parts = self._split(doc.text, False)
+            split.append((sentences, parts))
+            batch.append(Doc(u, unify(doc.title) if doc.title else doc.title, doc.source))
+            batch += [Doc(u[p.start : p.end]) for p in parts]
+        results = iter(self.fingerprinter.fingerprint_many(batch, unified=True))
+        out: list[tuple[Result, Levels | None]] = []
+        for sentences, parts in split:
+            result = next(results)
             fps = [next(results).fingerprint for _ in parts]
-            yield item, result, None if result.error else self._levels(sentences, parts, fps)
+            out.append((result, None if result.error else self._levels(sentences, parts, fps)))
+        return out
 
     def _split(self, text: str, unified: bool) -> tuple[str, list[Sentence], list[Part]]:
         u = text if unified else unify(text)
@@ -309,3 +310,13 @@ class PartPrinter:
             fingerprints=tuple(f.value if f is not None else None for f in fps),  # type: ignore[attr-defined]
             keys=tuple(sentence_keys(sentences, self.params)),
         )
+
+
+def _levels_chunk(fingerprinter: Fingerprinter, texts: list[str], *, params: PartParams, unified: bool) -> list[Levels]:
+    return PartPrinter(fingerprinter, params).levels_many(texts, unified=unified)
+
+
+def _items_chunk(
+    fingerprinter: Fingerprinter, docs: list[Doc], *, params: PartParams
+) -> list[tuple[Result, Levels | None]]:
+    return PartPrinter(fingerprinter, params).items_many(docs)
