@@ -253,8 +253,24 @@ class PartPrinter:
         """Each item with its document fingerprint and its levels, in input order, in one worker pass.
 
         ``to_doc`` runs here; unifying, splitting and fingerprinting the document and its
-        parts run on the workers (:meth:`items_many`).
+        parts run on the workers. The text is unified once: fingerprinting the unified
+        text and title with ``unified=True`` gives the fingerprint of the raw ones (unify
+        is not idempotent, so the parts are cut from that same unified text). Levels are
+        ``None`` where the document has no fingerprint (the result's error says why); a
+        document over ``max_bytes`` is not split.
         """
+        for item, result, levels, _ in self._map_items(items, to_doc, workers, keep_text=False):
+            yield item, result, levels
+
+    def map_items_unified(
+        self, items: Iterable[T], to_doc: Callable[[T], Doc], *, workers: int | None = None
+    ) -> Iterator[tuple[T, Result, Levels | None, str | None]]:
+        """:meth:`map_items`, each also with the unified text its levels refer to (``None`` where no levels)."""
+        return self._map_items(items, to_doc, workers, keep_text=True)
+
+    def _map_items(
+        self, items: Iterable[T], to_doc: Callable[[T], Doc], workers: int | None, *, keep_text: bool
+    ) -> Iterator[tuple[T, Result, Levels | None, str | None]]:
         pending: deque[T] = deque()  # items in flight
 
         def docs() -> Iterator[Doc]:
@@ -262,38 +278,38 @@ class PartPrinter:
                 pending.append(item)
                 yield to_doc(item)
 
-        task = functools.partial(_items_chunk, params=self.params)
-        for pairs in self.fingerprinter.map_chunks(docs(), task, workers=workers, chunk_size=_DOCS_PER_CHUNK):
-            for result, levels in pairs:
-                yield pending.popleft(), result, levels
+        task = functools.partial(_items_chunk, params=self.params, keep_text=keep_text)
+        for triples in self.fingerprinter.map_chunks(docs(), task, workers=workers, chunk_size=_DOCS_PER_CHUNK):
+            for result, levels, text in triples:
+                yield pending.popleft(), result, levels, text
 
-    def items_many(self, docs: Sequence[Doc]) -> list[tuple[Result, Levels | None]]:
-        """Each document's fingerprint and levels, in this process, in one batch.
-
-        The text is unified once: fingerprinting the unified text and title with
-        ``unified=True`` gives the fingerprint of the raw ones (unify is not idempotent,
-        so the parts are cut from that same unified text). Levels are ``None`` where the
-        document has no fingerprint (the result's error says why); a document over
-        ``max_bytes`` is not split.
-        """
+    def _items_many(self, docs: Sequence[Doc], *, keep_text: bool) -> list[tuple[Result, Levels | None, str | None]]:
+        """:meth:`map_items`' work on a batch, in this process (the unified text too if ``keep_text``)."""
         max_bytes = self.fingerprinter.params.max_bytes
         batch: list[Doc] = []
-        split: list[tuple[list[Sentence], list[Part]]] = []
+        split: list[tuple[str, list[Sentence], list[Part]] | None] = []
         for doc in docs:
             if len(doc.text) * 3 > max_bytes and len(doc.text.encode("utf-8")) > max_bytes:
-                split.append(([], []))
+                split.append(None)
                 batch.append(doc)  # too large: the fingerprinter rejects it with the reason
                 continue
             u, sentences, parts = self._split(doc.text, False)
-            split.append((sentences, parts))
+            split.append((u, sentences, parts))
             batch.append(Doc(u, unify(doc.title) if doc.title else doc.title, doc.source))
             batch += [Doc(u[p.start : p.end]) for p in parts]
         results = iter(self.fingerprinter.fingerprint_many(batch, unified=True))
-        out: list[tuple[Result, Levels | None]] = []
-        for sentences, parts in split:
+        out: list[tuple[Result, Levels | None, str | None]] = []
+        for prepared in split:
             result = next(results)
+            if prepared is None:
+                out.append((result, None, None))
+                continue
+            u, sentences, parts = prepared
             fps = [next(results).fingerprint for _ in parts]
-            out.append((result, None if result.error else self._levels(sentences, parts, fps)))
+            if result.error:
+                out.append((result, None, None))
+            else:
+                out.append((result, self._levels(sentences, parts, fps), u if keep_text else None))
         return out
 
     def _split(self, text: str, unified: bool) -> tuple[str, list[Sentence], list[Part]]:
@@ -317,6 +333,6 @@ def _levels_chunk(fingerprinter: Fingerprinter, texts: list[str], *, params: Par
 
 
 def _items_chunk(
-    fingerprinter: Fingerprinter, docs: list[Doc], *, params: PartParams
-) -> list[tuple[Result, Levels | None]]:
-    return PartPrinter(fingerprinter, params).items_many(docs)
+    fingerprinter: Fingerprinter, docs: list[Doc], *, params: PartParams, keep_text: bool
+) -> list[tuple[Result, Levels | None, str | None]]:
+    return PartPrinter(fingerprinter, params)._items_many(docs, keep_text=keep_text)
