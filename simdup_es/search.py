@@ -190,6 +190,7 @@ def find_copies(
     params: MultiParams = MultiParams(),
     matrix: bool = True,
     limit: int = 20,
+    stored: dict[str, StoredDoc] | None = None,
 ) -> list[MultiMatch]:
     """The stored copies of a text, best first: near-duplicates, then partial copies.
 
@@ -201,7 +202,8 @@ def find_copies(
     for the thresholds and their defaults). ``fingerprint`` and ``levels`` save
     computing them (with ``printer``, default parameters if ``None``). Without
     ``matrix`` or ``text`` there is only the document level, unscored. At most
-    ``limit`` results.
+    ``limit`` results. ``stored``, if given, gets the stored documents read for the
+    matrix, by id (a caller showing the results need not read them again).
     """
     if printer is None:
         from . import default_fingerprinter
@@ -219,11 +221,11 @@ def find_copies(
     assert unified is not None
     if levels is None:
         levels = printer.levels(unified, unified=True)
-    return _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params)[:limit]
+    return _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, stored)[:limit]
 
 
 def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
-            compare: Comparer, params: MultiParams) -> list[MultiMatch]:
+            compare: Comparer, params: MultiParams, stored: dict[str, StoredDoc] | None = None) -> list[MultiMatch]:
     """find_copies with the query's ``unified`` text, fingerprint and levels."""
     from .multilevel import find_copies as judge_copies
 
@@ -234,6 +236,8 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
 
     def texts(ids: Sequence[str]) -> dict[str, str]:
         docs = store.get(ids)
+        if stored is not None:
+            stored.update((d.id, d) for d in docs)
         fingerprints.update((d.id, d.fingerprint) for d in docs if d.version == fingerprint.version)
         return {d.id: unify(d.text) for d in docs if d.text}
 
