@@ -196,16 +196,18 @@ def test_map_items_on_workers_equals_fingerprint_and_levels_of_raw_text(printer:
     docs = [Doc(raw, "臺灣這個"), Doc(""), Doc(big, "大"), Doc(corpus["en"]), Doc("。。", "標題")] * 20
     assert len(big.encode()) > 20_000 >= len(raw.encode())
     for workers in (1, 2):
-        got = list(sprinter.map_items(range(len(docs)), lambda i: docs[i], workers=workers))
-        assert [i for i, _, _ in got] == list(range(len(docs)))
-        for i, result, levels in got:
+        got = list(sprinter.map_items_unified(range(len(docs)), lambda i: docs[i], workers=workers))
+        assert [i for i, _, _, _ in got] == list(range(len(docs)))
+        plain = sprinter.map_items(range(len(docs)), lambda i: docs[i], workers=workers)
+        assert [(i, r.fingerprint, v) for i, r, v, _ in got] == [(i, r.fingerprint, v) for i, r, v in plain]
+        for i, result, levels, text in got:
             doc = docs[i]
             if doc.text in ("", big, "。。"):
-                assert result.error is not None and levels is None
+                assert result.error is not None and levels is None and text is None
                 assert type(result.error) is type(small.fingerprint_many([doc])[0].error)
                 continue
             assert result == small.fingerprint_many([doc])[0]
-            assert levels == sprinter.levels(doc.text)
+            assert levels == sprinter.levels(doc.text) and text == unify(doc.text)
 
 
 _fp = st.integers(min_value=0, max_value=(1 << 64) - 1)
