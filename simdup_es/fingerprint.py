@@ -7,6 +7,7 @@ fingerprints are only comparable when their versions are equal.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -30,6 +31,7 @@ from .tokens import IdfTable, Lexicon, Tokenizer, weigh
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+R = TypeVar("R")
 
 # Bump when tokenisation, weighting or hashing changes in a way that changes bits.
 # 2: segmentation by jieba-rs instead of Python jieba.
@@ -157,13 +159,32 @@ class Fingerprinter:
 
         ``workers=None`` uses every core; ``1`` stays in this process.
         """
+        task = functools.partial(_fingerprint_chunk, unified=unified)
+        for results in self.map_chunks(docs, task, workers=workers, chunk_size=chunk_size):
+            yield from results
+
+    def map_chunks(
+        self,
+        items: Iterable[T],
+        task: Callable[[Fingerprinter, list[T]], R],
+        *,
+        workers: int | None = None,
+        chunk_size: int = 64,
+    ) -> Iterator[R]:
+        """``task(fingerprinter, chunk)`` for each chunk of ``items``, on ``workers`` processes, in input order.
+
+        The pool behind :meth:`map`, for batch work that needs this fingerprinter
+        (e.g. :meth:`PartPrinter.map_items <simdup_es.parts.PartPrinter.map_items>`).
+        ``task`` must pickle (a module-level function or a :func:`functools.partial`
+        of one); so must the items and what it returns.
+        """
         workers = workers or os.cpu_count() or 1
-        chunks = _chunked(docs, chunk_size)
+        chunks = _chunked(items, chunk_size)
         first = next(chunks, None)
         second = next(chunks, None) if workers > 1 else None
         if second is None:  # one process, or too little work to pay for starting more
             for chunk in itertools.chain(filter(None, [first]), chunks):
-                yield from self.fingerprint_many(chunk, unified=unified)
+                yield task(self, chunk)
             return
         assert first is not None  # there is a second chunk
         chunks = itertools.chain([first, second], chunks)
@@ -179,14 +200,13 @@ class Fingerprinter:
             # does not fit), and waiting for a whole window before sending the next
             # would leave workers idle at its end.
             window = workers * 4
-            pending: deque[AsyncResult[list[Result]]] = deque()
+            pending: deque[AsyncResult[R]] = deque()
             for chunk in chunks:
-                pending.append(pool.apply_async(_work, ((chunk, unified),)))
+                pending.append(pool.apply_async(_work, ((task, chunk),)))
                 if len(pending) >= window:
-                    yield from pending.popleft().get()
+                    yield pending.popleft().get()
             while pending:
-                yield from pending.popleft().get()
-
+                yield pending.popleft().get()
 
     def map_items(
         self, items: Iterable[T], to_doc: Callable[[T], Doc], *, workers: int | None = None
@@ -217,8 +237,8 @@ class Result:
         return self.fingerprint
 
 
-def _chunked(items: Iterable[Doc], size: int) -> Iterator[list[Doc]]:
-    chunk: list[Doc] = []
+def _chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    chunk: list[T] = []
     for item in items:
         chunk.append(item)
         if len(chunk) == size:
@@ -236,7 +256,11 @@ def _init_worker(state: Fingerprinter | FingerprintParams) -> None:
     _worker = state if isinstance(state, Fingerprinter) else Fingerprinter(state)
 
 
-def _work(job: tuple[list[Doc], bool]) -> list[Result]:
+def _work(job: tuple[Callable[[Fingerprinter, list[T]], R], list[T]]) -> R:
     assert _worker is not None
-    docs, unified = job
-    return _worker.fingerprint_many(docs, unified=unified)
+    task, chunk = job
+    return task(_worker, chunk)
+
+
+def _fingerprint_chunk(fingerprinter: Fingerprinter, docs: list[Doc], *, unified: bool) -> list[Result]:
+    return fingerprinter.fingerprint_many(docs, unified=unified)

@@ -433,17 +433,21 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
             chunk = wanted[start : start + 256]
             yield from ((p, t) for p, t in zip(chunk, texts_of(chunk)) if t)
 
-    for (p, text), _, levels in links.printer.map_items(with_text(), lambda item: Doc(item[1]), workers=links.workers):
-        if levels is None:
+    # Candidates recur across queries: their unified texts are read and unified once, through a cache.
+    unified_texts = cached_texts(store, docs, text_field, unify)
+    queries = links.printer.map_items_unified(with_text(), lambda item: Doc(item[1]), workers=links.workers)
+    for (p, _), _, levels, text in queries:
+        if levels is None or text is None:
             continue
         found = store.part_candidates(levels.fingerprints, [k.key for k in levels.keys], levels.version,
                                       exclude_id=docs.keys[p][-1], limit=links.params.store_limit)
 
         def texts(ids: Sequence[str], p: int = p) -> dict[str, str]:
-            todo = [i for i in ids if i in position and not joined.connected(p, position[i])]
-            return {i: unify(t) for i, t in zip(todo, texts_of([position[i] for i in todo])) if t}
+            todo = [position[i] for i in ids if i in position and not joined.connected(p, position[i])]
+            got = unified_texts(todo)
+            return {docs.keys[q][-1]: t for q, t in got.items() if t}
 
-        for m in find_copies(unify(text), levels, [], found, texts, links.compare, params=links.params):
+        for m in find_copies(text, levels, [], found, texts, links.compare, params=links.params):
             if m.kind == "partial" and joined.union(p, position[m.id]):
                 yield p, position[m.id]
 

@@ -27,6 +27,7 @@ to the unified text (:func:`simdup_es.text.unify`), like the comparison matrix's
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,9 @@ from .sentences import Sentence, split_sentences, units
 from .text import unify
 
 T = TypeVar("T")
+
+# Documents per worker job: each brings its parts, about as much work again.
+_DOCS_PER_CHUNK = 32
 
 __all__ = ["Levels", "Part", "PartParams", "PartPrinter", "SentenceKey", "sentence_keys", "split_parts"]
 
@@ -237,63 +241,68 @@ class PartPrinter:
         return [self._levels(sentences, parts, [next(results).fingerprint for _ in parts]) for _, sentences, parts in prepared]
 
     def map(self, texts: Iterable[str], *, workers: int | None = None, unified: bool = False) -> Iterator[Levels]:
-        """Levels of a stream of documents, in input order; parts are fingerprinted on ``workers``
-        processes (:meth:`Fingerprinter.map`), splitting stays in this one."""
-        # Each document's parts, then an end marker (an empty Doc) carrying the document:
-        # results come back in order, so a document is complete at its marker, also when
-        # it has no part. (Fingerprinter.map_items has no ``unified`` flag, and unify is not
-        # idempotent: a second round of OpenCC may change words.)
-        pending: deque[tuple[list[Sentence], list[Part]] | None] = deque()
-
-        def docs() -> Iterator[Doc]:
-            for text in texts:
-                u, sentences, parts = self._split(text, unified)
-                for p in parts:
-                    pending.append(None)
-                    yield Doc(u[p.start : p.end])
-                pending.append((sentences, parts))
-                yield Doc("")
-
-        got: list = []
-        for result in self.fingerprinter.map(docs(), workers=workers, unified=True):
-            doc = pending.popleft()
-            if doc is None:
-                got.append(result.fingerprint)
-            else:
-                yield self._levels(doc[0], doc[1], got)
-                got = []
+        """Levels of a stream of documents, in input order, on ``workers`` processes
+        (:meth:`Fingerprinter.map_chunks`): each worker splits its documents and fingerprints their parts."""
+        task = functools.partial(_levels_chunk, params=self.params, unified=unified)
+        for levels in self.fingerprinter.map_chunks(texts, task, workers=workers, chunk_size=_DOCS_PER_CHUNK):
+            yield from levels
 
     def map_items(
         self, items: Iterable[T], to_doc: Callable[[T], Doc], *, workers: int | None = None
     ) -> Iterator[tuple[T, Result, Levels | None]]:
         """Each item with its document fingerprint and its levels, in input order, in one worker pass.
 
-        The document and its parts go to the same :meth:`Fingerprinter.map` stream (unified
-        here, once: fingerprinting the unified text and title with ``unified=True`` gives the
-        fingerprint of the raw ones). Levels are ``None`` where the document has no
-        fingerprint (the result's error says why); a document over ``max_bytes`` is not split.
+        ``to_doc`` runs here; unifying, splitting and fingerprinting the document and its
+        parts run on the workers. The text is unified once: fingerprinting the unified
+        text and title with ``unified=True`` gives the fingerprint of the raw ones (unify
+        is not idempotent, so the parts are cut from that same unified text). Levels are
+        ``None`` where the document has no fingerprint (the result's error says why); a
+        document over ``max_bytes`` is not split.
         """
-        pending: deque[tuple[T, list[Sentence], list[Part]]] = deque()
-        max_bytes = self.fingerprinter.params.max_bytes
+        for item, result, levels, _ in self.map_items_unified(items, to_doc, workers=workers):
+            yield item, result, levels
+
+    def map_items_unified(
+        self, items: Iterable[T], to_doc: Callable[[T], Doc], *, workers: int | None = None
+    ) -> Iterator[tuple[T, Result, Levels | None, str | None]]:
+        """:meth:`map_items`, each also with the unified text its levels refer to (``None`` where no levels)."""
+        pending: deque[T] = deque()  # items in flight
 
         def docs() -> Iterator[Doc]:
             for item in items:
-                doc = to_doc(item)
-                if len(doc.text) * 3 > max_bytes and len(doc.text.encode("utf-8")) > max_bytes:
-                    pending.append((item, [], []))
-                    yield doc  # too large: the fingerprinter rejects it with the reason
-                    continue
-                u, sentences, parts = self._split(doc.text, False)
-                pending.append((item, sentences, parts))
-                yield Doc(u, unify(doc.title) if doc.title else doc.title, doc.source)
-                for p in parts:
-                    yield Doc(u[p.start : p.end])
+                pending.append(item)
+                yield to_doc(item)
 
-        results = self.fingerprinter.map(docs(), workers=workers, unified=True)
-        for result in results:
-            item, sentences, parts = pending.popleft()
+        task = functools.partial(_items_chunk, params=self.params)
+        for triples in self.fingerprinter.map_chunks(docs(), task, workers=workers, chunk_size=_DOCS_PER_CHUNK):
+            for result, levels, text in triples:
+                yield pending.popleft(), result, levels, text
+
+    def _items_many(self, docs: Sequence[Doc]) -> _Batch:
+        """:meth:`map_items_unified`' work on a batch, in this process."""
+        max_bytes = self.fingerprinter.params.max_bytes
+        batch: list[Doc] = []
+        split: list[tuple[str, list[Sentence], list[Part]] | None] = []
+        for doc in docs:
+            if len(doc.text) * 3 > max_bytes and len(doc.text.encode("utf-8")) > max_bytes:
+                split.append(None)
+                batch.append(doc)  # too large: the fingerprinter rejects it with the reason
+                continue
+            u, sentences, parts = self._split(doc.text, False)
+            split.append((u, sentences, parts))
+            batch.append(Doc(u, unify(doc.title) if doc.title else doc.title, doc.source))
+            batch += [Doc(u[p.start : p.end]) for p in parts]
+        results = iter(self.fingerprinter.fingerprint_many(batch, unified=True))
+        out = _Batch()
+        for prepared in split:
+            result = next(results)
+            if prepared is None:
+                out.append((result, None, None))
+                continue
+            u, sentences, parts = prepared
             fps = [next(results).fingerprint for _ in parts]
-            yield item, result, None if result.error else self._levels(sentences, parts, fps)
+            out.append((result, None, None) if result.error else (result, self._levels(sentences, parts, fps), u))
+        return out
 
     def _split(self, text: str, unified: bool) -> tuple[str, list[Sentence], list[Part]]:
         u = text if unified else unify(text)
@@ -309,3 +318,49 @@ class PartPrinter:
             fingerprints=tuple(f.value if f is not None else None for f in fps),  # type: ignore[attr-defined]
             keys=tuple(sentence_keys(sentences, self.params)),
         )
+
+
+def _levels_chunk(fingerprinter: Fingerprinter, texts: list[str], *, params: PartParams, unified: bool) -> list[Levels]:
+    return PartPrinter(fingerprinter, params).levels_many(texts, unified=unified)
+
+
+def _items_chunk(fingerprinter: Fingerprinter, docs: list[Doc], *, params: PartParams) -> _Batch:
+    return PartPrinter(fingerprinter, params)._items_many(docs)
+
+
+class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
+    """Results, levels and unified texts of a batch; pickles the levels as plain tuples.
+
+    On the way back from a worker that takes a third of the time of unpickling the
+    Levels' frozen dataclasses, and sends each text once rather than in sentences.
+    """
+
+    def __reduce__(self) -> tuple[Callable[[list[tuple[Result, _Packed | None]]], _Batch], tuple[object, ...]]:
+        return _unpack_batch, ([(r, None if v is None or u is None else _pack(v, u)) for r, v, u in self],)
+
+
+def _unpack_batch(packed: list[tuple[Result, _Packed | None]]) -> _Batch:
+    return _Batch((r, None, None) if p is None else (r, _unpack(p), p[2]) for r, p in packed)
+
+
+# (version, units, unified text, sentences (start, end, units), parts, fingerprints, keys)
+_Packed = tuple[str, int, str, list[tuple[int, int, int]], list[tuple[int, int, int, int, int]],
+                tuple[int | None, ...], list[tuple[int, int, int]]]
+
+
+def _pack(levels: Levels, unified: str) -> _Packed:
+    return (levels.version, levels.units, unified, [(s.start, s.end, s.n_units) for s in levels.sentences],
+            [(p.first, p.stop, p.start, p.end, p.units) for p in levels.parts], levels.fingerprints,
+            [(k.key, k.index, k.units) for k in levels.keys])
+
+
+def _unpack(packed: _Packed) -> Levels:
+    version, n, u, sentences, parts, fingerprints, keys = packed
+    return Levels(
+        version=version,
+        units=n,
+        sentences=tuple(Sentence(i, start, end, u[start:end], units) for i, (start, end, units) in enumerate(sentences)),
+        parts=tuple(Part(*p) for p in parts),
+        fingerprints=fingerprints,
+        keys=tuple(SentenceKey(*k) for k in keys),
+    )

@@ -190,6 +190,7 @@ def find_copies(
     params: MultiParams = MultiParams(),
     matrix: bool = True,
     limit: int = 20,
+    stored: dict[str, StoredDoc] | None = None,
 ) -> list[MultiMatch]:
     """The stored copies of a text, best first: near-duplicates, then partial copies.
 
@@ -201,26 +202,31 @@ def find_copies(
     for the thresholds and their defaults). ``fingerprint`` and ``levels`` save
     computing them (with ``printer``, default parameters if ``None``). Without
     ``matrix`` or ``text`` there is only the document level, unscored. At most
-    ``limit`` results.
+    ``limit`` results. ``stored``, if given, gets the stored documents read for the
+    matrix, by id (a caller showing the results need not read them again).
     """
     if printer is None:
         from . import default_fingerprinter
 
         printer = PartPrinter(default_fingerprinter())
+    # The text is unified once (unify is not idempotent), for the fingerprint, the levels and the matrix.
+    unified = unify(text) if text is not None and (fingerprint is None or matrix and text) else None
     if fingerprint is None:
-        if text is None:
+        if unified is None:
             raise ValueError("give the text to search with, or its fingerprint")
-        fingerprint = printer.fingerprinter.fingerprint(text, title)
+        fingerprint = printer.fingerprinter.fingerprint(unified, unify(title) if title else title, unified=True)
     if not (matrix and text):
         near = near_duplicates(store, fingerprint, exclude_id=exclude_id)
         return [_unscored(m.id, m.distance) for m in near if m.distance <= params.k][:limit]
+    assert unified is not None
     if levels is None:
-        levels = printer.levels(text)
-    return _copies(store, text, fingerprint, levels, exclude_id, compare or comparer(), params)[:limit]
+        levels = printer.levels(unified, unified=True)
+    return _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, stored)[:limit]
 
 
-def _copies(store: Store, text: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
-            compare: Comparer, params: MultiParams) -> list[MultiMatch]:
+def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
+            compare: Comparer, params: MultiParams, stored: dict[str, StoredDoc] | None = None) -> list[MultiMatch]:
+    """find_copies with the query's ``unified`` text, fingerprint and levels."""
     from .multilevel import find_copies as judge_copies
 
     near = [(m.id, m.distance) for m in near_duplicates(store, fingerprint, exclude_id=exclude_id) if m.distance <= params.k]
@@ -230,10 +236,12 @@ def _copies(store: Store, text: str, fingerprint: Fingerprint, levels: Levels, e
 
     def texts(ids: Sequence[str]) -> dict[str, str]:
         docs = store.get(ids)
+        if stored is not None:
+            stored.update((d.id, d) for d in docs)
         fingerprints.update((d.id, d.fingerprint) for d in docs if d.version == fingerprint.version)
         return {d.id: unify(d.text) for d in docs if d.text}
 
-    matches = judge_copies(unify(text), levels, near, found, texts, compare, fingerprints=fingerprints,
+    matches = judge_copies(unified, levels, near, found, texts, compare, fingerprints=fingerprints,
                            query_fingerprint=fingerprint.value, params=params)
     # A near-duplicate whose text the store does not keep is still one, unscored.
     judged = {m.id for m in matches}
@@ -275,13 +283,13 @@ def find_copies_many(
 
         printer = PartPrinter(default_fingerprinter())
     compare = compare or comparer()
-    for item, result, levels in printer.map_items(items, to_doc, workers=workers):
+    for item, result, levels, unified in printer.map_items_unified(items, to_doc, workers=workers):
         if result.error is not None:
             yield item, result.error
             continue
-        assert levels is not None
+        assert levels is not None and unified is not None
         exclude_id = exclude(item) if exclude else None
-        yield item, _copies(store, to_doc(item).text, result.unwrap(), levels, exclude_id, compare, params)[:limit]
+        yield item, _copies(store, unified, result.unwrap(), levels, exclude_id, compare, params)[:limit]
 
 
 @dataclass(frozen=True)

@@ -259,9 +259,11 @@ def search(text: str | None, file: Path | None, doc_id: str | None, queries: str
         return
     with open_store(store_opts, layout=BlockLayout(k=k)) as store:
         fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id, title)
+        docs: dict[str, StoredDoc] = {}  # what the matrix read, then the rest (without one: all)
         found = find_copies(store, query_text, fingerprint=fp, printer=PartPrinter(fingerprinter), exclude_id=exclude,
-                            compare=comparer, params=params, matrix=not no_matrix, limit=limit)
-        docs = {d.id: d for d in store.get([m.id for m in found])}
+                            compare=comparer, params=params, matrix=not no_matrix, limit=limit, stored=docs)
+        if missing := [m.id for m in found if m.id not in docs]:
+            docs.update((d.id, d) for d in store.get(missing))
     _show_copies(found, docs, query_text, as_json=as_json, details=details, html_path=html_path)
 
 
@@ -325,15 +327,16 @@ def _show_copies(found: list[MultiMatch], docs: dict[str, StoredDoc], query_text
                       (doc.title or "") if doc else "")
     console.print(table)
     scored = [(m, docs[m.id]) for m in found if m.comparison is not None and m.id in docs and docs[m.id].text]
+    query = unify(query_text or "") if scored and (details or html_path is not None) else ""
     for m, doc in scored[:details]:
         assert m.comparison is not None
-        render_terminal(unify(query_text or ""), unify(doc.text or ""), m.comparison, console=console,
+        render_terminal(query, unify(doc.text or ""), m.comparison, console=console,
                         label_a="query", label_b=m.id, max_pairs=10)
     if html_path is not None and scored:
         best, doc = scored[0]
         assert best.comparison is not None
         with open_output(html_path) as out:
-            out.write(render_html(unify(query_text or ""), unify(doc.text or ""), best.comparison,
+            out.write(render_html(query, unify(doc.text or ""), best.comparison,
                                   label_a="query", label_b=best.id))
         click.echo(f"wrote {html_path}", err=True)
 

@@ -6,6 +6,7 @@ import importlib.resources
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from simdup_es.cli import main
@@ -173,3 +174,23 @@ def test_search_queries_writes_one_json_object_per_query_and_rejects_bad_records
     rows = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
     assert sorted(row["source"] for row in rows) == [f"{queries}:3", f"{queries}:4"]
     assert "searched 6 queries" in result.stderr and "rejected 2" in result.stderr
+
+
+def test_search_reads_each_found_document_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The matrix already read the found documents' texts: showing them (titles, details)
+    # reads no document again (on Elasticsearch a second mget of full texts).
+    from simdup_es.store.local import LocalStore
+
+    store = str(tmp_path / "store")
+    assert _run("index", SAMPLE, "--store", store).exit_code == 0
+    expected = _run("search", "--store", store, "--id", "zh-man:man8/nmbd.8#3", "--json").stdout
+    read: list[str] = []
+    get = LocalStore.get
+    monkeypatch.setattr(LocalStore, "get", lambda self, ids: (read.extend(ids), get(self, ids))[1])
+    for args in (["--json"], ["--details", "3"], ["--json", "--no-matrix"]):
+        read.clear()
+        result = _run("search", "--store", store, "--id", "zh-man:man8/nmbd.8#3", *args)
+        assert result.exit_code == 0, result.output
+        assert read and len(read) == len(set(read)), (args, read)
+    assert _run("search", "--store", store, "--id", "zh-man:man8/nmbd.8#3", "--json").stdout == expected
+    assert "zh-man:man8/nmbd.8#3~paragraph-deleted" in expected

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ from hypothesis import strategies as st
 
 from simdup_es.compare import compare
 from simdup_es.errors import ConfigError, FingerprintVersionError
-from simdup_es.fingerprint import Fingerprinter
+from simdup_es.fingerprint import Doc, Fingerprinter
 from simdup_es.multilevel import (
     MemoryPartIndex,
     MultiParams,
@@ -177,8 +179,35 @@ def test_boilerplate_sentences_do_not_count_toward_partial(printer: PartPrinter,
 
 
 def test_levels_on_worker_processes_equal_levels_in_this_one(printer: PartPrinter, corpus: dict[str, str]) -> None:
-    texts = [corpus["article"], "", "。。", corpus["other"], corpus["en"]]
-    assert list(printer.map(texts, workers=2, unified=True)) == printer.levels_many(texts, unified=True)
+    texts = [corpus["article"], "", "。。", corpus["other"], corpus["en"]] * 20  # several jobs: the pool runs
+    for unified in (True, False):
+        assert list(printer.map(texts, workers=2, unified=unified)) == printer.levels_many(texts, unified=unified)
+
+
+def test_map_items_on_workers_equals_fingerprint_and_levels_of_raw_text(printer: PartPrinter, corpus: dict[str, str]) -> None:
+    # Raw (traditional, full-width) texts and titles, unified once on the workers: the same
+    # fingerprint as the raw document's and the same levels as levels(raw text); a document
+    # over max_bytes and an empty one get their error and no levels, in input order.
+    small = copy.copy(printer.fingerprinter)
+    small.params = dataclasses.replace(small.params, max_bytes=20_000)
+    sprinter = PartPrinter(small, printer.params)
+    raw = corpus["article"].replace("的", "的。").replace("这", "這") + "ＡＢＣ"
+    big = corpus["other"] * 20
+    docs = [Doc(raw, "臺灣這個"), Doc(""), Doc(big, "大"), Doc(corpus["en"]), Doc("。。", "標題")] * 20
+    assert len(big.encode()) > 20_000 >= len(raw.encode())
+    for workers in (1, 2):
+        got = list(sprinter.map_items_unified(range(len(docs)), lambda i: docs[i], workers=workers))
+        assert [i for i, _, _, _ in got] == list(range(len(docs)))
+        plain = sprinter.map_items(range(len(docs)), lambda i: docs[i], workers=workers)
+        assert [(i, r.fingerprint, v) for i, r, v, _ in got] == [(i, r.fingerprint, v) for i, r, v in plain]
+        for i, result, levels, text in got:
+            doc = docs[i]
+            if doc.text in ("", big, "。。"):
+                assert result.error is not None and levels is None and text is None
+                assert type(result.error) is type(small.fingerprint_many([doc])[0].error)
+                continue
+            assert result == small.fingerprint_many([doc])[0]
+            assert levels == sprinter.levels(doc.text) and text == unify(doc.text)
 
 
 _fp = st.integers(min_value=0, max_value=(1 << 64) - 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.resources
 import json
 from typing import Any
@@ -116,3 +117,27 @@ def test_a_near_duplicate_without_text_is_kept_unscored(store: Any) -> None:
     assert got["no-text"].kind == "near-duplicate" and got["no-text"].distance == 0
     assert got["no-text"].to_dict()["similarity_query"] is None
     assert got["zh-man:man7/perlnumber.7#0~edited"].to_dict()["similarity_query"] > 0.8
+
+
+def test_the_query_text_is_unified_once(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # unify is not idempotent and costs about a third of a fingerprint: find_copies and
+    # find_copies_many unify the query once, for the fingerprint, the levels and the matrix.
+    from simdup_es.text import unify
+
+    q = BY_ID["zh-man:man7/perlnumber.7#0"]
+    expected = [m.to_dict() for m in find_copies(store, q["text"], title=q["title"], exclude_id=q["id"])]
+    calls: list[str] = []
+
+    def counting(text: str) -> str:
+        calls.append(text)
+        return unify(text)
+
+    for module in ("fingerprint", "parts", "search"):  # the modules that call unify on a query
+        monkeypatch.setattr(importlib.import_module(f"simdup_es.{module}"), "unify", counting)
+    got = find_copies(store, q["text"], title=q["title"], exclude_id=q["id"])
+    assert calls.count(q["text"]) == 1
+    assert [m.to_dict() for m in got] == expected
+    calls.clear()
+    [(_, many)] = find_copies_many(store, [q], lambda r: Doc(r["text"], r["title"]), workers=1, exclude=lambda r: r["id"])
+    assert calls.count(q["text"]) == 1
+    assert [m.to_dict() for m in many] == expected  # type: ignore[union-attr]
