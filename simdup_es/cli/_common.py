@@ -131,12 +131,12 @@ class RejectLog:
         # Opened now: an unwritable path fails before any work, and no stale file
         # from an earlier run survives this one.
         self._file: TextIO | None = None
-        # Only a regular file this run created or truncated is removed when it stays
-        # empty: never a device (``--rejects /dev/null``), a FIFO or a symlink's target.
+        # Only a regular file named directly is removed when it ends empty: never a
+        # device (``--rejects /dev/null``), a FIFO or a symlink's target.
         self._removable = False
         if path is not None:
             self._file = open_output(path, append=keep is not None)
-            self._removable = keep is None and _is_regular_file(path) and not path.is_symlink()
+            self._removable = _is_regular_file(path) and not path.is_symlink()
             if keep is not None:
                 if self.size() < keep:
                     self._file.close()

@@ -142,7 +142,10 @@ def test_an_empty_reject_log_removes_only_a_regular_file_it_wrote(tmp_path: Path
     RejectLog(link).close()
     plain = tmp_path / "plain.jsonl"
     RejectLog(plain).close()
-    assert fifo.exists() and link.is_symlink() and target.exists() and not plain.exists()
+    resumed = tmp_path / "resumed.jsonl"  # a resumed run that rejected nothing, like the run it resumes
+    resumed.write_text("")
+    RejectLog(resumed, keep=0).close()
+    assert fifo.exists() and link.is_symlink() and target.exists() and not plain.exists() and not resumed.exists()
 
 
 def test_the_resume_point_of_a_non_file_rejects_path_stays_out_of_its_folder(
