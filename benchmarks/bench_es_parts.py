@@ -149,12 +149,9 @@ def main() -> None:
     args.docs = args.docs or 3000
     es = Elasticsearch(os.environ.get("SIMDUP_TEST_ES_URL", "http://127.0.0.1:9200"), request_timeout=120)
     rows = [json.loads(line) for line, _ in zip(open(DATA / "zh-docs.jsonl", encoding="utf-8"), range(args.docs))]
-    fp = Fingerprinter()
-    printer = PartPrinter(fp)
     texts = [unify(r["text"]) for r in rows]
     t0 = time.perf_counter()
-    fps = [r.fingerprint.value if r.fingerprint else 0 for r in fp.map(texts_as_docs(texts), workers=2, unified=True)]
-    levels = list(printer.map(texts, workers=2, unified=True))
+    fp, printer, fps, levels = _fingerprinted(texts)
     print(f"{len(rows)} documents, levels in {time.perf_counter() - t0:.0f} s; "
           f"{np.mean([len(x.stored()[0]) for x in levels]):.1f} parts and {np.mean([len(x.stored()[1]) for x in levels]):.1f} keys per document")
     ref = MemoryPartIndex()
@@ -231,6 +228,14 @@ def main() -> None:
         print(f"{layout:<14}{b:>12.0f}{b / sizes['doc']:>8.2f}x{p50}{(f'{agree[layout][0]}/{agree[layout][1]}') if t else '':>20}")
 
 
+def _fingerprinted(texts):  # type: ignore[no-untyped-def]
+    """The fingerprinter, its part printer, and the fingerprints and levels of unified ``texts`` (2 workers)."""
+    fp = Fingerprinter()
+    printer = PartPrinter(fp)
+    fps = [r.fingerprint.value if r.fingerprint else 0 for r in fp.map(texts_as_docs(texts), workers=2, unified=True)]
+    return fp, printer, fps, list(printer.map(texts, workers=2, unified=True))
+
+
 def texts_as_docs(texts):  # type: ignore[no-untyped-def]
     from simdup_es.fingerprint import Doc
 
@@ -284,12 +289,9 @@ def stores_main(n_docs: int, n_queries: int) -> None:  # noqa: C901 - one linear
 
     es = Elasticsearch(os.environ.get("SIMDUP_TEST_ES_URL", "http://127.0.0.1:9200"), request_timeout=300)
     rows = [json.loads(line) for line in open(DATA / "zh-docs.jsonl", encoding="utf-8")]
-    fp = Fingerprinter()
-    printer = PartPrinter(fp)
     texts = [unify(r["text"]) for r in rows]
     t0 = time.perf_counter()
-    fps = [r.fingerprint.value if r.fingerprint else 0 for r in fp.map(texts_as_docs(texts), workers=2, unified=True)]
-    levels = list(printer.map(texts, workers=2, unified=True))
+    fp, printer, fps, levels = _fingerprinted(texts)
     print(f"{len(rows)} corpus documents fingerprinted with levels in {time.perf_counter() - t0:.0f} s", flush=True)
     version = levels[0].version
     rng = np.random.default_rng(11)

@@ -89,16 +89,15 @@ class Hit:
 
 
 def sentence_rerank(
-    query_text: str, matches: Sequence[Match], docs: Mapping[str, StoredDoc], compare: Callable[[str, str], Comparison]
+    query: str, matches: Sequence[Match], docs: Mapping[str, StoredDoc], compare: Callable[[str, str], Comparison]
 ) -> list[Hit]:
-    """Re-rank 2: compare the query with each match sentence by sentence.
+    """Re-rank 2: compare the (unified) query with each match sentence by sentence.
 
     ``compare`` takes two unified texts (e.g. :func:`simdup_es.compare.compare`
     with parameters bound). Hits are ordered by the share of text copied (larger
     direction) and then by distance; a match whose text the store does not keep
     is left unscored, at the end.
     """
-    query = unify(query_text)
     hits = []
     for m in matches:
         doc = docs.get(m.id)
@@ -160,20 +159,23 @@ def find_duplicates(
     fingerprinting ``text`` (with ``fingerprinter``, default parameters if
     ``None``); without ``text`` there is no sentence comparison.
     """
+    # The text is unified once (unify is not idempotent), for the fingerprint and the matrix.
+    unified = unify(text) if text is not None and (fingerprint is None or matrix and text) else None
     if fingerprint is None:
-        if text is None:
+        if unified is None:
             raise ValueError("give the text to search with, or its fingerprint")
         if fingerprinter is None:
             from . import default_fingerprinter
 
             fingerprinter = default_fingerprinter()
-        fingerprint = fingerprinter.fingerprint(text, title)
+        fingerprint = fingerprinter.fingerprint(unified, unify(title) if title else title, unified=True)
     matches = near_duplicates(store, fingerprint, exclude_id=exclude_id)
     if not (matrix and text):
         matches = matches[:limit]
     docs = {d.id: d for d in store.get([m.id for m in matches])}
     if matrix and text:
-        return sentence_rerank(text, matches, docs, compare or comparer())[:limit]
+        assert unified is not None
+        return sentence_rerank(unified, matches, docs, compare or comparer())[:limit]
     return [Hit(m, docs.get(m.id)) for m in matches]
 
 
