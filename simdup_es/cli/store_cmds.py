@@ -276,7 +276,9 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
     with open_store(store_opts, layout=BlockLayout(k=params.k)) as store, progress_bar("searching") as update:
         results = find_copies_many(store, split(read_inputs((queries,), fields), log), record_doc,
                                    printer=PartPrinter(fingerprinter), compare=comparer, params=params, limit=limit,
-                                   workers=workers, exclude=lambda r: r.id)
+                                   workers=workers, exclude=lambda r: r.key)
+        # The key, not the id: a record without an id is stored under its content id (as
+        # 'simdup index' keys it), so that is the stored copy to leave out and the label to print.
         for record, found in results:
             done += 1
             if not isinstance(found, list):

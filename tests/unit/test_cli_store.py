@@ -194,3 +194,23 @@ def test_search_reads_each_found_document_once(tmp_path: Path, monkeypatch: pyte
         assert read and len(read) == len(set(read)), (args, read)
     assert _run("search", "--store", store, "--id", "zh-man:man8/nmbd.8#3", "--json").stdout == expected
     assert "zh-man:man8/nmbd.8#3~paragraph-deleted" in expected
+
+
+def test_search_queries_without_ids_leaves_out_their_own_stored_copies(tmp_path: Path) -> None:
+    """Records without an id are stored under their content id: that is what --queries excludes and prints."""
+    from simdup_es.sources import content_id
+
+    records = [json.loads(line) for line in Path(SAMPLE).read_text(encoding="utf-8").splitlines()]
+    pair = [r for r in records if r["id"] in ("zh-man:man7/perlnumber.7#0", "zh-man:man7/perlnumber.7#0~edited")]
+    nameless = tmp_path / "nameless.jsonl"
+    nameless.write_text("".join(json.dumps({"text": r["text"], "title": r["title"]}, ensure_ascii=False) + "\n"
+                                for r in pair), encoding="utf-8")
+    store = str(tmp_path / "store")
+    assert _run("index", str(nameless), "--store", store).exit_code == 0
+    result = _run("search", "--store", store, "--queries", str(nameless), "--json", "--workers", "1")
+    assert result.exit_code == 0, result.output
+    keys = [content_id(r["text"], r["title"]) for r in pair]
+    out = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [o["id"] for o in out] == keys
+    # Each finds the other, never itself.
+    assert [[m["id"] for m in o["matches"]] for o in out] == [[keys[1]], [keys[0]]]
