@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 from elasticsearch import Elasticsearch
 
 from ..errors import ConfigError
-from .engine import ELASTICSEARCH, ENGINES, Engine, detect, opensearch_client
+from .engine import ELASTICSEARCH, ENGINES, PRODUCTS, UNKNOWN_PRODUCT, Engine, detect, opensearch_client
 
 log = logging.getLogger(__name__)
 
@@ -35,21 +35,27 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
 
 
-def check_url(url: str) -> None:
+def _url_name(engine: str) -> str:
+    """``Elasticsearch URL``, ``OpenSearch URL``, or ``cluster URL`` while the engine is ``auto``."""
+    return f"{PRODUCTS.get(engine, 'cluster')} URL"
+
+
+def check_url(url: str, engine: str = "auto") -> None:
     """Raise :class:`ConfigError` (credentials redacted) for a URL the client would refuse.
 
     The client's own parser would raise a ``ValueError`` that quotes the whole
-    URL, password included; every check it makes is made here first.
+    URL, password included; every check it makes is made here first. The message
+    names the configured ``engine``.
     """
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises for a port out of range or not a number
     except ValueError as exc:
         # Not the exception's text: Python's URL parser quotes the whole netloc, password included.
-        raise ConfigError(f"Elasticsearch URL {redact_url(url)!r} is not valid ({type(exc).__name__}): it must look like "
-                          "https://host:9200 (SIMDUP_ES_URL / --es-url)") from None
+        raise ConfigError(f"{_url_name(engine)} {redact_url(url)!r} is not valid ({type(exc).__name__}): it must look "
+                          "like https://host:9200 (SIMDUP_ES_URL / --es-url)") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"Elasticsearch URL must look like https://host:9200, got {redact_url(url)!r}")
+        raise ConfigError(f"{_url_name(engine)} must look like https://host:9200, got {redact_url(url)!r}")
 
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -92,7 +98,7 @@ class ConnectionSettings:
         if self.engine not in ENGINES:
             raise ConfigError(f"the engine must be one of {', '.join(ENGINES)} (SIMDUP_ES_ENGINE / --engine), "
                               f"got {self.engine!r}")
-        check_url(self.url)
+        check_url(self.url, self.engine)
         if self.api_key is not None and (self.username is not None or self.password is not None):
             raise ConfigError("give either an API key or a user and password, not both")
         if (self.username is None) != (self.password is None):
@@ -206,7 +212,7 @@ class ConnectionSettings:
         try:
             return Elasticsearch(self.url, **kwargs, **self._tls())
         except (ValueError, TypeError) as exc:  # a URL it refuses; its message quotes the URL, password and all
-            raise ConfigError(f"Elasticsearch URL {redact_url(self.url)!r} is not valid ({type(exc).__name__}): "
+            raise ConfigError(f"{_url_name(self.engine)} {redact_url(self.url)!r} is not valid ({type(exc).__name__}): "
                               "it must look like https://host:9200 (SIMDUP_ES_URL / --es-url)") from None
 
 
@@ -216,7 +222,7 @@ _engines: dict[ConnectionSettings, Engine] = {}
 def _detect(settings: ConnectionSettings, client: Elasticsearch) -> Engine:
     from .io import translated  # io imports this module
 
-    with translated(client, "asking the cluster which engine it runs"):
+    with translated(client, "asking which engine it runs", cluster=UNKNOWN_PRODUCT):
         engine = detect(client)
     log.info("%s runs %s", redact_url(settings.url), engine)
     return engine

@@ -55,9 +55,23 @@ class Engine:
     name: str
     version: tuple[int, ...] = ()
 
+    @property
+    def product(self) -> str:
+        """The engine's name as users know it: ``Elasticsearch`` or ``OpenSearch``."""
+        return PRODUCTS[self.name]
+
     def __str__(self) -> str:
-        product = "OpenSearch" if self.name == OPENSEARCH else "Elasticsearch"
-        return f"{product} {'.'.join(map(str, self.version))}".rstrip()
+        return f"{self.product} {'.'.join(map(str, self.version))}".rstrip()
+
+
+PRODUCTS = {ELASTICSEARCH: "Elasticsearch", OPENSEARCH: "OpenSearch"}
+UNKNOWN_PRODUCT = "the cluster"
+"""What messages call a cluster whose engine is not known yet (``auto``, before it answered)."""
+
+
+def product(engine: str) -> str:
+    """What messages call a cluster configured with ``engine`` (``auto`` is :data:`UNKNOWN_PRODUCT`)."""
+    return PRODUCTS.get(engine, UNKNOWN_PRODUCT)
 
 
 def parse_version(text: str) -> tuple[int, ...]:
@@ -156,6 +170,11 @@ def engine_of(client: Any) -> Engine:
     if isinstance(client, OpenSearchClient):
         return client.engine
     return Engine(ELASTICSEARCH)
+
+
+def product_of(client: Any) -> str:
+    """What messages call the cluster behind ``client``, without asking it (:attr:`Engine.product`)."""
+    return PRODUCTS[OPENSEARCH if isinstance(client, OpenSearchClient) else ELASTICSEARCH]
 
 
 def uses_point_in_time(client: Any) -> bool:
@@ -347,11 +366,15 @@ __all__ = [
     "OPENSEARCH",
     "Engine",
     "OpenSearchClient",
+    "PRODUCTS",
+    "UNKNOWN_PRODUCT",
     "as_client",
     "client_mismatch",
     "detect",
     "engine_of",
     "opensearch_client",
+    "product",
+    "product_of",
     "streaming_bulk",
     "uses_point_in_time",
 ]

@@ -1,4 +1,4 @@
-"""Talking to Elasticsearch: the one place that sends requests and reads answers.
+"""Talking to the cluster (Elasticsearch or OpenSearch): the one place that sends requests and reads answers.
 
 Three things every job needs, each written once:
 
@@ -33,7 +33,8 @@ from ..errors import ConfigError, ConnectionFailed, NotFound, SimdupError, Store
 from ..store.base import BulkReport, Closing
 from .bodies import Action, page_search
 from .connection import redact_url
-from .engine import OpenSearchClient, client_mismatch, not_elasticsearch, streaming_bulk, uses_point_in_time
+from .engine import (OpenSearchClient, client_mismatch, not_elasticsearch, product_of, streaming_bulk,
+                     uses_point_in_time)
 
 log = logging.getLogger(__name__)
 
@@ -82,20 +83,23 @@ _RUN_SETUP = ": run 'simdup setup' (or 'simdup index', which creates it) first"
 
 
 @contextmanager
-def translated(client: Elasticsearch, action: str, index: str | None = None, *, missing: str = _RUN_SETUP
-               ) -> Iterator[None]:
+def translated(client: Elasticsearch, action: str, index: str | None = None, *, missing: str = _RUN_SETUP,
+               cluster: str | None = None) -> Iterator[None]:
     """Turn client exceptions into :class:`StoreError` subclasses that say what to do.
 
-    ``missing`` ends the message when the index does not exist.
+    ``missing`` ends the message when the index does not exist. Messages name the
+    engine the client talks to (``Elasticsearch``, ``OpenSearch``: :func:`product_of`),
+    or ``cluster`` when given (``the cluster``, while the engine is still being asked).
     """
     where = f"index {index!r}" if index else "the cluster"
+    name = cluster or product_of(client)
     try:
         yield
     except SimdupError:
         raise
     except es.AuthenticationException as exc:
         raise ConnectionFailed(
-            f"Elasticsearch at {client_url(client)} refused the credentials while {action} (401): check the API key "
+            f"{name} at {client_url(client)} refused the credentials while {action} (401): check the API key "
             "(SIMDUP_ES_API_KEY / --api-key) or user and password (SIMDUP_ES_USER, SIMDUP_ES_PASSWORD)"
         ) from exc
     except es.AuthorizationException as exc:
@@ -114,7 +118,7 @@ def translated(client: Elasticsearch, action: str, index: str | None = None, *, 
         mismatch = client_mismatch(exc)
         if mismatch:
             raise ConfigError(mismatch) from exc
-        raise StoreError(f"Elasticsearch refused {action} on {where} ({exc.meta.status} {error_reason(exc)})") from exc
+        raise StoreError(f"{name} refused {action} on {where} ({exc.meta.status} {error_reason(exc)})") from exc
     except es.SSLError as exc:
         raise ConnectionFailed(
             f"TLS with {client_url(client)} failed while {action} ({exc.message}): give the cluster's CA certificate "
@@ -122,12 +126,12 @@ def translated(client: Elasticsearch, action: str, index: str | None = None, *, 
         ) from exc
     except es.ConnectionTimeout as exc:
         raise ConnectionFailed(
-            f"Elasticsearch at {client_url(client)} did not answer in time while {action} ({exc.message}): the "
+            f"{name} at {client_url(client)} did not answer in time while {action} ({exc.message}): the "
             "cluster may be overloaded or unreachable; retry, or raise the request timeout"
         ) from exc
     except es.ConnectionError as exc:
         raise ConnectionFailed(
-            f"cannot reach Elasticsearch at {client_url(client)} while {action} ({exc.message}): check the URL "
+            f"cannot reach {name} at {client_url(client)} while {action} ({exc.message}): check the URL "
             "(SIMDUP_ES_URL / --es-url) and that the cluster is running"
         ) from exc
     except es.TransportError as exc:
@@ -427,7 +431,7 @@ def _send(client: Elasticsearch, actions: Sequence[Action], positions: list[int]
             # Not the documents' fault: the run stops (and can resume) instead of rejecting them.
             where = f"index {index!r}" if index else "the cluster"
             raise StoreError(
-                f"Elasticsearch stayed too busy (429) for {len(busy)} documents while {what} on {where}, after "
+                f"{product_of(client)} stayed too busy (429) for {len(busy)} documents while {what} on {where}, after "
                 f"{retry.max_retries} retries ({retry.budget:.0f} s of waiting): let the cluster catch up, or "
                 "allow more time (--max-retries, --initial-backoff)"
             )

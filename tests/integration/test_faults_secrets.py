@@ -15,11 +15,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from simdup_es.cli import main
+from simdup_es.es.engine import product_of
 from tests.integration.fault_proxy import FaultProxy
 
 USER, PASSWORD = "elastic", "pw-S3CRET-91ac"
@@ -87,7 +89,8 @@ def test_no_secret_in_any_output_of_any_command_in_any_mode(es_url: str, es_inde
 
 
 @pytest.mark.parametrize("credentials", CREDENTIALS, ids=["basic", "api_key"])
-def test_no_secret_on_the_real_stderr(credentials: list[str], es_url: str, es_index: str, tmp_path: Path) -> None:
+def test_no_secret_on_the_real_stderr(credentials: list[str], es_url: str, es_client: Any, es_index: str,
+                                      tmp_path: Path) -> None:
     """One real process per credential kind: warnings, handlers and prints as a user sees them."""
     data = tmp_path / "in.jsonl"
     data.write_text(json.dumps({"id": "a", "text": "今天下午三点开会。"}, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -99,6 +102,7 @@ def test_no_secret_on_the_real_stderr(credentials: list[str], es_url: str, es_in
              *credentials], capture_output=True, text=True, timeout=300, cwd=tmp_path)
         assert proxy.authorization
     assert run.returncode == 1 and "--resume" in run.stderr
-    assert run.stderr.strip().splitlines()[-1].startswith("Error: Elasticsearch stayed too busy (429)")
+    # The message names the engine of the node (Elasticsearch, or OpenSearch in scripts/test-engines).
+    assert run.stderr.strip().splitlines()[-1].startswith(f"Error: {product_of(es_client)} stayed too busy (429)")
     for secret in SECRETS:
         assert secret not in run.stdout + run.stderr

@@ -28,13 +28,14 @@ def test_unreachable_cluster_fails_fast_and_clearly(caplog: pytest.LogCaptureFix
     caplog.set_level(logging.DEBUG)
     url = f"http://127.0.0.1:{_closed_port()}"
     started = time.monotonic()
-    with pytest.raises(ConnectionFailed, match="cannot reach Elasticsearch .* which engine it runs"):
-        ConnectionSettings(url=url, request_timeout=2, max_retries=1).client()  # auto: the engine is asked first
+    # auto: the engine is asked first, so the message cannot name it yet.
+    with pytest.raises(ConnectionFailed, match="cannot reach the cluster at .* while asking which engine it runs"):
+        ConnectionSettings(url=url, request_timeout=2, max_retries=1).client()
     # Named engine: no question first, so the store's own paths (bulk backoff) meet the closed port.
     settings = ConnectionSettings(url=url, username="elastic", password="hunter2-secret", request_timeout=2,
                                   max_retries=1, engine="elasticsearch")
     store = ElasticsearchStore(settings, "simdup-unreachable", max_retries=2, initial_backoff=0.05)
-    with pytest.raises(ConnectionFailed, match="cannot reach Elasticsearch") as info:
+    with pytest.raises(ConnectionFailed, match="cannot reach Elasticsearch at") as info:
         store.setup()
     assert url in str(info.value) and "SIMDUP_ES_URL" in str(info.value)
     store._checked = True  # past the mapping check: the bulk path's own retries
@@ -48,6 +49,21 @@ def test_unreachable_cluster_fails_fast_and_clearly(caplog: pytest.LogCaptureFix
     assert time.monotonic() - started < 10
     store.close()
     assert "hunter2" not in caplog.text and "hunter2" not in repr(store) and "hunter2" not in str(info.value)
+
+
+def test_messages_name_the_configured_engine() -> None:
+    """OpenSearch is called OpenSearch; a cluster whose engine is not known yet, the cluster."""
+    url = f"http://127.0.0.1:{_closed_port()}"
+    settings = ConnectionSettings(url=url, request_timeout=2, max_retries=0, engine="opensearch")
+    with ElasticsearchStore(settings, "simdup-unreachable") as store:
+        with pytest.raises(ConnectionFailed, match=f"cannot reach OpenSearch at {url}") as info:
+            store.count()
+    assert "Elasticsearch" not in str(info.value)
+    for engine, name in (("opensearch", "OpenSearch URL"), ("elasticsearch", "Elasticsearch URL"),
+                         ("auto", "cluster URL")):
+        with pytest.raises(ConfigError, match=f"^{name} must look like") as refused:
+            ConnectionSettings(url="es.example:9200", engine=engine)
+        assert "Elasticsearch" not in str(refused.value) or engine == "elasticsearch"
 
 
 def test_settings_repr_hides_secrets() -> None:

@@ -32,7 +32,7 @@ COMMANDS = [
 
 @pytest.mark.parametrize("url", REFUSED)
 def test_settings_refuse_the_url_without_quoting_the_password(url: str) -> None:
-    with pytest.raises(ConfigError, match="Elasticsearch URL") as info:
+    with pytest.raises(ConfigError, match="cluster URL") as info:  # engine auto: not known yet
         ConnectionSettings(url=url).client()
     assert PASSWORD not in str(info.value) and info.value.__cause__ is None and info.value.__suppress_context__
 
@@ -46,7 +46,7 @@ def test_every_command_gives_one_line_without_the_password(command: list[str], u
     assert not isinstance(result.exception, ValueError) and "Traceback" not in result.output
     assert PASSWORD not in result.output
     error = [line for line in result.output.splitlines() if line.startswith("Error:")]
-    assert len(error) == 1 and "Elasticsearch URL" in error[0]
+    assert len(error) == 1 and "cluster URL" in error[0]
     assert "***@" in error[0] or "unparseable" in error[0]
 
 
@@ -57,4 +57,4 @@ def test_the_whole_output_of_a_real_process_holds_no_password(tmp_path) -> None:
                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert run.returncode == 1
     assert PASSWORD not in run.stdout + run.stderr and "Traceback" not in run.stderr
-    assert run.stderr.strip().splitlines()[-1].startswith("Error: Elasticsearch URL 'http://***@127.0.0.1:99999'")
+    assert run.stderr.strip().splitlines()[-1].startswith("Error: cluster URL 'http://***@127.0.0.1:99999'")
