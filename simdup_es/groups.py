@@ -5,8 +5,19 @@ Hamming distance ``k`` (per fingerprint version: fingerprints of different
 versions are never compared), optionally keeps only the pairs the comparison
 matrix confirms, and joins pairs into groups (connected components: if A~B and
 B~C then A, B and C are one group, even when A and C are further apart). Each
-document in a group gets ``dup_group`` (the group's id) and ``dup_group_size``,
-so Kibana can filter (``dup_group:*``) and aggregate (terms on ``dup_group``).
+document in a group gets ``dup_group`` (the group's id), ``dup_group_size`` and
+``dup_kind``, so Kibana can filter (``dup_group:*``, ``dup_kind:partial``) and
+aggregate (terms on ``dup_group``).
+
+Kinds
+-----
+``dup_kind`` is the strongest kind of link the document has: ``near-duplicate``
+when it is in a document-level pair (distance <= ``k``; with the matrix, a
+confirmed one), else ``partial`` (it joined its group only through partial
+copies, ``simdup groups --partial``). Without ``--partial`` every member is a
+``near-duplicate``. A group can hold both kinds: the kind belongs to the
+document, so ``dup_kind:partial`` selects exactly the documents that only
+``--partial`` put in a group.
 
 Group ids
 ---------
@@ -21,10 +32,10 @@ groups.
 
 What is written
 ---------------
-Only differences: a document whose group and size are already right is not
-touched; a document that was in a group and no longer is (its copies were
-deleted or changed, or it lost its fingerprint) gets both fields set to null.
-Writes are bulk partial updates of those two fields; nothing else changes.
+Only differences: a document whose group, size and kind are already right is
+not touched; a document that was in a group and no longer is (its copies were
+deleted or changed, or it lost its fingerprint) gets the three fields set to
+null. Writes are bulk partial updates of those fields; nothing else changes.
 
 Partial copies
 --------------
@@ -33,8 +44,12 @@ when one document holds a partial copy of the other: each document's levels
 (parts and sentence keys, recomputed from its text with the indexing
 fingerprinter) are looked up in the store and the comparison matrix judges the
 candidates as ``simdup search`` does (:mod:`simdup_es.multilevel`). That is one
-store request per document, so it reads the ids and texts of every document;
-a pair already joined is not compared again.
+store request per document, so it reads the ids (in one walk: ``every`` of
+:meth:`FingerprintScan.members <simdup_es.store.base.FingerprintScan.members>`)
+and texts of every document; a pair already joined is not compared again.
+Candidates come back by bare id (``_id``); they are mapped to the documents the
+scan read (keys ``(index, _id)``), so on an index pattern a candidate whose
+``_id`` is in several indices is compared with each of them.
 
 With the matrix
 ---------------
@@ -64,11 +79,12 @@ filter) come first; :func:`update_groups` is the job that runs them over a store
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import logging
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -84,15 +100,19 @@ from .store.base import Key, Members, Store
 
 if TYPE_CHECKING:
     from .compare import Comparison
-    from .multilevel import MultiParams
+    from .multilevel import Kind, MultiParams, PartCandidate
     from .parts import PartPrinter
 
 log = logging.getLogger(__name__)
 
 GROUP = schema.GROUP
 GROUP_SIZE = schema.GROUP_SIZE
+GROUP_KIND = schema.GROUP_KIND
 DEFAULT_THRESHOLD = 0.5
 """With the matrix: share of either document that must be copied in the other."""
+
+NEAR_DUPLICATE: Kind = "near-duplicate"
+PARTIAL: Kind = "partial"
 
 Membership = tuple[str, int]  # (group id, group size)
 
@@ -239,33 +259,40 @@ def assign_groups(keys: Sequence[Key], pairs: Iterable[tuple[int, int]]) -> dict
     return out
 
 
+def link_kinds(near: Iterable[tuple[int, int]], partial: Iterable[tuple[int, int]] = ()) -> dict[int, Kind]:
+    """``{position: kind}`` for every position in a pair: ``near-duplicate`` beats ``partial``."""
+    kinds: dict[int, Kind] = {p: PARTIAL for pair in partial for p in pair}
+    kinds.update((p, NEAR_DUPLICATE) for pair in near for p in pair)
+    return kinds
+
+
 @dataclass
 class Plan:
     """The writes that bring stored groups to the computed ones."""
 
-    set: list[tuple[int, str, int]] = field(default_factory=list)
-    """``(position, group id, size)`` to write."""
+    set: list[tuple[Any, ...]] = field(default_factory=list)
+    """``(position, group id, size, kind)`` to write (``position`` and the fields of ``desired``)."""
     clear: list[int] = field(default_factory=list)
     """Positions whose group fields become null."""
     unchanged: int = 0
     """Documents in a group whose fields are right already."""
 
 
-def plan_writes(current: Mapping[int, tuple[str | None, int | None]], desired: Mapping[int, Membership]) -> Plan:
-    """What to write so that stored ``(dup_group, dup_group_size)`` equal ``desired``.
+def plan_writes(current: Mapping[int, tuple[Any, ...]], desired: Mapping[int, tuple[Any, ...]]) -> Plan:
+    """What to write so that the stored group fields (``(dup_group, dup_group_size, dup_kind)``) equal ``desired``.
 
-    ``current`` has the positions that store a group or a size now (others are
-    taken as having neither); positions missing from ``desired`` belong to no
-    group. Writes are in position order.
+    ``current`` has the positions that store any of the fields now (others are
+    taken as having none), as tuples of the same shape as ``desired``'s; positions
+    missing from ``desired`` belong to no group. Writes are in position order.
     """
     plan = Plan()
     for pos in sorted(desired):
-        group, size = desired[pos]
-        if current.get(pos) == (group, size):
+        if current.get(pos) == desired[pos]:
             plan.unchanged += 1
         else:
-            plan.set.append((pos, group, size))
-    plan.clear = sorted(pos for pos, now in current.items() if pos not in desired and now != (None, None))
+            plan.set.append((pos, *desired[pos]))
+    plan.clear = sorted(pos for pos, now in current.items()
+                        if pos not in desired and any(value is not None for value in now))
     return plan
 
 
@@ -345,6 +372,8 @@ class GroupsSummary:
     confirmed: int = 0
     partial: int = 0
     """With ``partial``: pairs joined by a partial copy (not already joined otherwise)."""
+    kinds: dict[str, int] = field(default_factory=dict)
+    """Documents in groups by ``dup_kind``: ``near-duplicate``, ``partial``."""
     no_text: int = 0
     groups: int = 0
     grouped: int = 0
@@ -418,7 +447,7 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
     from .text import unify
 
     joined = joined if joined is not None else UnionFind()
-    position = {key[-1]: p for p, key in enumerate(docs.keys)}  # the id part_candidates gives
+    by_id = _positions_by_id(docs.keys)
     wanted = [p for p in range(len(docs.keys)) if versions[p] == links.printer.version]
     if len(wanted) < len(docs.keys):
         log.warning("%d of %d documents have another fingerprint version than %s and are not looked up for partial "
@@ -435,21 +464,46 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
 
     # Candidates recur across queries: their unified texts are read and unified once, through a cache.
     unified_texts = cached_texts(store, docs, text_field, unify)
+    limit = links.params.store_limit
     queries = links.printer.map_items_unified(with_text(), lambda item: Doc(item[1]), workers=links.workers)
     for (p, _), _, levels, text in queries:
         if levels is None or text is None:
             continue
+        # Not excluded by id in the store: on an index pattern another index may hold the same _id.
         found = store.part_candidates(levels.fingerprints, [k.key for k in levels.keys], levels.version,
-                                      exclude_id=docs.keys[p][-1], limit=links.params.store_limit)
+                                      limit=limit + 1)
+        found = _candidates_by_position(found, by_id, p)[:limit]
 
-        def texts(ids: Sequence[str], p: int = p) -> dict[str, str]:
-            todo = [position[i] for i in ids if i in position and not joined.connected(p, position[i])]
-            got = unified_texts(todo)
-            return {docs.keys[q][-1]: t for q, t in got.items() if t}
+        def texts(names: Sequence[str], p: int = p) -> dict[str, str]:
+            todo = [int(q) for q in names if not joined.connected(p, int(q))]
+            return {str(q): t for q, t in unified_texts(todo).items() if t}
 
         for m in find_copies(text, levels, [], found, texts, links.compare, params=links.params):
-            if m.kind == "partial" and joined.union(p, position[m.id]):
-                yield p, position[m.id]
+            if m.kind == PARTIAL and joined.union(p, int(m.id)):
+                yield p, int(m.id)
+
+
+def _positions_by_id(keys: Sequence[Key]) -> dict[str, list[int]]:
+    """Positions by bare id (the last part of a key): what :meth:`Store.part_candidates` names candidates by."""
+    out: dict[str, list[int]] = defaultdict(list)
+    for p, key in enumerate(keys):
+        out[key[-1]].append(p)
+    return out
+
+
+def _candidates_by_position(found: Sequence[PartCandidate], by_id: Mapping[str, list[int]], query: int
+                            ) -> list[PartCandidate]:
+    """``found`` renamed to the positions (as strings) of the documents they are, ``query`` itself left out.
+
+    A bare id that several documents share (one per index of a pattern) stands for
+    each of them but ``query``; ids the scan did not read (written since) are dropped.
+    """
+    out: dict[int, PartCandidate] = {}
+    for c in found:
+        for q in by_id.get(c.id, ()):
+            if q != query and q not in out:
+                out[q] = dataclasses.replace(c, id=str(q))
+    return list(out.values())
 
 
 def update_groups(
@@ -491,7 +545,7 @@ def update_groups(
         summary.fingerprinted, summary.distinct, summary.versions = int(counts.sum()), len(counts), len(names)
         summary.pairs = len(i)
         with clock("members"):
-            docs = scan.members(node_of)
+            docs = scan.members(node_of, every=partial is not None)
         summary.members = len(docs.keys)
 
     node_pairs = zip(i.tolist(), j.tolist())
@@ -502,33 +556,35 @@ def update_groups(
             confirmed = confirm_pairs(pairs, texts, similarity, threshold)
             summary.compared, summary.no_text = confirmed.compared, confirmed.no_text
             summary.confirmed = len(confirmed.pairs)
-            kept: Iterable[tuple[int, int]] = confirmed.pairs
+            kept = confirmed.pairs
     else:
-        kept = doc_pairs(docs.nodes, node_pairs)
+        kept = list(doc_pairs(docs.nodes, node_pairs))
+    links: list[tuple[int, int]] = []
     if partial is not None:
         with clock("partial"):
-            kept = list(kept)
             joined = UnionFind()
             for a, b in kept:
                 joined.union(a, b)
             versions = [names[node_codes[n]] if n >= 0 else "" for n in docs.nodes]
             links = list(partial_pairs(store, docs, versions, partial, text_field, joined))
             summary.partial = len(links)
-            kept += links
     with clock("components"):
-        desired = assign_groups(docs.keys, kept)
+        groups = assign_groups(docs.keys, kept + links)
+        kinds = link_kinds(kept, links)
+        desired = {pos: (group, size, kinds[pos]) for pos, (group, size) in groups.items()}
         plan = plan_writes(docs.current, desired)
-        sizes = dict(desired.values())
+        sizes = dict(groups.values())
         summary.groups, summary.grouped = len(sizes), len(desired)
         summary.largest = max(sizes.values(), default=0)
+        summary.kinds = dict(sorted(Counter(kinds.values()).items()))
         summary.unchanged = plan.unchanged
 
     with clock("write"):
         if dry_run:
             summary.set, summary.cleared = len(plan.set), len(plan.clear)
         else:
-            for writes, count in (([(docs.refs[p], g, n) for p, g, n in plan.set], "set"),
-                                  ([(docs.refs[p], None, None) for p in plan.clear], "cleared")):
+            for writes, count in (([(docs.refs[p], *fields) for p, *fields in plan.set], "set"),
+                                  ([(docs.refs[p], None, None, None) for p in plan.clear], "cleared")):
                 report = store.write_groups(writes)
                 setattr(summary, count, report.written)
                 summary.gone += report.missing
@@ -556,6 +612,8 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "Confirmed",
     "GroupsSummary",
+    "NEAR_DUPLICATE",
+    "PARTIAL",
     "PartialLinks",
     "Members",
     "Plan",
@@ -570,6 +628,7 @@ __all__ = [
     "group_id",
     "group_mapping",
     "grouped_nodes",
+    "link_kinds",
     "near_pairs",
     "partial_pairs",
     "plan_writes",

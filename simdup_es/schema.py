@@ -95,3 +95,6 @@ def fingerprint_object(fingerprint: int, version: str, layouts: tuple[BlockLayou
 # Kibana can filter and aggregate on them. Top level, where analysts look first.
 GROUP = "dup_group"
 GROUP_SIZE = "dup_group_size"
+# The strongest kind of link that put the document in its group: "near-duplicate"
+# (a document-level pair within k) or "partial" (only partial copies, `groups --partial`).
+GROUP_KIND = "dup_kind"

@@ -130,8 +130,9 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: boo
 
     Finds every pair of documents within Hamming distance K (same fingerprint
     version), joins pairs into groups (connected components) and writes
-    dup_group (the group's id) and dup_group_size onto each member. Only
-    changes are written; documents that left a group get both fields cleared.
+    dup_group (the group's id), dup_group_size and dup_kind (near-duplicate,
+    or partial for a member joined only by partial copies) onto each member.
+    Only changes are written; documents that left a group get the fields cleared.
     Run it again after new documents arrive to update the groups.
 
     With --matrix a pair counts only when the sentence comparison finds at
@@ -163,7 +164,8 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: boo
     matrix_note = (f"; the matrix compared {summary.compared}, kept {summary.confirmed}"
                    + (f" ({summary.no_text} pairs without text dropped)" if summary.no_text else "")) if matrix else ""
     if partial:
-        matrix_note += f"; {summary.partial} pairs joined by a partial copy"
+        matrix_note += (f"; {summary.partial} pairs joined by a partial copy "
+                        f"({summary.kinds.get('partial', 0)} documents in a group only by them)")
     verb = "would write" if dry_run else "wrote"
     times = ", ".join(f"{name} {sec:.1f} s" for name, sec in summary.seconds.items())
     click.echo(

@@ -196,9 +196,9 @@ def document_source(fingerprint: int, version: str, text: str | None, title: str
     return body
 
 
-def group_update(group: str | None, size: int | None) -> dict[str, Any]:
-    """The partial ``doc`` that sets (or, with ``None``, clears) a document's duplicate group."""
-    return {schema.GROUP: group, schema.GROUP_SIZE: size}
+def group_update(group: str | None, size: int | None, kind: str | None = None) -> dict[str, Any]:
+    """The partial ``doc`` that sets (or, with ``None``, clears) a document's duplicate group and its kind."""
+    return {schema.GROUP: group, schema.GROUP_SIZE: size, schema.GROUP_KIND: kind}
 
 
 def fingerprint_update(old: Mapping[str, Any] | None, fingerprint: int, version: str,

@@ -61,20 +61,20 @@ def index_mappings(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,)) ->
     return {
         **{k: v for k, v in owned.items() if k != "properties"},
         "dynamic_templates": component["dynamic_templates"],
-        "properties": {**owned["properties"], schema.ROOT: fingerprint_mapping(layouts)},
+        "properties": {**owned["properties"], **group_mapping(), schema.ROOT: fingerprint_mapping(layouts)},
     }
 
 
-def group_mapping() -> dict[str, Any]:
-    """Mappings of ``dup_group`` (keyword) and ``dup_group_size`` (integer).
+GROUP_FIELDS = (schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND)
 
-    Taken from the shipped templates when they have them, so the two cannot differ.
+
+def group_mapping() -> dict[str, Any]:
+    """Mappings of the fields ``simdup groups`` writes: ``dup_group``, ``dup_group_size``, ``dup_kind``.
+
+    Taken from the component template (``mappings/component-template.json``), so the two cannot differ.
     """
-    for template in (component_template(), index_template()):
-        props = template["template"]["mappings"].get("properties", {})
-        if schema.GROUP in props and schema.GROUP_SIZE in props:
-            return {schema.GROUP: props[schema.GROUP], schema.GROUP_SIZE: props[schema.GROUP_SIZE]}
-    return {schema.GROUP: {"type": "keyword"}, schema.GROUP_SIZE: {"type": "integer"}}
+    props = component_template()["template"]["mappings"]["properties"]
+    return {name: props[name] for name in GROUP_FIELDS}
 
 
 def missing_keyword_fields(mappings: dict[str, Any], layouts: Iterable[BlockLayout]) -> dict[str, list[str]]:
@@ -115,6 +115,7 @@ def missing_level_fields(mappings: dict[str, Any], layouts: Iterable[BlockLayout
 
 __all__ = [
     "COMPONENT_TEMPLATE",
+    "GROUP_FIELDS",
     "INDEX_TEMPLATE",
     "component_template",
     "fingerprint_mapping",

@@ -92,8 +92,9 @@ class Closing:
 class StoredDoc:
     """A document as a store keeps it.
 
-    ``group`` and ``group_size`` are the duplicate group ``simdup groups`` wrote
-    (``None`` when the document is in none); :meth:`Store.put` ignores them.
+    ``group``, ``group_size`` and ``group_kind`` are the duplicate group ``simdup groups``
+    wrote and the strongest kind of link that joined the document to it (``near-duplicate``
+    or ``partial``; all ``None`` when the document is in no group); :meth:`Store.put` ignores them.
     """
 
     id: str
@@ -107,6 +108,7 @@ class StoredDoc:
     """Part fingerprints and sentence keys (:class:`~simdup_es.parts.PartPrinter`), written by
     :meth:`Store.put` with the document; ``None`` writes the document level only.
     :meth:`Store.get` leaves it ``None``."""
+    group_kind: str | None = None
 
     def problem(self) -> str | None:
         """Why a store cannot keep this document, or ``None``: the same rules for every store."""
@@ -163,8 +165,8 @@ class Members:
     """The store's handle on each document, for :meth:`Store.texts` and :meth:`Store.write_groups`."""
     nodes: list[int] = field(default_factory=list)
     """The node of each document (the value ``wanted`` gave its fingerprint), ``-1`` for none."""
-    current: dict[int, tuple[str | None, int | None]] = field(default_factory=dict)
-    """Stored ``(group, group size)`` of the documents that have either."""
+    current: dict[int, tuple[str | None, int | None, str | None]] = field(default_factory=dict)
+    """Stored ``(group, group size, group kind)`` of the documents that have any of them."""
 
 
 class FingerprintScan(Protocol):
@@ -176,8 +178,12 @@ class FingerprintScan(Protocol):
         ``names[codes[i]]`` is the version of ``fingerprints[i]``.
         """
 
-    def members(self, wanted: Mapping[tuple[int, str], int]) -> Members:
-        """Documents whose ``(fingerprint, version)`` is a key of ``wanted``, and those in a group now."""
+    def members(self, wanted: Mapping[tuple[int, str], int], *, every: bool = False) -> Members:
+        """Documents whose ``(fingerprint, version)`` is a key of ``wanted``, and those in a group now.
+
+        With ``every``, every document with a fingerprint (its node ``-1`` when ``wanted``
+        does not have it), in one pass: for jobs that look at all of them (``groups --partial``).
+        """
 
     def close(self) -> None:
         """Release the snapshot."""
@@ -243,8 +249,8 @@ class Store(Protocol):
     def texts(self, refs: Sequence[Any], field: str = "text") -> list[str | None]:
         """The text (``field`` in Elasticsearch) of documents a scan found; ``None`` where there is none."""
 
-    def write_groups(self, writes: Sequence[tuple[Any, str | None, int | None]]) -> BulkReport:
-        """Set (or, with ``None``, clear) ``(group, size)`` of documents a scan found; nothing else changes."""
+    def write_groups(self, writes: Sequence[tuple[Any, str | None, int | None, str | None]]) -> BulkReport:
+        """Set (or, with ``None``, clear) ``(group, size, kind)`` of documents a scan found; nothing else changes."""
 
     def close(self) -> None:
         """Release connections and files."""

@@ -30,6 +30,7 @@ from ..es.connection import DEFAULT_URL, ConnectionSettings, redact_url
 from ..es.engine import as_client
 from ..es.mappings import (
     COMPONENT_TEMPLATE,
+    GROUP_FIELDS,
     INDEX_TEMPLATE,
     component_template,
     fingerprint_mapping,
@@ -182,15 +183,15 @@ class ElasticsearchStore(Closing):
                 try:
                     self.client.indices.create(index=self.index, mappings=index_mappings(self.layouts))
                     log.info("created index %s", self.index)
-                    self._checked = self._levels_checked = True
+                    self._checked = self._levels_checked = self._groups_mapped = True
                     return
                 except es.BadRequestError as exc:
                     if exc.error != "resource_already_exists_exception":
                         raise
-        # New fields only (the levels of issue 11 on an index made before them): no reindex.
-        io.put_mapping(self.client, self.index, {schema.ROOT: fingerprint_mapping(self.layouts)},
-                       "fingerprint fields", _REINDEX)
-        self._checked = self._levels_checked = True
+        # New fields only (the levels of issue 11, dup_kind, on an index made before them): no reindex.
+        io.put_mapping(self.client, self.index, {schema.ROOT: fingerprint_mapping(self.layouts), **group_mapping()},
+                       "fingerprint and duplicate group fields", _REINDEX)
+        self._checked = self._levels_checked = self._groups_mapped = True
 
     def _check_mapping(self) -> None:
         """Refuse an index whose fingerprint fields are not keyword (checked once per store).
@@ -332,7 +333,7 @@ class ElasticsearchStore(Closing):
         """Documents by id, in the order asked; unknown ids (and documents without a fingerprint) are left out."""
         wanted = list(dict.fromkeys(ids))
         out: list[StoredDoc] = []
-        includes = ["title", "text", schema.FP, schema.VERSION, schema.GROUP, schema.GROUP_SIZE]
+        includes = ["title", "text", schema.FP, schema.VERSION, *GROUP_FIELDS]
         for start in range(0, len(wanted), 1000):
             with self._translated("reading documents"):
                 response = self.client.mget(index=self.index, ids=wanted[start : start + 1000], source_includes=includes)
@@ -350,7 +351,8 @@ class ElasticsearchStore(Closing):
                     log.debug("document %r in %s has no fingerprint; left out", doc["_id"], self.index)
                     continue
                 out.append(StoredDoc(doc["_id"], *stored, source.get("text"), source.get("title"),
-                                     source.get(schema.GROUP), source.get(schema.GROUP_SIZE)))
+                                     source.get(schema.GROUP), source.get(schema.GROUP_SIZE),
+                                     group_kind=source.get(schema.GROUP_KIND)))
         return out
 
     def count(self) -> int:
@@ -383,19 +385,19 @@ class ElasticsearchStore(Closing):
                 out.append(bodies.text_of(doc.get("_source") or {}, field)[0] if doc.get("found") else None)
         return out
 
-    def write_groups(self, writes: Sequence[tuple[Any, str | None, int | None]]) -> BulkReport:
-        """Partial updates of ``dup_group`` / ``dup_group_size``; the fields are mapped first."""
+    def write_groups(self, writes: Sequence[tuple[Any, str | None, int | None, str | None]]) -> BulkReport:
+        """Partial updates of ``dup_group`` / ``dup_group_size`` / ``dup_kind``; the fields are mapped first."""
         if not self._groups_mapped:
             io.put_mapping(self.client, self.index, group_mapping(), "duplicate group fields",
-                           f"the fields simdup writes ({schema.GROUP}, {schema.GROUP_SIZE}) must be free or mapped "
-                           "as simdup maps them")
+                           f"the fields simdup writes ({', '.join(GROUP_FIELDS)}) must be free or mapped as simdup "
+                           "maps them")
             self._groups_mapped = True
-        actions = [bodies.update_action({**bodies.target(ref), "retry_on_conflict": 3}, bodies.group_update(g, s))
-                   for ref, g, s in writes]
+        actions = [bodies.update_action({**bodies.target(ref), "retry_on_conflict": 3}, bodies.group_update(g, s, kind))
+                   for ref, g, s, kind in writes]
         items = io.bulk(self.client, actions, what="writing duplicate groups", index=self.index, chunk_size=2000,
                         retry=self.retry)
         report = BulkReport()
-        for (ref, _, _), item in zip(writes, items):
+        for (ref, *_), item in zip(writes, items):
             if item.ok:
                 report.written += 1
             elif item.status == 404:  # deleted since it was read
@@ -418,7 +420,8 @@ class _Scan(Closing):
     segments with deleted or updated documents, which any index that gets
     updates has, fetching ``_id`` costs several times more than the fingerprint);
     then, by ``terms`` queries on their fingerprints, the ids of only the
-    documents asked for, plus those that have a group now.
+    documents asked for, plus those that have a group now; or, when every
+    document is wanted, one walk over all documents with a fingerprint or a group.
     """
 
     def __init__(self, store: ElasticsearchStore, terms: int = 10_000) -> None:
@@ -445,14 +448,18 @@ class _Scan(Closing):
             return np.empty(0, np.uint64), np.empty(0, np.int64), []
         return np.concatenate(fps), np.concatenate(versions), list(codes)
 
-    def members(self, wanted: Mapping[tuple[int, str], int]) -> Members:
+    def members(self, wanted: Mapping[tuple[int, str], int], *, every: bool = False) -> Members:
         out = Members()
         seen: set[tuple[str, str]] = set()
-        fields = [schema.FP, schema.VERSION, schema.GROUP, schema.GROUP_SIZE]
-        hexes = sorted({sh.to_hex(fp) for fp, _ in wanted})
-        queries: list[dict[str, Any]] = [{"terms": {schema.FP: hexes[n : n + self.terms]}}
-                                         for n in range(0, len(hexes), self.terms)]
-        queries.append({"exists": {"field": schema.GROUP}})
+        fields = [schema.FP, schema.VERSION, *GROUP_FIELDS]
+        has_group = {"exists": {"field": schema.GROUP}}
+        queries: list[dict[str, Any]]
+        if every:  # one walk: listing every fingerprint in terms queries would cost more
+            queries = [{"bool": {"should": [{"exists": {"field": schema.FP}}, has_group], "minimum_should_match": 1}}]
+        else:
+            hexes = sorted({sh.to_hex(fp) for fp, _ in wanted})
+            queries = [{"terms": {schema.FP: hexes[n : n + self.terms]}} for n in range(0, len(hexes), self.terms)]
+            queries.append(has_group)
         for query in queries:
             for page in self._walk(query, docvalue_fields=fields):
                 for hit in page:
@@ -466,9 +473,10 @@ class _Scan(Closing):
                     out.keys.append(key)
                     out.refs.append({"_index": hit["_index"], "_id": hit["_id"], "_routing": hit.get("_routing")})
                     out.nodes.append(wanted.get((int(fp[0], 16), version[0]), -1) if fp and version else -1)
-                    group, size = values.get(schema.GROUP), values.get(schema.GROUP_SIZE)
-                    if group or size:
-                        out.current[pos] = (group[0] if group else None, int(size[0]) if size else None)
+                    group, size, kind = (values.get(name) for name in GROUP_FIELDS)
+                    if group or size or kind:
+                        out.current[pos] = (group[0] if group else None, int(size[0]) if size else None,
+                                            kind[0] if kind else None)
         return out
 
     def close(self) -> None:

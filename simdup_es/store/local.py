@@ -435,8 +435,10 @@ CREATE TABLE IF NOT EXISTS parts (seq INTEGER NOT NULL, pos INTEGER NOT NULL, fp
 CREATE TABLE IF NOT EXISTS sentence_keys (seq INTEGER NOT NULL, key INTEGER NOT NULL, PRIMARY KEY (seq, key)) WITHOUT ROWID;
 """
 _LEVEL_TABLES = ("levels", "parts", "sentence_keys")
-# Written by `simdup groups`; created on first use, so stores made before it need no migration.
-_GROUPS = "CREATE TABLE IF NOT EXISTS groups (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, size INTEGER NOT NULL)"
+# Written by `simdup groups`; created on first use, so stores made before it need no migration
+# (`kind`, added later, is added to an older table on the next write: LocalStore._groups_table).
+_GROUPS = ("CREATE TABLE IF NOT EXISTS groups (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, size INTEGER NOT NULL, "
+           "kind TEXT)")
 
 
 class LocalStore(Closing):
@@ -874,17 +876,18 @@ class LocalStore(Closing):
         wanted = list(ids)
         found: dict[str, StoredDoc] = {}
         with self._lock, self._sql() as conn:
-            groups = "g.grp, g.size" if self._has_groups(conn) else "NULL, NULL"
+            groups = self._group_columns(conn, "g.")
             join = " LEFT JOIN groups g ON g.seq = d.seq" if self._has_groups(conn) else ""
             for chunk in _chunks(list(dict.fromkeys(wanted))):
                 marks = ",".join("?" * len(chunk))
-                for doc_id, fp, version, title, text, group, size in conn.execute(
+                for doc_id, fp, version, title, text, group, size, kind in conn.execute(
                     f"SELECT d.id, d.fp, v.version, b.title, b.text, {groups} FROM docs d "
                     f"JOIN versions v ON v.vcode = d.vcode LEFT JOIN bodies b ON b.seq = d.seq{join} "
                     f"WHERE d.id IN ({marks})",
                     tuple(chunk),
                 ):
-                    found[doc_id] = StoredDoc(doc_id, _unsigned(fp), version, text, title, group, size)
+                    found[doc_id] = StoredDoc(doc_id, _unsigned(fp), version, text, title, group, size,
+                                              group_kind=kind)
         return [found[i] for i in wanted if i in found]
 
     def count(self) -> int:
@@ -1028,6 +1031,14 @@ class LocalStore(Closing):
     def _has_groups(conn: sqlite3.Connection) -> bool:
         return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'groups'").fetchone() is not None
 
+    @classmethod
+    def _group_columns(cls, conn: sqlite3.Connection, prefix: str = "") -> str:
+        """``grp, size, kind`` to select from ``groups`` (NULL for what a store made before them lacks)."""
+        if not cls._has_groups(conn):
+            return "NULL, NULL, NULL"
+        has_kind = any(row[1] == "kind" for row in conn.execute("PRAGMA table_info(groups)"))
+        return f"{prefix}grp, {prefix}size, " + (f"{prefix}kind" if has_kind else "NULL")
+
     def scan(self) -> _Scan:
         """Every fingerprint, from one SQLite read transaction (a consistent snapshot); holds the store's lock."""
         return _Scan(self)
@@ -1039,14 +1050,16 @@ class LocalStore(Closing):
         found = {doc.id: doc.text for doc in self.get(refs)}
         return [found.get(ref) for ref in refs]
 
-    def write_groups(self, writes: Sequence[tuple[Any, str | None, int | None]]) -> BulkReport:
-        """Set or clear ``(group, size)`` of documents by id, in one transaction; unknown ids count as missing."""
+    def write_groups(self, writes: Sequence[tuple[Any, str | None, int | None, str | None]]) -> BulkReport:
+        """Set or clear ``(group, size, kind)`` of documents by id, in one transaction; unknown ids count as missing."""
         report = BulkReport()
         with self._lock, self._sql() as conn:
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(_GROUPS)
-            seqs = self._seqs(conn, [ref for ref, _, _ in writes])
-            for ref, group, size in writes:
+            if not self._group_columns(conn).endswith("kind"):  # a table from before dup_kind
+                conn.execute("ALTER TABLE groups ADD COLUMN kind TEXT")
+            seqs = self._seqs(conn, [ref for ref, *_ in writes])
+            for ref, group, size, kind in writes:
                 seq = seqs.get(ref)
                 if seq is None:
                     report.missing += 1
@@ -1054,7 +1067,8 @@ class LocalStore(Closing):
                 if group is None:
                     conn.execute("DELETE FROM groups WHERE seq = ?", (seq,))
                 else:
-                    conn.execute("INSERT OR REPLACE INTO groups (seq, grp, size) VALUES (?, ?, ?)", (seq, group, size))
+                    conn.execute("INSERT OR REPLACE INTO groups (seq, grp, size, kind) VALUES (?, ?, ?, ?)",
+                                 (seq, group, size, kind))
                 report.written += 1
             conn.execute("COMMIT")
         return report
@@ -1085,21 +1099,23 @@ class _Scan(Closing):
         rows[:, 2] = codes.reshape(-1)
         return np.ascontiguousarray(rows[:, 1]).view(np.uint64), rows[:, 2].copy(), list(self._names)
 
-    def members(self, wanted: Mapping[tuple[int, str], int]) -> Members:
+    def members(self, wanted: Mapping[tuple[int, str], int], *, every: bool = False) -> Members:
         if self._rows is None:
             self.fingerprints()
         rows = self._rows
         assert rows is not None
         fps = np.ascontiguousarray(rows[:, 1]).view(np.uint64)
-        keep = np.isin(fps, np.array(sorted({fp for fp, _ in wanted}), dtype=np.uint64))
+        keep = (np.ones(len(fps), bool) if every
+                else np.isin(fps, np.array(sorted({fp for fp, _ in wanted}), dtype=np.uint64)))
         nodes = {int(seq): wanted.get((int(fp), self._names[code]), -1)
                  for seq, fp, code in zip(rows[keep, 0].tolist(), fps[keep].tolist(), rows[keep, 2].tolist())}
         out = Members()
         with self.store._sql() as conn:
             current = {}
             if self.store._has_groups(conn):
-                current = {seq: (grp, size) for seq, grp, size in conn.execute("SELECT seq, grp, size FROM groups")}
-            seqs = sorted({seq for seq, node in nodes.items() if node >= 0} | set(current))
+                current = {seq: (grp, size, kind) for seq, grp, size, kind in
+                           conn.execute(f"SELECT seq, {self.store._group_columns(conn)} FROM groups")}
+            seqs = sorted({seq for seq, node in nodes.items() if node >= 0 or every} | set(current))
             for chunk in _chunks(seqs):
                 marks = ",".join("?" * len(chunk))
                 for seq, doc_id in conn.execute(f"SELECT seq, id FROM docs WHERE seq IN ({marks}) ORDER BY seq",

@@ -18,6 +18,7 @@ from simdup_es.groups import (
     doc_pairs,
     group_id,
     grouped_nodes,
+    link_kinds,
     near_pairs,
     plan_writes,
 )
@@ -111,6 +112,23 @@ def test_plan_writes_only_differences_and_clears_leavers() -> None:
     assert plan.set == [(2, "g1", 2), (5, "g5", 3), (6, "g5", 3), (7, "g5", 3)]
     assert plan.clear == [9, 11]
     assert plan.unchanged == 1
+
+
+def test_link_kinds_prefers_near_duplicate_links() -> None:
+    # 1-2 near; 2-3 and 4-5 partial only: 2 keeps near-duplicate, 3, 4 and 5 are partial.
+    assert link_kinds([(1, 2)], [(2, 3), (4, 5)]) == {1: "near-duplicate", 2: "near-duplicate", 3: "partial",
+                                                      4: "partial", 5: "partial"}
+    assert link_kinds([], []) == {} and link_kinds([(0, 1)]) == {0: "near-duplicate", 1: "near-duplicate"}
+
+
+def test_plan_writes_rewrites_a_member_whose_kind_changed_or_was_never_written() -> None:
+    desired = {1: ("g", 3, "near-duplicate"), 2: ("g", 3, "near-duplicate"), 3: ("g", 3, "partial")}
+    # 2: written before dup_kind existed; 3: was near-duplicate, now joined only by a partial copy.
+    current = {1: ("g", 3, "near-duplicate"), 2: ("g", 3, None), 3: ("g", 3, "near-duplicate"),
+               4: (None, None, "partial")}
+    plan = plan_writes(current, desired)
+    assert plan.set == [(2, "g", 3, "near-duplicate"), (3, "g", 3, "partial")]
+    assert plan.clear == [4] and plan.unchanged == 1
 
 
 @given(st.dictionaries(st.integers(0, 30), st.tuples(st.sampled_from("abc"), st.integers(2, 4)), max_size=20),

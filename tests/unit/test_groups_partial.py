@@ -15,10 +15,17 @@ SAMPLE = str(importlib.resources.files("simdup_es.data") / "sample.jsonl")
 SOURCE, COPY = "zh-man:man8/nmbd.8#3", "zh-man:man8/nmbd.8#3~paragraph-deleted"
 
 
+NEAR = ("zh-man:man7/perlnumber.7#0", "zh-man:man7/perlnumber.7#0~edited")
+
+
 def _groups(store: Path) -> dict[str, str | None]:
     with LocalStore(store) as opened:
-        return {d.id: d.group for d in opened.get([SOURCE, COPY, "zh-man:man7/perlnumber.7#0",
-                                                   "zh-man:man7/perlnumber.7#0~edited"])}
+        return {d.id: d.group for d in opened.get([SOURCE, COPY, *NEAR])}
+
+
+def _kinds(store: Path) -> dict[str, str | None]:
+    with LocalStore(store) as opened:
+        return {d.id: d.group_kind for d in opened.get([SOURCE, COPY, *NEAR])}
 
 
 def test_partial_joins_the_deleted_paragraph_copy_and_keeps_the_near_duplicate_groups(tmp_path: Path) -> None:
@@ -37,7 +44,30 @@ def test_partial_joins_the_deleted_paragraph_copy_and_keeps_the_near_duplicate_g
     assert after[SOURCE] is not None and after[SOURCE] == after[COPY]
     assert after["zh-man:man7/perlnumber.7#0"] == after["zh-man:man7/perlnumber.7#0~edited"] is not None
     assert summary["partial"] >= 1 and summary["grouped"] > near["grouped"]
+    # The kind of link that joined each: the partial copy's pair only by it, the edited copy as a near-duplicate.
+    assert _kinds(store) == {SOURCE: "partial", COPY: "partial", NEAR[0]: "near-duplicate", NEAR[1]: "near-duplicate"}
+    assert summary["kinds"]["partial"] >= 2 and sum(summary["kinds"].values()) == summary["grouped"]
 
     # Without --partial the partial links are gone again: the groups go back.
     result = CliRunner().invoke(main, ["groups", "--store", str(store), "--json"])
     assert json.loads(result.stdout)["cleared"] > 0 and _groups(store) == before
+    assert _kinds(store) == {SOURCE: None, COPY: None, NEAR[0]: "near-duplicate", NEAR[1]: "near-duplicate"}
+    assert json.loads(result.stdout)["kinds"] == {"near-duplicate": near["grouped"]}
+
+
+def test_a_store_grouped_before_dup_kind_gets_the_kind_on_the_next_run(tmp_path: Path) -> None:
+    """The embedded store's groups table from before dup_kind: read as no kind, the column added on write."""
+    import sqlite3
+
+    from simdup_es.store.local import DB_NAME
+
+    store = tmp_path / "store"
+    assert CliRunner().invoke(main, ["index", SAMPLE, "--store", str(store)]).exit_code == 0
+    with sqlite3.connect(store / DB_NAME) as conn:  # the table as the previous version made it, one member written
+        conn.execute("CREATE TABLE groups (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, size INTEGER NOT NULL)")
+        conn.execute("INSERT INTO groups SELECT seq, 'old', 2 FROM docs WHERE id = ?", (NEAR[0],))
+    assert _kinds(store)[NEAR[0]] is None and _groups(store)[NEAR[0]] == "old"
+    result = CliRunner().invoke(main, ["groups", "--store", str(store), "--json"])
+    assert result.exit_code == 0, result.output
+    assert _kinds(store)[NEAR[0]] == _kinds(store)[NEAR[1]] == "near-duplicate"
+    assert json.loads(result.stdout)["unchanged"] == 0

@@ -38,8 +38,9 @@ def test_component_template_has_every_fingerprint_field_as_keyword() -> None:
         assert _field(props, dotted)["type"] == "keyword", dotted
     assert _field(props, schema.ERROR)["type"] == "keyword"
     assert props[schema.GROUP]["type"] == "keyword" and props[schema.GROUP_SIZE]["type"] == "integer"
+    assert props[schema.GROUP_KIND]["type"] == "keyword"  # Kibana filters and aggregates on it
     # ... and nothing else: a stale field name would linger here unnoticed.
-    assert set(props) == {schema.ROOT, schema.GROUP, schema.GROUP_SIZE}
+    assert set(props) == {schema.ROOT, schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND}
     levels = {schema.ID, schema.UNITS, schema.PARTS_CUT, schema.KEYS, schema.PARTS}
     assert {f"{schema.ROOT}.{name}" for name in props[schema.ROOT]["properties"]} == set(wanted) | {schema.ERROR} | levels
 
@@ -136,3 +137,12 @@ def test_missing_level_fields_names_what_an_old_index_lacks() -> None:
     # Written without the mapping, parts became a plain object: refused too.
     old["properties"][schema.ROOT]["properties"][schema.PARTS_NAME] = {"properties": {"b0": {"type": "keyword"}}}
     assert schema.PARTS in ess.missing_level_fields({"old": {"mappings": old}}, (schema.DEFAULT_LAYOUT,))["old"]
+
+
+def test_the_group_fields_are_in_every_index_simdup_creates() -> None:
+    """``dup_kind`` with the group fields: an index made by ``setup`` maps them whatever its name."""
+    from simdup_es.es.mappings import group_mapping, index_mappings
+
+    assert set(group_mapping()) == {schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND}
+    props = index_mappings()["properties"]
+    assert all(props[name] == mapping for name, mapping in group_mapping().items())
