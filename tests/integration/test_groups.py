@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import json
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
-from simdup_es import schema
+from simdup_es import default_fingerprinter, schema
 from simdup_es.cli import main
 from simdup_es.compare import compare
+from simdup_es.es.mappings import index_mappings
 from simdup_es.fingerprint import Fingerprinter
-from simdup_es.groups import group_id, update_groups
+from simdup_es.groups import PartialLinks, group_id, update_groups
+from simdup_es.multilevel import MultiParams
+from simdup_es.parts import PartPrinter
+from simdup_es.search import comparer
 from simdup_es.store.base import StoredDoc
 from simdup_es.store.elasticsearch import ElasticsearchStore
 from simdup_es.text import unify
@@ -182,3 +188,93 @@ def test_cli_groups(es_url: str, es_client: Elasticsearch, es_index: str) -> Non
 def test_groups_of_a_missing_index_is_a_clear_error(es_url: str, es_index: str) -> None:
     result = CliRunner().invoke(main, ["groups", "--es-url", es_url, "--index", es_index])
     assert result.exit_code == 1 and "does not exist" in result.output
+
+
+# --- the kind of duplicate (dup_kind) and groups --partial ---------------------------------------
+
+KIND = schema.GROUP_KIND
+SAMPLE = str(resources.files("simdup_es.data") / "sample.jsonl")
+SOURCE, CUT = "zh-man:man8/nmbd.8#3", "zh-man:man8/nmbd.8#3~paragraph-deleted"
+EDITED = ("zh-man:man7/perlnumber.7#0", "zh-man:man7/perlnumber.7#0~edited")
+
+
+def _sample() -> dict[str, dict[str, Any]]:
+    return {r["id"]: r for r in map(json.loads, Path(SAMPLE).read_text(encoding="utf-8").splitlines())}
+
+
+def _partial_links() -> PartialLinks:
+    return PartialLinks(PartPrinter(default_fingerprinter()), comparer(), MultiParams(), workers=1)
+
+
+def test_setup_adds_dup_kind_to_an_index_grouped_before_it(es_client: Elasticsearch, es_index: str) -> None:
+    """An index made and grouped before dup_kind: setup maps it (no reindex), the next run writes it."""
+    name = f"old-{es_index}"  # outside simdup-*: the installed index template would map dup_kind
+    old = index_mappings()
+    del old["properties"][KIND]
+    try:
+        es_client.indices.create(index=name, mappings=old)
+        store = ElasticsearchStore(es_client, name)
+        store.put([StoredDoc("x", 0xF0F0, V), StoredDoc("y", 0xF0F1, V)])
+        for doc_id in ("x", "y"):  # what the previous version wrote
+            es_client.update(index=name, id=doc_id, doc={GROUP: group_id((name, "x")), SIZE: 2})
+        assert KIND not in es_client.indices.get_mapping(index=name)[name]["mappings"]["properties"]
+        ElasticsearchStore(es_client, name).setup()
+        mapping = es_client.indices.get_mapping(index=name)[name]["mappings"]["properties"]
+        assert mapping[KIND] == {"type": "keyword"}
+        summary = update_groups(ElasticsearchStore(es_client, name))
+        assert (summary.set, summary.unchanged) == (2, 0)  # same group and size, the kind was missing
+        docs = es_client.mget(index=name, ids=["x", "y"])["docs"]
+        assert [(d["_source"][GROUP], d["_source"][KIND]) for d in docs] == [(group_id((name, "x")), "near-duplicate")] * 2
+        assert update_groups(ElasticsearchStore(es_client, name)).unchanged == 2
+    finally:
+        es_client.options(ignore_status=404).indices.delete(index=name)
+
+
+def test_cli_groups_partial_writes_the_kind_kibana_filters_on(es_url: str, es_client: Elasticsearch,
+                                                              es_index: str) -> None:
+    base = ["--es-url", es_url, "--index", es_index]
+    assert CliRunner().invoke(main, ["index", SAMPLE, *base, "--workers", "1"]).exit_code == 0
+    result = CliRunner().invoke(main, ["groups", *base, "--partial", "--workers", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["partial"] >= 1 and summary["members"] == len(_sample())  # every document, in one walk
+    es_client.indices.refresh(index=es_index)
+    source = {d["_id"]: d["_source"] for d in es_client.mget(index=es_index, ids=[SOURCE, CUT, *EDITED])["docs"]}
+    assert source[SOURCE][GROUP] == source[CUT][GROUP] and source[SOURCE][KIND] == source[CUT][KIND] == "partial"
+    assert {source[i][KIND] for i in EDITED} == {"near-duplicate"}
+    # What a Kibana filter and a terms aggregation on dup_kind see: the summary's counts.
+    answer = es_client.search(index=es_index, size=0, aggs={"kinds": {"terms": {"field": KIND}}})
+    counts = {b["key"]: b["doc_count"] for b in answer["aggregations"]["kinds"]["buckets"]}
+    assert counts == summary["kinds"] and counts["partial"] >= 2
+    # Without --partial the partial-only members leave their groups; dup_kind goes with them.
+    result = CliRunner().invoke(main, ["groups", *base, "--json"])
+    assert json.loads(result.stdout)["cleared"] == summary["kinds"]["partial"]
+    es_client.indices.refresh(index=es_index)
+    cut = es_client.get(index=es_index, id=CUT)["_source"]
+    assert (cut[GROUP], cut[SIZE], cut[KIND]) == (None, None, None)
+
+
+def test_partial_copies_across_indices_with_the_same_id(es_client: Elasticsearch, es_index: str) -> None:
+    """A pattern over two indices, each with a document "1": a partial copy of the other's.
+
+    Candidates come back by bare _id; the query's own id must not hide the other index's
+    document, and the link must join the two keys (index, _id), not one of them twice.
+    """
+    names = [f"{es_index}-x", f"{es_index}-y"]
+    sample, printer = _sample(), PartPrinter(default_fingerprinter())
+    try:
+        for name, doc_id in zip(names, (SOURCE, CUT)):
+            text = sample[doc_id]["text"]
+            fp = printer.fingerprinter.fingerprint(text)
+            store = ElasticsearchStore(es_client, name)
+            store.setup()
+            store.put([StoredDoc("1", fp.value, fp.version, text, levels=printer.levels(text))])
+        summary = update_groups(ElasticsearchStore(es_client, f"{es_index}-*"), partial=_partial_links())
+        assert (summary.partial, summary.groups, summary.grouped) == (1, 1, 2)
+        for name in names:
+            es_client.indices.refresh(index=name)
+        got = {(h["_index"], h["_id"]): (h["_source"][GROUP], h["_source"][KIND])
+               for h in es_client.search(index=f"{es_index}-*", size=10)["hits"]["hits"]}
+        assert got == {(n, "1"): (group_id((names[0], "1")), "partial") for n in names}
+    finally:
+        es_client.options(ignore_status=404).indices.delete(index=",".join(names))
