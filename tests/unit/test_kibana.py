@@ -41,6 +41,7 @@ EXPECTED = {
     ("index-pattern", DATA_VIEW),
     ("search", "simdup-duplicate-groups"),
     ("lens", "simdup-largest-groups"),
+    ("lens", "simdup-duplicate-kinds"),
     ("lens", "simdup-duplicate-share"),
     ("lens", "simdup-duplicate-share-over-time"),
     ("dashboard", "simdup-dashboard"),
@@ -54,7 +55,7 @@ CORE_MIGRATION_VERSION = "8.8.0"
 TYPE_MIGRATION_VERSION = {"index-pattern": "8.0.0", "search": "10.5.0", "lens": "8.9.0", "dashboard": "10.2.0"}
 # Attributes the field walker below understands; a new one must be taught to it first.
 KNOWN_ATTRIBUTES = {
-    "index-pattern": {"title", "name", "timeFieldName"},
+    "index-pattern": {"title", "name", "timeFieldName", "fieldAttrs"},
     "search": {"title", "description", "columns", "sort", "grid", "hideChart", "isTextBasedQuery",
                "kibanaSavedObjectMeta"},
     "lens": {"title", "description", "visualizationType", "state"},
@@ -75,11 +76,13 @@ NEEDS = {
     "sort": "aggregatable",
     "max": "numeric", "min": "numeric", "sum": "numeric", "average": "numeric", "median": "numeric",
     "unique_count": "aggregatable",
+    "cardinality": "aggregatable",
     "date_histogram": "date",
     "time_field": "date",
     "column": "any",
     "kql": "any",
     "exists": "any",
+    "label": "any",
 }
 
 
@@ -184,6 +187,7 @@ def referenced_fields(obj: dict) -> list[tuple[str, str]]:
     if obj["type"] == "index-pattern":
         if attributes.get("timeFieldName"):
             found.append(("time_field", attributes["timeFieldName"]))
+        found += [("label", field) for field in json.loads(attributes.get("fieldAttrs", "{}"))]
     elif obj["type"] == "search":
         found += [("column", column) for column in attributes["columns"]]
         found += [("sort", field) for field, _direction in attributes["sort"]]
@@ -262,7 +266,7 @@ def test_the_data_view_matches_simdup_indices() -> None:
 def test_the_saved_search_lists_documents_with_a_group() -> None:
     search = _by_id()["simdup-duplicate-groups"]
     attributes = search["attributes"]
-    assert attributes["columns"] == ["title", schema.GROUP, schema.GROUP_SIZE]
+    assert attributes["columns"] == ["title", schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND]
     assert attributes["sort"][0] == [schema.GROUP_SIZE, "desc"]
     source = json.loads(attributes["kibanaSavedObjectMeta"]["searchSourceJSON"])
     assert [f["query"] for f in source["filter"]] == [{"exists": {"field": schema.GROUP}}]
@@ -316,6 +320,21 @@ def test_largest_groups_is_a_terms_on_dup_group_by_count() -> None:
     assert layer["columns"][terms["params"]["orderBy"]["columnId"]]["operationType"] in {"count", "max"}
 
 
+def test_duplicate_kinds_is_a_terms_on_dup_kind_with_documents_and_groups() -> None:
+    (layer,) = _lens_layers(_by_id()["simdup-duplicate-kinds"]).values()
+    by_operation = {c["operationType"]: c for c in layer["columns"].values()}
+    assert set(by_operation) == {"terms", "count", "unique_count"}
+    assert by_operation["terms"]["sourceField"] == schema.GROUP_KIND
+    assert by_operation["unique_count"]["sourceField"] == schema.GROUP
+    assert layer["columns"][by_operation["terms"]["params"]["orderBy"]["columnId"]]["operationType"] == "count"
+
+
+def test_the_data_view_labels_the_group_fields() -> None:
+    attrs = json.loads(_by_id()[DATA_VIEW]["attributes"]["fieldAttrs"])
+    assert set(attrs) == {schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND}
+    assert attrs[schema.GROUP_KIND] == {"customLabel": "Duplicate kind"}
+
+
 @pytest.mark.parametrize("lens_id", ["simdup-duplicate-share", "simdup-duplicate-share-over-time"])
 def test_the_share_is_documents_with_a_group_over_all(lens_id: str) -> None:
     (layer,) = _lens_layers(_by_id()[lens_id]).values()
@@ -354,7 +373,7 @@ def test_dashboard_panels_resolve_and_fit_the_grid() -> None:
 
 def test_the_field_walker_sees_the_fields_the_objects_use() -> None:
     fields = {field for _id, _use, field in _all_referenced()}
-    assert {"title", schema.GROUP, schema.GROUP_SIZE, DATE_PLACEHOLDER} <= fields
+    assert {"title", schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND, DATE_PLACEHOLDER} <= fields
 
 
 def test_every_referenced_field_is_mapped() -> None:
@@ -567,6 +586,17 @@ def test_osd_largest_groups_is_a_terms_on_dup_group_by_count() -> None:
         ("count", None), ("max", schema.GROUP_SIZE)}
 
 
+def test_osd_duplicate_kinds_is_a_terms_on_dup_kind_with_documents_and_groups() -> None:
+    vis_state = json.loads(_osd_by_id()["simdup-duplicate-kinds"]["attributes"]["visState"])
+    assert vis_state["type"] == "table"
+    aggs = {agg["id"]: agg for agg in vis_state["aggs"]}
+    (terms,) = [a for a in aggs.values() if a["type"] == "terms"]
+    assert terms["schema"] == "bucket" and terms["params"]["field"] == schema.GROUP_KIND
+    assert aggs[terms["params"]["orderBy"]]["type"] == "count"
+    assert {(a["type"], a["params"].get("field")) for a in aggs.values() if a["schema"] == "metric"} == {
+        ("count", None), ("cardinality", schema.GROUP)}
+
+
 @pytest.mark.parametrize("vega_id", VEGA_IDS)
 def test_osd_share_is_documents_with_a_group_over_all(vega_id: str) -> None:
     spec = _vega_spec(_osd_by_id()[vega_id])
@@ -609,7 +639,7 @@ def test_osd_dashboard_panels_resolve_and_fit_the_grid() -> None:
 
 def test_osd_field_walker_sees_the_fields_the_objects_use() -> None:
     fields = {field for _id, _use, field in _osd_all_referenced()}
-    assert {"title", schema.GROUP, schema.GROUP_SIZE, DATE_PLACEHOLDER} <= fields
+    assert {"title", schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND, DATE_PLACEHOLDER} <= fields
 
 
 def test_osd_every_referenced_field_is_mapped_with_a_type_its_use_needs() -> None:
