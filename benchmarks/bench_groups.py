@@ -6,7 +6,7 @@ request, two in flight, ``refresh_interval: -1`` while loading; outside the cloc
 then times three runs of :func:`simdup_es.groups.update_groups` (wall clock of the
 whole call):
 
-1. first run: every grouped document gets ``dup_group``/``dup_group_size``;
+1. first run: every grouped document gets ``dup_group``/``dup_group_size``/``dup_kind``;
 2. re-run, nothing changed: read + join, no write;
 3. after new documents arrive (1% more: a third random, a third joining planted
    clusters, a third making new pairs): only the changed documents are written.

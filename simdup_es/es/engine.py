@@ -69,11 +69,6 @@ UNKNOWN_PRODUCT = "the cluster"
 """What messages call a cluster whose engine is not known yet (``auto``, before it answered)."""
 
 
-def product(engine: str) -> str:
-    """What messages call a cluster configured with ``engine`` (``auto`` is :data:`UNKNOWN_PRODUCT`)."""
-    return PRODUCTS.get(engine, UNKNOWN_PRODUCT)
-
-
 def parse_version(text: str) -> tuple[int, ...]:
     """``(3, 8, 0)`` from ``"3.8.0"`` (a suffix such as ``-SNAPSHOT`` dropped)."""
     out: list[int] = []
@@ -373,7 +368,6 @@ __all__ = [
     "detect",
     "engine_of",
     "opensearch_client",
-    "product",
     "product_of",
     "streaming_bulk",
     "uses_point_in_time",
