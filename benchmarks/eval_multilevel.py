@@ -269,6 +269,7 @@ def main() -> None:
     ap.add_argument("--common-keys", type=int, default=MultiParams().common_keys, help="MultiParams.common_keys (0: count boilerplate)")
     ap.add_argument("--passage-sentences", type=int, default=MultiParams().passage_sentences,
                     help="MultiParams.passage_sentences (1: every marked sentence counts)")
+    ap.add_argument("--passage-gap", type=int, default=MultiParams().passage_gap, help="MultiParams.passage_gap")
     ap.add_argument("--sweep-from", type=float, default=0.15, help="lowest partial threshold judged; higher ones are swept")
     args = ap.parse_args()
     t0 = time.perf_counter()
@@ -286,7 +287,7 @@ def main() -> None:
     print(f"fingerprinted and indexed all levels in {time.perf_counter() - t0:.0f} s", flush=True)
 
     params = MultiParams(partial_threshold=args.sweep_from, common_keys=args.common_keys,
-                         passage_sentences=args.passage_sentences)
+                         passage_sentences=args.passage_sentences, passage_gap=args.passage_gap)
     cparams = CompareParams()
     segment = CachedSegmenter(dictionary_words)
     texts = lambda got: {i: index[i] for i in got if i in index}  # noqa: E731
@@ -422,7 +423,7 @@ def report(queries: list[Query], methods: dict[str, Method], family: dict[str, f
 
     default = MultiParams().partial_threshold
     print(f"\npartial_threshold {default} (swept below), common_keys {args.common_keys}, "
-          f"passage_sentences {args.passage_sentences}")
+          f"passage_sentences {args.passage_sentences}, passage_gap {args.passage_gap}")
 
     def at(m: Method, threshold: float) -> dict[str, list[str]]:
         if not m.scores:

@@ -46,13 +46,13 @@ __all__ = [
     "common_sentences",
     "copied_shares",
     "MemoryPartIndex",
-    "passage_pairs",
     "MultiMatch",
     "MultiParams",
     "PartCandidate",
     "PartStore",
     "find_copies",
     "judge",
+    "passage_pairs",
     "rank_candidates",
 ]
 
@@ -356,7 +356,7 @@ def passage_pairs(pairs: Iterable[SentencePair], min_sentences: int = 2, gap: in
     text. A passage is a set of chained pairs (transitively) holding at least
     ``min_sentences`` distinct query sentences; pairs in none are left out.
     """
-    pairs = sorted(set(pairs), key=lambda p: (p.i, p.j))
+    pairs = sorted(pairs, key=lambda p: (p.i, p.j))
     if min_sentences <= 1:
         return pairs
     parent = list(range(len(pairs)))

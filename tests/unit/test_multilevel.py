@@ -279,20 +279,17 @@ def _pair(i: int, j: int) -> SentencePair:
 
 def _passages_by_closure(pairs: list[SentencePair], min_sentences: int, gap: int) -> list[SentencePair]:
     """Reference: grow each pair's passage by whole scans until nothing more joins."""
-    pairs = sorted(set(pairs), key=lambda p: (p.i, p.j))
 
-    def chained(p: SentencePair, q: SentencePair) -> bool:
-        return 0 < q.i - p.i <= gap + 1 and 0 <= q.j - p.j <= gap + 1
+    def chained(a: tuple[int, int], b: tuple[int, int]) -> bool:
+        return 0 < b[0] - a[0] <= gap + 1 and 0 <= b[1] - a[1] <= gap + 1
 
+    ijs = [(p.i, p.j) for p in pairs]
     kept = []
-    for p in pairs:
-        passage = {p}
-        grew = True
-        while grew:
-            new = {q for q in pairs if q not in passage and any(chained(r, q) or chained(q, r) for r in passage)}
+    for p in sorted(pairs, key=lambda p: (p.i, p.j)):
+        passage = {(p.i, p.j)}
+        while new := {q for q in ijs if q not in passage and any(chained(r, q) or chained(q, r) for r in passage)}:
             passage |= new
-            grew = bool(new)
-        if len({q.i for q in passage}) >= min_sentences:
+        if len({i for i, _ in passage}) >= min_sentences:
             kept.append(p)
     return kept
 
