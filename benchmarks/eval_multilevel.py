@@ -37,10 +37,11 @@ Methods, on the same queries and index:
 - ``document``: the document fingerprint, Hamming distance <= 3 (``simdup search`` today);
 - ``multilevel``: documents within distance 3, plus part and sentence-key candidates
   (simdup_es.multilevel.MemoryPartIndex) ranked by coverage, judged by the comparison
-  matrix (near-duplicate by distance, partial by the marked share);
+  matrix (near-duplicate by distance, partial by the share in copied passages);
 - ``parts only`` / ``keys only``: the same with one level switched off (why each exists);
 - ``minhash``: datasketch MinHash LSH, threshold 0.5, 128 permutations, jieba content
-  words as a set; raw, and judged by the same matrix rule (``minhash+matrix``).
+  words as a set; raw, and judged by the same matrix rule, copied passages without the
+  boilerplate rule, which needs the sentence keys (``minhash+matrix``).
 
 Time per query is the wall time of the lookup plus the judgment, per method, one process.
 
@@ -72,7 +73,7 @@ from quality_set import Piece, Source, assemble, make_source, pieces_of  # noqa:
 
 from simdup_es.compare import CachedSegmenter, CompareParams, compare  # noqa: E402
 from simdup_es.fingerprint import Doc, Fingerprinter  # noqa: E402
-from simdup_es.multilevel import MemoryPartIndex, MultiParams, find_copies, rank_candidates  # noqa: E402
+from simdup_es.multilevel import MemoryPartIndex, MultiParams, copied_shares, find_copies, rank_candidates  # noqa: E402
 from simdup_es.parts import PartParams, PartPrinter  # noqa: E402
 from simdup_es.text import unify  # noqa: E402
 from simdup_es.thesaurus import cilin_thesaurus  # noqa: E402
@@ -373,9 +374,10 @@ def main() -> None:
             kept, scores = [], []
             for i in got:
                 c = cmp_cached(q.text, index[i])
-                if max(c.similarity_a, c.similarity_b) >= params.partial_threshold:
+                cq, cm = copied_shares(c, params=params)  # the multilevel rule, without boilerplate (no keys here)
+                if max(cq, cm) >= params.partial_threshold:
                     kept.append(i)
-                    scores.append((i, "partial", c.similarity_a, c.similarity_b, c.similarity_a, c.similarity_b))
+                    scores.append((i, "partial", cq, cm, c.similarity_a, c.similarity_b))
             methods["minhash+matrix"].scores[q.id] = scores
             methods["minhash+matrix"].found[q.id] = kept
             methods["minhash+matrix"].seconds += charged[0] + t_mh
