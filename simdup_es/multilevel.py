@@ -12,8 +12,9 @@ The pipeline for one query document (issue 11)::
       -> the comparison matrix both ways decides                pure (simdup_es.compare)
          near-duplicate: document distance <= k (unchanged)
          partial: at least ``partial_threshold`` of either side
-         in sentences marked copied, not counting the query's
-         boilerplate (sentence keys many candidates share)
+         in copied passages (runs of marked sentences, in order
+         on both sides), not counting the query's boilerplate
+         (sentence keys many candidates share)
 
 The document-level path (:func:`simdup_es.search.near_duplicates`) is not
 changed: its hits are merged in as ``near-duplicate`` results.
@@ -25,6 +26,7 @@ stores are tested against.
 
 from __future__ import annotations
 
+import bisect
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -34,7 +36,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 
 from . import simhash as sh
-from .compare import Comparison
+from .compare import Comparison, SentencePair
 from .config import BlockLayout
 from .errors import ConfigError, FingerprintVersionError
 from .parts import Levels
@@ -50,6 +52,7 @@ __all__ = [
     "PartStore",
     "find_copies",
     "judge",
+    "passage_pairs",
     "rank_candidates",
 ]
 
@@ -77,14 +80,23 @@ class MultiParams:
         first, ties by id); a bound on work for queries made of common sentences.
     partial_threshold:
         A candidate is a ``partial`` copy when at least this share of the query's, or
-        of its own, units are in sentences the matrix marked copied (boilerplate
-        sentences not counted, see ``common_keys``).
+        of its own, units are in copied passages (see ``passage_sentences``;
+        boilerplate sentences not counted, see ``common_keys``).
     common_keys:
         A query sentence whose key the store found in at least this many candidates
         is boilerplate (a template line, a licence notice): it is not evidence of
         copying and does not count toward ``partial_threshold``. 0 counts every
         sentence. Copies of one text share their sentences with a handful of
         documents; templates with dozens.
+    passage_sentences, passage_gap:
+        Only marked sentences inside a copied passage count toward
+        ``partial_threshold``: at least ``passage_sentences`` query sentences whose
+        marked pairs are chained, each next pair at most ``passage_gap`` unmarked
+        sentences further on in the query and at most as far on (or on the same
+        sentence) in the candidate (:func:`passage_pairs`). A copy is a run of text;
+        pages made from one template share lines scattered between their own
+        (a repeated notice, an item heading), which chain into no passage.
+        ``passage_sentences=1`` counts every marked sentence.
     """
 
     k: int = 3
@@ -93,6 +105,8 @@ class MultiParams:
     store_limit: int = 100
     partial_threshold: float = 0.2
     common_keys: int = 5
+    passage_sentences: int = 2
+    passage_gap: int = 2
 
     def __post_init__(self) -> None:
         for name in ("min_coverage", "partial_threshold"):
@@ -101,10 +115,12 @@ class MultiParams:
                 raise ConfigError(f"{name} must be between 0 and 1, got {value}")
         if isinstance(self.common_keys, bool) or not isinstance(self.common_keys, int) or self.common_keys < 0:
             raise ConfigError(f"common_keys must be a non-negative integer, got {self.common_keys!r}")
-        for name in ("max_candidates", "store_limit"):
+        for name in ("max_candidates", "store_limit", "passage_sentences"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(self.passage_gap, bool) or not isinstance(self.passage_gap, int) or self.passage_gap < 0:
+            raise ConfigError(f"passage_gap must be a non-negative integer, got {self.passage_gap!r}")
         if not 0 <= self.k < 64:
             raise ConfigError(f"k must be between 0 and 63, got {self.k}")
 
@@ -295,8 +311,9 @@ class MultiMatch:
 
     ``distance`` is the document-level Hamming distance (``None`` when the caller did not
     give the fingerprints). ``similarity_*`` are the shares of each side's units in
-    sentences the matrix marked copied (SPEC §6); ``copied_*`` the same without the
-    query's boilerplate sentences (what ``partial`` is decided on); ``containment_*``
+    sentences the matrix marked copied (SPEC §6); ``copied_*`` the same counting only
+    copied passages, without the query's boilerplate sentences (what ``partial`` is
+    decided on, :func:`copied_shares`); ``containment_*``
     the whole-text LCS containments (SPEC §7).
     """
 
@@ -330,9 +347,53 @@ def common_sentences(query: Levels, found: Sequence[PartCandidate], params: Mult
     return frozenset(query.keys[i].index for i, n in counts.items() if n >= params.common_keys)
 
 
-def copied_shares(comparison: Comparison, common_starts: frozenset[int] = frozenset()) -> tuple[float, float]:
-    """Shares of both sides' units in marked sentence pairs whose query sentence does not start at ``common_starts``."""
-    pairs = [p for p in comparison.pairs if p.a_start not in common_starts]
+def passage_pairs(pairs: Iterable[SentencePair], min_sentences: int = 2, gap: int = 2) -> list[SentencePair]:
+    """The pairs in copied passages, in their order.
+
+    Two pairs ``(i, j)`` and ``(i2, j2)`` are chained when ``0 < i2 - i <= gap + 1``
+    and ``0 <= j2 - j <= gap + 1``: the next query sentence, or one after at most
+    ``gap`` unmarked ones, matches the same or a following sentence of the other
+    text. A passage is a set of chained pairs (transitively) holding at least
+    ``min_sentences`` distinct query sentences; pairs in none are left out.
+    """
+    pairs = sorted(pairs, key=lambda p: (p.i, p.j))
+    if min_sentences <= 1:
+        return pairs
+    parent = list(range(len(pairs)))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    by_i: dict[int, tuple[list[int], list[int]]] = {}  # i -> (its js ascending, their positions)
+    for n, p in enumerate(pairs):
+        js, ns = by_i.setdefault(p.i, ([], []))
+        js.append(p.j)
+        ns.append(n)
+    for n, p in enumerate(pairs):
+        for i2 in range(p.i + 1, p.i + gap + 2):
+            if i2 in by_i:
+                js, ns = by_i[i2]
+                for m in ns[bisect.bisect_left(js, p.j) : bisect.bisect_right(js, p.j + gap + 1)]:
+                    parent[root(m)] = root(n)
+    members: dict[int, set[int]] = defaultdict(set)
+    for n, p in enumerate(pairs):
+        members[root(n)].add(p.i)
+    return [p for n, p in enumerate(pairs) if len(members[root(n)]) >= min_sentences]
+
+
+def copied_shares(
+    comparison: Comparison, common_starts: frozenset[int] = frozenset(), params: MultiParams = MultiParams()
+) -> tuple[float, float]:
+    """Shares of both sides' units in copied passages, leaving out query sentences starting at ``common_starts``.
+
+    The passages (:func:`passage_pairs`, ``params.passage_sentences`` and
+    ``params.passage_gap``) are found among the pairs left.
+    """
+    kept = [p for p in comparison.pairs if p.a_start not in common_starts]
+    pairs = passage_pairs(kept, params.passage_sentences, params.passage_gap)
     a = {p.i for p in pairs}
     b = {p.j for p in pairs}
     ua = sum(comparison.sentences_a[i].n_units for i in a)
@@ -350,9 +411,10 @@ def judge(
     """The kind of copy, or ``None``: near-duplicate by distance, else partial by the matrix.
 
     ``common_starts`` are character offsets of the query's boilerplate sentences
-    (see :func:`common_sentences`); their marks do not count toward ``partial``.
+    (see :func:`common_sentences`); their marks do not count toward ``partial``,
+    nor do marks outside copied passages (:func:`copied_shares`).
     """
-    cq, cm = copied_shares(comparison, common_starts) if common_starts else (comparison.similarity_a, comparison.similarity_b)
+    cq, cm = copied_shares(comparison, common_starts, params)
     if distance is not None and distance <= params.k:
         kind: Kind = "near-duplicate"
     elif max(cq, cm) >= params.partial_threshold:

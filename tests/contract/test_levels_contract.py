@@ -5,7 +5,9 @@ real fixture texts (``tests/fixtures``), a 30 % passage of one planted in anothe
 edited copy, a document with no sentence and one huge paragraph. Every answer of
 :meth:`Store.part_candidates` is held to :class:`simdup_es.multilevel.MemoryPartIndex`
 (the reference) fed the same levels: the same candidates, matched parts and keys,
-units, and order. So both stores give identical result sets.
+units, and order. So both stores give identical result sets; and the whole
+search (:func:`simdup_es.search.find_copies`: candidates, comparison matrix, kinds)
+over each store equals the reference pipeline.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from pathlib import Path
 import pytest
 
 from simdup_es import default_fingerprinter
-from simdup_es.multilevel import MemoryPartIndex, PartCandidate
+from simdup_es.multilevel import MemoryPartIndex, MultiParams, PartCandidate
+from simdup_es.multilevel import find_copies as judge_copies
+from simdup_es.search import comparer, find_copies
+from simdup_es.sentences import split_sentences
 from simdup_es.parts import Levels, PartPrinter
 from simdup_es.store import base
 from simdup_es.store.base import Store, StoredDoc, query_terms
@@ -183,3 +188,42 @@ def test_parts_beyond_the_cap_are_left_out_and_reported(store: Store, monkeypatc
     ref = reference({"long": dataclasses.replace(lv, fingerprints=tuple(kept)), "short": levels()["piece-0"]})
     for q in (lv, levels()["zh_article"], levels()["piece-0"]):
         assert ask(store, q) == expected(ref, q)
+
+
+def test_find_copies_over_the_store_equals_the_reference_pipeline(store: Store) -> None:
+    # Real fingerprints (near-duplicates by distance too), and a page sharing every
+    # fourth sentence of the article between three of its own: template text, no copy.
+    article, other = ([s.text for s in split_sentences(texts()[name])] for name in ("zh_article", "zh_other"))
+    docs = {**texts(), "template": "\n".join(x for k, line in enumerate(article[::4][: len(other) // 3])
+                                              for x in [line, *other[3 * k : 3 * k + 3]])}
+    fp = printer().fingerprinter
+    prints = {doc_id: fp.fingerprint(unify(t), unified=True) for doc_id, t in docs.items() if t.strip(" \n.")}
+    lv = {doc_id: printer().levels(unify(docs[doc_id]), unified=True) for doc_id in prints}
+    report = store.put([StoredDoc(doc_id, f.value, f.version, docs[doc_id], levels=lv[doc_id]) for doc_id, f in prints.items()])
+    assert report.failed == [] and report.written == len(prints)
+    store.refresh()
+    ref = MemoryPartIndex()
+    for doc_id, f in prints.items():
+        ref.put_levels(doc_id, lv[doc_id], f.value)
+    compare = comparer()
+    kinds = {}
+    # common_keys=0: the fixture set holds six copies of the article, whose sentences would
+    # all count as boilerplate otherwise.
+    every_line, passages = MultiParams(common_keys=0, passage_sentences=1), MultiParams(common_keys=0)
+    for params in (MultiParams(), passages, every_line):
+        for query, exclude in (("zh_article", "zh_article"), ("template", "template"), ("planted", None), ("edited", "edited")):
+            u = unify(docs[query])
+            q_lv, q_fp = printer().levels(u, unified=True), fp.fingerprint(u, unified=True)
+            near = [(i, d) for i, d in ref.near_duplicates(q_fp.value, q_fp.version, exclude_id=exclude) if d <= params.k]
+            found = expected(ref, q_lv, exclude_id=exclude, limit=params.store_limit)
+            want = judge_copies(u, q_lv, near, found, lambda ids: {i: unify(docs[i]) for i in ids if i in docs}, compare,
+                                fingerprints={i: f.value for i, f in prints.items()}, query_fingerprint=q_fp.value, params=params)
+            got = find_copies(store, docs[query], printer=printer(), exclude_id=exclude, params=params, limit=100)
+            assert [(m.id, m.kind, m.distance, m.copied_query, m.copied_match) for m in got] == \
+                   [(m.id, m.kind, m.distance, m.copied_query, m.copied_match) for m in want], (query, params)
+            kinds[query, params] = {m.id: m.kind for m in got}
+    assert kinds["zh_article", passages]["planted"] == "partial" and kinds["planted", passages]["zh_article"] == "partial"
+    # The template page shares a quarter of its sentences with the article, one by one:
+    # counted sentence by sentence it is a partial copy, by passages none.
+    assert kinds["zh_article", every_line]["template"] == "partial" and "template" not in kinds["zh_article", passages]
+    assert kinds["template", every_line]["zh_article"] == "partial" and "zh_article" not in kinds["template", passages]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdup_es.compare import compare
+from simdup_es.compare import SentencePair, compare
 from simdup_es.errors import ConfigError, FingerprintVersionError
 from simdup_es.fingerprint import Doc, Fingerprinter
 from simdup_es.multilevel import (
@@ -22,6 +22,7 @@ from simdup_es.multilevel import (
     copied_shares,
     find_copies,
     judge,
+    passage_pairs,
     rank_candidates,
 )
 from simdup_es.parts import Levels, Part, PartPrinter, SentenceKey
@@ -155,7 +156,8 @@ def test_judge_kinds(corpus: dict[str, str]) -> None:
 
 
 def test_bad_params_are_refused() -> None:
-    for bad in (dict(partial_threshold=1.5), dict(max_candidates=0), dict(k=64), dict(min_coverage=-0.1)):
+    for bad in (dict(partial_threshold=1.5), dict(max_candidates=0), dict(k=64), dict(min_coverage=-0.1),
+                dict(passage_sentences=0), dict(passage_gap=-1), dict(passage_gap=True)):
         with pytest.raises(ConfigError):
             MultiParams(**bad)  # type: ignore[arg-type]
 
@@ -249,3 +251,62 @@ def test_part_candidates_equal_brute_force(drawn, limit: int) -> None:  # type: 
             want.append(PartCandidate(f"d{n}", parts, got_keys, 10))
     want.sort(key=lambda c: (-(len(c.parts) + len(c.keys)), c.id))
     assert idx.part_candidates(q_parts, q_keys, "v", limit=limit) == want[:limit]
+
+
+def test_scattered_shared_lines_are_no_copy_but_the_same_lines_in_one_run_are(corpus: dict[str, str]) -> None:
+    # Pages made from one template share lines between their own; a copy is a run of text.
+    art = [s.text for s in split_sentences(corpus["article"])]
+    own = [s.text for s in split_sentences(corpus["other"])]
+    n = len(own) // 3  # as many shared lines either way: every fourth of the source, or a run of it
+    scattered = "\n".join(x for k, line in enumerate(art[::4][:n]) for x in [line, *own[3 * k : 3 * k + 3]])
+    run = "\n".join(own[: len(own) // 2] + art[10 : 10 + n] + own[len(own) // 2 :])
+    source = "\n".join(art)
+    for query, copy in ((scattered, False), (run, True)):
+        c = compare(query, source)
+        assert c.similarity_a >= 0.2  # the matrix marks the shared lines either way
+        every_mark = MultiParams(passage_sentences=1)
+        assert copied_shares(c, params=every_mark) == (c.similarity_a, c.similarity_b)
+        assert judge("x", c, None, every_mark).kind == "partial"
+        cq, _ = copied_shares(c)
+        assert (cq >= 0.2) is copy and (judge("x", c, None) is not None) is copy
+        if copy:
+            assert cq == pytest.approx(c.similarity_a)
+
+
+def _pair(i: int, j: int) -> SentencePair:
+    return SentencePair(i, j, 0, 0, 0, 0, 1, 1.0, None, "lcs")
+
+
+def _passages_by_closure(pairs: list[SentencePair], min_sentences: int, gap: int) -> list[SentencePair]:
+    """Reference: grow each pair's passage by whole scans until nothing more joins."""
+
+    def chained(a: tuple[int, int], b: tuple[int, int]) -> bool:
+        return 0 < b[0] - a[0] <= gap + 1 and 0 <= b[1] - a[1] <= gap + 1
+
+    ijs = [(p.i, p.j) for p in pairs]
+    kept = []
+    for p in sorted(pairs, key=lambda p: (p.i, p.j)):
+        passage = {(p.i, p.j)}
+        while new := {q for q in ijs if q not in passage and any(chained(r, q) or chained(q, r) for r in passage)}:
+            passage |= new
+        if len({i for i, _ in passage}) >= min_sentences:
+            kept.append(p)
+    return kept
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), max_size=25), st.integers(1, 4), st.integers(0, 3))
+def test_passage_pairs_equal_the_transitive_closure(ij: list[tuple[int, int]], min_sentences: int, gap: int) -> None:
+    pairs = [_pair(i, j) for i, j in ij]
+    assert passage_pairs(pairs, min_sentences, gap) == _passages_by_closure(pairs, min_sentences, gap)
+
+
+def test_passage_pairs_examples() -> None:
+    p = [_pair(i, j) for i, j in [(0, 0), (1, 1), (5, 9), (9, 20), (12, 20), (13, 20), (20, 5), (21, 4)]]
+    # (0,0)-(1,1) a run; (9,20)-(12,20) two unmarked sentences between, the same stored sentence;
+    # (12,20)-(13,20) next; (20,5)-(21,4) goes back in the stored text: no passage; (5,9) alone.
+    assert [(x.i, x.j) for x in passage_pairs(p, 2, 2)] == [(0, 0), (1, 1), (9, 20), (12, 20), (13, 20)]
+    assert [(x.i, x.j) for x in passage_pairs(p, 3, 2)] == [(9, 20), (12, 20), (13, 20)]
+    assert [(x.i, x.j) for x in passage_pairs(p, 2, 0)] == [(0, 0), (1, 1), (12, 20), (13, 20)]
+    assert passage_pairs(p, 1, 0) == sorted(p, key=lambda x: (x.i, x.j))
+    assert passage_pairs([], 2, 2) == []
