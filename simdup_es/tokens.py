@@ -29,6 +29,7 @@ import math
 import os
 import re
 import statistics
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -288,15 +289,41 @@ _rust_lock = threading.Lock()
 _rust = None
 
 
+def _rjieba_class() -> type:
+    """rjieba's ``Jieba`` class, without the instance its package builds at import.
+
+    ``import rjieba`` builds a module-level ``Jieba`` (a second copy of the
+    dictionary, 33 MiB and 0.1 s) that we never use, so the compiled module is
+    loaded from the package's folder on its own, as ``rjieba.rjieba`` (where the
+    package would put it).
+    """
+    import importlib.machinery
+
+    loaded = sys.modules.get("rjieba.rjieba")
+    if loaded is not None:
+        return loaded.Jieba  # type: ignore[no-any-return]
+    folder = _package_dir("rjieba")
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = folder / f"rjieba{suffix}"
+        if path.is_file():
+            spec = importlib.util.spec_from_file_location("rjieba.rjieba", path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            sys.modules["rjieba.rjieba"] = module
+            return module.Jieba  # type: ignore[no-any-return]
+    import rjieba  # a layout we do not know: the package's way, with its extra instance
+
+    return rjieba.Jieba  # type: ignore[no-any-return]
+
+
 def _rust_jieba():  # type: ignore[no-untyped-def]
-    """This process's jieba-rs, its dictionary loaded on first use (about 0.3 s, 85 MB)."""
+    """This process's jieba-rs, its dictionary loaded on first use (about 0.1 s, 33 MiB)."""
     global _rust
     if _rust is None:
         with _rust_lock:
             if _rust is None:
-                import rjieba
-
-                _rust = rjieba.Jieba()
+                _rust = _rjieba_class()()
     return _rust
 
 
