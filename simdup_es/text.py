@@ -20,7 +20,6 @@ import logging
 import os
 import re
 import subprocess
-import sys
 import unicodedata
 import zipfile
 from dataclasses import dataclass
@@ -94,7 +93,7 @@ class _Shortcuts:
     * ``main`` holds each config without its normalization.
     """
 
-    marks: np.ndarray  # uint8 by code point
+    marks: np.ndarray  # uint8 by code point; the last one stands for every code point above
     main: dict[str, str]  # config -> path of the config file without its normalization
 
     def mark(self, text: str) -> int:
@@ -102,7 +101,7 @@ class _Shortcuts:
         if not text:
             return 0
         codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        return int(self.marks.take(codes).max())
+        return int(self.marks.take(codes, mode="clip").max())
 
 
 def _dict_files(node: object) -> list[str]:
@@ -193,9 +192,10 @@ def _shortcuts() -> _Shortcuts | None:
     except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError, SimdupError) as exc:
         log.warning("OpenCC runs every pass of its three configs (no shortcuts: %s: %s)", type(exc).__name__, exc)
         return None
-    marks = np.zeros(sys.maxunicode + 1, dtype=np.uint8)
-    marks[[ord(c) for c in data["t2s"]]] = 1
-    marks[[ord(c) for c in data["normalization"]]] = 2
+    t2s, normalization = [ord(c) for c in data["t2s"]], [ord(c) for c in data["normalization"]]
+    marks = np.zeros(max(t2s + normalization, default=0) + 2, dtype=np.uint8)  # the last one 0, for all above
+    marks[t2s] = 1
+    marks[normalization] = 2
     return _Shortcuts(marks, data["main"])
 
 
