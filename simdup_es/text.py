@@ -88,8 +88,9 @@ class _Shortcuts:
       normalizations leave it alone as well. Text with one takes the three
       configs as they are.
     * ``marks[c]`` is 1 for one character of each changing key of t2s's main
-      conversion (nearly all are single Traditional characters; every phrase key
-      holds one of them): text without one is left alone by t2s.
+      conversion (its single-character keys, Traditional characters, and the
+      first character of any phrase key that holds none of them): text without
+      one is left alone by t2s.
     * ``main`` holds each config without its normalization.
     """
 
@@ -190,7 +191,7 @@ def _shortcuts() -> _Shortcuts | None:
             data = _build_shortcuts(share, share.parent.parent / "bin" / "opencc_dict", folder)
             _write_text(cached, json.dumps(data, ensure_ascii=False))
     except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError, SimdupError) as exc:
-        log.warning("OpenCC runs every pass of its three configs (no shortcuts: %s: %s)", type(exc).__name__, exc)
+        log.info("OpenCC runs every pass of its three configs (no shortcuts: %s: %s)", type(exc).__name__, exc)
         return None
     t2s, normalization = [ord(c) for c in data["t2s"]], [ord(c) for c in data["normalization"]]
     marks = np.zeros(max(t2s + normalization, default=0) + 2, dtype=np.uint8)  # the last one 0, for all above
@@ -232,11 +233,10 @@ def to_simplified(text: str) -> str:
     if _CJK.search(text) is None:
         return text
     shortcuts = _shortcuts()
-    if shortcuts is None:
+    mark = shortcuts.mark(text) if shortcuts is not None else 2
+    if mark == 2:  # every pass of the three configs
         return _opencc("tw2sp").convert(_opencc("s2twp").convert(_opencc("t2s").convert(text)))
-    mark = shortcuts.mark(text)
-    if mark == 2:
-        return _opencc("tw2sp").convert(_opencc("s2twp").convert(_opencc("t2s").convert(text)))
+    assert shortcuts is not None
     if mark == 1:
         text = _opencc(shortcuts.main["t2s"]).convert(text)
     return _opencc(shortcuts.main["tw2sp"]).convert(_opencc(shortcuts.main["s2twp"]).convert(text))
