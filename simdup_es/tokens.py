@@ -466,26 +466,31 @@ def weigh(
     cache = lexicon.cache
     if len(cache) > lexicon.MAX_ENTRIES:
         cache.clear()  # a bound on memory for endless streams of new tokens
-    missing = list(filterfalse(cache.__contains__, counts))  # not counts.keys() - cache.keys(): that walks the cache
-    if missing:
-        lexicon.add(missing)
-    get = cache.get
-    entries = [(w, c, e) for w, c in counts.items() if (e := get(w)) is not None]
+    try:  # every token cached (the common case): one pass
+        entries = [(w, c, e) for w, c in counts.items() if (e := cache[w]) is not None]
+    except KeyError:
+        lexicon.add(list(filterfalse(cache.__contains__, counts)))  # not counts.keys() - cache.keys(): that walks the cache
+        entries = [(w, c, e) for w, c in counts.items() if (e := cache[w]) is not None]
     if not entries:
         return [], []
     params = lexicon.params
     cap = params.max_count
-    total = sum(c if c < cap else cap for _, c, _ in entries)
+    total = sum([c if c < cap else cap for _, c, _ in entries])
     lengths = [len(w) for w, _, _ in entries]
     len_min = min(lengths)
     len_span = max(lengths) - len_min
     len_scale = params.length_boost / len_span if len_span else 0.0
-    title = params.title_boost
     hashes = [h for _, _, (_, _, h) in entries]
     # (c / total) * IDF * boost, with boost = (1 + POS + MARK) + LEN (+ TITLE), in
-    # this order: the same floats on every machine.
-    weights = [
-        (c if c < cap else cap) / total * idf * (boost + (n - len_min) * len_scale + (title if w in title_words else 0.0))
-        for (w, c, (idf, boost, _)), n in zip(entries, lengths)
+    # this order: the same floats on every machine. Without title words TITLE is
+    # 0.0 for all, and adding 0.0 to a boost (>= 1) changes no bit, so it is left out.
+    if title_words:
+        title = params.title_boost
+        return hashes, [
+            (c if c < cap else cap) / total * idf * (boost + (n - len_min) * len_scale + (title if w in title_words else 0.0))
+            for (w, c, (idf, boost, _)), n in zip(entries, lengths)
+        ]
+    return hashes, [
+        (c if c < cap else cap) / total * idf * (boost + (n - len_min) * len_scale)
+        for (_, c, (idf, boost, _)), n in zip(entries, lengths)
     ]
-    return hashes, weights
