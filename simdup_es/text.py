@@ -13,14 +13,25 @@ kept because they end sentences for the comparison matrix.
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
+import logging
+import os
 import re
+import subprocess
 import unicodedata
 import zipfile
+from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
-from .errors import EmptyDocumentError, InputError
+import numpy as np
+
+from .errors import EmptyDocumentError, InputError, SimdupError
+
+log = logging.getLogger(__name__)
 
 Kind = Literal["text", "html", "pdf", "docx"]
 
@@ -59,6 +70,136 @@ def _opencc(config: str):  # type: ignore[no-untyped-def]
 # character in the tests).
 _CJK = re.compile("[\u2e80-\u9fff\uf900-\ufaff\U00020000-\U0003ffff]")
 
+_CONFIGS = ("t2s", "s2twp", "tw2sp")
+
+
+@dataclass(frozen=True)
+class _Shortcuts:
+    """What lets :func:`to_simplified` skip the conversion passes that cannot change a text.
+
+    OpenCC converts by forward maximum matching over a table's keys, so a table
+    changes a text only where one of its *changing* keys (a value differs from
+    the key) occurs in it. Each config first runs its ``normalization`` table
+    (CJK compatibility ideographs, one character each), then its main conversion:
+
+    * ``marks[c]`` is 2 for the normalization keys: text without one is left
+      alone by the first normalization, and the values of the main conversions
+      hold none (checked when the shortcuts are built), so the other two
+      normalizations leave it alone as well. Text with one takes the three
+      configs as they are.
+    * ``marks[c]`` is 1 for one character of each changing key of t2s's main
+      conversion (its single-character keys, Traditional characters, and the
+      first character of any phrase key that holds none of them): text without
+      one is left alone by t2s.
+    * ``main`` holds each config without its normalization.
+    """
+
+    marks: np.ndarray  # uint8 by code point; the last one stands for every code point above
+    main: dict[str, str]  # config -> path of the config file without its normalization
+
+    def mark(self, text: str) -> int:
+        """The highest mark of the characters of ``text`` (0 if none)."""
+        if not text:
+            return 0
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        return int(self.marks.take(codes, mode="clip").max())
+
+
+def _dict_files(node: object) -> list[str]:
+    """The dictionary files a piece of OpenCC config names, groups included."""
+    if isinstance(node, dict):
+        files = [node["file"]] if "file" in node else []
+        return files + [f for v in node.values() for f in _dict_files(v)]
+    if isinstance(node, list):
+        return [f for v in node for f in _dict_files(v)]
+    return []
+
+
+def _read_dicts(tool: Path, share: Path, chain: object) -> dict[str, list[str]]:
+    """The entries of the compiled (.ocd2) dictionaries a config part names, through the wheel's own opencc_dict.
+
+    Several tables may hold a key: the entries of one key are merged, which
+    does for the questions asked of them here (which keys change, which values).
+    """
+    entries: dict[str, list[str]] = {}
+    for name in _dict_files(chain):
+        out = subprocess.run(
+            [str(tool), "-i", str(share / name), "-o", "/dev/stdout", "-f", "ocd2", "-t", "text"],
+            check=True, capture_output=True, timeout=60,
+        ).stdout.decode("utf-8")
+        for line in out.splitlines():
+            key, _, values = line.partition("\t")
+            entries.setdefault(key, []).extend(values.split(" "))
+    return entries
+
+
+def _changing(entries: dict[str, list[str]]) -> list[str]:
+    return [key for key, values in entries.items() if any(v != key for v in values)]
+
+
+def _build_shortcuts(share: Path, tool: Path, folder: Path) -> dict[str, object]:
+    """Read the tables of the three configs; write the configs without normalization into ``folder``."""
+    configs = {name: json.loads((share / f"{name}.json").read_text(encoding="utf-8")) for name in _CONFIGS}
+    normalization = {k for c in configs.values() for k in _changing(_read_dicts(tool, share, c.get("normalization", [])))}
+    if any(len(k) != 1 for k in normalization):
+        raise ValueError("a normalization key of more than one character")
+    for config in configs.values():
+        for values in _read_dicts(tool, share, config["conversion_chain"]).values():
+            if any(normalization.intersection(v) for v in values):
+                raise ValueError("a conversion gives a character that normalization changes")
+    t2s_keys = _changing(_read_dicts(tool, share, configs["t2s"]["conversion_chain"]))
+    t2s = {k for k in t2s_keys if len(k) == 1}
+    t2s.update(k[0] for k in t2s_keys if not t2s.intersection(k))
+
+    def absolute(node: object) -> object:
+        if isinstance(node, dict):
+            return {k: str(share / v) if k == "file" else absolute(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [absolute(v) for v in node]
+        return node
+
+    main = {}
+    for name, config in configs.items():
+        text = json.dumps(absolute({k: v for k, v in config.items() if k != "normalization"}), ensure_ascii=False)
+        path = folder / f"opencc-{name}-{hashlib.sha1(text.encode()).hexdigest()[:16]}.json"
+        _write_text(path, text)
+        main[name] = str(path)
+    return {"normalization": "".join(sorted(normalization)), "t2s": "".join(sorted(t2s)), "main": main}
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+@lru_cache(maxsize=1)
+def _shortcuts() -> _Shortcuts | None:
+    """The shortcuts for the installed OpenCC, built once into the cache folder; ``None`` when they cannot be."""
+    from .tokens import _package_dir, cache_dir
+
+    try:
+        share = _package_dir("opencc") / "clib" / "share" / "opencc"
+        folder = cache_dir()
+        stamp = [str(share)] + [f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in sorted(share.iterdir())]
+        cached = folder / f"opencc-shortcuts-{hashlib.sha1(json.dumps(stamp).encode()).hexdigest()[:16]}.json"
+        try:
+            data = json.loads(cached.read_text(encoding="utf-8"))
+            if not all(Path(p).is_file() for p in data["main"].values()):
+                raise OSError("a config file is gone")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            data = _build_shortcuts(share, share.parent.parent / "bin" / "opencc_dict", folder)
+            _write_text(cached, json.dumps(data, ensure_ascii=False))
+    except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError, SimdupError) as exc:
+        log.info("OpenCC runs every pass of its three configs (no shortcuts: %s: %s)", type(exc).__name__, exc)
+        return None
+    t2s, normalization = [ord(c) for c in data["t2s"]], [ord(c) for c in data["normalization"]]
+    marks = np.zeros(max(t2s + normalization, default=0) + 2, dtype=np.uint8)  # the last one 0, for all above
+    marks[t2s] = 1
+    marks[normalization] = 2
+    return _Shortcuts(marks, data["main"])
+
+
 # The characters of Chinese text that are not in NFKC form, nearly all full-width
 # punctuation. Replacing a character by its NFKC form leaves the NFKC form of the
 # whole text unchanged (it is a compatibility-equivalent string), and once these
@@ -86,11 +227,19 @@ def to_simplified(text: str) -> str:
     (benchmarks/eval_script.py). The round trip can replace a word with its
     regional synonym (执行 -> 运行); it does so the same way for every text.
     Text without CJK characters is returned as it is (the conversions would not
-    change it).
+    change it), and passes that cannot change a text are skipped (see
+    :class:`_Shortcuts`): the result is always that of the three conversions.
     """
     if _CJK.search(text) is None:
         return text
-    return _opencc("tw2sp").convert(_opencc("s2twp").convert(_opencc("t2s").convert(text)))
+    shortcuts = _shortcuts()
+    mark = shortcuts.mark(text) if shortcuts is not None else 2
+    if mark == 2:  # every pass of the three configs
+        return _opencc("tw2sp").convert(_opencc("s2twp").convert(_opencc("t2s").convert(text)))
+    assert shortcuts is not None
+    if mark == 1:
+        text = _opencc(shortcuts.main["t2s"]).convert(text)
+    return _opencc(shortcuts.main["tw2sp"]).convert(_opencc(shortcuts.main["s2twp"]).convert(text))
 
 
 def unify(text: str) -> str:

@@ -1,0 +1,131 @@
+"""to_simplified's shortcuts: the OpenCC passes it skips could not have changed the text."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import simdup_es.text as text_module
+from simdup_es.text import _CONFIGS, _build_shortcuts, _dict_files, _opencc, _shortcuts, to_simplified
+from simdup_es.tokens import _package_dir
+from tests._data import load_corpus
+
+SHARE = _package_dir("opencc") / "clib" / "share" / "opencc"
+TOOL = SHARE.parent.parent / "bin" / "opencc_dict"
+
+
+def three_passes(text: str) -> str:
+    """The conversion as the configs state it, every pass run."""
+    return _opencc("tw2sp").convert(_opencc("s2twp").convert(_opencc("t2s").convert(text)))
+
+
+def entries(files: list[str]) -> list[tuple[str, list[str]]]:
+    """Every entry of the named .ocd2 tables, dumped to text by the wheel's opencc_dict (a second reading of them)."""
+    out = []
+    for name in files:
+        dump = subprocess.run(
+            [str(TOOL), "-i", str(SHARE / name), "-o", "/dev/stdout", "-f", "ocd2", "-t", "text"],
+            check=True, capture_output=True,
+        ).stdout.decode("utf-8")
+        out += [(k, v.split(" ")) for k, _, v in (line.partition("\t") for line in dump.splitlines())]
+    return out
+
+
+def config(name: str) -> dict:
+    return json.loads((SHARE / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def test_shortcuts_are_there_and_mark_what_they_should() -> None:
+    shortcuts = _shortcuts()
+    assert shortcuts is not None
+    assert shortcuts.mark("软件测试，用户") == 0  # Simplified: t2s leaves it alone
+    assert shortcuts.mark("軟體測試") == 1 and _opencc("t2s").convert("軟體測試") != "軟體測試"
+    assert shortcuts.mark("\uf900") == 2 and _opencc("t2s").convert("\uf900") != "\uf900"  # a compatibility ideograph
+    assert shortcuts.mark("abc\U0010ffff") == 0
+
+
+def test_every_changing_t2s_key_holds_a_marked_character() -> None:
+    shortcuts = _shortcuts()
+    assert shortcuts is not None
+    keys = [k for k, values in entries(_dict_files(config("t2s")["conversion_chain"])) if any(v != k for v in values)]
+    assert len(keys) > 5000
+    assert [k for k in keys if shortcuts.mark(k) == 0] == []
+
+
+def test_normalization_keys_are_marked_and_never_made_by_a_conversion() -> None:
+    shortcuts = _shortcuts()
+    assert shortcuts is not None
+    normalization = {
+        k for name in _CONFIGS for k, values in entries(_dict_files(config(name).get("normalization", []))) if values != [k]
+    }
+    assert len(normalization) > 1000
+    assert all(len(k) == 1 and shortcuts.mark(k) == 2 for k in normalization)
+    produced = {c for name in _CONFIGS for _, values in entries(_dict_files(config(name)["conversion_chain"])) for v in values for c in v}
+    assert not produced & normalization
+    # NFKC replaces every one of them: unify's text never takes the long way.
+    assert all(unicodedata.normalize("NFKC", k) != k for k in normalization)
+
+
+_PIECES = st.sampled_from(
+    ["软件", "軟體", "使用者", "預設", "檔名", "執行", "乾隆", "乾燥", "U盘", "B超", "程序", "后来", "後來", "〇", "著名", "着"]
+    + ["\uf900", "\ufa0e", "\U0002f800", "豈", "⿰氵青", "信息", "資訊", "打印机", "鼠标", "，", "。", " ", "\n", "a-b", "2.5%"]
+)
+
+
+@given(st.lists(st.one_of(_PIECES, st.text(alphabet=st.characters(min_codepoint=0x2E80, max_codepoint=0x9FFF), max_size=3)), max_size=25).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_to_simplified_is_the_three_passes(text: str) -> None:
+    assert to_simplified(text) == three_passes(text)
+
+
+def test_to_simplified_is_the_three_passes_on_the_corpus() -> None:
+    texts = [d["text"] for d in load_corpus("zh-docs.jsonl")]
+    texts += [p[side] for p in load_corpus("manpages-pairs.jsonl")[::4] for side in ("zh_cn", "zh_tw")]
+    assert len(texts) > 5000
+    assert [to_simplified(t) for t in texts] == [three_passes(t) for t in texts]
+    shortcuts = _shortcuts()
+    assert shortcuts is not None
+    marks = [shortcuts.mark(t) for t in texts]
+    assert marks.count(0) > len(texts) / 2 and marks.count(1) > 0  # both ways are taken
+
+
+def test_without_shortcuts_every_pass_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(text_module, "_shortcuts", lambda: None)
+    assert to_simplified("使用者可以用預設的檔名執行指令碼") == three_passes("使用者可以用預設的檔名執行指令碼") == "用户可以用预设的文件名运行脚本"
+
+
+def test_shortcuts_are_built_into_an_empty_cache_and_rebuilt_when_broken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIMDUP_CACHE", str(tmp_path))
+    _shortcuts.cache_clear()
+    try:
+        built = _shortcuts()
+        assert built is not None and sorted(p.name.split("-")[1] for p in tmp_path.glob("opencc-*-*.json") if "shortcuts" not in p.name) == sorted(_CONFIGS)
+        (cache,) = tmp_path.glob("opencc-shortcuts-*.json")
+        cache.write_text("{", encoding="utf-8")
+        _shortcuts.cache_clear()
+        again = _shortcuts()
+        assert again is not None and (again.marks == built.marks).all() and json.loads(cache.read_text(encoding="utf-8"))
+    finally:
+        _shortcuts.cache_clear()
+
+
+def test_configs_without_normalization_name_the_same_tables(tmp_path: Path) -> None:
+    data = _build_shortcuts(SHARE, TOOL, tmp_path)
+    for name, path in data["main"].items():  # type: ignore[attr-defined]
+        stripped = json.loads(Path(path).read_text(encoding="utf-8"))
+        assert "normalization" not in stripped
+        assert [Path(f).name for f in _dict_files(stripped)] == _dict_files({k: v for k, v in config(name).items() if k != "normalization"})
+
+
+def test_jieba_rs_is_loaded_once() -> None:
+    # rjieba's package builds a Jieba of its own at import; ours must not import it.
+    code = "from simdup_es.tokens import _rust_jieba; import sys; print(_rust_jieba().cut('你好世界', True), 'rjieba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.split() == ["['你好',", "'世界']", "False"]
