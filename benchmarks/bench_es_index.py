@@ -20,7 +20,8 @@ breakdown
   fingerprint  ``PartPrinter.map_items`` alone (every level, W workers, no store);
   put          ``ElasticsearchStore.put`` of the precomputed documents and levels in
                batches of 500, plus a refresh (the node's and the client's share);
-  put-doc      the same, document level only (``levels=None``): the cost of the levels;
+  put-keys     the same without the parts (sentence keys only): the cost of the nested parts;
+  put-doc      the same, document level only (``levels=None``): the cost of all levels;
   put-store    ``LocalStore.put`` of the precomputed documents and levels.
 
 Every variant runs in a fresh subprocess (or is the CLI), so each starts alike; the
@@ -159,7 +160,7 @@ def library(client: Any, path: Path, workers: int) -> dict[str, dict[str, float]
 
 
 def breakdown(client: Any, path: Path, workers: int) -> dict[str, dict[str, float]]:
-    """``fingerprint`` alone, then ``put``, ``put-doc`` and ``put-store`` of what it computed."""
+    """``fingerprint`` alone, then ``put``, ``put-keys``, ``put-doc`` and ``put-store`` of what it computed."""
     from dataclasses import replace
 
     from simdup_es import default_fingerprinter
@@ -181,7 +182,12 @@ def breakdown(client: Any, path: Path, workers: int) -> dict[str, dict[str, floa
     out = {"fingerprint": timed(client, fingerprint)}
     docs = [StoredDoc(r["id"], res.unwrap().value, res.unwrap().version, r["text"], r.get("title"), levels=levels)
             for r, res, levels in done]
-    variants = {"put": docs, "put-doc": [replace(d, levels=None) for d in docs], "put-store": docs}
+    variants = {
+        "put": docs,
+        "put-keys": [replace(d, levels=replace(d.levels, parts=(), fingerprints=())) for d in docs],
+        "put-doc": [replace(d, levels=None) for d in docs],
+        "put-store": docs,
+    }
     for name, batch in variants.items():
         folder = Path(tempfile.mkdtemp(prefix="simdup-bench-"))
         index = f"{PREFIX}-put"
