@@ -25,8 +25,9 @@ breakdown
   put-store    ``LocalStore.put`` of the precomputed documents and levels.
 
 Every variant runs in a fresh subprocess (or is the CLI), so each starts alike; the
-variants rotate their order every round, and each ratio pairs a variant with the
-``plain`` run of the same round (the machine is shared; its load drifts). Printed:
+variants rotate their order every round, and ``plain`` runs right before each of
+them: each ratio pairs a variant with that run (the machine is shared; its load
+drifts). Printed:
 median seconds, median ratio to ``plain``, and CPU per 1,000 documents in the node
 (from /proc, or ``_nodes/stats``) and in the client (its processes and workers).
 ``--ref DIR`` also times the package in DIR (e.g. the main branch) in the same
@@ -292,8 +293,7 @@ def main() -> None:
                     return json.loads(done.stdout.splitlines()[-1])
                 return run
 
-            steps: list[tuple[str, Callable[[], dict[str, dict[str, float]]]]] = [
-                ("plain", lambda: {"plain": plain(client, path)})]
+            steps: list[tuple[str, Callable[[], dict[str, dict[str, float]]]]] = []
             for label, tree in trees.items():
                 steps += [
                     (f"{label}:library", lambda k=sub("library", tree), p=f"{label}:": {p + a: b for a, b in k().items()}),
@@ -305,29 +305,32 @@ def main() -> None:
                         p + a: b for a, b in k().items()}),
                 ]
             steps = [(name, step) for name, step in steps if name.split(":")[-1] not in args.skip]
+            ratios: dict[str, list[float]] = {}
             for rnd in range(args.rounds):
                 shift = rnd % len(steps)
                 for _, step in steps[shift:] + steps[:shift]:
-                    for name, run in step().items():
+                    # The reference right before each step: the load of a shared machine drifts within a round.
+                    reference = plain(client, path)
+                    for name, run in {"plain": reference, **step()}.items():
                         if name.split(":")[-1] in args.skip:
                             continue
                         runs.setdefault(name, []).append(run)
+                        ratios.setdefault(name, []).append(run["seconds"] / reference["seconds"])
                         assert run["written"] == n, (name, run["written"], n)
-                        print(f"  {n} docs, round {rnd + 1}: {name:22s} {run['seconds']:7.2f} s; CPU per 1k docs: "
-                              f"node {run['node_ms'] / n * 1000:6.0f} ms, client {run['client_ms'] / n * 1000:6.0f} ms",
-                              flush=True)
-            print(f"\n{n} documents, {args.rounds} rounds, load average now {os.getloadavg()}; median seconds, "
-                  "median ratio to plain helpers.bulk of the same round, median CPU ms per 1,000 documents")
+                        print(f"  {n} docs, round {rnd + 1}: {name:22s} {run['seconds']:7.2f} s, {ratios[name][-1]:5.2f}x "
+                              f"plain; CPU per 1k docs: node {run['node_ms'] / n * 1000:6.0f} ms, "
+                              f"client {run['client_ms'] / n * 1000:6.0f} ms", flush=True)
+            print(f"\n{n} documents, {args.rounds} rounds, load average now {os.getloadavg()}; median seconds, median "
+                  "ratio to the plain helpers.bulk run just before, median CPU ms per 1,000 documents")
             print(f"  {'':22s} {'seconds':>8s} {'x plain':>8s} | {'node':>6s} {'client':>7s}")
             for name, rs in runs.items():
-                ratios = [r["seconds"] / p["seconds"] for r, p in zip(rs, runs["plain"])]
-                print(f"  {name:22s} {median(r['seconds'] for r in rs):8.2f} {median(ratios):7.2f}x | "
+                print(f"  {name:22s} {median(r['seconds'] for r in rs):8.2f} {median(ratios[name]):7.2f}x | "
                       f"{median(r['node_ms'] for r in rs) / n * 1000:6.0f} {median(r['client_ms'] for r in rs) / n * 1000:7.0f}"
-                      f"   (rounds: {', '.join(f'{x:.2f}' for x in ratios)})")
+                      f"   (runs: {', '.join(f'{x:.2f}' for x in ratios[name])})")
             for label in trees:
                 for name in ("index", "index-cli", "store", "store-cli"):
                     if f"{label}:{name}" in runs:
-                        ratio = median(r["seconds"] / p["seconds"] for r, p in zip(runs[f"{label}:{name}"], runs["plain"]))
+                        ratio = median(ratios[f"{label}:{name}"])
                         print(f"  goal {label}:{name} <= 3x plain: {ratio:.2f}x -> {'met' if ratio <= 3 else 'NOT met'}")
             print(flush=True)
     finally:

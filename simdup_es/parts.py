@@ -231,8 +231,8 @@ def part_tokens(text: str, tokens: list[str], parts: Sequence[Part], segment: Ca
     joins to a neighbour (:data:`_JOINS`) consists of whole runs that jieba segmented on
     their own, so its tokens are a slice of the document's (the Latin compound split of
     :meth:`Tokenizer.segment <simdup_es.tokens.Tokenizer.segment>` goes token by token);
-    any other part is segmented again. Slicing saves segmenting the parts, a third of
-    the time of their fingerprints.
+    any other part is segmented again. Slicing saves segmenting the parts, about half
+    the time of their fingerprints (94 % of the parts of the project's corpus are slices).
     """
     starts = list(itertools.accumulate(map(len, tokens), initial=0))
     if starts[-1] != len(text):  # the tokens do not spell the text: no slices
