@@ -6,6 +6,8 @@ import json
 from importlib import resources
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simdup_es import schema
 from simdup_es.config import BlockLayout
@@ -136,3 +138,14 @@ def test_missing_level_fields_names_what_an_old_index_lacks() -> None:
     # Written without the mapping, parts became a plain object: refused too.
     old["properties"][schema.ROOT]["properties"][schema.PARTS_NAME] = {"properties": {"b0": {"type": "keyword"}}}
     assert schema.PARTS in ess.missing_level_fields({"old": {"mappings": old}}, (schema.DEFAULT_LAYOUT,))["old"]
+
+
+_LAYOUTS = st.lists(st.sampled_from([BlockLayout(b, k) for b in (1, 2, 4, 8, 16, 32, 64) for k in (0, b // 2)]),
+                    min_size=1, max_size=3, unique=True).map(tuple)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=0, max_value=2**64 - 1), _LAYOUTS)
+def test_block_terms_are_the_reference(fingerprint: int, layouts: tuple[BlockLayout, ...]) -> None:
+    assert schema.block_terms(fingerprint, layouts) == schema.block_terms_reference(fingerprint, layouts)
+    assert schema.part_object(fingerprint, layouts) == schema.block_terms_reference(fingerprint, layouts)
