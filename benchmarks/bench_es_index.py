@@ -24,12 +24,13 @@ breakdown
   put-doc      the same, document level only (``levels=None``): the cost of all levels;
   put-store    ``LocalStore.put`` of the precomputed documents and levels.
 
-Every variant runs in a fresh subprocess (or is the CLI), so each starts alike; the
-variants rotate their order every round, and ``plain`` runs right before each of
-them: each ratio pairs a variant with that run (the machine is shared; its load
-drifts). Printed:
-median seconds, median ratio to ``plain``, and CPU per 1,000 documents in the node
-(from /proc, or ``_nodes/stats``) and in the client (its processes and workers).
+The variants run in fresh subprocesses (the library call, the breakdown) or are the
+CLI, so each starts alike; they rotate their order every round, and ``plain`` runs
+right before each of these steps: each ratio pairs a variant with that run (the
+machine is shared; its load drifts). Printed: median seconds, median ratio to
+``plain``, and CPU per 1,000 documents in the node (from /proc, or ``_nodes/stats``;
+requests of other clients of the node count too) and in the client (its processes
+and workers), which depends less on the load than wall time does.
 ``--ref DIR`` also times the package in DIR (e.g. the main branch) in the same
 rounds, so a change is seen before/after against the same reference.
 
