@@ -1,29 +1,41 @@
-"""Indexing throughput into Elasticsearch: simdup's index path against plain bulk indexing.
+"""Indexing wall time: ``simdup index`` (every level) against plain ``helpers.bulk`` of the same documents.
 
-Prints docs/s for
-  1. plain bulk: the same documents (id, title, text) with ``helpers.streaming_bulk``
-     into an index with the same ``title``/``text`` mappings, no fingerprints;
-  2. ``ElasticsearchStore.put`` with fingerprints precomputed (the Elasticsearch side
-     alone: fingerprint fields, bulk, retries, failure accounting; two requests in
-     flight, its default);
-  3. the whole path: ``Fingerprinter.map`` on both cores feeding ``put`` in batches;
-and, for context, plain ``helpers.parallel_bulk`` (2 threads), ``put`` with one
-request at a time (``concurrency=1``, like plain ``streaming_bulk``) and
-fingerprinting alone. Variants run interleaved, ``--rounds`` times, the first
-pairs swapping places every other round; each figure is the median (and best)
-over rounds, and each ratio is paired with the plain run of the same round, since
-the machine is shared and its load drifts. Index creation is outside the clock;
-every timing ends with a refresh, so the documents are searchable when it stops.
-Beside wall-clock docs/s it prints the CPU each variant costs per 1,000 documents,
-in the node (/proc, or ``_nodes/stats``) and in this process and its workers (``getrusage``):
-that figure does not depend on what else runs on the machine.
-Goal (issue 3): put with precomputed fingerprints >= 0.8x plain bulk.
+Issue 12's goal: ``simdup index`` into Elasticsearch <= 3x the wall time of plain
+``helpers.bulk`` of the same documents, the embedded store no slower than that.
+For each ``--sizes`` N (the first N documents of $SIMDUP_DATA/zh-docs.jsonl, the
+corpus repeated with distinct ids past its end) and each round it times
 
-Documents: data/zh-docs.jsonl (scripts/fetch-corpus), repeated ``--copies`` times
-with distinct ids.
+reference
+  plain        ``helpers.bulk`` (chunks of 500) of id, title and text into an index
+               mapped with just ``title``/``text``, plus a refresh;
+the real path (document fingerprint, parts as nested ``simdup.parts``, sentence keys ``simdup.sk``)
+  index        :func:`simdup_es.indexer.index_items` into an :class:`ElasticsearchStore`
+               (the library call of ``simdup index``; the fingerprinter is loaded
+               before the clock starts), plus a refresh;
+  index-cli    ``simdup index FILE --es-url ... --workers W`` in a subprocess, wall
+               time including the process start;
+  store        ``index_items`` into a new :class:`LocalStore` (the embedded store);
+  store-cli    ``simdup index FILE --store DIR --workers W``;
+breakdown
+  fingerprint  ``PartPrinter.map_items`` alone (every level, W workers, no store);
+  put          ``ElasticsearchStore.put`` of the precomputed documents and levels in
+               batches of 500, plus a refresh (the node's and the client's share);
+  put-keys     the same without the parts (sentence keys only): the cost of the nested parts;
+  put-doc      the same, document level only (``levels=None``): the cost of all levels;
+  put-store    ``LocalStore.put`` of the precomputed documents and levels.
 
-    scripts/es-server start
-    SIMDUP_TEST_ES_URL=http://127.0.0.1:9200 .venv/bin/python benchmarks/bench_es_index.py [--copies 3] [--rounds 5]
+The variants run in fresh subprocesses (the library call, the breakdown) or are the
+CLI, so each starts alike; they rotate their order every round, and ``plain`` runs
+right before each of these steps: each ratio pairs a variant with that run (the
+machine is shared; its load drifts). Printed: median seconds, median ratio to
+``plain``, and CPU per 1,000 documents in the node (from /proc, or ``_nodes/stats``;
+requests of other clients of the node count too) and in the client (its processes
+and workers), which depends less on the load than wall time does.
+``--ref DIR`` also times the package in DIR (e.g. the main branch) in the same
+rounds, so a change is seen before/after against the same reference.
+
+    SIMDUP_DATA=/work/main/data SIMDUP_TEST_ES_URL=http://127.0.0.1:9299 \\
+        .venv/bin/python benchmarks/bench_es_index.py [--sizes 4000 20000] [--rounds 3] [--ref /work/main]
 """
 
 from __future__ import annotations
@@ -32,38 +44,26 @@ import argparse
 import json
 import os
 import resource
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from statistics import median
-
-from elasticsearch import Elasticsearch, helpers
-
-from simdup_es import default_fingerprinter
-from simdup_es.fingerprint import Doc
-from simdup_es.store.base import StoredDoc
-from simdup_es.store.elasticsearch import ElasticsearchStore, index_template
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "simdup-bench-index"
-PLAIN = "plain bulk (streaming_bulk)"
-PRECOMPUTED = "simdup put, fingerprints precomputed"
-WHOLE = "simdup whole path (fingerprint + put)"
-PARALLEL = "plain parallel_bulk, 2 threads"
-SERIAL = "simdup put, precomputed, concurrency=1"
-FP_ONLY = "fingerprinting alone (map, no node)"
+BATCH = 500  # documents per bulk request of the reference, and per put of the breakdown (index's default batch)
+CLI = "import sys; from simdup_es.cli import main; sys.argv[0] = 'simdup'; main()"
 
 
-def load_records() -> list[dict]:
-    path = Path(os.environ.get("SIMDUP_DATA", ROOT / "data")) / "zh-docs.jsonl"
-    if not path.exists():
-        raise SystemExit(f"{path} is missing: run scripts/fetch-corpus first")
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
+# --- measuring ---------------------------------------------------------------------------------
 
 
-def es_cpu_ms(client: Elasticsearch) -> float:
+def es_cpu_ms(client: Any) -> float:
     """CPU milliseconds the Elasticsearch node(s) have used so far.
 
     From /proc when the node runs on this machine (exact); else from the nodes
@@ -84,169 +84,259 @@ def es_cpu_ms(client: Elasticsearch) -> float:
 
 
 def own_cpu_ms() -> float:
-    """CPU milliseconds of this process, its threads and its finished children (fingerprint workers)."""
+    """CPU milliseconds of this process, its threads and its finished children (fingerprint workers, the CLI)."""
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return (me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime) * 1000
 
 
-@dataclass
-class Run:
-    seconds: float
-    written: int
-    es_cpu_ms: float
-    client_cpu_ms: float
-
-    @property
-    def rate(self) -> float:
-        return self.written / self.seconds
-
-    @property
-    def cpu_per_1k(self) -> tuple[float, float]:
-        return self.es_cpu_ms / self.written * 1000, self.client_cpu_ms / self.written * 1000
-
-
-def measure(client: Elasticsearch, index: str | None, fn: Callable[[], int]) -> Run:
-    """Wall time and CPU (node and client) of ``fn`` plus a refresh; the index exists already."""
+def timed(client: Any, fn: Callable[[], int]) -> dict[str, float]:
+    """Wall seconds and CPU (node, client) of ``fn``, which returns the documents it wrote."""
     es0, me0, t = es_cpu_ms(client), own_cpu_ms(), time.perf_counter()
     written = fn()
-    if index is not None:
-        client.indices.refresh(index=index)
     seconds = time.perf_counter() - t
-    return Run(seconds, written, es_cpu_ms(client) - es0, own_cpu_ms() - me0)
+    return {"seconds": seconds, "written": written, "node_ms": es_cpu_ms(client) - es0, "client_ms": own_cpu_ms() - me0}
 
 
-def fresh_plain_index(client: Elasticsearch, index: str) -> None:
+def fresh_index(client: Any, index: str, mappings: dict[str, Any] | None = None) -> None:
     client.options(ignore_status=404).indices.delete(index=index)
-    props = index_template()["template"]["mappings"]["properties"]
-    client.indices.create(index=index, mappings={"properties": props}, settings={"number_of_replicas": 0})
+    if mappings is not None:
+        client.indices.create(index=index, mappings=mappings, settings={"number_of_replicas": 0})
 
 
-def fresh_store(client: Elasticsearch, index: str, chunk: int, concurrency: int = 2) -> ElasticsearchStore:
-    client.options(ignore_status=404).indices.delete(index=index)
-    store = ElasticsearchStore(client, index, chunk_size=chunk, concurrency=concurrency)
-    store.setup()  # simdup-* gets the index template: 0 replicas on one node, like the plain index
-    return store
+# --- the variants, each in its own process ----------------------------------------------------
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def plain(client: Any, path: Path) -> dict[str, float]:
+    from elasticsearch import helpers
+
+    docs = load(path)
+    index = f"{PREFIX}-plain"
+    fresh_index(client, index, {"properties": {"title": {"type": "text"}, "text": {"type": "text"}}})
+
+    def run() -> int:
+        ok, _ = helpers.bulk(client, ({"_index": index, "_id": d["id"], "title": d.get("title"), "text": d["text"]}
+                                      for d in docs), chunk_size=BATCH)
+        client.indices.refresh(index=index)
+        return ok
+
+    out = timed(client, run)
+    fresh_index(client, index)
+    return out
+
+
+def library(client: Any, path: Path, workers: int) -> dict[str, dict[str, float]]:
+    """``index`` and ``store``: the library call of ``simdup index``, into each store."""
+    from simdup_es import default_fingerprinter
+    from simdup_es.indexer import index_items
+    from simdup_es.sources import Fields, read_paths
+    from simdup_es.store.elasticsearch import ElasticsearchStore
+    from simdup_es.store.local import LocalStore
+
+    fingerprinter = default_fingerprinter()
+    fingerprinter.fingerprint("預熱")  # tables loaded before the clock starts, as in a running CLI
+    out = {}
+    for name in ("index", "store"):
+        folder = Path(tempfile.mkdtemp(prefix="simdup-bench-"))
+        index = f"{PREFIX}-lib"
+        fresh_index(client, index)
+        store = ElasticsearchStore(client, index) if name == "index" else LocalStore(folder)
+        store.setup()
+
+        def run() -> int:
+            rejects: list[Any] = []
+            summary = index_items(read_paths([path], Fields()), store, fingerprinter, workers=workers,
+                                  on_reject=rejects.append)
+            store.refresh()
+            assert not rejects, rejects[:3]
+            return summary.indexed
+
+        out[name] = timed(client, run)
+        fresh_index(client, index)
+        shutil.rmtree(folder)
+    return out
+
+
+def breakdown(client: Any, path: Path, workers: int) -> dict[str, dict[str, float]]:
+    """``fingerprint`` alone, then ``put``, ``put-keys``, ``put-doc`` and ``put-store`` of what it computed."""
+    from dataclasses import replace
+
+    from simdup_es import default_fingerprinter
+    from simdup_es.fingerprint import Doc
+    from simdup_es.parts import PartPrinter
+    from simdup_es.store.base import StoredDoc
+    from simdup_es.store.elasticsearch import ElasticsearchStore
+    from simdup_es.store.local import LocalStore
+
+    records = load(path)
+    printer = PartPrinter(default_fingerprinter())
+    printer.fingerprinter.fingerprint("預熱")
+    done: list[Any] = []
+
+    def fingerprint() -> int:
+        done.extend(printer.map_items(records, lambda r: Doc(r["text"], r.get("title")), workers=workers))
+        return len(done)
+
+    out = {"fingerprint": timed(client, fingerprint)}
+    docs = [StoredDoc(r["id"], res.unwrap().value, res.unwrap().version, r["text"], r.get("title"), levels=levels)
+            for r, res, levels in done]
+    variants = {
+        "put": docs,
+        "put-keys": [replace(d, levels=replace(d.levels, parts=(), fingerprints=())) for d in docs],
+        "put-doc": [replace(d, levels=None) for d in docs],
+        "put-store": docs,
+    }
+    for name, batch in variants.items():
+        folder = Path(tempfile.mkdtemp(prefix="simdup-bench-"))
+        index = f"{PREFIX}-put"
+        fresh_index(client, index)
+        store = LocalStore(folder) if name == "put-store" else ElasticsearchStore(client, index)
+        store.setup()
+
+        def run() -> int:
+            written = sum(store.put(batch[i : i + BATCH]).written for i in range(0, len(batch), BATCH))
+            store.refresh()
+            return written
+
+        out[name] = timed(client, run)
+        fresh_index(client, index)
+        shutil.rmtree(folder)
+    return out
+
+
+def cli(client: Any, path: Path, workers: int, tree: str, url: str, embedded: bool) -> dict[str, float]:
+    """``simdup index`` of the file in a subprocess (the package of ``tree``), process start included."""
+    folder = Path(tempfile.mkdtemp(prefix="simdup-bench-"))
+    index = f"{PREFIX}-cli"
+    fresh_index(client, index)
+    where = ["--store", str(folder / "store")] if embedded else ["--es-url", url, "--index", index]
+    command = [sys.executable, "-c", CLI, "index", str(path), *where, "--workers", str(workers),
+               "--rejects", str(folder / "rejects.jsonl")]
+    env = os.environ | {"PYTHONPATH": tree, "SIMDUP_ES_URL": ""}
+
+    def run() -> int:
+        done = subprocess.run(command, env=env, cwd=folder, capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
+        return int(done.stderr.rsplit("indexed ", 1)[1].split()[0].rstrip(","))
+
+    out = timed(client, run)
+    fresh_index(client, index)
+    shutil.rmtree(folder)
+    return out
+
+
+def one(kind: str, url: str, path: Path, workers: int) -> None:
+    """Run one subprocess's variants (this package on ``sys.path``) and print their figures as JSON."""
+    from elasticsearch import Elasticsearch
+
+    client = Elasticsearch(url, request_timeout=300)
+    print(json.dumps(library(client, path, workers) if kind == "library" else breakdown(client, path, workers)))
+
+
+# --- the rounds -----------------------------------------------------------------------------------
+
+
+def corpus(n: int, folder: Path) -> Path:
+    """The first ``n`` documents of zh-docs.jsonl as JSON Lines (id, title, text), repeated with new ids past its end."""
+    source = Path(os.environ.get("SIMDUP_DATA", ROOT / "data")) / "zh-docs.jsonl"
+    if not source.exists():
+        raise SystemExit(f"{source} is missing: run scripts/fetch-corpus, or set SIMDUP_DATA")
+    records = load(source)
+    path = folder / f"docs-{n}.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            r = records[i % len(records)]
+            copy = i // len(records)
+            doc = {"id": r["id"] if not copy else f"{r['id']}~{copy}", "title": r.get("title"), "text": r["text"]}
+            f.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    return path
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--url", default=os.environ.get("SIMDUP_TEST_ES_URL", "http://127.0.0.1:9200"))
-    ap.add_argument("--copies", type=int, default=3, help="repeat the corpus this often (distinct ids)")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--chunk", type=int, default=1000, help="documents per bulk request (all variants)")
-    ap.add_argument("--path-copies", type=int, default=1, help="copies for the whole path (it is CPU-bound, and slow)")
-    ap.add_argument("--workers", type=int, default=None, help="fingerprinting processes (default: all cores)")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[4000, 20000])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="fingerprinting processes")
+    ap.add_argument("--ref", help="source folder of a reference simdup_es (e.g. the main branch), timed beside this one")
+    ap.add_argument("--skip", nargs="*", default=[], help="variants to leave out (e.g. put-doc store-cli)")
+    ap.add_argument("--one", choices=["library", "breakdown"], help=argparse.SUPPRESS)
+    ap.add_argument("--file", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.one:
+        one(args.one, args.url, args.file, args.workers)
+        return
 
-    client = Elasticsearch(args.url, request_timeout=120)
-    records = load_records()
-    fingerprinter = default_fingerprinter()
-    print(f"corpus: {len(records)} documents, mean {sum(len(r['text']) for r in records) / len(records):.0f} chars; "
-          f"x{args.copies} = {len(records) * args.copies} documents per run; bulk chunks of {args.chunk}; "
-          f"{os.cpu_count()} cores")
+    from elasticsearch import Elasticsearch
 
-    fps = [r.fingerprint for r in fingerprinter.map((Doc(r["text"], r.get("title")) for r in records), workers=args.workers)]
-    ok = [(r, fp) for r, fp in zip(records, fps) if fp is not None]
-    n = len(ok) * args.copies
+    client = Elasticsearch(args.url, request_timeout=300)
+    trees = {"this": str(ROOT)} | ({"ref": str(Path(args.ref).resolve())} if args.ref else {})
+    print(f"{os.cpu_count()} cores, {args.workers} workers; load average at start {os.getloadavg()}")
+    work = Path(tempfile.mkdtemp(prefix="simdup-bench-"))
+    try:
+        for n in args.sizes:
+            path = corpus(n, work)
+            runs: dict[str, list[dict[str, float]]] = {}
 
-    def plain_actions() -> Iterator[dict]:
-        for c in range(args.copies):
-            for r, _ in ok:
-                yield {"_id": f"{r['id']}~{c}", "_source": {"title": r.get("title"), "text": r["text"]}}
+            def sub(kind: str, tree: str) -> Callable[[], dict[str, dict[str, float]]]:
+                def run() -> dict[str, dict[str, float]]:
+                    done = subprocess.run(
+                        [sys.executable, __file__, "--one", kind, "--file", str(path), "--url", args.url,
+                         "--workers", str(args.workers)],
+                        env=os.environ | {"PYTHONPATH": tree}, cwd=tree, capture_output=True, text=True)
+                    if done.returncode:
+                        raise SystemExit(f"{kind} in {tree} failed:\n{done.stderr}")
+                    return json.loads(done.stdout.splitlines()[-1])
+                return run
 
-    stored = [
-        StoredDoc(f"{r['id']}~{c}", fp.value, fp.version, r["text"], r.get("title")) for c in range(args.copies) for r, fp in ok
-    ]
-
-    # Each variant: (documents it writes, set-up outside the clock -> the timed work).
-    def plain(index: str, parallel: bool = False) -> Callable[[], int]:
-        fresh_plain_index(client, index)
-        if parallel:
-            return lambda: sum(ok for ok, _ in helpers.parallel_bulk(
-                client, plain_actions(), index=index, chunk_size=args.chunk, thread_count=2))
-        return lambda: sum(ok for ok, _ in helpers.streaming_bulk(client, plain_actions(), index=index, chunk_size=args.chunk))
-
-    def precomputed(index: str, concurrency: int = 2) -> Callable[[], int]:
-        store = fresh_store(client, index, args.chunk, concurrency)
-
-        def run() -> int:
-            report = store.put(stored)
-            assert not report.failed, report.failed[:3]
-            return report.written
-
-        return run
-
-    def whole_path(index: str) -> Callable[[], int]:
-        store = fresh_store(client, index, args.chunk)
-
-        def docs() -> Iterator[Doc]:
-            for _ in range(args.path_copies):
-                for r, _ in ok:
-                    yield Doc(r["text"], r.get("title"))
-
-        def run() -> int:
-            written, batch = 0, []
-            ids = (f"{r['id']}~{c}" for c in range(args.path_copies) for r, _ in ok)
-            for doc_id, doc, res in zip(ids, docs(), fingerprinter.map(docs(), workers=args.workers)):
-                fp = res.unwrap()
-                batch.append(StoredDoc(doc_id, fp.value, fp.version, doc.text, doc.title))
-                if len(batch) == args.chunk:
-                    written += store.put(batch).written
-                    batch = []
-            return written + (store.put(batch).written if batch else 0)
-
-        return run
-
-    def fingerprint_only(index: str) -> Callable[[], int]:
-        texts = [Doc(r["text"], r.get("title")) for _ in range(args.path_copies) for r, _ in ok]
-        return lambda: sum(res.error is None for res in fingerprinter.map(texts, workers=args.workers))
-
-    variants: dict[str, tuple[int, Callable[[str], Callable[[], int]]]] = {
-        PLAIN: (n, plain),
-        PRECOMPUTED: (n, precomputed),
-        PARALLEL: (n, lambda ix: plain(ix, parallel=True)),
-        SERIAL: (n, lambda ix: precomputed(ix, 1)),
-        WHOLE: (len(ok) * args.path_copies, whole_path),
-        FP_ONLY: (len(ok) * args.path_copies, fingerprint_only),
-    }
-    runs: dict[str, list[Run]] = {name: [] for name in variants}
-    for rnd in range(args.rounds):
-        order = list(variants)
-        if rnd % 2:  # ABBA: the pairs swap places every other round, so drift cancels out
-            order[0:2], order[2:4] = order[1::-1], order[3:1:-1]
-        for i, name in enumerate(order):
-            expected, prepare = variants[name]
-            index = f"{PREFIX}-{i}"
-            work = prepare(index)
-            time.sleep(1)  # let the set-up settle
-            run = measure(client, None if name == FP_ONLY else index, work)
-            client.options(ignore_status=404).indices.delete(index=index)
-            assert run.written == expected, (name, run.written, expected)
-            runs[name].append(run)
-            es_ms, me_ms = run.cpu_per_1k
-            print(f"  round {rnd + 1}: {name:40s} {run.rate:7,.0f} docs/s ({run.written} in {run.seconds:5.2f} s); "
-                  f"CPU per 1k docs: node {es_ms:6.0f} ms, client {me_ms:6.0f} ms", flush=True)
-
-    def paired(name: str) -> list[float]:  # the machine is shared: compare within a round
-        return [a.rate / b.rate for a, b in zip(runs[name], runs[PLAIN])]
-
-    def cpu_total(run: Run) -> float:
-        return sum(run.cpu_per_1k)
-
-    print(f"\n{args.rounds} rounds. docs/s: median and best; ratio: median over rounds of variant/plain in the same round;"
-          "\nCPU: median ms per 1,000 documents, node + client (ratio: plain/variant, >1 = cheaper than plain)")
-    print(f"  {'':40s} {'median':>7s} {'best':>7s} {'ratio':>6s} | {'node':>6s} {'client':>6s} {'ratio':>6s}")
-    for name in variants:
-        rates = [r.rate for r in runs[name]]
-        node = median(r.cpu_per_1k[0] for r in runs[name])
-        me = median(r.cpu_per_1k[1] for r in runs[name])
-        cpu_ratio = median(cpu_total(p) / cpu_total(r) for p, r in zip(runs[PLAIN], runs[name]))
-        print(f"  {name:40s} {median(rates):7,.0f} {max(rates):7,.0f} {median(paired(name)):5.2f}x | "
-              f"{node:6.0f} {me:6.0f} {cpu_ratio:5.2f}x")
-    ratio = median(paired(PRECOMPUTED))
-    print(f"\ngoal: precomputed put >= 0.8x plain bulk: {ratio:.2f}x (rounds: "
-          f"{', '.join(f'{r:.2f}' for r in paired(PRECOMPUTED))}) -> {'met' if ratio >= 0.8 else 'NOT met'}")
-    client.close()
+            steps: list[tuple[str, Callable[[], dict[str, dict[str, float]]]]] = []
+            for label, tree in trees.items():
+                steps += [
+                    (f"{label}:library", lambda k=sub("library", tree), p=f"{label}:": {p + a: b for a, b in k().items()}),
+                    (f"{label}:index-cli", lambda t=tree, p=f"{label}:": {
+                        p + "index-cli": cli(client, path, args.workers, t, args.url, embedded=False)}),
+                    (f"{label}:store-cli", lambda t=tree, p=f"{label}:": {
+                        p + "store-cli": cli(client, path, args.workers, t, args.url, embedded=True)}),
+                    (f"{label}:breakdown", lambda k=sub("breakdown", tree), p=f"{label}:": {
+                        p + a: b for a, b in k().items()}),
+                ]
+            steps = [(name, step) for name, step in steps if name.split(":")[-1] not in args.skip]
+            ratios: dict[str, list[float]] = {}
+            for rnd in range(args.rounds):
+                shift = rnd % len(steps)
+                for _, step in steps[shift:] + steps[:shift]:
+                    # The reference right before each step: the load of a shared machine drifts within a round.
+                    reference = plain(client, path)
+                    for name, run in {"plain": reference, **step()}.items():
+                        if name.split(":")[-1] in args.skip:
+                            continue
+                        runs.setdefault(name, []).append(run)
+                        ratios.setdefault(name, []).append(run["seconds"] / reference["seconds"])
+                        assert run["written"] == n, (name, run["written"], n)
+                        print(f"  {n} docs, round {rnd + 1}: {name:22s} {run['seconds']:7.2f} s, {ratios[name][-1]:5.2f}x "
+                              f"plain; CPU per 1k docs: node {run['node_ms'] / n * 1000:6.0f} ms, "
+                              f"client {run['client_ms'] / n * 1000:6.0f} ms", flush=True)
+            print(f"\n{n} documents, {args.rounds} rounds, load average now {os.getloadavg()}; median seconds, median "
+                  "ratio to the plain helpers.bulk run just before, median CPU ms per 1,000 documents")
+            print(f"  {'':22s} {'seconds':>8s} {'x plain':>8s} | {'node':>6s} {'client':>7s}")
+            for name, rs in runs.items():
+                print(f"  {name:22s} {median(r['seconds'] for r in rs):8.2f} {median(ratios[name]):7.2f}x | "
+                      f"{median(r['node_ms'] for r in rs) / n * 1000:6.0f} {median(r['client_ms'] for r in rs) / n * 1000:7.0f}"
+                      f"   (runs: {', '.join(f'{x:.2f}' for x in ratios[name])})")
+            for label in trees:
+                for name in ("index", "index-cli", "store", "store-cli"):
+                    if f"{label}:{name}" in runs:
+                        ratio = median(ratios[f"{label}:{name}"])
+                        print(f"  goal {label}:{name} <= 3x plain: {ratio:.2f}x -> {'met' if ratio <= 3 else 'NOT met'}")
+            print(flush=True)
+    finally:
+        shutil.rmtree(work)
+        client.close()
 
 
 if __name__ == "__main__":

@@ -131,6 +131,18 @@ class Fingerprinter:
                 continue
             texts[i] = doc.text if unified else unify(doc.text)
         segmented = {i: self.tokenizer.segment(text) for i, text in texts.items()}
+        return self._hashed(docs, segmented, results, unified)
+
+    def fingerprint_segmented(self, docs: Sequence[Doc], tokens: Sequence[list[str]], *, unified: bool = False
+                              ) -> list[Result]:
+        """:meth:`fingerprint_many` of documents already segmented: ``tokens[i]`` is
+        ``self.tokenizer.segment`` of the unified text of ``docs[i]`` (whose text is not read
+        again; its title is, and unified unless ``unified``). No size check."""
+        return self._hashed(docs, dict(enumerate(tokens)), [None] * len(docs), unified)
+
+    def _hashed(self, docs: Sequence[Doc], segmented: dict[int, list[str]], results: list[Result | None],
+                unified: bool) -> list[Result]:
+        """Weigh and hash the ``segmented`` documents; ``results`` holds those settled already."""
         hashes: list[int] = []
         weights: list[float] = []
         offsets = [0]

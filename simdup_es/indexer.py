@@ -13,13 +13,14 @@ import itertools
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from .errors import ConfigError, InputError, StoreError
 from .fingerprint import Fingerprinter
 from .parts import PartPrinter
 from .sources import Item, Record, Reject, record_doc
-from .store.base import Store, StoredDoc
+from .store.base import BulkReport, Store, StoredDoc
 
 
 @dataclass
@@ -145,23 +146,40 @@ def index_items(
             fp = result.unwrap()
             yield position, StoredDoc(record.key, fp.value, fp.version, record.text, record.title, levels=levels)
 
+    def written(batch: list[tuple[int, StoredDoc]], report: BulkReport) -> None:
+        summary.indexed += report.written
+        for doc_id, reason in report.failed:
+            reject(Reject(f"store:{doc_id}", reason, doc_id))
+        # Every item up to the batch's last document has come out of the
+        # fingerprinter (it keeps input order), so all of them are settled now.
+        settle(batch[-1][0] + 1)
+        if on_progress:
+            on_progress(summary.indexed + summary.rejected)
+
     stream = fingerprinted()
+    # One batch is written (in a thread: the store mostly waits for its I/O) while
+    # the workers fingerprint the next, so neither waits for the other.
+    writer = ThreadPoolExecutor(1, thread_name_prefix="simdup-index")
+    pending: tuple[list[tuple[int, StoredDoc]], Future[BulkReport]] | None = None
     try:
-        while batch := list(itertools.islice(stream, batch_size)):
-            try:
-                report = store.put([doc for _, doc in batch])
-            except StoreError as exc:
-                summary.seconds = time.perf_counter() - started
-                raise IndexStopped(exc, summary, sources.get(summary.settled)) from exc
-            summary.indexed += report.written
-            for doc_id, reason in report.failed:
-                reject(Reject(f"store:{doc_id}", reason, doc_id))
-            # Every item up to the batch's last document has come out of the
-            # fingerprinter (it keeps input order), so all of them are settled now.
-            settle(batch[-1][0] + 1)
-            if on_progress:
-                on_progress(summary.indexed + summary.rejected)
+        while True:
+            batch = list(itertools.islice(stream, batch_size))
+            if pending is not None:
+                done, future = pending
+                pending = None
+                try:
+                    report = future.result()
+                except StoreError as exc:
+                    summary.seconds = time.perf_counter() - started
+                    raise IndexStopped(exc, summary, sources.get(summary.settled)) from exc
+                written(done, report)
+            if not batch:
+                break
+            pending = batch, writer.submit(store.put, [doc for _, doc in batch])
     finally:
+        if pending is not None:  # stopped early: the batch being written is not counted as settled
+            pending[1].cancel()
+        writer.shutdown(wait=True)
         stream.close()  # stops the fingerprinting processes when the run stops early
     settle(skip + summary.read)
     summary.seconds = time.perf_counter() - started

@@ -26,6 +26,8 @@ sortable keyword (Elasticsearch 8 cannot sort on ``_id``) for the candidates' ti
 
 from __future__ import annotations
 
+import functools
+
 from . import simhash as sh
 from .config import BlockLayout
 
@@ -72,8 +74,36 @@ def key_term(key: int) -> str:
 
 def part_object(fingerprint: int, layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, str]:
     """One nested part: its blocks in every layout of ``layouts``."""
+    return block_terms(fingerprint, layouts)
+
+
+def block_terms_reference(fingerprint: int, layouts: tuple[BlockLayout, ...]) -> dict[str, str]:
+    """``{block name: block term}`` of every block of ``layouts``: the plain definition."""
     return {block_name(layout, j): block_term(layout, value)
             for layout in layouts for j, value in enumerate(sh.blocks(fingerprint, layout))}
+
+
+@functools.cache
+def _cuts(layouts: tuple[BlockLayout, ...]) -> tuple[tuple[str, int, int, str], ...]:
+    """Each block's name and where its term is: hex digits ``[a, b)`` of the 16 (format ``""``),
+    or ``format((fingerprint >> a) & b, fmt)`` for blocks that are not whole hex digits."""
+    out = []
+    for layout in layouts:
+        bits = layout.bits_per_block
+        for j in range(layout.blocks):
+            if bits % 4 == 0:  # lowest bits first: block j is the j-th group of digits from the right
+                digits = bits // 4
+                out.append((block_name(layout, j), 16 - (j + 1) * digits, 16 - j * digits, ""))
+            else:
+                out.append((block_name(layout, j), j * bits, (1 << bits) - 1, f"0{(bits + 3) // 4}x"))
+    return tuple(out)
+
+
+def block_terms(fingerprint: int, layouts: tuple[BlockLayout, ...]) -> dict[str, str]:
+    """:func:`block_terms_reference`, cut from the hex digits (every part of every document
+    indexed goes through it: 5x faster)."""
+    digits = f"{fingerprint:016x}"
+    return {name: digits[a:b] if not fmt else format((fingerprint >> a) & b, fmt) for name, a, b, fmt in _cuts(layouts)}
 
 
 def levels_object(doc_id: str, units: int, parts: list[int], keys: list[int], cut: int,
@@ -85,11 +115,7 @@ def levels_object(doc_id: str, units: int, parts: list[int], keys: list[int], cu
 
 def fingerprint_object(fingerprint: int, version: str, layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, str]:
     """The ``simdup`` object stored with a document."""
-    obj = {"fp": sh.to_hex(fingerprint), "version": version}
-    for layout in layouts:
-        for j, value in enumerate(sh.blocks(fingerprint, layout)):
-            obj[block_name(layout, j)] = block_term(layout, value)
-    return obj
+    return {"fp": sh.to_hex(fingerprint), "version": version, **block_terms(fingerprint, layouts)}
 
 # Written by `simdup groups`: connected components of near-duplicate pairs, so
 # Kibana can filter and aggregate on them. Top level, where analysts look first.

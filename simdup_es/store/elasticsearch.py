@@ -88,7 +88,7 @@ class ElasticsearchStore(Closing):
     concurrency:
         Bulk requests in flight at once. Two keep a small cluster busy while this
         process serialises the next request (1.4x plain ``streaming_bulk`` on one
-        local node, see ``benchmarks/bench_es_index.py``); a batch is split so
+        local node, measured against one request at a time); a batch is split so
         each request gets its share, down to ``min_chunk`` documents.
     max_retries, initial_backoff, max_backoff:
         Retries of a bulk request rejected with 429 (too busy) or failing to

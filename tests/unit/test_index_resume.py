@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,33 @@ def test_the_resume_point_of_a_non_file_rejects_path_stays_out_of_its_folder(
     unwritable = Checkpoint(tmp_path / "no-such-dir" / "r.jsonl", ("in.jsonl",), Fields())
     with pytest.raises(ConfigError, match="cannot write the resume point"):
         unwritable.save(1, 0)
+
+
+def test_a_batch_is_written_while_the_next_is_fingerprinted(tmp_path: Path, fingerprinter) -> None:  # type: ignore[no-untyped-def]
+    # The first put waits until the fingerprinter has read an input item that only the
+    # second batch needs: written one after the other, it would wait in vain.
+    from simdup_es.parts import _DOCS_PER_CHUNK as chunk
+
+    read = threading.Event()
+    data = [Record(f"第{i}号通知：明天{i}点在{i % 9}楼开会。", f"in:{i + 1}", f"d{i}") for i in range(4 * chunk)]
+
+    def reading() -> Iterator[Item]:
+        for i, item in enumerate(data):
+            if i == 2 * chunk:  # in the third fingerprinting chunk: needed by the second batch only
+                read.set()
+            yield item
+
+    seen: list[bool] = []
+    with LocalStore(tmp_path / "store") as store:
+        store.setup()
+
+        class Waiting:
+            def put(self, docs: Sequence[StoredDoc]) -> BulkReport:
+                if not seen:
+                    seen.append(read.wait(timeout=60))
+                return store.put(docs)
+
+        summary = index_items(reading(), Waiting(), fingerprinter, on_reject=lambda r: None, workers=1,  # type: ignore[arg-type]
+                              batch_size=chunk + 1)
+        assert seen == [True]
+        assert summary.indexed == len(data) == store.count()

@@ -6,6 +6,8 @@ import json
 from importlib import resources
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simdup_es import schema
 from simdup_es.config import BlockLayout
@@ -146,3 +148,14 @@ def test_the_group_fields_are_in_every_index_simdup_creates() -> None:
     assert set(group_mapping()) == {schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND}
     props = index_mappings()["properties"]
     assert all(props[name] == mapping for name, mapping in group_mapping().items())
+
+
+_LAYOUTS = st.lists(st.sampled_from([BlockLayout(b, k) for b in (1, 2, 4, 8, 16, 32, 64) for k in (0, b // 2)]),
+                    min_size=1, max_size=3, unique=True).map(tuple)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=0, max_value=2**64 - 1), _LAYOUTS)
+def test_block_terms_are_the_reference(fingerprint: int, layouts: tuple[BlockLayout, ...]) -> None:
+    assert schema.block_terms(fingerprint, layouts) == schema.block_terms_reference(fingerprint, layouts)
+    assert schema.part_object(fingerprint, layouts) == schema.block_terms_reference(fingerprint, layouts)

@@ -261,15 +261,15 @@ def test_scattered_shared_lines_are_no_copy_but_the_same_lines_in_one_run_are(co
     scattered = "\n".join(x for k, line in enumerate(art[::4][:n]) for x in [line, *own[3 * k : 3 * k + 3]])
     run = "\n".join(own[: len(own) // 2] + art[10 : 10 + n] + own[len(own) // 2 :])
     source = "\n".join(art)
-    for query, copy in ((scattered, False), (run, True)):
+    for query, is_copy in ((scattered, False), (run, True)):
         c = compare(query, source)
         assert c.similarity_a >= 0.2  # the matrix marks the shared lines either way
         every_mark = MultiParams(passage_sentences=1)
         assert copied_shares(c, params=every_mark) == (c.similarity_a, c.similarity_b)
         assert judge("x", c, None, every_mark).kind == "partial"
         cq, _ = copied_shares(c)
-        assert (cq >= 0.2) is copy and (judge("x", c, None) is not None) is copy
-        if copy:
+        assert (cq >= 0.2) is is_copy and (judge("x", c, None) is not None) is is_copy
+        if is_copy:
             assert cq == pytest.approx(c.similarity_a)
 
 

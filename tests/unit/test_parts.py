@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ from hypothesis import strategies as st
 
 from simdup_es.errors import ConfigError
 from simdup_es.fingerprint import Fingerprinter
-from simdup_es.parts import PartParams, PartPrinter, sentence_key, sentence_keys, split_parts
+from simdup_es.parts import Part, PartParams, PartPrinter, part_tokens, sentence_key, sentence_keys, split_parts
 from simdup_es.sentences import split_sentences
 from simdup_es.text import unify
 
@@ -140,3 +142,71 @@ def test_levels_are_deterministic(text: str) -> None:
     assert a == b
     assert a == _two[0].levels(text)
     assert len(a.fingerprints) == len(a.parts)
+
+
+def _sliced_tokens_agree(text: str, tokenizer, params: PartParams = PartParams()) -> int:  # type: ignore[no-untyped-def]
+    """Assert that each part's tokens are what segmenting the part gives; how many were sliced."""
+    u, sentences, parts = parts_of(text, params)
+    again: list[str] = []
+
+    def segment(t: str) -> list[str]:
+        again.append(t)
+        return tokenizer.segment(t)
+
+    assert part_tokens(u, tokenizer.segment(u), parts, segment) == [tokenizer.segment(u[p.start : p.end]) for p in parts]
+    return len(parts) - len(again)
+
+
+def test_part_tokens_are_the_parts_segmented_on_the_sample_corpus(printer: PartPrinter) -> None:
+    from importlib import resources
+
+    sample = resources.files("simdup_es.data").joinpath("sample.jsonl").read_text(encoding="utf-8")
+    texts = [json.loads(line)["text"] for line in sample.splitlines()]
+    sliced = sum(_sliced_tokens_agree(text, printer.fingerprinter.tokenizer) for text in texts)
+    assert sliced > 0  # the fast path is taken, not only the fallback
+
+
+# Where jieba joins characters, or not: Latin compounds (a.out, c++, 3.14%), dots that
+# end a sentence or not, \r\n, and Chinese words across a sentence break.
+_mixed = st.lists(
+    st.sampled_from(["中华人民", "共和国", "的", "数据库", "是", "a.out", "c++", "3.14", "50%", "x_y", "mh-alias", "Python",
+                     ".", "。", "，", "！", "? ", " ", "\n", "\r\n", "e.g.", "#", "&", "的确", "Ab", "9"]),
+    max_size=120,
+).map("".join)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_mixed, st.integers(min_value=2, max_value=40))
+def test_part_tokens_are_the_parts_segmented(text: str, window: int) -> None:
+    if not _two:
+        _two.extend(PartPrinter(Fingerprinter()) for _ in range(2))
+    params = PartParams(min_units=max(1, window // 3), window_units=window, max_units=window * 2)
+    _sliced_tokens_agree(text, _two[0].fingerprinter.tokenizer, params)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet="的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说"
+                        "ab9.+_-%# \n\r。，", min_size=2, max_size=40),
+       st.data())
+def test_part_tokens_of_any_span_are_the_span_segmented(text: str, data: st.DataObject) -> None:
+    # Not only sentence-aligned parts: spans that cut between Chinese characters (where
+    # the HMM joins characters across the cut), inside a token or between \r and \n
+    # must be segmented again. Half the ends are token boundaries of the whole text.
+    if not _two:
+        _two.extend(PartPrinter(Fingerprinter()) for _ in range(2))
+    tokenizer = _two[0].fingerprinter.tokenizer
+    tokens = tokenizer.segment(text)
+    bounds = list(itertools.accumulate(map(len, tokens), initial=0))
+    end = st.one_of(st.sampled_from(bounds), st.integers(0, len(text)))
+    spans = data.draw(st.lists(st.tuples(end, end).map(sorted).filter(lambda s: s[0] < s[1]), min_size=1, max_size=12))
+    parts = [Part(0, 1, a, b, 1) for a, b in spans]
+    assert part_tokens(text, tokens, parts, tokenizer.segment) == [tokenizer.segment(text[a:b]) for a, b in spans]
+
+
+def test_a_part_starting_inside_a_token_is_segmented_again(printer: PartPrinter) -> None:
+    tokenizer = printer.fingerprinter.tokenizer
+    text = "中文\r\n数据"  # \r\n is one token; a part may not begin at its \n
+    tokens = tokenizer.segment(text)
+    assert "\r\n" in tokens
+    part = Part(0, 1, text.index("\n"), len(text), 1)
+    assert part_tokens(text, tokens, [part], tokenizer.segment) == [tokenizer.segment("\n数据")]
