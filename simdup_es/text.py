@@ -20,12 +20,13 @@ import logging
 import os
 import re
 import subprocess
+import threading
 import unicodedata
 import zipfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -168,14 +169,37 @@ def _build_shortcuts(share: Path, tool: Path, folder: Path) -> dict[str, object]
 
 
 def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Write ``path`` whole or not at all: a process reading it meanwhile sees the old file or the new one."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # left only when writing failed (a full or read-only folder)
+
+
+def _read_shortcuts(cached: Path) -> dict[str, Any]:
+    """The shortcuts file as :func:`_build_shortcuts` made it; ``ValueError`` if it or a config it names was changed since.
+
+    The file's first line is the SHA-1 of the rest, and each config's name holds
+    the start of its own SHA-1, so a damaged cache is rebuilt, never used.
+    """
+    digest, _, body = cached.read_text(encoding="utf-8").partition("\n")
+    if hashlib.sha1(body.encode()).hexdigest() != digest:
+        raise ValueError(f"{cached} does not match its checksum")
+    data: dict[str, Any] = json.loads(body)
+    for path in map(Path, data["main"].values()):
+        if hashlib.sha1(path.read_bytes()).hexdigest()[:16] != path.stem.rsplit("-", 1)[1]:
+            raise ValueError(f"{path} does not match the checksum in its name")
+    return data
 
 
 @lru_cache(maxsize=1)
 def _shortcuts() -> _Shortcuts | None:
-    """The shortcuts for the installed OpenCC, built once into the cache folder; ``None`` when they cannot be."""
+    """The shortcuts for the installed OpenCC, built once into the cache folder; ``None`` when they cannot be.
+
+    Without them :func:`to_simplified` runs every pass, which gives the same text.
+    """
     from .tokens import _package_dir, cache_dir
 
     try:
@@ -184,20 +208,22 @@ def _shortcuts() -> _Shortcuts | None:
         stamp = [str(share)] + [f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in sorted(share.iterdir())]
         cached = folder / f"opencc-shortcuts-{hashlib.sha1(json.dumps(stamp).encode()).hexdigest()[:16]}.json"
         try:
-            data = json.loads(cached.read_text(encoding="utf-8"))
-            if not all(Path(p).is_file() for p in data["main"].values()):
-                raise OSError("a config file is gone")
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            data = _read_shortcuts(cached)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
             data = _build_shortcuts(share, share.parent.parent / "bin" / "opencc_dict", folder)
-            _write_text(cached, json.dumps(data, ensure_ascii=False))
-    except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError, SimdupError) as exc:
+            body = json.dumps(data, ensure_ascii=False)
+            _write_text(cached, f"{hashlib.sha1(body.encode()).hexdigest()}\n{body}")
+        t2s, normalization = [ord(c) for c in data["t2s"]], [ord(c) for c in data["normalization"]]
+        main = {name: str(data["main"][name]) for name in _CONFIGS}
+        for path in main.values():
+            _opencc(path)  # loaded now, so a config that cannot be read means no shortcuts rather than an error later
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError, subprocess.SubprocessError, SimdupError) as exc:
         log.info("OpenCC runs every pass of its three configs (no shortcuts: %s: %s)", type(exc).__name__, exc)
         return None
-    t2s, normalization = [ord(c) for c in data["t2s"]], [ord(c) for c in data["normalization"]]
     marks = np.zeros(max(t2s + normalization, default=0) + 2, dtype=np.uint8)  # the last one 0, for all above
     marks[t2s] = 1
     marks[normalization] = 2
-    return _Shortcuts(marks, data["main"])
+    return _Shortcuts(marks, main)
 
 
 # The characters of Chinese text that are not in NFKC form, nearly all full-width

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import unicodedata
@@ -13,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdup_es.text as text_module
-from simdup_es.text import _CONFIGS, _build_shortcuts, _dict_files, _opencc, _shortcuts, to_simplified
+from simdup_es.text import _CONFIGS, _build_shortcuts, _dict_files, _opencc, _read_shortcuts, _shortcuts, to_simplified
 from simdup_es.tokens import _package_dir
 from tests._data import load_corpus
 
@@ -111,9 +112,58 @@ def test_shortcuts_are_built_into_an_empty_cache_and_rebuilt_when_broken(tmp_pat
         cache.write_text("{", encoding="utf-8")
         _shortcuts.cache_clear()
         again = _shortcuts()
-        assert again is not None and (again.marks == built.marks).all() and json.loads(cache.read_text(encoding="utf-8"))
+        assert again is not None and (again.marks == built.marks).all() and _read_shortcuts(cache)["main"] == again.main
     finally:
         _shortcuts.cache_clear()
+
+
+def _build_in(folder: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("SIMDUP_CACHE", str(folder))
+    _shortcuts.cache_clear()
+    try:
+        return _shortcuts()
+    finally:
+        _shortcuts.cache_clear()
+
+
+@pytest.mark.parametrize("damage", ["shortcuts", "config"])
+def test_a_changed_cache_file_is_rebuilt_not_used(damage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    built = _build_in(tmp_path, monkeypatch)
+    assert built is not None
+    (cache,) = tmp_path.glob("opencc-shortcuts-*.json")
+    if damage == "shortcuts":  # still JSON, but no longer what was built: t2s would skip every pass
+        digest, _, body = cache.read_text(encoding="utf-8").partition("\n")
+        cache.write_text(digest + "\n" + json.dumps({**json.loads(body), "t2s": ""}), encoding="utf-8")
+    else:
+        Path(built.main["t2s"]).write_text('{"name": "changed"}', encoding="utf-8")
+    again = _build_in(tmp_path, monkeypatch)
+    assert again is not None and (again.marks == built.marks).all() and again.main == built.main
+    assert _read_shortcuts(cache) and json.loads(Path(built.main["t2s"]).read_text(encoding="utf-8"))["conversion_chain"]
+
+
+def test_an_unwritable_cache_gives_no_shortcuts_and_the_same_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("", encoding="utf-8")  # the cache folder's place is taken by a file
+    monkeypatch.setenv("SIMDUP_CACHE", str(blocked / "cache"))
+    _shortcuts.cache_clear()
+    try:
+        assert _shortcuts() is None
+        assert to_simplified("使用者可以用預設的檔名執行指令碼") == three_passes("使用者可以用預設的檔名執行指令碼")
+    finally:
+        _shortcuts.cache_clear()
+    assert [p.name for p in tmp_path.iterdir()] == ["file"]
+
+
+def test_processes_building_at_once_all_get_the_shortcuts(tmp_path: Path) -> None:
+    code = "from simdup_es.text import _shortcuts; s = _shortcuts(); print(s is not None and int(s.marks.sum()))"
+    env = {**os.environ, "SIMDUP_CACHE": str(tmp_path)}
+    runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env) for _ in range(4)]
+    outs = [run.communicate(timeout=120)[0].split() for run in runs]
+    assert all(run.returncode == 0 for run in runs)
+    assert len({tuple(out) for out in outs}) == 1 and outs[0] != ["False"]
+    assert not list(tmp_path.glob("*.tmp"))
+    (cache,) = tmp_path.glob("opencc-shortcuts-*.json")
+    assert _read_shortcuts(cache)
 
 
 def test_configs_without_normalization_name_the_same_tables(tmp_path: Path) -> None:
