@@ -1036,8 +1036,12 @@ class LocalStore(Closing):
         """``grp, size, kind`` to select from ``groups`` (NULL for what a store made before them lacks)."""
         if not cls._has_groups(conn):
             return "NULL, NULL, NULL"
-        has_kind = any(row[1] == "kind" for row in conn.execute("PRAGMA table_info(groups)"))
-        return f"{prefix}grp, {prefix}size, " + (f"{prefix}kind" if has_kind else "NULL")
+        return f"{prefix}grp, {prefix}size, " + (f"{prefix}kind" if cls._groups_have_kind(conn) else "NULL")
+
+    @staticmethod
+    def _groups_have_kind(conn: sqlite3.Connection) -> bool:
+        """Whether the ``groups`` table has ``kind`` (a table from before ``dup_kind`` has not)."""
+        return any(row[1] == "kind" for row in conn.execute("PRAGMA table_info(groups)"))
 
     def scan(self) -> _Scan:
         """Every fingerprint, from one SQLite read transaction (a consistent snapshot); holds the store's lock."""
@@ -1056,7 +1060,7 @@ class LocalStore(Closing):
         with self._lock, self._sql() as conn:
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(_GROUPS)
-            if not self._group_columns(conn).endswith("kind"):  # a table from before dup_kind
+            if not self._groups_have_kind(conn):
                 conn.execute("ALTER TABLE groups ADD COLUMN kind TEXT")
             seqs = self._seqs(conn, [ref for ref, *_ in writes])
             for ref, group, size, kind in writes:
