@@ -85,7 +85,9 @@ def index_items(
     held back until then, except those with nothing open before them: a run
     resumed at a saved point may hand those out again (the CLI cuts its rejects
     file back to the saved point). A :class:`StoreError` of the store stops the
-    run as :class:`IndexStopped`.
+    run as :class:`IndexStopped`. One batch is written in a thread while the
+    next is fingerprinted; any other exception (or an interrupt) waits for the
+    batch under way to finish and is raised as it is, that batch not settled.
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
