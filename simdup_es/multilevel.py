@@ -87,7 +87,8 @@ class MultiParams:
         is boilerplate (a template line, a licence notice): it is not evidence of
         copying and does not count toward ``partial_threshold``. 0 counts every
         sentence. Copies of one text share their sentences with a handful of
-        documents; templates with dozens.
+        documents; templates with dozens. Sentences that hold over half of the query
+        are its own text copied widely, not a template, and all count.
     passage_sentences, passage_gap:
         Only marked sentences inside a copied passage count toward
         ``partial_threshold``: at least ``passage_sentences`` query sentences whose
@@ -337,14 +338,22 @@ class MultiMatch:
 
 
 def common_sentences(query: Levels, found: Sequence[PartCandidate], params: MultiParams = MultiParams()) -> frozenset[int]:
-    """Query sentences whose key was found in at least ``params.common_keys`` candidates: boilerplate."""
+    """Query sentences whose key was found in at least ``params.common_keys`` candidates: boilerplate.
+
+    When such sentences hold most of the query (over half its units), they are the
+    query's own text, copied widely, not a template around it: none is boilerplate,
+    so an edited copy of a text the store holds many copies of is still found.
+    """
     if not params.common_keys:
         return frozenset()
     counts: dict[int, int] = defaultdict(int)
     for c in found:
         for i in c.keys:
             counts[i] += 1
-    return frozenset(query.keys[i].index for i, n in counts.items() if n >= params.common_keys)
+    common = frozenset(query.keys[i].index for i, n in counts.items() if n >= params.common_keys)
+    if 2 * sum(query.sentences[i].n_units for i in common) > query.units:
+        return frozenset()
+    return common
 
 
 def passage_pairs(pairs: Iterable[SentencePair], min_sentences: int = 2, gap: int = 2) -> list[SentencePair]:

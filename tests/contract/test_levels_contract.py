@@ -207,8 +207,10 @@ def test_find_copies_over_the_store_equals_the_reference_pipeline(store: Store) 
         ref.put_levels(doc_id, lv[doc_id], f.value)
     compare = comparer()
     kinds = {}
-    # common_keys=0: the fixture set holds six copies of the article, whose sentences would
-    # all count as boilerplate otherwise.
+    # common_keys=0: the fixture set holds six copies of the article, so the article's
+    # sentences inside the planted host are in six candidates and a minority of the host:
+    # boilerplate to a query for the host. To a query for the article they are most of it,
+    # its own widely copied text, and they count (checked with the defaults below).
     every_line, passages = MultiParams(common_keys=0, passage_sentences=1), MultiParams(common_keys=0)
     for params in (MultiParams(), passages, every_line):
         for query, exclude in (("zh_article", "zh_article"), ("template", "template"), ("planted", None), ("edited", "edited")):
@@ -223,6 +225,7 @@ def test_find_copies_over_the_store_equals_the_reference_pipeline(store: Store) 
                    [(m.id, m.kind, m.distance, m.copied_query, m.copied_match) for m in want], (query, params)
             kinds[query, params] = {m.id: m.kind for m in got}
     assert kinds["zh_article", passages]["planted"] == "partial" and kinds["planted", passages]["zh_article"] == "partial"
+    assert kinds["zh_article", MultiParams()]["planted"] == "partial"
     # The template page shares a quarter of its sentences with the article, one by one:
     # counted sentence by sentence it is a partial copy, by passages none.
     assert kinds["zh_article", every_line]["template"] == "partial" and "template" not in kinds["zh_article", passages]

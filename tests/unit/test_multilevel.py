@@ -162,6 +162,20 @@ def test_bad_params_are_refused() -> None:
             MultiParams(**bad)  # type: ignore[arg-type]
 
 
+def test_a_widely_copied_text_is_not_boilerplate(printer: PartPrinter, corpus: dict[str, str]) -> None:
+    """Six stored copies of the query's own text: its sentences are in every candidate, yet none is boilerplate."""
+    q = printer.levels(corpus["article"], unified=True)
+    every_key = frozenset(range(len(q.keys)))
+    copies = [PartCandidate(f"copy{n}", frozenset(), every_key, len(q.keys)) for n in range(6)]
+    assert len(q.keys) >= 4 and common_sentences(q, copies, MultiParams(common_keys=5)) == frozenset()
+    # The same candidates holding only a minority of the query's sentences: those are template lines.
+    few = frozenset(range(len(q.keys) // 4))
+    templated = [PartCandidate(f"page{n}", frozenset(), few, len(few)) for n in range(6)]
+    common = common_sentences(q, templated, MultiParams(common_keys=5))
+    assert common == frozenset(q.keys[i].index for i in few)
+    assert 2 * sum(q.sentences[i].n_units for i in common) <= q.units
+
+
 def test_boilerplate_sentences_do_not_count_toward_partial(printer: PartPrinter, corpus: dict[str, str]) -> None:
     q = printer.levels(corpus["article"], unified=True)
     # key 0 found in 5 candidates: boilerplate; key 1 in one only
