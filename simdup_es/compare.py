@@ -106,6 +106,7 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import LCSseq
 
+from .config import require_ints
 from .errors import ConfigError
 from .lcs import (
     DEFAULT_TRIM_SLOPE,
@@ -202,10 +203,7 @@ class CompareParams:
                 f"right_weight must be greater than similar_weight ({self.similar_weight}) and at most 1, "
                 f"got {self.right_weight}"
             )
-        for name in ("min_units", "trim_window"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        require_ints(self, ("min_units", "trim_window"))
         if not 0.0 < self.trim_slope < 1.0:
             raise ConfigError(f"trim_slope must be between 0 and 1 (exclusive), got {self.trim_slope}")
         for name in ("use_synonyms", "trim_boilerplate"):

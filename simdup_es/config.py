@@ -7,12 +7,22 @@ themselves on construction so a bad value fails at the edge with a clear message
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import ConfigError
 
 FINGERPRINT_BITS = 64
+
+
+def require_ints(params: object, names: Iterable[str], minimum: int = 1) -> None:
+    """Refuse a field of ``params`` that is not an integer of at least ``minimum`` (``True`` is not one)."""
+    for name in names:
+        value = getattr(params, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            what = {0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"an integer of at least {minimum}")
+            raise ConfigError(f"{name} must be {what}, got {value!r}")
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ import numpy as np
 
 from . import simhash as sh
 from .compare import Comparison, SentencePair
-from .config import BlockLayout
+from .config import BlockLayout, require_ints
 from .errors import ConfigError, FingerprintVersionError
 from .parts import Levels
 
@@ -114,14 +114,8 @@ class MultiParams:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"{name} must be between 0 and 1, got {value}")
-        if isinstance(self.common_keys, bool) or not isinstance(self.common_keys, int) or self.common_keys < 0:
-            raise ConfigError(f"common_keys must be a non-negative integer, got {self.common_keys!r}")
-        for name in ("max_candidates", "store_limit", "passage_sentences"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
-        if isinstance(self.passage_gap, bool) or not isinstance(self.passage_gap, int) or self.passage_gap < 0:
-            raise ConfigError(f"passage_gap must be a non-negative integer, got {self.passage_gap!r}")
+        require_ints(self, ("common_keys", "passage_gap"), minimum=0)
+        require_ints(self, ("max_candidates", "store_limit", "passage_sentences"))
         if not 0 <= self.k < 64:
             raise ConfigError(f"k must be between 0 and 63, got {self.k}")
 

@@ -38,6 +38,7 @@ from typing import TypeVar
 
 import xxhash
 
+from .config import require_ints
 from .errors import ConfigError
 from .fingerprint import Doc, Fingerprinter, Result
 from .sentences import Sentence, split_sentences, units
@@ -83,10 +84,7 @@ class PartParams:
     sentence_min_units: int = 8
 
     def __post_init__(self) -> None:
-        for name in ("min_units", "window_units", "max_units", "sentence_min_units"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        require_ints(self, ("min_units", "window_units", "max_units", "sentence_min_units"))
         if self.max_units < self.window_units:
             raise ConfigError(f"max_units ({self.max_units}) must be at least window_units ({self.window_units})")
         if not 0.0 <= self.overlap < 1.0:

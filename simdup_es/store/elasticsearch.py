@@ -14,7 +14,7 @@ message; URLs are shown without any ``user:password@`` part.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import elasticsearch as es
@@ -199,16 +199,10 @@ class ElasticsearchStore(Closing):
         A term query on an unmapped block field matches nothing, so without this
         check a wrongly mapped index would silently return no candidates.
         """
-        if self._checked:
-            return
-        with self._translated("reading the mapping"):
-            response = self.client.indices.get_mapping(index=self.index)
-        for name, missing in missing_keyword_fields(dict(response), self.layouts).items():
-            raise StoreError(
-                f"index {name!r} has no keyword mapping for {', '.join(missing)}: run 'simdup setup' to add "
-                "the fingerprint fields, and (re-)index the documents with this block layout"
-            )
-        self._checked = True
+        if not self._checked:
+            self._refuse_missing(missing_keyword_fields, "keyword mapping for", "run 'simdup setup' to add the "
+                                 "fingerprint fields, and (re-)index the documents with this block layout")
+            self._checked = True
 
     def _check_level_mapping(self) -> None:
         """Refuse to write or search levels in an index without their fields (checked once per store).
@@ -216,16 +210,19 @@ class ElasticsearchStore(Closing):
         Written without the mapping, ``parts`` would become a plain object (5 of 8
         blocks across parts) and ``sk`` a text field, silently.
         """
-        if self._levels_checked:
-            return
+        if not self._levels_checked:
+            self._refuse_missing(missing_level_fields, "mapping for the level fields",
+                                 "run 'simdup setup', which adds them to the existing index (no reindex needed)")
+            self._levels_checked = True
+
+    def _refuse_missing(
+        self, missing_fields: Callable[[dict[str, Any], Iterable[BlockLayout]], dict[str, list[str]]], what: str, advice: str
+    ) -> None:
+        """Read the mapping; raise a :class:`StoreError` naming the first index ``missing_fields`` finds lacking."""
         with self._translated("reading the mapping"):
             response = self.client.indices.get_mapping(index=self.index)
-        for name, missing in missing_level_fields(dict(response), self.layouts).items():
-            raise StoreError(
-                f"index {name!r} has no mapping for the level fields {', '.join(missing)}: run 'simdup setup', "
-                "which adds them to the existing index (no reindex needed)"
-            )
-        self._levels_checked = True
+        for name, missing in missing_fields(dict(response), self.layouts).items():
+            raise StoreError(f"index {name!r} has no {what} {', '.join(missing)}: {advice}")
 
     # -- writes --------------------------------------------------------------------------------
 
