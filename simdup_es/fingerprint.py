@@ -21,13 +21,11 @@ from typing import TypeVar
 from importlib.metadata import version as _pkg_version
 from multiprocessing.pool import AsyncResult
 
-import numpy as np
-
 from . import simhash as sh
 from .config import BlockLayout, FingerprintParams
 from .errors import EmptyDocumentError, FingerprintVersionError, InputError, SimdupError
-from .text import unify
-from .tokens import IdfTable, Lexicon, Tokenizer, weigh
+from .text import unify_many
+from .tokens import IdfTable, Lexicon, Tokenizer, weigh_batch
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -129,7 +127,9 @@ class Fingerprinter:
             except InputError as exc:
                 results[i] = Result(None, exc)
                 continue
-            texts[i] = doc.text if unified else unify(doc.text)
+            texts[i] = doc.text
+        if not unified:
+            texts = dict(zip(texts, unify_many(list(texts.values()))))
         segmented = {i: self.tokenizer.segment(text) for i, text in texts.items()}
         return self._hashed(docs, segmented, results, unified)
 
@@ -143,26 +143,18 @@ class Fingerprinter:
     def _hashed(self, docs: Sequence[Doc], segmented: dict[int, list[str]], results: list[Result | None],
                 unified: bool) -> list[Result]:
         """Weigh and hash the ``segmented`` documents; ``results`` holds those settled already."""
-        hashes: list[int] = []
-        weights: list[float] = []
-        offsets = [0]
-        for i, tokens in segmented.items():
-            title = docs[i].title
-            title_words = frozenset(self.tokenizer.words(title if unified else unify(title))) if title else frozenset()
-            h, w = weigh(tokens, self.lexicon, title_words=title_words)
-            if not h:
-                results[i] = Result(
-                    None,
-                    EmptyDocumentError(
-                        "no words to fingerprint (empty, whitespace or punctuation only)", source=docs[i].source
-                    ),
-                )
-                continue
-            hashes += h
-            weights += w
-            offsets.append(len(hashes))
-        values = iter(sh.simhash_batch(np.array(hashes, dtype=np.uint64), np.array(weights), np.array(offsets)).tolist())
-        return [r if r is not None else Result(Fingerprint(next(values), self.version), None) for r in results]
+        titles = [docs[i].title or "" for i in segmented]
+        if not unified and any(titles):
+            titles = unify_many(titles)
+        title_words = [frozenset(self.tokenizer.words(t)) if t else frozenset() for t in titles]
+        hashes, weights, offsets = weigh_batch(list(segmented.values()), self.lexicon, title_words)
+        values = sh.simhash_batch(hashes, weights, offsets).tolist()
+        for i, start, end, value in zip(segmented, offsets[:-1].tolist(), offsets[1:].tolist(), values):
+            results[i] = Result(Fingerprint(value, self.version), None) if end > start else Result(
+                None, EmptyDocumentError("no words to fingerprint (empty, whitespace or punctuation only)",
+                                         source=docs[i].source)
+            )
+        return results  # type: ignore[return-value]
 
     def map(
         self, docs: Iterable[Doc], *, workers: int | None = None, chunk_size: int = 64, unified: bool = False

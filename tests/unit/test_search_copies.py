@@ -122,7 +122,7 @@ def test_a_near_duplicate_without_text_is_kept_unscored(store: Any) -> None:
 def test_the_query_text_is_unified_once(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     # unify is not idempotent and costs about a third of a fingerprint: find_copies and
     # find_copies_many unify the query once, for the fingerprint, the levels and the matrix.
-    from simdup_es.text import unify
+    from simdup_es.text import unify, unify_many
 
     q = BY_ID["zh-man:man7/perlnumber.7#0"]
     expected = [m.to_dict() for m in find_copies(store, q["text"], title=q["title"], exclude_id=q["id"])]
@@ -132,8 +132,14 @@ def test_the_query_text_is_unified_once(store: Any, monkeypatch: pytest.MonkeyPa
         calls.append(text)
         return unify(text)
 
-    for module in ("fingerprint", "parts", "search"):  # the modules that call unify on a query
-        monkeypatch.setattr(importlib.import_module(f"simdup_es.{module}"), "unify", counting)
+    def counting_many(texts: list[str]) -> list[str]:
+        calls.extend(texts)
+        return unify_many(texts)
+
+    for module in ("fingerprint", "parts", "search"):  # the modules that unify a query
+        for name, fake in (("unify", counting), ("unify_many", counting_many)):
+            if hasattr(loaded := importlib.import_module(f"simdup_es.{module}"), name):
+                monkeypatch.setattr(loaded, name, fake)
     got = find_copies(store, q["text"], title=q["title"], exclude_id=q["id"])
     assert calls.count(q["text"]) == 1
     assert [m.to_dict() for m in got] == expected

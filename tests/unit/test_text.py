@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.errors import EmptyDocumentError, InputError
-from simdup_es.text import _CJK, _CONTROL, _NFKC_COMMON, _opencc, decode, extract, kind_of, unify, unify_reference
+from simdup_es.text import _CJK, _CONTROL, _NFKC_COMMON, _opencc, decode, extract, kind_of, unify, unify_many, unify_reference
 from tests._data import fixture_text, load_corpus
 
 
@@ -49,11 +49,19 @@ def test_unify_is_the_reference_unify(text: str) -> None:
     assert unify(text) == unify_reference(text)
 
 
+@given(st.lists(st.lists(_PIECES, max_size=8).map("".join), max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_unify_many_is_unify_of_each(texts: list[str]) -> None:
+    assert unify_many(texts) == [unify_reference(t) for t in texts]
+
+
 def test_unify_is_the_reference_unify_on_the_corpus() -> None:
     texts = [fixture_text(n) for n in ("zh_article.txt", "zh_other.txt", "zh_article_tw.txt", "en_article.txt")]
     texts += [d["text"] for d in load_corpus("zh-docs.jsonl")[::8]]
     assert len(texts) > 1000
-    assert [unify(t) for t in texts] == [unify_reference(t) for t in texts]
+    expected = [unify_reference(t) for t in texts]
+    assert [unify(t) for t in texts] == expected
+    assert unify_many(texts) == expected
 
 
 def test_script_conversion_leaves_text_without_cjk_alone() -> None:

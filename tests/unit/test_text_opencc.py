@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdup_es.text as text_module
-from simdup_es.text import _CONFIGS, _build_shortcuts, _dict_files, _opencc, _read_shortcuts, _shortcuts, to_simplified
+from simdup_es.text import (_CONFIGS, _build_shortcuts, _dict_files, _opencc, _read_shortcuts, _shortcuts, to_simplified,
+                             to_simplified_many)
 from simdup_es.tokens import _package_dir
 from tests._data import load_corpus
 
@@ -86,11 +87,19 @@ def test_to_simplified_is_the_three_passes(text: str) -> None:
     assert to_simplified(text) == three_passes(text)
 
 
+@given(st.lists(st.lists(_PIECES | st.just("abc"), max_size=6).map("".join), max_size=8))
+@settings(max_examples=200, deadline=None)
+def test_converting_texts_together_is_converting_each(texts: list[str]) -> None:
+    assert to_simplified_many(texts) == [three_passes(t) for t in texts]
+
+
 def test_to_simplified_is_the_three_passes_on_the_corpus() -> None:
     texts = [d["text"] for d in load_corpus("zh-docs.jsonl")]
     texts += [p[side] for p in load_corpus("manpages-pairs.jsonl")[::4] for side in ("zh_cn", "zh_tw")]
     assert len(texts) > 5000
-    assert [to_simplified(t) for t in texts] == [three_passes(t) for t in texts]
+    expected = [three_passes(t) for t in texts]
+    assert [to_simplified(t) for t in texts] == expected
+    assert [t for i in range(0, len(texts), 64) for t in to_simplified_many(texts[i : i + 64])] == expected
     shortcuts = _shortcuts()
     assert shortcuts is not None
     marks = [shortcuts.mark(t) for t in texts]
@@ -99,6 +108,8 @@ def test_to_simplified_is_the_three_passes_on_the_corpus() -> None:
 
 def test_without_shortcuts_every_pass_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(text_module, "_shortcuts", lambda: None)
+    assert to_simplified_many(["軟體", "abc", "\uf900"]) == [three_passes(t) for t in ("軟體", "abc", "\uf900")]
+    assert to_simplified_many(["軟體", "abc", "\uf900"]) == [three_passes(t) for t in ("軟體", "abc", "\uf900")]
     assert to_simplified("使用者可以用預設的檔名執行指令碼") == three_passes("使用者可以用預設的檔名執行指令碼") == "用户可以用预设的文件名运行脚本"
 
 
@@ -148,6 +159,7 @@ def test_an_unwritable_cache_gives_no_shortcuts_and_the_same_text(tmp_path: Path
     _shortcuts.cache_clear()
     try:
         assert _shortcuts() is None
+        assert to_simplified_many(["軟體", "abc", "\uf900"]) == [three_passes(t) for t in ("軟體", "abc", "\uf900")]
         assert to_simplified("使用者可以用預設的檔名執行指令碼") == three_passes("使用者可以用預設的檔名執行指令碼")
     finally:
         _shortcuts.cache_clear()

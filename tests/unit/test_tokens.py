@@ -19,6 +19,8 @@ from simdup_es.simhash import token_hash
 from simdup_es.sentences import split_sentences
 from simdup_es.text import unify
 from simdup_es.tokens import (
+    _replace_joined,
+    _replace_tokens,
     IdfTable,
     Lexicon,
     HashTable,
@@ -33,6 +35,7 @@ from simdup_es.tokens import (
     is_content_word,
     stop_words,
     weigh,
+    weigh_batch,
 )
 from tests._data import fixture_text
 
@@ -227,7 +230,21 @@ def test_weights_survive_a_full_lexicon_cache(idf: IdfTable, monkeypatch) -> Non
     expected = weigh(tokens, Lexicon(FingerprintParams(), idf))
     lexicon = Lexicon(FingerprintParams(), idf)
     monkeypatch.setattr(Lexicon, "MAX_ENTRIES", 3)
-    weigh(["文档", "检索", "其他", "词语"], lexicon)  # fills the cache past the bound
+    weigh_batch([["文档", "检索", "其他", "词语"]], lexicon)  # fills the cache past the bound
     assert len(lexicon.cache) > 3
-    assert weigh(tokens, lexicon) == expected
+    hashes, weights, _ = weigh_batch([tokens], lexicon)
+    assert (hashes.tolist(), weights.tolist()) == expected
     assert len(lexicon.cache) <= len(set(tokens))  # cleared, then refilled
+
+
+_PIECES = st.sampled_from(["a", ".", "out", "-", "3", "x_y", "，", "文档", "\x00", "\x01"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab.-\x00\x01文", min_size=1, max_size=4), max_size=40),
+       st.dictionaries(st.text(alphabet="ab.-\x00\x01文", min_size=2, max_size=4),
+                       st.lists(_PIECES, min_size=2, max_size=3),
+                       max_size=4))
+def test_replacing_tokens_in_one_string_is_the_plain_loop(tokens: list[str], split: dict[str, list[str]]) -> None:
+    tokens = tokens + list(split)[:2]  # some keys occur, next to each other too
+    assert _replace_joined(tokens, split) == _replace_tokens(tokens, split)

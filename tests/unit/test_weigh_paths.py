@@ -1,26 +1,49 @@
-"""weigh's shortcuts: a document without title words, and every token already cached, give the same floats."""
+"""weigh_batch (what fingerprints use) gives weigh's floats: cold or warm cache, with and without title words."""
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from simdup_es.config import FingerprintParams
 from simdup_es.text import unify
-from simdup_es.tokens import IdfTable, Lexicon, Tokenizer, weigh
+from simdup_es.tokens import IdfTable, Lexicon, Tokenizer, weigh, weigh_batch
 from tests._data import load_corpus
 
 
-def test_no_title_words_and_cached_tokens_change_no_bit() -> None:
+def _per_doc(docs: list[list[str]], lexicon: Lexicon, titles: list[frozenset[str]]
+             ) -> list[tuple[list[int], list[float]]]:
+    hashes, weights, offsets = weigh_batch(docs, lexicon, titles)
+    bounds = offsets.tolist()
+    return [(hashes[a:b].tolist(), weights[a:b].tolist()) for a, b in zip(bounds, bounds[1:])]
+
+
+def test_weigh_batch_gives_the_floats_of_weigh_on_the_corpus() -> None:
     params = FingerprintParams()
     tokenizer = Tokenizer()
-    docs = [tokenizer.segment(unify(d["text"])) for d in load_corpus("zh-docs.jsonl")[::10]]
-    assert len(docs) > 300
-    cold = Lexicon(params, IdfTable.load())
-    first = [weigh(tokens, cold) for tokens in docs]  # tokens missing from the cache
-    assert cold.cache
-    warm = [weigh(tokens, cold) for tokens in docs]  # all cached
-    # A title word found in no document takes the branch that adds TITLE (0.0 for every word).
-    titled = [weigh(tokens, cold, title_words=frozenset({"\x00not a token"})) for tokens in docs]
-    assert first == warm == titled
-    assert sum(len(h) for h, _ in first) > 10_000
-    # The title branch does weigh title words.
-    word = next(t for t in docs[0] if cold.entry(t) is not None)
-    assert weigh(docs[0], cold, title_words=frozenset({word})) != first[0]
+    records = load_corpus("zh-docs.jsonl")[::10]
+    docs = [tokenizer.segment(unify(d["text"])) for d in records]
+    titles = [frozenset(tokenizer.words(unify(d["title"]))) if d.get("title") else frozenset() for d in records]
+    assert len(docs) > 300 and sum(map(bool, titles)) > 100
+    idf = IdfTable.load()
+    expected = [weigh(tokens, Lexicon(params, idf), title_words=t) for tokens, t in zip(docs, titles)]
+    lexicon = Lexicon(params, idf)
+    cold = _per_doc(docs, lexicon, titles)  # every token new to the cache
+    warm = _per_doc(docs, lexicon, titles)  # every token cached
+    assert cold == warm == expected
+    assert sum(len(h) for h, _ in expected) > 10_000
+    # Without titles: the same as weigh without title words, and title words do weigh.
+    untitled = _per_doc(docs, lexicon, [frozenset()] * len(docs))
+    assert untitled == [weigh(tokens, lexicon) for tokens in docs] != expected
+
+
+_TOKENS = st.lists(st.sampled_from(["文档", "检索", "的", "，", " ", "elasticsearch", "a", "近似", "重复", "3.14", "了"])
+                   | st.text(max_size=4), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_TOKENS, st.sets(st.sampled_from(["文档", "近似", "a", "x"]))), max_size=6))
+def test_weigh_batch_agrees_with_weigh(batch: list[tuple[list[str], set[str]]]) -> None:
+    lexicon = Lexicon(FingerprintParams(), IdfTable.load())
+    docs, titles = [d for d, _ in batch], [frozenset(t) for _, t in batch]
+    assert _per_doc(docs, lexicon, titles) == [weigh(d, lexicon, title_words=t) for d, t in zip(docs, titles)]
