@@ -14,6 +14,8 @@ the real path (document fingerprint, parts as nested ``simdup.parts``, sentence 
                before the clock starts), plus a refresh;
   index-cli    ``simdup index FILE --es-url ... --workers W`` in a subprocess, wall
                time including the process start;
+  index-doc    ``index`` with ``levels=False`` (``simdup index --levels document``:
+               the document fingerprint alone), and index-doc-cli its CLI run;
   store        ``index_items`` into a new :class:`LocalStore` (the embedded store);
   store-cli    ``simdup index FILE --store DIR --workers W``;
 breakdown
@@ -41,6 +43,7 @@ rounds, so a change is seen before/after against the same reference.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import resource
@@ -140,17 +143,20 @@ def library(client: Any, path: Path, workers: int) -> dict[str, dict[str, float]
     fingerprinter = default_fingerprinter()
     fingerprinter.fingerprint("預熱")  # tables loaded before the clock starts, as in a running CLI
     out = {}
-    for name in ("index", "store"):
+    # index-doc: `simdup index --levels document` (a package without the option has no such variant)
+    names = ("index", "store", "index-doc") if "levels" in inspect.signature(index_items).parameters else ("index", "store")
+    for name in names:
         folder = Path(tempfile.mkdtemp(prefix="simdup-bench-"))
         index = f"{PREFIX}-lib"
         fresh_index(client, index)
-        store = ElasticsearchStore(client, index) if name == "index" else LocalStore(folder)
+        store = LocalStore(folder) if name == "store" else ElasticsearchStore(client, index)
         store.setup()
+        options = {"levels": False} if name == "index-doc" else {}
 
         def run() -> int:
             rejects: list[Any] = []
             summary = index_items(read_paths([path], Fields()), store, fingerprinter, workers=workers,
-                                  on_reject=rejects.append)
+                                  on_reject=rejects.append, **options)
             store.refresh()
             assert not rejects, rejects[:3]
             return summary.indexed
@@ -208,14 +214,14 @@ def breakdown(client: Any, path: Path, workers: int) -> dict[str, dict[str, floa
     return out
 
 
-def cli(client: Any, path: Path, workers: int, tree: str, url: str, embedded: bool) -> dict[str, float]:
+def cli(client: Any, path: Path, workers: int, tree: str, url: str, embedded: bool, *extra: str) -> dict[str, float]:
     """``simdup index`` of the file in a subprocess (the package of ``tree``), process start included."""
     folder = Path(tempfile.mkdtemp(prefix="simdup-bench-"))
     index = f"{PREFIX}-cli"
     fresh_index(client, index)
     where = ["--store", str(folder / "store")] if embedded else ["--es-url", url, "--index", index]
     command = [sys.executable, "-c", CLI, "index", str(path), *where, "--workers", str(workers),
-               "--rejects", str(folder / "rejects.jsonl")]
+               "--rejects", str(folder / "rejects.jsonl"), *extra]
     env = os.environ | {"PYTHONPATH": tree, "SIMDUP_ES_URL": ""}
 
     def run() -> int:
@@ -305,6 +311,9 @@ def main() -> None:
                     (f"{label}:breakdown", lambda k=sub("breakdown", tree), p=f"{label}:": {
                         p + a: b for a, b in k().items()}),
                 ]
+                if "--levels" in (Path(tree) / "simdup_es" / "cli" / "store_cmds.py").read_text(encoding="utf-8"):
+                    steps.append((f"{label}:index-doc-cli", lambda t=tree, p=f"{label}:": {
+                        p + "index-doc-cli": cli(client, path, args.workers, t, args.url, False, "--levels", "document")}))
             steps = [(name, step) for name, step in steps if name.split(":")[-1] not in args.skip]
             ratios: dict[str, list[float]] = {}
             for rnd in range(args.rounds):
@@ -329,7 +338,7 @@ def main() -> None:
                       f"{median(r['node_ms'] for r in rs) / n * 1000:6.0f} {median(r['client_ms'] for r in rs) / n * 1000:7.0f}"
                       f"   (runs: {', '.join(f'{x:.2f}' for x in ratios[name])})")
             for label in trees:
-                for name in ("index", "index-cli", "store", "store-cli"):
+                for name in ("index", "index-cli", "store", "store-cli", "index-doc", "index-doc-cli"):
                     if f"{label}:{name}" in runs:
                         ratio = median(ratios[f"{label}:{name}"])
                         print(f"  goal {label}:{name} <= 3x plain: {ratio:.2f}x -> {'met' if ratio <= 3 else 'NOT met'}")

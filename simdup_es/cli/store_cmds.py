@@ -127,9 +127,13 @@ def setup(**kwargs: Any) -> None:
 @click.option("--resume", is_flag=True,
               help="Go on from where a stopped run of the same INPUTS left off (its resume point is next to the "
                    "rejects file).")
+@click.option("--levels", type=click.Choice(["all", "document"]), default="all", show_default=True,
+              help="all: the document fingerprint, part fingerprints and sentence keys, so search finds edited and "
+                   "partial copies; document: the document fingerprint alone (near-duplicates of whole documents "
+                   "only), in about half the time and space. Index again with all to add the levels.")
 def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int, workers: int | None, batch_size: int, rejects: Path,
-          max_retries: int, initial_backoff: float, resume: bool, **kwargs: Any) -> None:
+          max_retries: int, initial_backoff: float, resume: bool, levels: str, **kwargs: Any) -> None:
     """Fingerprint INPUTS and index them (JSON Lines, CSV, files or folders; - for stdin).
 
     Records without an id get one derived from their content, so indexing the
@@ -160,7 +164,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
             summary = index_items(read_inputs(inputs, fields), store, fingerprinter, workers=workers,
                                   batch_size=batch_size, on_reject=lambda r: log.add(r.source, r.reason, r.id),
                                   on_progress=update, skip=skip,
-                                  on_settled=lambda n: checkpoint.save(n, log.size()))
+                                  on_settled=lambda n: checkpoint.save(n, log.size()), levels=levels == "all")
             checkpoint.remove()
             store.refresh()
             total = store.count()

@@ -230,3 +230,32 @@ def test_find_copies_over_the_store_equals_the_reference_pipeline(store: Store) 
     # counted sentence by sentence it is a partial copy, by passages none.
     assert kinds["zh_article", every_line]["template"] == "partial" and "template" not in kinds["zh_article", passages]
     assert kinds["template", every_line]["zh_article"] == "partial" and "zh_article" not in kinds["template", passages]
+
+
+def test_indexing_without_levels_writes_document_fingerprints_alone(store: Store) -> None:
+    # index --levels document: near-duplicates of whole documents are found, partial
+    # copies are not (their documents have no parts or keys); indexing again with the
+    # levels adds them, under the same ids.
+    from simdup_es.indexer import index_items
+    from simdup_es.sources import Record
+
+    docs = {doc_id: texts()[doc_id] for doc_id in ("zh_article", "planted", "zh_other")}
+    records = [Record(text, f"in:{i + 1}", doc_id) for i, (doc_id, text) in enumerate(docs.items())]
+    fp = printer().fingerprinter
+    rejected: list[object] = []
+    summary = index_items(iter(records), store, fp, on_reject=rejected.append, workers=1, levels=False)
+    assert (summary.indexed, rejected) == (3, [])
+    store.refresh()
+    article = fp.fingerprint(docs["zh_article"])
+    assert "zh_article" in store.candidates(article.value, article.version)[0]
+    query = levels()["zh_article"]
+    keys = [k.key for k in query.keys]
+    assert store.part_candidates(query.fingerprints, keys, query.version, exclude_id="zh_article") == []
+    assert [m.id for m in find_copies(store, docs["zh_article"], printer=printer(), exclude_id="zh_article")] == []
+
+    index_items(iter(records), store, fp, on_reject=rejected.append, workers=1)
+    store.refresh()
+    assert [c.id for c in store.part_candidates(query.fingerprints, keys, query.version, exclude_id="zh_article")] == \
+           ["planted"]
+    assert {m.id: m.kind for m in find_copies(store, docs["zh_article"], printer=printer(),
+                                               exclude_id="zh_article")} == {"planted": "partial"}

@@ -83,3 +83,30 @@ def test_groups_partial_on_a_real_node(es_url: str, es_index: str, es_client) ->
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["partial"] >= 1
     assert group(source) is not None and group(source) == group(copy)
+
+
+def test_index_levels_document_writes_no_levels(es_url: str, es_index: str, es_client, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    rejects = str(tmp_path / "rejects.jsonl")
+    result = _run(es_url, es_index, "index", SAMPLE, "--rejects", rejects, "--levels", "document")
+    assert result.exit_code == 0, result.output
+    assert "read 42, indexed 42, rejected 0" in result.stderr
+
+    def count(query: dict) -> int:  # type: ignore[type-arg]
+        es_client.indices.refresh(index=es_index)
+        return int(es_client.count(index=es_index, query=query)["count"])
+
+    assert count({"exists": {"field": "simdup.b0"}}) == 42
+    assert count({"exists": {"field": "simdup.sk"}}) == 0
+    assert count({"nested": {"path": "simdup.parts", "query": {"match_all": {}}}}) == 0
+    # Near-duplicates are found; the copy with a paragraph deleted (partial, d > 3) is not.
+    result = _run(es_url, es_index, "search", "--id", "zh-man:man8/nmbd.8#3", "--json")
+    assert result.exit_code == 0, result.output
+    assert "zh-man:man8/nmbd.8#3~paragraph-deleted" not in result.stdout
+    result = _run(es_url, es_index, "search", "--id", "zh-man-page:man1/systemd-delta.1", "--json")
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["zh-man-page-tw:man1/systemd-delta.1"]
+    # Indexing again with every level adds them to the same documents.
+    result = _run(es_url, es_index, "index", SAMPLE, "--rejects", rejects)
+    assert result.exit_code == 0 and "holds 42 documents" in result.stderr
+    assert count({"exists": {"field": "simdup.sk"}}) > 30
+    result = _run(es_url, es_index, "search", "--id", "zh-man:man8/nmbd.8#3", "--json")
+    assert "zh-man:man8/nmbd.8#3~paragraph-deleted" in result.stdout
