@@ -23,10 +23,10 @@ import subprocess
 import threading
 import unicodedata
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np

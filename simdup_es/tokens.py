@@ -490,11 +490,8 @@ class Lexicon:
         start, stop_row = self._rows, self._rows + len(words)
         if stop_row > len(self.hash_of):  # grow by doubling
             size = max(stop_row, 2 * len(self.hash_of), 1024)
-            for name in ("idf_of", "boost_of", "len_of", "hash_of"):
-                old = getattr(self, name)
-                grown = np.empty(size, dtype=old.dtype)
-                grown[:start] = old[:start]
-                setattr(self, name, grown)
+            self.idf_of, self.boost_of, self.len_of, self.hash_of = (
+                np.resize(a, size) for a in (self.idf_of, self.boost_of, self.len_of, self.hash_of))
         self.idf_of[start:stop_row] = self.idf.idf.lookup(hashes, self.idf.default)
         self.boost_of[start:stop_row] = boosts
         self.len_of[start:stop_row] = [len(w) for w in words]
