@@ -34,14 +34,14 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import xxhash
 
 from .config import require_ints
 from .errors import ConfigError
 from .fingerprint import Doc, Fingerprinter, Result
-from .sentences import Sentence, split_sentences, units
+from .sentences import Sentence, split_sentences, split_sentences_joined, units
 from .text import unify
 
 T = TypeVar("T")
@@ -214,6 +214,13 @@ def sentence_keys(sentences: Sequence[Sentence], params: PartParams = PartParams
     return [SentenceKey(sentence_key(s), s.index, s.n_units) for s in sentences if s.n_units >= params.sentence_min_units]
 
 
+def _joined_keys(sentences: Sequence[Sentence], joined: Sequence[str], min_units: int) -> list[SentenceKey]:
+    """:func:`sentence_keys` given each sentence's units joined (:func:`split_sentences_joined`)."""
+    digest = xxhash.xxh3_64_intdigest
+    return [SentenceKey(digest(j.encode("utf-8")), s.index, s.n_units)
+            for s, j in zip(sentences, joined, strict=True) if s.n_units >= min_units]
+
+
 # Characters jieba may segment together with their neighbours: a superset, in every
 # jieba-rs version, of the runs its cut segments one by one (RE_HAN_DEFAULT: CJK
 # ideographs, ASCII letters and digits, +#&._%-). It cuts everything else
@@ -270,9 +277,9 @@ class PartPrinter:
     def levels_many(self, texts: Sequence[str], *, unified: bool = False) -> list[Levels]:
         """Levels of many documents, their parts fingerprinted in one batch in this process."""
         prepared = [self._split(text, unified) for text in texts]
-        docs = [Doc(u[p.start : p.end]) for u, _, parts in prepared for p in parts]
+        docs = [Doc(split.text[p.start : p.end]) for split in prepared for p in split.parts]
         results = iter(self.fingerprinter.fingerprint_many(docs, unified=True))
-        return [self._levels(sentences, parts, [next(results).fingerprint for _ in parts]) for _, sentences, parts in prepared]
+        return [self._levels(split, [next(results).fingerprint for _ in split.parts]) for split in prepared]
 
     def map(self, texts: Iterable[str], *, workers: int | None = None, unified: bool = False) -> Iterator[Levels]:
         """Levels of a stream of documents, in input order, on ``workers`` processes
@@ -318,13 +325,14 @@ class PartPrinter:
         max_bytes = fingerprinter.params.max_bytes
         batch: list[Doc] = []
         tokens: list[list[str]] = []
-        split: list[tuple[str, list[Sentence], list[Part]] | Result] = []
+        prepared: list[_Split | Result] = []
         for doc in docs:
             if len(doc.text) * 3 > max_bytes and len(doc.text.encode("utf-8")) > max_bytes:
-                split.append(fingerprinter.fingerprint_many([doc])[0])  # too large: rejected with the reason
+                prepared.append(fingerprinter.fingerprint_many([doc])[0])  # too large: rejected with the reason
                 continue
-            u, sentences, parts = self._split(doc.text, False)
-            split.append((u, sentences, parts))
+            split = self._split(doc.text, False)
+            prepared.append(split)
+            u, parts = split.text, split.parts
             whole = fingerprinter.tokenizer.segment(u)
             batch.append(Doc(u, unify(doc.title) if doc.title else doc.title, doc.source))
             batch += [Doc(u[p.start : p.end]) for p in parts]
@@ -332,30 +340,39 @@ class PartPrinter:
             tokens += part_tokens(u, whole, parts, fingerprinter.tokenizer.segment)
         results = iter(fingerprinter.fingerprint_segmented(batch, tokens, unified=True))
         out = _Batch()
-        for prepared in split:
-            if isinstance(prepared, Result):
-                out.append((prepared, None, None))
+        for split in prepared:
+            if isinstance(split, Result):
+                out.append((split, None, None))
                 continue
             result = next(results)
-            u, sentences, parts = prepared
-            fps = [next(results).fingerprint for _ in parts]
-            out.append((result, None, None) if result.error else (result, self._levels(sentences, parts, fps), u))
+            fps = [next(results).fingerprint for _ in split.parts]
+            out.append((result, None, None) if result.error else (result, self._levels(split, fps), split.text))
         return out
 
-    def _split(self, text: str, unified: bool) -> tuple[str, list[Sentence], list[Part]]:
+    def _split(self, text: str, unified: bool) -> _Split:
         u = text if unified else unify(text)
-        sentences = split_sentences(u)
-        return u, sentences, split_parts(u, sentences, self.params)
+        sentences, joined = split_sentences_joined(u)
+        keys = _joined_keys(sentences, joined, self.params.sentence_min_units)
+        return _Split(u, sentences, split_parts(u, sentences, self.params), keys)
 
-    def _levels(self, sentences: list[Sentence], parts: list[Part], fps: Sequence[object]) -> Levels:
+    def _levels(self, split: _Split, fps: Sequence[object]) -> Levels:
         return Levels(
             version=self.version,
-            units=sum(s.n_units for s in sentences),
-            sentences=tuple(sentences),
-            parts=tuple(parts),
+            units=sum(s.n_units for s in split.sentences),
+            sentences=tuple(split.sentences),
+            parts=tuple(split.parts),
             fingerprints=tuple(f.value if f is not None else None for f in fps),  # type: ignore[attr-defined]
-            keys=tuple(sentence_keys(sentences, self.params)),
+            keys=tuple(split.keys),
         )
+
+
+class _Split(NamedTuple):
+    """A unified text cut into sentences and parts, with its sentence keys."""
+
+    text: str
+    sentences: list[Sentence]
+    parts: list[Part]
+    keys: list[SentenceKey]
 
 
 def _levels_chunk(fingerprinter: Fingerprinter, texts: list[str], *, params: PartParams, unified: bool) -> list[Levels]:

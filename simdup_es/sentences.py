@@ -55,6 +55,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -66,6 +67,7 @@ __all__ = [
     "WordCodes",
     "split_sentences",
     "split_sentences_coded",
+    "split_sentences_joined",
     "unit_spans",
     "units",
 ]
@@ -97,17 +99,21 @@ WORD_BASE = 0xF0000
 _WORD_FIRST = chr(WORD_BASE)
 _WORD_CODES = 0x110000 - WORD_BASE
 
+_UNIT_SEPARATOR = "\x1f"  # joins the units of a sentence (see split_sentences_joined)
+
 _BREAKS = "\n\r\u2028\u2029"
 _TERMINATORS = "。！？；!?;…．."
+_CLOSING = "”’\"'」』》〉）)]】〕}"  # closing quotes and brackets that stay with the terminator before them
 _SEGMENT = re.compile(
     rf"([^{_BREAKS}{_TERMINATORS}]*)"  # body
-    rf"(?:([{_TERMINATORS}]+)([”’\"'」』》〉）)\]】〕}}]*)([^\S{_BREAKS}]*)([{_BREAKS}]?)"  # run, closing, spaces, break
+    rf"(?:([{_TERMINATORS}]+)([{re.escape(_CLOSING)}]*)([^\S{_BREAKS}]*)([{_BREAKS}]?)"  # run, closing, spaces, break
     rf"|([{_BREAKS}])|\Z)"  # or a line break, or the end
 )
 _DOTS_ONLY = re.compile(r"[.．]+")
 _ALNUM_NOT_CJK = re.compile(_WORD)
 _NOT_CJK = re.compile(rf"[^{_CJK}]+")
 _WORD_BEFORE = re.compile(rf"(?:{_WORD}+\.)*{_WORD}+$")
+_WORD_REVERSED = re.compile(rf"{_WORD}+(?:\.{_WORD}+)*")  # _WORD_BEFORE, read backwards
 # A single letter or dotted single letters: initials and acronyms (j, u.s, p.m).
 _INITIALS = re.compile(r"(?:[^\W\d_]\.)*[^\W\d_]$")
 
@@ -181,27 +187,48 @@ def _is_boundary(text: str, run_start: int, run_end: int) -> bool:
     # host name or an abbreviation.
     if run_end < len(text) and _ALNUM_NOT_CJK.match(text, run_end):
         return False
-    if run_end - run_start == 1:
-        # Look back a bounded distance only: searching from 0 would make
-        # splitting quadratic in the length of the text.
-        before = _WORD_BEFORE.search(text, max(0, run_start - 40), run_start)
-        if before is not None:
-            word = before.group().casefold()
-            if word in ABBREVIATIONS or _INITIALS.match(word):
-                return False
-    return True
+    return run_end - run_start != 1 or not _abbreviation_before(text, run_start)
+
+
+def _abbreviation_before(text: str, dot: int) -> bool:
+    """Whether the word before the full stop at ``dot`` is an abbreviation, an initial or an acronym.
+
+    :func:`_abbreviation_before_reference` without searching: the word is the longest
+    run of letters and digits joined by single dots that ends right before ``dot``
+    (or before a line break there, where ``$`` matches too), so one match on the
+    last 40 characters reversed finds it.
+    """
+    end = dot - 1 if dot and text[dot - 1] == "\n" else dot
+    found = _WORD_REVERSED.match(text[max(0, dot - 40) : end][::-1])
+    if found is None:
+        return False
+    word = found.group()[::-1].casefold()
+    return word in ABBREVIATIONS or _INITIALS.match(word) is not None
+
+
+def _abbreviation_before_reference(text: str, dot: int) -> bool:
+    """:func:`_abbreviation_before` with the regular expression searched as written."""
+    # Look back a bounded distance only: searching from 0 would make
+    # splitting quadratic in the length of the text.
+    before = _WORD_BEFORE.search(text, max(0, dot - 40), dot)
+    if before is None:
+        return False
+    word = before.group().casefold()
+    return word in ABBREVIATIONS or _INITIALS.match(word) is not None
 
 
 def _raw_pieces(text: str) -> list[tuple[int, int, bool]]:
-    """``(start, end, starts_line)`` of every piece between boundaries, spaces trimmed."""
+    """``(start, end, starts_line)`` of every piece between boundaries, spaces trimmed.
+
+    The plain reference of what :func:`_scan` finds with numpy: one regex pass;
+    each match is a segment: text up to a terminator run (with its closing quotes,
+    the spaces after it and a line break after those) or up to a line break.
+    """
     out: list[tuple[int, int, bool]] = []
     size = len(text)
     pos = 0  # where the next segment starts
     start = 0  # where the current piece starts (a piece may span dots that are no boundary)
     line_start = True
-    # One regex pass; each match is a segment: text up to a terminator run (with its
-    # closing quotes, the spaces after it and a line break after those) or up to a
-    # line break. findall builds the groups in C: this runs for every document compared.
     for body, run, close, space, run_break, line_break in _SEGMENT.findall(text):
         run_start = pos + len(body)
         if run:
@@ -254,37 +281,73 @@ def _bmp_word_chars() -> np.ndarray:
     return table
 
 
-def _locate_units(text: str, words: WordCodes | None) -> tuple[np.ndarray, str]:
-    """The start offset of every unit of ``text`` and its units coded one code point each.
+class _Scan(NamedTuple):
+    """What :func:`_scan` found in a text."""
+
+    sentences: list[Sentence]
+    ranges: list[tuple[int, int]]  # each sentence's units: first, stop
+    points: np.ndarray  # the text's code points
+    starts: np.ndarray  # offset of each unit
+    word_starts: np.ndarray  # offsets of the Latin units (words and numbers)
+    word_ends: np.ndarray
+    inside: np.ndarray  # whether each character is part of a unit
+
+
+def _scan(text: str, min_units: int) -> _Scan:
+    """Split ``text`` into sentences (:func:`_raw_pieces`, short fragments merged) and locate its units.
 
     The same units as :func:`units`, found with numpy rather than a regular
-    expression (which costs about 15 ns per character even where nothing
-    matches). With ``words=None`` all words share one code (for counting only).
+    expression (which costs about 15 ns per character even where nothing matches).
     """
+    if isinstance(min_units, bool) or not isinstance(min_units, int) or min_units < 1:
+        raise ConfigError(f"min_units must be a positive integer, got {min_units!r}")
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     unit_start = _IS_CJK[points]
     word = _bmp_word_chars()[np.minimum(points, 0xFFFF)]  # 0xFFFF is no letter
-    for k in np.flatnonzero(points > 0xFFFF).tolist():
-        word[k] = _ALNUM_NOT_CJK.match(text, k) is not None
-    if not word.any():
-        starts = np.flatnonzero(unit_start)
-        return starts, points[starts].astype("<u4").tobytes().decode("utf-32-le")
-    # A Latin unit is a run of letters and digits, where one ' ’ or . between two
-    # of them joins them (don't, 3.14, e.g).
-    inner = points[1:-1]
-    joined = np.concatenate(([False], word, [False]))
-    joined[2:-2] |= word[:-2] & word[2:] & ((inner == 0x27) | (inner == 0x2E) | (inner == 0x2019))
-    edges = np.flatnonzero(joined[1:] != joined[:-1])
-    word_starts, word_ends = edges[0::2], edges[1::2]
-    unit_start[word_starts] = True
-    coded = points.copy()
-    if words is None:
-        coded[word_starts] = WORD_BASE
+    if len(text) * 2 < len(text.encode("utf-16-le", "surrogatepass")):  # characters beyond 0xFFFF
+        for k in np.flatnonzero(points > 0xFFFF).tolist():
+            word[k] = _ALNUM_NOT_CJK.match(text, k) is not None
+    if word.any():
+        # A Latin unit is a run of letters and digits, where one ' ’ or . between two
+        # of them joins them (don't, 3.14, e.g).
+        inner = points[1:-1]
+        joined = np.concatenate(([False], word, [False]))
+        joined[2:-2] |= word[:-2] & word[2:] & ((inner == 0x27) | (inner == 0x2E) | (inner == 0x2019))
+        edges = np.flatnonzero(joined[1:] != joined[:-1])
+        word_starts, word_ends = edges[0::2], edges[1::2]
+        inside = unit_start | joined[1:-1]
+        unit_start[word_starts] = True
     else:
-        found = [text[i:j].casefold() for i, j in zip(word_starts.tolist(), word_ends.tolist(), strict=True)]
-        coded[word_starts] = np.frombuffer("".join(map(words.__getitem__, found)).encode("utf-32-le"), dtype=np.uint32)
+        word_starts = word_ends = np.zeros(0, dtype=np.int64)
+        inside = unit_start
     starts = np.flatnonzero(unit_start)
-    return starts, coded[starts].astype("<u4").tobytes().decode("utf-32-le")
+    pieces = _raw_pieces(text)
+    # Units never cross a piece boundary, so a piece's units are those starting in it.
+    bounds = np.searchsorted(starts, np.array([k for begin, end, _ in pieces for k in (begin, end)], dtype=np.int64))
+    bounds_ = bounds.tolist()
+    # Short fragments join a neighbour. Each entry: (start, end, first unit, stop unit).
+    merged: list[tuple[int, int, int, int]] = []
+    pending: tuple[int, int, int, int] | None = None  # a line-initial fragment waiting for the next sentence
+    for (start, end, line_start), u0, u1 in zip(pieces, bounds_[0::2], bounds_[1::2], strict=True):
+        if pending is not None:
+            start, u0 = pending[0], pending[2]
+            line_start = True
+            pending = None
+        if u1 - u0 >= min_units:
+            merged.append((start, end, u0, u1))
+        elif line_start or not merged:
+            pending = (start, end, u0, u1)
+        else:
+            merged[-1] = (merged[-1][0], end, merged[-1][2], u1)
+    if pending is not None:
+        if merged:
+            merged[-1] = (merged[-1][0], pending[1], merged[-1][2], pending[3])
+        else:
+            merged.append(pending)
+    if merged and merged[0][2] == merged[0][3]:
+        merged = []  # the whole text is punctuation (only then can a sentence have no unit)
+    sentences = [Sentence(k, start, end, text[start:end], u1 - u0) for k, (start, end, u0, u1) in enumerate(merged)]
+    return _Scan(sentences, [(u0, u1) for _, _, u0, u1 in merged], points, starts, word_starts, word_ends, inside)
 
 
 def split_sentences_coded(
@@ -305,43 +368,49 @@ def split_sentences_coded(
     OverflowError
         More distinct words than private-use code points.
     """
-    if isinstance(min_units, bool) or not isinstance(min_units, int) or min_units < 1:
-        raise ConfigError(f"min_units must be a positive integer, got {min_units!r}")
-    starts, coded = _locate_units(text, words)
-    pieces = _raw_pieces(text)
-    if not pieces:
+    scan = _scan(text, min_units)
+    coded = scan.points.copy()
+    if words is None:
+        coded[scan.word_starts] = WORD_BASE
+    elif len(scan.word_starts):
+        found = [text[i:j].casefold() for i, j in zip(scan.word_starts.tolist(), scan.word_ends.tolist(), strict=True)]
+        coded[scan.word_starts] = np.frombuffer("".join(map(words.__getitem__, found)).encode("utf-32-le"), np.uint32)
+    units_ = coded[scan.starts].astype("<u4").tobytes().decode("utf-32-le")
+    return scan.sentences, [units_[u0:u1] for u0, u1 in scan.ranges]
+
+
+def split_sentences_joined(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> tuple[list[Sentence], list[str]]:
+    """:func:`split_sentences`, plus each sentence's units joined by U+001F: ``"\\x1f".join(sentence.units)``.
+
+    Found in the same pass, with numpy: the text's unit characters, a separator
+    before each unit, then one slice per sentence.
+
+    Raises
+    ------
+    ConfigError
+        ``min_units`` is not a positive integer.
+    """
+    scan = _scan(text, min_units)
+    if not scan.sentences:
         return [], []
-    # Units never cross a piece boundary, so a piece's units are those starting in it.
-    spans = np.array([(start, end) for start, end, _ in pieces], dtype=np.int64)
-    first = np.searchsorted(starts, spans[:, 0]).tolist()
-    stop = np.searchsorted(starts, spans[:, 1]).tolist()
-    # Each entry: (start, end, first unit, stop unit).
-    merged: list[tuple[int, int, int, int]] = []
-    pending: tuple[int, int, int, int] | None = None  # a line-initial fragment waiting for the next sentence
-    for (start, end, line_start), u0, u1 in zip(pieces, first, stop, strict=True):
-        if pending is not None:
-            start, u0 = pending[0], pending[2]
-            line_start = True
-            pending = None
-        if u1 - u0 >= min_units:
-            merged.append((start, end, u0, u1))
-        elif line_start or not merged:
-            pending = (start, end, u0, u1)
-        else:
-            merged[-1] = (merged[-1][0], end, merged[-1][2], u1)
-    if pending is not None:
-        if merged:
-            merged[-1] = (merged[-1][0], pending[1], merged[-1][2], pending[3])
-        else:
-            merged.append(pending)
-    sentences: list[Sentence] = []
-    codes: list[str] = []
-    for start, end, u0, u1 in merged:
-        if u0 == u1:
-            continue  # the whole text is punctuation: nothing to compare
-        sentences.append(Sentence(len(sentences), start, end, text[start:end], u1 - u0))
-        codes.append(coded[u0:u1])
-    return sentences, codes
+    points = scan.points
+    folded = text.casefold()
+    if folded != text:
+        if len(folded) != len(text):  # a character folds to several (ß, İ): word by word
+            return scan.sentences, [_UNIT_SEPARATOR.join(units(s.text)) for s in scan.sentences]
+        # Case folding maps character by character, so each unit folds in place.
+        points = np.frombuffer(folded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    chars = np.flatnonzero(scan.inside)
+    first = np.searchsorted(chars, scan.starts)  # each unit's first character among them
+    # Where each unit character goes in the joined text: after one separator per unit before it.
+    shift = np.zeros(len(chars), dtype=np.int64)
+    shift[first[1:]] = 1
+    at = np.arange(len(chars)) + np.cumsum(shift)
+    out = np.full(len(chars) + len(first) - 1, 0x1F, dtype="<u4")
+    out[at] = points[chars]
+    joined = out.tobytes().decode("utf-32-le")
+    offsets = at[first].tolist() + [len(joined) + 1]  # where each unit starts, then past the end
+    return scan.sentences, [joined[offsets[u0] : offsets[u1] - 1] for u0, u1 in scan.ranges]
 
 
 def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:
@@ -367,4 +436,26 @@ def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Se
     ConfigError
         ``min_units`` is not a positive integer.
     """
-    return split_sentences_coded(text, None, min_units=min_units)[0]
+    return _scan(text, min_units).sentences
+
+
+def _split_sentences_reference(text: str, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:
+    """:func:`split_sentences` the plain way: :func:`_raw_pieces`, counted with :func:`units`."""
+    merged: list[tuple[int, int, int]] = []  # (start, end, units)
+    pending: tuple[int, int, int] | None = None
+    for start, end, line_start in _raw_pieces(text):
+        n = len(units(text[start:end]))
+        if pending is not None:
+            start, n, line_start, pending = pending[0], pending[2] + n, True, None
+        if n >= min_units:
+            merged.append((start, end, n))
+        elif line_start or not merged:
+            pending = (start, end, n)
+        else:
+            merged[-1] = (merged[-1][0], end, merged[-1][2] + n)
+    if pending is not None:
+        if merged:
+            merged[-1] = (merged[-1][0], pending[1], merged[-1][2] + pending[2])
+        else:
+            merged.append(pending)
+    return [Sentence(k, start, end, text[start:end], n) for k, (start, end, n) in enumerate(merged) if n]
