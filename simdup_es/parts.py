@@ -41,7 +41,7 @@ import xxhash
 from .config import require_ints
 from .errors import ConfigError
 from .fingerprint import Doc, Fingerprinter, Result
-from .sentences import Sentence, split_sentences, split_sentences_joined, units
+from .sentences import Sentence, split_sentences_joined, units
 from .text import unify
 
 T = TypeVar("T")
