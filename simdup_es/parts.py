@@ -42,7 +42,7 @@ from .config import require_ints
 from .errors import ConfigError
 from .fingerprint import Doc, Fingerprinter, Result
 from .sentences import Sentence, split_sentences_joined, units
-from .text import unify
+from .text import unify, unify_many
 
 T = TypeVar("T")
 
@@ -135,10 +135,10 @@ def _paragraphs(text: str, sentences: Sequence[Sentence]) -> list[tuple[int, int
     """Sentence index ranges ``(first, stop)`` of the lines of ``text``."""
     out: list[tuple[int, int]] = []
     first = 0
-    for k in range(len(sentences) - 1):
-        if "\n" in text[sentences[k].end : sentences[k + 1].start]:
-            out.append((first, k + 1))
-            first = k + 1
+    for k, (this, after) in enumerate(itertools.pairwise(sentences), 1):
+        if text.find("\n", this.end, after.start) >= 0:
+            out.append((first, k))
+            first = k
     if sentences:
         out.append((first, len(sentences)))
     return out
@@ -178,11 +178,12 @@ def split_parts(text: str, sentences: Sequence[Sentence], params: PartParams = P
     ``max_units``; runs longer than ``max_units`` become overlapping windows. Every sentence
     is in at least one part; a text without sentences has no part.
     """
+    before = list(itertools.accumulate((s.n_units for s in sentences), initial=0))  # units before each sentence
     runs: list[tuple[int, int]] = []
     cur: tuple[int, int] | None = None
     got = 0
     for first, stop in _paragraphs(text, sentences):
-        n = sum(s.n_units for s in sentences[first:stop])
+        n = before[stop] - before[first]
         if cur is None:
             cur, got = (first, stop), n
         elif got < params.min_units or (n < params.min_units and got + n <= params.max_units):
@@ -197,10 +198,10 @@ def split_parts(text: str, sentences: Sequence[Sentence], params: PartParams = P
             runs.append(cur)
     parts: list[Part] = []
     for first, stop in runs:
-        n = sum(s.n_units for s in sentences[first:stop])
+        n = before[stop] - before[first]
         spans = [(first, stop)] if n <= params.max_units else _windows(sentences, first, stop, params)
         for a, b in spans:
-            parts.append(Part(a, b, sentences[a].start, sentences[b - 1].end, sum(s.n_units for s in sentences[a:b])))
+            parts.append(Part(a, b, sentences[a].start, sentences[b - 1].end, before[b] - before[a]))
     return parts
 
 
@@ -326,15 +327,19 @@ class PartPrinter:
         batch: list[Doc] = []
         tokens: list[list[str]] = []
         prepared: list[_Split | Result] = []
-        for doc in docs:
-            if len(doc.text) * 3 > max_bytes and len(doc.text.encode("utf-8")) > max_bytes:
+        fits = [not (len(doc.text) * 3 > max_bytes and len(doc.text.encode("utf-8")) > max_bytes) for doc in docs]
+        # Unified in one batch: each OpenCC pass runs once over them all.
+        texts = iter(unify_many([doc.text for doc, fit in zip(docs, fits, strict=True) if fit]))
+        titles = iter(unify_many([doc.title for doc, fit in zip(docs, fits, strict=True) if fit and doc.title]))
+        for doc, fit in zip(docs, fits, strict=True):
+            if not fit:
                 prepared.append(fingerprinter.fingerprint_many([doc])[0])  # too large: rejected with the reason
                 continue
-            split = self._split(doc.text, False)
+            split = self._split(next(texts), True)
             prepared.append(split)
             u, parts = split.text, split.parts
             whole = fingerprinter.tokenizer.segment(u)
-            batch.append(Doc(u, unify(doc.title) if doc.title else doc.title, doc.source))
+            batch.append(Doc(u, next(titles) if doc.title else doc.title, doc.source))
             batch += [Doc(u[p.start : p.end]) for p in parts]
             tokens.append(whole)
             tokens += part_tokens(u, whole, parts, fingerprinter.tokenizer.segment)
