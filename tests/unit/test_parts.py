@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.errors import ConfigError
-from simdup_es.fingerprint import Fingerprinter
-from simdup_es.parts import Part, PartParams, PartPrinter, part_tokens, sentence_key, sentence_keys, split_parts
+from simdup_es.fingerprint import Doc, Fingerprinter
+from simdup_es.parts import Levels, Part, PartParams, PartPrinter, part_tokens, sentence_key, sentence_keys, split_parts
 from simdup_es.sentences import split_sentences
 from simdup_es.text import unify
 
@@ -210,3 +210,63 @@ def test_a_part_starting_inside_a_token_is_segmented_again(printer: PartPrinter)
     assert "\r\n" in tokens
     part = Part(0, 1, text.index("\n"), len(text), 1)
     assert part_tokens(text, tokens, [part], tokenizer.segment) == [tokenizer.segment("\n数据")]
+
+
+# Chinese and Latin sentences, abbreviations, case that folds to several letters,
+# line breaks and blank lines, so that parts, windows and keys all occur.
+_levels_text = st.lists(
+    st.sampled_from(["中华人民共和国的数据库是", "我们今天讨论这个问题", "。", "！", "？", "；", "……", "\n", "\n\n", "\r\n", " ",
+                     "e.g. ", "the file a.out is here. ", "STRASSE Straße ", "3.14", "İstanbul", "“引号。”", "1. ",
+                     "\u2028", "𠀀字", "\ue000"]),
+    max_size=80,
+).map("".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_levels_text, st.sampled_from([None, "", "标题 Title"]))
+def test_levels_are_the_references_put_together(text: str, title: str | None) -> None:
+    # What index computes in one pass (batched unify, sentences with their joined
+    # units, keys from those) is the plain functions one by one.
+    if not _two:
+        _two.extend(PartPrinter(Fingerprinter()) for _ in range(2))
+    printer = _two[0]
+    fp = printer.fingerprinter
+    ((result, levels, unified),) = printer._items_many([Doc(text, title)])
+    (alone,) = fp.fingerprint_many([Doc(text, title)])
+    assert result.fingerprint == alone.fingerprint
+    assert repr(result.error) == repr(alone.error)
+    if result.error:
+        assert levels is None
+        return
+    u = unify(text)
+    assert unified == u
+    sentences = split_sentences(u)
+    parts = split_parts(u, sentences)
+    assert levels == Levels(
+        version=fp.version,
+        units=sum(s.n_units for s in sentences),
+        sentences=tuple(sentences),
+        parts=tuple(parts),
+        fingerprints=tuple(r.fingerprint.value if r.fingerprint is not None else None
+                           for r in fp.fingerprint_many([Doc(u[p.start : p.end]) for p in parts], unified=True)),
+        keys=tuple(sentence_keys(sentences)),
+    )
+    assert levels == printer.levels(text)
+
+
+def test_a_batch_gives_each_document_what_it_gets_alone() -> None:
+    # Texts and titles are unified in one batch; a document too large for max_bytes,
+    # one without a title and an empty one in between must not shift the others.
+    from simdup_es.fingerprint import FingerprintParams
+
+    printer = PartPrinter(Fingerprinter(FingerprintParams(max_bytes=3000)))
+    docs = [Doc("繁體中文的測試文件。第二句話在這裡出現了。\n第二段落也有內容。", "標題"), Doc("很长" * 1000, "太长"),
+            Doc("没有标题的文件，内容足够长了吧。", None), Doc("", "空的"), Doc("最后一个文件的内容。", "")]
+    batch = printer._items_many(docs)
+    assert len(batch) == len(docs)
+    assert batch[1][0].error is not None and batch[3][0].error is not None
+    for doc, got in zip(docs, batch):
+        (alone,) = printer._items_many([doc])
+        assert got[0].fingerprint == alone[0].fingerprint and got[1:] == alone[1:]
+        assert repr(got[0].error) == repr(alone[0].error)
+    assert batch[0][1] == printer.levels(docs[0].text) and batch[0][2] == unify(docs[0].text)

@@ -5,11 +5,22 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.errors import ConfigError
-from simdup_es.sentences import Sentence, WordCodes, split_sentences, split_sentences_coded, unit_spans, units
+from simdup_es.sentences import (
+    Sentence,
+    WordCodes,
+    _abbreviation_before,
+    _abbreviation_before_reference,
+    _split_sentences_reference,
+    split_sentences,
+    split_sentences_coded,
+    split_sentences_joined,
+    unit_spans,
+    units,
+)
 from simdup_es.text import unify
 from tests._data import fixture_text
 
@@ -202,3 +213,54 @@ def test_real_articles(name: str) -> None:
     assert len(got) >= 5
     assert [u for s in got for u in s.units] == units(text)
     assert all(s.n_units >= 4 for s in got)
+
+
+# Everything the splitter treats specially: terminators (full and half width), runs of
+# dots, abbreviations and initials, closing quotes, spaces and every line break
+# (\r\n, U+2028), CJK (BMP and astral), kana, Hangul, letters that fold to several
+# (ß, İ), an astral letter, digits, joiners, private-use, a lone surrogate, U+001F.
+_PIECES = st.sampled_from([
+    *"的是了我在天中文あア한𠀀", *"abxyzAß\u0130\U0001d400079", *" \t\u3000\x0b\x85", *"\n\r\u2028\u2029",
+    *".．。!！?？;；…", *"”’\"'」』》〉）)]】〕}", *"'’_-,，:", "\ue000", "\U000f0000", "\ud800", "\x1f",
+    "\r\n", "...", "e.g.", "i.e. ", "fig. ", "u.s.", "j. ", "no. ", "vs.", "3.14", "v1.2.", "example.com", "don't",
+])
+_texts = st.lists(_PIECES, max_size=120).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_texts, st.integers(min_value=1, max_value=8))
+def test_split_sentences_agrees_with_the_plain_reference(text: str, min_units: int) -> None:
+    assert split_sentences(text, min_units=min_units) == _split_sentences_reference(text, min_units)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_texts, st.integers(min_value=1, max_value=8))
+def test_joined_units_are_each_sentences_units(text: str, min_units: int) -> None:
+    sentences, joined = split_sentences_joined(text, min_units=min_units)
+    assert sentences == split_sentences(text, min_units=min_units)
+    assert joined == ["\x1f".join(s.units) for s in sentences]
+
+
+def test_joined_units_fold_letters_that_fold_to_several() -> None:
+    text = "STRASSE und Straße sind gleich. ΣΊΣΥΦΟΣ ﬁle"
+    sentences, joined = split_sentences_joined(text)
+    assert joined == ["\x1f".join(s.units) for s in sentences]
+    assert len(text.casefold()) > len(text)  # the word-by-word path
+    assert joined[0].startswith("strasse\x1fund\x1fstrasse\x1f")
+
+
+@settings(max_examples=300, deadline=None)
+@given(_texts)
+def test_abbreviation_check_agrees_with_the_regex_search(text: str) -> None:
+    for dot in range(len(text) + 1):
+        assert _abbreviation_before(text, dot) == _abbreviation_before_reference(text, dot)
+
+
+@pytest.mark.parametrize(
+    ("text", "dot", "expected"),
+    [("see e.g. x", 7, True), ("by j. smith", 4, True), ("the u.s. now", 7, True), ("ends here. x", 9, False),
+     ("a long way.", 10, False), ("e.g\n.", 4, True), ("no. 5", 2, False)],
+)
+def test_abbreviations_before_a_full_stop(text: str, dot: int, expected: bool) -> None:
+    assert text[dot] == "."
+    assert _abbreviation_before(text, dot) is _abbreviation_before_reference(text, dot) is expected
