@@ -233,12 +233,13 @@ def part_tokens(text: str, tokens: list[str], parts: Sequence[Part], segment: Ca
                 ) -> list[list[str]]:
     """``segment`` of each part of ``text``, given ``tokens = segment(text)``.
 
-    A part that starts and ends on token boundaries next to characters jieba never
-    joins to a neighbour (:data:`_JOINS`) consists of whole runs that jieba segmented on
+    A part that starts and ends on token boundaries, each with a character jieba never
+    joins to a neighbour (:data:`_JOINS`) on one side (a sentence's last ``。``, a line
+    break), consists of whole runs that jieba segmented on
     their own, so its tokens are a slice of the document's (the Latin compound split of
     :meth:`Tokenizer.segment <simdup_es.tokens.Tokenizer.segment>` goes token by token);
     any other part is segmented again. Slicing saves segmenting the parts, about half
-    the time of their fingerprints (94 % of the parts of the project's corpus are slices).
+    the time of their fingerprints (99.6 % of the parts of the project's corpus are slices).
     """
     starts = list(itertools.accumulate(map(len, tokens), initial=0))
     if starts[-1] != len(text):  # the tokens do not spell the text: no slices
@@ -246,13 +247,16 @@ def part_tokens(text: str, tokens: list[str], parts: Sequence[Part], segment: Ca
     out = []
     for p in parts:
         i, j = bisect.bisect_left(starts, p.start), bisect.bisect_left(starts, p.end)
-        if (starts[i] == p.start and starts[j] == p.end
-                and (p.start == 0 or _JOINS.match(text, p.start - 1) is None)
-                and (p.end == len(text) or _JOINS.match(text, p.end) is None)):
+        if starts[i] == p.start and starts[j] == p.end and _apart(text, p.start) and _apart(text, p.end):
             out.append(tokens[i:j])
         else:
             out.append(segment(text[p.start : p.end]))
     return out
+
+
+def _apart(text: str, at: int) -> bool:
+    """Whether jieba never joins the characters on either side of offset ``at`` into one run."""
+    return at == 0 or at == len(text) or _JOINS.match(text, at - 1) is None or _JOINS.match(text, at) is None
 
 
 class PartPrinter:

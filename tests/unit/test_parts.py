@@ -270,3 +270,17 @@ def test_a_batch_gives_each_document_what_it_gets_alone() -> None:
         assert got[0].fingerprint == alone[0].fingerprint and got[1:] == alone[1:]
         assert repr(got[0].error) == repr(alone[0].error)
     assert batch[0][1] == printer.levels(docs[0].text) and batch[0][2] == unify(docs[0].text)
+
+
+def test_a_part_ending_at_a_full_stop_before_chinese_is_a_slice(printer: PartPrinter) -> None:
+    # A window ends after "。" with Chinese right after it: jieba never joins "。" to
+    # anything, so the part's tokens are the document's, without segmenting again.
+    # A part cut between two Chinese characters is segmented again.
+    tokenizer = printer.fingerprinter.tokenizer
+    text = "数据库的设计很重要。中华人民共和国成立了。a.out 是文件\n下一行"
+    cuts = [0, text.index("中"), text.index("a.out"), text.index("\n"), len(text)]
+    parts = [Part(0, 1, a, b, 1) for a, b in itertools.pairwise(cuts)] + [Part(0, 1, 0, text.index("设"), 1)]
+    again: list[str] = []
+    got = part_tokens(text, tokenizer.segment(text), parts, lambda t: again.append(t) or tokenizer.segment(t))
+    assert got == [tokenizer.segment(text[p.start : p.end]) for p in parts]
+    assert again == ["数据库的"]
