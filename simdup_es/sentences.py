@@ -103,10 +103,9 @@ _UNIT_SEPARATOR = "\x1f"  # joins the units of a sentence (see split_sentences_j
 
 _BREAKS = "\n\r\u2028\u2029"
 _TERMINATORS = "。！？；!?;…．."
-_CLOSING = "”’\"'」』》〉）)]】〕}"  # closing quotes and brackets that stay with the terminator before them
 _SEGMENT = re.compile(
     rf"([^{_BREAKS}{_TERMINATORS}]*)"  # body
-    rf"(?:([{_TERMINATORS}]+)([{re.escape(_CLOSING)}]*)([^\S{_BREAKS}]*)([{_BREAKS}]?)"  # run, closing, spaces, break
+    rf"(?:([{_TERMINATORS}]+)([”’\"'」』》〉）)\]】〕}}]*)([^\S{_BREAKS}]*)([{_BREAKS}]?)"  # run, closing, spaces, break
     rf"|([{_BREAKS}])|\Z)"  # or a line break, or the end
 )
 _DOTS_ONLY = re.compile(r"[.．]+")
@@ -218,17 +217,15 @@ def _abbreviation_before_reference(text: str, dot: int) -> bool:
 
 
 def _raw_pieces(text: str) -> list[tuple[int, int, bool]]:
-    """``(start, end, starts_line)`` of every piece between boundaries, spaces trimmed.
-
-    The plain reference of what :func:`_scan` finds with numpy: one regex pass;
-    each match is a segment: text up to a terminator run (with its closing quotes,
-    the spaces after it and a line break after those) or up to a line break.
-    """
+    """``(start, end, starts_line)`` of every piece between boundaries, spaces trimmed."""
     out: list[tuple[int, int, bool]] = []
     size = len(text)
     pos = 0  # where the next segment starts
     start = 0  # where the current piece starts (a piece may span dots that are no boundary)
     line_start = True
+    # One regex pass; each match is a segment: text up to a terminator run (with its
+    # closing quotes, the spaces after it and a line break after those) or up to a
+    # line break. findall builds the groups in C: this runs for every document compared.
     for body, run, close, space, run_break, line_break in _SEGMENT.findall(text):
         run_start = pos + len(body)
         if run:
@@ -323,12 +320,12 @@ def _scan(text: str, min_units: int) -> _Scan:
     starts = np.flatnonzero(unit_start)
     pieces = _raw_pieces(text)
     # Units never cross a piece boundary, so a piece's units are those starting in it.
-    bounds = np.searchsorted(starts, np.array([k for begin, end, _ in pieces for k in (begin, end)], dtype=np.int64))
-    bounds_ = bounds.tolist()
+    ends = np.array([k for begin, end, _ in pieces for k in (begin, end)], dtype=np.int64)
+    bounds = np.searchsorted(starts, ends).tolist()  # first and stop unit of each piece
     # Short fragments join a neighbour. Each entry: (start, end, first unit, stop unit).
     merged: list[tuple[int, int, int, int]] = []
     pending: tuple[int, int, int, int] | None = None  # a line-initial fragment waiting for the next sentence
-    for (start, end, line_start), u0, u1 in zip(pieces, bounds_[0::2], bounds_[1::2], strict=True):
+    for (start, end, line_start), u0, u1 in zip(pieces, bounds[0::2], bounds[1::2], strict=True):
         if pending is not None:
             start, u0 = pending[0], pending[2]
             line_start = True
@@ -406,7 +403,7 @@ def split_sentences_joined(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> 
     shift = np.zeros(len(chars), dtype=np.int64)
     shift[first[1:]] = 1
     at = np.arange(len(chars)) + np.cumsum(shift)
-    out = np.full(len(chars) + len(first) - 1, 0x1F, dtype="<u4")
+    out = np.full(len(chars) + len(first) - 1, ord(_UNIT_SEPARATOR), dtype="<u4")
     out[at] = points[chars]
     joined = out.tobytes().decode("utf-32-le")
     offsets = at[first].tolist() + [len(joined) + 1]  # where each unit starts, then past the end
