@@ -6,7 +6,8 @@ the first --docs documents of the zh corpus ($SIMDUP_DATA/zh-docs.jsonl, text an
 title), best of --rounds. Then, in one process (no pool), microseconds per document
 of the document fingerprint alone (``Fingerprinter.fingerprint_many``) and of the
 fingerprint with every level (``PartPrinter``'s batch work, what each worker runs),
-both in batches of 64: their difference is the cost of the levels. Each
+both in batches of 64: their difference is the cost of the levels; and of
+``split_sentences_coded`` alone on the unified texts (compare's split). Each
 configuration runs in a fresh subprocess, rounds interleave the configurations so
 load from other processes hits them alike. ``--ref DIR`` measures the package in
 DIR (e.g. another worktree) beside this one, in the same run.
@@ -64,6 +65,15 @@ def single(docs: int) -> dict[str, float]:
         for chunk in chunks:
             work(chunk)
         out[label] = (time.perf_counter() - start) / len(batch) * 1e6
+    # What compare() splits each text of a pair with, on the unified texts.
+    from simdup_es.sentences import WordCodes, split_sentences_coded
+    from simdup_es.text import unify
+
+    unified = [unify(doc.text) for doc in batch]
+    start = time.perf_counter()
+    for text in unified:
+        split_sentences_coded(text, WordCodes())
+    out["coded"] = (time.perf_counter() - start) / len(batch) * 1e6
     return out
 
 
@@ -109,10 +119,13 @@ def main() -> None:
     for label in trees:
         doc, levels = us[label, "doc"], us[label, "levels"]
         print(f"  {label:5} {doc:16.0f} {levels:12.0f} {levels - doc:14.0f}  ({levels / doc:.2f}x the fingerprint alone)")
+    for label in trees:
+        print(f"  {label:5} split_sentences_coded (compare's split of a unified text): {us[label, 'coded']:.0f}")
     if args.ref:
         beyond = {label: us[label, "levels"] - us[label, "doc"] for label in trees}
         print(f"  this/ref: with levels {us['this', 'levels'] / us['ref', 'levels']:.2f}x, "
-              f"levels beyond {beyond['this'] / beyond['ref']:.2f}x")
+              f"levels beyond {beyond['this'] / beyond['ref']:.2f}x, "
+              f"split_sentences_coded {us['this', 'coded'] / us['ref', 'coded']:.2f}x")
 
 
 if __name__ == "__main__":
