@@ -14,8 +14,10 @@ the real path (document fingerprint, parts as nested ``simdup.parts``, sentence 
                before the clock starts), plus a refresh;
   index-cli    ``simdup index FILE --es-url ... --workers W`` in a subprocess, wall
                time including the process start;
-  index-doc    ``index`` with ``levels=False`` (``simdup index --levels document``:
-               the document fingerprint alone), and index-doc-cli its CLI run;
+  index-keys   ``index`` with ``levels="keys"`` (``simdup index --levels keys``: the
+               sentence keys without the parts);
+  index-doc    ``index`` with ``levels="document"`` (``--levels document``: the
+               document fingerprint alone), and index-doc-cli its CLI run;
   store        ``index_items`` into a new :class:`LocalStore` (the embedded store);
   store-cli    ``simdup index FILE --store DIR --workers W``;
 breakdown
@@ -143,15 +145,16 @@ def library(client: Any, path: Path, workers: int) -> dict[str, dict[str, float]
     fingerprinter = default_fingerprinter()
     fingerprinter.fingerprint("預熱")  # tables loaded before the clock starts, as in a running CLI
     out = {}
-    # index-doc: `simdup index --levels document` (a package without the option has no such variant)
-    names = ("index", "store", "index-doc") if "levels" in inspect.signature(index_items).parameters else ("index", "store")
+    # index-keys, index-doc: `simdup index --levels keys|document` (a package without the option has no such variants)
+    names = ("index", "store") + (("index-keys", "index-doc") if "levels" in inspect.signature(index_items).parameters
+                                  else ())
     for name in names:
         folder = Path(tempfile.mkdtemp(prefix="simdup-bench-"))
         index = f"{PREFIX}-lib"
         fresh_index(client, index)
         store = LocalStore(folder) if name == "store" else ElasticsearchStore(client, index)
         store.setup()
-        options = {"levels": False} if name == "index-doc" else {}
+        options = {"index-keys": {"levels": "keys"}, "index-doc": {"levels": "document"}}.get(name, {})
 
         def run() -> int:
             rejects: list[Any] = []
@@ -338,7 +341,7 @@ def main() -> None:
                       f"{median(r['node_ms'] for r in rs) / n * 1000:6.0f} {median(r['client_ms'] for r in rs) / n * 1000:7.0f}"
                       f"   (runs: {', '.join(f'{x:.2f}' for x in ratios[name])})")
             for label in trees:
-                for name in ("index", "index-cli", "store", "store-cli", "index-doc", "index-doc-cli"):
+                for name in ("index", "index-cli", "store", "store-cli", "index-keys", "index-doc", "index-doc-cli"):
                     if f"{label}:{name}" in runs:
                         ratio = median(ratios[f"{label}:{name}"])
                         print(f"  goal {label}:{name} <= 3x plain: {ratio:.2f}x -> {'met' if ratio <= 3 else 'NOT met'}")

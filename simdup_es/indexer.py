@@ -15,10 +15,11 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Literal
 
 from .errors import ConfigError, InputError, StoreError
 from .fingerprint import Doc, Fingerprinter
-from .parts import PartPrinter
+from .parts import PartParams, PartPrinter
 from .sources import Item, Record, Reject, record_doc
 from .store.base import BulkReport, Store, StoredDoc
 
@@ -58,6 +59,8 @@ class IndexStopped(StoreError):
 
 
 RejectSink = Callable[[Reject], None]
+LevelChoice = Literal["all", "keys", "document"]
+LEVELS: tuple[LevelChoice, ...] = ("all", "keys", "document")
 
 
 def index_items(
@@ -71,7 +74,7 @@ def index_items(
     on_progress: Callable[[int], None] | None = None,
     skip: int = 0,
     on_settled: Callable[[int], None] | None = None,
-    levels: bool = True,
+    levels: LevelChoice = "all",
 ) -> IndexSummary:
     """Fingerprint ``items`` and write them to ``store`` in batches.
 
@@ -90,12 +93,15 @@ def index_items(
     next is fingerprinted; any other exception (or an interrupt) waits for the
     batch under way to finish and is raised as it is, that batch not settled.
 
-    ``levels=False`` writes the document fingerprints alone, without the parts and
-    sentence keys that find edited and partial copies: about half the time and
-    the size of the levels saved, for near-duplicate search of whole documents only.
+    ``levels`` is what is written besides the document fingerprint: ``"all"``
+    (part fingerprints and sentence keys), ``"keys"`` (sentence keys alone) or
+    ``"document"`` (nothing: whole-document near-duplicates only). See the
+    README's "Edited and partial copies" for what each finds and costs.
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
+    if levels not in LEVELS:
+        raise ConfigError(f"levels must be one of {', '.join(LEVELS)}, got {levels!r}")
     summary = IndexSummary(skipped=skip, settled=skip)
     started = time.perf_counter()
     held: list[tuple[int, Reject]] = []  # rejects past the last settled position
@@ -147,8 +153,11 @@ def index_items(
             return record_doc(pair[1])
 
         # The document fingerprint and the levels (parts, sentence keys) in one worker pass.
-        triples = (PartPrinter(fingerprinter).map_items(records(), to_doc, workers=workers) if levels else
-                   ((item, result, None) for item, result in fingerprinter.map_items(records(), to_doc, workers=workers)))
+        triples = (
+            ((item, result, None) for item, result in fingerprinter.map_items(records(), to_doc, workers=workers))
+            if levels == "document" else
+            PartPrinter(fingerprinter, PartParams(with_parts=levels == "all")).map_items(records(), to_doc, workers=workers)
+        )
         for (position, record), result, doc_levels in triples:
             if result.error is not None:
                 reason = result.error.reason if isinstance(result.error, InputError) else str(result.error)

@@ -75,6 +75,9 @@ class PartParams:
         covers one of the windows at least halfway.
     sentence_min_units:
         Sentences with fewer units get no sentence key.
+    with_parts:
+        ``False`` cuts no parts: the levels are the sentence keys alone
+        (``simdup index --levels keys``).
     """
 
     min_units: int = 40
@@ -82,6 +85,7 @@ class PartParams:
     max_units: int = 160
     overlap: float = 0.5
     sentence_min_units: int = 8
+    with_parts: bool = True
 
     def __post_init__(self) -> None:
         require_ints(self, ("min_units", "window_units", "max_units", "sentence_min_units"))
@@ -362,7 +366,7 @@ class PartPrinter:
         u = text if unified else unify(text)
         sentences, joined = split_sentences_joined(u)
         keys = _joined_keys(sentences, joined, self.params.sentence_min_units)
-        return _Split(u, sentences, split_parts(u, sentences, self.params), keys)
+        return _Split(u, sentences, split_parts(u, sentences, self.params) if self.params.with_parts else [], keys)
 
     def _levels(self, split: _Split, fps: Sequence[object]) -> Levels:
         return Levels(

@@ -14,7 +14,7 @@ import click
 from ..config import BlockLayout, Retry
 from ..fingerprint import Fingerprint, Fingerprinter
 from ..errors import InputError
-from ..indexer import IndexStopped, index_items
+from ..indexer import LEVELS, IndexStopped, LevelChoice, index_items
 from ..multilevel import MultiMatch, MultiParams
 from ..parts import PartPrinter
 from ..search import find_copies, find_copies_many, stored_query
@@ -127,13 +127,14 @@ def setup(**kwargs: Any) -> None:
 @click.option("--resume", is_flag=True,
               help="Go on from where a stopped run of the same INPUTS left off (its resume point is next to the "
                    "rejects file).")
-@click.option("--levels", type=click.Choice(["all", "document"]), default="all", show_default=True,
-              help="all: the document fingerprint, part fingerprints and sentence keys, so search finds edited and "
-                   "partial copies; document: the document fingerprint alone (near-duplicates of whole documents "
-                   "only), in about half the time and space. Index again with all to add the levels.")
+@click.option("--levels", type=click.Choice(LEVELS), default="all", show_default=True,
+              help="What to write besides the document fingerprint. all: part fingerprints and sentence keys, so "
+                   "search finds edited and partial copies; keys: the sentence keys alone (as many copies found in "
+                   "the evaluation, in less time and space); document: nothing more (near-duplicates of whole "
+                   "documents only, fastest). Index again with another choice to change it.")
 def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int, workers: int | None, batch_size: int, rejects: Path,
-          max_retries: int, initial_backoff: float, resume: bool, levels: str, **kwargs: Any) -> None:
+          max_retries: int, initial_backoff: float, resume: bool, levels: LevelChoice, **kwargs: Any) -> None:
     """Fingerprint INPUTS and index them (JSON Lines, CSV, files or folders; - for stdin).
 
     Records without an id get one derived from their content, so indexing the
@@ -164,7 +165,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
             summary = index_items(read_inputs(inputs, fields), store, fingerprinter, workers=workers,
                                   batch_size=batch_size, on_reject=lambda r: log.add(r.source, r.reason, r.id),
                                   on_progress=update, skip=skip,
-                                  on_settled=lambda n: checkpoint.save(n, log.size()), levels=levels == "all")
+                                  on_settled=lambda n: checkpoint.save(n, log.size()), levels=levels)
             checkpoint.remove()
             store.refresh()
             total = store.count()

@@ -243,7 +243,7 @@ def test_indexing_without_levels_writes_document_fingerprints_alone(store: Store
     records = [Record(text, f"in:{i + 1}", doc_id) for i, (doc_id, text) in enumerate(docs.items())]
     fp = printer().fingerprinter
     rejected: list[object] = []
-    summary = index_items(iter(records), store, fp, on_reject=rejected.append, workers=1, levels=False)
+    summary = index_items(iter(records), store, fp, on_reject=rejected.append, workers=1, levels="document")
     assert (summary.indexed, rejected) == (3, [])
     store.refresh()
     article = fp.fingerprint(docs["zh_article"])
@@ -257,5 +257,25 @@ def test_indexing_without_levels_writes_document_fingerprints_alone(store: Store
     store.refresh()
     assert [c.id for c in store.part_candidates(query.fingerprints, keys, query.version, exclude_id="zh_article")] == \
            ["planted"]
+    assert {m.id: m.kind for m in find_copies(store, docs["zh_article"], printer=printer(),
+                                               exclude_id="zh_article")} == {"planted": "partial"}
+
+
+def test_indexing_sentence_keys_alone_finds_partial_copies_by_keys(store: Store) -> None:
+    # index --levels keys: no part is stored, the sentence keys find the planted passage.
+    from simdup_es.indexer import index_items
+    from simdup_es.sources import Record
+
+    docs = {doc_id: texts()[doc_id] for doc_id in ("zh_article", "planted", "zh_other")}
+    records = [Record(text, f"in:{i + 1}", doc_id) for i, (doc_id, text) in enumerate(docs.items())]
+    rejected: list[object] = []
+    summary = index_items(iter(records), store, printer().fingerprinter, on_reject=rejected.append, workers=1,
+                          levels="keys")
+    assert (summary.indexed, rejected) == (3, [])
+    store.refresh()
+    query = levels()["zh_article"]
+    found = store.part_candidates(query.fingerprints, [k.key for k in query.keys], query.version, exclude_id="zh_article")
+    assert [c.id for c in found] == ["planted"]
+    assert not found[0].parts and len(found[0].keys) > 5
     assert {m.id: m.kind for m in find_copies(store, docs["zh_article"], printer=printer(),
                                                exclude_id="zh_article")} == {"planted": "partial"}

@@ -85,7 +85,7 @@ def test_groups_partial_on_a_real_node(es_url: str, es_index: str, es_client) ->
     assert group(source) is not None and group(source) == group(copy)
 
 
-def test_index_levels_document_writes_no_levels(es_url: str, es_index: str, es_client, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_index_levels_document_and_keys(es_url: str, es_index: str, es_client, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     rejects = str(tmp_path / "rejects.jsonl")
     result = _run(es_url, es_index, "index", SAMPLE, "--rejects", rejects, "--levels", "document")
     assert result.exit_code == 0, result.output
@@ -104,9 +104,13 @@ def test_index_levels_document_writes_no_levels(es_url: str, es_index: str, es_c
     assert "zh-man:man8/nmbd.8#3~paragraph-deleted" not in result.stdout
     result = _run(es_url, es_index, "search", "--id", "zh-man-page:man1/systemd-delta.1", "--json")
     assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["zh-man-page-tw:man1/systemd-delta.1"]
-    # Indexing again with every level adds them to the same documents.
-    result = _run(es_url, es_index, "index", SAMPLE, "--rejects", rejects)
+    # Indexing again adds the sentence keys (--levels keys), then the parts too, to the same documents.
+    result = _run(es_url, es_index, "index", SAMPLE, "--rejects", rejects, "--levels", "keys")
     assert result.exit_code == 0 and "holds 42 documents" in result.stderr
     assert count({"exists": {"field": "simdup.sk"}}) > 30
+    assert count({"nested": {"path": "simdup.parts", "query": {"match_all": {}}}}) == 0
+    result = _run(es_url, es_index, "index", SAMPLE, "--rejects", rejects)
+    assert result.exit_code == 0 and "holds 42 documents" in result.stderr
+    assert count({"nested": {"path": "simdup.parts", "query": {"match_all": {}}}}) > 30
     result = _run(es_url, es_index, "search", "--id", "zh-man:man8/nmbd.8#3", "--json")
     assert "zh-man:man8/nmbd.8#3~paragraph-deleted" in result.stdout

@@ -257,3 +257,13 @@ def test_an_interrupt_while_a_batch_is_written_waits_for_it_and_does_not_settle_
         settled = points[-1] if points else 0
         # Written but not counted: the resume point stays before that batch (writing it again is harmless).
         assert sum(1 for i in range(settled) if i % 7 != 3 and i % 11 != 5) < store.count()
+
+
+def test_an_unknown_levels_choice_is_refused_before_any_work(tmp_path: Path) -> None:
+    from simdup_es import default_fingerprinter
+
+    store = LocalStore(tmp_path / "store")
+    store.setup()
+    with pytest.raises(ConfigError, match="levels must be one of all, keys, document, got 'parts'"):
+        index_items(iter(items(3)), store, default_fingerprinter(), on_reject=print, levels="parts")  # type: ignore[arg-type]
+    assert store.count() == 0
