@@ -113,3 +113,26 @@ def test_parallel_map_keeps_order_and_errors(fingerprinter: Fingerprinter) -> No
     parallel = list(fingerprinter.map(docs, workers=2, chunk_size=4))
     assert [r.fingerprint for r in parallel] == serial
     assert serial[len(texts)] is None and isinstance(parallel[len(texts)].error, EmptyDocumentError)
+
+
+def test_the_pool_leaves_nothing_frozen_for_the_collector(fingerprinter: Fingerprinter) -> None:
+    # The pool freezes what is alive while it runs (gc.freeze), and thaws it when it
+    # ends, also when the caller stops early.
+    import gc
+
+    docs = [Doc(fixture_text("zh_article.txt")[i : i + 200]) for i in range(0, 1200, 40)]
+    assert gc.get_freeze_count() == 0
+    running = fingerprinter.map(docs, workers=2, chunk_size=4)
+    next(running)
+    assert gc.get_freeze_count() > 0
+    running.close()
+    assert gc.get_freeze_count() == 0
+    assert len(list(fingerprinter.map(docs, workers=2, chunk_size=4))) == len(docs)
+    assert gc.get_freeze_count() == 0
+    gc.freeze()  # the program's own: left as it is
+    try:
+        frozen = gc.get_freeze_count()
+        assert len(list(fingerprinter.map(docs, workers=2, chunk_size=4))) == len(docs)
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
