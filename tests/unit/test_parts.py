@@ -284,3 +284,23 @@ def test_a_part_ending_at_a_full_stop_before_chinese_is_a_slice(printer: PartPri
     got = part_tokens(text, tokenizer.segment(text), parts, lambda t: again.append(t) or tokenizer.segment(t))
     assert got == [tokenizer.segment(text[p.start : p.end]) for p in parts]
     assert again == ["数据库的"]
+
+
+def test_levels_from_workers_equal_levels_made_here(printer: PartPrinter) -> None:
+    # Workers send the sentences packed; the levels built from them are equal to (and
+    # hash like) those made in this process, sentence objects built only when read.
+    import pickle
+
+    texts = [unify(t) for t in ("第一句话在这里。第二句话在那里。\n新的一段，还有一句。", "这是另一篇文档的内容。", "")]
+    here = [printer.levels(t, unified=True) for t in texts]
+    from simdup_es.parts import _DOCS_PER_CHUNK
+
+    docs = [Doc(t) for t in texts[:2]] * _DOCS_PER_CHUNK  # two chunks: the pool runs
+    sent = [levels for _, _, levels in printer.map_items(docs, lambda d: d, workers=2)]
+    assert sent == here[:2] * _DOCS_PER_CHUNK and [hash(x) for x in sent] == [hash(x) for x in sent[:2]] * _DOCS_PER_CHUNK
+    assert hash(sent[0]) == hash(here[0])
+    lazy = sent[0].sentences
+    assert type(lazy) is not tuple and lazy == here[0].sentences and here[0].sentences == lazy
+    assert len(lazy) == 3 and lazy[1].text == "第二句话在那里。" and lazy[-2:] == here[0].sentences[-2:]
+    assert [s.index for s in lazy] == [0, 1, 2] and lazy != here[1].sentences
+    assert pickle.loads(pickle.dumps(sent[0])) == here[0]
