@@ -15,6 +15,7 @@ import json
 import logging
 import multiprocessing
 import os
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -216,12 +217,24 @@ class Fingerprinter:
                 # would leave workers idle at its end.
                 window = workers * 4
                 pending: deque[AsyncResult[R]] = deque()
-                for chunk in chunks:
-                    pending.append(pool.apply_async(_work, ((task, chunk),)))
-                    if len(pending) >= window:
+                try:
+                    for chunk in chunks:
+                        pending.append(pool.apply_async(_work, ((task, chunk),)))
+                        if len(pending) >= window:
+                            yield pending.popleft().get()
+                    while pending:
                         yield pending.popleft().get()
-                while pending:
-                    yield pending.popleft().get()
+                except BaseException as exc:  # the caller stopped early (GeneratorExit), or an error
+                    # Let the chunks under way finish before the pool is terminated:
+                    # terminating kills a worker that is halfway through writing a
+                    # result, its lock on the result queue stays held, and the pool's
+                    # shutdown hangs for good (cpython#96995). Not on an interrupt,
+                    # which the workers got too.
+                    if not isinstance(exc, KeyboardInterrupt):
+                        deadline = time.monotonic() + _DRAIN_SECONDS
+                        for result in pending:
+                            result.wait(max(0.0, deadline - time.monotonic()))
+                    raise
         finally:
             if frozen:
                 gc.unfreeze()
@@ -267,6 +280,7 @@ def _chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
 
 
 _worker: Fingerprinter | None = None
+_DRAIN_SECONDS = 10.0  # the longest a stopped map waits for its chunks under way (a worker may have died)
 
 
 def _init_worker(state: Fingerprinter | FingerprintParams) -> None:
