@@ -95,9 +95,13 @@ class Fingerprinter:
         digest = hashlib.sha1(json.dumps(recipe, sort_keys=True, default=str).encode()).hexdigest()
         return f"{ALGORITHM_VERSION}.{digest[:8]}"
 
+    def too_large(self, text: str) -> bool:
+        """Whether ``text`` is over ``params.max_bytes`` in UTF-8 (encoded only when it may be)."""
+        return len(text) * 3 > self.params.max_bytes and len(text.encode("utf-8")) > self.params.max_bytes
+
     def _check_size(self, doc: Doc) -> None:
         text = doc.text
-        if len(text) * 3 > self.params.max_bytes and len(text.encode("utf-8")) > self.params.max_bytes:
+        if self.too_large(text):
             raise InputError(
                 f"document is {len(text.encode('utf-8')) / 1e6:.1f} MB, over the {self.params.max_bytes / 1e6:g} MB "
                 "limit; split it or raise max_bytes (--max-bytes)",

@@ -95,7 +95,7 @@ import numpy as np
 from . import schema
 from .es.mappings import group_mapping
 from .fingerprint import Doc
-from .join import join_pairs
+from .join import UnionFind, components, join_pairs
 from .store.base import Key, Members, Store
 
 if TYPE_CHECKING:
@@ -190,51 +190,6 @@ def doc_pairs(doc_nodes: Sequence[int], node_pairs: Iterable[tuple[int, int]], *
                 yield from itertools.product(members[a], members[b])
             else:
                 yield members[a][0], members[b][0]
-
-
-class UnionFind:
-    """Disjoint sets over arbitrary integer positions; a set's root is its smallest member."""
-
-    def __init__(self) -> None:
-        self.parent: dict[int, int] = {}
-
-    def find(self, x: int) -> int:
-        parent = self.parent
-        root = parent.setdefault(x, x)
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:  # path compression
-            parent[x], x = root, parent[x]
-        return root
-
-    def union(self, a: int, b: int) -> bool:
-        """Join the sets of ``a`` and ``b``; false if they were one already."""
-        ra, rb = self.find(a), self.find(b)
-        if ra == rb:
-            return False
-        if ra < rb:
-            self.parent[rb] = ra
-        else:
-            self.parent[ra] = rb
-        return True
-
-    def connected(self, a: int, b: int) -> bool:
-        return a in self.parent and b in self.parent and self.find(a) == self.find(b)
-
-    def roots(self) -> dict[int, int]:
-        """``{position: smallest position of its set}`` for every position seen."""
-        return {x: self.find(x) for x in list(self.parent)}
-
-
-def components(pairs: Iterable[tuple[int, int]]) -> dict[int, int]:
-    """Connected components of a graph given by its edges: ``{node: smallest node of its component}``.
-
-    Nodes that occur in no pair are not in the result (they are alone).
-    """
-    uf = UnionFind()
-    for a, b in pairs:
-        uf.union(int(a), int(b))
-    return uf.roots()
 
 
 def group_id(key: Key) -> str:

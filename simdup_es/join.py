@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -123,4 +123,49 @@ def join_pairs(fingerprints: np.ndarray, k: int, *, blocks: int | None = None) -
     return np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_d).astype(np.uint8)
 
 
-__all__ = ["brute_force_pairs", "join_blocks", "join_pairs"]
+class UnionFind:
+    """Disjoint sets over arbitrary integer positions; a set's root is its smallest member."""
+
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def find(self, x: int) -> int:
+        parent = self.parent
+        root = parent.setdefault(x, x)
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:  # path compression
+            parent[x], x = root, parent[x]
+        return root
+
+    def union(self, a: int, b: int) -> bool:
+        """Join the sets of ``a`` and ``b``; false if they were one already."""
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return False
+        if ra < rb:
+            self.parent[rb] = ra
+        else:
+            self.parent[ra] = rb
+        return True
+
+    def connected(self, a: int, b: int) -> bool:
+        return a in self.parent and b in self.parent and self.find(a) == self.find(b)
+
+    def roots(self) -> dict[int, int]:
+        """``{position: smallest position of its set}`` for every position seen."""
+        return {x: self.find(x) for x in list(self.parent)}
+
+
+def components(pairs: Iterable[tuple[int, int]]) -> dict[int, int]:
+    """Connected components of a graph given by its edges: ``{node: smallest node of its component}``.
+
+    Nodes that occur in no pair are not in the result (they are alone).
+    """
+    uf = UnionFind()
+    for a, b in pairs:
+        uf.union(int(a), int(b))
+    return uf.roots()
+
+
+__all__ = ["UnionFind", "brute_force_pairs", "components", "join_blocks", "join_pairs"]

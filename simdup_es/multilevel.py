@@ -39,6 +39,7 @@ from . import simhash as sh
 from .compare import Comparison, SentencePair
 from .config import BlockLayout, require_ints
 from .errors import ConfigError, FingerprintVersionError
+from .join import components
 from .parts import Levels
 
 __all__ = [
@@ -362,29 +363,22 @@ def passage_pairs(pairs: Iterable[SentencePair], min_sentences: int = 2, gap: in
     pairs = sorted(pairs, key=lambda p: (p.i, p.j))
     if min_sentences <= 1:
         return pairs
-    parent = list(range(len(pairs)))
-
-    def root(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
     by_i: dict[int, tuple[list[int], list[int]]] = {}  # i -> (its js ascending, their positions)
     for n, p in enumerate(pairs):
         js, ns = by_i.setdefault(p.i, ([], []))
         js.append(p.j)
         ns.append(n)
+    chained: list[tuple[int, int]] = []
     for n, p in enumerate(pairs):
         for i2 in range(p.i + 1, p.i + gap + 2):
             if i2 in by_i:
                 js, ns = by_i[i2]
-                for m in ns[bisect.bisect_left(js, p.j) : bisect.bisect_right(js, p.j + gap + 1)]:
-                    parent[root(m)] = root(n)
+                chained += [(n, m) for m in ns[bisect.bisect_left(js, p.j) : bisect.bisect_right(js, p.j + gap + 1)]]
+    root = components(chained)  # a pair in no chain is a passage of one sentence
     members: dict[int, set[int]] = defaultdict(set)
-    for n, p in enumerate(pairs):
-        members[root(n)].add(p.i)
-    return [p for n, p in enumerate(pairs) if len(members[root(n)]) >= min_sentences]
+    for n, r in root.items():
+        members[r].add(pairs[n].i)
+    return [p for n, p in enumerate(pairs) if n in root and len(members[root[n]]) >= min_sentences]
 
 
 def copied_shares(

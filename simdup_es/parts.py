@@ -331,11 +331,10 @@ class PartPrinter:
     def _items_many(self, docs: Sequence[Doc]) -> _Batch:
         """:meth:`map_items_unified`' work on a batch, in this process."""
         fingerprinter = self.fingerprinter
-        max_bytes = fingerprinter.params.max_bytes
         batch: list[Doc] = []
         tokens: list[list[str]] = []
         prepared: list[_Split | Result] = []
-        fits = [not (len(doc.text) * 3 > max_bytes and len(doc.text.encode("utf-8")) > max_bytes) for doc in docs]
+        fits = [not fingerprinter.too_large(doc.text) for doc in docs]
         # Unified in one batch: each OpenCC pass runs once over them all.
         texts = iter(unify_many([doc.text for doc, fit in zip(docs, fits, strict=True) if fit]))
         titles = iter(unify_many([doc.title for doc, fit in zip(docs, fits, strict=True) if fit and doc.title]))

@@ -17,10 +17,8 @@ import hashlib
 import io
 import json
 import logging
-import os
 import re
 import subprocess
-import threading
 import unicodedata
 import zipfile
 from collections.abc import Sequence
@@ -141,6 +139,8 @@ def _changing(entries: dict[str, list[str]]) -> list[str]:
 
 def _build_shortcuts(share: Path, tool: Path, folder: Path) -> dict[str, object]:
     """Read the tables of the three configs; write the configs without normalization into ``folder``."""
+    from .tokens import write_atomically
+
     configs = {name: json.loads((share / f"{name}.json").read_text(encoding="utf-8")) for name in _CONFIGS}
     normalization = {k for c in configs.values() for k in _changing(_read_dicts(tool, share, c.get("normalization", [])))}
     if any(len(k) != 1 for k in normalization):
@@ -164,19 +164,9 @@ def _build_shortcuts(share: Path, tool: Path, folder: Path) -> dict[str, object]
     for name, config in configs.items():
         text = json.dumps(absolute({k: v for k, v in config.items() if k != "normalization"}), ensure_ascii=False)
         path = folder / f"opencc-{name}-{hashlib.sha1(text.encode()).hexdigest()[:16]}.json"
-        _write_text(path, text)
+        write_atomically(path, lambda f: f.write(text.encode("utf-8")))
         main[name] = str(path)
     return {"normalization": "".join(sorted(normalization)), "t2s": "".join(sorted(t2s)), "main": main}
-
-
-def _write_text(path: Path, text: str) -> None:
-    """Write ``path`` whole or not at all: a process reading it meanwhile sees the old file or the new one."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)  # left only when writing failed (a full or read-only folder)
 
 
 def _read_shortcuts(cached: Path) -> dict[str, Any]:
@@ -201,7 +191,7 @@ def _shortcuts() -> _Shortcuts | None:
 
     Without them :func:`to_simplified` runs every pass, which gives the same text.
     """
-    from .tokens import _package_dir, cache_dir
+    from .tokens import _package_dir, cache_dir, write_atomically
 
     try:
         share = _package_dir("opencc") / "clib" / "share" / "opencc"
@@ -213,7 +203,8 @@ def _shortcuts() -> _Shortcuts | None:
         except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
             data = _build_shortcuts(share, share.parent.parent / "bin" / "opencc_dict", folder)
             body = json.dumps(data, ensure_ascii=False)
-            _write_text(cached, f"{hashlib.sha1(body.encode()).hexdigest()}\n{body}")
+            checked = f"{hashlib.sha1(body.encode()).hexdigest()}\n{body}".encode("utf-8")
+            write_atomically(cached, lambda f: f.write(checked))
         t2s, normalization = [ord(c) for c in data["t2s"]], [ord(c) for c in data["normalization"]]
         main = {name: str(data["main"][name]) for name in _CONFIGS}
         for path in main.values():

@@ -135,18 +135,26 @@ def _cache_base(name: str, source: Path) -> Path:
     return cache_dir() / f"{name}-{hashlib.sha1(stamp.encode()).hexdigest()[:16]}"
 
 
-def _write_cache(files: dict[Path, Callable[[IO[bytes]], object]]) -> None:
-    """Write cache files under temporary names, then rename them.
+def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
+    """Write ``path`` whole or not at all, through ``write``: a temporary file, then a rename.
 
-    A process reading the cache at the same time sees whole files or none; a cache
-    folder we cannot write to costs a rebuild at every start, nothing more.
+    A process reading it meanwhile sees the old file or the new one. Raises OSError.
     """
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # left only when writing failed (a full or read-only folder)
+
+
+def _write_cache(files: dict[Path, Callable[[IO[bytes]], object]]) -> None:
+    """Write cache files whole (:func:`write_atomically`); a cache folder we cannot
+    write to costs a rebuild at every start, nothing more."""
     try:
         for path, write in files.items():
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            with open(tmp, "wb") as f:
-                write(f)
-            os.replace(tmp, path)
+            write_atomically(path, write)
     except OSError as exc:
         log.warning("cannot write the cache %s (%s); it is rebuilt at every start", path, exc)
 

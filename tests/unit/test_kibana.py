@@ -574,27 +574,26 @@ def test_osd_saved_search_matches_the_kibana_one() -> None:
     assert flt["exists"] == {"field": schema.GROUP} and flt["meta"]["type"] == "exists"
 
 
-def test_osd_largest_groups_is_a_terms_on_dup_group_by_count() -> None:
-    vis_state = json.loads(_osd_by_id()["simdup-largest-groups"]["attributes"]["visState"])
+def _osd_terms_table(vis_id: str, field: str) -> tuple[dict, set[tuple[str, str | None]]]:
+    """The terms bucket of an OpenSearch Dashboards table on ``field``, ordered by count, and its metrics."""
+    vis_state = json.loads(_osd_by_id()[vis_id]["attributes"]["visState"])
     assert vis_state["type"] == "table"
     aggs = {agg["id"]: agg for agg in vis_state["aggs"]}
     (terms,) = [a for a in aggs.values() if a["type"] == "terms"]
-    assert terms["schema"] == "bucket" and terms["params"]["field"] == schema.GROUP
-    assert terms["params"]["size"] == 20 and terms["params"]["order"] == "desc"
+    assert terms["schema"] == "bucket" and terms["params"]["field"] == field
     assert aggs[terms["params"]["orderBy"]]["type"] == "count"
-    assert {(a["type"], a["params"].get("field")) for a in aggs.values() if a["schema"] == "metric"} == {
-        ("count", None), ("max", schema.GROUP_SIZE)}
+    return terms, {(a["type"], a["params"].get("field")) for a in aggs.values() if a["schema"] == "metric"}
+
+
+def test_osd_largest_groups_is_a_terms_on_dup_group_by_count() -> None:
+    terms, metrics = _osd_terms_table("simdup-largest-groups", schema.GROUP)
+    assert terms["params"]["size"] == 20 and terms["params"]["order"] == "desc"
+    assert metrics == {("count", None), ("max", schema.GROUP_SIZE)}
 
 
 def test_osd_duplicate_kinds_is_a_terms_on_dup_kind_with_documents_and_groups() -> None:
-    vis_state = json.loads(_osd_by_id()["simdup-duplicate-kinds"]["attributes"]["visState"])
-    assert vis_state["type"] == "table"
-    aggs = {agg["id"]: agg for agg in vis_state["aggs"]}
-    (terms,) = [a for a in aggs.values() if a["type"] == "terms"]
-    assert terms["schema"] == "bucket" and terms["params"]["field"] == schema.GROUP_KIND
-    assert aggs[terms["params"]["orderBy"]]["type"] == "count"
-    assert {(a["type"], a["params"].get("field")) for a in aggs.values() if a["schema"] == "metric"} == {
-        ("count", None), ("cardinality", schema.GROUP)}
+    _, metrics = _osd_terms_table("simdup-duplicate-kinds", schema.GROUP_KIND)
+    assert metrics == {("count", None), ("cardinality", schema.GROUP)}
 
 
 @pytest.mark.parametrize("vega_id", VEGA_IDS)
