@@ -24,6 +24,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, Literal
 
@@ -231,7 +232,11 @@ def _nfkc(text: str) -> str:
     for wide, narrow in _NFKC_COMMON:
         if wide in text:
             text = text.replace(wide, narrow)
-    return unicodedata.normalize("NFKC", text)
+    if unicodedata.is_normalized("NFKC", text):
+        return text
+    # A line break is a starter that composes with nothing: normalising line by line
+    # gives the same text, and only the lines that need it are decomposed and recomposed.
+    return "\n".join([unicodedata.normalize("NFKC", line) for line in text.split("\n")])
 
 
 def to_simplified(text: str) -> str:
@@ -288,30 +293,30 @@ def _space_table() -> np.ndarray:
     return table
 
 
-def _or_per_text(table: np.ndarray, texts: Sequence[str], *, separator: str = "") -> tuple[np.ndarray, np.ndarray]:
-    """``table`` at each code point of ``texts`` joined by ``separator``, and the OR of those values over each text.
+def _lookup(table: np.ndarray, text: str) -> np.ndarray:
+    """``table`` at each code point of ``text`` (its last value for every code point past its end).
 
-    One numpy pass over a batch instead of one per text, which costs as much as
-    the pass itself for texts of a few hundred characters.
+    Called once for a batch of texts joined: one numpy call per text costs as
+    much as the lookup itself for texts of a few hundred characters.
     """
-    joined = separator + separator.join(texts) + separator
-    values = table.take(np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32), mode="clip")
-    return values, _or_pieces(values, [n for t in texts for n in (len(separator), len(t))] + [len(separator)])[1::2]
+    return table.take(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32), mode="clip")
 
 
 def _or_pieces(values: np.ndarray, lengths: list[int]) -> np.ndarray:
     """The OR of ``values`` over each of the consecutive pieces of these lengths (0 for an empty one)."""
-    sizes = np.array(lengths, dtype=np.intp)
-    out = np.zeros(len(sizes), dtype=values.dtype)
-    full = sizes > 0
-    if full.any():  # reduceat would take one value for an empty piece
-        out[full] = np.bitwise_or.reduceat(values, (np.cumsum(sizes) - sizes)[full])
+    out = np.zeros(len(lengths), dtype=values.dtype)
+    starts = list(accumulate(lengths[:-1], initial=0))
+    if lengths and all(lengths):
+        return np.bitwise_or.reduceat(values, starts)
+    full = np.flatnonzero(lengths)  # reduceat would take one value for an empty piece
+    if len(full):
+        out[full] = np.bitwise_or.reduceat(values, np.take(starts, full))
     return out
 
 
 def _flags(texts: Sequence[str]) -> np.ndarray:
-    """What :data:`_flag_table` holds for the characters of each text, ORed."""
-    return _or_per_text(_flag_table(), texts)[1]
+    """What :func:`_flag_table` holds for the characters of each text, ORed."""
+    return _or_pieces(_lookup(_flag_table(), "".join(texts)), [len(t) for t in texts])
 
 
 def _convert(out: list[str], flags: np.ndarray) -> None:
@@ -353,14 +358,14 @@ def unify_many(texts: Sequence[str]) -> list[str]:
     """
     out = [_nfkc(text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text) for text in texts]
     flags = _flags(out)
-    controlled = [i for i, f in enumerate(flags.tolist()) if f & _HAS_CONTROL]
-    if controlled:
-        for i in controlled:
-            out[i] = _CONTROL.sub("", out[i])
-        flags[controlled] = _flags([out[i] for i in controlled])
+    # The other flags stay right once the control characters are gone: they are
+    # those of the characters that stay.
+    for i in np.flatnonzero(flags & _HAS_CONTROL).tolist():
+        out[i] = _CONTROL.sub("", out[i])
     _convert(out, flags)
     out = [text.casefold() for text in out]
-    for i in np.flatnonzero(_needs_spacing(out)).tolist():
+    # (For one text alone, the check costs about what the split and join do.)
+    for i in np.flatnonzero(_needs_spacing(out)).tolist() if len(out) > 1 else range(len(out)):
         # str.split() and the regular expressions' \s are the same white space, so
         # this does what _SPACES, _LINE_BREAKS and strip do, three times faster.
         out[i] = "\n".join([line for line in map(" ".join, map(str.split, out[i].split("\n"))) if line])
@@ -373,13 +378,13 @@ def _needs_spacing(texts: Sequence[str]) -> np.ndarray:
     Text without is left alone by the white-space steps of :func:`unify_reference`.
     """
     # Joined by line breaks, a text's leading or trailing white space is next to one.
-    space, _ = _or_per_text(_space_table(), texts, separator="\n")
+    space = _lookup(_space_table(), "\n" + "\n".join(texts) + "\n")
     one = space & 1
-    paired = np.zeros_like(one)
-    paired[1:] = one[:-1]
-    paired[:-1] |= one[1:]
-    values = (space >> 1) | (one & paired)
-    return _or_pieces(values, [n for t in texts for n in (1, len(t))] + [1])[1::2].astype(bool)
+    values = space >> 1
+    paired = one[1:] & one[:-1]
+    values[1:] |= paired
+    values[:-1] |= paired
+    return _or_pieces(values, [n for t in texts for n in (1, len(t))] + [1])[1::2] > 0
 
 
 def unify_reference(text: str) -> str:

@@ -1,0 +1,105 @@
+"""unify_many's shortcuts: the steps it skips, and the batch lookups that decide it, against their references.
+
+The texts mix what each shortcut has to get right: every character str.split()
+takes for white space (runs of it, at either end of a line or text, next to
+control characters that go and leave two spaces side by side, next to characters
+that NFKC turns into spaces), every control character unify removes, lone
+surrogates, CRLF/CR mixes, CJK in both scripts, full-width forms, characters whose
+case folding is not their lower case (ß, İ, ς) and characters NFKC takes the long
+way for, within one line or across several.
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdup_es.text import (_CJK, _CONTROL, _HAS_CJK, _HAS_CONTROL, _MARKS, _flag_table, _flags, _lookup, _needs_spacing,
+                            _nfkc, _shortcuts, _space_table, unify, unify_many, unify_reference)
+
+ALL = "".join(map(chr, range(sys.maxunicode + 1)))
+SPACES = [c for c in ALL if c.isspace()]
+CONTROLS = [m.group() for m in _CONTROL.finditer(ALL)]
+
+_PIECES = st.sampled_from(
+    SPACES + CONTROLS + ["\r\n", "\r\n\r\n", "\r\r\n", " \r\n ", "\n\n\n", "  "]
+    + ["软件", "軟體", "使用者", "預設", "U盘", "B超", "乾隆", "後來", "\uf900", "\U0002f800", "〇", "。", "，", "：", "（）"]
+    + ["ß", "ẞ", "İ", "ς", "Σ", "ﬁ", "Ǆ", "ＡＢＣ", "ａｂｃ", "１２３", "．", "－", "／", "…", "™", "①", "Ⅻ", "ｶﾞ"]
+    + ["¨", "\u00af", "\u2002", "e\u0301", "\u0301", "\u0345", "가", "\u1100\u1161", "\u1161", "\u11a8", "\U0001f600"]
+    + ["Abc", "def", ".", "a-b", "2.5%"]
+)
+# Pieces, or arbitrary text (lone surrogates included) between them.
+_TEXTS = st.lists(_PIECES | st.text(max_size=3), max_size=40).map("".join)
+
+
+def spacing(text: str) -> str:
+    """What unify_reference's white-space steps make of a text."""
+    return "\n".join(line for line in (" ".join(line.split()) for line in text.split("\n")) if line)
+
+
+@given(st.lists(_TEXTS, max_size=8))
+@settings(max_examples=300, deadline=None)
+def test_unify_many_is_the_reference_of_each(texts: list[str]) -> None:
+    expected = [unify_reference(t) for t in texts]
+    assert unify_many(texts) == expected
+    assert [unify(t) for t in texts] == expected
+
+
+@given(st.lists(st.lists(st.sampled_from(SPACES + ["a", "軟", "\x00", "\u200b", "\r\n", "¨"]), max_size=12).map("".join), max_size=8))
+@settings(max_examples=300, deadline=None)
+def test_white_space_and_control_characters_alone(texts: list[str]) -> None:
+    # Mostly white space: the runs, ends and empty lines the shortcuts must see.
+    assert unify_many(texts) == [unify_reference(t) for t in texts]
+
+
+@given(st.lists(_TEXTS, max_size=8))
+@settings(max_examples=300, deadline=None)
+def test_needs_spacing_is_whether_the_white_space_steps_change_a_text(texts: list[str]) -> None:
+    assert _needs_spacing(texts).tolist() == [spacing(t) != t for t in texts]
+
+
+@given(st.lists(_TEXTS, max_size=8))
+@settings(max_examples=300, deadline=None)
+def test_flags_are_those_of_each_text(texts: list[str]) -> None:
+    shortcuts = _shortcuts()
+    assert shortcuts is not None
+    flags = _flags(texts).tolist()
+    assert [bool(f & _HAS_CJK) for f in flags] == [_CJK.search(t) is not None for t in texts]
+    assert [bool(f & _HAS_CONTROL) for f in flags] == [_CONTROL.search(t) is not None for t in texts]
+    assert [min(f & _MARKS, 2) for f in flags] == [shortcuts.mark(t) for t in texts]
+
+
+def test_the_tables_hold_every_character_as_the_references_see_it() -> None:
+    flags = _lookup(_flag_table(), ALL)
+    assert len(flags) == sys.maxunicode + 1
+    assert np.flatnonzero(flags & _HAS_CONTROL).tolist() == [ord(c) for c in CONTROLS]
+    assert np.flatnonzero(flags & _HAS_CJK).tolist() == [m.start() for m in _CJK.finditer(ALL)]
+    space = _lookup(_space_table(), ALL)
+    assert np.flatnonzero(space).tolist() == [ord(c) for c in SPACES] and len(SPACES) > 20
+    assert np.flatnonzero(space == 1).tolist() == [ord("\n"), ord(" ")]
+
+
+def test_nfkc_line_by_line_is_nfkc() -> None:
+    # _nfkc normalises the lines of a text apart when it is not normalised:
+    # a line break composes with no character on either side.
+    chars = [c for c in ALL if not 0xD800 <= ord(c) <= 0xDFFF]
+    assert unicodedata.normalize("NFKC", "\n".join(chars)) == "\n".join(unicodedata.normalize("NFKC", c) for c in chars)
+    text = "ＡＢ\u0301\nｶﾞ，e\n\u0301Ⅻ"
+    assert _nfkc(text) == unicodedata.normalize("NFKC", text) == "AB\u0301\nガ,e\n\u0301XII"
+
+
+@given(_TEXTS)
+@settings(max_examples=300, deadline=None)
+def test_nfkc_is_nfkc(text: str) -> None:
+    assert _nfkc(text) == unicodedata.normalize("NFKC", text)
+
+
+def test_empty_texts_and_batches() -> None:
+    assert unify_many([]) == [] and _needs_spacing([]).tolist() == [] and _flags([]).tolist() == []
+    texts = ["", " 軟體 ", "", "\n", "abc", ""]
+    assert unify_many(texts) == [unify_reference(t) for t in texts] == ["", "软件", "", "", "abc", ""]
+    assert _needs_spacing(texts).tolist() == [False, True, False, True, False, False]
