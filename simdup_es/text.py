@@ -75,7 +75,7 @@ _CJK = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _CJK_RA
 _CONFIGS = ("t2s", "s2twp", "tw2sp")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: _flag_table keeps a table for each
 class _Shortcuts:
     """What lets :func:`to_simplified` skip the conversion passes that cannot change a text.
 
@@ -100,7 +100,7 @@ class _Shortcuts:
     main: dict[str, str]  # config -> path of the config file without its normalization
 
     def mark(self, text: str) -> int:
-        """The highest mark of the characters of ``text`` (0 if none)."""
+        """The highest mark of the characters of ``text`` (0 if none); :func:`_flags` finds it for a batch at once."""
         if not text:
             return 0
         codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
@@ -223,8 +223,8 @@ def _shortcuts() -> _Shortcuts | None:
 # The characters of Chinese text that are not in NFKC form, nearly all full-width
 # punctuation. Replacing a character by its NFKC form leaves the NFKC form of the
 # whole text unchanged (it is a compatibility-equivalent string), and once these
-# are gone unicodedata.normalize usually finds the text normalised at its quick
-# check instead of decomposing and recomposing all of it.
+# are gone the text is usually found normalised at the quick check, not
+# decomposed and recomposed.
 _NFKC_COMMON = tuple((c, unicodedata.normalize("NFKC", c)) for c in "，：？（）；！")
 
 
@@ -264,7 +264,8 @@ def to_simplified_many(texts: Sequence[str]) -> list[str]:
     the table in the CPU caches: about an eighth faster than text by text.
     """
     out = list(texts)
-    _convert(out, _flags(out))
+    shortcuts = _shortcuts()
+    _convert(out, _flags(out, shortcuts), shortcuts)
     return out
 
 
@@ -272,10 +273,9 @@ def to_simplified_many(texts: Sequence[str]) -> list[str]:
 _MARKS, _HAS_CONTROL, _HAS_CJK = 3, 4, 8
 
 
-@lru_cache(maxsize=1)
-def _flag_table() -> np.ndarray:
+@lru_cache(maxsize=2)
+def _flag_table(shortcuts: _Shortcuts | None) -> np.ndarray:
     """uint8 by code point: the shortcuts' mark, _HAS_CONTROL and _HAS_CJK; the last one 0, for every code point above."""
-    shortcuts = _shortcuts()
     marks = shortcuts.marks if shortcuts is not None else np.zeros(1, dtype=np.uint8)
     table = np.zeros(max(len(marks), _CJK_RANGES[-1][1] + 2), dtype=np.uint8)
     table[: len(marks)] = marks
@@ -314,14 +314,13 @@ def _or_pieces(values: np.ndarray, lengths: list[int]) -> np.ndarray:
     return out
 
 
-def _flags(texts: Sequence[str]) -> np.ndarray:
+def _flags(texts: Sequence[str], shortcuts: _Shortcuts | None) -> np.ndarray:
     """What :func:`_flag_table` holds for the characters of each text, ORed."""
-    return _or_pieces(_lookup(_flag_table(), "".join(texts)), [len(t) for t in texts])
+    return _or_pieces(_lookup(_flag_table(shortcuts), "".join(texts)), [len(t) for t in texts])
 
 
-def _convert(out: list[str], flags: np.ndarray) -> None:
-    """:func:`to_simplified` of each text of ``out`` in place, given its :func:`_flags`."""
-    shortcuts = _shortcuts()
+def _convert(out: list[str], flags: np.ndarray, shortcuts: _Shortcuts | None) -> None:
+    """:func:`to_simplified` of each text of ``out`` in place, given its :func:`_flags` with the same ``shortcuts``."""
     # Text without a CJK character is left alone; the others take the passes their mark needs.
     # (Marks are ORed here, not the highest: 3 is a text with both, which takes every pass.)
     todo = [(i, min(f & _MARKS, 2) if shortcuts is not None else 2) for i, f in enumerate(flags.tolist()) if f & _HAS_CJK]
@@ -357,12 +356,13 @@ def unify_many(texts: Sequence[str]) -> list[str]:
     once by :func:`_flags` and :func:`_needs_spacing`.
     """
     out = [_nfkc(text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text) for text in texts]
-    flags = _flags(out)
+    shortcuts = _shortcuts()
+    flags = _flags(out, shortcuts)
     # The other flags stay right once the control characters are gone: they are
     # those of the characters that stay.
     for i in np.flatnonzero(flags & _HAS_CONTROL).tolist():
         out[i] = _CONTROL.sub("", out[i])
-    _convert(out, flags)
+    _convert(out, flags, shortcuts)
     out = [text.casefold() for text in out]
     # (For one text alone, the check costs about what the split and join do.)
     for i in np.flatnonzero(_needs_spacing(out)).tolist() if len(out) > 1 else range(len(out)):

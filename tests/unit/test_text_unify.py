@@ -15,9 +15,11 @@ import sys
 import unicodedata
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import simdup_es.text as text_module
 from simdup_es.text import (_CJK, _CONTROL, _HAS_CJK, _HAS_CONTROL, _MARKS, _flag_table, _flags, _lookup, _needs_spacing,
                             _nfkc, _shortcuts, _space_table, unify, unify_many, unify_reference)
 
@@ -27,7 +29,7 @@ CONTROLS = [m.group() for m in _CONTROL.finditer(ALL)]
 
 _PIECES = st.sampled_from(
     SPACES + CONTROLS + ["\r\n", "\r\n\r\n", "\r\r\n", " \r\n ", "\n\n\n", "  "]
-    + ["软件", "軟體", "使用者", "預設", "U盘", "B超", "乾隆", "後來", "\uf900", "\U0002f800", "〇", "。", "，", "：", "（）"]
+    + ["软件", "軟體", "苧麻", "使用者", "預設", "U盘", "B超", "乾隆", "後來", "\uf900", "\U0002f800", "〇", "。", "，", "：", "（）"]
     + ["ß", "ẞ", "İ", "ς", "Σ", "ﬁ", "Ǆ", "ＡＢＣ", "ａｂｃ", "１２３", "．", "－", "／", "…", "™", "①", "Ⅻ", "ｶﾞ"]
     + ["¨", "\u00af", "\u2002", "e\u0301", "\u0301", "\u0345", "가", "\u1100\u1161", "\u1161", "\u11a8", "\U0001f600"]
     + ["Abc", "def", ".", "a-b", "2.5%"]
@@ -67,14 +69,14 @@ def test_needs_spacing_is_whether_the_white_space_steps_change_a_text(texts: lis
 def test_flags_are_those_of_each_text(texts: list[str]) -> None:
     shortcuts = _shortcuts()
     assert shortcuts is not None
-    flags = _flags(texts).tolist()
+    flags = _flags(texts, shortcuts).tolist()
     assert [bool(f & _HAS_CJK) for f in flags] == [_CJK.search(t) is not None for t in texts]
     assert [bool(f & _HAS_CONTROL) for f in flags] == [_CONTROL.search(t) is not None for t in texts]
     assert [min(f & _MARKS, 2) for f in flags] == [shortcuts.mark(t) for t in texts]
 
 
 def test_the_tables_hold_every_character_as_the_references_see_it() -> None:
-    flags = _lookup(_flag_table(), ALL)
+    flags = _lookup(_flag_table(_shortcuts()), ALL)
     assert len(flags) == sys.maxunicode + 1
     assert np.flatnonzero(flags & _HAS_CONTROL).tolist() == [ord(c) for c in CONTROLS]
     assert np.flatnonzero(flags & _HAS_CJK).tolist() == [m.start() for m in _CJK.finditer(ALL)]
@@ -99,7 +101,19 @@ def test_nfkc_is_nfkc(text: str) -> None:
 
 
 def test_empty_texts_and_batches() -> None:
-    assert unify_many([]) == [] and _needs_spacing([]).tolist() == [] and _flags([]).tolist() == []
+    assert unify_many([]) == [] and _needs_spacing([]).tolist() == [] and _flags([], None).tolist() == []
     texts = ["", " 軟體 ", "", "\n", "abc", ""]
     assert unify_many(texts) == [unify_reference(t) for t in texts] == ["", "软件", "", "", "abc", ""]
     assert _needs_spacing(texts).tolist() == [False, True, False, True, False, False]
+
+
+def test_the_flags_follow_the_shortcuts_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A table built while there were no shortcuts (no marks) must not serve once there are.
+    # 苧 is the one character whose Simplified form the two passes after t2s do not make.
+    texts = ["使用者可以用預設的檔名執行指令碼", "苧麻布", "軟體\uf900", "abc"]
+    expected = [unify_reference(t) for t in texts]
+    _flag_table.cache_clear()
+    monkeypatch.setattr(text_module, "_shortcuts", lambda: None)
+    assert unify_many(texts) == expected
+    monkeypatch.undo()
+    assert unify_many(texts) == expected and unify_many(texts)[0] == "用户可以用预设的文件名运行脚本"
