@@ -288,7 +288,7 @@ def _flag_table(shortcuts: _Shortcuts | None) -> np.ndarray:
 @lru_cache(maxsize=1)
 def _space_table() -> np.ndarray:
     """uint8 by code point: 1 for space and line break, 3 for any other white space (str.split's); the last one 0."""
-    table = np.array([chr(c).isspace() * 3 for c in range(0x3002)], dtype=np.uint8)  # U+3000 is the highest
+    table = np.array([3 if chr(c).isspace() else 0 for c in range(0x3002)], dtype=np.uint8)  # U+3000 is the highest
     table[[ord(" "), ord("\n"), len(table) - 1]] = 1, 1, 0
     return table
 
