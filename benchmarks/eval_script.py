@@ -24,22 +24,36 @@ from simdup_es.fingerprint import Doc, Fingerprinter
 DATA = Path(os.environ.get("SIMDUP_DATA") or Path(__file__).resolve().parent.parent / "data")
 
 
+class _Unchanged:
+    @staticmethod
+    def convert(text: str) -> str:
+        return text
+
+
+def _t2s_only(config: str):  # type: ignore[no-untyped-def]
+    """unify_reference's OpenCC configs with the round trip (s2twp, tw2sp) left out."""
+    return _OPENCC(config) if config == "t2s" else _Unchanged
+
+
+_OPENCC = text_module._opencc
+
+
 def main() -> None:
     pairs = [json.loads(line) for line in open(DATA / "manpages-pairs.jsonl", encoding="utf-8")]
     pairs = [p for p in pairs if len(p["zh_cn"]) < 20_000]
-    cc = {c: opencc.OpenCC(c) for c in ("t2s", "s2t")}
-    s2t = [cc["s2t"].convert(p["zh_cn"]) for p in pairs]
-    options = {
-        "t2s (characters only)": lambda x: cc["t2s"].convert(x),
-        "t2s -> s2twp -> tw2sp (simdup)": text_module.to_simplified,
-    }
+    s2t = [opencc.OpenCC("s2t").convert(p["zh_cn"]) for p in pairs]
     print(f"{len(pairs)} man pages in zh_CN and zh_TW")
-    for name, convert in options.items():
-        text_module.to_simplified = convert  # unify() looks the function up at call time
+    for name, opencc_of in {"t2s (characters only)": _t2s_only, "t2s -> s2twp -> tw2sp (simdup)": _OPENCC}.items():
+        # Unified here, step by step (unify_reference, which unify equals), with the
+        # configs of this option; the workers fingerprint the unified texts.
+        text_module._opencc = opencc_of
+        try:
+            cn, tw, pure = ([text_module.unify_reference(x) for x in texts]
+                            for texts in ([p["zh_cn"] for p in pairs], [p["zh_tw"] for p in pairs], s2t))
+        finally:
+            text_module._opencc = _OPENCC
         fp = Fingerprinter()
-        cn = [r.unwrap() for r in fp.map(Doc(p["zh_cn"]) for p in pairs)]
-        tw = [r.unwrap() for r in fp.map(Doc(p["zh_tw"]) for p in pairs)]
-        pure = [r.unwrap() for r in fp.map(Doc(x) for x in s2t)]
+        cn, tw, pure = ([r.unwrap() for r in fp.map((Doc(x) for x in texts), unified=True)] for texts in (cn, tw, pure))
         d = np.array([a.distance(b) for a, b in zip(cn, tw)])
         e = np.array([a.distance(b) for a, b in zip(cn, pure)])
         print(f"{name:32s} zh_CN~zh_TW mean {d.mean():5.2f}, within 3: {(d <= 3).mean():6.1%} | "
