@@ -136,14 +136,14 @@ class Fingerprinter:
             texts[i] = doc.text
         if not unified:
             texts = dict(zip(texts, unify_many(list(texts.values()))))
-        segmented = {i: self.tokenizer.segment(text) for i, text in texts.items()}
+        segmented = {i: self.tokenizer.cut(text) for i, text in texts.items()}
         return self._hashed(docs, segmented, results, unified)
 
     def fingerprint_segmented(self, docs: Sequence[Doc], tokens: Sequence[list[str]], *, unified: bool = False
                               ) -> list[Result]:
         """:meth:`fingerprint_many` of documents already segmented: ``tokens[i]`` is
-        ``self.tokenizer.segment`` of the unified text of ``docs[i]`` (whose text is not read
-        again; its title is, and unified unless ``unified``). No size check."""
+        ``self.tokenizer.cut`` or ``segment`` of the unified text of ``docs[i]`` (whose text is not
+        read again; its title is, and unified unless ``unified``). No size check."""
         return self._hashed(docs, dict(enumerate(tokens)), [None] * len(docs), unified)
 
     def _hashed(self, docs: Sequence[Doc], segmented: dict[int, list[str]], results: list[Result | None],

@@ -345,11 +345,11 @@ class PartPrinter:
             split = self._split(next(texts), True)
             prepared.append(split)
             u, parts = split.text, split.parts
-            whole = fingerprinter.tokenizer.segment(u)
+            whole = fingerprinter.tokenizer.cut(u)
             batch.append(Doc(u, next(titles) if doc.title else doc.title, doc.source))
             batch += [Doc(u[p.start : p.end]) for p in parts]
             tokens.append(whole)
-            tokens += part_tokens(u, whole, parts, fingerprinter.tokenizer.segment)
+            tokens += part_tokens(u, whole, parts, fingerprinter.tokenizer.cut)
         results = iter(fingerprinter.fingerprint_segmented(batch, tokens, unified=True))
         out = _Batch()
         for split in prepared:

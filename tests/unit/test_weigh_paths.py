@@ -1,4 +1,5 @@
-"""weigh_batch (what fingerprints use) gives weigh's floats: cold or warm cache, with and without title words."""
+"""weigh_batch (what fingerprints use) gives weigh's floats: cold or warm cache, with and without title words,
+from segmented tokens or from jieba-rs's cut (whose Latin compounds weigh_batch splits in its counts)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from hypothesis import strategies as st
 
 from simdup_es.config import FingerprintParams
 from simdup_es.text import unify
-from simdup_es.tokens import IdfTable, Lexicon, Tokenizer, weigh, weigh_batch
+from simdup_es.tokens import IdfTable, Lexicon, Tokenizer, _split_compounds, weigh, weigh_batch
 from tests._data import load_corpus
 
 
@@ -37,8 +38,19 @@ def test_weigh_batch_gives_the_floats_of_weigh_on_the_corpus() -> None:
     assert untitled == [weigh(tokens, lexicon) for tokens in docs] != expected
 
 
-_TOKENS = st.lists(st.sampled_from(["文档", "检索", "的", "，", " ", "elasticsearch", "a", "近似", "重复", "3.14", "了"])
-                   | st.text(max_size=4), max_size=30)
+def test_weigh_batch_of_cut_tokens_is_weigh_of_segmented_ones_on_the_corpus() -> None:
+    tokenizer = Tokenizer()
+    texts = [unify(d["text"]) for name in ("zh-docs.jsonl", "en-docs.jsonl") for d in load_corpus(name)[::7]]
+    cut, segmented = [tokenizer.cut(u) for u in texts], [tokenizer.segment(u) for u in texts]
+    assert sum(c != s for c, s in zip(cut, segmented)) > 200  # compounds to split in many documents
+    lexicon = Lexicon(FingerprintParams(), IdfTable.load())
+    cold = _per_doc(cut, lexicon, [frozenset()] * len(cut))  # every token new to the cache
+    assert cold == _per_doc(cut, lexicon, [frozenset()] * len(cut)) == [weigh(s, lexicon) for s in segmented]
+
+
+_TOKENS = st.lists(st.sampled_from(["文档", "检索", "的", "，", " ", "elasticsearch", "a", "近似", "重复", "3.14", "了",
+                                    "a.out", "out", ".", "mh-alias", "-f", "c++", "x_y", "50%", "\n"])
+                   | st.text(alphabet="ab.-_%\n文", max_size=5) | st.text(max_size=4), max_size=30)
 
 
 @settings(max_examples=200, deadline=None)
@@ -46,4 +58,6 @@ _TOKENS = st.lists(st.sampled_from(["文档", "检索", "的", "，", " ", "elas
 def test_weigh_batch_agrees_with_weigh(batch: list[tuple[list[str], set[str]]]) -> None:
     lexicon = Lexicon(FingerprintParams(), IdfTable.load())
     docs, titles = [d for d, _ in batch], [frozenset(t) for _, t in batch]
-    assert _per_doc(docs, lexicon, titles) == [weigh(d, lexicon, title_words=t) for d, t in zip(docs, titles)]
+    # The Latin compounds among the tokens are split as segment splits them.
+    expected = [weigh(_split_compounds("".join(d), d), lexicon, title_words=t) for d, t in zip(docs, titles)]
+    assert _per_doc(docs, lexicon, titles) == expected
