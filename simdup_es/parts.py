@@ -41,8 +41,8 @@ import xxhash
 from .config import require_ints
 from .errors import ConfigError
 from .fingerprint import Doc, Fingerprinter, Result
-from .sentences import Sentence, split_sentences_joined, units
-from .text import unify, unify_many
+from .sentences import Sentence, split_sentences_joined_many, units
+from .text import unify_many
 
 T = TypeVar("T")
 
@@ -285,7 +285,7 @@ class PartPrinter:
 
     def levels_many(self, texts: Sequence[str], *, unified: bool = False) -> list[Levels]:
         """Levels of many documents, their parts fingerprinted in one batch in this process."""
-        prepared = [self._split(text, unified) for text in texts]
+        prepared = self._split_many(texts if unified else unify_many(texts))
         docs = [Doc(split.text[p.start : p.end]) for split in prepared for p in split.parts]
         results = iter(self.fingerprinter.fingerprint_many(docs, unified=True))
         return [self._levels(split, [next(results).fingerprint for _ in split.parts]) for split in prepared]
@@ -336,13 +336,13 @@ class PartPrinter:
         prepared: list[_Split | Result] = []
         fits = [not fingerprinter.too_large(doc.text) for doc in docs]
         # Unified in one batch: each OpenCC pass runs once over them all.
-        texts = iter(unify_many([doc.text for doc, fit in zip(docs, fits, strict=True) if fit]))
+        splits = iter(self._split_many(unify_many([doc.text for doc, fit in zip(docs, fits, strict=True) if fit])))
         titles = iter(unify_many([doc.title for doc, fit in zip(docs, fits, strict=True) if fit and doc.title]))
         for doc, fit in zip(docs, fits, strict=True):
             if not fit:
                 prepared.append(fingerprinter.fingerprint_many([doc])[0])  # too large: rejected with the reason
                 continue
-            split = self._split(next(texts), True)
+            split = next(splits)
             prepared.append(split)
             u, parts = split.text, split.parts
             whole = fingerprinter.tokenizer.cut(u)
@@ -361,11 +361,13 @@ class PartPrinter:
             out.append((result, None, None) if result.error else (result, self._levels(split, fps), split.text))
         return out
 
-    def _split(self, text: str, unified: bool) -> _Split:
-        u = text if unified else unify(text)
-        sentences, joined = split_sentences_joined(u)
-        keys = _joined_keys(sentences, joined, self.params.sentence_min_units)
-        return _Split(u, sentences, split_parts(u, sentences, self.params) if self.params.with_parts else [], keys)
+    def _split_many(self, texts: Sequence[str]) -> list[_Split]:
+        """Unified texts cut into sentences (all at once) and parts, with their sentence keys."""
+        out = []
+        for u, (sentences, joined) in zip(texts, split_sentences_joined_many(texts), strict=True):
+            keys = _joined_keys(sentences, joined, self.params.sentence_min_units)
+            out.append(_Split(u, sentences, split_parts(u, sentences, self.params) if self.params.with_parts else [], keys))
+        return out
 
     def _levels(self, split: _Split, fps: Sequence[object]) -> Levels:
         return Levels(

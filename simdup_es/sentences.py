@@ -52,7 +52,9 @@ sentence may span a line break.
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -68,6 +70,7 @@ __all__ = [
     "split_sentences",
     "split_sentences_coded",
     "split_sentences_joined",
+    "split_sentences_joined_many",
     "unit_spans",
     "units",
 ]
@@ -278,11 +281,9 @@ def _bmp_word_chars() -> np.ndarray:
     return table
 
 
-class _Scan(NamedTuple):
-    """What :func:`_scan` found in a text."""
+class _Chars(NamedTuple):
+    """Where the units of a text are (:func:`_chars`)."""
 
-    sentences: list[Sentence]
-    ranges: list[tuple[int, int]]  # each sentence's units: first, stop
     points: np.ndarray  # the text's code points
     starts: np.ndarray  # offset of each unit
     word_starts: np.ndarray  # offsets of the Latin units (words and numbers)
@@ -290,14 +291,13 @@ class _Scan(NamedTuple):
     inside: np.ndarray  # whether each character is part of a unit
 
 
-def _scan(text: str, min_units: int) -> _Scan:
-    """Split ``text`` into sentences (:func:`_raw_pieces`, short fragments merged) and locate its units.
+def _chars(text: str) -> _Chars:
+    """The units of ``text`` (those of :func:`units`), found with numpy rather than a
+    regular expression (which costs about 15 ns per character even where nothing matches).
 
-    The same units as :func:`units`, found with numpy rather than a regular
-    expression (which costs about 15 ns per character even where nothing matches).
+    A unit never spans a line break, so texts joined by ``"\\n"`` are scanned at once
+    and each keeps its own units.
     """
-    if isinstance(min_units, bool) or not isinstance(min_units, int) or min_units < 1:
-        raise ConfigError(f"min_units must be a positive integer, got {min_units!r}")
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     unit_start = _IS_CJK[points]
     word = _bmp_word_chars()[np.minimum(points, 0xFFFF)]  # 0xFFFF is no letter
@@ -317,12 +317,15 @@ def _scan(text: str, min_units: int) -> _Scan:
     else:
         word_starts = word_ends = np.zeros(0, dtype=np.int64)
         inside = unit_start
-    starts = np.flatnonzero(unit_start)
-    pieces = _raw_pieces(text)
-    # Units never cross a piece boundary, so a piece's units are those starting in it.
-    ends = np.array([k for begin, end, _ in pieces for k in (begin, end)], dtype=np.int64)
-    bounds = np.searchsorted(starts, ends).tolist()  # first and stop unit of each piece
-    # Short fragments join a neighbour. Each entry: (start, end, first unit, stop unit).
+    return _Chars(points, np.flatnonzero(unit_start), word_starts, word_ends, inside)
+
+
+def _merged(pieces: list[tuple[int, int, bool]], bounds: list[int], min_units: int) -> list[tuple[int, int, int, int]]:
+    """The sentences of a text's pieces (:func:`_raw_pieces`), short fragments merged into a neighbour.
+
+    ``bounds`` holds the first and stop unit of each piece in turn. Each sentence:
+    ``(start, end, first unit, stop unit)``.
+    """
     merged: list[tuple[int, int, int, int]] = []
     pending: tuple[int, int, int, int] | None = None  # a line-initial fragment waiting for the next sentence
     for (start, end, line_start), u0, u1 in zip(pieces, bounds[0::2], bounds[1::2], strict=True):
@@ -343,8 +346,47 @@ def _scan(text: str, min_units: int) -> _Scan:
             merged.append(pending)
     if merged and merged[0][2] == merged[0][3]:
         merged = []  # the whole text is punctuation (only then can a sentence have no unit)
+    return merged
+
+
+class _Scan(NamedTuple):
+    """What :func:`_scan` found in a text."""
+
+    sentences: list[Sentence]
+    ranges: list[tuple[int, int]]  # each sentence's units: first, stop
+    chars: _Chars
+
+
+def _check_min_units(min_units: int) -> None:
+    if isinstance(min_units, bool) or not isinstance(min_units, int) or min_units < 1:
+        raise ConfigError(f"min_units must be a positive integer, got {min_units!r}")
+
+
+def _scan(text: str, min_units: int) -> _Scan:
+    """Split ``text`` into sentences (:func:`_raw_pieces`, short fragments merged) and locate its units (:func:`_chars`)."""
+    _check_min_units(min_units)
+    chars = _chars(text)
+    pieces = _raw_pieces(text)
+    # Units never cross a piece boundary, so a piece's units are those starting in it.
+    ends = np.array([k for begin, end, _ in pieces for k in (begin, end)], dtype=np.int64)
+    merged = _merged(pieces, np.searchsorted(chars.starts, ends).tolist(), min_units)
     sentences = [Sentence(k, start, end, text[start:end], u1 - u0) for k, (start, end, u0, u1) in enumerate(merged)]
-    return _Scan(sentences, [(u0, u1) for _, _, u0, u1 in merged], points, starts, word_starts, word_ends, inside)
+    return _Scan(sentences, [(u0, u1) for _, _, u0, u1 in merged], chars)
+
+
+def _joined_units(points: np.ndarray, chars: _Chars) -> tuple[str, list[int]]:
+    """The units of a text (``points``, as :func:`_chars` found them), each followed by U+001F,
+    and where each unit starts in that string, then one past its end."""
+    inside = np.flatnonzero(chars.inside)
+    first = np.searchsorted(inside, chars.starts)  # each unit's first character among them
+    # Where each unit character goes: after one separator per unit before it.
+    shift = np.zeros(len(inside), dtype=np.int64)
+    shift[first[1:]] = 1
+    at = np.arange(len(inside)) + np.cumsum(shift)
+    out = np.full(len(inside) + len(first), ord(_UNIT_SEPARATOR), dtype="<u4")
+    out[at] = points[inside]
+    joined = out.tobytes().decode("utf-32-le")
+    return joined, at[first].tolist() + [len(joined)]
 
 
 def split_sentences_coded(
@@ -366,13 +408,14 @@ def split_sentences_coded(
         More distinct words than private-use code points.
     """
     scan = _scan(text, min_units)
-    coded = scan.points.copy()
+    chars = scan.chars
+    coded = chars.points.copy()
     if words is None:
-        coded[scan.word_starts] = WORD_BASE
-    elif len(scan.word_starts):
-        found = [text[i:j].casefold() for i, j in zip(scan.word_starts.tolist(), scan.word_ends.tolist(), strict=True)]
-        coded[scan.word_starts] = np.frombuffer("".join(map(words.__getitem__, found)).encode("utf-32-le"), np.uint32)
-    units_ = coded[scan.starts].astype("<u4").tobytes().decode("utf-32-le")
+        coded[chars.word_starts] = WORD_BASE
+    elif len(chars.word_starts):
+        found = [text[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
+        coded[chars.word_starts] = np.frombuffer("".join(map(words.__getitem__, found)).encode("utf-32-le"), np.uint32)
+    units_ = coded[chars.starts].astype("<u4").tobytes().decode("utf-32-le")
     return scan.sentences, [units_[u0:u1] for u0, u1 in scan.ranges]
 
 
@@ -380,34 +423,49 @@ def split_sentences_joined(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> 
     """:func:`split_sentences`, plus each sentence's units joined by U+001F: ``"\\x1f".join(sentence.units)``.
 
     Found in the same pass, with numpy: the text's unit characters, a separator
-    before each unit, then one slice per sentence.
+    after each unit, then one slice per sentence.
 
     Raises
     ------
     ConfigError
         ``min_units`` is not a positive integer.
     """
-    scan = _scan(text, min_units)
-    if not scan.sentences:
-        return [], []
-    points = scan.points
+    return split_sentences_joined_many([text], min_units=min_units)[0]
+
+
+def split_sentences_joined_many(
+    texts: Sequence[str], *, min_units: int = DEFAULT_MIN_UNITS
+) -> list[tuple[list[Sentence], list[str]]]:
+    """:func:`split_sentences_joined` of each text, their units found in one pass over them all.
+
+    numpy's cost per call is about that of the work itself for a text of a few
+    hundred characters, so the texts are scanned joined by line breaks.
+    """
+    _check_min_units(min_units)
+    text = "\n".join(texts)
     folded = text.casefold()
-    if folded != text:
-        if len(folded) != len(text):  # a character folds to several (ß, İ): word by word
-            return scan.sentences, [_UNIT_SEPARATOR.join(units(s.text)) for s in scan.sentences]
-        # Case folding maps character by character, so each unit folds in place.
-        points = np.frombuffer(folded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    chars = np.flatnonzero(scan.inside)
-    first = np.searchsorted(chars, scan.starts)  # each unit's first character among them
-    # Where each unit character goes in the joined text: after one separator per unit before it.
-    shift = np.zeros(len(chars), dtype=np.int64)
-    shift[first[1:]] = 1
-    at = np.arange(len(chars)) + np.cumsum(shift)
-    out = np.full(len(chars) + len(first) - 1, ord(_UNIT_SEPARATOR), dtype="<u4")
-    out[at] = points[chars]
-    joined = out.tobytes().decode("utf-32-le")
-    offsets = at[first].tolist() + [len(joined) + 1]  # where each unit starts, then past the end
-    return scan.sentences, [joined[offsets[u0] : offsets[u1] - 1] for u0, u1 in scan.ranges]
+    if len(folded) != len(text):  # a character folds to several (ß, İ): those texts word by word
+        if len(texts) > 1:
+            return [split_sentences_joined_many([t], min_units=min_units)[0] for t in texts]
+        sentences = _scan(text, min_units).sentences
+        return [(sentences, [_UNIT_SEPARATOR.join(units(s.text)) for s in sentences])]
+    chars = _chars(text)
+    pieces = [_raw_pieces(t) for t in texts]
+    base = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
+    # Units never cross a piece boundary, so a piece's units are those starting in it.
+    ends = np.fromiter((at + k for p, at in zip(pieces, base) for begin, end, _ in p for k in (begin, end)), dtype=np.int64)
+    bounds = np.searchsorted(chars.starts, ends).tolist()
+    # Case folding maps character by character here, so each unit folds in place.
+    points = chars.points if folded == text else np.frombuffer(folded.encode("utf-32-le", "surrogatepass"), np.uint32)
+    joined, offsets = _joined_units(points, chars)
+    out = []
+    first = 0
+    for t, p in zip(texts, pieces, strict=True):
+        merged = _merged(p, bounds[first : first + 2 * len(p)], min_units)
+        first += 2 * len(p)
+        sentences = [Sentence(k, start, end, t[start:end], u1 - u0) for k, (start, end, u0, u1) in enumerate(merged)]
+        out.append((sentences, [joined[offsets[u0] : offsets[u1] - 1] for _, _, u0, u1 in merged]))
+    return out
 
 
 def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from simdup_es.errors import ConfigError
 from simdup_es.sentences import (
+    DEFAULT_MIN_UNITS,
     Sentence,
     WordCodes,
     _abbreviation_before,
@@ -18,11 +19,12 @@ from simdup_es.sentences import (
     split_sentences,
     split_sentences_coded,
     split_sentences_joined,
+    split_sentences_joined_many,
     unit_spans,
     units,
 )
 from simdup_es.text import unify
-from tests._data import fixture_text
+from tests._data import fixture_text, load_corpus
 
 
 def texts(sentences: list[Sentence]) -> list[str]:
@@ -239,6 +241,26 @@ def test_joined_units_are_each_sentences_units(text: str, min_units: int) -> Non
     sentences, joined = split_sentences_joined(text, min_units=min_units)
     assert sentences == split_sentences(text, min_units=min_units)
     assert joined == ["\x1f".join(s.units) for s in sentences]
+
+
+def _each_joined(text: str, min_units: int) -> tuple[list[Sentence], list[str]]:
+    sentences = split_sentences(text, min_units=min_units)
+    return sentences, ["\x1f".join(s.units) for s in sentences]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_texts, max_size=5), st.integers(min_value=1, max_value=8))
+def test_joined_units_of_a_batch_are_those_of_each_text(batch: list[str], min_units: int) -> None:
+    # Scanned at once, joined by line breaks: no unit, word or sentence crosses from one text to the next.
+    assert split_sentences_joined_many(batch, min_units=min_units) == [_each_joined(t, min_units) for t in batch]
+
+
+def test_joined_units_of_a_batch_on_the_corpus() -> None:
+    batch = [unify(d["text"]) for name in ("zh-docs.jsonl", "en-docs.jsonl") for d in load_corpus(name)[::25]]
+    batch += [unify(fixture_text(name)) for name in ("zh_article.txt", "zh_other.txt", "en_article.txt")]
+    got = split_sentences_joined_many(batch)
+    assert got == [_each_joined(t, DEFAULT_MIN_UNITS) for t in batch]
+    assert sum(len(s) for s, _ in got) > 3000
 
 
 def test_joined_units_fold_letters_that_fold_to_several() -> None:
