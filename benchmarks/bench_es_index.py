@@ -34,7 +34,8 @@ right before each of these steps: each ratio pairs a variant with that run (the
 machine is shared; its load drifts). Printed: median seconds, median ratio to
 ``plain``, and CPU per 1,000 documents in the node (from /proc, or ``_nodes/stats``;
 requests of other clients of the node count too) and in the client (its processes
-and workers), which depends less on the load than wall time does.
+and workers; ``parent`` the feeding process alone, not for the CLI runs), which
+depends less on the load than wall time does.
 ``--ref DIR`` also times the package in DIR (e.g. the main branch) in the same
 rounds, so a change is seen before/after against the same reference.
 
@@ -88,18 +89,22 @@ def es_cpu_ms(client: Any) -> float:
         return float(sum(node["process"]["cpu"]["total_in_millis"] for node in stats["nodes"].values()))
 
 
-def own_cpu_ms() -> float:
-    """CPU milliseconds of this process, its threads and its finished children (fingerprint workers, the CLI)."""
+def own_cpu_ms() -> tuple[float, float]:
+    """CPU milliseconds of this process and its threads, and of its finished children (fingerprint workers, the CLI)."""
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime) * 1000
+    return (me.ru_utime + me.ru_stime) * 1000, (kids.ru_utime + kids.ru_stime) * 1000
 
 
-def timed(client: Any, fn: Callable[[], int]) -> dict[str, float]:
-    """Wall seconds and CPU (node, client) of ``fn``, which returns the documents it wrote."""
-    es0, me0, t = es_cpu_ms(client), own_cpu_ms(), time.perf_counter()
+def timed(client: Any, fn: Callable[[], int], *, cli: bool = False) -> dict[str, float]:
+    """Wall seconds and CPU (node; client: this process and its children) of ``fn``, which returns the
+    documents it wrote; ``parent`` is the CPU of this process alone (the feeding process of index), but
+    for a ``cli`` run, whose feeding process is a child (then ``nan``)."""
+    es0, (me0, kids0), t = es_cpu_ms(client), own_cpu_ms(), time.perf_counter()
     written = fn()
     seconds = time.perf_counter() - t
-    return {"seconds": seconds, "written": written, "node_ms": es_cpu_ms(client) - es0, "client_ms": own_cpu_ms() - me0}
+    me, kids = own_cpu_ms()
+    return {"seconds": seconds, "written": written, "node_ms": es_cpu_ms(client) - es0,
+            "client_ms": me - me0 + kids - kids0, "parent_ms": float("nan") if cli else me - me0}
 
 
 def fresh_index(client: Any, index: str, mappings: dict[str, Any] | None = None) -> None:
@@ -233,7 +238,7 @@ def cli(client: Any, path: Path, workers: int, tree: str, url: str, embedded: bo
             raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
         return int(done.stderr.rsplit("indexed ", 1)[1].split()[0].rstrip(","))
 
-    out = timed(client, run)
+    out = timed(client, run, cli=True)
     fresh_index(client, index)
     shutil.rmtree(folder)
     return out
@@ -332,13 +337,15 @@ def main() -> None:
                         assert run["written"] == n, (name, run["written"], n)
                         print(f"  {n} docs, round {rnd + 1}: {name:22s} {run['seconds']:7.2f} s, {ratios[name][-1]:5.2f}x "
                               f"plain; CPU per 1k docs: node {run['node_ms'] / n * 1000:6.0f} ms, "
-                              f"client {run['client_ms'] / n * 1000:6.0f} ms", flush=True)
+                              f"client {run['client_ms'] / n * 1000:6.0f} ms (parent {run['parent_ms'] / n * 1000:4.0f})",
+                              flush=True)
             print(f"\n{n} documents, {args.rounds} rounds, load average now {os.getloadavg()}; median seconds, median "
                   "ratio to the plain helpers.bulk run just before, median CPU ms per 1,000 documents")
-            print(f"  {'':22s} {'seconds':>8s} {'x plain':>8s} | {'node':>6s} {'client':>7s}")
+            print(f"  {'':22s} {'seconds':>8s} {'x plain':>8s} | {'node':>6s} {'client':>7s} {'parent':>7s}")
             for name, rs in runs.items():
+                cpu = {k: median(r.get(k, float("nan")) for r in rs) / n * 1000 for k in ("node_ms", "client_ms", "parent_ms")}
                 print(f"  {name:22s} {median(r['seconds'] for r in rs):8.2f} {median(ratios[name]):7.2f}x | "
-                      f"{median(r['node_ms'] for r in rs) / n * 1000:6.0f} {median(r['client_ms'] for r in rs) / n * 1000:7.0f}"
+                      f"{cpu['node_ms']:6.0f} {cpu['client_ms']:7.0f} {cpu['parent_ms']:7.0f}"
                       f"   (runs: {', '.join(f'{x:.2f}' for x in ratios[name])})")
             for label in trees:
                 for name in ("index", "index-cli", "store", "store-cli", "index-keys", "index-doc", "index-doc-cli"):

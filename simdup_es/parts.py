@@ -27,6 +27,7 @@ to the unified text (:func:`simdup_es.text.unify`), like the comparison matrix's
 
 from __future__ import annotations
 
+import array
 import bisect
 import functools
 import itertools
@@ -125,14 +126,19 @@ class Levels:
 
     version: str
     units: int
-    sentences: Sequence[Sentence]  # a tuple, or built on first use (from a worker)
-    parts: tuple[Part, ...]
+    # Tuples; from a worker, sequences equal to them whose objects are made on first use.
+    sentences: Sequence[Sentence]
+    parts: Sequence[Part]
     fingerprints: tuple[int | None, ...]
-    keys: tuple[SentenceKey, ...]
+    keys: Sequence[SentenceKey]
 
     def stored(self) -> tuple[list[int], list[int]]:
         """What a store indexes: the part fingerprints (without ``None``) and the distinct sentence keys."""
-        return [f for f in self.fingerprints if f is not None], sorted({k.key for k in self.keys})
+        return [f for f in self.fingerprints if f is not None], sorted(set(self.key_values()))
+
+    def key_values(self) -> list[int]:
+        """The value of each sentence key, in order (from a worker, without making the key objects)."""
+        return self.keys.values() if isinstance(self.keys, _Keys) else [k.key for k in self.keys]
 
 
 def _paragraphs(text: str, sentences: Sequence[Sentence]) -> list[tuple[int, int]]:
@@ -398,10 +404,12 @@ def _items_chunk(fingerprinter: Fingerprinter, docs: list[Doc], *, params: PartP
 
 
 class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
-    """Results, levels and unified texts of a batch; pickles the levels as plain tuples.
+    """Results, levels and unified texts of a batch; pickles the levels as flat arrays of numbers.
 
-    On the way back from a worker that takes a third of the time of unpickling the
-    Levels' frozen dataclasses, and sends each text once rather than in sentences.
+    On the way back from a worker, unpickling the levels' frozen dataclasses (or even
+    tuples of numbers) for every document was most of the CPU the process that feeds
+    two workers spent on them; bytes are copied, and each text is sent once rather
+    than in sentences.
     """
 
     def __reduce__(self) -> tuple[Callable[[list[tuple[Result, _Packed | None]]], _Batch], tuple[object, ...]]:
@@ -412,60 +420,61 @@ def _unpack_batch(packed: list[tuple[Result, _Packed | None]]) -> _Batch:
     return _Batch((r, None, None) if p is None else (r, _unpack(p), p[2]) for r, p in packed)
 
 
-# (version, units, unified text, sentences (start, end, units), parts, fingerprints, keys)
-_Packed = tuple[str, int, str, list[tuple[int, int, int]], list[tuple[int, int, int, int, int]],
-                tuple[int | None, ...], list[tuple[int, int, int]]]
+# (version, units, unified text, sentences, parts, fingerprints, keys); sentences, parts and
+# keys are flat arrays of unsigned 64-bit numbers, 3, 5 and 3 to an element (_flat).
+_Packed = tuple[str, int, str, bytes, bytes, tuple[int | None, ...], bytes]
 
 
 def _pack(levels: Levels, unified: str) -> _Packed:
-    return (levels.version, levels.units, unified, [(s.start, s.end, s.n_units) for s in levels.sentences],
-            [(p.first, p.stop, p.start, p.end, p.units) for p in levels.parts], levels.fingerprints,
-            [(k.key, k.index, k.units) for k in levels.keys])
+    return (levels.version, levels.units, unified, _flat((s.start, s.end, s.n_units) for s in levels.sentences),
+            _flat((p.first, p.stop, p.start, p.end, p.units) for p in levels.parts), levels.fingerprints,
+            _flat((k.key, k.index, k.units) for k in levels.keys))
 
 
 def _unpack(packed: _Packed) -> Levels:
     version, n, u, sentences, parts, fingerprints, keys = packed
-    return Levels(
-        version=version,
-        units=n,
-        sentences=_Sentences(u, sentences),
-        parts=tuple(Part(*p) for p in parts),
-        fingerprints=fingerprints,
-        keys=tuple(SentenceKey(*k) for k in keys),
-    )
+    return Levels(version=version, units=n, sentences=_Sentences(sentences, u), parts=_Parts(parts),
+                  fingerprints=fingerprints, keys=_Keys(keys))
 
 
-class _Sentences(Sequence[Sentence]):
-    """A document's sentences as a worker sent them, made :class:`Sentence` objects on first use.
+def _flat(rows: Iterable[tuple[int, ...]]) -> bytes:
+    return array.array("Q", itertools.chain.from_iterable(rows)).tobytes()
 
-    Equal to, and hashed as, the tuple of its sentences. Indexing reads none of them (a
-    store keeps the part fingerprints and keys), and building them for every document
-    took about a fifth of the CPU of the process that feeds two workers.
+
+class _Lazy(Sequence[T]):
+    """A tuple a worker sent as flat numbers (:func:`_flat`), its objects made on first use.
+
+    Equal to, and hashed and pickled as, that tuple. Indexing reads no sentence or part
+    (a store keeps the part fingerprints and the keys' values), so they are never made there.
     """
 
-    __slots__ = ("_text", "_spans", "_built")
+    __slots__ = ("_flat", "_built")
+    _width = 1  # numbers per element
 
-    def __init__(self, text: str, spans: list[tuple[int, int, int]]) -> None:
-        self._text, self._spans = text, spans
-        self._built: tuple[Sentence, ...] | None = None
+    def __init__(self, flat: bytes) -> None:
+        self._flat = flat
+        self._built: tuple[T, ...] | None = None
 
-    def _all(self) -> tuple[Sentence, ...]:
+    def _make(self, rows: Iterator[tuple[int, ...]]) -> tuple[T, ...]:
+        raise NotImplementedError
+
+    def _all(self) -> tuple[T, ...]:
         if self._built is None:
-            text = self._text
-            self._built = tuple(Sentence(i, a, b, text[a:b], n) for i, (a, b, n) in enumerate(self._spans))
+            numbers = iter(memoryview(self._flat).cast("Q"))
+            self._built = self._make(zip(*[numbers] * self._width))
         return self._built
 
     def __len__(self) -> int:
-        return len(self._spans)
+        return len(self._flat) // (8 * self._width)
 
     def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
         return self._all()[i]
 
-    def __iter__(self) -> Iterator[Sentence]:
+    def __iter__(self) -> Iterator[T]:
         return iter(self._all())
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, _Sentences):
+        if isinstance(other, _Lazy):
             other = other._all()
         return self._all() == other if isinstance(other, tuple) else NotImplemented
 
@@ -474,3 +483,39 @@ class _Sentences(Sequence[Sentence]):
 
     def __repr__(self) -> str:
         return repr(self._all())
+
+    def __reduce__(self) -> tuple[type[tuple[T, ...]], tuple[tuple[T, ...]]]:
+        return tuple, (self._all(),)
+
+
+class _Sentences(_Lazy[Sentence]):
+    """A document's sentences: ``(start, end, units)`` each, cut from the unified text."""
+
+    __slots__ = ("_text",)
+    _width = 3
+
+    def __init__(self, flat: bytes, text: str) -> None:
+        super().__init__(flat)
+        self._text = text
+
+    def _make(self, rows: Iterator[tuple[int, ...]]) -> tuple[Sentence, ...]:
+        text = self._text
+        return tuple(Sentence(i, a, b, text[a:b], n) for i, (a, b, n) in enumerate(rows))
+
+
+class _Parts(_Lazy[Part]):
+    _width = 5
+
+    def _make(self, rows: Iterator[tuple[int, ...]]) -> tuple[Part, ...]:
+        return tuple(Part(*row) for row in rows)
+
+
+class _Keys(_Lazy[SentenceKey]):
+    _width = 3
+
+    def values(self) -> list[int]:
+        """:meth:`Levels.key_values`."""
+        return memoryview(self._flat).cast("Q")[0::3].tolist()
+
+    def _make(self, rows: Iterator[tuple[int, ...]]) -> tuple[SentenceKey, ...]:
+        return tuple(SentenceKey(*row) for row in rows)

@@ -130,7 +130,7 @@ class StoredDoc:
                 return f"levels must be Levels or None, got {type(self.levels).__name__}"
             if self.levels.version != self.version:
                 return f"levels version {self.levels.version} differs from the fingerprint version {self.version}"
-            bad = [f for f in (*self.levels.fingerprints, *(k.key for k in self.levels.keys))
+            bad = [f for f in (*self.levels.fingerprints, *self.levels.key_values())
                    if f is not None and (isinstance(f, bool) or not isinstance(f, (int, np.integer)) or not 0 <= int(f) < _U64)]
             if bad:
                 return f"levels hold {bad[0]!r}, not a 64-bit unsigned integer"

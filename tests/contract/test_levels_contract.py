@@ -130,6 +130,25 @@ def test_part_candidates_equal_the_reference(store: Store, limit: int) -> None:
     assert found_any > 2 * len(queries())  # the queries find more than themselves
 
 
+def test_levels_sent_by_workers_are_stored_as_levels_made_here(store: Store) -> None:
+    # Fingerprint workers send levels as flat numbers (parts._Batch), made objects only
+    # when read: stored, they answer exactly what the levels made here do.
+    import pickle
+
+    from simdup_es.fingerprint import Result
+    from simdup_es.parts import _Batch
+
+    docs = levels()
+    batch = _Batch((Result(None, None), lv, texts()[doc_id]) for doc_id, lv in docs.items())
+    sent = {doc_id: lv for doc_id, (_, lv, _) in zip(docs, pickle.loads(pickle.dumps(batch)), strict=True)}
+    assert all(type(lv.keys) is not tuple for lv in sent.values())
+    load_levels(store, sent)  # type: ignore[arg-type]
+    assert sent == docs
+    ref = reference(docs)
+    for name, lv in queries():
+        assert ask(store, lv, exclude_id=name) == expected(ref, lv, exclude_id=name), name
+
+
 def test_planted_passage_and_edited_copy_are_found(store: Store) -> None:
     load_levels(store, levels())
     found = {c.id: c for c in ask(store, levels()["zh_article"], exclude_id="zh_article")}

@@ -304,3 +304,28 @@ def test_levels_from_workers_equal_levels_made_here(printer: PartPrinter) -> Non
     assert len(lazy) == 3 and lazy[1].text == "第二句话在那里。" and lazy[-2:] == here[0].sentences[-2:]
     assert [s.index for s in lazy] == [0, 1, 2] and lazy != here[1].sentences
     assert pickle.loads(pickle.dumps(sent[0])) == here[0]
+
+
+def test_parts_and_keys_from_workers_are_made_on_first_use(printer: PartPrinter) -> None:
+    # Parts and keys come back from a worker as flat numbers: equal to (and hash and
+    # pickle like) the tuples made here, key values read without making the objects.
+    import pickle
+
+    from simdup_es.parts import _pack, _unpack
+
+    text = unify((FIXTURES / "zh_article.txt").read_text(encoding="utf-8"))
+    here = printer.levels(text, unified=True)
+    assert len(here.parts) > 1 and len(here.keys) > 1 and any(k.key >= 2**63 for k in here.keys)
+    sent = _unpack(pickle.loads(pickle.dumps(_pack(here, text))))
+    assert type(sent.parts) is not tuple and type(sent.keys) is not tuple
+    assert sent.key_values() == here.key_values() == [k.key for k in here.keys]
+    assert sent.stored() == here.stored() and sent.keys._built is None  # type: ignore[attr-defined]  # no key made
+    assert len(sent.parts) == len(here.parts) and len(sent.keys) == len(here.keys)
+    assert sent.parts == here.parts and here.parts == sent.parts and sent.keys == here.keys
+    assert sent.parts[-1] == here.parts[-1] and list(sent.keys) == list(here.keys) and sent.keys[1:3] == here.keys[1:3]
+    assert sent == here and hash(sent) == hash(here)
+    assert sent.parts != here.keys and sent.keys != here.keys[:-1]
+    again = pickle.loads(pickle.dumps(sent))
+    assert again == here and type(again.parts) is tuple and type(again.keys) is tuple
+    empty = _unpack(_pack(printer.levels(""), ""))
+    assert empty.parts == () and empty.keys == () and empty.key_values() == [] and empty.stored() == ([], [])
