@@ -115,6 +115,40 @@ def test_parallel_map_keeps_order_and_errors(fingerprinter: Fingerprinter) -> No
     assert serial[len(texts)] is None and isinstance(parallel[len(texts)].error, EmptyDocumentError)
 
 
+def test_the_pool_without_the_result_pipe_wakeup_still_finishes_and_replaces_workers() -> None:
+    # _Pool's worker handler waits on the workers and the change notifier only: closing
+    # after the last result, a worker that exits and terminate must all still reach it.
+    import multiprocessing
+    import os
+    import threading
+    import time
+
+    from simdup_es.fingerprint import _Pool
+
+    fork = multiprocessing.get_context("fork")
+    with _Pool(2, context=fork) as pool:
+        assert pool._outqueue._reader not in pool._get_sentinels()  # type: ignore[attr-defined]
+        results = [pool.apply_async(abs, (-k,)) for k in range(200)]
+        assert [r.get(timeout=30) for r in results] == list(range(200))
+        pool.close()
+        joined = threading.Thread(target=pool.join)
+        joined.start()
+        joined.join(30)
+        assert not joined.is_alive()  # the handler woke when the work ran out
+    with _Pool(2, context=fork) as pool:  # left by terminate
+        first = {p.pid for p in multiprocessing.active_children()}
+        pool.apply_async(os._exit, (0,))  # a worker exits under it: the handler starts another
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            now = {p.pid for p in multiprocessing.active_children()}
+            if len(now) == 2 and now != first:
+                break
+            time.sleep(0.05)
+        assert len(now) == 2 and now != first
+        assert pool.apply_async(abs, (-7,)).get(timeout=30) == 7
+    assert multiprocessing.active_children() == []
+
+
 def test_the_pool_leaves_nothing_frozen_for_the_collector(fingerprinter: Fingerprinter) -> None:
     # The pool freezes what is alive while it runs (gc.freeze), and thaws it when it
     # ends, also when the caller stops early.
