@@ -83,3 +83,7 @@ class StoreCorrupted(StoreError):
 
 class StoreBusy(StoreError):
     """Another process held the write lock for longer than the timeout."""
+
+
+class WorkerError(SimdupError):
+    """A worker process ended while it had documents to fingerprint (killed, out of memory, crashed)."""

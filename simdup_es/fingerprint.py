@@ -25,7 +25,7 @@ from multiprocessing.pool import AsyncResult, Pool
 
 from . import simhash as sh
 from .config import BlockLayout, FingerprintParams
-from .errors import EmptyDocumentError, FingerprintVersionError, InputError, SimdupError
+from .errors import EmptyDocumentError, FingerprintVersionError, InputError, SimdupError, WorkerError
 from .text import unify_many
 from .tokens import IdfTable, Lexicon, Tokenizer, weigh_batch
 
@@ -225,9 +225,9 @@ class Fingerprinter:
                     for chunk in chunks:
                         pending.append(pool.apply_async(_work, ((task, chunk),)))
                         if len(pending) >= window:
-                            yield pending.popleft().get()
+                            yield pool.result(pending.popleft())
                     while pending:
-                        yield pending.popleft().get()
+                        yield pool.result(pending.popleft())
                 except BaseException as exc:  # the caller stopped early (GeneratorExit), or an error
                     # Let the chunks under way finish before the pool is terminated:
                     # terminating kills a worker that is halfway through writing a
@@ -295,12 +295,39 @@ class _Pool(Pool):
     last task done), which is what remains here, as in CPython's own ThreadPool.
     """
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._seen: set[multiprocessing.process.BaseProcess] = set(self._pool)  # type: ignore[attr-defined]
+        self._done = 0
+
     def _get_sentinels(self) -> list[object]:
         return [self._change_notifier._reader]  # type: ignore[attr-defined]
+
+    def result(self, pending: AsyncResult[R]) -> R:
+        """``pending.get()``, or :class:`WorkerError` once a worker has ended while the pool runs.
+
+        A worker killed halfway through a task (by the kernel when memory runs out,
+        by a crash in native code) takes the task with it: the pool starts another
+        worker, but the result never comes, and ``get()`` would wait for ever.
+        """
+        while not pending.ready():
+            self._seen.update(self._pool)  # type: ignore[attr-defined]
+            ended = [p.exitcode for p in self._seen if p.exitcode is not None]
+            if ended:
+                raise WorkerError(
+                    f"a fingerprinting worker process ended (exit code {ended[0]}"
+                    + (f": killed by signal {-ended[0]}, by the kernel if memory ran out" if ended[0] < 0 else "")
+                    + f") after {self._done} batches had come back; its documents were not fingerprinted."
+                    " Run again with fewer workers or more memory"
+                )
+            pending.wait(_POLL_SECONDS)
+        self._done += 1
+        return pending.get()
 
 
 _worker: Fingerprinter | None = None
 _DRAIN_SECONDS = 10.0  # the longest a stopped map waits for its chunks under way (a worker may have died)
+_POLL_SECONDS = 1.0  # how often a map waiting for a result looks for workers that ended
 
 
 def _init_worker(state: Fingerprinter | FingerprintParams) -> None:

@@ -13,7 +13,7 @@ import click
 
 from ..config import BlockLayout, Retry
 from ..fingerprint import Fingerprint, Fingerprinter
-from ..errors import InputError
+from ..errors import InputError, WorkerError
 from ..indexer import LEVELS, IndexStopped, LevelChoice, index_items
 from ..multilevel import MultiMatch, MultiParams
 from ..parts import PartPrinter
@@ -182,6 +182,10 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
         if checkpoint.path.exists():
             click.echo(f"interrupted: run the same command with --resume to go on from {checkpoint.path}", err=True)
         sys.exit(130)
+    except WorkerError:
+        if checkpoint.path.exists():
+            click.echo(f"stopped: run the same command with --resume to go on from {checkpoint.path}", err=True)
+        raise
     finally:
         log.close()
     resumed = f" (after {skip} settled by the stopped run)" if skip else ""

@@ -149,6 +149,33 @@ def test_the_pool_without_the_result_pipe_wakeup_still_finishes_and_replaces_wor
     assert multiprocessing.active_children() == []
 
 
+def _killed_on_seven(fingerprinter: Fingerprinter, chunk: list[int]) -> list[int]:
+    import os
+    import signal
+
+    if 7 in chunk:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the kernel kills a process when memory runs out
+    return chunk
+
+
+def test_a_worker_killed_halfway_stops_the_map_with_a_clear_error(fingerprinter: Fingerprinter) -> None:
+    # The pool starts another worker, but the killed one's chunk never comes back:
+    # without the check, the map would wait for it for ever.
+    import multiprocessing
+    import time
+
+    from simdup_es.errors import WorkerError
+
+    started = time.monotonic()
+    got: list[list[int]] = []
+    with pytest.raises(WorkerError, match=r"exit code -9: killed by signal 9.*after \d+ batches.*fewer workers"):
+        for chunk in fingerprinter.map_chunks(range(40), _killed_on_seven, workers=2, chunk_size=2):
+            got.append(chunk)
+    assert got[:3] == [[0, 1], [2, 3], [4, 5]]  # the chunks before it came back, in order
+    assert time.monotonic() - started < 30
+    assert multiprocessing.active_children() == []
+
+
 def test_the_pool_leaves_nothing_frozen_for_the_collector(fingerprinter: Fingerprinter) -> None:
     # The pool freezes what is alive while it runs (gc.freeze), and thaws it when it
     # ends, also when the caller stops early.
