@@ -515,7 +515,7 @@ class _Keys(_Lazy[SentenceKey]):
 
     def values(self) -> list[int]:
         """:meth:`Levels.key_values`."""
-        return memoryview(self._flat).cast("Q")[0::3].tolist()
+        return memoryview(self._flat).cast("Q")[0 :: self._width].tolist()
 
     def _make(self, rows: Iterator[tuple[int, ...]]) -> tuple[SentenceKey, ...]:
         return tuple(SentenceKey(*row) for row in rows)

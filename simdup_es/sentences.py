@@ -291,6 +291,11 @@ class _Chars(NamedTuple):
     inside: np.ndarray  # whether each character is part of a unit
 
 
+def _points(text: str) -> np.ndarray:
+    """The code points of ``text`` (lone surrogates included)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
 def _chars(text: str) -> _Chars:
     """The units of ``text`` (those of :func:`units`), found with numpy rather than a
     regular expression (which costs about 15 ns per character even where nothing matches).
@@ -298,7 +303,7 @@ def _chars(text: str) -> _Chars:
     A unit never spans a line break, so texts joined by ``"\\n"`` are scanned at once
     and each keeps its own units.
     """
-    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    points = _points(text)
     unit_start = _IS_CJK[points]
     word = _bmp_word_chars()[np.minimum(points, 0xFFFF)]  # 0xFFFF is no letter
     if len(text) * 2 < len(text.encode("utf-16-le", "surrogatepass")):  # characters beyond 0xFFFF
@@ -350,28 +355,36 @@ def _merged(pieces: list[tuple[int, int, bool]], bounds: list[int], min_units: i
 
 
 class _Scan(NamedTuple):
-    """What :func:`_scan` found in a text."""
+    """What :func:`_scan` found in a batch of texts."""
 
-    sentences: list[Sentence]
-    ranges: list[tuple[int, int]]  # each sentence's units: first, stop
-    chars: _Chars
+    sentences: list[list[Sentence]]  # each text's
+    ranges: list[list[tuple[int, int]]]  # each text's sentences' units (first, stop), counted over the batch
+    chars: _Chars  # of the texts joined by line breaks
 
 
-def _check_min_units(min_units: int) -> None:
+def _scan(texts: Sequence[str], min_units: int) -> _Scan:
+    """Split each text into sentences (:func:`_raw_pieces`, short fragments merged) and locate
+    the units of them all, joined by line breaks, at once (:func:`_chars`).
+
+    numpy's cost per call is about that of the work itself for a text of a few
+    hundred characters, hence the batch.
+    """
     if isinstance(min_units, bool) or not isinstance(min_units, int) or min_units < 1:
         raise ConfigError(f"min_units must be a positive integer, got {min_units!r}")
-
-
-def _scan(text: str, min_units: int) -> _Scan:
-    """Split ``text`` into sentences (:func:`_raw_pieces`, short fragments merged) and locate its units (:func:`_chars`)."""
-    _check_min_units(min_units)
-    chars = _chars(text)
-    pieces = _raw_pieces(text)
+    chars = _chars("\n".join(texts))
+    pieces = [_raw_pieces(t) for t in texts]
+    base = itertools.accumulate((len(t) + 1 for t in texts), initial=0)
     # Units never cross a piece boundary, so a piece's units are those starting in it.
-    ends = np.array([k for begin, end, _ in pieces for k in (begin, end)], dtype=np.int64)
-    merged = _merged(pieces, np.searchsorted(chars.starts, ends).tolist(), min_units)
-    sentences = [Sentence(k, start, end, text[start:end], u1 - u0) for k, (start, end, u0, u1) in enumerate(merged)]
-    return _Scan(sentences, [(u0, u1) for _, _, u0, u1 in merged], chars)
+    ends = [at + k for p, at in zip(pieces, base) for begin, end, _ in p for k in (begin, end)]
+    bounds = np.searchsorted(chars.starts, np.array(ends, dtype=np.int64)).tolist()
+    sentences, ranges = [], []
+    first = 0
+    for t, p in zip(texts, pieces, strict=True):
+        merged = _merged(p, bounds[first : first + 2 * len(p)], min_units)
+        first += 2 * len(p)
+        sentences.append([Sentence(k, start, end, t[start:end], u1 - u0) for k, (start, end, u0, u1) in enumerate(merged)])
+        ranges.append([(u0, u1) for _, _, u0, u1 in merged])
+    return _Scan(sentences, ranges, chars)
 
 
 def _joined_units(points: np.ndarray, chars: _Chars) -> tuple[str, list[int]]:
@@ -407,16 +420,16 @@ def split_sentences_coded(
     OverflowError
         More distinct words than private-use code points.
     """
-    scan = _scan(text, min_units)
+    scan = _scan([text], min_units)
     chars = scan.chars
     coded = chars.points.copy()
     if words is None:
         coded[chars.word_starts] = WORD_BASE
     elif len(chars.word_starts):
         found = [text[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
-        coded[chars.word_starts] = np.frombuffer("".join(map(words.__getitem__, found)).encode("utf-32-le"), np.uint32)
+        coded[chars.word_starts] = _points("".join(map(words.__getitem__, found)))
     units_ = coded[chars.starts].astype("<u4").tobytes().decode("utf-32-le")
-    return scan.sentences, [units_[u0:u1] for u0, u1 in scan.ranges]
+    return scan.sentences[0], [units_[u0:u1] for u0, u1 in scan.ranges[0]]
 
 
 def split_sentences_joined(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> tuple[list[Sentence], list[str]]:
@@ -436,36 +449,18 @@ def split_sentences_joined(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> 
 def split_sentences_joined_many(
     texts: Sequence[str], *, min_units: int = DEFAULT_MIN_UNITS
 ) -> list[tuple[list[Sentence], list[str]]]:
-    """:func:`split_sentences_joined` of each text, their units found in one pass over them all.
-
-    numpy's cost per call is about that of the work itself for a text of a few
-    hundred characters, so the texts are scanned joined by line breaks.
-    """
-    _check_min_units(min_units)
-    text = "\n".join(texts)
-    folded = text.casefold()
-    if len(folded) != len(text):  # a character folds to several (ß, İ): those texts word by word
-        if len(texts) > 1:
-            return [split_sentences_joined_many([t], min_units=min_units)[0] for t in texts]
-        sentences = _scan(text, min_units).sentences
-        return [(sentences, [_UNIT_SEPARATOR.join(units(s.text)) for s in sentences])]
-    chars = _chars(text)
-    pieces = [_raw_pieces(t) for t in texts]
-    base = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
-    # Units never cross a piece boundary, so a piece's units are those starting in it.
-    ends = np.fromiter((at + k for p, at in zip(pieces, base) for begin, end, _ in p for k in (begin, end)), dtype=np.int64)
-    bounds = np.searchsorted(chars.starts, ends).tolist()
-    # Case folding maps character by character here, so each unit folds in place.
-    points = chars.points if folded == text else np.frombuffer(folded.encode("utf-32-le", "surrogatepass"), np.uint32)
-    joined, offsets = _joined_units(points, chars)
-    out = []
-    first = 0
-    for t, p in zip(texts, pieces, strict=True):
-        merged = _merged(p, bounds[first : first + 2 * len(p)], min_units)
-        first += 2 * len(p)
-        sentences = [Sentence(k, start, end, t[start:end], u1 - u0) for k, (start, end, u0, u1) in enumerate(merged)]
-        out.append((sentences, [joined[offsets[u0] : offsets[u1] - 1] for _, _, u0, u1 in merged]))
-    return out
+    """:func:`split_sentences_joined` of each text, their units found in one pass over them all (:func:`_scan`)."""
+    scan = _scan(texts, min_units)
+    folded = [t.casefold() for t in texts]
+    # Case folding maps character by character where it keeps a text's length, so each unit
+    # folds in place; a text with a character that folds to several (ß, İ) goes word by word.
+    same = [len(f) == len(t) for f, t in zip(folded, texts)]
+    joined, offsets = _joined_units(_points("\n".join(f if ok else t for f, t, ok in zip(folded, texts, same))), scan.chars)
+    return [
+        (sentences, [joined[offsets[u0] : offsets[u1] - 1] for u0, u1 in ranges] if ok
+         else [_UNIT_SEPARATOR.join(units(x.text)) for x in sentences])
+        for sentences, ranges, ok in zip(scan.sentences, scan.ranges, same)
+    ]
 
 
 def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:
@@ -491,7 +486,7 @@ def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Se
     ConfigError
         ``min_units`` is not a positive integer.
     """
-    return _scan(text, min_units).sentences
+    return _scan([text], min_units).sentences[0]
 
 
 def _split_sentences_reference(text: str, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:

@@ -101,10 +101,7 @@ class _Shortcuts:
 
     def mark(self, text: str) -> int:
         """The highest mark of the characters of ``text`` (0 if none); :func:`_flags` finds it for a batch at once."""
-        if not text:
-            return 0
-        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        return int(self.marks.take(codes, mode="clip").max())
+        return int(_lookup(self.marks, text).max()) if text else 0
 
 
 def _dict_files(node: object) -> list[str]:
@@ -304,10 +301,10 @@ def _lookup(table: np.ndarray, text: str) -> np.ndarray:
 
 def _or_pieces(values: np.ndarray, lengths: list[int]) -> np.ndarray:
     """The OR of ``values`` over each of the consecutive pieces of these lengths (0 for an empty one)."""
-    out = np.zeros(len(lengths), dtype=values.dtype)
     starts = list(accumulate(lengths[:-1], initial=0))
     if lengths and all(lengths):
         return np.bitwise_or.reduceat(values, starts)
+    out = np.zeros(len(lengths), dtype=values.dtype)
     full = np.flatnonzero(lengths)  # reduceat would take one value for an empty piece
     if len(full):
         out[full] = np.bitwise_or.reduceat(values, np.take(starts, full))
