@@ -42,7 +42,7 @@ import xxhash
 from .config import require_ints
 from .errors import ConfigError
 from .fingerprint import Doc, Fingerprinter, Result
-from .sentences import Sentence, split_sentences_joined_many, units
+from .sentences import Sentence, _split_lines_many, units
 from .text import unify_many
 
 T = TypeVar("T")
@@ -189,10 +189,16 @@ def split_parts(text: str, sentences: Sequence[Sentence], params: PartParams = P
     is in at least one part; a text without sentences has no part.
     """
     before = list(itertools.accumulate((s.n_units for s in sentences), initial=0))  # units before each sentence
+    return _parts(sentences, _paragraphs(text, sentences), before, params)
+
+
+def _parts(sentences: Sequence[Sentence], paragraphs: Iterable[tuple[int, int]], before: Sequence[int],
+           params: PartParams) -> list[Part]:
+    """:func:`split_parts` given the paragraphs and where each sentence's units start (``before``, any origin)."""
     runs: list[tuple[int, int]] = []
     cur: tuple[int, int] | None = None
     got = 0
-    for first, stop in _paragraphs(text, sentences):
+    for first, stop in paragraphs:
         n = before[stop] - before[first]
         if cur is None:
             cur, got = (first, stop), n
@@ -370,9 +376,12 @@ class PartPrinter:
     def _split_many(self, texts: Sequence[str]) -> list[_Split]:
         """Unified texts cut into sentences (all at once) and parts, with their sentence keys."""
         out = []
-        for u, (sentences, joined) in zip(texts, split_sentences_joined_many(texts), strict=True):
+        for u, (sentences, joined, lines, before) in zip(texts, _split_lines_many(texts), strict=True):
             keys = _joined_keys(sentences, joined, self.params.sentence_min_units)
-            out.append(_Split(u, sentences, split_parts(u, sentences, self.params) if self.params.with_parts else [], keys))
+            parts = []
+            if self.params.with_parts and sentences:
+                parts = _parts(sentences, itertools.pairwise([0, *lines, len(sentences)]), before, self.params)
+            out.append(_Split(u, sentences, parts, keys))
         return out
 
     def _levels(self, split: _Split, fps: Sequence[object]) -> Levels:

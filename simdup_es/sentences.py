@@ -53,6 +53,7 @@ sentence may span a line break.
 from __future__ import annotations
 
 import itertools
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -106,9 +107,10 @@ _UNIT_SEPARATOR = "\x1f"  # joins the units of a sentence (see split_sentences_j
 
 _BREAKS = "\n\r\u2028\u2029"
 _TERMINATORS = "。！？；!?;…．."
+_CLOSING = "”’\"'」』》〉）)\\]】〕}"  # closing quotes and brackets kept with the terminators before them
 _SEGMENT = re.compile(
     rf"([^{_BREAKS}{_TERMINATORS}]*)"  # body
-    rf"(?:([{_TERMINATORS}]+)([”’\"'」』》〉）)\]】〕}}]*)([^\S{_BREAKS}]*)([{_BREAKS}]?)"  # run, closing, spaces, break
+    rf"(?:([{_TERMINATORS}]+)([{_CLOSING}]*)([^\S{_BREAKS}]*)([{_BREAKS}]?)"  # run, closing, spaces, break
     rf"|([{_BREAKS}])|\Z)"  # or a line break, or the end
 )
 _DOTS_ONLY = re.compile(r"[.．]+")
@@ -289,6 +291,7 @@ class _Chars(NamedTuple):
     word_starts: np.ndarray  # offsets of the Latin units (words and numbers)
     word_ends: np.ndarray
     inside: np.ndarray  # whether each character is part of a unit
+    word: np.ndarray  # whether each character is a letter or digit of a Latin unit (matches _WORD)
 
 
 def _points(text: str) -> np.ndarray:
@@ -322,7 +325,96 @@ def _chars(text: str) -> _Chars:
     else:
         word_starts = word_ends = np.zeros(0, dtype=np.int64)
         inside = unit_start
-    return _Chars(points, np.flatnonzero(unit_start), word_starts, word_ends, inside)
+    return _Chars(points, np.flatnonzero(unit_start), word_starts, word_ends, inside, word)
+
+
+# Character kinds the sentence scan tells apart (_kinds), as bits.
+_TERM, _DOT, _BREAK, _CLOSE, _SPACE, _WHITE = 1, 2, 4, 8, 16, 32
+
+
+@lru_cache(maxsize=1)
+def _kinds() -> np.ndarray:
+    """The kind bits of every code point below 0x10000 (none above has any).
+
+    Found by the character classes of :data:`_SEGMENT` themselves, so the numpy scan
+    of :func:`_pieces_many` agrees with :func:`_raw_pieces` by construction; ``_WHITE``
+    is what ``str.strip`` removes (``\\s``: ``str.isspace``), line breaks included.
+    """
+    every = "".join(map(chr, range(0x10000)))
+    table = np.zeros(0x10000, dtype=np.uint8)
+    for kind, pattern in (
+        (_TERM, rf"[{_TERMINATORS}]"), (_DOT, r"[.．]"), (_BREAK, rf"[{_BREAKS}]"), (_CLOSE, rf"[{_CLOSING}]"),
+        (_SPACE, rf"[^\S{_BREAKS}]"), (_WHITE, r"\s"),
+    ):
+        table[[m.start() for m in re.finditer(pattern, every)]] |= kind
+    table[table & _DOT > 0] &= ~np.uint8(_TERM)
+    return table
+
+
+def _runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Starts and ends of the runs of ``True`` in ``mask`` (whose last element is ``False``)."""
+    edges = np.flatnonzero(mask[1:] != mask[:-1]) + 1
+    if mask[0]:
+        edges = np.concatenate(([0], edges))
+    return edges[0::2], edges[1::2]
+
+
+def _skip(mask: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """For each offset in ``at``, the end of the run of ``True`` in ``mask`` starting there (itself if none)."""
+    starts, ends = _runs(mask)
+    k = np.minimum(np.searchsorted(starts, at), len(starts) - 1)
+    return np.where(starts[k] == at, ends[k], at) if len(starts) else at
+
+
+def _pieces_many(texts: Sequence[str], chars: _Chars, base: np.ndarray) -> tuple[np.ndarray, ...]:
+    """:func:`_raw_pieces` of each of ``texts`` at once, with numpy: ``begin, end, starts_line, text``
+    of every piece, offsets into the texts joined by line breaks (``chars``; text ``i`` starts at ``base[i]``).
+
+    Boundaries are the runs of terminators (with their closing quotes; the spaces and one line
+    break after them skipped) and the other line breaks. Only a single full stop with no letter or
+    digit right after it needs the abbreviation check, done on its own text by :func:`_abbreviation_before`.
+    """
+    points = chars.points
+    n = len(points)
+    kinds = np.empty(n + 1, dtype=np.uint8)
+    kinds[:n] = _kinds()[np.minimum(points, 0xFFFF)]
+    kinds[n] = _BREAK  # the end of the last text, like the line breaks joining the others
+    run_start, run_end = _runs(kinds & (_TERM | _DOT) > 0)
+    close_end = _skip(kinds & _CLOSE > 0, run_end)
+    space_end = _skip(kinds & _SPACE > 0, close_end)
+    after_break = kinds[space_end] & _BREAK > 0
+    # A run of dots alone, with no line break after it, ends no sentence where a letter or digit
+    # follows (3.14, example.com), nor as a single dot after an abbreviation, initial or acronym.
+    hard = np.flatnonzero(kinds & _TERM)
+    boundary = after_break | (np.searchsorted(hard, run_start) < np.searchsorted(hard, run_end))
+    dots = np.flatnonzero(~boundary)
+    if len(dots):
+        word = np.append(chars.word, False)
+        dots = dots[~word[run_end[dots]]]
+        single = run_end[dots] - run_start[dots] == 1
+        boundary[dots[~single]] = True
+        single_dots = run_start[dots[single]].tolist()
+        owner = (np.searchsorted(base, single_dots, side="right") - 1).tolist()
+        boundary[dots[single]] = [
+            not _abbreviation_before(texts[i], at - at0) for at, i, at0 in zip(single_dots, owner, base[owner].tolist())
+        ]
+    # Each boundary: where the piece before it ends, where the next one starts, and whether
+    # that one starts a line. Line breaks not taken by a terminator run are boundaries of their own.
+    breaks = np.flatnonzero(kinds & _BREAK)
+    taken = space_end[after_break]
+    if len(taken):
+        breaks = breaks[taken[np.minimum(np.searchsorted(taken, breaks), len(taken) - 1)] != breaks]
+    cut = np.concatenate((close_end[boundary], breaks))
+    order = np.argsort(cut, kind="stable")
+    cut = cut[order]
+    resume = np.concatenate(([0], np.concatenate((space_end[boundary] + after_break[boundary], breaks + 1))[order]))
+    line = np.concatenate(([True], np.concatenate((after_break[boundary], np.ones(len(breaks), dtype=bool)))[order]))
+    # Each piece runs from the boundary before it to its own, spaces trimmed.
+    solid = np.flatnonzero(kinds[:n] & _WHITE == 0)
+    first, stop = np.searchsorted(solid, resume[:-1]), np.searchsorted(solid, cut)
+    keep = np.flatnonzero(first < stop)
+    begin, end = solid[first[keep]], solid[stop[keep] - 1] + 1
+    return begin, end, line[keep], np.searchsorted(base, begin, side="right") - 1
 
 
 def _merged(pieces: list[tuple[int, int, bool]], bounds: list[int], min_units: int) -> list[tuple[int, int, int, int]]:
@@ -354,40 +446,126 @@ def _merged(pieces: list[tuple[int, int, bool]], bounds: list[int], min_units: i
     return merged
 
 
+def _merged_many(
+    pieces: tuple[np.ndarray, ...], first_unit: np.ndarray, stop_unit: np.ndarray, min_units: int
+) -> tuple[np.ndarray, ...]:
+    """The sentences of the pieces of a batch of texts (:func:`_pieces_many`), short fragments merged into a neighbour.
+
+    ``first_unit`` and ``stop_unit`` count each piece's units over the batch. Returns
+    ``start, end, first unit, stop unit, text`` of each sentence, as the pieces give them.
+
+    A fragment that starts a line opens a group that takes in the pieces after it until
+    it has ``min_units`` (found by a search, the units being counted in order); any other
+    fragment joins the group before it; a group still short at the end of its text joins
+    the group before it, if any. Only whether a fragment falls inside an earlier fragment's
+    group is decided one by one, so the steps of :func:`_split_sentences_reference` give the same.
+    """
+    begin, end, line, text = pieces
+    count = len(begin)
+    if not count:
+        return begin, end, first_unit, stop_unit, text
+    opens = np.ones(count, dtype=bool)  # the first piece of each text
+    opens[1:] = text[1:] != text[:-1]
+    last = np.append(np.flatnonzero(opens[1:]), count - 1)[np.cumsum(opens) - 1]  # each piece's text's last piece
+    small = stop_unit - first_unit < min_units
+    heads = np.flatnonzero(small & (line | opens))
+    # Each group opened by a fragment: the piece where it reaches min_units, or its text's last piece.
+    reach = np.searchsorted(stop_unit, first_unit[heads] + min_units)
+    done = reach <= last[heads]
+    reach = np.minimum(reach, last[heads])
+    taken = np.zeros(count + 1, dtype=np.int64)
+    covered = -1
+    for k, (head, stop) in enumerate(zip(heads.tolist(), reach.tolist())):
+        if head <= covered:  # inside the group of an earlier fragment
+            done[k] = False
+            continue
+        covered = stop
+        taken[head + 1] += 1
+        taken[stop + 1] -= 1
+    # A group starts at each text's first piece, at each fragment whose group reaches min_units (one
+    # short at the end of its text joins the group before it) and at each other piece of min_units.
+    group = opens | (np.cumsum(taken[:-1]) == 0) & ~small
+    group[heads[done]] = True
+    head = np.flatnonzero(group)
+    tail = np.append(head[1:], count) - 1
+    found = np.flatnonzero(stop_unit[tail] > first_unit[head])  # a text of punctuation alone has no sentence
+    head, tail = head[found], tail[found]
+    return begin[head], end[tail], first_unit[head], stop_unit[tail], text[head]
+
+
+class _Table(NamedTuple):
+    """The sentences of a batch of texts, in order, as columns."""
+
+    first: list[int]  # where each text's sentences start, then their number
+    start: list[int]  # each sentence's first and stop character in its text
+    end: list[int]
+    first_unit: list[int]  # each sentence's units (first, stop), counted over the batch
+    stop_unit: list[int]
+
+
 class _Scan(NamedTuple):
     """What :func:`_scan` found in a batch of texts."""
 
     sentences: list[list[Sentence]]  # each text's
-    ranges: list[list[tuple[int, int]]]  # each text's sentences' units (first, stop), counted over the batch
+    table: _Table  # the same, as columns
+    base: list[int]  # where each text starts in the texts joined by line breaks
     chars: _Chars  # of the texts joined by line breaks
 
 
+# From about this many characters in a batch, numpy finds its pieces and sentences sooner than the
+# regular expression and a loop over each text's pieces: its fixed cost is some 60 calls.
+_BATCH_CHARS = 3000
+
+
 def _scan(texts: Sequence[str], min_units: int) -> _Scan:
-    """Split each text into sentences (:func:`_raw_pieces`, short fragments merged) and locate
-    the units of them all, joined by line breaks, at once (:func:`_chars`).
+    """Split each text into sentences (pieces between boundaries, short fragments merged) and
+    locate the units of them all, joined by line breaks, at once (:func:`_chars`).
 
     numpy's cost per call is about that of the work itself for a text of a few
-    hundred characters, hence the batch.
+    hundred characters, hence the batch; below :data:`_BATCH_CHARS` each text's pieces are
+    found by :func:`_raw_pieces` and merged by :func:`_merged`, else all at once by
+    :func:`_pieces_many` and :func:`_merged_many`, which give the same.
     """
     if isinstance(min_units, bool) or not isinstance(min_units, int) or min_units < 1:
         raise ConfigError(f"min_units must be a positive integer, got {min_units!r}")
     chars = _chars("\n".join(texts))
+    base = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
+    table = (_table_each if len(chars.points) < _BATCH_CHARS else _table_many)(texts, chars, base, min_units)
+    rows = zip(table.start, table.end, map(operator.sub, table.stop_unit, table.first_unit))
+    sentences = [
+        [Sentence(k, a, b, t[a:b], n) for k, (a, b, n) in zip(range(stop - first), rows)]
+        for t, first, stop in zip(texts, table.first, table.first[1:])
+    ]
+    return _Scan(sentences, table, base, chars)
+
+
+def _table_each(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> _Table:
+    """The sentences of ``texts``, text by text: :func:`_raw_pieces`, then :func:`_merged`."""
     pieces = [_raw_pieces(t) for t in texts]
-    base = itertools.accumulate((len(t) + 1 for t in texts), initial=0)
     # Units never cross a piece boundary, so a piece's units are those starting in it.
     ends = [at + k for p, at in zip(pieces, base) for begin, end, _ in p for k in (begin, end)]
     bounds = np.searchsorted(chars.starts, np.array(ends, dtype=np.int64)).tolist()
-    sentences, ranges = [], []
-    first = 0
-    for t, p in zip(texts, pieces, strict=True):
-        merged = _merged(p, bounds[first : first + 2 * len(p)], min_units)
-        first += 2 * len(p)
-        sentences.append([Sentence(k, start, end, t[start:end], u1 - u0) for k, (start, end, u0, u1) in enumerate(merged)])
-        ranges.append([(u0, u1) for _, _, u0, u1 in merged])
-    return _Scan(sentences, ranges, chars)
+    merged, first = [], [0]
+    for p in pieces:
+        merged += _merged(p, bounds[: 2 * len(p)], min_units)
+        del bounds[: 2 * len(p)]
+        first.append(len(merged))
+    start, end, first_unit, stop_unit = map(list, zip(*merged)) if merged else ([], [], [], [])
+    return _Table(first, start, end, first_unit, stop_unit)
 
 
-def _joined_units(points: np.ndarray, chars: _Chars) -> tuple[str, list[int]]:
+def _table_many(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> _Table:
+    """:func:`_table_each` with numpy, all texts at once: :func:`_pieces_many`, then :func:`_merged_many`."""
+    at = np.array(base, dtype=np.int64)
+    pieces = _pieces_many(texts, chars, at)
+    begin, end, first_unit, stop_unit, owner = _merged_many(
+        pieces, np.searchsorted(chars.starts, pieces[0]), np.searchsorted(chars.starts, pieces[1]), min_units)
+    local = at[owner]
+    return _Table(np.searchsorted(owner, np.arange(len(texts) + 1)).tolist(), (begin - local).tolist(),
+                  (end - local).tolist(), first_unit.tolist(), stop_unit.tolist())
+
+
+def _joined_units(points: np.ndarray, chars: _Chars) -> tuple[str, np.ndarray]:
     """The units of a text (``points``, as :func:`_chars` found them), each followed by U+001F,
     and where each unit starts in that string, then one past its end."""
     inside = np.flatnonzero(chars.inside)
@@ -399,7 +577,7 @@ def _joined_units(points: np.ndarray, chars: _Chars) -> tuple[str, list[int]]:
     out = np.full(len(inside) + len(first), ord(_UNIT_SEPARATOR), dtype="<u4")
     out[at] = points[inside]
     joined = out.tobytes().decode("utf-32-le")
-    return joined, at[first].tolist() + [len(joined)]
+    return joined, np.append(at[first], len(joined))
 
 
 def split_sentences_coded(
@@ -429,7 +607,7 @@ def split_sentences_coded(
         found = [text[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
         coded[chars.word_starts] = _points("".join(map(words.__getitem__, found)))
     units_ = coded[chars.starts].astype("<u4").tobytes().decode("utf-32-le")
-    return scan.sentences[0], [units_[u0:u1] for u0, u1 in scan.ranges[0]]
+    return scan.sentences[0], [units_[u0:u1] for u0, u1 in zip(scan.table.first_unit, scan.table.stop_unit)]
 
 
 def split_sentences_joined(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> tuple[list[Sentence], list[str]]:
@@ -450,17 +628,46 @@ def split_sentences_joined_many(
     texts: Sequence[str], *, min_units: int = DEFAULT_MIN_UNITS
 ) -> list[tuple[list[Sentence], list[str]]]:
     """:func:`split_sentences_joined` of each text, their units found in one pass over them all (:func:`_scan`)."""
+    return [(sentences, joined) for sentences, joined, _, _ in _split_lines_many(texts, min_units)]
+
+
+def _split_lines_many(
+    texts: Sequence[str], min_units: int = DEFAULT_MIN_UNITS
+) -> list[tuple[list[Sentence], list[str], list[int], list[int]]]:
+    """:func:`split_sentences_joined_many`, plus for each text the indices of the sentences after a
+    line break (``"\\n"`` between the sentence before and them) and where each sentence's units
+    start, then the last one's end (in units, from an origin of no meaning: only differences count)."""
     scan = _scan(texts, min_units)
+    table = scan.table
     folded = [t.casefold() for t in texts]
     # Case folding maps character by character where it keeps a text's length, so each unit
     # folds in place; a text with a character that folds to several (ß, İ) goes word by word.
     same = [len(f) == len(t) for f, t in zip(folded, texts)]
     joined, offsets = _joined_units(_points("\n".join(f if ok else t for f, t, ok in zip(folded, texts, same))), scan.chars)
-    return [
-        (sentences, [joined[offsets[u0] : offsets[u1] - 1] for u0, u1 in ranges] if ok
-         else [_UNIT_SEPARATOR.join(units(x.text)) for x in sentences])
-        for sentences, ranges, ok in zip(scan.sentences, scan.ranges, same)
-    ]
+    first_unit, stop_unit = np.array(table.first_unit, dtype=np.int64), np.array(table.stop_unit, dtype=np.int64)
+    starts, stops = offsets[first_unit].tolist(), (offsets[stop_unit] - 1).tolist()
+    # Sentence k starts a line where a line break lies between it and sentence k - 1 of its text.
+    first = table.first
+    shift = np.repeat(scan.base[:-1], np.diff(first))
+    newlines = np.flatnonzero(scan.chars.points == 0x0A)
+    after = np.searchsorted(newlines, np.array(table.end, dtype=np.int64) + shift)
+    before = np.searchsorted(newlines, np.array(table.start, dtype=np.int64) + shift)
+    breaks = np.zeros(len(shift) + 1, dtype=bool)
+    breaks[1:-1] = after[:-1] < before[1:]
+    breaks[first] = False  # the text before is another
+    lines = np.flatnonzero(breaks).tolist()
+    line_first = np.searchsorted(lines, first).tolist()
+    out = []
+    for k, (sentences, ok) in enumerate(zip(scan.sentences, same)):
+        i, j = first[k], first[k + 1]
+        out.append((
+            sentences,
+            [joined[a:b] for a, b in zip(starts[i:j], stops[i:j])] if ok
+            else [_UNIT_SEPARATOR.join(units(x.text)) for x in sentences],
+            [line - i for line in lines[line_first[k] : line_first[k + 1]]],
+            table.first_unit[i:j] + table.stop_unit[j - 1 : j] if j > i else [],
+        ))
+    return out
 
 
 def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +16,7 @@ from simdup_es.fingerprint import Doc, Fingerprinter
 from simdup_es.parts import Levels, Part, PartParams, PartPrinter, part_tokens, sentence_key, sentence_keys, split_parts
 from simdup_es.sentences import split_sentences
 from simdup_es.text import unify
+from tests._data import load_corpus
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -329,3 +331,25 @@ def test_parts_and_keys_from_workers_are_made_on_first_use(printer: PartPrinter)
     assert again == here and type(again.parts) is tuple and type(again.keys) is tuple
     empty = _unpack(_pack(printer.levels(""), ""))
     assert empty.parts == () and empty.keys == () and empty.key_values() == [] and empty.stored() == ([], [])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_chunk, max_size=4), st.integers(min_value=4, max_value=60), st.booleans())
+def test_a_batch_is_split_like_each_text_by_the_plain_functions(batch: list[str], window: int, numpy: bool) -> None:
+    # _split_many takes the paragraphs and unit counts from the batch scan; split_parts finds them itself.
+    params = PartParams(min_units=max(1, window // 3), window_units=window, max_units=window * 2)
+    printer = PartPrinter.__new__(PartPrinter)
+    printer.params = params
+    with mock.patch("simdup_es.sentences._BATCH_CHARS", 0 if numpy else 1 << 62):
+        got = printer._split_many(batch)
+    for text, split in zip(batch, got, strict=True):
+        sentences = split_sentences(text)
+        assert (split.text, split.sentences, split.keys) == (text, sentences, sentence_keys(sentences, params))
+        assert split.parts == split_parts(text, sentences, params)
+
+
+def test_a_batch_of_the_corpus_is_split_like_each_text(printer: PartPrinter) -> None:
+    batch = [unify(d["text"]) for d in load_corpus("zh-docs.jsonl")[:200]]
+    got = printer._split_many(batch)
+    assert [s.parts for s in got] == [split_parts(u, split_sentences(u)) for u in batch]
+    assert sum(len(s.parts) for s in got) > 400

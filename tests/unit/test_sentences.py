@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
+from unittest import mock
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,6 +18,10 @@ from simdup_es.sentences import (
     WordCodes,
     _abbreviation_before,
     _abbreviation_before_reference,
+    _chars,
+    _pieces_many,
+    _raw_pieces,
+    _split_lines_many,
     _split_sentences_reference,
     split_sentences,
     split_sentences_coded,
@@ -286,3 +293,50 @@ def test_abbreviation_check_agrees_with_the_regex_search(text: str) -> None:
 def test_abbreviations_before_a_full_stop(text: str, dot: int, expected: bool) -> None:
     assert text[dot] == "."
     assert _abbreviation_before(text, dot) is _abbreviation_before_reference(text, dot) is expected
+
+
+def _pieces_of_each(batch: list[str]) -> list[list[tuple[int, int, bool]]]:
+    """:func:`_pieces_many` of a batch, back in each text's offsets."""
+    chars = _chars("\n".join(batch))
+    base = np.array(list(itertools.accumulate((len(t) + 1 for t in batch), initial=0)), dtype=np.int64)
+    begin, end, line, owner = _pieces_many(batch, chars, base)
+    out: list[list[tuple[int, int, bool]]] = [[] for _ in batch]
+    for b, e, s, i in zip(begin.tolist(), end.tolist(), line.tolist(), owner.tolist(), strict=True):
+        out[i].append((b - int(base[i]), e - int(base[i]), s))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_texts, min_size=1, max_size=5))
+def test_pieces_of_a_batch_are_the_regex_pieces_of_each_text(batch: list[str]) -> None:
+    assert _pieces_of_each(batch) == [_raw_pieces(t) for t in batch]
+
+
+def test_pieces_of_a_batch_on_the_corpus() -> None:
+    batch = [unify(d["text"]) for name in ("zh-docs.jsonl", "en-docs.jsonl") for d in load_corpus(name)[::25]]
+    pieces = _pieces_of_each(batch)
+    assert pieces == [_raw_pieces(t) for t in batch]
+    assert sum(map(len, pieces)) > 5000
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_texts, max_size=5), st.integers(min_value=1, max_value=8))
+def test_numpy_and_text_by_text_sentences_agree(batch: list[str], min_units: int) -> None:
+    # The batch route (_pieces_many, _merged_many) and the one for little text (_raw_pieces, _merged).
+    with mock.patch("simdup_es.sentences._BATCH_CHARS", 0):
+        many = _split_lines_many(batch, min_units)
+    with mock.patch("simdup_es.sentences._BATCH_CHARS", 1 << 62):
+        each = _split_lines_many(batch, min_units)
+    assert many == each
+    assert [(s, j) for s, j, _, _ in many] == [_each_joined(t, min_units) for t in batch]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_texts, max_size=5), st.integers(min_value=1, max_value=8))
+def test_line_starts_and_unit_offsets_of_a_batch(batch: list[str], min_units: int) -> None:
+    with mock.patch("simdup_es.sentences._BATCH_CHARS", 0):
+        got = _split_lines_many(batch, min_units)
+    for text, (sentences, _, lines, before) in zip(batch, got, strict=True):
+        assert lines == [k for k in range(1, len(sentences)) if "\n" in text[sentences[k - 1].end : sentences[k].start]]
+        assert [b - a for a, b in itertools.pairwise(before)] == [s.n_units for s in sentences]
+        assert len(before) == (len(sentences) + 1 if sentences else 0)
