@@ -333,7 +333,7 @@ def _chars(text: str) -> _Chars:
 
 
 # Character kinds the sentence scan tells apart (_kinds), as bits.
-_TERM, _DOT, _BREAK, _CLOSE, _SPACE, _WHITE = 1, 2, 4, 8, 16, 32
+_TERM, _DOT, _BREAK, _CLOSE, _SPACE, _WHITE, _DIGIT = 1, 2, 4, 8, 16, 32, 64
 
 
 @lru_cache(maxsize=1)
@@ -348,26 +348,40 @@ def _kinds() -> np.ndarray:
     table = np.zeros(0x10000, dtype=np.uint8)
     for kind, pattern in (
         (_TERM, rf"[{_TERMINATORS}]"), (_DOT, r"[.．]"), (_BREAK, rf"[{_BREAKS}]"), (_CLOSE, rf"[{_CLOSING}]"),
-        (_SPACE, rf"[^\S{_BREAKS}]"), (_WHITE, r"\s"),
+        (_SPACE, rf"[^\S{_BREAKS}]"), (_WHITE, r"\s"), (_DIGIT, r"\d"),
     ):
         table[[m.start() for m in re.finditer(pattern, every)]] |= kind
     table[table & _DOT > 0] &= ~np.uint8(_TERM)
     return table
 
 
-def _runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Starts and ends of the runs of ``True`` in ``mask`` (whose last element is ``False``)."""
-    edges = np.flatnonzero(mask[1:] != mask[:-1]) + 1
-    if mask[0]:
-        edges = np.concatenate(([0], edges))
-    return edges[0::2], edges[1::2]
+def _runs(at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Starts and ends of the runs of consecutive offsets in ``at`` (ascending), and where each starts in ``at``."""
+    first = np.flatnonzero(np.diff(at, prepend=-2) != 1)
+    last = np.append(first[1:], len(at)) - 1
+    return at[first], at[last] + 1 if len(at) else at, first
 
 
-def _skip(mask: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """For each offset in ``at``, the end of the run of ``True`` in ``mask`` starting there (itself if none)."""
-    starts, ends = _runs(mask)
-    k = np.minimum(np.searchsorted(starts, at), len(starts) - 1)
-    return np.where(starts[k] == at, ends[k], at) if len(starts) else at
+def _skip(at: np.ndarray, kinds: np.ndarray, kind: int, back: bool = False) -> np.ndarray:
+    """For each offset in ``at``, the end of the run of characters of ``kind`` starting there
+    (``back``: the start of the run ending there); the offset itself if none.
+
+    A step at a time while few runs go on (they are a character or two long), then by the runs
+    of them all (one pass over the text): no text makes it quadratic.
+    """
+    step, look = (-1, -1) if back else (1, 0)
+    end = at.copy()
+    moving = np.flatnonzero(kinds[at + look] & kind > 0)
+    for _ in range(4):
+        if not len(moving):
+            return end
+        end[moving] += step
+        moving = moving[kinds[end[moving] + look] & kind > 0]
+    if len(moving):
+        starts, ends, _ = _runs(np.flatnonzero(kinds & kind > 0))
+        inside = end[moving] + look  # a character of kind: the run it is in
+        end[moving] = starts[np.searchsorted(starts, inside, side="right") - 1] if back else ends[np.searchsorted(ends, inside, side="right")]
+    return end
 
 
 def _pieces_many(texts: Sequence[str], chars: _Chars, base: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -383,28 +397,34 @@ def _pieces_many(texts: Sequence[str], chars: _Chars, base: np.ndarray) -> tuple
     kinds = np.empty(n + 1, dtype=np.uint8)
     kinds[:n] = _kinds()[np.minimum(points, 0xFFFF)]
     kinds[n] = _BREAK  # the end of the last text, like the line breaks joining the others
-    run_start, run_end = _runs(kinds & (_TERM | _DOT) > 0)
-    close_end = _skip(kinds & _CLOSE > 0, run_end)
-    space_end = _skip(kinds & _SPACE > 0, close_end)
+    terminators = np.flatnonzero(kinds & (_TERM | _DOT) > 0)
+    run_start, run_end, run_first = _runs(terminators)
+    close_end = _skip(run_end, kinds, _CLOSE)
+    space_end = _skip(close_end, kinds, _SPACE)
     after_break = kinds[space_end] & _BREAK > 0
     # A run of dots alone, with no line break after it, ends no sentence where a letter or digit
     # follows (3.14, example.com), nor as a single dot after an abbreviation, initial or acronym.
-    hard = np.flatnonzero(kinds & _TERM)
-    boundary = after_break | (np.searchsorted(hard, run_start) < np.searchsorted(hard, run_end))
+    boundary = after_break.copy()
+    if len(run_start):  # a run with a terminator other than a dot
+        boundary |= np.logical_or.reduceat(kinds[terminators] & _TERM > 0, run_first)
     dots = np.flatnonzero(~boundary)
     if len(dots):
         word = np.append(chars.word, False)
         dots = dots[~word[run_end[dots]]]
         single = run_end[dots] - run_start[dots] == 1
-        boundary[dots[~single]] = True
-        single_dots = run_start[dots[single]].tolist()
+        # The word before a single dot is no abbreviation or initial if it ends in a digit or is no word.
+        before = run_start[dots] - 1
+        letter = word[before] & (kinds[before] & _DIGIT == 0) | (points[before] == 0x0A)
+        boundary[dots[~single | ~letter | (before < 0)]] = True
+        dots = dots[single & letter & (before >= 0)]
+        single_dots = run_start[dots].tolist()
         owner = (np.searchsorted(base, single_dots, side="right") - 1).tolist()
-        boundary[dots[single]] = [
+        boundary[dots] = [
             not _abbreviation_before(texts[i], at - at0) for at, i, at0 in zip(single_dots, owner, base[owner].tolist())
         ]
     # Each boundary: where the piece before it ends, where the next one starts, and whether
     # that one starts a line. Line breaks not taken by a terminator run are boundaries of their own.
-    breaks = np.flatnonzero(kinds & _BREAK)
+    breaks = np.flatnonzero(kinds & _BREAK > 0)
     taken = space_end[after_break]
     if len(taken):
         breaks = breaks[taken[np.minimum(np.searchsorted(taken, breaks), len(taken) - 1)] != breaks]
@@ -414,10 +434,9 @@ def _pieces_many(texts: Sequence[str], chars: _Chars, base: np.ndarray) -> tuple
     resume = np.concatenate(([0], np.concatenate((space_end[boundary] + after_break[boundary], breaks + 1))[order]))
     line = np.concatenate(([True], np.concatenate((after_break[boundary], np.ones(len(breaks), dtype=bool)))[order]))
     # Each piece runs from the boundary before it to its own, spaces trimmed.
-    solid = np.flatnonzero(kinds[:n] & _WHITE == 0)
-    first, stop = np.searchsorted(solid, resume[:-1]), np.searchsorted(solid, cut)
-    keep = np.flatnonzero(first < stop)
-    begin, end = solid[first[keep]], solid[stop[keep] - 1] + 1
+    begin = np.minimum(_skip(resume[:-1], kinds, _WHITE), cut)
+    keep = np.flatnonzero(begin < cut)
+    begin, end = begin[keep], _skip(cut[keep], kinds, _WHITE, back=True)
     return begin, end, line[keep], np.searchsorted(base, begin, side="right") - 1
 
 

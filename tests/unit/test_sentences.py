@@ -306,10 +306,22 @@ def _pieces_of_each(batch: list[str]) -> list[list[tuple[int, int, bool]]]:
     return out
 
 
+# Runs of the same piece: long runs of spaces, closing quotes and terminators (the numpy scan
+# steps through short runs one character at a time, long ones by another way).
+_runs_texts = st.lists(st.tuples(_PIECES, st.integers(min_value=1, max_value=9)).map(lambda p: p[0] * p[1]),
+                       max_size=30).map("".join)
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_texts, min_size=1, max_size=5))
+@given(st.lists(_texts | _runs_texts, min_size=1, max_size=5))
 def test_pieces_of_a_batch_are_the_regex_pieces_of_each_text(batch: list[str]) -> None:
     assert _pieces_of_each(batch) == [_raw_pieces(t) for t in batch]
+
+
+@pytest.mark.parametrize("spaces", [" ", " " * 4, " " * 5, "\u3000 \t" * 7])
+def test_pieces_after_long_runs_of_spaces_and_quotes(spaces: str) -> None:
+    text = f"{spaces}第一句话在这里。{'”' * 9}{spaces}第二句话!!!{spaces}\n{spaces}e.g.{spaces}第三句{spaces}\n{spaces}"
+    assert _pieces_of_each([text, spaces, text]) == [_raw_pieces(text), [], _raw_pieces(text)]
 
 
 def test_pieces_of_a_batch_on_the_corpus() -> None:
