@@ -537,7 +537,7 @@ class _Scan(NamedTuple):
 
 # From about this many characters in a batch, numpy finds its pieces and sentences sooner than the
 # regular expression and a loop over each text's pieces: its fixed cost is some 60 calls.
-_BATCH_CHARS = 3000
+_BATCH_CHARS = 5000
 
 
 def _scan(texts: Sequence[str], min_units: int) -> _Scan:
@@ -597,6 +597,34 @@ def _table_many(texts: Sequence[str], chars: _Chars, base: list[int], min_units:
     local = at[owner]
     return _Table(np.searchsorted(owner, np.arange(len(texts) + 1)).tolist(), (begin - local).tolist(),
                   (end - local).tolist(), first_unit.tolist(), stop_unit.tolist())
+
+
+_SEVERAL = 0xFFFFFFFF  # in _bmp_folds: folds to several characters
+
+
+@lru_cache(maxsize=1)
+def _bmp_folds() -> np.ndarray:
+    """What ``str.casefold`` maps each code point below 0x10000 to (:data:`_SEVERAL` if to more than one)."""
+    folds = [c.casefold() for c in map(chr, range(0x10000))]
+    return np.array([ord(f) if len(f) == 1 else _SEVERAL for f in folds], dtype=np.uint32)
+
+
+def _folded(points: np.ndarray, base: list[int]) -> tuple[np.ndarray, list[bool]]:
+    """The code points of texts joined by line breaks (text ``i`` from ``base[i]``), case-folded where
+    each folds to one character, and whether each text does so throughout (``str.casefold`` keeps its length).
+
+    ``str.casefold`` maps character by character, so a table of them gives the same, without
+    making the folded texts.
+    """
+    folded = _bmp_folds()[np.minimum(points, 0xFFFF)]
+    for k in np.flatnonzero(points > 0xFFFF).tolist():
+        f = chr(points[k]).casefold()
+        folded[k] = ord(f) if len(f) == 1 else _SEVERAL
+    several = np.flatnonzero(folded == _SEVERAL)
+    same = [True] * (len(base) - 1)
+    for i in (np.searchsorted(base, several, side="right") - 1).tolist():
+        same[i] = False
+    return np.where(folded == _SEVERAL, points, folded), same
 
 
 def _joined_units(points: np.ndarray, chars: _Chars) -> tuple[str, np.ndarray]:
@@ -673,11 +701,8 @@ def _split_lines_many(
     start, then the last one's end (in units, from an origin of no meaning: only differences count)."""
     scan = _scan(texts, min_units)
     table = scan.table
-    folded = [t.casefold() for t in texts]
-    # Case folding maps character by character where it keeps a text's length, so each unit
-    # folds in place; a text with a character that folds to several (ß, İ) goes word by word.
-    same = [len(f) == len(t) for f, t in zip(folded, texts)]
-    joined, offsets = _joined_units(_points("\n".join(f if ok else t for f, t, ok in zip(folded, texts, same))), scan.chars)
+    folded, same = _folded(scan.chars.points, scan.base)
+    joined, offsets = _joined_units(folded, scan.chars)
     first_unit, stop_unit = np.array(table.first_unit, dtype=np.int64), np.array(table.stop_unit, dtype=np.int64)
     starts, stops = offsets[first_unit].tolist(), (offsets[stop_unit] - 1).tolist()
     # Sentence k starts a line where a line break lies between it and sentence k - 1 of its text.
@@ -696,6 +721,7 @@ def _split_lines_many(
         i, j = first[k], first[k + 1]
         out.append((
             sentences,
+            # Each unit folded in place; a text with a character that folds to several (ß, İ) goes word by word.
             [joined[a:b] for a, b in zip(starts[i:j], stops[i:j])] if ok
             else [_UNIT_SEPARATOR.join(units(x.text)) for x in sentences],
             [line - i for line in lines[line_first[k] : line_first[k + 1]]],

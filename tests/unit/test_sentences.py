@@ -19,7 +19,9 @@ from simdup_es.sentences import (
     _abbreviation_before,
     _abbreviation_before_reference,
     _chars,
+    _folded,
     _pieces_many,
+    _points,
     _raw_pieces,
     _split_lines_many,
     _split_sentences_reference,
@@ -352,3 +354,17 @@ def test_line_starts_and_unit_offsets_of_a_batch(batch: list[str], min_units: in
         assert lines == [k for k in range(1, len(sentences)) if "\n" in text[sentences[k - 1].end : sentences[k].start]]
         assert [b - a for a, b in itertools.pairwise(before)] == [s.n_units for s in sentences]
         assert len(before) == (len(sentences) + 1 if sentences else 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text() | st.text(alphabet="AßİΣﬁ\U00010400\U0001e900a\n"), min_size=1, max_size=4))
+def test_folding_by_table_is_str_casefold(batch: list[str]) -> None:
+    base = list(itertools.accumulate((len(t) + 1 for t in batch), initial=0))
+    folded, same = _folded(_points("\n".join(batch)), base)
+    assert same == [len(t.casefold()) == len(t) for t in batch]
+    got = folded.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
+    # Each character folded where it folds to one; a text where none folds to several: its casefold.
+    assert got == "".join(f if len(f := c.casefold()) == 1 else c for c in "\n".join(batch))
+    for text, at, ok in zip(batch, base, same):
+        if ok:
+            assert got[at : at + len(text)] == text.casefold()
