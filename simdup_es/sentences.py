@@ -579,10 +579,10 @@ def _table_each(texts: Sequence[str], chars: _Chars, base: list[int], min_units:
     # Units never cross a piece boundary, so a piece's units are those starting in it.
     ends = [at + k for p, at in zip(pieces, base) for begin, end, _ in p for k in (begin, end)]
     bounds = np.searchsorted(chars.starts, np.array(ends, dtype=np.int64)).tolist()
-    merged, first = [], [0]
+    merged, first, k = [], [0], 0
     for p in pieces:
-        merged += _merged(p, bounds[: 2 * len(p)], min_units)
-        del bounds[: 2 * len(p)]
+        merged += _merged(p, bounds[k : k + 2 * len(p)], min_units)
+        k += 2 * len(p)
         first.append(len(merged))
     start, end, first_unit, stop_unit = map(list, zip(*merged)) if merged else ([], [], [], [])
     return _Table(first, start, end, first_unit, stop_unit)
