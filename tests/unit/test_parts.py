@@ -335,13 +335,13 @@ def test_parts_and_keys_from_workers_are_made_on_first_use(printer: PartPrinter)
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(_chunk, max_size=4), st.integers(min_value=4, max_value=60), st.booleans())
-def test_a_batch_is_split_like_each_text_by_the_plain_functions(batch: list[str], window: int, numpy: bool) -> None:
+def test_a_batch_is_split_like_each_text_by_the_plain_functions(
+    printer: PartPrinter, batch: list[str], window: int, numpy: bool
+) -> None:
     # _split_many takes the paragraphs and unit counts from the batch scan; split_parts finds them itself.
     params = PartParams(min_units=max(1, window // 3), window_units=window, max_units=window * 2)
-    printer = PartPrinter.__new__(PartPrinter)
-    printer.params = params
     with mock.patch("simdup_es.sentences._BATCH_CHARS", 0 if numpy else 1 << 62):
-        got = printer._split_many(batch)
+        got = PartPrinter(printer.fingerprinter, params)._split_many(batch)
     for text, split in zip(batch, got, strict=True):
         sentences = split_sentences(text)
         assert (split.text, split.sentences, split.keys) == (text, sentences, sentence_keys(sentences, params))

@@ -334,7 +334,7 @@ def test_pieces_of_a_batch_on_the_corpus() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_texts, max_size=5), st.integers(min_value=1, max_value=8))
+@given(st.lists(_texts | _runs_texts, max_size=5), st.integers(min_value=1, max_value=8))
 def test_numpy_and_text_by_text_sentences_agree(batch: list[str], min_units: int) -> None:
     # The batch route (_pieces_many, _merged_many) and the one for little text (_raw_pieces, _merged).
     with mock.patch("simdup_es.sentences._BATCH_CHARS", 0):
