@@ -247,11 +247,14 @@ def _raw_pieces(text: str) -> list[tuple[int, int, bool]]:
         else:
             cut, is_break = run_start, bool(line_break)
             pos = run_start + len(line_break)
-        piece = text[start:cut]
-        body = piece.strip()
-        if body:
-            begin = start + len(piece) - len(piece.lstrip())
-            out.append((begin, begin + len(body), line_start))
+        if cut > start and not text[start].isspace() and not text[cut - 1].isspace():
+            out.append((start, cut, line_start))  # nothing to trim (most pieces)
+        else:
+            piece = text[start:cut]
+            body = piece.strip()
+            if body:
+                begin = start + len(piece) - len(piece.lstrip())
+                out.append((begin, begin + len(body), line_start))
         start = pos
         line_start = is_break
         if pos >= size:
