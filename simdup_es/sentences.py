@@ -383,7 +383,10 @@ def _skip(at: np.ndarray, kinds: np.ndarray, kind: int, back: bool = False) -> n
     if len(moving):
         starts, ends, _ = _runs(np.flatnonzero(kinds & kind > 0))
         inside = end[moving] + look  # a character of kind: the run it is in
-        end[moving] = starts[np.searchsorted(starts, inside, side="right") - 1] if back else ends[np.searchsorted(ends, inside, side="right")]
+        if back:
+            end[moving] = starts[np.searchsorted(starts, inside, side="right") - 1]
+        else:
+            end[moving] = ends[np.searchsorted(ends, inside, side="right")]
     return end
 
 

@@ -322,7 +322,8 @@ def test_pieces_of_a_batch_are_the_regex_pieces_of_each_text(batch: list[str]) -
 
 @pytest.mark.parametrize("spaces", [" ", " " * 4, " " * 5, "\u3000 \t" * 7])
 def test_pieces_after_long_runs_of_spaces_and_quotes(spaces: str) -> None:
-    text = f"{spaces}第一句话在这里。{'”' * 9}{spaces}第二句话!!!{spaces}\n{spaces}e.g.{spaces}第三句{spaces}\n{spaces}"
+    text = (f"{spaces}第一句话在这里。{'”' * 9}{spaces}第二句话!!!{spaces}\n"
+            f"{spaces}e.g.{spaces}第三句{spaces}\n{spaces}")
     assert _pieces_of_each([text, spaces, text]) == [_raw_pieces(text), [], _raw_pieces(text)]
 
 
