@@ -636,16 +636,18 @@ def _folded(points: np.ndarray, base: list[int]) -> tuple[np.ndarray, list[bool]
 def _joined_units(points: np.ndarray, chars: _Chars) -> tuple[str, np.ndarray]:
     """The units of a text (``points``, as :func:`_chars` found them), each followed by U+001F,
     and where each unit starts in that string, then one past its end."""
-    inside = np.flatnonzero(chars.inside)
+    count = len(chars.starts)
+    if not count:
+        return "", np.zeros(1, dtype=np.int64)
+    inside = points[chars.inside]  # by a boolean mask: numpy gathers and scatters by them faster than by offsets
     first = np.cumsum(chars.inside)[chars.starts] - 1  # each unit's first character among them
-    # Where each unit character goes: after one separator per unit before it.
-    shift = np.zeros(len(inside), dtype=np.int64)
-    shift[first[1:]] = 1
-    at = np.arange(len(inside)) + np.cumsum(shift)
-    out = np.full(len(inside) + len(first), ord(_UNIT_SEPARATOR), dtype="<u4")
-    out[at] = points[inside]
-    joined = out.tobytes().decode("utf-32-le")
-    return joined, np.append(first + np.arange(len(first)), len(joined))
+    at = first + np.arange(count)  # where each unit starts: after one separator per unit before it
+    out = np.full(len(inside) + count, ord(_UNIT_SEPARATOR), dtype="<u4")
+    letters = np.ones(len(out), dtype=bool)
+    letters[at[1:] - 1] = False
+    letters[-1] = False
+    out[letters] = inside
+    return out.tobytes().decode("utf-32-le"), np.append(at, len(out))
 
 
 def split_sentences_coded(
