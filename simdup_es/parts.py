@@ -241,7 +241,13 @@ _JOINS = re.compile(r"[\w+#&.%\-\u3400-\u9fff\uf900-\ufaff\U00020000-\U0010ffff]
 
 def part_tokens(text: str, tokens: list[str], parts: Sequence[Part], segment: Callable[[str], list[str]]
                 ) -> list[list[str]]:
-    """``segment`` of each part of ``text``, given ``tokens = segment(text)``.
+    """``segment`` of each part of ``text``, given ``tokens = segment(text)`` (:func:`part_spans` as lists)."""
+    return [tokens[s[0] : s[1]] if isinstance(s, tuple) else s for s in part_spans(text, tokens, parts, segment)]
+
+
+def part_spans(text: str, tokens: list[str], parts: Sequence[Part], segment: Callable[[str], list[str]]
+               ) -> list[tuple[int, int] | list[str]]:
+    """``segment`` of each part of ``text``, given ``tokens = segment(text)``: ``(i, j)`` where it is ``tokens[i:j]``.
 
     A part that starts and ends on token boundaries, each with a character jieba never
     joins to a neighbour (:data:`_JOINS`) on one side (a sentence's last ``。``, a line
@@ -254,11 +260,11 @@ def part_tokens(text: str, tokens: list[str], parts: Sequence[Part], segment: Ca
     starts = list(itertools.accumulate(map(len, tokens), initial=0))
     if starts[-1] != len(text):  # the tokens do not spell the text: no slices
         return [segment(text[p.start : p.end]) for p in parts]
-    out = []
+    out: list[tuple[int, int] | list[str]] = []
     for p in parts:
         i, j = bisect.bisect_left(starts, p.start), bisect.bisect_left(starts, p.end)
         if starts[i] == p.start and starts[j] == p.end and _apart(text, p.start) and _apart(text, p.end):
-            out.append(tokens[i:j])
+            out.append((i, j))
         else:
             out.append(segment(text[p.start : p.end]))
     return out
@@ -293,8 +299,9 @@ class PartPrinter:
         """Levels of many documents, their parts fingerprinted in one batch in this process."""
         prepared = self._split_many(texts if unified else unify_many(texts))
         docs = [Doc(split.text[p.start : p.end]) for split in prepared for p in split.parts]
-        results = iter(self.fingerprinter.fingerprint_many(docs, unified=True))
-        return [self._levels(split, [next(results).fingerprint for _ in split.parts]) for split in prepared]
+        results = self.fingerprinter.fingerprint_many(docs, unified=True)
+        fps = iter([r.fingerprint.value if r.fingerprint else None for r in results])
+        return [self._levels(split, list(itertools.islice(fps, len(split.parts)))) for split in prepared]
 
     def map(self, texts: Iterable[str], *, workers: int | None = None, unified: bool = False) -> Iterator[Levels]:
         """Levels of a stream of documents, in input order, on ``workers`` processes
@@ -339,6 +346,7 @@ class PartPrinter:
         fingerprinter = self.fingerprinter
         batch: list[Doc] = []
         tokens: list[list[str]] = []
+        spans: list[list[tuple[int, int] | list[str]]] = []
         prepared: list[_Split | Result] = []
         fits = [not fingerprinter.too_large(doc.text) for doc in docs]
         # Unified in one batch: each OpenCC pass runs once over them all.
@@ -350,20 +358,17 @@ class PartPrinter:
                 continue
             split = next(splits)
             prepared.append(split)
-            u, parts = split.text, split.parts
-            whole = fingerprinter.tokenizer.cut(u)
-            batch.append(Doc(u, next(titles) if doc.title else doc.title, doc.source))
-            batch += [Doc(u[p.start : p.end]) for p in parts]
+            whole = fingerprinter.tokenizer.cut(split.text)
+            batch.append(Doc(split.text, next(titles) if doc.title else doc.title, doc.source))
             tokens.append(whole)
-            tokens += part_tokens(u, whole, parts, fingerprinter.tokenizer.cut)
-        results = iter(fingerprinter.fingerprint_segmented(batch, tokens, unified=True))
+            spans.append(part_spans(split.text, whole, split.parts, fingerprinter.tokenizer.cut))
+        results = iter(fingerprinter.fingerprint_parts(batch, tokens, spans, unified=True))
         out = _Batch()
         for split in prepared:
             if isinstance(split, Result):
                 out.append((split, None, None))
                 continue
-            result = next(results)
-            fps = [next(results).fingerprint for _ in split.parts]
+            result, fps = next(results)
             out.append((result, None, None) if result.error else (result, self._levels(split, fps), split.text))
         return out
 
@@ -375,13 +380,13 @@ class PartPrinter:
             out.append(_Split(u, sentences, split_parts(u, sentences, self.params) if self.params.with_parts else [], keys))
         return out
 
-    def _levels(self, split: _Split, fps: Sequence[object]) -> Levels:
+    def _levels(self, split: _Split, fps: Sequence[int | None]) -> Levels:
         return Levels(
             version=self.version,
             units=sum(s.n_units for s in split.sentences),
             sentences=tuple(split.sentences),
             parts=tuple(split.parts),
-            fingerprints=tuple(f.value if f is not None else None for f in fps),  # type: ignore[attr-defined]
+            fingerprints=tuple(fps),
             keys=tuple(split.keys),
         )
 

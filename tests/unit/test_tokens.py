@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 import os
 import statistics
 import subprocess
@@ -21,6 +22,8 @@ from simdup_es.text import unify
 from simdup_es.tokens import (
     _replace_joined,
     _replace_tokens,
+    _split_counts,
+    _split_counts_reference,
     IdfTable,
     Lexicon,
     HashTable,
@@ -248,3 +251,21 @@ _PIECES = st.sampled_from(["a", ".", "out", "-", "3", "x_y", "，", "文档", "\
 def test_replacing_tokens_in_one_string_is_the_plain_loop(tokens: list[str], split: dict[str, list[str]]) -> None:
     tokens = tokens + list(split)[:2]  # some keys occur, next to each other too
     assert _replace_joined(tokens, split) == _replace_tokens(tokens, split)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-6, 6), max_size=40),
+       st.dictionaries(st.integers(-12, -7), st.lists(st.integers(-6, 6), min_size=2, max_size=4), max_size=4),
+       st.data())
+def test_splitting_counts_by_splicing_is_the_plain_loop(tokens: list[int], compounds: dict[int, list[int]],
+                                                        data: st.DataObject) -> None:
+    # Compounds (-12..-7) anywhere among the tokens, their pieces (-6..6) before, after
+    # or not at all elsewhere, the same piece twice in one compound or in several.
+    for c in compounds:
+        for _ in range(data.draw(st.integers(0, 3))):
+            tokens.insert(data.draw(st.integers(0, len(tokens))), c)
+    counts = dict(Counter(tokens))
+    found = data.draw(st.permutations([c for c in counts if c in compounds]))
+    got = _split_counts(counts, compounds, found)
+    assert list(got.items()) == list(_split_counts_reference(counts, compounds).items())
+    assert list(got.items()) == list(Counter(_replace_joined(tokens, compounds)).items())
