@@ -659,7 +659,9 @@ def weigh_batch(
     titled: list[tuple[int, list[int]]] = []  # (item, title words' rows in its counts)
     for i, tokens in enumerate(docs):
         rows, counts = lexicon.counted_rows(tokens)
-        counts = counted(counts)
+        compounds = bool(counts) and min(counts) <= -2  # or none in its parts either
+        counts = counted(counts) if compounds else counts
+        counts.pop(-1, None)
         if titles is not None and titles[i]:
             words = [r for r in map(lexicon.cache.get, titles[i]) if r in counts]  # a title word is no compound
             if words:
@@ -667,8 +669,12 @@ def weigh_batch(
         counters.append(counts)
         for span in parts[i] if parts is not None else ():
             if isinstance(span, tuple):
-                a, b = span
-                counters.append(counted(Counter(rows[a:b])))
+                part = Counter(rows[span[0] : span[1]])
+                if compounds:
+                    part = counted(part)
+                else:
+                    part.pop(-1, None)
+                counters.append(part)
             else:
                 counters.append(counted(lexicon.counted_rows(span)[1]))
     sizes = list(map(len, counters))
