@@ -126,7 +126,8 @@ class Levels:
 
     version: str
     units: int
-    # Tuples; from a worker, sequences equal to them whose objects are made on first use.
+    # Tuples, or sequences equal to them whose objects are made on first use (from a
+    # worker; the keys always).
     sentences: Sequence[Sentence]
     parts: Sequence[Part]
     fingerprints: tuple[int | None, ...]
@@ -137,7 +138,7 @@ class Levels:
         return [f for f in self.fingerprints if f is not None], sorted(set(self.key_values()))
 
     def key_values(self) -> list[int]:
-        """The value of each sentence key, in order (from a worker, without making the key objects)."""
+        """The value of each sentence key, in order (without making the key objects)."""
         return self.keys.values() if isinstance(self.keys, _Keys) else [k.key for k in self.keys]
 
 
@@ -225,11 +226,15 @@ def sentence_keys(sentences: Sequence[Sentence], params: PartParams = PartParams
     return [SentenceKey(sentence_key(s), s.index, s.n_units) for s in sentences if s.n_units >= params.sentence_min_units]
 
 
-def _joined_keys(sentences: Sequence[Sentence], joined: Sequence[str], min_units: int) -> list[SentenceKey]:
-    """:func:`sentence_keys` given each sentence's units joined (:func:`split_sentences_joined`)."""
+def _joined_keys(sentences: Sequence[Sentence], joined: Sequence[str], min_units: int) -> _Keys:
+    """:func:`sentence_keys` given each sentence's units joined (:func:`split_sentences_joined`).
+
+    As flat numbers, the key objects made on first use: indexing through workers
+    sends the numbers and reads only the keys' values.
+    """
     digest = xxhash.xxh3_64_intdigest
-    return [SentenceKey(digest(j.encode("utf-8")), s.index, s.n_units)
-            for s, j in zip(sentences, joined, strict=True) if s.n_units >= min_units]
+    return _Keys(_flat((digest(j.encode("utf-8")), s.index, s.n_units)
+                       for s, j in zip(sentences, joined, strict=True) if s.n_units >= min_units))
 
 
 # Characters jieba may segment together with their neighbours: a superset, in every
@@ -387,7 +392,7 @@ class PartPrinter:
             sentences=tuple(split.sentences),
             parts=tuple(split.parts),
             fingerprints=tuple(fps),
-            keys=tuple(split.keys),
+            keys=split.keys,
         )
 
 
@@ -397,7 +402,7 @@ class _Split(NamedTuple):
     text: str
     sentences: list[Sentence]
     parts: list[Part]
-    keys: list[SentenceKey]
+    keys: _Keys
 
 
 def _levels_chunk(fingerprinter: Fingerprinter, texts: list[str], *, params: PartParams, unified: bool) -> list[Levels]:
@@ -433,7 +438,7 @@ _Packed = tuple[str, int, str, bytes, bytes, tuple[int | None, ...], bytes]
 def _pack(levels: Levels, unified: str) -> _Packed:
     return (levels.version, levels.units, unified, _flat((s.start, s.end, s.n_units) for s in levels.sentences),
             _flat((p.first, p.stop, p.start, p.end, p.units) for p in levels.parts), levels.fingerprints,
-            _flat((k.key, k.index, k.units) for k in levels.keys))
+            levels.keys._flat if isinstance(levels.keys, _Keys) else _flat((k.key, k.index, k.units) for k in levels.keys))
 
 
 def _unpack(packed: _Packed) -> Levels:
