@@ -529,38 +529,39 @@ class Lexicon:
         self._rows = 0
 
     def add(self, tokens: Iterable[str]) -> None:
-        """Put distinct tokens not cached yet into the cache."""
+        """Put the tokens not cached yet into the cache, and the pieces of those that are compounds."""
         stop = stop_words()
-        words = []
+        cache = self.cache
+        words: dict[str, None] = {}
         compounds = []
-        for t in tokens:
+        queue = list(tokens)
+        for t in queue:  # which grows by the pieces of compounds (never compounds themselves)
+            if t in cache or t in words:
+                continue
             if _GLUED_TOKEN.fullmatch(t) and (pieces := _pieces(t)) is not None:
                 compounds.append((t, pieces))
+                queue += pieces
             if t not in stop and _WORDLIKE.search(t):
-                words.append(t)
+                words[t] = None
             else:
-                self.cache[t] = -1
+                cache[t] = -1
         if words:
-            self._add_words(words)
+            self._add_words(list(words))
         for t, pieces in compounds:
-            self._compound_rows[t] = self.cache[t]
-            new = [p for p in dict.fromkeys(pieces) if p not in self.cache]
-            if new:
-                self.add(new)  # pieces are never compounds: no deeper
-            code = self.cache[t] = -2 - len(self.pieces)
-            self.pieces[code] = tuple(self.cache[p] for p in pieces)
+            self._compound_rows[t] = cache[t]
+            code = cache[t] = -2 - len(self.pieces)
+            self.pieces[code] = tuple(cache[p] for p in pieces)
 
     def _add_words(self, words: list[str]) -> None:
         hashes = np.fromiter(map(token_hash, words), dtype=np.uint64, count=len(words))
-        pos = self._pos.lookup(hashes, -1).tolist()
-        marked, mark = self.params.marked_words, self.params.mark_boost
-        boosts = []
-        for w, p in zip(words, pos):
-            if p < 0:
-                # Words jieba does not know are mostly names and terms its HMM found
-                # (nouns) or Latin-script words (other content words).
-                p = _OTHER if w.isascii() else _NOUN
-            boosts.append(1.0 + self._pos_boost[p] + (mark if w in marked else 0.0))
+        pos = self._pos.lookup(hashes, -1)
+        # Words jieba does not know are mostly names and terms its HMM found (nouns)
+        # or Latin-script words (other content words).
+        latin = np.fromiter(map(str.isascii, words), dtype=bool, count=len(words))
+        pos = np.where(pos >= 0, pos, np.where(latin, _OTHER, _NOUN))
+        marked = np.fromiter(map(self.params.marked_words.__contains__, words), dtype=bool, count=len(words))
+        # (1 + POS) + MARK, each an IEEE double operation as for one word in Python.
+        boosts = (1.0 + np.array(self._pos_boost)[pos]) + np.where(marked, self.params.mark_boost, 0.0)
         start, stop_row = self._rows, self._rows + len(words)
         if stop_row > len(self.hash_of):  # grow by doubling
             size = max(stop_row, 2 * len(self.hash_of), 1024)
@@ -568,7 +569,7 @@ class Lexicon:
                 np.resize(a, size) for a in (self.idf_of, self.boost_of, self.len_of, self.hash_of))
         self.idf_of[start:stop_row] = self.idf.idf.lookup(hashes, self.idf.default)
         self.boost_of[start:stop_row] = boosts
-        self.len_of[start:stop_row] = [len(w) for w in words]
+        self.len_of[start:stop_row] = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
         self.hash_of[start:stop_row] = hashes
         self.cache.update(zip(words, range(start, stop_row)))
         self._rows = stop_row
@@ -584,15 +585,24 @@ class Lexicon:
             return None
         return float(self.idf_of[row]), float(self.boost_of[row]), int(self.hash_of[row])
 
-    def counted_rows(self, tokens: Sequence[str]) -> tuple[list[int], Counter[int]]:
-        """The cache's value of each token (:meth:`add` puts those not there yet), and how often each occurs."""
-        rows = list(map(self.cache.get, tokens))
-        counts = Counter(rows)
-        if None in counts:
-            self.add(dict.fromkeys(itertools.compress(tokens, map(operator.is_, rows, itertools.repeat(None)))))
-            rows = list(map(self.cache.__getitem__, tokens))
-            counts = Counter(rows)
-        return rows, counts  # type: ignore[return-value]
+    def counts(self, docs: Iterable[Iterable[str]]) -> list[dict[int, int]]:
+        """How often each row (the cache's value) occurs among each document's tokens, in first-occurrence order.
+
+        The tokens not cached yet are put there, all in one :meth:`add` (its table
+        lookups cost about as much for one document's new tokens as for a batch's).
+        The tokens that are not content words all have row ``-1``, whose count here is not theirs.
+        """
+        get = self.cache.get
+        counters = [Counter(tokens) for tokens in docs]
+        rows = [list(map(get, c)) for c in counters]
+        new = [k for k, r in enumerate(rows) if None in r]
+        if new:
+            missing = (itertools.compress(counters[k], map(operator.is_, rows[k], itertools.repeat(None))) for k in new)
+            self.add(itertools.chain.from_iterable(missing))
+            for k in new:
+                rows[k] = list(map(self.cache.__getitem__, counters[k]))
+        # Rows of distinct tokens are distinct, but for -1.
+        return [dict(zip(r, c.values())) for r, c in zip(rows, counters)]
 
 
 def weigh(
@@ -655,10 +665,13 @@ def weigh_batch(
         counts.pop(-1, None)
         return counts
 
+    own = [span for spans in parts or () for span in spans if not isinstance(span, tuple)]  # parts not sliced
+    counts_of = lexicon.counts(itertools.chain(docs, own))
+    own_counts = iter(counts_of[len(docs) :])
     counters: list[dict[int, int]] = []
     titled: list[tuple[int, list[int]]] = []  # (item, title words' rows in its counts)
     for i, tokens in enumerate(docs):
-        rows, counts = lexicon.counted_rows(tokens)
+        counts = counts_of[i]
         compounds = bool(counts) and min(counts) <= -2  # or none in its parts either
         counts = counted(counts) if compounds else counts
         counts.pop(-1, None)
@@ -667,7 +680,9 @@ def weigh_batch(
             if words:
                 titled.append((len(counters), words))
         counters.append(counts)
-        for span in parts[i] if parts is not None else ():
+        spans = parts[i] if parts is not None else ()
+        rows = list(map(lexicon.cache.__getitem__, tokens)) if spans else []  # all cached by now
+        for span in spans:
             if isinstance(span, tuple):
                 part = Counter(rows[span[0] : span[1]])
                 if compounds:
@@ -676,7 +691,7 @@ def weigh_batch(
                     part.pop(-1, None)
                 counters.append(part)
             else:
-                counters.append(counted(lexicon.counted_rows(span)[1]))
+                counters.append(counted(next(own_counts)))
     sizes = list(map(len, counters))
     n = sum(sizes)
     row = np.fromiter(itertools.chain.from_iterable(counters), dtype=np.int64, count=n)

@@ -269,3 +269,31 @@ def test_splitting_counts_by_splicing_is_the_plain_loop(tokens: list[int], compo
     got = _split_counts(counts, compounds, found)
     assert list(got.items()) == list(_split_counts_reference(counts, compounds).items())
     assert list(got.items()) == list(Counter(_replace_joined(tokens, compounds)).items())
+
+
+_WORDS = ["文档", "检索", "我们", "elasticsearch", "a.out", "out", "区块链", "张三丰", "x_y", "3.14", "，", "的"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(_WORDS), max_size=12), st.sets(st.sampled_from(_WORDS)),
+       st.tuples(*[st.floats(0, 10, allow_subnormal=False)] * 4))
+def test_lexicon_values_are_each_words_own(words: list[str], marked: set[str],
+                                           boosts: tuple[float, float, float, float]) -> None:
+    # Words added together (a batch's new words, a compound's pieces with them) get the
+    # values each gets alone: 1 + POS + MARK in the order of the formula, IDF, hash.
+    noun, verb, other, mark = boosts
+    params = FingerprintParams(noun_boost=noun, verb_boost=verb, other_boost=other, mark_boost=mark,
+                               marked_words=frozenset(marked))
+    idf = IdfTable.load()
+    together = Lexicon(params, idf)
+    together.add(words)
+    pos = dictionary_pos()
+    for w in words:
+        alone = Lexicon(params, idf)
+        alone.add([w])
+        assert together.entry(w) == alone.entry(w)
+        if together.entry(w) is not None:
+            p = pos.get(w, -1)
+            p = p if p >= 0 else (2 if w.isascii() else 0)
+            expected = 1.0 + (noun, verb, other, 0.0)[p] + (mark if w in marked else 0.0)
+            assert together.entry(w) == (idf.idf.get(w, idf.default), expected, token_hash(w))
