@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import bisect
 import itertools
 import json
 import logging
@@ -499,7 +498,7 @@ class Lexicon:
 
     For each token: whether it counts at all, ``IDF(w)``, ``1 + POS(w) + MARK(w)``,
     its length and its 64-bit hash. Tokens not seen before are looked up a
-    document at a time in the hashed tables; a token seen before costs one dict
+    batch at a time in the hashed tables; a token seen before costs one dict
     lookup. ``cache`` maps a token to its row of the arrays (``-1`` if it is not a
     content word), so :func:`weigh_batch` gathers a batch's values with numpy; a
     Latin compound that :meth:`Tokenizer.segment` splits maps to a code ``c <= -2``
@@ -658,12 +657,15 @@ def weigh_batch(
         lexicon.clear()  # a bound on memory for endless streams of new tokens (rows of this batch stay valid)
     pieces = lexicon.pieces
 
-    def counted(counts: dict[int, int]) -> dict[int, int]:
-        """The counts of rows, compounds split, without the tokens that are not content words."""
-        if counts and min(counts) <= -2:
+    def counted(counts: dict[int, int], split: bool) -> dict[int, int]:
+        """The counts of rows, compounds split if ``split``, without the tokens that are not content words."""
+        if split:
             counts = _split_counts(counts, pieces, [c for c in counts if c <= -2])
         counts.pop(-1, None)
         return counts
+
+    def has_compounds(counts: dict[int, int]) -> bool:
+        return bool(counts) and min(counts) <= -2
 
     own = [span for spans in parts or () for span in spans if not isinstance(span, tuple)]  # parts not sliced
     counts_of = lexicon.counts(itertools.chain(docs, own))
@@ -671,10 +673,8 @@ def weigh_batch(
     counters: list[dict[int, int]] = []
     titled: list[tuple[int, list[int]]] = []  # (item, title words' rows in its counts)
     for i, tokens in enumerate(docs):
-        counts = counts_of[i]
-        compounds = bool(counts) and min(counts) <= -2  # or none in its parts either
-        counts = counted(counts) if compounds else counts
-        counts.pop(-1, None)
+        compounds = has_compounds(counts_of[i])  # or none in its parts either
+        counts = counted(counts_of[i], compounds)
         if titles is not None and titles[i]:
             words = [r for r in map(lexicon.cache.get, titles[i]) if r in counts]  # a title word is no compound
             if words:
@@ -685,13 +685,10 @@ def weigh_batch(
         for span in spans:
             if isinstance(span, tuple):
                 part = Counter(rows[span[0] : span[1]])
-                if compounds:
-                    part = counted(part)
-                else:
-                    part.pop(-1, None)
-                counters.append(part)
+                counters.append(counted(part, compounds and has_compounds(part)))
             else:
-                counters.append(counted(next(own_counts)))
+                part = next(own_counts)
+                counters.append(counted(part, has_compounds(part)))
     sizes = list(map(len, counters))
     n = sum(sizes)
     row = np.fromiter(itertools.chain.from_iterable(counters), dtype=np.int64, count=n)
