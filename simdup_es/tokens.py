@@ -591,17 +591,21 @@ class Lexicon:
         lookups cost about as much for one document's new tokens as for a batch's).
         The tokens that are not content words all have row ``-1``, whose count here is not theirs.
         """
-        get = self.cache.get
         counters = [Counter(tokens) for tokens in docs]
-        rows = [list(map(get, c)) for c in counters]
+        rows = self.rows(counters)  # of the distinct tokens: fewer lookups than one per token
+        return [dict(zip(r, c.values())) for r, c in zip(rows, counters)]  # rows of distinct tokens are distinct, but -1
+
+    def rows(self, docs: Sequence[Iterable[str]]) -> list[list[int]]:
+        """The row (the cache's value) of each token of each document; the new tokens put there in one :meth:`add`."""
+        get = self.cache.get
+        rows = [list(map(get, tokens)) for tokens in docs]
         new = [k for k, r in enumerate(rows) if None in r]
         if new:
-            missing = (itertools.compress(counters[k], map(operator.is_, rows[k], itertools.repeat(None))) for k in new)
+            missing = (itertools.compress(docs[k], map(operator.is_, rows[k], itertools.repeat(None))) for k in new)
             self.add(itertools.chain.from_iterable(missing))
             for k in new:
-                rows[k] = list(map(self.cache.__getitem__, counters[k]))
-        # Rows of distinct tokens are distinct, but for -1.
-        return [dict(zip(r, c.values())) for r, c in zip(rows, counters)]
+                rows[k] = list(map(self.cache.__getitem__, docs[k]))
+        return rows
 
 
 def weigh(
@@ -667,22 +671,27 @@ def weigh_batch(
     def has_compounds(counts: dict[int, int]) -> bool:
         return bool(counts) and min(counts) <= -2
 
-    own = [span for spans in parts or () for span in spans if not isinstance(span, tuple)]  # parts not sliced
-    counts_of = lexicon.counts(itertools.chain(docs, own))
-    own_counts = iter(counts_of[len(docs) :])
+    # Documents with parts: the row of each token (a part's rows are a slice of them),
+    # counted; the others and the parts that are no slice: the rows of their distinct tokens.
+    sliced = [bool(spans) for spans in parts] if parts is not None else [False] * len(docs)
+    own = [span for spans in parts or () for span in spans if not isinstance(span, tuple)]
+    rows_of = iter(lexicon.rows([tokens for tokens, s in zip(docs, sliced) if s]))
+    counted_docs = lexicon.counts(itertools.chain((tokens for tokens, s in zip(docs, sliced) if not s), own))
+    counts_of = iter(counted_docs[: len(counted_docs) - len(own)])
+    own_counts = iter(counted_docs[len(counted_docs) - len(own) :])
     counters: list[dict[int, int]] = []
     titled: list[tuple[int, list[int]]] = []  # (item, title words' rows in its counts)
-    for i, tokens in enumerate(docs):
-        compounds = has_compounds(counts_of[i])  # or none in its parts either
-        counts = counted(counts_of[i], compounds)
+    for i in range(len(docs)):
+        rows = next(rows_of) if sliced[i] else []
+        counts = Counter(rows) if sliced[i] else next(counts_of)
+        compounds = has_compounds(counts)  # or none in its parts either
+        counts = counted(counts, compounds)
         if titles is not None and titles[i]:
             words = [r for r in map(lexicon.cache.get, titles[i]) if r in counts]  # a title word is no compound
             if words:
                 titled.append((len(counters), words))
         counters.append(counts)
-        spans = parts[i] if parts is not None else ()
-        rows = list(map(lexicon.cache.__getitem__, tokens)) if spans else []  # all cached by now
-        for span in spans:
+        for span in parts[i] if sliced[i] else ():  # type: ignore[index]
             if isinstance(span, tuple):
                 part = Counter(rows[span[0] : span[1]])
                 counters.append(counted(part, compounds and has_compounds(part)))
