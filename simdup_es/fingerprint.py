@@ -164,7 +164,8 @@ class Fingerprinter:
 
     def _hashed(self, docs: Sequence[Doc], segmented: dict[int, list[str]], unified: bool,
                 parts: Sequence[Sequence[tuple[int, int] | list[str]]] | None = None) -> list[int | None]:
-        """SimHash of each of the ``segmented`` documents (each followed by its ``parts``), ``None`` without content words."""
+        """SimHash of each of the ``segmented`` documents, each followed by its ``parts``
+        (``None`` for one without content words)."""
         titles = [docs[i].title or "" for i in segmented]
         if not unified and any(titles):
             titles = unify_many(titles)

@@ -438,7 +438,8 @@ _Packed = tuple[str, int, str, bytes, bytes, tuple[int | None, ...], bytes]
 def _pack(levels: Levels, unified: str) -> _Packed:
     return (levels.version, levels.units, unified, _flat((s.start, s.end, s.n_units) for s in levels.sentences),
             _flat((p.first, p.stop, p.start, p.end, p.units) for p in levels.parts), levels.fingerprints,
-            levels.keys._flat if isinstance(levels.keys, _Keys) else _flat((k.key, k.index, k.units) for k in levels.keys))
+            levels.keys._flat if isinstance(levels.keys, _Keys)
+            else _flat((k.key, k.index, k.units) for k in levels.keys))
 
 
 def _unpack(packed: _Packed) -> Levels:

@@ -593,7 +593,8 @@ class Lexicon:
         """
         counters = [Counter(tokens) for tokens in docs]
         rows = self.rows(counters)  # of the distinct tokens: fewer lookups than one per token
-        return [dict(zip(r, c.values())) for r, c in zip(rows, counters)]  # rows of distinct tokens are distinct, but -1
+        # Rows of distinct tokens are distinct, but for -1.
+        return [dict(zip(r, c.values())) for r, c in zip(rows, counters)]
 
     def rows(self, docs: Sequence[Iterable[str]]) -> list[list[int]]:
         """The row (the cache's value) of each token of each document; the new tokens put there in one :meth:`add`."""
