@@ -284,8 +284,10 @@ class PartPrinter:
     """Computes a document's :class:`Levels` with a :class:`Fingerprinter`'s tokens and weights.
 
     Parts are fingerprinted as documents of their own (their own TF and LEN), through
-    the public :meth:`Fingerprinter.fingerprint_many`, so a part and a document of the
-    same text get the same bits and the fingerprint version covers both.
+    the public :meth:`Fingerprinter.fingerprint_many` (:meth:`levels_many`) or
+    :meth:`Fingerprinter.fingerprint_parts` (the index path, from slices of the
+    document's tokens), so a part and a document of the same text get the same bits
+    and the fingerprint version covers both.
     """
 
     def __init__(self, fingerprinter: Fingerprinter, params: PartParams = PartParams()) -> None:
