@@ -137,30 +137,49 @@ class Fingerprinter:
         if not unified:
             texts = dict(zip(texts, unify_many(list(texts.values()))))
         segmented = {i: self.tokenizer.cut(text) for i, text in texts.items()}
-        return self._hashed(docs, segmented, results, unified)
+        values = self._hashed(docs, segmented, unified)
+        for i, value in zip(segmented, values):
+            results[i] = self._result(value, docs[i])
+        return results  # type: ignore[return-value]
 
-    def fingerprint_segmented(self, docs: Sequence[Doc], tokens: Sequence[list[str]], *, unified: bool = False
-                              ) -> list[Result]:
-        """:meth:`fingerprint_many` of documents already segmented: ``tokens[i]`` is
-        ``self.tokenizer.cut`` or ``segment`` of the unified text of ``docs[i]`` (whose text is not
-        read again; its title is, and unified unless ``unified``). No size check."""
-        return self._hashed(docs, dict(enumerate(tokens)), [None] * len(docs), unified)
+    def fingerprint_parts(
+        self,
+        docs: Sequence[Doc],
+        tokens: Sequence[list[str]],
+        parts: Sequence[Sequence[tuple[int, int] | list[str]]],
+        *,
+        unified: bool = False,
+    ) -> list[tuple[Result, list[int | None]]]:
+        """:meth:`fingerprint_many` of documents already segmented, and the fingerprints of their parts.
 
-    def _hashed(self, docs: Sequence[Doc], segmented: dict[int, list[str]], results: list[Result | None],
-                unified: bool) -> list[Result]:
-        """Weigh and hash the ``segmented`` documents; ``results`` holds those settled already."""
+        ``tokens[i]`` is ``self.tokenizer.cut`` or ``segment`` of the unified text of
+        ``docs[i]`` (whose text is not read again; its title is, and unified unless
+        ``unified``). Each of ``parts[i]`` is a part of that text, fingerprinted as a
+        document without title (:func:`~simdup_es.tokens.weigh_batch`): ``(start, stop)``
+        where its tokens are ``tokens[i][start:stop]``, else its own tokens. A part's
+        value is ``None`` where it has no content word. No size check.
+        """
+        values = iter(self._hashed(docs, dict(enumerate(tokens)), unified, parts))
+        return [(self._result(next(values), doc), [next(values) for _ in spans]) for doc, spans in zip(docs, parts)]
+
+    def _hashed(self, docs: Sequence[Doc], segmented: dict[int, list[str]], unified: bool,
+                parts: Sequence[Sequence[tuple[int, int] | list[str]]] | None = None) -> list[int | None]:
+        """SimHash of each of the ``segmented`` documents, each followed by its ``parts``
+        (``None`` for one without content words)."""
         titles = [docs[i].title or "" for i in segmented]
         if not unified and any(titles):
             titles = unify_many(titles)
         title_words = [frozenset(self.tokenizer.words(t)) if t else frozenset() for t in titles]
-        hashes, weights, offsets = weigh_batch(list(segmented.values()), self.lexicon, title_words)
+        hashes, weights, offsets = weigh_batch(list(segmented.values()), self.lexicon, title_words, parts)
         values = sh.simhash_batch(hashes, weights, offsets).tolist()
-        for i, start, end, value in zip(segmented, offsets[:-1].tolist(), offsets[1:].tolist(), values):
-            results[i] = Result(Fingerprint(value, self.version), None) if end > start else Result(
-                None, EmptyDocumentError("no words to fingerprint (empty, whitespace or punctuation only)",
-                                         source=docs[i].source)
-            )
-        return results  # type: ignore[return-value]
+        bounds = offsets.tolist()
+        return [v if end > start else None for v, start, end in zip(values, bounds, bounds[1:])]
+
+    def _result(self, value: int | None, doc: Doc) -> Result:
+        if value is None:
+            return Result(None, EmptyDocumentError("no words to fingerprint (empty, whitespace or punctuation only)",
+                                                   source=doc.source))
+        return Result(Fingerprint(value, self.version), None)
 
     def map(
         self, docs: Iterable[Doc], *, workers: int | None = None, chunk_size: int = 64, unified: bool = False

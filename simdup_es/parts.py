@@ -126,7 +126,8 @@ class Levels:
 
     version: str
     units: int
-    # Tuples; from a worker, sequences equal to them whose objects are made on first use.
+    # Tuples, or sequences equal to them whose objects are made on first use (from a
+    # worker; the keys always).
     sentences: Sequence[Sentence]
     parts: Sequence[Part]
     fingerprints: tuple[int | None, ...]
@@ -137,7 +138,7 @@ class Levels:
         return [f for f in self.fingerprints if f is not None], sorted(set(self.key_values()))
 
     def key_values(self) -> list[int]:
-        """The value of each sentence key, in order (from a worker, without making the key objects)."""
+        """The value of each sentence key, in order (without making the key objects)."""
         return self.keys.values() if isinstance(self.keys, _Keys) else [k.key for k in self.keys]
 
 
@@ -231,11 +232,15 @@ def sentence_keys(sentences: Sequence[Sentence], params: PartParams = PartParams
     return [SentenceKey(sentence_key(s), s.index, s.n_units) for s in sentences if s.n_units >= params.sentence_min_units]
 
 
-def _joined_keys(sentences: Sequence[Sentence], joined: Sequence[str], min_units: int) -> list[SentenceKey]:
-    """:func:`sentence_keys` given each sentence's units joined (:func:`split_sentences_joined`)."""
+def _joined_keys(sentences: Sequence[Sentence], joined: Sequence[str], min_units: int) -> _Keys:
+    """:func:`sentence_keys` given each sentence's units joined (:func:`split_sentences_joined`).
+
+    As flat numbers, the key objects made on first use: indexing through workers
+    sends the numbers and reads only the keys' values.
+    """
     digest = xxhash.xxh3_64_intdigest
-    return [SentenceKey(digest(j.encode("utf-8")), s.index, s.n_units)
-            for s, j in zip(sentences, joined, strict=True) if s.n_units >= min_units]
+    return _Keys(_flat((digest(j.encode("utf-8")), s.index, s.n_units)
+                       for s, j in zip(sentences, joined, strict=True) if s.n_units >= min_units))
 
 
 # Characters jieba may segment together with their neighbours: a superset, in every
@@ -247,7 +252,13 @@ _JOINS = re.compile(r"[\w+#&.%\-\u3400-\u9fff\uf900-\ufaff\U00020000-\U0010ffff]
 
 def part_tokens(text: str, tokens: list[str], parts: Sequence[Part], segment: Callable[[str], list[str]]
                 ) -> list[list[str]]:
-    """``segment`` of each part of ``text``, given ``tokens = segment(text)``.
+    """``segment`` of each part of ``text``, given ``tokens = segment(text)`` (:func:`part_spans` as lists)."""
+    return [tokens[s[0] : s[1]] if isinstance(s, tuple) else s for s in part_spans(text, tokens, parts, segment)]
+
+
+def part_spans(text: str, tokens: list[str], parts: Sequence[Part], segment: Callable[[str], list[str]]
+               ) -> list[tuple[int, int] | list[str]]:
+    """``segment`` of each part of ``text``, given ``tokens = segment(text)``: ``(i, j)`` where it is ``tokens[i:j]``.
 
     A part that starts and ends on token boundaries, each with a character jieba never
     joins to a neighbour (:data:`_JOINS`) on one side (a sentence's last ``。``, a line
@@ -260,11 +271,11 @@ def part_tokens(text: str, tokens: list[str], parts: Sequence[Part], segment: Ca
     starts = list(itertools.accumulate(map(len, tokens), initial=0))
     if starts[-1] != len(text):  # the tokens do not spell the text: no slices
         return [segment(text[p.start : p.end]) for p in parts]
-    out = []
+    out: list[tuple[int, int] | list[str]] = []
     for p in parts:
         i, j = bisect.bisect_left(starts, p.start), bisect.bisect_left(starts, p.end)
         if starts[i] == p.start and starts[j] == p.end and _apart(text, p.start) and _apart(text, p.end):
-            out.append(tokens[i:j])
+            out.append((i, j))
         else:
             out.append(segment(text[p.start : p.end]))
     return out
@@ -279,8 +290,10 @@ class PartPrinter:
     """Computes a document's :class:`Levels` with a :class:`Fingerprinter`'s tokens and weights.
 
     Parts are fingerprinted as documents of their own (their own TF and LEN), through
-    the public :meth:`Fingerprinter.fingerprint_many`, so a part and a document of the
-    same text get the same bits and the fingerprint version covers both.
+    the public :meth:`Fingerprinter.fingerprint_many` (:meth:`levels_many`) or
+    :meth:`Fingerprinter.fingerprint_parts` (the index path, from slices of the
+    document's tokens), so a part and a document of the same text get the same bits
+    and the fingerprint version covers both.
     """
 
     def __init__(self, fingerprinter: Fingerprinter, params: PartParams = PartParams()) -> None:
@@ -299,8 +312,9 @@ class PartPrinter:
         """Levels of many documents, their parts fingerprinted in one batch in this process."""
         prepared = self._split_many(texts if unified else unify_many(texts))
         docs = [Doc(split.text[p.start : p.end]) for split in prepared for p in split.parts]
-        results = iter(self.fingerprinter.fingerprint_many(docs, unified=True))
-        return [self._levels(split, [next(results).fingerprint for _ in split.parts]) for split in prepared]
+        results = self.fingerprinter.fingerprint_many(docs, unified=True)
+        fps = iter([r.fingerprint.value if r.fingerprint else None for r in results])
+        return [self._levels(split, list(itertools.islice(fps, len(split.parts)))) for split in prepared]
 
     def map(self, texts: Iterable[str], *, workers: int | None = None, unified: bool = False) -> Iterator[Levels]:
         """Levels of a stream of documents, in input order, on ``workers`` processes
@@ -345,6 +359,7 @@ class PartPrinter:
         fingerprinter = self.fingerprinter
         batch: list[Doc] = []
         tokens: list[list[str]] = []
+        spans: list[list[tuple[int, int] | list[str]]] = []
         prepared: list[_Split | Result] = []
         fits = [not fingerprinter.too_large(doc.text) for doc in docs]
         # Unified in one batch: each OpenCC pass runs once over them all.
@@ -356,20 +371,17 @@ class PartPrinter:
                 continue
             split = next(splits)
             prepared.append(split)
-            u, parts = split.text, split.parts
-            whole = fingerprinter.tokenizer.cut(u)
-            batch.append(Doc(u, next(titles) if doc.title else doc.title, doc.source))
-            batch += [Doc(u[p.start : p.end]) for p in parts]
+            whole = fingerprinter.tokenizer.cut(split.text)
+            batch.append(Doc(split.text, next(titles) if doc.title else doc.title, doc.source))
             tokens.append(whole)
-            tokens += part_tokens(u, whole, parts, fingerprinter.tokenizer.cut)
-        results = iter(fingerprinter.fingerprint_segmented(batch, tokens, unified=True))
+            spans.append(part_spans(split.text, whole, split.parts, fingerprinter.tokenizer.cut))
+        results = iter(fingerprinter.fingerprint_parts(batch, tokens, spans, unified=True))
         out = _Batch()
         for split in prepared:
             if isinstance(split, Result):
                 out.append((split, None, None))
                 continue
-            result = next(results)
-            fps = [next(results).fingerprint for _ in split.parts]
+            result, fps = next(results)
             out.append((result, None, None) if result.error else (result, self._levels(split, fps), split.text))
         return out
 
@@ -384,14 +396,14 @@ class PartPrinter:
             out.append(_Split(u, sentences, parts, keys))
         return out
 
-    def _levels(self, split: _Split, fps: Sequence[object]) -> Levels:
+    def _levels(self, split: _Split, fps: Sequence[int | None]) -> Levels:
         return Levels(
             version=self.version,
             units=sum(s.n_units for s in split.sentences),
             sentences=tuple(split.sentences),
             parts=tuple(split.parts),
-            fingerprints=tuple(f.value if f is not None else None for f in fps),  # type: ignore[attr-defined]
-            keys=tuple(split.keys),
+            fingerprints=tuple(fps),
+            keys=split.keys,
         )
 
 
@@ -401,7 +413,7 @@ class _Split(NamedTuple):
     text: str
     sentences: list[Sentence]
     parts: list[Part]
-    keys: list[SentenceKey]
+    keys: _Keys
 
 
 def _levels_chunk(fingerprinter: Fingerprinter, texts: list[str], *, params: PartParams, unified: bool) -> list[Levels]:
@@ -437,7 +449,8 @@ _Packed = tuple[str, int, str, bytes, bytes, tuple[int | None, ...], bytes]
 def _pack(levels: Levels, unified: str) -> _Packed:
     return (levels.version, levels.units, unified, _flat((s.start, s.end, s.n_units) for s in levels.sentences),
             _flat((p.first, p.stop, p.start, p.end, p.units) for p in levels.parts), levels.fingerprints,
-            _flat((k.key, k.index, k.units) for k in levels.keys))
+            levels.keys._flat if isinstance(levels.keys, _Keys)
+            else _flat((k.key, k.index, k.units) for k in levels.keys))
 
 
 def _unpack(packed: _Packed) -> Levels:

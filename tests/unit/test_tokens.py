@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 import os
 import statistics
 import subprocess
@@ -21,6 +22,8 @@ from simdup_es.text import unify
 from simdup_es.tokens import (
     _replace_joined,
     _replace_tokens,
+    _split_counts,
+    _split_counts_reference,
     IdfTable,
     Lexicon,
     HashTable,
@@ -248,3 +251,49 @@ _PIECES = st.sampled_from(["a", ".", "out", "-", "3", "x_y", "，", "文档", "\
 def test_replacing_tokens_in_one_string_is_the_plain_loop(tokens: list[str], split: dict[str, list[str]]) -> None:
     tokens = tokens + list(split)[:2]  # some keys occur, next to each other too
     assert _replace_joined(tokens, split) == _replace_tokens(tokens, split)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-6, 6), max_size=40),
+       st.dictionaries(st.integers(-12, -7), st.lists(st.integers(-6, 6), min_size=2, max_size=4), max_size=4),
+       st.data())
+def test_splitting_counts_by_splicing_is_the_plain_loop(tokens: list[int], compounds: dict[int, list[int]],
+                                                        data: st.DataObject) -> None:
+    # Compounds (-12..-7) anywhere among the tokens, their pieces (-6..6) before, after
+    # or not at all elsewhere, the same piece twice in one compound or in several.
+    for c in compounds:
+        for _ in range(data.draw(st.integers(0, 3))):
+            tokens.insert(data.draw(st.integers(0, len(tokens))), c)
+    counts = dict(Counter(tokens))
+    found = data.draw(st.permutations([c for c in counts if c in compounds]))
+    got = _split_counts(counts, compounds, found)
+    assert list(got.items()) == list(_split_counts_reference(counts, compounds).items())
+    assert list(got.items()) == list(Counter(_replace_joined(tokens, compounds)).items())
+
+
+_WORDS = ["文档", "检索", "我们", "elasticsearch", "a.out", "out", "区块链", "张三丰", "x_y", "3.14", "，", "的"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(_WORDS), max_size=12), st.sets(st.sampled_from(_WORDS)),
+       st.tuples(*[st.floats(0, 10, allow_subnormal=False)] * 4))
+def test_lexicon_values_are_each_words_own(words: list[str], marked: set[str],
+                                           boosts: tuple[float, float, float, float]) -> None:
+    # Words added together (a batch's new words, a compound's pieces with them) get the
+    # values each gets alone: 1 + POS + MARK in the order of the formula, IDF, hash.
+    noun, verb, other, mark = boosts
+    params = FingerprintParams(noun_boost=noun, verb_boost=verb, other_boost=other, mark_boost=mark,
+                               marked_words=frozenset(marked))
+    idf = IdfTable.load()
+    together = Lexicon(params, idf)
+    together.add(words)
+    pos = dictionary_pos()
+    for w in words:
+        alone = Lexicon(params, idf)
+        alone.add([w])
+        assert together.entry(w) == alone.entry(w)
+        if together.entry(w) is not None:
+            p = pos.get(w, -1)
+            p = p if p >= 0 else (2 if w.isascii() else 0)
+            expected = 1.0 + (noun, verb, other, 0.0)[p] + (mark if w in marked else 0.0)
+            assert together.entry(w) == (idf.idf.get(w, idf.default), expected, token_hash(w))

@@ -1,5 +1,6 @@
 """weigh_batch (what fingerprints use) gives weigh's floats: cold or warm cache, with and without title words,
-from segmented tokens or from jieba-rs's cut (whose Latin compounds weigh_batch splits in its counts)."""
+from segmented tokens or from jieba-rs's cut (whose Latin compounds weigh_batch splits in its counts), for
+documents and for their parts given as slices of their tokens."""
 
 from __future__ import annotations
 
@@ -7,14 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.config import FingerprintParams
+from simdup_es.fingerprint import Fingerprinter
 from simdup_es.text import unify
 from simdup_es.tokens import IdfTable, Lexicon, Tokenizer, _split_compounds, weigh, weigh_batch
 from tests._data import load_corpus
 
 
-def _per_doc(docs: list[list[str]], lexicon: Lexicon, titles: list[frozenset[str]]
+def _per_doc(docs: list[list[str]], lexicon: Lexicon, titles: list[frozenset[str]], parts: list | None = None  # type: ignore[type-arg]
              ) -> list[tuple[list[int], list[float]]]:
-    hashes, weights, offsets = weigh_batch(docs, lexicon, titles)
+    hashes, weights, offsets = weigh_batch(docs, lexicon, titles, parts)
     bounds = offsets.tolist()
     return [(hashes[a:b].tolist(), weights[a:b].tolist()) for a, b in zip(bounds, bounds[1:])]
 
@@ -61,3 +63,50 @@ def test_weigh_batch_agrees_with_weigh(batch: list[tuple[list[str], set[str]]]) 
     # The Latin compounds among the tokens are split as segment splits them.
     expected = [weigh(_split_compounds("".join(d), d), lexicon, title_words=t) for d, t in zip(docs, titles)]
     assert _per_doc(docs, lexicon, titles) == expected
+
+
+def _flattened(docs: list[list[str]], titles: list[frozenset[str]], parts: list[list]  # type: ignore[type-arg]
+               ) -> tuple[list[list[str]], list[frozenset[str]]]:
+    """The documents of weigh_batch(docs, titles, parts) one by one: each document, then its parts without title."""
+    items, item_titles = [], []
+    for tokens, title, spans in zip(docs, titles, parts):
+        items.append(tokens)
+        item_titles.append(title)
+        for span in spans:
+            items.append(tokens[span[0] : span[1]] if isinstance(span, tuple) else span)
+            item_titles.append(frozenset())
+    return items, item_titles
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_TOKENS, st.sets(st.sampled_from(["文档", "近似", "a", "out", "x"]))), max_size=5), st.data())
+def test_weigh_batch_of_parts_is_weigh_of_each_part(batch: list[tuple[list[str], set[str]]], data: st.DataObject) -> None:
+    # Parts as slices of their document's tokens (a Latin compound inside, at either
+    # end or cut off, empty, the whole document) and as tokens of their own.
+    lexicon = Lexicon(FingerprintParams(), IdfTable.load())
+    docs, titles = [d for d, _ in batch], [frozenset(t) for _, t in batch]
+    bound = st.integers(0, max((len(d) for d in docs), default=0))
+    span = st.tuples(bound, bound).map(sorted).map(tuple)
+    parts = [data.draw(st.lists(span.map(lambda s, d=d: (min(s[0], len(d)), min(s[1], len(d)))) | _TOKENS, max_size=4))
+             for d in docs]
+    items, item_titles = _flattened(docs, titles, parts)
+    expected = [weigh(_split_compounds("".join(d), d), lexicon, title_words=t) for d, t in zip(items, item_titles)]
+    assert _per_doc(docs, lexicon, titles, parts) == expected  # the cache warm now
+    assert _per_doc(docs, Lexicon(FingerprintParams(), IdfTable.load()), titles, parts) == expected  # and cold
+
+
+def test_weigh_batch_of_parts_on_the_corpus_is_weigh_batch_of_each_part() -> None:
+    from simdup_es.parts import PartPrinter, part_spans
+
+    printer = PartPrinter(Fingerprinter())
+    tokenizer = printer.fingerprinter.tokenizer
+    splits = printer._split_many([unify(d["text"]) for d in load_corpus("zh-docs.jsonl")[::13]])
+    docs = [tokenizer.cut(s.text) for s in splits]
+    parts = [part_spans(s.text, d, s.parts, tokenizer.cut) for s, d in zip(splits, docs)]
+    assert sum(isinstance(p, tuple) for ps in parts for p in ps) > 1000
+    titles = [frozenset(d[:3]) for d in docs]
+    lexicon = Lexicon(FingerprintParams(), IdfTable.load())
+    items, item_titles = _flattened(docs, titles, parts)
+    expected = _per_doc(items, Lexicon(FingerprintParams(), IdfTable.load()), item_titles)
+    assert _per_doc(docs, lexicon, titles, parts) == expected
+    assert _per_doc(docs, lexicon, titles, parts) == expected
