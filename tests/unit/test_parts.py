@@ -344,7 +344,7 @@ def test_a_batch_is_split_like_each_text_by_the_plain_functions(
         got = PartPrinter(printer.fingerprinter, params)._split_many(batch)
     for text, split in zip(batch, got, strict=True):
         sentences = split_sentences(text)
-        assert (split.text, split.sentences, split.keys) == (text, sentences, sentence_keys(sentences, params))
+        assert (split.text, split.sentences, tuple(split.keys)) == (text, sentences, tuple(sentence_keys(sentences, params)))
         assert split.parts == split_parts(text, sentences, params)
 
 
