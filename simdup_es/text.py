@@ -337,8 +337,9 @@ def _convert(out: list[str], flags: np.ndarray, shortcuts: _Shortcuts | None) ->
 def unify(text: str) -> str:
     """Return the unified form of ``text``: the form fingerprints and comparisons see.
 
-    The same result as :func:`unify_reference`, 1.1 to 2.2 times faster on the
-    project corpus (OpenCC's three passes, most of the time, are the same).
+    The same result as :func:`unify_reference`; :func:`unify_many` of batches of 64 takes
+    about 1/1.5 of its time on the project corpus (it skips the OpenCC passes that cannot
+    change a text; ``benchmarks/bench_fingerprint.py`` measures both).
 
     >>> unify("  ＡＢＣ　軟體\\r\\n\\r\\n測試  ")
     'abc 软件\\n测试'
