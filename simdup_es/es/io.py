@@ -38,6 +38,10 @@ from .engine import (OpenSearchClient, client_mismatch, not_elasticsearch, produ
 
 log = logging.getLogger(__name__)
 
+# What a bulk answer is read for: each item's id, status and error. The rest of it (index,
+# version, result, shards, sequence numbers) was most of the answer, and parsing it a
+# fifth of the CPU the feeding process spent per document indexed.
+_BULK_PATH = ["items.*._id", "items.*.status", "items.*.error"]
 _HIT_PATH = [
     "hits.total", "hits.hits._id", "hits.hits._index", "hits.hits._routing", "hits.hits._seq_no",
     "hits.hits._primary_term", "hits.hits._source", "hits.hits.fields", "hits.hits.sort", "pit_id", "timed_out",
@@ -388,6 +392,7 @@ def _send(client: Elasticsearch, actions: Sequence[Action], positions: list[int]
                 client, (actions[p] for p in positions), index=index, chunk_size=len(positions),
                 max_chunk_bytes=max_chunk_bytes, expand_action_callback=_as_is, raise_on_error=False,
                 raise_on_exception=True, max_retries=0,  # 429 items are retried here, so results keep their order
+                filter_path=_BULK_PATH,
             ))
         except (es.ConnectionError, es.ConnectionTimeout) as exc:
             if isinstance(exc, es.SSLError) or attempt == retry.max_retries:
