@@ -179,6 +179,15 @@ def update_action(meta: Mapping[str, Any], doc: dict[str, Any]) -> Action:
     return {"update": dict(meta)}, {"doc": doc}
 
 
+def header_json(header: Mapping[str, Any]) -> str | Mapping[str, Any]:
+    """A bulk header line as JSON text when it is ``{"index": {"_id": <str>}}`` (every document
+    indexed has one; ``json.dumps`` took 2 us of it), any other header as it is."""
+    inner = header.get("index") if len(header) == 1 else None
+    if isinstance(inner, dict) and len(inner) == 1 and type(doc_id := inner.get("_id")) is str:
+        return f'{{"index":{{"_id":{_string(doc_id)}}}}}'
+    return header
+
+
 def target(hit: Mapping[str, Any]) -> dict[str, Any]:
     """Bulk metadata that addresses the document of a search hit (index, id, routing)."""
     meta = {"_index": hit["_index"], "_id": hit["_id"]}
@@ -365,6 +374,7 @@ __all__ = [
     "field_values",
     "fingerprint_update",
     "group_update",
+    "header_json",
     "index_action",
     "matched",
     "page_search",

@@ -31,7 +31,7 @@ from elasticsearch import Elasticsearch
 from ..config import Retry
 from ..errors import ConfigError, ConnectionFailed, NotFound, SimdupError, StoreError
 from ..store.base import BulkReport, Closing
-from .bodies import Action, page_search
+from .bodies import Action, header_json, page_search
 from .connection import redact_url
 from .engine import (OpenSearchClient, client_mismatch, not_elasticsearch, product_of, streaming_bulk,
                      uses_point_in_time)
@@ -389,7 +389,8 @@ def _send(client: Elasticsearch, actions: Sequence[Action], positions: list[int]
     for attempt in range(retry.max_retries + 1):
         try:
             answers = list(streaming_bulk(
-                client, (actions[p] for p in positions), index=index, chunk_size=len(positions),
+                client, ((header_json(actions[p][0]), actions[p][1]) for p in positions), index=index,
+                chunk_size=len(positions),
                 max_chunk_bytes=max_chunk_bytes, expand_action_callback=_as_is, raise_on_error=False,
                 raise_on_exception=True, max_retries=0,  # 429 items are retried here, so results keep their order
                 filter_path=_BULK_PATH,

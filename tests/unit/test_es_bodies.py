@@ -107,3 +107,17 @@ def test_document_json_is_the_serialised_source(fingerprint: int, version: str, 
     assert JsonSerializer().dumps(fast) == JsonSerializer().dumps(
         bodies.document_source(fingerprint, version, text, title, layouts,
                                None if levels is None else schema.levels_object(*levels, layouts)))
+
+
+_HEADER = st.one_of(
+    st.builds(lambda i: {"index": {"_id": i}}, _TEXT),
+    st.dictionaries(st.sampled_from(["index", "update", "delete"]),
+                    st.dictionaries(st.sampled_from(["_id", "_index", "routing", "if_seq_no"]), _TEXT | st.integers()),
+                    min_size=1, max_size=2),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_HEADER)
+def test_header_json_is_what_the_client_sends(header: dict) -> None:
+    assert JsonSerializer().dumps(bodies.header_json(header)) == JsonSerializer().dumps(header)
