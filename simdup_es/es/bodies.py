@@ -246,22 +246,24 @@ def document_json_reference(fingerprint: int, version: str, text: str | None, ti
 
 
 _string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # what json.dumps uses with ensure_ascii=False
-_DEFAULT = (schema.DEFAULT_LAYOUT,)
-# The default layout's 8 blocks of 8 bits are the bytes of the fingerprint, lowest first.
-_BYTE_BLOCKS = ",".join(f'"{schema.block_name(schema.DEFAULT_LAYOUT, j)}":"%s"' for j in range(8))
-assert schema.DEFAULT_LAYOUT.bits_per_block == 8
+# 8 blocks of 8 bits (the default layout, whatever its k) are the bytes of the fingerprint, lowest first.
+_BYTE_BLOCKS = ",".join(f'"{schema.block_name(BlockLayout(8), j)}":"%s"' for j in range(8))
+
+
+def _bytewise(layouts: tuple[BlockLayout, ...]) -> bool:
+    return len(layouts) == 1 and layouts[0].blocks == 8
 
 
 def _blocks(fingerprint: int, layouts: tuple[BlockLayout, ...]) -> str:
     """The members ``"b0":"da",...`` of :func:`simdup_es.schema.block_terms` as JSON text."""
-    if layouts == _DEFAULT:
+    if _bytewise(layouts):
         return _BYTE_BLOCKS % tuple(int(fingerprint).to_bytes(8, "little").hex(" ").split())
     return ",".join(f'"{name}":"{term}"' for name, term in schema.block_terms(fingerprint, layouts).items())
 
 
 def _parts(parts: Sequence[int], layouts: tuple[BlockLayout, ...]) -> str:
     """The objects of :func:`simdup_es.schema.part_object` of each part as JSON text, comma-separated."""
-    if layouts == _DEFAULT:  # every part's bytes in one pack, formatted in one go
+    if _bytewise(layouts):  # every part's bytes in one pack, formatted in one go
         return ",".join(["{" + _BYTE_BLOCKS + "}"] * len(parts)) % tuple(
             struct.pack(f"<{len(parts)}Q", *parts).hex(" ").split())
     return ",".join("{" + _blocks(f, layouts) + "}" for f in parts)

@@ -91,7 +91,7 @@ def test_part_search_names_every_clause_and_scores_each_one() -> None:
 _U64 = st.integers(min_value=0, max_value=2**64 - 1)
 # Any text the client may send: lone surrogates, control characters, quotes and backslashes included.
 _TEXT = st.text(st.characters(codec=None, categories=None), max_size=40) | st.sampled_from(['"\\\n\t\x00\ud800', "題\u2028"])
-_DOC_LAYOUTS = st.sampled_from([(schema.DEFAULT_LAYOUT,), (BlockLayout(16, 3),), (BlockLayout(4, 1), BlockLayout()),
+_DOC_LAYOUTS = st.sampled_from([(schema.DEFAULT_LAYOUT,), (BlockLayout(8, 1),), (BlockLayout(16, 3),), (BlockLayout(4, 1), BlockLayout()),
                                 (BlockLayout(), BlockLayout(64, 3))])
 
 
