@@ -27,6 +27,8 @@ sortable keyword (Elasticsearch 8 cannot sort on ``_id``) for the candidates' ti
 from __future__ import annotations
 
 import functools
+import struct
+from collections.abc import Sequence
 
 from . import simhash as sh
 from .config import BlockLayout
@@ -72,6 +74,12 @@ def key_term(key: int) -> str:
     return f"{key:016x}"
 
 
+def key_terms(keys: Sequence[int]) -> list[str]:
+    """:func:`key_term` of each key: one ``hex`` of them all packed big-endian, cut in 16s
+    (a document's ~20 keys in a third of the time of one format each)."""
+    return struct.pack(f">{len(keys)}Q", *keys).hex(" ", 8).split()
+
+
 def part_object(fingerprint: int, layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, str]:
     """One nested part: its blocks in every layout of ``layouts``."""
     return block_terms(fingerprint, layouts)
@@ -109,7 +117,7 @@ def block_terms(fingerprint: int, layouts: tuple[BlockLayout, ...]) -> dict[str,
 def levels_object(doc_id: str, units: int, parts: list[int], keys: list[int], cut: int,
                   layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, object]:
     """The level fields added to the ``simdup`` object (what :func:`simdup_es.store.base.stored_levels` kept)."""
-    return {ID_NAME: doc_id, UNITS_NAME: units, CUT_NAME: cut, KEYS_NAME: [key_term(k) for k in keys],
+    return {ID_NAME: doc_id, UNITS_NAME: units, CUT_NAME: cut, KEYS_NAME: key_terms(keys),
             PARTS_NAME: [part_object(f, layouts) for f in parts]}
 
 

@@ -29,6 +29,8 @@ from .text import MAX_FILE_BYTES, extract, kind_of, too_large
 MAX_LINE_BYTES = 100_000_000
 _SKIP_CHUNK = 1 << 20
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# A JSON text without this has no escaped surrogate, so no value of it holds one (UTF-8 cannot).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD]")
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ def content_id(text: str, title: str | None = None) -> str:
     return digest.hexdigest()[:20]
 
 
-def _field(record: dict, name: str | None, source: str) -> str | None:
+def _field(record: dict, name: str | None, source: str, surrogates: bool = True) -> str | None:
     if name is None or record.get(name) is None:
         return None
     value = record[name]
@@ -90,17 +92,21 @@ def _field(record: dict, name: str | None, source: str) -> str | None:
         raise InputError(f"field {name!r} should be a string, got {type(value).__name__}", source=source)
     # JSON can escape a lone surrogate ("\\ud800"), which no UTF-8 store or output can
     # hold: it becomes U+FFFD, as an undecodable byte would.
-    return _SURROGATE.sub("\ufffd", value)
+    return _SURROGATE.sub("\ufffd", value) if surrogates else value
 
 
-def from_mapping(record: object, fields: Fields, source: str) -> Item:
-    """A record from a parsed JSON object or CSV row."""
+def from_mapping(record: object, fields: Fields, source: str, *, surrogates: bool = True) -> Item:
+    """A record from a parsed JSON object or CSV row.
+
+    ``surrogates=False`` says no string in ``record`` can hold a lone surrogate (JSON
+    text without a ``\\uD...`` escape), so none is looked for.
+    """
     if not isinstance(record, dict):
         return Reject(source, f"expected a JSON object, got {type(record).__name__}")
     try:
-        rid = _field(record, fields.id, source)
-        text = _field(record, fields.text, source)
-        title = _field(record, fields.title, source)
+        rid = _field(record, fields.id, source, surrogates)
+        text = _field(record, fields.text, source, surrogates)
+        title = _field(record, fields.title, source, surrogates)
     except InputError as exc:
         return Reject(source, exc.reason)
     if text is None:
@@ -140,7 +146,7 @@ def read_jsonl(lines: Iterable[bytes] | BinaryIO, name: str, fields: Fields) -> 
         except UnicodeDecodeError as exc:
             yield Reject(source, f"is not UTF-8 (invalid byte at column {exc.start + 1})")
             continue
-        if not line.strip():
+        if not line or line.isspace():  # as `not line.strip()`, without copying the line
             continue
         try:
             obj = json.loads(line)
@@ -150,7 +156,7 @@ def read_jsonl(lines: Iterable[bytes] | BinaryIO, name: str, fields: Fields) -> 
         except RecursionError:
             yield Reject(source, "JSON nested too deeply to parse (thousands of levels); not a document record")
             continue
-        yield from_mapping(obj, fields, source)
+        yield from_mapping(obj, fields, source, surrogates=_SURROGATE_ESCAPE.search(line) is not None)
 
 
 def read_csv(lines: Iterable[str], name: str, fields: Fields) -> Iterator[Item]:
@@ -181,7 +187,7 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None) -> Itera
     suffix = path.suffix.lower()
     try:
         if suffix in (".jsonl", ".ndjson"):
-            with open(path, "rb") as f:
+            with open(path, "rb", buffering=1 << 20) as f:  # most lines fit: fewer partial reads to join
                 yield from read_jsonl(f, name, fields)
             return
         if suffix == ".csv":

@@ -31,13 +31,17 @@ from elasticsearch import Elasticsearch
 from ..config import Retry
 from ..errors import ConfigError, ConnectionFailed, NotFound, SimdupError, StoreError
 from ..store.base import BulkReport, Closing
-from .bodies import Action, page_search
+from .bodies import Action, header_json, page_search
 from .connection import redact_url
 from .engine import (OpenSearchClient, client_mismatch, not_elasticsearch, product_of, streaming_bulk,
                      uses_point_in_time)
 
 log = logging.getLogger(__name__)
 
+# What a bulk answer is read for: each item's id, status and error. The rest of it (index,
+# version, result, shards, sequence numbers) is most of the answer: the node writes, and
+# this process parses, a fraction of it (1-2 us less CPU here per document indexed).
+_BULK_PATH = ["items.*._id", "items.*.status", "items.*.error"]
 _HIT_PATH = [
     "hits.total", "hits.hits._id", "hits.hits._index", "hits.hits._routing", "hits.hits._seq_no",
     "hits.hits._primary_term", "hits.hits._source", "hits.hits.fields", "hits.hits.sort", "pit_id", "timed_out",
@@ -385,9 +389,11 @@ def _send(client: Elasticsearch, actions: Sequence[Action], positions: list[int]
     for attempt in range(retry.max_retries + 1):
         try:
             answers = list(streaming_bulk(
-                client, (actions[p] for p in positions), index=index, chunk_size=len(positions),
+                client, ((header_json(actions[p][0]), actions[p][1]) for p in positions), index=index,
+                chunk_size=len(positions),
                 max_chunk_bytes=max_chunk_bytes, expand_action_callback=_as_is, raise_on_error=False,
                 raise_on_exception=True, max_retries=0,  # 429 items are retried here, so results keep their order
+                filter_path=_BULK_PATH,
             ))
         except (es.ConnectionError, es.ConnectionTimeout) as exc:
             if isinstance(exc, es.SSLError) or attempt == retry.max_retries:

@@ -88,6 +88,27 @@ class Closing:
         self.close()
 
 
+def not_u64_reference(values: Iterable[object]) -> list[object]:
+    """The values (``None`` aside) that are not 64-bit unsigned integers (``int`` or numpy), in order."""
+    return [v for v in values if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
+                                                    or not 0 <= int(v) < _U64)]
+
+
+_PLAIN = frozenset({int, type(None)})
+
+
+def not_u64(values: Sequence[object]) -> list[object]:
+    """:func:`not_u64_reference`, checked in one pass over the types and one ``min``/``max`` when
+    every value is a plain ``int`` or ``None`` (as levels from the workers are): every
+    document indexed goes through it."""
+    kinds = set(map(type, values))
+    if kinds <= _PLAIN:
+        ints = [v for v in values if v is not None] if type(None) in kinds else values
+        if not ints or (min(ints) >= 0 and max(ints) < _U64):  # type: ignore[type-var, operator]
+            return []
+    return not_u64_reference(values)
+
+
 @dataclass(frozen=True)
 class StoredDoc:
     """A document as a store keeps it.
@@ -114,7 +135,8 @@ class StoredDoc:
         """Why a store cannot keep this document, or ``None``: the same rules for every store."""
         if not isinstance(self.id, str) or not self.id:
             return "id must be a non-empty string"
-        if len(self.id.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
+        # At most 4 bytes a character: only a long id needs encoding to be measured.
+        if len(self.id) > MAX_ID_BYTES // 4 and len(self.id.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
             return f"id is longer than {MAX_ID_BYTES} bytes"
         fp = self.fingerprint
         if isinstance(fp, bool) or not isinstance(fp, (int, np.integer)):
@@ -130,8 +152,7 @@ class StoredDoc:
                 return f"levels must be Levels or None, got {type(self.levels).__name__}"
             if self.levels.version != self.version:
                 return f"levels version {self.levels.version} differs from the fingerprint version {self.version}"
-            bad = [f for f in (*self.levels.fingerprints, *self.levels.key_values())
-                   if f is not None and (isinstance(f, bool) or not isinstance(f, (int, np.integer)) or not 0 <= int(f) < _U64)]
+            bad = not_u64(self.levels.fingerprints) or not_u64(self.levels.key_values())
             if bad:
                 return f"levels hold {bad[0]!r}, not a 64-bit unsigned integer"
         return None

@@ -252,8 +252,8 @@ class ElasticsearchStore(Closing):
                 parts, keys, cut = stored_levels(doc.levels)
                 if cut:
                     capped[doc.id] = capped_note(len(parts), cut)
-                levels = schema.levels_object(doc.id, doc.levels.units, parts, keys, cut, self.layouts)
-            source = bodies.document_source(int(doc.fingerprint), doc.version, doc.text, doc.title, self.layouts, levels)
+                levels = (doc.id, doc.levels.units, parts, keys, cut)
+            source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title, self.layouts, levels)
             actions.append(bodies.index_action(doc.id, source))
         size = max(self.min_chunk, min(self.chunk_size, -(-len(actions) // self.concurrency)))
         # The same id twice in one call: send in order, so the last one wins as documented.

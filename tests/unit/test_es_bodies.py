@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from elasticsearch.serializer import JsonSerializer
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from simdup_es import schema
 from simdup_es import simhash as sh
 from simdup_es.backfill import ERROR, NO_TEXT_EMPTY, NO_TEXT_MISSING, error_update, field_values, fingerprint_update, text_of, walk_query
 from simdup_es.config import BlockLayout
+from simdup_es.es import bodies
 from simdup_es.query import candidate_query, candidate_search
 
 
@@ -81,3 +86,38 @@ def test_part_search_names_every_clause_and_scores_each_one() -> None:
     assert body["sort"] == [{"_score": "desc"}, {schema.ID: "asc"}] and body["size"] == 7
     assert matched({"matched_queries": ["p3", "k2", "p0"]}) == ({0, 3}, {2})
     assert matched({"matched_queries": {"k1": 1.0}}) == (frozenset(), {1})
+
+
+_U64 = st.integers(min_value=0, max_value=2**64 - 1)
+# Any text the client may send: lone surrogates, control characters, quotes and backslashes included.
+_TEXT = st.text(st.characters(codec=None, categories=None), max_size=40) | st.sampled_from(['"\\\n\t\x00\ud800', "題\u2028"])
+_DOC_LAYOUTS = st.sampled_from([(schema.DEFAULT_LAYOUT,), (BlockLayout(8, 1),), (BlockLayout(16, 3),), (BlockLayout(4, 1), BlockLayout()),
+                                (BlockLayout(), BlockLayout(64, 3))])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_U64, _TEXT, st.none() | _TEXT, st.none() | _TEXT, _DOC_LAYOUTS,
+       st.none() | st.tuples(_TEXT, st.integers(0, 10**6), st.lists(_U64, max_size=8), st.lists(_U64, max_size=8),
+                             st.integers(0, 100)))
+def test_document_json_is_the_serialised_source(fingerprint: int, version: str, text: str | None, title: str | None,
+                                                layouts: tuple[BlockLayout, ...], levels: tuple | None) -> None:
+    """The JSON text written directly is, byte for byte, what the client makes of the ``_source`` dict."""
+    fast = bodies.document_json(fingerprint, version, text, title, layouts, levels)
+    assert fast == bodies.document_json_reference(fingerprint, version, text, title, layouts, levels)
+    assert JsonSerializer().dumps(fast) == JsonSerializer().dumps(
+        bodies.document_source(fingerprint, version, text, title, layouts,
+                               None if levels is None else schema.levels_object(*levels, layouts)))
+
+
+_HEADER = st.one_of(
+    st.builds(lambda i: {"index": {"_id": i}}, _TEXT),
+    st.dictionaries(st.sampled_from(["index", "update", "delete"]),
+                    st.dictionaries(st.sampled_from(["_id", "_index", "routing", "if_seq_no"]), _TEXT | st.integers()),
+                    min_size=1, max_size=2),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_HEADER)
+def test_header_json_is_what_the_client_sends(header: dict) -> None:
+    assert JsonSerializer().dumps(bodies.header_json(header)) == JsonSerializer().dumps(header)

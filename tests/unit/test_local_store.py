@@ -578,3 +578,18 @@ def test_a_store_made_before_the_levels_gets_their_tables_on_first_write(tmp_pat
     store.put([StoredDoc("b", 2, "v1", levels=_levels("v1", [5], [7]))])
     assert [c.id for c in store.part_candidates([5], [7], "v1")] == ["b"] and store.count() == 2
     store.close()
+
+
+_LEVEL_VALUE = st.one_of(st.none(), st.integers(min_value=-3, max_value=2**64 + 3), st.integers(0, 2**64 - 1),
+                         st.booleans(), st.floats(0, 10), st.text(max_size=2),
+                         st.integers(0, 2**63 - 1).map(np.uint64), st.integers(-5, 5).map(np.int64))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LEVEL_VALUE, max_size=12) | st.lists(st.integers(0, 2**64 - 1) | st.none(), max_size=12))
+def test_not_u64_is_the_reference(values: list[object]) -> None:
+    """The quick check of a document's level values finds what the value-by-value one finds."""
+    from simdup_es.store.base import not_u64, not_u64_reference
+
+    assert not_u64(values) == not_u64_reference(values)
+    assert not_u64(tuple(values)) == not_u64_reference(values)

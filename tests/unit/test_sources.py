@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
-from simdup_es.sources import Fields, Record, Reject, content_id, read_paths
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdup_es.sources import Fields, Record, Reject, content_id, from_mapping, read_jsonl, read_paths
 
 
 def _write(path: Path, data: str | bytes) -> Path:
@@ -81,3 +86,20 @@ def test_lone_surrogate_escapes_become_replacement_characters(tmp_path: Path) ->
     (record,) = read_paths([src])
     assert isinstance(record, Record)
     assert (record.id, record.text, record.title) == ("x\ufffd", "甲\ufffd乙", "\U0001f600")
+
+
+_JSON_TEXT = st.text(st.characters(codec=None, categories=None), max_size=12) | st.sampled_from(["甲\ud800乙", "\\ud800"])
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.fixed_dictionaries({"id": _JSON_TEXT, "text": _JSON_TEXT},
+                                      optional={"title": _JSON_TEXT | st.none()}), max_size=5),
+       st.booleans())
+def test_jsonl_records_are_the_lines_each_read_as_a_mapping(records: list[dict], ascii_only: bool) -> None:
+    """Lines without a surrogate escape skip the surrogate scan and read the same as with it."""
+    # A lone surrogate can only be written escaped (UTF-8 cannot hold it).
+    lines = [json.dumps(r, ensure_ascii=ascii_only or bool(_LONE.search(json.dumps(r, ensure_ascii=False))))
+             .encode("utf-8") + b"\n" for r in records]
+    got = list(read_jsonl(iter(lines), "f", Fields()))
+    assert got == [from_mapping(json.loads(line), Fields(), f"f:{n}") for n, line in enumerate(lines, 1)]
