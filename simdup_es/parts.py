@@ -250,12 +250,6 @@ def _joined_keys(sentences: Sequence[Sentence], joined: Sequence[str], min_units
 _JOINS = re.compile(r"[\w+#&.%\-\u3400-\u9fff\uf900-\ufaff\U00020000-\U0010ffff]")
 
 
-def part_tokens(text: str, tokens: list[str], parts: Sequence[Part], segment: Callable[[str], list[str]]
-                ) -> list[list[str]]:
-    """``segment`` of each part of ``text``, given ``tokens = segment(text)`` (:func:`part_spans` as lists)."""
-    return [tokens[s[0] : s[1]] if isinstance(s, tuple) else s for s in part_spans(text, tokens, parts, segment)]
-
-
 def part_spans(text: str, tokens: list[str], parts: Sequence[Part], segment: Callable[[str], list[str]]
                ) -> list[tuple[int, int] | list[str]]:
     """``segment`` of each part of ``text``, given ``tokens = segment(text)``: ``(i, j)`` where it is ``tokens[i:j]``.

@@ -72,7 +72,6 @@ __all__ = [
     "split_sentences",
     "split_sentences_coded",
     "split_sentences_joined",
-    "split_sentences_joined_many",
     "unit_spans",
     "units",
 ]

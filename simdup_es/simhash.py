@@ -102,8 +102,9 @@ def _simhash_pass(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) 
     nibbles = np.empty((len(by), 16), dtype=np.int64)
     nibbles[:, 0::2] = by & 15
     nibbles[:, 1::2] = by >> 4
-    bins = (nibbles + _NIBBLE_BINS) + first[:, None]
-    per_nibble = np.bincount(bins.ravel(), weights=np.repeat(q, 16), minlength=n * 256).reshape(n, 16, 16)
+    nibbles += _NIBBLE_BINS  # each nibble's bins, in place: no more temporaries of tokens x 16
+    nibbles += first[:, None]
+    per_nibble = np.bincount(nibbles.ravel(), weights=np.repeat(q, 16), minlength=n * 256).reshape(n, 16, 16)
     sums = (per_nibble @ _NIBBLE_SIGNS).reshape(n, FINGERPRINT_BITS)
     return np.packbits(sums > 0, axis=1, bitorder="little").view("<u8").ravel()
 

@@ -236,15 +236,6 @@ def document_json(fingerprint: int, version: str, text: str | None, title: str |
     return "{" + ",".join(out) + "}"
 
 
-def document_json_reference(fingerprint: int, version: str, text: str | None, title: str | None,
-                            layouts: tuple[BlockLayout, ...],
-                            levels: tuple[str, int, Sequence[int], Sequence[int], int] | None = None) -> str:
-    """:func:`document_json` by its definition: :func:`document_source` through ``json.dumps`` as the client does."""
-    fields = None if levels is None else schema.levels_object(*levels, layouts)
-    return json.dumps(document_source(fingerprint, version, text, title, layouts, fields),
-                      ensure_ascii=False, separators=(",", ":"))
-
-
 _string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # what json.dumps uses with ensure_ascii=False
 # 8 blocks of 8 bits (the default layout, whatever its k) are the bytes of the fingerprint, lowest first.
 _BYTE_BLOCKS = ",".join(f'"{schema.block_name(BlockLayout(8), j)}":"%s"' for j in range(8))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Sequence
 import json
 from pathlib import Path
 from unittest import mock
@@ -13,12 +14,18 @@ from hypothesis import strategies as st
 
 from simdup_es.errors import ConfigError
 from simdup_es.fingerprint import Doc, Fingerprinter
-from simdup_es.parts import Levels, Part, PartParams, PartPrinter, part_tokens, sentence_key, sentence_keys, split_parts
+from simdup_es.parts import Levels, Part, PartParams, PartPrinter, part_spans, sentence_key, sentence_keys, split_parts
 from simdup_es.sentences import split_sentences
 from simdup_es.text import unify
 from tests._data import load_corpus
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def part_tokens(text: str, tokens: list[str], parts: Sequence[Part], segment: Callable[[str], list[str]]
+                ) -> list[list[str]]:
+    """``segment`` of each part of ``text``, given ``tokens = segment(text)`` (:func:`part_spans` as lists)."""
+    return [tokens[s[0] : s[1]] if isinstance(s, tuple) else s for s in part_spans(text, tokens, parts, segment)]
 
 
 @pytest.fixture(scope="module")
