@@ -21,7 +21,7 @@ import re
 import subprocess
 import unicodedata
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
@@ -93,11 +93,13 @@ class _Shortcuts:
       conversion (its single-character keys, Traditional characters, and the
       first character of any phrase key that holds none of them): text without
       one is left alone by t2s.
-    * ``main`` holds each config without its normalization.
+    * ``main`` holds each config without its normalization, each of its
+      (group) tables made one flat table (:func:`_flatten`): the same text in
+      about half the time.
     """
 
     marks: np.ndarray  # uint8 by code point; the last one stands for every code point above
-    main: dict[str, str]  # config -> path of the config file without its normalization
+    main: dict[str, str]  # config -> path of the config file without its normalization, with flat tables
 
     def mark(self, text: str) -> int:
         """The highest mark of the characters of ``text`` (0 if none); :func:`_flags` finds it for a batch at once."""
@@ -114,22 +116,54 @@ def _dict_files(node: object) -> list[str]:
     return []
 
 
-def _read_dicts(tool: Path, share: Path, chain: object) -> dict[str, list[str]]:
-    """The entries of the compiled (.ocd2) dictionaries a config part names, through the wheel's own opencc_dict.
+def _read_table(tool: Path, path: Path) -> dict[str, str]:
+    """The entries of a compiled (.ocd2) table, key -> its values as the table's text form writes them (the first is
+    the one OpenCC puts in), read through the wheel's own opencc_dict."""
+    out = subprocess.run(
+        [str(tool), "-i", str(path), "-o", "/dev/stdout", "-f", "ocd2", "-t", "text"],
+        check=True, capture_output=True, timeout=60,
+    ).stdout.decode("utf-8")
+    return dict(line.split("\t", 1) for line in out.splitlines())
 
-    Several tables may hold a key: the entries of one key are merged, which
-    does for the questions asked of them here (which keys change, which values).
+
+def _read_dicts(tool: Path, share: Path, chain: object) -> dict[str, list[str]]:
+    """The entries of the compiled tables a config part names, the values of a key in several merged.
+
+    That does for the questions asked of them here (which keys change, which values).
     """
     entries: dict[str, list[str]] = {}
     for name in _dict_files(chain):
-        out = subprocess.run(
-            [str(tool), "-i", str(share / name), "-o", "/dev/stdout", "-f", "ocd2", "-t", "text"],
-            check=True, capture_output=True, timeout=60,
-        ).stdout.decode("utf-8")
-        for line in out.splitlines():
-            key, _, values = line.partition("\t")
+        for key, values in _read_table(tool, share / name).items():
             entries.setdefault(key, []).extend(values.split(" "))
     return entries
+
+
+def _flatten(node: dict[str, Any], read: Callable[[str], dict[str, str]]) -> dict[str, str]:
+    """One table that converts as the (group) dictionary ``node`` of an OpenCC config does.
+
+    At each place OpenCC takes the longest key of a table that starts there. A
+    ``union`` group takes the longest key of any of its tables (the first table's
+    entry for a key in several); a ``short_circuit`` group (the default) takes the
+    first table with any key there, so a later table's key that begins with an
+    earlier table's key is never used, and is left out. OpenCC (1.4) searches a
+    short_circuit group table by table, a flat table once. The tables marked
+    ``may_output_tofu`` are in, as in the configs the ``opencc`` package loads by
+    default.
+    """
+    if node.get("type") != "group":
+        return read(node["file"])
+    out: dict[str, str] = {}
+    for child in (_flatten(d, read) for d in node["dicts"]):
+        if node.get("match_policy") == "union":
+            for key, values in child.items():
+                out.setdefault(key, values)
+        else:
+            earlier = set(out)
+            out.update((k, v) for k, v in child.items() if not any(k[:n] in earlier for n in range(1, len(k) + 1)))
+    return out
+
+
+_UNWRITABLE = re.compile("[\t\n\r]")
 
 
 def _changing(entries: dict[str, list[str]]) -> list[str]:
@@ -137,7 +171,12 @@ def _changing(entries: dict[str, list[str]]) -> list[str]:
 
 
 def _build_shortcuts(share: Path, tool: Path, folder: Path) -> dict[str, object]:
-    """Read the tables of the three configs; write the configs without normalization into ``folder``."""
+    """Read the tables of the three configs; write the configs without normalization, each table flat, into ``folder``.
+
+    The flat tables are text tables (OpenCC holds them in its own hash tries,
+    which it searches faster than the compiled marisa tries); each file's name holds
+    the start of its SHA-1, as each config's does.
+    """
     from .tokens import write_atomically
 
     configs = {name: json.loads((share / f"{name}.json").read_text(encoding="utf-8")) for name in _CONFIGS}
@@ -152,35 +191,53 @@ def _build_shortcuts(share: Path, tool: Path, folder: Path) -> dict[str, object]
     t2s = {k for k in t2s_keys if len(k) == 1}
     t2s.update(k[0] for k in t2s_keys if not t2s.intersection(k))
 
-    def absolute(node: object) -> object:
-        if isinstance(node, dict):
-            return {k: str(share / v) if k == "file" else absolute(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [absolute(v) for v in node]
-        return node
+    read = lru_cache(maxsize=None)(lambda name: _read_table(tool, share / name))
+
+    def written(name: str, suffix: str, text: str) -> str:
+        data = text.encode("utf-8")
+        path = folder / f"opencc-{name}-{hashlib.sha1(data).hexdigest()[:16]}{suffix}"
+        write_atomically(path, lambda f: f.write(data))
+        return str(path)
+
+    def flat(part: dict[str, Any]) -> dict[str, Any]:
+        table = _flatten(part["dict"], read)
+        if any(not k or _UNWRITABLE.search(k + v) for k, v in table.items()):
+            raise ValueError("a table entry that the text form cannot hold")
+        lines = "".join(f"{k}\t{v}\n" for k, v in sorted(table.items()))
+        return {**part, "dict": {"type": "text", "file": written("table", ".txt", lines)}}
 
     main = {}
     for name, config in configs.items():
-        text = json.dumps(absolute({k: v for k, v in config.items() if k != "normalization"}), ensure_ascii=False)
-        path = folder / f"opencc-{name}-{hashlib.sha1(text.encode()).hexdigest()[:16]}.json"
-        write_atomically(path, lambda f: f.write(text.encode("utf-8")))
-        main[name] = str(path)
+        stripped = {k: v for k, v in config.items() if k != "normalization"}
+        stripped["conversion_chain"] = [flat(part) for part in config["conversion_chain"]]
+        if "segmentation" in config:
+            stripped["segmentation"] = flat(config["segmentation"])
+        main[name] = written(name, ".json", json.dumps(stripped, ensure_ascii=False))
     return {"normalization": "".join(sorted(normalization)), "t2s": "".join(sorted(t2s)), "main": main}
 
 
 def _read_shortcuts(cached: Path) -> dict[str, Any]:
-    """The shortcuts file as :func:`_build_shortcuts` made it; ``ValueError`` if it or a config it names was changed since.
+    """The shortcuts file as :func:`_build_shortcuts` made it; ``ValueError`` if it or a file it names was changed since.
 
-    The file's first line is the SHA-1 of the rest, and each config's name holds
-    the start of its own SHA-1, so a damaged cache is rebuilt, never used.
+    The file's first line is the SHA-1 of the rest, and the name of each config
+    and each table it names holds the start of its own SHA-1, so a damaged cache
+    is rebuilt, never used.
     """
     digest, _, body = cached.read_text(encoding="utf-8").partition("\n")
     if hashlib.sha1(body.encode()).hexdigest() != digest:
         raise ValueError(f"{cached} does not match its checksum")
     data: dict[str, Any] = json.loads(body)
-    for path in map(Path, data["main"].values()):
-        if hashlib.sha1(path.read_bytes()).hexdigest()[:16] != path.stem.rsplit("-", 1)[1]:
-            raise ValueError(f"{path} does not match the checksum in its name")
+    for config in data["main"].values():
+        for table in _dict_files(json.loads(_checked(Path(config)))):
+            _checked(Path(table))
+    return data
+
+
+def _checked(path: Path) -> bytes:
+    """The bytes of a file whose name ends in the start of their SHA-1; ``ValueError`` if they do not match it."""
+    data = path.read_bytes()
+    if hashlib.sha1(data).hexdigest()[:16] != path.stem.rsplit("-", 1)[1]:
+        raise ValueError(f"{path} does not match the checksum in its name")
     return data
 
 
@@ -195,7 +252,7 @@ def _shortcuts() -> _Shortcuts | None:
     try:
         share = _package_dir("opencc") / "clib" / "share" / "opencc"
         folder = cache_dir()
-        stamp = [str(share)] + [f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in sorted(share.iterdir())]
+        stamp = ["flat tables", str(share)] + [f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in sorted(share.iterdir())]
         cached = folder / f"opencc-shortcuts-{hashlib.sha1(json.dumps(stamp).encode()).hexdigest()[:16]}.json"
         try:
             data = _read_shortcuts(cached)

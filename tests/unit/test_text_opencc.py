@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdup_es.text as text_module
-from simdup_es.text import (_CONFIGS, _build_shortcuts, _dict_files, _opencc, _read_shortcuts, _shortcuts, to_simplified,
+from simdup_es.text import (_CONFIGS, _build_shortcuts, _dict_files, _flatten, _opencc, _read_shortcuts, _shortcuts, to_simplified,
                              to_simplified_many)
 from simdup_es.tokens import _package_dir
 from tests._data import load_corpus
@@ -178,12 +178,93 @@ def test_processes_building_at_once_all_get_the_shortcuts(tmp_path: Path) -> Non
     assert _read_shortcuts(cache)
 
 
-def test_configs_without_normalization_name_the_same_tables(tmp_path: Path) -> None:
-    data = _build_shortcuts(SHARE, TOOL, tmp_path)
-    for name, path in data["main"].items():  # type: ignore[attr-defined]
-        stripped = json.loads(Path(path).read_text(encoding="utf-8"))
-        assert "normalization" not in stripped
-        assert [Path(f).name for f in _dict_files(stripped)] == _dict_files({k: v for k, v in config(name).items() if k != "normalization"})
+@pytest.fixture(scope="module")
+def flat_configs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The configs :func:`_build_shortcuts` writes, each of its tables flat."""
+    return _build_shortcuts(SHARE, TOOL, tmp_path_factory.mktemp("flat"))["main"]  # type: ignore[return-value]
+
+
+def test_flat_configs_have_the_stock_steps_each_with_one_text_table(flat_configs: dict[str, str]) -> None:
+    for name, path in flat_configs.items():
+        flat, stock = json.loads(Path(path).read_text(encoding="utf-8")), config(name)
+        assert "normalization" not in flat and ("segmentation" in flat) == ("segmentation" in stock)
+        assert len(flat["conversion_chain"]) == len(stock["conversion_chain"])
+        steps = flat["conversion_chain"] + ([flat["segmentation"]] if "segmentation" in flat else [])
+        assert all(step["dict"]["type"] == "text" and Path(step["dict"]["file"]).is_file() for step in steps)
+
+
+def shadowed() -> list[str]:
+    """The keys a short_circuit group of the stock configs never uses: a table before holds a start of them."""
+    out = []
+    for name in _CONFIGS:
+        for part in config(name)["conversion_chain"]:
+            group = part["dict"]
+            if group.get("type") != "group" or group.get("match_policy") == "union":
+                continue
+            earlier: set[str] = set()
+            for table in group["dicts"]:
+                keys = [k for k, _ in entries(_dict_files(table))]
+                out += [k for k in keys if any(k[:n] in earlier for n in range(1, len(k) + 1))]
+                earlier.update(keys)
+    return out
+
+
+def test_keys_the_flat_tables_leave_out_convert_as_the_stock_groups_do(flat_configs: dict[str, str]) -> None:
+    keys = shadowed()
+    assert len(keys) > 500  # TSCharacters' keys that TSCharactersExt has too, and phrases of TWVariantsRevPhrases
+    neighbours = [k for k, _ in entries(_dict_files(config("tw2sp")["conversion_chain"]))][::97]
+    texts = keys + ["".join(t) for t in zip(keys, neighbours * (len(keys) // len(neighbours) + 1))]
+    texts += ["".join(t) for t in zip(neighbours * (len(keys) // len(neighbours) + 1), keys)]
+    for name, path in flat_configs.items():
+        assert [_opencc(path).convert(t) for t in texts] == [_opencc(name).convert(t) for t in texts], name
+
+
+_TABLES = st.dictionaries(st.text("abc", min_size=1, max_size=3), st.text("xyz", min_size=1, max_size=2), max_size=6)
+_GROUPS = st.recursive(_TABLES, lambda inner: st.tuples(st.sampled_from(["union", "short_circuit"]), st.lists(inner, min_size=1, max_size=3)), max_leaves=5)
+
+
+@given(_GROUPS, st.text("abcd", max_size=12))
+@settings(max_examples=150, deadline=None)
+def test_a_flat_table_converts_as_its_group_does(group: object, text: str) -> None:
+    """Against OpenCC itself, on made-up tables where a group's match policy decides."""
+    import tempfile
+
+    import opencc
+
+    with tempfile.TemporaryDirectory() as folder:
+        files: dict[str, dict[str, str]] = {}
+
+        def node(g: object) -> dict:
+            if isinstance(g, dict):
+                path = f"{folder}/t{len(files)}.txt"
+                files[path] = g
+                Path(path).write_text("".join(f"{k}\t{v}\n" for k, v in sorted(g.items())), encoding="utf-8")
+                return {"type": "text", "file": path}
+            policy, children = g  # type: ignore[misc]
+            return {"type": "group", "match_policy": policy, "dicts": [node(c) for c in children]}
+
+        def converter(dict_node: dict, name: str) -> opencc.OpenCC:
+            path = f"{folder}/{name}.json"
+            Path(path).write_text(json.dumps({"name": name, "conversion_chain": [{"dict": dict_node}]}), encoding="utf-8")
+            return opencc.OpenCC(path)
+
+        stock = node(group)
+        flat = _flatten(stock, files.__getitem__)
+        if not flat:
+            return  # OpenCC takes no empty table
+        assert converter(node(flat), "flat").convert(text) == converter(stock, "stock").convert(text)
+
+
+def every_key() -> list[str]:
+    return sorted({k for name in _CONFIGS for k, _ in entries(_dict_files(config(name)["conversion_chain"]))})
+
+
+@given(st.lists(st.deferred(lambda: st.sampled_from(every_key())) | st.text(alphabet=st.characters(min_codepoint=0x4E00, max_codepoint=0x4E80), max_size=2),
+                max_size=12).map("".join))
+@settings(max_examples=300, deadline=None)
+def test_flat_configs_convert_as_the_stock_ones(flat_configs: dict[str, str], text: str) -> None:
+    for name, path in flat_configs.items():
+        assert _opencc(path).convert(text) == _opencc(name).convert(text)
 
 
 def test_jieba_rs_is_loaded_once() -> None:
