@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 import os
+import re
 import statistics
 import subprocess
 import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from simdup_es.config import FingerprintParams
@@ -297,3 +298,68 @@ def test_lexicon_values_are_each_words_own(words: list[str], marked: set[str],
             p = p if p >= 0 else (2 if w.isascii() else 0)
             expected = 1.0 + (noun, verb, other, 0.0)[p] + (mark if w in marked else 0.0)
             assert together.entry(w) == (idf.idf.get(w, idf.default), expected, token_hash(w))
+
+
+def _add_reference(lexicon: Lexicon, tokens: list[str]) -> None:
+    """Lexicon.add, the plain loop over every token (and the pieces of compounds)."""
+    from simdup_es.tokens import _GLUED_TOKENS, _WORDLIKE, _pieces
+
+    glued = re.compile(_GLUED_TOKENS.pattern.strip("^$"))  # for fullmatch on one token
+    cache, stop = lexicon.cache, stop_words()
+    words: dict[str, None] = {}
+    compounds = []
+    queue = list(tokens)
+    for t in queue:  # which grows by the pieces of compounds
+        if t in cache or t in words:
+            continue
+        if glued.fullmatch(t) and (pieces := _pieces(t)) is not None:
+            compounds.append((t, pieces))
+            queue += pieces
+        if t not in stop and _WORDLIKE.search(t):
+            words[t] = None
+        else:
+            cache[t] = -1
+    if words:
+        lexicon._add_words(list(words))
+    for t, pieces in compounds:
+        lexicon._compound_rows[t] = cache[t]
+        code = cache[t] = -2 - len(lexicon.pieces)
+        lexicon.pieces[code] = tuple(cache[p] for p in pieces)
+
+
+def _values(lexicon: Lexicon, token: str) -> object:
+    """What the cache says of a token, whatever the numbers of its rows: a content word's
+    values, None, or a compound's own values and those of its pieces."""
+    def of(row: int) -> object:
+        return None if row == -1 else (lexicon.idf_of[row].item(), lexicon.boost_of[row].item(),
+                                       lexicon.len_of[row].item(), lexicon.hash_of[row].item())
+
+    row = lexicon.cache[token]
+    if row <= -2:
+        return of(lexicon._compound_rows[token]), tuple(map(of, lexicon.pieces[row]))
+    return of(row)
+
+
+_LEXICON_TOKENS = st.lists(st.sampled_from(["文档", "检索", "的", "，", " ", "elasticsearch", "a", "3.14", "a.out", "out",
+                                            ".", "mh-alias", "-f", "c++", "x_y", "50%", "\n", "a.b\nc.d", "c.d", ""])
+                           | st.text(alphabet="ab.-_%\n文", max_size=5) | st.text(max_size=4), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_LEXICON_TOKENS, max_size=4), st.lists(_LEXICON_TOKENS, max_size=3))
+@example(docs=[["a.b\nc.d", "c.d", "x_y"]], before=[])  # a line of a token is another token
+@example(docs=[["a.b\nc.d", "a.out"]], before=[["c.d", "out"]])
+def test_lexicon_rows_are_those_of_adding_one_token_at_a_time(docs: list[list[str]], before: list[list[str]]) -> None:
+    # Batches of tokens, some cached before (and compounds among them, some pieces
+    # new, some cached), get rows that stand for the values the plain loop gives.
+    idf = IdfTable.load()
+    fast, plain = Lexicon(FingerprintParams(), idf), Lexicon(FingerprintParams(), idf)
+    for tokens in before:
+        fast.add(tokens)
+        _add_reference(plain, tokens)
+    rows = fast.rows(docs)
+    for tokens in docs:
+        for t in tokens:
+            _add_reference(plain, [t])
+    assert [list(r) for r in rows] == [[fast.cache[t] for t in doc] for doc in docs]
+    assert {t: _values(fast, t) for t in fast.cache} == {t: _values(plain, t) for t in plain.cache}
