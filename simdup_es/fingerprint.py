@@ -199,16 +199,19 @@ class Fingerprinter:
         *,
         workers: int | None = None,
         chunk_size: int = 64,
+        chunk_weight: tuple[Callable[[T], int], int] | None = None,
     ) -> Iterator[R]:
         """``task(fingerprinter, chunk)`` for each chunk of ``items``, on ``workers`` processes, in input order.
 
         The pool behind :meth:`map`, for batch work that needs this fingerprinter
         (e.g. :meth:`PartPrinter.map_items <simdup_es.parts.PartPrinter.map_items>`).
         ``task`` must pickle (a module-level function or a :func:`functools.partial`
-        of one); so must the items and what it returns.
+        of one); so must the items and what it returns. A chunk has ``chunk_size``
+        items, fewer where ``chunk_weight = (weigh, most)`` is given and ``weigh`` of
+        its items reaches ``most`` (the characters of long documents, say).
         """
         workers = workers or os.cpu_count() or 1
-        chunks = _chunked(items, chunk_size)
+        chunks = _chunked(items, chunk_size, *(chunk_weight or ()))
         first = next(chunks, None)
         second = next(chunks, None) if workers > 1 else None
         if second is None:  # one process, or too little work to pay for starting more
@@ -291,13 +294,18 @@ class Result:
         return self.fingerprint
 
 
-def _chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
+def _chunked(items: Iterable[T], size: int, weigh: Callable[[T], int] | None = None, most: int = 0
+             ) -> Iterator[list[T]]:
+    """Lists of ``size`` items, or fewer once ``weigh`` of them adds up to ``most``."""
     chunk: list[T] = []
+    weight = 0
     for item in items:
         chunk.append(item)
-        if len(chunk) == size:
+        if weigh is not None:
+            weight += weigh(item)
+        if len(chunk) == size or (weigh is not None and weight >= most):
             yield chunk
-            chunk = []
+            chunk, weight = [], 0
     if chunk:
         yield chunk
 

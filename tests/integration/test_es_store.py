@@ -380,7 +380,7 @@ def _fingerprinter():  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("levels", ["all", "keys"])
 def test_index_through_workers_stores_what_the_levels_made_here_give(
-    es_client: Elasticsearch, es_index: str, fingerprinter, tmp_path, levels: str
+    es_client: Elasticsearch, es_index: str, fingerprinter, tmp_path, monkeypatch: pytest.MonkeyPatch, levels: str
 ) -> None:
     # `simdup index` gets the levels from worker processes as numbers (no unified text,
     # no sentences): what it stores is exactly the _source of the document and levels
@@ -389,7 +389,7 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
 
     from simdup_es.es import bodies
     from simdup_es.indexer import index_items
-    from simdup_es.parts import _DOCS_PER_CHUNK, PartParams, PartPrinter
+    from simdup_es.parts import PartParams, PartPrinter
     from simdup_es.sources import Fields, read_paths
     from simdup_es.store.base import stored_levels
 
@@ -397,7 +397,8 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
     path = tmp_path / "docs.jsonl"
     path.write_text(sample, encoding="utf-8")
     records = [json.loads(line) for line in sample.splitlines()]
-    assert len(records) > _DOCS_PER_CHUNK  # two chunks or more: the workers run
+    monkeypatch.setattr("simdup_es.parts._DOCS_PER_CHUNK", 16)  # 3 chunks: the workers run
+    assert len(records) > 32
     store = ElasticsearchStore(es_client, es_index)
     store.setup()
     rejects: list[object] = []

@@ -200,3 +200,16 @@ def test_the_pool_leaves_nothing_frozen_for_the_collector(fingerprinter: Fingerp
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+def _echo(fingerprinter: Fingerprinter, chunk: list[str]) -> list[str]:
+    return chunk
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_chunks_close_at_their_size_or_their_weight(fingerprinter: Fingerprinter, workers: int) -> None:
+    # A chunk of long items holds fewer of them: it closes once their weight reaches the most.
+    items = ["a" * n for n in (1, 2, 3, 10, 1, 1, 1, 1, 1, 1, 1, 1, 20, 2)]
+    got = list(fingerprinter.map_chunks(items, _echo, workers=workers, chunk_size=4, chunk_weight=(len, 6)))
+    assert [[len(x) for x in chunk] for chunk in got] == [[1, 2, 3], [10], [1, 1, 1, 1], [1, 1, 1, 1], [20], [2]]
+    assert [len(chunk) for chunk in fingerprinter.map_chunks(items, _echo, workers=workers, chunk_size=4)] == [4, 4, 4, 2]

@@ -316,7 +316,9 @@ def test_levels_from_workers_equal_levels_made_here(printer: PartPrinter) -> Non
     assert pickle.loads(pickle.dumps(sent[0])) == here[0]
 
 
-def test_index_levels_from_workers_come_without_texts_and_equal_those_with_them(printer: PartPrinter) -> None:
+def test_index_levels_from_workers_come_without_texts_and_equal_those_with_them(
+    printer: PartPrinter, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # map_items (index, backfill) gets neither the unified texts nor the sentences back from
     # the workers: the sentences are cut again from the document's text here when first
     # read, equal to those map_items_unified (search, groups) gets with the texts.
@@ -330,6 +332,7 @@ def test_index_levels_from_workers_come_without_texts_and_equal_those_with_them(
     docs += [Doc(""), Doc("。。。"), Doc("x" * 100_001, "too large")]
     fingerprinter = Fingerprinter(dataclasses.replace(printer.fingerprinter.params, max_bytes=100_000))
     printer = PartPrinter(fingerprinter)
+    monkeypatch.setattr("simdup_es.parts._DOCS_PER_CHUNK", 32)  # 3 chunks: the pool runs
     plain = list(printer.map_items(docs, lambda d: d, workers=2))
     unified = list(printer.map_items_unified(docs, lambda d: d, workers=2))
     here = [item for i in range(0, len(docs), 32) for item in printer._items_many(docs[i : i + 32])]
