@@ -54,7 +54,7 @@ def stored_levels(levels: Levels) -> tuple[list[int], list[int], int]:
     The same for every store, so that they answer the same candidates.
     """
     fps, keys = levels.stored()
-    kept = [fps[i] for i in spread(len(fps), MAX_STORED_PARTS)]
+    kept = fps if len(fps) <= MAX_STORED_PARTS else [fps[i] for i in spread(len(fps), MAX_STORED_PARTS)]
     return kept, keys, len(fps) - len(kept)
 
 
