@@ -467,7 +467,8 @@ class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
         rows: list[_Packed] = []
         for result, levels, text in self:
             fp = result.fingerprint
-            head = fp.value if fp is not None and result.error is None and fp.version == self.version else result
+            plain = fp is not None and result.error is None and fp.version == self.version and type(fp.value) is int
+            head = fp.value if plain else result  # type: ignore[union-attr]
             if levels is None:
                 rows.append((head,))
             elif levels.version != self.version:
