@@ -232,8 +232,11 @@ class Fingerprinter:
         # in this process. Not when the program froze objects of its own, which
         # thawing would undo.
         frozen = method == "fork" and gc.get_freeze_count() == 0
+        threshold = gc.get_threshold()
         if frozen:
             gc.freeze()
+            # And seldom over what this process makes while feeding the workers (2-3 us a document).
+            gc.set_threshold(max(threshold[0], _WORKER_GC_THRESHOLD), *threshold[1:])
         ctx = multiprocessing.get_context(method)
         try:
             with _Pool(workers, _init_worker, (self if method == "fork" else self.params,), context=ctx) as pool:
@@ -264,6 +267,7 @@ class Fingerprinter:
         finally:
             if frozen:
                 gc.unfreeze()
+                gc.set_threshold(*threshold)
 
     def map_items(
         self, items: Iterable[T], to_doc: Callable[[T], Doc], *, workers: int | None = None
@@ -355,7 +359,7 @@ class _Pool(Pool):
 _worker: Fingerprinter | None = None
 _DRAIN_SECONDS = 10.0  # the longest a stopped map waits for its chunks under way (a worker may have died)
 _POLL_SECONDS = 1.0  # how often a map waiting for a result looks for workers that ended
-_WORKER_GC_THRESHOLD = 10_000  # allocations between a worker's collections of its youngest objects (1.2 us a document)
+_WORKER_GC_THRESHOLD = 10_000  # allocations between collections of the youngest objects, while a pool runs
 
 
 def _init_worker(state: Fingerprinter | FingerprintParams) -> None:

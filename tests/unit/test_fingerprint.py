@@ -177,17 +177,18 @@ def test_a_worker_killed_halfway_stops_the_map_with_a_clear_error(fingerprinter:
 
 
 def test_the_pool_leaves_nothing_frozen_for_the_collector(fingerprinter: Fingerprinter) -> None:
-    # The pool freezes what is alive while it runs (gc.freeze), and thaws it when it
-    # ends, also when the caller stops early.
+    # The pool freezes what is alive while it runs (gc.freeze) and collects seldom, and
+    # thaws it and sets the threshold back when it ends, also when the caller stops early.
     import gc
 
     docs = [Doc(fixture_text("zh_article.txt")[i : i + 200]) for i in range(0, 1200, 40)]
     assert gc.get_freeze_count() == 0
+    threshold = gc.get_threshold()
     running = fingerprinter.map(docs, workers=2, chunk_size=4)
     next(running)
-    assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() > 0 and gc.get_threshold()[0] > threshold[0]
     running.close()  # stopped early: the chunks under way finish, then the pool ends
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == threshold
     import multiprocessing
 
     assert multiprocessing.active_children() == []
