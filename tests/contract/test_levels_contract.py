@@ -188,6 +188,21 @@ def test_levels_of_another_version_are_refused(store: Store) -> None:
     assert "version" in report.failed[0][1]
 
 
+def test_levels_holding_other_than_64_bit_unsigned_values_are_refused(store: Store) -> None:
+    from simdup_es.parts import SentenceKey
+
+    lv = levels()["zh_other"]
+    bad = {
+        "key-negative": dataclasses.replace(lv, keys=(*lv.keys, SentenceKey(-1, 0, 8))),
+        "key-too-big": dataclasses.replace(lv, keys=(SentenceKey(1 << 64, 0, 8),)),
+        "part-float": dataclasses.replace(lv, fingerprints=(*lv.fingerprints[:-1], 1.5)),
+        "part-bool": dataclasses.replace(lv, fingerprints=(True,)),
+    }
+    report = store.put([*(stored(doc_id, x) for doc_id, x in bad.items()), stored("good", lv)])
+    assert report.written == 1 and [doc_id for doc_id, _ in report.failed] == list(bad)
+    assert all("not a 64-bit unsigned integer" in reason for _, reason in report.failed)
+
+
 def test_a_long_query_is_looked_up_by_an_even_spread(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(base, "MAX_QUERY_PARTS", 4)
     monkeypatch.setattr(base, "MAX_QUERY_KEYS", 7)
