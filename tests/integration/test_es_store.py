@@ -398,13 +398,15 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
     path.write_text(sample, encoding="utf-8")
     records = [json.loads(line) for line in sample.splitlines()]
     monkeypatch.setattr("simdup_es.parts._DOCS_PER_CHUNK", 16)  # 3 chunks: the workers run
+    cut_again = []  # the sentences not sent, if indexing read them
+    monkeypatch.setattr("simdup_es.parts._Resplit._build", lambda self: cut_again.append(self) or ())
     assert len(records) > 32
     store = ElasticsearchStore(es_client, es_index)
     store.setup()
     rejects: list[object] = []
     summary = index_items(read_paths([path], Fields()), store, fingerprinter, workers=2, on_reject=rejects.append,
                           levels=levels)
-    assert rejects == [] and summary.indexed == len(records)
+    assert rejects == [] and summary.indexed == len(records) and cut_again == []
     store.refresh()
     hits = es_client.search(index=es_index, size=len(records) + 1, query={"match_all": {}})["hits"]["hits"]
     got = {hit["_id"]: hit["_source"] for hit in hits}
