@@ -41,14 +41,20 @@ import xxhash
 
 from .config import require_ints
 from .errors import ConfigError
-from .fingerprint import Doc, Fingerprinter, Result
+from .fingerprint import Doc, Fingerprint, Fingerprinter, Result
 from .sentences import Sentence, _split_lines_many, units
 from .text import unify_many
 
 T = TypeVar("T")
 
-# Documents per worker job: each brings its parts, about as much work again.
-_DOCS_PER_CHUNK = 32
+# Documents per worker job: each brings its parts, about as much work again. Each job
+# costs the workers and the process feeding them about 1 ms of CPU whatever its size
+# (sending, waking, switching), 30 us a document for 32 documents of 1 kB: for index,
+# 5-7 % of the wall time more than jobs of 128. Jobs of long documents hold fewer,
+# _CHARS_PER_CHUNK of text at most, so that the documents in flight (4 jobs per worker)
+# stay a few MB.
+_DOCS_PER_CHUNK = 128
+_CHARS_PER_CHUNK = 256_000
 
 __all__ = ["Levels", "Part", "PartParams", "PartPrinter", "SentenceKey", "sentence_keys", "split_parts"]
 
@@ -314,7 +320,8 @@ class PartPrinter:
         """Levels of a stream of documents, in input order, on ``workers`` processes
         (:meth:`Fingerprinter.map_chunks`): each worker splits its documents and fingerprints their parts."""
         task = functools.partial(_levels_chunk, params=self.params, unified=unified)
-        for levels in self.fingerprinter.map_chunks(texts, task, workers=workers, chunk_size=_DOCS_PER_CHUNK):
+        for levels in self.fingerprinter.map_chunks(texts, task, workers=workers, chunk_size=_DOCS_PER_CHUNK,
+                                                    chunk_weight=(len, _CHARS_PER_CHUNK)):
             yield from levels
 
     def map_items(
@@ -328,25 +335,37 @@ class PartPrinter:
         is not idempotent, so the parts are cut from that same unified text). Levels are
         ``None`` where the document has no fingerprint (the result's error says why); a
         document over ``max_bytes`` is not split.
+
+        The workers send neither the unified texts nor the sentences back (a store keeps
+        the part fingerprints and the keys' values): the levels' sentences are cut again
+        from the document's text here, only if they are read.
         """
-        for item, result, levels, _ in self.map_items_unified(items, to_doc, workers=workers):
+        for item, result, levels, _ in self._map_items(items, to_doc, workers, texts=False):
             yield item, result, levels
 
     def map_items_unified(
         self, items: Iterable[T], to_doc: Callable[[T], Doc], *, workers: int | None = None
     ) -> Iterator[tuple[T, Result, Levels | None, str | None]]:
         """:meth:`map_items`, each also with the unified text its levels refer to (``None`` where no levels)."""
-        pending: deque[T] = deque()  # items in flight
+        return self._map_items(items, to_doc, workers, texts=True)
+
+    def _map_items(
+        self, items: Iterable[T], to_doc: Callable[[T], Doc], workers: int | None, *, texts: bool
+    ) -> Iterator[tuple[T, Result, Levels | None, str | None]]:
+        pending: deque[tuple[T, Doc]] = deque()  # items in flight, with their documents
 
         def docs() -> Iterator[Doc]:
             for item in items:
-                pending.append(item)
-                yield to_doc(item)
+                doc = to_doc(item)
+                pending.append((item, doc))
+                yield doc
 
-        task = functools.partial(_items_chunk, params=self.params)
-        for triples in self.fingerprinter.map_chunks(docs(), task, workers=workers, chunk_size=_DOCS_PER_CHUNK):
-            for result, levels, text in triples:
-                yield pending.popleft(), result, levels, text
+        task = functools.partial(_items_chunk, params=self.params, texts=texts)
+        for batch in self.fingerprinter.map_chunks(docs(), task, workers=workers, chunk_size=_DOCS_PER_CHUNK,
+                                                   chunk_weight=(_doc_chars, _CHARS_PER_CHUNK)):
+            done = [pending.popleft() for _ in range(len(batch))]
+            for (item, _), (result, levels, text) in zip(done, batch.triples([doc for _, doc in done]), strict=True):
+                yield item, result, levels, text
 
     def _items_many(self, docs: Sequence[Doc]) -> _Batch:
         """:meth:`map_items_unified`' work on a batch, in this process."""
@@ -370,7 +389,7 @@ class PartPrinter:
             tokens.append(whole)
             spans.append(part_spans(split.text, whole, split.parts, fingerprinter.tokenizer.cut))
         results = iter(fingerprinter.fingerprint_parts(batch, tokens, spans, unified=True))
-        out = _Batch()
+        out = _Batch(version=self.version)
         for split in prepared:
             if isinstance(split, Result):
                 out.append((split, None, None))
@@ -410,47 +429,97 @@ class _Split(NamedTuple):
     keys: _Keys
 
 
+def _doc_chars(doc: Doc) -> int:
+    return len(doc.text)
+
+
 def _levels_chunk(fingerprinter: Fingerprinter, texts: list[str], *, params: PartParams, unified: bool) -> list[Levels]:
     return PartPrinter(fingerprinter, params).levels_many(texts, unified=unified)
 
 
-def _items_chunk(fingerprinter: Fingerprinter, docs: list[Doc], *, params: PartParams) -> _Batch:
-    return PartPrinter(fingerprinter, params)._items_many(docs)
+def _items_chunk(fingerprinter: Fingerprinter, docs: list[Doc], *, params: PartParams, texts: bool = True) -> _Batch:
+    batch = PartPrinter(fingerprinter, params)._items_many(docs)
+    batch.texts = texts
+    return batch
 
 
 class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
-    """Results, levels and unified texts of a batch; pickles the levels as flat arrays of numbers.
+    """Results, levels and unified texts of a batch, as :meth:`PartPrinter._items_many` made them.
 
-    On the way back from a worker, unpickling the levels' frozen dataclasses (or even
-    tuples of numbers) for every document was most of the CPU the process that feeds
-    two workers spent on them; bytes are copied, and each text is sent once rather
-    than in sentences.
+    Pickled (on the way back from a worker) as plain numbers, strings and flat arrays
+    (:class:`_Sent`): unpickling frozen dataclasses (or even tuples of numbers) for
+    every document was most of the CPU the process that feeds two workers spent on
+    them. Without ``texts`` neither the unified texts nor the sentences go
+    (:meth:`PartPrinter.map_items`).
     """
 
-    def __reduce__(self) -> tuple[Callable[[list[tuple[Result, _Packed | None]]], _Batch], tuple[object, ...]]:
-        return _unpack_batch, ([(r, None if v is None or u is None else _pack(v, u)) for r, v, u in self],)
+    texts = True  # whether pickling sends the unified texts and the sentences
+
+    def __init__(self, triples: Iterable[tuple[Result, Levels | None, str | None]] = (), version: str = "") -> None:
+        super().__init__(triples)
+        self.version = version  # of the printer: its fingerprints and levels go as numbers
+
+    def triples(self, docs: Sequence[Doc]) -> Iterator[tuple[Result, Levels | None, str | None]]:
+        """The batch's results, levels and texts (``docs``, the batch's documents, unused here)."""
+        return iter(self)
+
+    def __reduce__(self) -> tuple[type[_Sent], tuple[str, list[_Packed]]]:
+        rows: list[_Packed] = []
+        for result, levels, text in self:
+            fp = result.fingerprint
+            plain = fp is not None and result.error is None and fp.version == self.version and type(fp.value) is int
+            head = fp.value if plain else result  # type: ignore[union-attr]
+            if levels is None:
+                rows.append((head,))
+            elif levels.version != self.version:
+                raise ValueError(f"levels of version {levels.version} in a batch of version {self.version}")
+            else:
+                rows.append(_pack(head, levels, text if self.texts else None))
+        return _Sent, (self.version, rows)
 
 
-def _unpack_batch(packed: list[tuple[Result, _Packed | None]]) -> _Batch:
-    return _Batch((r, None, None) if p is None else (r, _unpack(p), p[2]) for r, p in packed)
+class _Sent(list["_Packed"]):
+    """A :class:`_Batch` as it comes out of a worker: a row of numbers, strings and bytes per document (:func:`_pack`)."""
+
+    def __init__(self, version: str, rows: list[_Packed]) -> None:
+        super().__init__(rows)
+        self.version = version
+
+    def triples(self, docs: Sequence[Doc]) -> Iterator[tuple[Result, Levels | None, str | None]]:
+        """:meth:`_Batch.triples`, the objects made from the numbers (the sentences not sent from ``docs``)."""
+        version = self.version
+        for row, doc in zip(self, docs, strict=True):
+            head = row[0]
+            result = Result(Fingerprint(head, version), None) if type(head) is int else head
+            if len(row) == 1:
+                yield result, None, None  # type: ignore[misc]
+            else:
+                yield result, *_unpack(version, row, doc.text)  # type: ignore[misc]
 
 
-# (version, units, unified text, sentences, parts, fingerprints, keys); sentences, parts and
-# keys are flat arrays of unsigned 64-bit numbers, 3, 5 and 3 to an element (_flat).
-_Packed = tuple[str, int, str, bytes, bytes, tuple[int | None, ...], bytes]
+# (head, units, parts, fingerprints, keys[, unified text, sentences]): head is the fingerprint's value
+# (or the whole Result when it is not one of the batch's version); parts, keys and sentences are flat
+# arrays of unsigned 64-bit numbers, 5, 3 and 3 to an element (_flat).
+_Packed = tuple[object, ...]
 
 
-def _pack(levels: Levels, unified: str) -> _Packed:
-    return (levels.version, levels.units, unified, _flat((s.start, s.end, s.n_units) for s in levels.sentences),
-            _flat((p.first, p.stop, p.start, p.end, p.units) for p in levels.parts), levels.fingerprints,
-            levels.keys._flat if isinstance(levels.keys, _Keys)
-            else _flat((k.key, k.index, k.units) for k in levels.keys))
+def _pack(head: object, levels: Levels, text: str | None) -> _Packed:
+    keys = levels.keys
+    packed = (head, levels.units, _flat((p.first, p.stop, p.start, p.end, p.units) for p in levels.parts),
+              levels.fingerprints, keys._flat if isinstance(keys, _Keys) else _flat((k.key, k.index, k.units) for k in keys))
+    if text is None:
+        return packed
+    return (*packed, text, _flat((s.start, s.end, s.n_units) for s in levels.sentences))
 
 
-def _unpack(packed: _Packed) -> Levels:
-    version, n, u, sentences, parts, fingerprints, keys = packed
-    return Levels(version=version, units=n, sentences=_Sentences(sentences, u), parts=_Parts(parts),
-                  fingerprints=fingerprints, keys=_Keys(keys))
+def _unpack(version: str, packed: _Packed, raw: str) -> tuple[Levels, str | None]:
+    """The levels of a packed row and its unified text (``None`` when not sent: the sentences are then cut
+    again from ``raw``, the document's text, when first read)."""
+    _, units, parts, fingerprints, keys, *sent = packed
+    sentences: Sequence[Sentence] = _Sentences(sent[1], sent[0]) if sent else _Resplit(raw)  # type: ignore[arg-type]
+    # Positional: a quarter less time than by keyword, for every document indexed.
+    return (Levels(version, units, sentences, _Parts(parts), fingerprints, _Keys(keys)),  # type: ignore[arg-type]
+            sent[0] if sent else None)  # type: ignore[return-value]
 
 
 def _flat(rows: Iterable[tuple[int, ...]]) -> bytes:
@@ -458,30 +527,27 @@ def _flat(rows: Iterable[tuple[int, ...]]) -> bytes:
 
 
 class _Lazy(Sequence[T]):
-    """A tuple a worker sent as flat numbers (:func:`_flat`), its objects made on first use.
+    """A tuple a worker sent in a cheaper form, its objects made on first use.
 
     Equal to, and hashed and pickled as, that tuple. Indexing reads no sentence or part
     (a store keeps the part fingerprints and the keys' values), so they are never made there.
     """
 
-    __slots__ = ("_flat", "_built")
-    _width = 1  # numbers per element
+    __slots__ = ("_built",)
 
-    def __init__(self, flat: bytes) -> None:
-        self._flat = flat
+    def __init__(self) -> None:
         self._built: tuple[T, ...] | None = None
 
-    def _make(self, rows: Iterator[tuple[int, ...]]) -> tuple[T, ...]:
+    def _build(self) -> tuple[T, ...]:
         raise NotImplementedError
 
     def _all(self) -> tuple[T, ...]:
         if self._built is None:
-            numbers = iter(memoryview(self._flat).cast("Q"))
-            self._built = self._make(zip(*[numbers] * self._width))
+            self._built = self._build()
         return self._built
 
     def __len__(self) -> int:
-        return len(self._flat) // (8 * self._width)
+        return len(self._all())
 
     def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
         return self._all()[i]
@@ -504,7 +570,41 @@ class _Lazy(Sequence[T]):
         return tuple, (self._all(),)
 
 
-class _Sentences(_Lazy[Sentence]):
+class _Resplit(_Lazy[Sentence]):
+    """A document's sentences, not sent by the worker: its raw text unified and cut again, as the worker did."""
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: str) -> None:
+        super().__init__()
+        self._raw = raw
+
+    def _build(self) -> tuple[Sentence, ...]:
+        return tuple(_split_lines_many(unify_many([self._raw]))[0][0])
+
+
+class _Flat(_Lazy[T]):
+    """A tuple a worker sent as flat numbers (:func:`_flat`), ``_width`` to an element."""
+
+    __slots__ = ("_flat",)
+    _width = 1
+
+    def __init__(self, flat: bytes) -> None:
+        super().__init__()
+        self._flat = flat
+
+    def _make(self, rows: Iterator[tuple[int, ...]]) -> tuple[T, ...]:
+        raise NotImplementedError
+
+    def _build(self) -> tuple[T, ...]:
+        numbers = iter(memoryview(self._flat).cast("Q"))
+        return self._make(zip(*[numbers] * self._width))
+
+    def __len__(self) -> int:
+        return len(self._flat) // (8 * self._width)
+
+
+class _Sentences(_Flat[Sentence]):
     """A document's sentences: ``(start, end, units)`` each, cut from the unified text."""
 
     __slots__ = ("_text",)
@@ -519,14 +619,16 @@ class _Sentences(_Lazy[Sentence]):
         return tuple(Sentence(i, a, b, text[a:b], n) for i, (a, b, n) in enumerate(rows))
 
 
-class _Parts(_Lazy[Part]):
+class _Parts(_Flat[Part]):
+    __slots__ = ()
     _width = 5
 
     def _make(self, rows: Iterator[tuple[int, ...]]) -> tuple[Part, ...]:
         return tuple(Part(*row) for row in rows)
 
 
-class _Keys(_Lazy[SentenceKey]):
+class _Keys(_Flat[SentenceKey]):
+    __slots__ = ()
     _width = 3
 
     def values(self) -> list[int]:

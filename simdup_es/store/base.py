@@ -20,7 +20,7 @@ import numpy as np
 
 from ..config import BlockLayout
 from ..multilevel import PartCandidate
-from ..parts import Levels
+from ..parts import Levels, _Keys
 
 MAX_ID_BYTES = 512
 """Longest id in UTF-8 bytes (Elasticsearch refuses a whole bulk request for a longer ``_id``)."""
@@ -54,7 +54,7 @@ def stored_levels(levels: Levels) -> tuple[list[int], list[int], int]:
     The same for every store, so that they answer the same candidates.
     """
     fps, keys = levels.stored()
-    kept = [fps[i] for i in spread(len(fps), MAX_STORED_PARTS)]
+    kept = fps if len(fps) <= MAX_STORED_PARTS else [fps[i] for i in spread(len(fps), MAX_STORED_PARTS)]
     return kept, keys, len(fps) - len(kept)
 
 
@@ -145,14 +145,16 @@ class StoredDoc:
             return f"fingerprint {fp} is outside 0..2**64-1 (not a 64-bit unsigned integer)"
         if not isinstance(self.version, str) or not self.version:
             return "fingerprint version must be a non-empty string"
-        if not all(v is None or isinstance(v, str) for v in (self.title, self.text)):
+        if not ((self.title is None or isinstance(self.title, str)) and (self.text is None or isinstance(self.text, str))):
             return "title and text must be strings or None"
         if self.levels is not None:
             if not isinstance(self.levels, Levels):
                 return f"levels must be Levels or None, got {type(self.levels).__name__}"
             if self.levels.version != self.version:
                 return f"levels version {self.levels.version} differs from the fingerprint version {self.version}"
-            bad = not_u64(self.levels.fingerprints) or not_u64(self.levels.key_values())
+            # Keys a worker sent (parts._Keys) are read from unsigned 64-bit numbers: nothing to check.
+            keys = [] if isinstance(self.levels.keys, _Keys) else self.levels.key_values()
+            bad = not_u64(self.levels.fingerprints) or not_u64(keys)
             if bad:
                 return f"levels hold {bad[0]!r}, not a 64-bit unsigned integer"
         return None

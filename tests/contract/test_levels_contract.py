@@ -130,19 +130,26 @@ def test_part_candidates_equal_the_reference(store: Store, limit: int) -> None:
     assert found_any > 2 * len(queries())  # the queries find more than themselves
 
 
-def test_levels_sent_by_workers_are_stored_as_levels_made_here(store: Store) -> None:
+@pytest.mark.parametrize("with_texts", [True, False])
+def test_levels_sent_by_workers_are_stored_as_levels_made_here(store: Store, with_texts: bool) -> None:
     # Fingerprint workers send levels as flat numbers (parts._Batch), made objects only
-    # when read: stored, they answer exactly what the levels made here do.
+    # when read, and for indexing without the unified texts and sentences: stored, they
+    # answer exactly what the levels made here do.
     import pickle
 
-    from simdup_es.fingerprint import Result
+    from simdup_es.fingerprint import Doc, Fingerprint, Result
     from simdup_es.parts import _Batch
 
     docs = levels()
-    batch = _Batch((Result(None, None), lv, texts()[doc_id]) for doc_id, lv in docs.items())
-    sent = {doc_id: lv for doc_id, (_, lv, _) in zip(docs, pickle.loads(pickle.dumps(batch)), strict=True)}
-    assert all(type(lv.keys) is not tuple for lv in sent.values())
+    version = next(iter(docs.values())).version
+    batch = _Batch(((Result(Fingerprint(n, version), None), lv, texts()[doc_id]) for n, (doc_id, lv) in enumerate(docs.items())),
+                   version)
+    batch.texts = with_texts
+    raw = [Doc(texts()[doc_id]) for doc_id in docs]
+    sent = {doc_id: lv for doc_id, (_, lv, _) in zip(docs, pickle.loads(pickle.dumps(batch)).triples(raw), strict=True)}
+    assert all(type(lv.keys) is not tuple and type(lv.sentences) is not tuple for lv in sent.values())
     load_levels(store, sent)  # type: ignore[arg-type]
+    assert all(lv.sentences._built is None for lv in sent.values())  # type: ignore[attr-defined]  # storing read none
     assert sent == docs
     ref = reference(docs)
     for name, lv in queries():
@@ -179,6 +186,21 @@ def test_levels_of_another_version_are_refused(store: Store) -> None:
     report = store.put([StoredDoc("bad", 1, "v1", "t", levels=lv), stored("good", levels()["zh_other"])])
     assert report.written == 1 and [doc_id for doc_id, _ in report.failed] == ["bad"]
     assert "version" in report.failed[0][1]
+
+
+def test_levels_holding_other_than_64_bit_unsigned_values_are_refused(store: Store) -> None:
+    from simdup_es.parts import SentenceKey
+
+    lv = levels()["zh_other"]
+    bad = {
+        "key-negative": dataclasses.replace(lv, keys=(*lv.keys, SentenceKey(-1, 0, 8))),
+        "key-too-big": dataclasses.replace(lv, keys=(SentenceKey(1 << 64, 0, 8),)),
+        "part-float": dataclasses.replace(lv, fingerprints=(*lv.fingerprints[:-1], 1.5)),
+        "part-bool": dataclasses.replace(lv, fingerprints=(True,)),
+    }
+    report = store.put([*(stored(doc_id, x) for doc_id, x in bad.items()), stored("good", lv)])
+    assert report.written == 1 and [doc_id for doc_id, _ in report.failed] == list(bad)
+    assert all("not a 64-bit unsigned integer" in reason for _, reason in report.failed)
 
 
 def test_a_long_query_is_looked_up_by_an_even_spread(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -376,3 +376,47 @@ def _fingerprinter():  # type: ignore[no-untyped-def]
     from simdup_es import default_fingerprinter
 
     return default_fingerprinter()
+
+
+@pytest.mark.parametrize("levels", ["all", "keys"])
+def test_index_through_workers_stores_what_the_levels_made_here_give(
+    es_client: Elasticsearch, es_index: str, fingerprinter, tmp_path, monkeypatch: pytest.MonkeyPatch, levels: str
+) -> None:
+    # `simdup index` gets the levels from worker processes as numbers (no unified text,
+    # no sentences): what it stores is exactly the _source of the document and levels
+    # made in this process, written field by field.
+    from importlib import resources
+
+    from simdup_es.es import bodies
+    from simdup_es.indexer import index_items
+    from simdup_es.parts import PartParams, PartPrinter
+    from simdup_es.sources import Fields, read_paths
+    from simdup_es.store.base import stored_levels
+
+    sample = resources.files("simdup_es.data").joinpath("sample.jsonl").read_text(encoding="utf-8")
+    path = tmp_path / "docs.jsonl"
+    path.write_text(sample, encoding="utf-8")
+    records = [json.loads(line) for line in sample.splitlines()]
+    monkeypatch.setattr("simdup_es.parts._DOCS_PER_CHUNK", 16)  # 3 chunks: the workers run
+    cut_again = []  # the sentences not sent, if indexing read them
+    monkeypatch.setattr("simdup_es.parts._Resplit._build", lambda self: cut_again.append(self) or ())
+    assert len(records) > 32
+    store = ElasticsearchStore(es_client, es_index)
+    store.setup()
+    rejects: list[object] = []
+    summary = index_items(read_paths([path], Fields()), store, fingerprinter, workers=2, on_reject=rejects.append,
+                          levels=levels)
+    assert rejects == [] and summary.indexed == len(records) and cut_again == []
+    store.refresh()
+    hits = es_client.search(index=es_index, size=len(records) + 1, query={"match_all": {}})["hits"]["hits"]
+    got = {hit["_id"]: hit["_source"] for hit in hits}
+    printer = PartPrinter(fingerprinter, PartParams(with_parts=levels == "all"))
+    want = {}
+    for r in records:
+        fp = fingerprinter.fingerprint(r["text"], r.get("title"))
+        lv = printer.levels(r["text"])
+        parts, keys, cut = stored_levels(lv)
+        want[r["id"]] = bodies.document_source(fp.value, fp.version, r["text"], r.get("title"), store.layouts,
+                                               schema.levels_object(r["id"], lv.units, parts, keys, cut))
+    assert got == want
+    assert any(source[schema.ROOT][schema.PARTS_NAME] for source in got.values()) == (levels == "all")

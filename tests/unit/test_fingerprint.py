@@ -177,17 +177,18 @@ def test_a_worker_killed_halfway_stops_the_map_with_a_clear_error(fingerprinter:
 
 
 def test_the_pool_leaves_nothing_frozen_for_the_collector(fingerprinter: Fingerprinter) -> None:
-    # The pool freezes what is alive while it runs (gc.freeze), and thaws it when it
-    # ends, also when the caller stops early.
+    # The pool freezes what is alive while it runs (gc.freeze) and collects seldom, and
+    # thaws it and sets the threshold back when it ends, also when the caller stops early.
     import gc
 
     docs = [Doc(fixture_text("zh_article.txt")[i : i + 200]) for i in range(0, 1200, 40)]
     assert gc.get_freeze_count() == 0
+    threshold = gc.get_threshold()
     running = fingerprinter.map(docs, workers=2, chunk_size=4)
     next(running)
-    assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() > 0 and gc.get_threshold()[0] > threshold[0]
     running.close()  # stopped early: the chunks under way finish, then the pool ends
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == threshold
     import multiprocessing
 
     assert multiprocessing.active_children() == []
@@ -200,3 +201,35 @@ def test_the_pool_leaves_nothing_frozen_for_the_collector(fingerprinter: Fingerp
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+def _echo(fingerprinter: Fingerprinter, chunk: list[str]) -> list[str]:
+    return chunk
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_chunks_close_at_their_size_or_their_weight(fingerprinter: Fingerprinter, workers: int) -> None:
+    # A chunk of long items holds fewer of them: it closes once their weight reaches the most.
+    items = ["a" * n for n in (1, 2, 3, 10, 1, 1, 1, 1, 1, 1, 1, 1, 20, 2)]
+    got = list(fingerprinter.map_chunks(items, _echo, workers=workers, chunk_size=4, chunk_weight=(len, 6)))
+    assert [[len(x) for x in chunk] for chunk in got] == [[1, 2, 3], [10], [1, 1, 1, 1], [1, 1, 1, 1], [20], [2]]
+    assert [len(chunk) for chunk in fingerprinter.map_chunks(items, _echo, workers=workers, chunk_size=4)] == [4, 4, 4, 2]
+
+
+def _collector(fingerprinter: Fingerprinter, chunk: list[int]) -> list[tuple[int, bool]]:
+    import gc
+
+    return [(gc.get_threshold()[0], gc.get_freeze_count() > 0)] * len(chunk)
+
+
+def test_workers_collect_garbage_seldom_and_never_over_their_tables(fingerprinter: Fingerprinter) -> None:
+    # Reference counting frees a worker's garbage; the collector at its default
+    # threshold cost 3 % of a worker's CPU, most of it going over long-lived tables.
+    import gc
+
+    from simdup_es.fingerprint import _WORKER_GC_THRESHOLD
+
+    before = gc.get_threshold()
+    got = [x for chunk in fingerprinter.map_chunks(range(8), _collector, workers=2, chunk_size=2) for x in chunk]
+    assert got == [(_WORKER_GC_THRESHOLD, True)] * 8 and _WORKER_GC_THRESHOLD > before[0]
+    assert gc.get_threshold() == before  # this process's collector is left as it was

@@ -267,3 +267,26 @@ def test_an_unknown_levels_choice_is_refused_before_any_work(tmp_path: Path) -> 
     with pytest.raises(ConfigError, match="levels must be one of all, keys, document, got 'parts'"):
         index_items(iter(items(3)), store, default_fingerprinter(), on_reject=print, levels="parts")  # type: ignore[arg-type]
     assert store.count() == 0
+
+
+@pytest.mark.parametrize("levels", ["all", "keys"])
+def test_indexing_never_reads_the_sentences_the_workers_did_not_send(
+    tmp_path: Path, fingerprinter, monkeypatch: pytest.MonkeyPatch, levels: str  # type: ignore[no-untyped-def]
+) -> None:
+    # The workers send neither the unified texts nor the sentences back to index: cutting
+    # them again here (parts._Resplit) would be wasted work, so indexing must not read them.
+    from importlib import resources
+
+    from simdup_es.sources import read_jsonl
+
+    def refused(self: object) -> None:
+        raise AssertionError("indexing read the sentences")
+
+    monkeypatch.setattr("simdup_es.parts._Resplit._build", refused)
+    monkeypatch.setattr("simdup_es.parts._DOCS_PER_CHUNK", 8)  # several chunks: the workers run
+    sample = resources.files("simdup_es.data").joinpath("sample.jsonl").read_bytes().splitlines()
+    records = list(read_jsonl(sample, "sample.jsonl", Fields()))
+    with LocalStore(tmp_path / "store") as store:
+        store.setup()
+        summary = index_items(records, store, fingerprinter, on_reject=lambda r: None, workers=2, levels=levels)
+        assert summary.indexed == len(records) == store.count() > 16 and summary.rejected == 0

@@ -593,3 +593,12 @@ def test_not_u64_is_the_reference(values: list[object]) -> None:
 
     assert not_u64(values) == not_u64_reference(values)
     assert not_u64(tuple(values)) == not_u64_reference(values)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.none() | st.integers(min_value=-(2**65), max_value=2**65) | st.booleans() | st.floats(allow_nan=False)
+                | st.integers(0, 2**64 - 1).map(np.uint64) | st.just("7"), max_size=12))
+def test_the_unsigned_check_equals_its_reference(values: list[object]) -> None:
+    from simdup_es.store.base import not_u64, not_u64_reference
+
+    assert not_u64(values) == not_u64_reference(values)

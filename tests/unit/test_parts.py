@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Sequence
 import json
@@ -315,6 +316,45 @@ def test_levels_from_workers_equal_levels_made_here(printer: PartPrinter) -> Non
     assert pickle.loads(pickle.dumps(sent[0])) == here[0]
 
 
+def test_index_levels_from_workers_come_without_texts_and_equal_those_with_them(
+    printer: PartPrinter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # map_items (index, backfill) gets neither the unified texts nor the sentences back from
+    # the workers: the sentences are cut again from the document's text here when first
+    # read, equal to those map_items_unified (search, groups) gets with the texts.
+    import pickle
+
+    from simdup_es.fingerprint import Result
+    from simdup_es.parts import _items_chunk
+
+    docs = [Doc(r["text"], r.get("title")) for r in load_corpus("zh-docs.jsonl")[:80]]
+    assert max(len(d.text.encode("utf-8")) for d in docs) < 100_000
+    docs += [Doc(""), Doc("。。。"), Doc("x" * 100_001, "too large")]
+    fingerprinter = Fingerprinter(dataclasses.replace(printer.fingerprinter.params, max_bytes=100_000))
+    printer = PartPrinter(fingerprinter)
+    monkeypatch.setattr("simdup_es.parts._DOCS_PER_CHUNK", 32)  # 3 chunks: the pool runs
+    plain = list(printer.map_items(docs, lambda d: d, workers=2))
+    unified = list(printer.map_items_unified(docs, lambda d: d, workers=2))
+    here = [item for i in range(0, len(docs), 32) for item in printer._items_many(docs[i : i + 32])]
+    def seen(r: Result) -> tuple[object, ...]:  # exceptions are not equal to their copies
+        return type(r), r.fingerprint, type(r.error), str(r.error)
+
+    assert [seen(r) for _, r, _ in plain] == [seen(r) for _, r, _, _ in unified] == [seen(r) for r, _, _ in here]
+    assert [r.error is not None for _, r, _ in plain] == [False] * 80 + [True] * 3
+    assert [u for _, _, _, u in unified] == [u for _, _, u in here] and unified[0][3]
+    assert sum(lv is not None for _, _, lv in plain) == 80
+    for (_, _, lv), (_, _, lv_unified, _), (_, lv_here, _) in zip(plain, unified, here, strict=True):
+        assert (lv is None) == (lv_unified is None) == (lv_here is None)
+        if lv is None:
+            continue
+        assert lv.sentences._built is None and lv.stored() == lv_here.stored()  # type: ignore[attr-defined]
+        assert lv == lv_unified == lv_here and lv.sentences._built is not None  # type: ignore[attr-defined]
+    # Without the texts, a batch is a quarter of the bytes.
+    sizes = [len(pickle.dumps(_items_chunk(fingerprinter, docs[:32], params=printer.params, texts=texts)))
+             for texts in (True, False)]
+    assert sizes[1] * 3 < sizes[0]
+
+
 def test_parts_and_keys_from_workers_are_made_on_first_use(printer: PartPrinter) -> None:
     # Parts and keys come back from a worker as flat numbers: equal to (and hash and
     # pickle like) the tuples made here, key values read without making the objects.
@@ -325,7 +365,8 @@ def test_parts_and_keys_from_workers_are_made_on_first_use(printer: PartPrinter)
     text = unify((FIXTURES / "zh_article.txt").read_text(encoding="utf-8"))
     here = printer.levels(text, unified=True)
     assert len(here.parts) > 1 and len(here.keys) > 1 and any(k.key >= 2**63 for k in here.keys)
-    sent = _unpack(pickle.loads(pickle.dumps(_pack(here, text))))
+    sent, unified = _unpack(here.version, pickle.loads(pickle.dumps(_pack(7, here, text))), "not read")
+    assert unified == text
     assert type(sent.parts) is not tuple and type(sent.keys) is not tuple
     assert sent.key_values() == here.key_values() == [k.key for k in here.keys]
     assert sent.stored() == here.stored() and sent.keys._built is None  # type: ignore[attr-defined]  # no key made
@@ -336,7 +377,7 @@ def test_parts_and_keys_from_workers_are_made_on_first_use(printer: PartPrinter)
     assert sent.parts != here.keys and sent.keys != here.keys[:-1]
     again = pickle.loads(pickle.dumps(sent))
     assert again == here and type(again.parts) is tuple and type(again.keys) is tuple
-    empty = _unpack(_pack(printer.levels(""), ""))
+    empty, _ = _unpack(here.version, _pack(7, printer.levels(""), ""), "")
     assert empty.parts == () and empty.keys == () and empty.key_values() == [] and empty.stored() == ([], [])
 
 
