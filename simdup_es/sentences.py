@@ -487,7 +487,8 @@ def _merged_many(
     it has ``min_units`` (found by a search, the units being counted in order); any other
     fragment joins the group before it; a group still short at the end of its text joins
     the group before it, if any. Only whether a fragment falls inside an earlier fragment's
-    group is decided one by one, so the steps of :func:`_split_sentences_reference` give the same.
+    group is decided one by one (only where the group before it may reach it), so the steps of
+    :func:`_split_sentences_reference` give the same.
     """
     begin, end, line, text = pieces
     count = len(begin)
@@ -502,15 +503,26 @@ def _merged_many(
     reach = np.searchsorted(stop_unit, first_unit[heads] + min_units)
     done = reach <= last[heads]
     reach = np.minimum(reach, last[heads])
+    # A fragment inside the group of an earlier one opens none. The later a group opens the farther
+    # it reaches, so a fragment past the group of the fragment before it opens one; only the others
+    # are decided in turn, each against the last group opened.
+    opened = np.ones(len(heads), dtype=bool)
+    maybe = np.flatnonzero(heads[1:] <= reach[:-1]) + 1
+    if len(maybe):
+        head_of, reach_of = heads.tolist(), reach.tolist()
+        covered, last = -1, -1
+        for k in maybe.tolist():
+            if k - 1 != last:  # the fragment before opened a group
+                covered = reach_of[k - 1]
+            if head_of[k] <= covered:
+                opened[k] = False
+            else:
+                covered = reach_of[k]
+            last = k
+    done &= opened
     taken = np.zeros(count + 1, dtype=np.int64)
-    covered = -1
-    for k, (head, stop) in enumerate(zip(heads.tolist(), reach.tolist())):
-        if head <= covered:  # inside the group of an earlier fragment
-            done[k] = False
-            continue
-        covered = stop
-        taken[head + 1] += 1
-        taken[stop + 1] -= 1
+    taken[heads[opened] + 1] += 1
+    taken[reach[opened] + 1] -= 1
     # A group starts at each text's first piece, at each fragment whose group reaches min_units (one
     # short at the end of its text joins the group before it) and at each other piece of min_units.
     group = opens | (np.cumsum(taken[:-1]) == 0) & ~small
@@ -628,7 +640,7 @@ def _bmp_folds() -> np.ndarray:
     return np.array([ord(f) if len(f) == 1 else _SEVERAL for f in folds], dtype=np.uint32)
 
 
-def _folded(points: np.ndarray, base: list[int]) -> tuple[np.ndarray, list[bool]]:
+def _folded(points: np.ndarray, base: Sequence[int] | np.ndarray) -> tuple[np.ndarray, list[bool]]:
     """The code points of texts joined by line breaks (text ``i`` from ``base[i]``), case-folded where
     each folds to one character, and whether each text does so throughout (``str.casefold`` keeps its length).
 

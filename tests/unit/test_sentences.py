@@ -346,6 +346,20 @@ def test_numpy_and_text_by_text_sentences_agree(batch: list[str], min_units: int
     assert [(s, j) for s, j, _, _ in many] == [_each_joined(t, min_units) for t in batch]
 
 
+# Fragments a few units long, many at the start of a line: groups opened by fragments that
+# take in other fragments, each of which might have opened a group of its own.
+_fragments = st.lists(st.sampled_from(["好。", "一二!", "甲乙丙", "子丑寅卯辰。", "ab cd.", "\n", "\n", "。", " "]),
+                      max_size=60).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_fragments, min_size=1, max_size=5), st.integers(min_value=1, max_value=8))
+def test_fragments_of_a_batch_merge_as_in_the_reference(batch: list[str], min_units: int) -> None:
+    with mock.patch("simdup_es.sentences._BATCH_CHARS", 0):
+        got = [sentences for sentences, _, _, _ in _split_lines_many(batch, min_units)]
+    assert got == [_split_sentences_reference(t, min_units) for t in batch]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_texts, max_size=5), st.integers(min_value=1, max_value=8))
 def test_line_starts_and_unit_offsets_of_a_batch(batch: list[str], min_units: int) -> None:
