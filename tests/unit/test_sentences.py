@@ -20,6 +20,7 @@ from simdup_es.sentences import (
     _abbreviation_before_reference,
     _chars,
     _folded,
+    _joined_units,
     _pieces_many,
     _points,
     _raw_pieces,
@@ -262,6 +263,20 @@ def _each_joined(text: str, min_units: int) -> tuple[list[Sentence], list[str]]:
 def test_joined_units_of_a_batch_are_those_of_each_text(batch: list[str], min_units: int) -> None:
     # Scanned at once, joined by line breaks: no unit, word or sentence crosses from one text to the next.
     assert split_sentences_joined_many(batch, min_units=min_units) == [_each_joined(t, min_units) for t in batch]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_texts.filter(lambda t: len(t.casefold()) == len(t)), st.lists(st.integers(min_value=0, max_value=80)))
+def test_joined_units_of_any_unit_ranges(text: str, cuts: list[int]) -> None:
+    # Ranges that take every unit in turn (one split) and ranges that need not (a slice each).
+    found = units(text)
+    chars = _chars(text)
+    folded, _ = _folded(chars.points, [0, len(text) + 1])
+    tiled = sorted({0, len(found), *(c for c in cuts if c <= len(found))})
+    loose = sorted(c for c in cuts if c <= len(found))
+    for bounds in (list(zip(tiled, tiled[1:])), [(a, b) for a, b in zip(loose[0::2], loose[1::2]) if a < b]):
+        first, stop = (np.array([b[k] for b in bounds], dtype=np.int64) for k in (0, 1))
+        assert _joined_units(folded, chars, first, stop) == ["\x1f".join(found[a:b]) for a, b in bounds]
 
 
 def test_joined_units_of_a_batch_on_the_corpus() -> None:
