@@ -654,9 +654,11 @@ def _folded(points: np.ndarray, base: Sequence[int] | np.ndarray) -> tuple[np.nd
         folded[k] = ord(f) if len(f) == 1 else _SEVERAL
     several = np.flatnonzero(folded == _SEVERAL)
     same = [True] * (len(base) - 1)
-    for i in (np.searchsorted(base, several, side="right") - 1).tolist():
-        same[i] = False
-    return np.where(folded == _SEVERAL, points, folded), same
+    if len(several):  # rare: kept as they are
+        folded[several] = points[several]
+        for i in (np.searchsorted(base, several, side="right") - 1).tolist():
+            same[i] = False
+    return folded, same
 
 
 def _joined_units(points: np.ndarray, chars: _Chars, first_unit: np.ndarray, stop_unit: np.ndarray) -> list[str]:
