@@ -55,6 +55,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -536,13 +537,20 @@ def _merged_many(
 
 
 class _Table(NamedTuple):
-    """The sentences of a batch of texts, in order, as columns (int64 arrays)."""
+    """The sentences of a batch of texts, in order, as columns: lists from :func:`_table_each`
+    (little text: numpy would cost more than the work), int64 arrays from :func:`_table_many`."""
 
-    first: np.ndarray  # where each text's sentences start, then their number
-    start: np.ndarray  # each sentence's first and stop character in the texts joined by line breaks
-    end: np.ndarray
-    first_unit: np.ndarray  # each sentence's units (first, stop), counted over the batch
-    stop_unit: np.ndarray
+    first: list[int] | np.ndarray  # where each text's sentences start, then their number
+    start: list[int] | np.ndarray  # each sentence's first and stop character in the texts joined by line breaks
+    end: list[int] | np.ndarray
+    first_unit: list[int] | np.ndarray  # each sentence's units (first, stop), counted over the batch
+    stop_unit: list[int] | np.ndarray
+    units: list[int] | np.ndarray  # stop_unit - first_unit
+
+
+def _ints(column: list[int] | np.ndarray) -> list[int]:
+    """A column of a :class:`_Table` as a list."""
+    return column if isinstance(column, list) else column.tolist()
 
 
 class _Scan(NamedTuple):
@@ -550,7 +558,7 @@ class _Scan(NamedTuple):
 
     sentences: list[Sentence]  # those of every text in turn (each text's from ``table.first``)
     table: _Table  # the same, as columns
-    base: np.ndarray  # where each text starts in the texts joined by line breaks, then their length + 1
+    base: list[int]  # where each text starts in the texts joined by line breaks, then their length + 1
     chars: _Chars  # of the texts joined by line breaks
 
 
@@ -572,12 +580,12 @@ def _scan(texts: Sequence[str], min_units: int) -> _Scan:
         raise ConfigError(f"min_units must be a positive integer, got {min_units!r}")
     joined = "\n".join(texts)
     chars = _chars(joined)
-    base = np.fromiter(itertools.accumulate((len(t) + 1 for t in texts), initial=0), np.int64, len(texts) + 1)
+    base = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
     table = (_table_each if len(chars.points) < _BATCH_CHARS else _table_many)(texts, chars, base, min_units)
     return _Scan(_sentences(joined, table, base), table, base, chars)
 
 
-def _sentences(joined: str, table: _Table, base: np.ndarray) -> list[Sentence]:
+def _sentences(joined: str, table: _Table, base: list[int]) -> list[Sentence]:
     """The :class:`Sentence` objects of a batch's ``table``, made a field at a time over them all.
 
     A frozen dataclass's ``__init__`` (one ``object.__setattr__`` per field) took twice as
@@ -585,14 +593,14 @@ def _sentences(joined: str, table: _Table, base: np.ndarray) -> list[Sentence]:
     longer than ``map`` over each slot (this is still about a third of the time of splitting a batch).
     """
     first, count = table.first, len(table.start)
-    at, to = table.start.tolist(), table.end.tolist()
+    at, to = _ints(table.start), _ints(table.end)
     if len(first) == 2:  # one text: its offsets are those in the batch
         index, start, end = range(count), at, to
     else:
         sizes = np.diff(first)
         index = (np.arange(count) - np.repeat(first[:-1], sizes)).tolist()
         shift = np.repeat(base[:-1], sizes)
-        start, end = (table.start - shift).tolist(), (table.end - shift).tolist()
+        start, end = (np.asarray(table.start) - shift).tolist(), (np.asarray(table.end) - shift).tolist()
     made = list(map(object.__new__, itertools.repeat(Sentence, count)))
     set_index, set_start, set_end, set_text, set_units = _SENTENCE_SLOTS
     for setter, values in (
@@ -600,35 +608,35 @@ def _sentences(joined: str, table: _Table, base: np.ndarray) -> list[Sentence]:
         (set_start, start),
         (set_end, end),
         (set_text, map(joined.__getitem__, map(slice, at, to))),
-        (set_units, (table.stop_unit - table.first_unit).tolist()),
+        (set_units, _ints(table.units)),
     ):
         collections.deque(map(setter, made, values), maxlen=0)
     return made
 
 
-def _table_each(texts: Sequence[str], chars: _Chars, base: np.ndarray, min_units: int) -> _Table:
+def _table_each(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> _Table:
     """The sentences of ``texts``, text by text: :func:`_raw_pieces`, then :func:`_merged`."""
     pieces = [_raw_pieces(t) for t in texts]
     # Units never cross a piece boundary, so a piece's units are those starting in it.
-    at = base.tolist()
-    ends = [a + k for p, a in zip(pieces, at) for begin, end, _ in p for k in (begin, end)]
+    ends = [a + k for p, a in zip(pieces, base) for begin, end, _ in p for k in (begin, end)]
     bounds = np.searchsorted(chars.starts, np.array(ends, dtype=np.int64)).tolist()
     merged, first, k = [], [0], 0
-    for p, a in zip(pieces, at):
+    for p, a in zip(pieces, base):
         got = _merged(p, bounds[k : k + 2 * len(p)], min_units)
         merged += [(start + a, end + a, u0, u1) for start, end, u0, u1 in got] if a else got
         k += 2 * len(p)
         first.append(len(merged))
-    columns = np.fromiter(itertools.chain.from_iterable(merged), np.int64, 4 * len(merged)).reshape(-1, 4).T
-    return _Table(np.array(first, dtype=np.int64), *columns)
+    start, end, first_unit, stop_unit = map(list, zip(*merged)) if merged else ([], [], [], [])
+    return _Table(first, start, end, first_unit, stop_unit, list(map(operator.sub, stop_unit, first_unit)))
 
 
-def _table_many(texts: Sequence[str], chars: _Chars, base: np.ndarray, min_units: int) -> _Table:
+def _table_many(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> _Table:
     """:func:`_table_each` with numpy, all texts at once: :func:`_pieces_many`, then :func:`_merged_many`."""
-    pieces = _pieces_many(texts, chars, base)
+    pieces = _pieces_many(texts, chars, np.array(base, dtype=np.int64))
     begin, end, first_unit, stop_unit, owner = _merged_many(
         pieces, np.searchsorted(chars.starts, pieces[0]), np.searchsorted(chars.starts, pieces[1]), min_units)
-    return _Table(np.searchsorted(owner, np.arange(len(texts) + 1)), begin, end, first_unit, stop_unit)
+    first = np.searchsorted(owner, np.arange(len(texts) + 1))
+    return _Table(first, begin, end, first_unit, stop_unit, stop_unit - first_unit)
 
 
 _SEVERAL = 0xFFFFFFFF  # in _bmp_folds: folds to several characters
@@ -712,7 +720,7 @@ def split_sentences_coded(
         found = [text[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
         coded[chars.word_starts] = _points("".join(map(words.__getitem__, found)))
     units_ = coded[chars.starts].astype("<u4").tobytes().decode("utf-32-le")
-    return scan.sentences, list(map(units_.__getitem__, map(slice, scan.table.first_unit.tolist(), scan.table.stop_unit.tolist())))
+    return scan.sentences, list(map(units_.__getitem__, map(slice, _ints(scan.table.first_unit), _ints(scan.table.stop_unit))))
 
 
 def split_sentences_joined(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> tuple[list[Sentence], list[str]]:
@@ -743,20 +751,19 @@ def _split_lines_many(
     line break (``"\\n"`` between the sentence before and them) and where each sentence's units
     start, then the last one's end (in units, from an origin of no meaning: only differences count)."""
     scan = _scan(texts, min_units)
-    table, chars, made = scan.table, scan.chars, scan.sentences
+    chars, made = scan.chars, scan.sentences
+    first, start, end, first_unit, stop_unit, _ = (np.asarray(column, dtype=np.int64) for column in scan.table)
     folded, same = _folded(chars.points, scan.base)
-    units_ = _joined_units(folded, chars, table.first_unit, table.stop_unit)
+    units_ = _joined_units(folded, chars, first_unit, stop_unit)
     # Sentence k starts a line where a line break lies between it and sentence k - 1 of its text.
-    first = table.first
     newlines = np.flatnonzero(chars.points == 0x0A)
-    breaks = np.zeros(len(table.start) + 1, dtype=bool)
-    breaks[1:-1] = np.searchsorted(newlines, table.end[:-1]) < np.searchsorted(newlines, table.start[1:])
+    breaks = np.zeros(len(start) + 1, dtype=bool)
+    breaks[1:-1] = np.searchsorted(newlines, end[:-1]) < np.searchsorted(newlines, start[1:])
     breaks[first] = False  # the text before is another
     lines = np.flatnonzero(breaks)
     line_first = np.searchsorted(lines, first).tolist()
     lines = (lines - first[np.searchsorted(first, lines, side="right") - 1]).tolist()  # in each text's sentences
-    first = first.tolist()
-    first_unit, stop_unit = table.first_unit.tolist(), table.stop_unit.tolist()
+    first, first_unit, stop_unit = first.tolist(), first_unit.tolist(), stop_unit.tolist()
     out = []
     for k, ok in enumerate(same):
         i, j = first[k], first[k + 1]
