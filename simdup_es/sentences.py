@@ -52,6 +52,7 @@ sentence may span a line break.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import itertools
 import operator
@@ -104,6 +105,7 @@ _WORD_FIRST = chr(WORD_BASE)
 _WORD_CODES = 0x110000 - WORD_BASE
 
 _UNIT_SEPARATOR = "\x1f"  # joins the units of a sentence (see split_sentences_joined)
+_SENTENCE_END = "\x1e"  # no unit either: ends each sentence's joined units in _joined_units
 
 _BREAKS = "\n\r\u2028\u2029"
 _TERMINATORS = "。！？；!?;…．."
@@ -313,8 +315,9 @@ def _chars(text: str) -> _Chars:
     and each keeps its own units.
     """
     points = _points(text)
-    unit_start = _IS_CJK[points]
-    word = _bmp_word_chars()[np.minimum(points, 0xFFFF)]  # 0xFFFF is no letter
+    # take, not indexing: twice as fast; clipped, every code point beyond 0xFFFF reads 0xFFFF (no letter).
+    unit_start = _IS_CJK.take(points)
+    word = _bmp_word_chars().take(points, mode="clip")
     if len(text) * 2 < len(text.encode("utf-16-le", "surrogatepass")):  # characters beyond 0xFFFF
         for k in np.flatnonzero(points > 0xFFFF).tolist():
             word[k] = _ALNUM_NOT_CJK.match(text, k) is not None
@@ -400,7 +403,7 @@ def _pieces_many(texts: Sequence[str], chars: _Chars, base: np.ndarray) -> tuple
     points = chars.points
     n = len(points)
     kinds = np.empty(n + 1, dtype=np.uint8)
-    kinds[:n] = _kinds()[np.minimum(points, 0xFFFF)]
+    _kinds().take(points, mode="clip", out=kinds[:n])  # none beyond 0xFFFF: 0xFFFF has none
     kinds[n] = _BREAK  # the end of the last text, like the line breaks joining the others
     terminators = np.flatnonzero(kinds & (_TERM | _DOT) > 0)
     run_start, run_end, run_first = _runs(terminators)
@@ -486,7 +489,8 @@ def _merged_many(
     it has ``min_units`` (found by a search, the units being counted in order); any other
     fragment joins the group before it; a group still short at the end of its text joins
     the group before it, if any. Only whether a fragment falls inside an earlier fragment's
-    group is decided one by one, so the steps of :func:`_split_sentences_reference` give the same.
+    group is decided one by one (only where the group before it may reach it), so the steps of
+    :func:`_split_sentences_reference` give the same.
     """
     begin, end, line, text = pieces
     count = len(begin)
@@ -501,15 +505,26 @@ def _merged_many(
     reach = np.searchsorted(stop_unit, first_unit[heads] + min_units)
     done = reach <= last[heads]
     reach = np.minimum(reach, last[heads])
+    # A fragment inside the group of an earlier one opens none. The later a group opens the farther
+    # it reaches, so a fragment past the group of the fragment before it opens one; only the others
+    # are decided in turn, each against the last group opened.
+    opened = np.ones(len(heads), dtype=bool)
+    maybe = np.flatnonzero(heads[1:] <= reach[:-1]) + 1
+    if len(maybe):
+        head_of, reach_of = heads.tolist(), reach.tolist()
+        covered, decided = -1, -1
+        for k in maybe.tolist():
+            if k - 1 != decided:  # the fragment before opened a group
+                covered = reach_of[k - 1]
+            if head_of[k] <= covered:
+                opened[k] = False
+            else:
+                covered = reach_of[k]
+            decided = k
+    done &= opened
     taken = np.zeros(count + 1, dtype=np.int64)
-    covered = -1
-    for k, (head, stop) in enumerate(zip(heads.tolist(), reach.tolist())):
-        if head <= covered:  # inside the group of an earlier fragment
-            done[k] = False
-            continue
-        covered = stop
-        taken[head + 1] += 1
-        taken[stop + 1] -= 1
+    taken[heads[opened] + 1] += 1
+    taken[reach[opened] + 1] -= 1
     # A group starts at each text's first piece, at each fragment whose group reaches min_units (one
     # short at the end of its text joins the group before it) and at each other piece of min_units.
     group = opens | (np.cumsum(taken[:-1]) == 0) & ~small
@@ -522,21 +537,28 @@ def _merged_many(
 
 
 class _Table(NamedTuple):
-    """The sentences of a batch of texts, in order, as columns."""
+    """The sentences of a batch of texts, in order, as columns: lists from :func:`_table_each`
+    (little text: numpy would cost more than the work), int64 arrays from :func:`_table_many`."""
 
-    first: list[int]  # where each text's sentences start, then their number
-    start: list[int]  # each sentence's first and stop character in its text
-    end: list[int]
-    first_unit: list[int]  # each sentence's units (first, stop), counted over the batch
-    stop_unit: list[int]
+    first: list[int] | np.ndarray  # where each text's sentences start, then their number
+    start: list[int] | np.ndarray  # each sentence's first and stop character in the texts joined by line breaks
+    end: list[int] | np.ndarray
+    first_unit: list[int] | np.ndarray  # each sentence's units (first, stop), counted over the batch
+    stop_unit: list[int] | np.ndarray
+    units: list[int] | np.ndarray  # stop_unit - first_unit
+
+
+def _ints(column: list[int] | np.ndarray) -> list[int]:
+    """A column of a :class:`_Table` as a list."""
+    return column if isinstance(column, list) else column.tolist()
 
 
 class _Scan(NamedTuple):
     """What :func:`_scan` found in a batch of texts."""
 
-    sentences: list[list[Sentence]]  # each text's
+    sentences: list[Sentence]  # those of every text in turn (each text's from ``table.first``)
     table: _Table  # the same, as columns
-    base: list[int]  # where each text starts in the texts joined by line breaks
+    base: list[int]  # where each text starts in the texts joined by line breaks, then their length + 1
     chars: _Chars  # of the texts joined by line breaks
 
 
@@ -556,52 +578,65 @@ def _scan(texts: Sequence[str], min_units: int) -> _Scan:
     """
     if isinstance(min_units, bool) or not isinstance(min_units, int) or min_units < 1:
         raise ConfigError(f"min_units must be a positive integer, got {min_units!r}")
-    chars = _chars("\n".join(texts))
+    joined = "\n".join(texts)
+    chars = _chars(joined)
     base = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
     table = (_table_each if len(chars.points) < _BATCH_CHARS else _table_many)(texts, chars, base, min_units)
-    rows = zip(table.start, table.end, map(operator.sub, table.stop_unit, table.first_unit))
-    # Made slot by slot: the frozen dataclass's __init__, one object.__setattr__ per field,
-    # took twice as long, as much as finding the sentences.
-    new = object.__new__
+    return _Scan(_sentences(joined, table, base), table, base, chars)
+
+
+def _sentences(joined: str, table: _Table, base: list[int]) -> list[Sentence]:
+    """The :class:`Sentence` objects of a batch's ``table``, made a field at a time over them all.
+
+    A frozen dataclass's ``__init__`` (one ``object.__setattr__`` per field) took twice as
+    long as setting its slots, and a loop that sets them sentence by sentence a quarter
+    longer than ``map`` over each slot (this is still about a third of the time of splitting a batch).
+    """
+    first, count = table.first, len(table.start)
+    at, to = _ints(table.start), _ints(table.end)
+    if len(first) == 2:  # one text: its offsets are those in the batch
+        index, start, end = range(count), at, to
+    else:
+        sizes = np.diff(first)
+        index = (np.arange(count) - np.repeat(first[:-1], sizes)).tolist()
+        shift = np.repeat(base[:-1], sizes)
+        start, end = (np.asarray(table.start) - shift).tolist(), (np.asarray(table.end) - shift).tolist()
+    made = list(map(object.__new__, itertools.repeat(Sentence, count)))
     set_index, set_start, set_end, set_text, set_units = _SENTENCE_SLOTS
-    sentences = []
-    for t, first, stop in zip(texts, table.first, table.first[1:]):
-        made = []
-        for k, (a, b, n) in zip(range(stop - first), rows):
-            made.append(s := new(Sentence))
-            set_index(s, k)
-            set_start(s, a)
-            set_end(s, b)
-            set_text(s, t[a:b])
-            set_units(s, n)
-        sentences.append(made)
-    return _Scan(sentences, table, base, chars)
+    for setter, values in (
+        (set_index, index),
+        (set_start, start),
+        (set_end, end),
+        (set_text, map(joined.__getitem__, map(slice, at, to))),
+        (set_units, _ints(table.units)),
+    ):
+        collections.deque(map(setter, made, values), maxlen=0)
+    return made
 
 
 def _table_each(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> _Table:
     """The sentences of ``texts``, text by text: :func:`_raw_pieces`, then :func:`_merged`."""
     pieces = [_raw_pieces(t) for t in texts]
     # Units never cross a piece boundary, so a piece's units are those starting in it.
-    ends = [at + k for p, at in zip(pieces, base) for begin, end, _ in p for k in (begin, end)]
+    ends = [a + k for p, a in zip(pieces, base) for begin, end, _ in p for k in (begin, end)]
     bounds = np.searchsorted(chars.starts, np.array(ends, dtype=np.int64)).tolist()
     merged, first, k = [], [0], 0
-    for p in pieces:
-        merged += _merged(p, bounds[k : k + 2 * len(p)], min_units)
+    for p, a in zip(pieces, base):
+        got = _merged(p, bounds[k : k + 2 * len(p)], min_units)
+        merged += [(start + a, end + a, u0, u1) for start, end, u0, u1 in got] if a else got
         k += 2 * len(p)
         first.append(len(merged))
     start, end, first_unit, stop_unit = map(list, zip(*merged)) if merged else ([], [], [], [])
-    return _Table(first, start, end, first_unit, stop_unit)
+    return _Table(first, start, end, first_unit, stop_unit, list(map(operator.sub, stop_unit, first_unit)))
 
 
 def _table_many(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> _Table:
     """:func:`_table_each` with numpy, all texts at once: :func:`_pieces_many`, then :func:`_merged_many`."""
-    at = np.array(base, dtype=np.int64)
-    pieces = _pieces_many(texts, chars, at)
+    pieces = _pieces_many(texts, chars, np.array(base, dtype=np.int64))
     begin, end, first_unit, stop_unit, owner = _merged_many(
         pieces, np.searchsorted(chars.starts, pieces[0]), np.searchsorted(chars.starts, pieces[1]), min_units)
-    local = at[owner]
-    return _Table(np.searchsorted(owner, np.arange(len(texts) + 1)).tolist(), (begin - local).tolist(),
-                  (end - local).tolist(), first_unit.tolist(), stop_unit.tolist())
+    first = np.searchsorted(owner, np.arange(len(texts) + 1))
+    return _Table(first, begin, end, first_unit, stop_unit, stop_unit - first_unit)
 
 
 _SEVERAL = 0xFFFFFFFF  # in _bmp_folds: folds to several characters
@@ -614,39 +649,48 @@ def _bmp_folds() -> np.ndarray:
     return np.array([ord(f) if len(f) == 1 else _SEVERAL for f in folds], dtype=np.uint32)
 
 
-def _folded(points: np.ndarray, base: list[int]) -> tuple[np.ndarray, list[bool]]:
+def _folded(points: np.ndarray, base: Sequence[int] | np.ndarray) -> tuple[np.ndarray, list[bool]]:
     """The code points of texts joined by line breaks (text ``i`` from ``base[i]``), case-folded where
     each folds to one character, and whether each text does so throughout (``str.casefold`` keeps its length).
 
     ``str.casefold`` maps character by character, so a table of them gives the same, without
     making the folded texts.
     """
-    folded = _bmp_folds()[np.minimum(points, 0xFFFF)]
+    folded = _bmp_folds().take(points, mode="clip")  # those beyond 0xFFFF are set below
     for k in np.flatnonzero(points > 0xFFFF).tolist():
         f = chr(points[k]).casefold()
         folded[k] = ord(f) if len(f) == 1 else _SEVERAL
     several = np.flatnonzero(folded == _SEVERAL)
     same = [True] * (len(base) - 1)
-    for i in (np.searchsorted(base, several, side="right") - 1).tolist():
-        same[i] = False
-    return np.where(folded == _SEVERAL, points, folded), same
+    if len(several):  # rare: kept as they are
+        folded[several] = points[several]
+        for i in (np.searchsorted(base, several, side="right") - 1).tolist():
+            same[i] = False
+    return folded, same
 
 
-def _joined_units(points: np.ndarray, chars: _Chars) -> tuple[str, np.ndarray]:
-    """The units of a text (``points``, as :func:`_chars` found them), each followed by U+001F,
-    and where each unit starts in that string, then one past its end."""
+def _joined_units(points: np.ndarray, chars: _Chars, first_unit: np.ndarray, stop_unit: np.ndarray) -> list[str]:
+    """The units of a text (``points``, as :func:`_chars` found them) of each of its sentences
+    (units ``first_unit`` to ``stop_unit``, at least one, in order), joined by U+001F."""
     count = len(chars.starts)
     if not count:
-        return "", np.zeros(1, dtype=np.int64)
-    inside = points[chars.inside]  # by a boolean mask: numpy gathers and scatters by them faster than by offsets
-    first = np.cumsum(chars.inside)[chars.starts] - 1  # each unit's first character among them
-    at = first + np.arange(count)  # where each unit starts: after one separator per unit before it
-    out = np.full(len(inside) + count, ord(_UNIT_SEPARATOR), dtype="<u4")
+        return [""] * len(first_unit)
+    # Each unit takes its characters (one, or a word's) and a separator; the characters in units are
+    # those units' characters in turn.
+    sizes = np.full(count, 2, dtype=np.int64)
+    sizes[np.searchsorted(chars.starts, chars.word_starts)] = chars.word_ends - chars.word_starts + 1
+    stops = np.cumsum(sizes)
+    out = np.full(stops[-1], ord(_UNIT_SEPARATOR), dtype="<u4")
     letters = np.ones(len(out), dtype=bool)
-    letters[at[1:] - 1] = False
-    letters[-1] = False
-    out[letters] = inside
-    return out.tobytes().decode("utf-32-le"), np.append(at, len(out))
+    letters[stops - 1] = False
+    np.place(out, letters, np.compress(chars.inside, points))  # by masks: faster than by offsets
+    if len(first_unit) and first_unit[0] == 0 and stop_unit[-1] == count and np.array_equal(first_unit[1:], stop_unit[:-1]):
+        # The sentences take every unit in turn (those of texts split by _scan do): the separator after
+        # each one's last unit ends it, and one split makes them all (a third of the time of a slice each).
+        out[stops[stop_unit - 1] - 1] = ord(_SENTENCE_END)
+        return out.tobytes().decode("utf-32-le").split(_SENTENCE_END)[:-1]
+    joined, starts = out.tobytes().decode("utf-32-le"), np.concatenate(([0], stops))
+    return list(map(joined.__getitem__, map(slice, starts[first_unit].tolist(), (starts[stop_unit] - 1).tolist())))
 
 
 def split_sentences_coded(
@@ -676,7 +720,7 @@ def split_sentences_coded(
         found = [text[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
         coded[chars.word_starts] = _points("".join(map(words.__getitem__, found)))
     units_ = coded[chars.starts].astype("<u4").tobytes().decode("utf-32-le")
-    return scan.sentences[0], [units_[u0:u1] for u0, u1 in zip(scan.table.first_unit, scan.table.stop_unit)]
+    return scan.sentences, list(map(units_.__getitem__, map(slice, _ints(scan.table.first_unit), _ints(scan.table.stop_unit))))
 
 
 def split_sentences_joined(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> tuple[list[Sentence], list[str]]:
@@ -707,32 +751,29 @@ def _split_lines_many(
     line break (``"\\n"`` between the sentence before and them) and where each sentence's units
     start, then the last one's end (in units, from an origin of no meaning: only differences count)."""
     scan = _scan(texts, min_units)
-    table = scan.table
-    folded, same = _folded(scan.chars.points, scan.base)
-    joined, offsets = _joined_units(folded, scan.chars)
-    first_unit, stop_unit = np.array(table.first_unit, dtype=np.int64), np.array(table.stop_unit, dtype=np.int64)
-    starts, stops = offsets[first_unit].tolist(), (offsets[stop_unit] - 1).tolist()
+    chars, made = scan.chars, scan.sentences
+    first, start, end, first_unit, stop_unit, _ = (np.asarray(column, dtype=np.int64) for column in scan.table)
+    folded, same = _folded(chars.points, scan.base)
+    units_ = _joined_units(folded, chars, first_unit, stop_unit)
     # Sentence k starts a line where a line break lies between it and sentence k - 1 of its text.
-    first = table.first
-    shift = np.repeat(scan.base[:-1], np.diff(first))
-    newlines = np.flatnonzero(scan.chars.points == 0x0A)
-    after = np.searchsorted(newlines, np.array(table.end, dtype=np.int64) + shift)
-    before = np.searchsorted(newlines, np.array(table.start, dtype=np.int64) + shift)
-    breaks = np.zeros(len(shift) + 1, dtype=bool)
-    breaks[1:-1] = after[:-1] < before[1:]
+    newlines = np.flatnonzero(chars.points == 0x0A)
+    breaks = np.zeros(len(start) + 1, dtype=bool)
+    breaks[1:-1] = np.searchsorted(newlines, end[:-1]) < np.searchsorted(newlines, start[1:])
     breaks[first] = False  # the text before is another
-    lines = np.flatnonzero(breaks).tolist()
+    lines = np.flatnonzero(breaks)
     line_first = np.searchsorted(lines, first).tolist()
+    lines = (lines - first[np.searchsorted(first, lines, side="right") - 1]).tolist()  # in each text's sentences
+    first, first_unit, stop_unit = first.tolist(), first_unit.tolist(), stop_unit.tolist()
     out = []
-    for k, (sentences, ok) in enumerate(zip(scan.sentences, same)):
+    for k, ok in enumerate(same):
         i, j = first[k], first[k + 1]
+        sentences = made[i:j]
         out.append((
             sentences,
             # Each unit folded in place; a text with a character that folds to several (ß, İ) goes word by word.
-            [joined[a:b] for a, b in zip(starts[i:j], stops[i:j])] if ok
-            else [_UNIT_SEPARATOR.join(units(x.text)) for x in sentences],
-            [line - i for line in lines[line_first[k] : line_first[k + 1]]],
-            table.first_unit[i:j] + table.stop_unit[j - 1 : j] if j > i else [],
+            units_[i:j] if ok else [_UNIT_SEPARATOR.join(units(x.text)) for x in sentences],
+            lines[line_first[k] : line_first[k + 1]],
+            first_unit[i:j] + stop_unit[j - 1 : j] if j > i else [],
         ))
     return out
 
@@ -760,7 +801,7 @@ def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Se
     ConfigError
         ``min_units`` is not a positive integer.
     """
-    return _scan([text], min_units).sentences[0]
+    return _scan([text], min_units).sentences
 
 
 def _split_sentences_reference(text: str, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:

@@ -20,6 +20,7 @@ from simdup_es.sentences import (
     _abbreviation_before_reference,
     _chars,
     _folded,
+    _joined_units,
     _pieces_many,
     _points,
     _raw_pieces,
@@ -264,6 +265,20 @@ def test_joined_units_of_a_batch_are_those_of_each_text(batch: list[str], min_un
     assert split_sentences_joined_many(batch, min_units=min_units) == [_each_joined(t, min_units) for t in batch]
 
 
+@settings(max_examples=300, deadline=None)
+@given(_texts.filter(lambda t: len(t.casefold()) == len(t)), st.lists(st.integers(min_value=0, max_value=80)))
+def test_joined_units_of_any_unit_ranges(text: str, cuts: list[int]) -> None:
+    # Ranges that take every unit in turn (one split) and ranges that need not (a slice each).
+    found = units(text)
+    chars = _chars(text)
+    folded, _ = _folded(chars.points, [0, len(text) + 1])
+    tiled = sorted({0, len(found), *(c for c in cuts if c <= len(found))})
+    loose = sorted(c for c in cuts if c <= len(found))
+    for bounds in (list(zip(tiled, tiled[1:])), [(a, b) for a, b in zip(loose[0::2], loose[1::2]) if a < b]):
+        first, stop = (np.array([b[k] for b in bounds], dtype=np.int64) for k in (0, 1))
+        assert _joined_units(folded, chars, first, stop) == ["\x1f".join(found[a:b]) for a, b in bounds]
+
+
 def test_joined_units_of_a_batch_on_the_corpus() -> None:
     batch = [unify(d["text"]) for name in ("zh-docs.jsonl", "en-docs.jsonl") for d in load_corpus(name)[::25]]
     batch += [unify(fixture_text(name)) for name in ("zh_article.txt", "zh_other.txt", "en_article.txt")]
@@ -344,6 +359,20 @@ def test_numpy_and_text_by_text_sentences_agree(batch: list[str], min_units: int
         each = _split_lines_many(batch, min_units)
     assert many == each
     assert [(s, j) for s, j, _, _ in many] == [_each_joined(t, min_units) for t in batch]
+
+
+# Fragments a few units long, many at the start of a line: groups opened by fragments that
+# take in other fragments, each of which might have opened a group of its own.
+_fragments = st.lists(st.sampled_from(["好。", "一二!", "甲乙丙", "子丑寅卯辰。", "ab cd.", "\n", "\n", "。", " "]),
+                      max_size=60).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_fragments, min_size=1, max_size=5), st.integers(min_value=1, max_value=8))
+def test_fragments_of_a_batch_merge_as_in_the_reference(batch: list[str], min_units: int) -> None:
+    with mock.patch("simdup_es.sentences._BATCH_CHARS", 0):
+        got = [sentences for sentences, _, _, _ in _split_lines_many(batch, min_units)]
+    assert got == [_split_sentences_reference(t, min_units) for t in batch]
 
 
 @settings(max_examples=300, deadline=None)
