@@ -395,8 +395,9 @@ def unify(text: str) -> str:
     """Return the unified form of ``text``: the form fingerprints and comparisons see.
 
     The same result as :func:`unify_reference`; :func:`unify_many` of batches of 64 takes
-    about 1/1.5 of its time on the project corpus (it skips the OpenCC passes that cannot
-    change a text; ``benchmarks/bench_fingerprint.py`` measures both).
+    about 0.42 of its time on the project corpus (it skips the OpenCC passes that cannot
+    change a text and runs the others on flat tables, see :class:`_Shortcuts`;
+    ``benchmarks/bench_fingerprint.py`` measures both).
 
     >>> unify("  ＡＢＣ　軟體\\r\\n\\r\\n測試  ")
     'abc 软件\\n测试'
