@@ -233,13 +233,13 @@ class Fingerprinter:
         # thawing would undo.
         frozen = method == "fork" and gc.get_freeze_count() == 0
         threshold = gc.get_threshold()
-        if frozen:
-            gc.freeze()
-            # And seldom over what this process makes while feeding the workers (index of 4,000
-            # documents: 6 against 12 ms of collections).
-            gc.set_threshold(max(threshold[0], _WORKER_GC_THRESHOLD), *threshold[1:])
         ctx = multiprocessing.get_context(method)
         try:
+            if frozen:
+                gc.freeze()
+                # And seldom over what this process makes while feeding the workers (index of 4,000
+                # documents: 6 against 12 ms of collections); not at all if the program turned it off.
+                gc.set_threshold(_seldom(threshold[0]), *threshold[1:])
             with _Pool(workers, _init_worker, (self if method == "fork" else self.params,), context=ctx) as pool:
                 # At most `window` chunks in flight, topped up as each one is taken:
                 # Pool.imap would drain the whole input into memory (a 10M-line file
@@ -371,7 +371,14 @@ def _init_worker(state: Fingerprinter | FingerprintParams) -> None:
     # since (token caches): 13-20 us of CPU a document, 3 % of a worker's. Not again over
     # the tables it starts with (as gc.freeze before forking, for spawned workers too).
     gc.freeze()
-    gc.set_threshold(_WORKER_GC_THRESHOLD, *gc.get_threshold()[1:])
+    threshold = gc.get_threshold()
+    gc.set_threshold(_seldom(threshold[0]), *threshold[1:])
+
+
+def _seldom(threshold: int) -> int:
+    """A threshold of allocations between collections of the youngest objects of at least
+    :data:`_WORKER_GC_THRESHOLD`; 0 (automatic collection off) stays 0."""
+    return threshold and max(threshold, _WORKER_GC_THRESHOLD)
 
 
 def _work(job: tuple[Callable[[Fingerprinter, list[T]], R], list[T]]) -> R:

@@ -80,6 +80,12 @@ def key_terms(keys: Sequence[int]) -> list[str]:
     return struct.pack(f">{len(keys)}Q", *keys).hex(" ", 8).split()
 
 
+def key_terms_json(keys: Sequence[int]) -> str:
+    """:func:`key_terms` as JSON strings, comma-separated: the same ``hex``, its separators made
+    into ``","`` (half the time of quoting each)."""
+    return '"' + struct.pack(f">{len(keys)}Q", *keys).hex(" ", 8).replace(" ", '","') + '"' if keys else ""
+
+
 def part_object(fingerprint: int, layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, str]:
     """One nested part: its blocks in every layout of ``layouts``."""
     return block_terms(fingerprint, layouts)

@@ -123,7 +123,7 @@ def _read_table(tool: Path, path: Path) -> dict[str, str]:
         [str(tool), "-i", str(path), "-o", "/dev/stdout", "-f", "ocd2", "-t", "text"],
         check=True, capture_output=True, timeout=60,
     ).stdout.decode("utf-8")
-    return dict(line.split("\t", 1) for line in out.splitlines())
+    return dict(line.split("\t", 1) for line in out.split("\n") if line)  # (splitlines cuts at more than \\n)
 
 
 def _read_dicts(tool: Path, share: Path, chain: object) -> dict[str, list[str]]:

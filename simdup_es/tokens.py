@@ -610,7 +610,7 @@ class Lexicon:
         return [dict(zip(r, c.values())) for r, c in zip(rows, counters)]
 
     def rows(self, docs: Sequence[Collection[str]]) -> list[tuple[int, ...]]:
-        """The row (the cache's value) of each token of each document; the new tokens put there in one :meth:`add`."""
+        """The row (the cache's value) of each token of each document; the new tokens put there at once (as by :meth:`add`)."""
         cache = self.cache
         # The batch's distinct tokens in C: the new ones are found without looking up each token twice.
         self._add_new(set().union(*docs).difference(cache))

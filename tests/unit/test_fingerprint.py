@@ -233,3 +233,19 @@ def test_workers_collect_garbage_seldom_and_never_over_their_tables(fingerprinte
     got = [x for chunk in fingerprinter.map_chunks(range(8), _collector, workers=2, chunk_size=2) for x in chunk]
     assert got == [(_WORKER_GC_THRESHOLD, True)] * 8 and _WORKER_GC_THRESHOLD > before[0]
     assert gc.get_threshold() == before  # this process's collector is left as it was
+
+
+def test_a_collector_turned_off_stays_off_in_the_pool(fingerprinter: Fingerprinter) -> None:
+    import gc
+
+    before = gc.get_threshold()
+    gc.set_threshold(0, *before[1:])  # the program's choice: no automatic collection
+    try:
+        seen = []
+        chunks = fingerprinter.map_chunks(range(8), _collector, workers=2, chunk_size=2)
+        for chunk in chunks:
+            seen.append(gc.get_threshold()[0])  # this process's, while the pool runs
+            assert [threshold for threshold, _ in chunk] == [0] * len(chunk)  # the workers'
+        assert seen == [0] * 4 and gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*before)

@@ -10,7 +10,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import simdup_es.text as text_module
@@ -250,8 +250,7 @@ def test_a_flat_table_converts_as_its_group_does(group: object, text: str) -> No
 
         stock = node(group)
         flat = _flatten(stock, files.__getitem__)
-        if not flat:
-            return  # OpenCC takes no empty table
+        assume(flat)  # OpenCC takes no empty table
         assert converter(node(flat), "flat").convert(text) == converter(stock, "stock").convert(text)
 
 
