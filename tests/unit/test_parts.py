@@ -392,8 +392,10 @@ def test_a_batch_is_split_like_each_text_by_the_plain_functions(
         got = PartPrinter(printer.fingerprinter, params)._split_many(batch)
     for text, split in zip(batch, got, strict=True):
         sentences = split_sentences(text)
-        assert (split.text, split.sentences, tuple(split.keys)) == (text, sentences, tuple(sentence_keys(sentences, params)))
+        assert (split.text, tuple(split.sentences), tuple(split.keys)) == (
+            text, tuple(sentences), tuple(sentence_keys(sentences, params)))
         assert split.parts == split_parts(text, sentences, params)
+        assert split.units == sum(s.n_units for s in sentences)
 
 
 def test_a_batch_of_the_corpus_is_split_like_each_text(printer: PartPrinter) -> None:
