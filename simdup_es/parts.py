@@ -293,46 +293,6 @@ def part_spans(text: str, tokens: list[str], parts: Sequence[Part], segment: Cal
     return out
 
 
-def _part_spans_many(texts: Sequence[str], tokens: Sequence[list[str]], parts: Sequence[Sequence[Part]],
-                     segment: Callable[[str], list[str]]) -> list[list[tuple[int, int] | list[str]]]:
-    """:func:`part_spans` of each text of a batch, the tokens' offsets found by numpy over them all.
-
-    A running sum per text (:func:`itertools.accumulate`) was its whole time, ~40 ns a
-    token; one over the batch and one search for every part's ends take half that.
-    Offsets are counted over the texts one after another (``base[k]`` is where text
-    ``k`` starts): a part's end is a token boundary of its text where it is one of the
-    batch, the token before the text's first boundary being another text's.
-    """
-    sizes = list(map(len, tokens))
-    bounds = np.zeros(len(texts) + 1, dtype=np.int64)  # where each text's tokens start, then their number
-    np.cumsum(sizes, out=bounds[1:])
-    starts = np.zeros(int(bounds[-1]) + 1, dtype=np.int64)  # where each token starts, then the last one's end
-    np.cumsum(np.fromiter(map(len, itertools.chain.from_iterable(tokens)), dtype=np.int64, count=len(starts) - 1),
-              out=starts[1:])
-    base = starts[bounds]  # where each text starts, if its tokens spell it
-    owner = np.repeat(np.arange(len(texts)), list(map(len, parts)))
-    ends = np.array([(p.start, p.end) for ps in parts for p in ps], dtype=np.int64).reshape(-1, 2) + base[owner, None]
-    # Global counts below an offset: those of the texts before when it is past their end; the clip makes
-    # a text's first offset (which another text's last tokens may equal) count as that text's first token,
-    # and keeps the offsets of a text its tokens do not spell (segmented again) inside its tokens.
-    at = np.clip(np.searchsorted(starts, ends), bounds[owner, None], bounds[owner + 1, None])
-    found = (starts[at] == ends).all(axis=1).tolist()
-    at = (at - bounds[owner, None]).tolist()
-    spelled = (np.diff(base) == list(map(len, texts))).tolist()
-    out: list[list[tuple[int, int] | list[str]]] = []
-    n = 0
-    for text, ps, whole in zip(texts, parts, spelled, strict=True):
-        got: list[tuple[int, int] | list[str]] = []
-        for p in ps:
-            if whole and found[n] and _apart(text, p.start) and _apart(text, p.end):
-                got.append(tuple(at[n]))  # type: ignore[arg-type]
-            else:
-                got.append(segment(text[p.start : p.end]))
-            n += 1
-        out.append(got)
-    return out
-
-
 def _apart(text: str, at: int) -> bool:
     """Whether jieba never joins the characters on either side of offset ``at`` into one run."""
     return at == 0 or at == len(text) or _JOINS.match(text, at - 1) is None or _JOINS.match(text, at) is None
@@ -424,6 +384,7 @@ class PartPrinter:
         fingerprinter = self.fingerprinter
         batch: list[Doc] = []
         tokens: list[list[str]] = []
+        spans: list[list[tuple[int, int] | list[str]]] = []
         prepared: list[_Split | Result] = []
         fits = [not fingerprinter.too_large(doc.text) for doc in docs]
         # Unified in one batch: each OpenCC pass runs once over them all.
@@ -435,10 +396,10 @@ class PartPrinter:
                 continue
             split = next(splits)
             prepared.append(split)
+            whole = fingerprinter.tokenizer.cut(split.text)
             batch.append(Doc(split.text, next(titles) if doc.title else doc.title, doc.source))
-            tokens.append(fingerprinter.tokenizer.cut(split.text))
-        spans = _part_spans_many([d.text for d in batch], tokens, [s.parts for s in prepared if isinstance(s, _Split)],
-                                 fingerprinter.tokenizer.cut)
+            tokens.append(whole)
+            spans.append(part_spans(split.text, whole, split.parts, fingerprinter.tokenizer.cut))
         results = iter(fingerprinter.fingerprint_parts(batch, tokens, spans, unified=True))
         out = _Batch(version=self.version)
         for split in prepared:

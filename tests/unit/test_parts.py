@@ -213,33 +213,6 @@ def test_part_tokens_of_any_span_are_the_span_segmented(text: str, data: st.Data
     assert part_tokens(text, tokens, parts, tokenizer.segment) == [tokenizer.segment(text[a:b]) for a, b in spans]
 
 
-_span_text = st.text(alphabet="的一是在不了有和人这中大为上个国我以要他ab9.+_-%# \n\r。，\U00020000", max_size=30)
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(_span_text, st.sampled_from(["segment", "drop last", "add", "none"])), max_size=5), st.data())
-def test_part_spans_of_a_batch_are_those_of_each_text(batch: list[tuple[str, str]], data: st.DataObject) -> None:
-    # _part_spans_many (the index path, offsets over the batch) against part_spans text by text: any spans,
-    # texts its tokens spell and texts they do not (tokens short or long: every part segmented again).
-    from simdup_es.parts import _part_spans_many
-
-    if not _two:
-        _two.extend(PartPrinter(Fingerprinter()) for _ in range(2))
-    segment = _two[0].fingerprinter.tokenizer.segment
-    texts, tokens, parts = [], [], []
-    for text, how in batch:
-        got = segment(text)
-        got = {"segment": got, "drop last": got[:-1], "add": [*got, "的"], "none": []}[how]
-        bounds = list(itertools.accumulate(map(len, got), initial=0))
-        end = st.one_of(st.sampled_from(bounds), st.integers(0, len(text)))
-        spans = data.draw(st.lists(st.tuples(end, end).map(sorted), max_size=6))
-        texts.append(text)
-        tokens.append(got)
-        parts.append([Part(0, 1, a, b, 1) for a, b in spans])
-    assert _part_spans_many(texts, tokens, parts, segment) == [
-        part_spans(t, k, p, segment) for t, k, p in zip(texts, tokens, parts, strict=True)]
-
-
 def test_a_part_starting_inside_a_token_is_segmented_again(printer: PartPrinter) -> None:
     tokenizer = printer.fingerprinter.tokenizer
     text = "中文\r\n数据"  # \r\n is one token; a part may not begin at its \n
