@@ -751,9 +751,8 @@ def _split_lines_many(
     line break (``"\\n"`` between the sentence before and them) and where each sentence's units
     start, then the last one's end (in units, from an origin of no meaning: only differences count)."""
     made, columns = _split_columns_many(texts, min_units, objects=True)
-    first, joined, lines, before = columns.first, columns.joined, columns.lines, columns.before
-    return [(made[first[k] : first[k + 1]], joined[first[k] : first[k + 1]], lines[k], before[k])
-            for k in range(len(texts))]
+    return [(made[i:j], columns.joined[i:j], lines, before) for (i, j), lines, before
+            in zip(itertools.pairwise(columns.first), columns.lines, columns.before, strict=True)]
 
 
 class _Columns(NamedTuple):
@@ -788,14 +787,13 @@ def _split_columns_many(
     table = np.empty((len(start), 3), dtype=np.uint64)
     table[:, 0], table[:, 1], table[:, 2] = start - shift, end - shift, counts
     first, first_unit, stop_unit = first.tolist(), first_unit.tolist(), stop_unit.tolist()
+    # Each unit folded in place; a text with a character that folds to several (ß, İ) goes word by word.
     if not all(same):
         joined = "\n".join(texts)
         at, to = _ints(scan.table.start), _ints(scan.table.end)
-        for k, ok in enumerate(same):
-            # Each unit folded in place; a text with a character that folds to several (ß, İ) goes word by word.
-            if not ok:
-                for i in range(first[k], first[k + 1]):
-                    units_[i] = _UNIT_SEPARATOR.join(units(joined[at[i] : to[i]]))
+        for k in itertools.compress(range(len(texts)), [not ok for ok in same]):
+            for i in range(first[k], first[k + 1]):
+                units_[i] = _UNIT_SEPARATOR.join(units(joined[at[i] : to[i]]))
     return scan.sentences, _Columns(
         first,
         table,
