@@ -37,12 +37,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
+import numpy as np
 import xxhash
 
 from .config import require_ints
 from .errors import ConfigError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, Result
-from .sentences import Sentence, _split_lines_many, units
+from .sentences import Sentence, _Columns, _split_columns_many, _split_lines_many, units
 from .text import unify_many
 
 T = TypeVar("T")
@@ -132,8 +133,8 @@ class Levels:
 
     version: str
     units: int
-    # Tuples, or sequences equal to them whose objects are made on first use (from a
-    # worker; the keys always).
+    # Tuples, or sequences equal to them whose objects are made on first use (the
+    # sentences and keys of PartPrinter's batches, the parts from a worker).
     sentences: Sequence[Sentence]
     parts: Sequence[Part]
     fingerprints: tuple[int | None, ...]
@@ -161,15 +162,15 @@ def _paragraphs(text: str, sentences: Sequence[Sentence]) -> list[tuple[int, int
     return out
 
 
-def _windows(sentences: Sequence[Sentence], first: int, stop: int, params: PartParams) -> list[tuple[int, int]]:
-    """Windows of whole sentences of about ``window_units`` over ``first .. stop-1``, overlapping."""
+def _windows(counts: Sequence[int], first: int, stop: int, params: PartParams) -> list[tuple[int, int]]:
+    """Windows of whole sentences (``counts[k]`` units each) of about ``window_units`` over ``first .. stop-1``, overlapping."""
     step_units = max(1, round(params.window_units * (1.0 - params.overlap)))
     out: list[tuple[int, int]] = []
     i = first
     while True:
         j, got = i, 0
         while j < stop and (got < params.window_units or j == i):
-            got += sentences[j].n_units
+            got += counts[j]
             j += 1
         # A last window shorter than half a window is folded into the previous one.
         if out and j == stop and got < params.window_units // 2:
@@ -181,7 +182,7 @@ def _windows(sentences: Sequence[Sentence], first: int, stop: int, params: PartP
         # Advance by about step_units, at least one sentence, never past this window's end.
         nxt, moved = i, 0
         while nxt < j - 1 and moved < step_units:
-            moved += sentences[nxt].n_units
+            moved += counts[nxt]
             nxt += 1
         i = max(nxt, i + 1)
     return out
@@ -195,13 +196,16 @@ def split_parts(text: str, sentences: Sequence[Sentence], params: PartParams = P
     ``max_units``; runs longer than ``max_units`` become overlapping windows. Every sentence
     is in at least one part; a text without sentences has no part.
     """
-    before = list(itertools.accumulate((s.n_units for s in sentences), initial=0))  # units before each sentence
-    return _parts(sentences, _paragraphs(text, sentences), before, params)
+    counts = [s.n_units for s in sentences]
+    before = list(itertools.accumulate(counts, initial=0))  # units before each sentence
+    return _parts([s.start for s in sentences], [s.end for s in sentences], counts, _paragraphs(text, sentences),
+                  before, params)
 
 
-def _parts(sentences: Sequence[Sentence], paragraphs: Iterable[tuple[int, int]], before: Sequence[int],
-           params: PartParams) -> list[Part]:
-    """:func:`split_parts` given the paragraphs and where each sentence's units start (``before``, any origin)."""
+def _parts(starts: Sequence[int], ends: Sequence[int], counts: Sequence[int], paragraphs: Iterable[tuple[int, int]],
+           before: Sequence[int], params: PartParams) -> list[Part]:
+    """:func:`split_parts` given the sentences as columns (start, end, unit count), the paragraphs and where
+    each sentence's units start (``before``, any origin)."""
     runs: list[tuple[int, int]] = []
     cur: tuple[int, int] | None = None
     got = 0
@@ -222,9 +226,9 @@ def _parts(sentences: Sequence[Sentence], paragraphs: Iterable[tuple[int, int]],
     parts: list[Part] = []
     for first, stop in runs:
         n = before[stop] - before[first]
-        spans = [(first, stop)] if n <= params.max_units else _windows(sentences, first, stop, params)
+        spans = [(first, stop)] if n <= params.max_units else _windows(counts, first, stop, params)
         for a, b in spans:
-            parts.append(Part(a, b, sentences[a].start, sentences[b - 1].end, before[b] - before[a]))
+            parts.append(Part(a, b, starts[a], ends[b - 1], before[b] - before[a]))
     return parts
 
 
@@ -238,15 +242,23 @@ def sentence_keys(sentences: Sequence[Sentence], params: PartParams = PartParams
     return [SentenceKey(sentence_key(s), s.index, s.n_units) for s in sentences if s.n_units >= params.sentence_min_units]
 
 
-def _joined_keys(sentences: Sequence[Sentence], joined: Sequence[str], min_units: int) -> _Keys:
-    """:func:`sentence_keys` given each sentence's units joined (:func:`split_sentences_joined`).
+def _joined_keys(columns: _Columns, min_units: int) -> list[_Keys]:
+    """:func:`sentence_keys` of each text of a batch split into columns (:func:`_split_columns_many`).
 
     As flat numbers, the key objects made on first use: indexing through workers
-    sends the numbers and reads only the keys' values.
+    sends the numbers and reads only the keys' values. Hashed in one ``map`` over the
+    batch's long sentences, the rows of all texts made by numpy at once.
     """
-    digest = xxhash.xxh3_64_intdigest
-    return _Keys(_flat((digest(j.encode("utf-8")), s.index, s.n_units)
-                       for s, j in zip(sentences, joined, strict=True) if s.n_units >= min_units))
+    first, counts = columns.first, columns.table[:, 2]
+    keep = counts >= min_units
+    chosen = np.flatnonzero(keep)
+    rows = np.empty((len(chosen), 3), dtype=np.uint64)
+    rows[:, 0] = np.fromiter(map(xxhash.xxh3_64_intdigest, map(str.encode, itertools.compress(columns.joined, keep))),
+                             dtype=np.uint64, count=len(chosen))
+    index = np.arange(len(counts), dtype=np.int64) - np.repeat(np.asarray(first[:-1], dtype=np.int64), np.diff(first))
+    rows[:, 1], rows[:, 2] = index[chosen], counts[chosen]
+    bounds = np.searchsorted(chosen, first).tolist()
+    return [_Keys(rows[a:b].tobytes()) for a, b in itertools.pairwise(bounds)]
 
 
 # Characters jieba may segment together with their neighbours: a superset, in every
@@ -399,21 +411,28 @@ class PartPrinter:
         return out
 
     def _split_many(self, texts: Sequence[str]) -> list[_Split]:
-        """Unified texts cut into sentences (all at once) and parts, with their sentence keys."""
+        """Unified texts cut into sentences (all at once, as columns) and parts, with their sentence keys."""
+        _, columns = _split_columns_many(texts)
+        first, table, params = columns.first, columns.table, self.params
+        keys = _joined_keys(columns, params.sentence_min_units)
+        starts, ends, counts = (table[:, k].tolist() for k in range(3)) if params.with_parts else ((), (), ())
         out = []
-        for u, (sentences, joined, lines, before) in zip(texts, _split_lines_many(texts), strict=True):
-            keys = _joined_keys(sentences, joined, self.params.sentence_min_units)
+        for k, u in enumerate(texts):
+            i, j = first[k], first[k + 1]
+            before = columns.before[k]
             parts = []
-            if self.params.with_parts and sentences:
-                parts = _parts(sentences, itertools.pairwise([0, *lines, len(sentences)]), before, self.params)
-            out.append(_Split(u, sentences, parts, keys))
+            if params.with_parts and j > i:
+                parts = _parts(starts[i:j], ends[i:j], counts[i:j], itertools.pairwise([0, *columns.lines[k], j - i]),
+                               before, params)
+            units_ = before[-1] - before[0] if before else 0
+            out.append(_Split(u, _Sentences(table[i:j].tobytes(), u), parts, keys[k], units_))
         return out
 
     def _levels(self, split: _Split, fps: Sequence[int | None]) -> Levels:
         return Levels(
             version=self.version,
-            units=sum(s.n_units for s in split.sentences),
-            sentences=tuple(split.sentences),
+            units=split.units,
+            sentences=split.sentences,
             parts=tuple(split.parts),
             fingerprints=tuple(fps),
             keys=split.keys,
@@ -421,12 +440,13 @@ class PartPrinter:
 
 
 class _Split(NamedTuple):
-    """A unified text cut into sentences and parts, with its sentence keys."""
+    """A unified text cut into sentences and parts, with its sentence keys and its number of units."""
 
     text: str
-    sentences: list[Sentence]
+    sentences: _Sentences
     parts: list[Part]
     keys: _Keys
+    units: int
 
 
 def _doc_chars(doc: Doc) -> int:
@@ -509,7 +529,9 @@ def _pack(head: object, levels: Levels, text: str | None) -> _Packed:
               levels.fingerprints, keys._flat if isinstance(keys, _Keys) else _flat((k.key, k.index, k.units) for k in keys))
     if text is None:
         return packed
-    return (*packed, text, _flat((s.start, s.end, s.n_units) for s in levels.sentences))
+    sentences = levels.sentences
+    return (*packed, text, sentences._flat if isinstance(sentences, _Sentences) else
+            _flat((s.start, s.end, s.n_units) for s in sentences))
 
 
 def _unpack(version: str, packed: _Packed, raw: str) -> tuple[Levels, str | None]:

@@ -368,6 +368,9 @@ def test_parts_and_keys_from_workers_are_made_on_first_use(printer: PartPrinter)
     sent, unified = _unpack(here.version, pickle.loads(pickle.dumps(_pack(7, here, text))), "not read")
     assert unified == text
     assert type(sent.parts) is not tuple and type(sent.keys) is not tuple
+    # The sentences made here are flat numbers too, packed as they are: as the tuple of them would be.
+    assert type(here.sentences) is not tuple and len(here.sentences) > 1 and sent.sentences == here.sentences
+    assert _pack(7, dataclasses.replace(here, sentences=tuple(here.sentences)), text) == _pack(7, here, text)
     assert sent.key_values() == here.key_values() == [k.key for k in here.keys]
     assert sent.stored() == here.stored() and sent.keys._built is None  # type: ignore[attr-defined]  # no key made
     assert len(sent.parts) == len(here.parts) and len(sent.keys) == len(here.keys)
@@ -392,8 +395,10 @@ def test_a_batch_is_split_like_each_text_by_the_plain_functions(
         got = PartPrinter(printer.fingerprinter, params)._split_many(batch)
     for text, split in zip(batch, got, strict=True):
         sentences = split_sentences(text)
-        assert (split.text, split.sentences, tuple(split.keys)) == (text, sentences, tuple(sentence_keys(sentences, params)))
+        assert (split.text, tuple(split.sentences), tuple(split.keys)) == (
+            text, tuple(sentences), tuple(sentence_keys(sentences, params)))
         assert split.parts == split_parts(text, sentences, params)
+        assert split.units == sum(s.n_units for s in sentences)
 
 
 def test_a_batch_of_the_corpus_is_split_like_each_text(printer: PartPrinter) -> None:

@@ -24,6 +24,7 @@ from simdup_es.sentences import (
     _pieces_many,
     _points,
     _raw_pieces,
+    _split_columns_many,
     _split_lines_many,
     _split_sentences_reference,
     split_sentences,
@@ -384,6 +385,21 @@ def test_line_starts_and_unit_offsets_of_a_batch(batch: list[str], min_units: in
         assert lines == [k for k in range(1, len(sentences)) if "\n" in text[sentences[k - 1].end : sentences[k].start]]
         assert [b - a for a, b in itertools.pairwise(before)] == [s.n_units for s in sentences]
         assert len(before) == (len(sentences) + 1 if sentences else 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_texts | _runs_texts | st.text(alphabet="AßİΣ. 一\n"), max_size=5), st.integers(min_value=1, max_value=8),
+       st.booleans())
+def test_columns_of_a_batch_are_its_sentences(batch: list[str], min_units: int, numpy: bool) -> None:
+    # The columns the index path reads instead of Sentence objects: the same numbers, made without them.
+    with mock.patch("simdup_es.sentences._BATCH_CHARS", 0 if numpy else 1 << 62):
+        made, columns = _split_columns_many(batch, min_units)
+        lines = _split_lines_many(batch, min_units)
+    assert made == [] and len(columns.first) == len(batch) + 1 and columns.first[-1] == len(columns.table)
+    for k, (sentences, joined, starts, before) in enumerate(lines):
+        i, j = columns.first[k], columns.first[k + 1]
+        assert columns.table[i:j].tolist() == [[s.start, s.end, s.n_units] for s in sentences]
+        assert (columns.joined[i:j], columns.lines[k], columns.before[k]) == (joined, starts, before)
 
 
 @settings(max_examples=300, deadline=None)
