@@ -148,6 +148,12 @@ class Levels:
         """The value of each sentence key, in order (without making the key objects)."""
         return self.keys.values() if isinstance(self.keys, _Keys) else [k.key for k in self.keys]
 
+    @property
+    def keys_are_u64(self) -> bool:
+        """Whether the keys' values are read from unsigned 64-bit numbers (those of a
+        :class:`PartPrinter`), so that a store need not check them again."""
+        return isinstance(self.keys, _Keys)
+
 
 def _paragraphs(text: str, sentences: Sequence[Sentence]) -> list[tuple[int, int]]:
     """Sentence index ranges ``(first, stop)`` of the lines of ``text``."""
@@ -379,8 +385,8 @@ class PartPrinter:
             for (item, _), (result, levels, text) in zip(done, batch.triples([doc for _, doc in done]), strict=True):
                 yield item, result, levels, text
 
-    def _items_many(self, docs: Sequence[Doc]) -> _Batch:
-        """:meth:`map_items_unified`' work on a batch, in this process."""
+    def _items_many(self, docs: Sequence[Doc], *, texts: bool = True) -> _Batch:
+        """:meth:`map_items_unified`' work on a batch, in this process (``texts``: see :class:`_Batch`)."""
         fingerprinter = self.fingerprinter
         batch: list[Doc] = []
         tokens: list[list[str]] = []
@@ -401,7 +407,7 @@ class PartPrinter:
             tokens.append(whole)
             spans.append(part_spans(split.text, whole, split.parts, fingerprinter.tokenizer.cut))
         results = iter(fingerprinter.fingerprint_parts(batch, tokens, spans, unified=True))
-        out = _Batch(version=self.version)
+        out = _Batch(version=self.version, texts=texts)
         for split in prepared:
             if isinstance(split, Result):
                 out.append((split, None, None))
@@ -458,9 +464,7 @@ def _levels_chunk(fingerprinter: Fingerprinter, texts: list[str], *, params: Par
 
 
 def _items_chunk(fingerprinter: Fingerprinter, docs: list[Doc], *, params: PartParams, texts: bool = True) -> _Batch:
-    batch = PartPrinter(fingerprinter, params)._items_many(docs)
-    batch.texts = texts
-    return batch
+    return PartPrinter(fingerprinter, params)._items_many(docs, texts=texts)
 
 
 class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
@@ -473,11 +477,11 @@ class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
     (:meth:`PartPrinter.map_items`).
     """
 
-    texts = True  # whether pickling sends the unified texts and the sentences
-
-    def __init__(self, triples: Iterable[tuple[Result, Levels | None, str | None]] = (), version: str = "") -> None:
+    def __init__(self, triples: Iterable[tuple[Result, Levels | None, str | None]] = (), version: str = "",
+                 texts: bool = True) -> None:
         super().__init__(triples)
         self.version = version  # of the printer: its fingerprints and levels go as numbers
+        self.texts = texts  # whether pickling sends the unified texts and the sentences
 
     def triples(self, docs: Sequence[Doc]) -> Iterator[tuple[Result, Levels | None, str | None]]:
         """The batch's results, levels and texts (``docs``, the batch's documents, unused here)."""
@@ -491,9 +495,8 @@ class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
             head = fp.value if plain else result  # type: ignore[union-attr]
             if levels is None:
                 rows.append((head,))
-            elif levels.version != self.version:
-                raise ValueError(f"levels of version {levels.version} in a batch of version {self.version}")
             else:
+                assert levels.version == self.version  # one printer made them all
                 rows.append(_pack(head, levels, text if self.texts else None))
         return _Sent, (self.version, rows)
 

@@ -684,7 +684,8 @@ def _joined_units(points: np.ndarray, chars: _Chars, first_unit: np.ndarray, sto
     letters = np.ones(len(out), dtype=bool)
     letters[stops - 1] = False
     np.place(out, letters, np.compress(chars.inside, points))  # by masks: faster than by offsets
-    if len(first_unit) and first_unit[0] == 0 and stop_unit[-1] == count and np.array_equal(first_unit[1:], stop_unit[:-1]):
+    if (len(first_unit) and first_unit[0] == 0 and stop_unit[-1] == count and np.array_equal(first_unit[1:], stop_unit[:-1])
+            and np.all(np.greater(stop_unit, first_unit))):  # (a sentence without units has no separator of its own)
         # The sentences take every unit in turn (those of texts split by _scan do): the separator after
         # each one's last unit ends it, and one split makes them all (a third of the time of a slice each).
         out[stops[stop_unit - 1] - 1] = ord(_SENTENCE_END)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..config import BlockLayout
 from ..multilevel import PartCandidate
-from ..parts import Levels, _Keys
+from ..parts import Levels
 
 MAX_ID_BYTES = 512
 """Longest id in UTF-8 bytes (Elasticsearch refuses a whole bulk request for a longer ``_id``)."""
@@ -152,8 +152,7 @@ class StoredDoc:
                 return f"levels must be Levels or None, got {type(self.levels).__name__}"
             if self.levels.version != self.version:
                 return f"levels version {self.levels.version} differs from the fingerprint version {self.version}"
-            # Keys a worker sent (parts._Keys) are read from unsigned 64-bit numbers: nothing to check.
-            keys = [] if isinstance(self.levels.keys, _Keys) else self.levels.key_values()
+            keys = [] if self.levels.keys_are_u64 else self.levels.key_values()
             bad = not_u64(self.levels.fingerprints) or not_u64(keys)
             if bad:
                 return f"levels hold {bad[0]!r}, not a 64-bit unsigned integer"

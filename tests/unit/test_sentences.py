@@ -280,6 +280,15 @@ def test_joined_units_of_any_unit_ranges(text: str, cuts: list[int]) -> None:
         assert _joined_units(folded, chars, first, stop) == ["\x1f".join(found[a:b]) for a, b in bounds]
 
 
+def test_joined_units_keep_a_sentence_without_units_in_its_place() -> None:
+    # Not made by the split (a sentence has a unit), but the ranges take every unit in turn:
+    # the one-split way would give one string fewer and shift the others.
+    chars = _chars("中文字")
+    folded, _ = _folded(chars.points, [0, 4])
+    first, stop = np.array([0, 2, 2]), np.array([2, 2, 3])
+    assert _joined_units(folded, chars, first, stop) == ["中\x1f文", "", "字"]
+
+
 def test_joined_units_of_a_batch_on_the_corpus() -> None:
     batch = [unify(d["text"]) for name in ("zh-docs.jsonl", "en-docs.jsonl") for d in load_corpus(name)[::25]]
     batch += [unify(fixture_text(name)) for name in ("zh_article.txt", "zh_other.txt", "en_article.txt")]
