@@ -43,8 +43,8 @@ import xxhash
 from .config import require_ints
 from .errors import ConfigError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, Result
-from .sentences import Sentence, _Columns, _split_columns_many, _split_lines_many, units
-from .text import unify_many
+from .sentences import Sentence, _Columns, _split_columns_many, split_sentences, units
+from .text import unify, unify_many
 
 T = TypeVar("T")
 
@@ -605,7 +605,7 @@ class _Resplit(_Lazy[Sentence]):
         self._raw = raw
 
     def _build(self) -> tuple[Sentence, ...]:
-        return tuple(_split_lines_many(unify_many([self._raw]))[0][0])
+        return tuple(split_sentences(unify(self._raw)))
 
 
 class _Flat(_Lazy[T]):

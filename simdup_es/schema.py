@@ -77,13 +77,18 @@ def key_term(key: int) -> str:
 def key_terms(keys: Sequence[int]) -> list[str]:
     """:func:`key_term` of each key: one ``hex`` of them all packed big-endian, cut in 16s
     (a document's ~20 keys in a third of the time of one format each)."""
-    return struct.pack(f">{len(keys)}Q", *keys).hex(" ", 8).split()
+    return _spaced_hex(keys).split()
 
 
 def key_terms_json(keys: Sequence[int]) -> str:
     """:func:`key_terms` as JSON strings, comma-separated: the same ``hex``, its separators made
     into ``","`` (half the time of quoting each)."""
-    return '"' + struct.pack(f">{len(keys)}Q", *keys).hex(" ", 8).replace(" ", '","') + '"' if keys else ""
+    return '"' + _spaced_hex(keys).replace(" ", '","') + '"' if keys else ""
+
+
+def _spaced_hex(keys: Sequence[int]) -> str:
+    """The keys packed big-endian as one ``hex``, a space between keys."""
+    return struct.pack(f">{len(keys)}Q", *keys).hex(" ", 8)
 
 
 def part_object(fingerprint: int, layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, str]:

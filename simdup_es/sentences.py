@@ -559,7 +559,8 @@ class _Scan(NamedTuple):
     sentences: list[Sentence]  # those of every text in turn (each text's from ``table.first``); empty if not made
     table: _Table  # the same, as columns
     base: list[int]  # where each text starts in the texts joined by line breaks, then their length + 1
-    chars: _Chars  # of the texts joined by line breaks
+    joined: str  # the texts joined by line breaks
+    chars: _Chars  # of them
 
 
 # From about this many characters in a batch, numpy finds its pieces and sentences sooner than the
@@ -582,7 +583,7 @@ def _scan(texts: Sequence[str], min_units: int, *, objects: bool = True) -> _Sca
     chars = _chars(joined)
     base = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
     table = (_table_each if len(chars.points) < _BATCH_CHARS else _table_many)(texts, chars, base, min_units)
-    return _Scan(_sentences(joined, table, base) if objects else [], table, base, chars)
+    return _Scan(_sentences(joined, table, base) if objects else [], table, base, joined, chars)
 
 
 def _sentences(joined: str, table: _Table, base: list[int]) -> list[Sentence]:
@@ -790,7 +791,7 @@ def _split_columns_many(
     first, first_unit, stop_unit = first.tolist(), first_unit.tolist(), stop_unit.tolist()
     # Each unit folded in place; a text with a character that folds to several (ß, İ) goes word by word.
     if not all(same):
-        joined = "\n".join(texts)
+        joined = scan.joined
         at, to = _ints(scan.table.start), _ints(scan.table.end)
         for k in itertools.compress(range(len(texts)), [not ok for ok in same]):
             for i in range(first[k], first[k + 1]):

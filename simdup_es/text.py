@@ -123,17 +123,18 @@ def _read_table(tool: Path, path: Path) -> dict[str, str]:
         [str(tool), "-i", str(path), "-o", "/dev/stdout", "-f", "ocd2", "-t", "text"],
         check=True, capture_output=True, timeout=60,
     ).stdout.decode("utf-8")
-    return dict(line.split("\t", 1) for line in out.split("\n") if line)  # (splitlines cuts at more than \\n)
+    return dict(line.split("\t", 1) for line in out.split("\n") if line)  # not splitlines: it cuts at more than line breaks
 
 
-def _read_dicts(tool: Path, share: Path, chain: object) -> dict[str, list[str]]:
-    """The entries of the compiled tables a config part names, the values of a key in several merged.
+def _read_dicts(read: Callable[[str], dict[str, str]], chain: object) -> dict[str, list[str]]:
+    """The entries of the tables a config part names (``read`` of each file name), the values of a key
+    in several merged.
 
     That does for the questions asked of them here (which keys change, which values).
     """
     entries: dict[str, list[str]] = {}
     for name in _dict_files(chain):
-        for key, values in _read_table(tool, share / name).items():
+        for key, values in read(name).items():
             entries.setdefault(key, []).extend(values.split(" "))
     return entries
 
@@ -179,19 +180,20 @@ def _build_shortcuts(share: Path, tool: Path, folder: Path) -> dict[str, object]
     """
     from .tokens import write_atomically
 
+    # Each table read once (a subprocess each), whichever configs and steps name it.
+    read = lru_cache(maxsize=None)(lambda name: _read_table(tool, share / name))
     configs = {name: json.loads((share / f"{name}.json").read_text(encoding="utf-8")) for name in _CONFIGS}
-    normalization = {k for c in configs.values() for k in _changing(_read_dicts(tool, share, c.get("normalization", [])))}
+    normalization = {k for c in configs.values() for k in _changing(_read_dicts(read, c.get("normalization", [])))}
     if any(len(k) != 1 for k in normalization):
         raise ValueError("a normalization key of more than one character")
-    for config in configs.values():
-        for values in _read_dicts(tool, share, config["conversion_chain"]).values():
+    chains = {name: _read_dicts(read, config["conversion_chain"]) for name, config in configs.items()}
+    for entries in chains.values():
+        for values in entries.values():
             if any(normalization.intersection(v) for v in values):
                 raise ValueError("a conversion gives a character that normalization changes")
-    t2s_keys = _changing(_read_dicts(tool, share, configs["t2s"]["conversion_chain"]))
+    t2s_keys = _changing(chains["t2s"])
     t2s = {k for k in t2s_keys if len(k) == 1}
     t2s.update(k[0] for k in t2s_keys if not t2s.intersection(k))
-
-    read = lru_cache(maxsize=None)(lambda name: _read_table(tool, share / name))
 
     def written(name: str, suffix: str, text: str) -> str:
         data = text.encode("utf-8")

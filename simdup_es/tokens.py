@@ -600,7 +600,7 @@ class Lexicon:
     def counts(self, docs: Iterable[Iterable[str]]) -> list[dict[int, int]]:
         """How often each row (the cache's value) occurs among each document's tokens, in first-occurrence order.
 
-        The tokens not cached yet are put there, all in one :meth:`add` (its table
+        The tokens not cached yet are put there all at once (as by :meth:`add`: its table
         lookups cost about as much for one document's new tokens as for a batch's).
         The tokens that are not content words all have row ``-1``, whose count here is not theirs.
         """
