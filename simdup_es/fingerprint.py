@@ -134,10 +134,13 @@ class Fingerprinter:
                 results[i] = Result(None, exc)
                 continue
             texts[i] = doc.text
-        if not unified:
-            texts = dict(zip(texts, unify_many(list(texts.values()))))
+        titles = None
+        if not unified:  # texts and titles in one batch: each step runs once over them all
+            titled = [i for i in texts if docs[i].title]
+            both = unify_many([*texts.values(), *(docs[i].title for i in titled)])
+            texts, titles = dict(zip(texts, both)), dict(zip(titled, both[len(texts) :]))
         segmented = {i: self.tokenizer.cut(text) for i, text in texts.items()}
-        values = self._hashed(docs, segmented, unified)
+        values = self._hashed(docs, segmented, unified, titles=titles)
         for i, value in zip(segmented, values):
             results[i] = self._result(value, docs[i])
         return results  # type: ignore[return-value]
@@ -163,13 +166,17 @@ class Fingerprinter:
         return [(self._result(next(values), doc), [next(values) for _ in spans]) for doc, spans in zip(docs, parts)]
 
     def _hashed(self, docs: Sequence[Doc], segmented: dict[int, list[str]], unified: bool,
-                parts: Sequence[Sequence[tuple[int, int] | list[str]]] | None = None) -> list[int | None]:
+                parts: Sequence[Sequence[tuple[int, int] | list[str]]] | None = None,
+                titles: dict[int, str] | None = None) -> list[int | None]:
         """SimHash of each of the ``segmented`` documents, each followed by its ``parts``
-        (``None`` for one without content words)."""
-        titles = [docs[i].title or "" for i in segmented]
-        if not unified and any(titles):
-            titles = unify_many(titles)
-        title_words = [frozenset(self.tokenizer.words(t)) if t else frozenset() for t in titles]
+        (``None`` for one without content words); ``titles``: the unified titles, if the caller has them."""
+        if titles is not None:
+            texts = [titles.get(i, "") for i in segmented]
+        else:
+            texts = [docs[i].title or "" for i in segmented]
+            if not unified and any(texts):
+                texts = unify_many(texts)
+        title_words = [frozenset(self.tokenizer.words(t)) if t else frozenset() for t in texts]
         hashes, weights, offsets = weigh_batch(list(segmented.values()), self.lexicon, title_words, parts)
         values = sh.simhash_batch(hashes, weights, offsets).tolist()
         bounds = offsets.tolist()

@@ -393,9 +393,11 @@ class PartPrinter:
         spans: list[list[tuple[int, int] | list[str]]] = []
         prepared: list[_Split | Result] = []
         fits = [not fingerprinter.too_large(doc.text) for doc in docs]
-        # Unified in one batch: each OpenCC pass runs once over them all.
-        splits = iter(self._split_many(unify_many([doc.text for doc, fit in zip(docs, fits, strict=True) if fit])))
-        titles = iter(unify_many([doc.title for doc, fit in zip(docs, fits, strict=True) if fit and doc.title]))
+        # Texts and titles unified in one batch: each step runs once over them all.
+        bodies = [doc.text for doc, fit in zip(docs, fits, strict=True) if fit]
+        unified = unify_many(bodies + [doc.title for doc, fit in zip(docs, fits, strict=True) if fit and doc.title])
+        splits = iter(self._split_many(unified[: len(bodies)]))
+        titles = iter(unified[len(bodies) :])
         for doc, fit in zip(docs, fits, strict=True):
             if not fit:
                 prepared.append(fingerprinter.fingerprint_many([doc])[0])  # too large: rejected with the reason

@@ -1,6 +1,7 @@
 """weigh_batch (what fingerprints use) gives weigh's floats: cold or warm cache, with and without title words,
 from segmented tokens or from jieba-rs's cut (whose Latin compounds weigh_batch splits in its counts), for
-documents and for their parts given as slices of their tokens."""
+documents and for their parts given as slices of their tokens. (In another order within a document, on
+which no SimHash depends: each document's (hash, weight) pairs are compared sorted.)"""
 
 from __future__ import annotations
 
@@ -15,10 +16,15 @@ from tests._data import load_corpus
 
 
 def _per_doc(docs: list[list[str]], lexicon: Lexicon, titles: list[frozenset[str]], parts: list | None = None  # type: ignore[type-arg]
-             ) -> list[tuple[list[int], list[float]]]:
+             ) -> list[list[tuple[int, float]]]:
     hashes, weights, offsets = weigh_batch(docs, lexicon, titles, parts)
     bounds = offsets.tolist()
-    return [(hashes[a:b].tolist(), weights[a:b].tolist()) for a, b in zip(bounds, bounds[1:])]
+    return [sorted(zip(hashes[a:b].tolist(), weights[a:b].tolist())) for a, b in zip(bounds, bounds[1:])]
+
+
+def _weigh(tokens: list[str], lexicon: Lexicon, title_words: frozenset[str] = frozenset()) -> list[tuple[int, float]]:
+    """weigh's (hash, weight) pairs, sorted."""
+    return sorted(zip(*weigh(tokens, lexicon, title_words=title_words)))
 
 
 def test_weigh_batch_gives_the_floats_of_weigh_on_the_corpus() -> None:
@@ -29,15 +35,15 @@ def test_weigh_batch_gives_the_floats_of_weigh_on_the_corpus() -> None:
     titles = [frozenset(tokenizer.words(unify(d["title"]))) if d.get("title") else frozenset() for d in records]
     assert len(docs) > 300 and sum(map(bool, titles)) > 100
     idf = IdfTable.load()
-    expected = [weigh(tokens, Lexicon(params, idf), title_words=t) for tokens, t in zip(docs, titles)]
+    expected = [_weigh(tokens, Lexicon(params, idf), title_words=t) for tokens, t in zip(docs, titles)]
     lexicon = Lexicon(params, idf)
     cold = _per_doc(docs, lexicon, titles)  # every token new to the cache
     warm = _per_doc(docs, lexicon, titles)  # every token cached
     assert cold == warm == expected
-    assert sum(len(h) for h, _ in expected) > 10_000
+    assert sum(map(len, expected)) > 10_000
     # Without titles: the same as weigh without title words, and title words do weigh.
     untitled = _per_doc(docs, lexicon, [frozenset()] * len(docs))
-    assert untitled == [weigh(tokens, lexicon) for tokens in docs] != expected
+    assert untitled == [_weigh(tokens, lexicon) for tokens in docs] != expected
 
 
 def test_weigh_batch_of_cut_tokens_is_weigh_of_segmented_ones_on_the_corpus() -> None:
@@ -47,7 +53,7 @@ def test_weigh_batch_of_cut_tokens_is_weigh_of_segmented_ones_on_the_corpus() ->
     assert sum(c != s for c, s in zip(cut, segmented)) > 200  # compounds to split in many documents
     lexicon = Lexicon(FingerprintParams(), IdfTable.load())
     cold = _per_doc(cut, lexicon, [frozenset()] * len(cut))  # every token new to the cache
-    assert cold == _per_doc(cut, lexicon, [frozenset()] * len(cut)) == [weigh(s, lexicon) for s in segmented]
+    assert cold == _per_doc(cut, lexicon, [frozenset()] * len(cut)) == [_weigh(s, lexicon) for s in segmented]
 
 
 _TOKENS = st.lists(st.sampled_from(["文档", "检索", "的", "，", " ", "elasticsearch", "a", "近似", "重复", "3.14", "了",
@@ -61,7 +67,7 @@ def test_weigh_batch_agrees_with_weigh(batch: list[tuple[list[str], set[str]]]) 
     lexicon = Lexicon(FingerprintParams(), IdfTable.load())
     docs, titles = [d for d, _ in batch], [frozenset(t) for _, t in batch]
     # The Latin compounds among the tokens are split as segment splits them.
-    expected = [weigh(_split_compounds("".join(d), d), lexicon, title_words=t) for d, t in zip(docs, titles)]
+    expected = [_weigh(_split_compounds("".join(d), d), lexicon, title_words=t) for d, t in zip(docs, titles)]
     assert _per_doc(docs, lexicon, titles) == expected
 
 
@@ -90,7 +96,7 @@ def test_weigh_batch_of_parts_is_weigh_of_each_part(batch: list[tuple[list[str],
     parts = [data.draw(st.lists(span.map(lambda s, d=d: (min(s[0], len(d)), min(s[1], len(d)))) | _TOKENS, max_size=4))
              for d in docs]
     items, item_titles = _flattened(docs, titles, parts)
-    expected = [weigh(_split_compounds("".join(d), d), lexicon, title_words=t) for d, t in zip(items, item_titles)]
+    expected = [_weigh(_split_compounds("".join(d), d), lexicon, title_words=t) for d, t in zip(items, item_titles)]
     assert _per_doc(docs, lexicon, titles, parts) == expected  # the cache warm now
     assert _per_doc(docs, Lexicon(FingerprintParams(), IdfTable.load()), titles, parts) == expected  # and cold
 
