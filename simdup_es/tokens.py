@@ -654,8 +654,8 @@ def weigh_batch(
         starts.append(bounds[i]); stops.append(bounds[i + 1]); segment.append(i); is_doc.append(True)
         for span in spans_:
             if isinstance(span, tuple):
-                n = len(docs[i])
-                a, b = raw[i] + min(max(span[0], 0), n), raw[i] + min(max(span[1], span[0], 0), n)
+                a, b, _ = slice(*span).indices(len(docs[i]))  # as docs[i][start:stop] takes them
+                a, b = raw[i] + a, raw[i] + max(a, b)
                 if moved is not None:
                     a, b = moved[a], moved[b]
                 starts.append(int(a)); stops.append(int(b)); segment.append(i)
