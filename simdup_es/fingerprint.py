@@ -136,8 +136,8 @@ class Fingerprinter:
             texts[i] = doc.text
         titles = None
         if not unified:  # texts and titles in one batch: each step runs once over them all
-            titled = [i for i in texts if docs[i].title]
-            both = unify_many([*texts.values(), *(docs[i].title for i in titled)])
+            titled = {i: title for i in texts if (title := docs[i].title)}
+            both = unify_many([*texts.values(), *titled.values()])
             texts, titles = dict(zip(texts, both)), dict(zip(titled, both[len(texts) :]))
         segmented = {i: self.tokenizer.cut(text) for i, text in texts.items()}
         values = self._hashed(docs, segmented, unified, titles=titles)

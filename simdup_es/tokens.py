@@ -625,10 +625,12 @@ def weigh_batch(
     ``i`` (and counted in ``offsets``): a pair ``(start, stop)`` stands for the tokens
     ``docs[i][start:stop]``; anything else is the part's own tokens.
     """
+    if parts is not None and len(parts) != len(docs) or titles is not None and len(titles) != len(docs):
+        raise ValueError(f"{len(docs)} documents, but titles or parts for another number of them")
     if len(lexicon.cache) > lexicon.MAX_ENTRIES:
         lexicon.clear()  # a bound on memory for endless streams of new tokens
-    spans = parts if parts is not None else [()] * len(docs)
-    own = [span for spans_ in spans for span in spans_ if not isinstance(span, tuple)]
+    each = parts if parts is not None else [()] * len(docs)
+    own = [span for spans in each for span in spans if not isinstance(span, tuple)]
     # Segments: the documents, then the parts with tokens of their own; the row of each token.
     listed = lexicon.rows([*docs, *own])
     raw = np.zeros(len(listed) + 1, dtype=np.int64)
@@ -648,19 +650,29 @@ def weigh_batch(
     number[first] = np.arange(len(first)) - np.repeat(before[:-1], distinct)
     # Groups, in output order: document i, then its parts. Each counts tokens
     # start..stop of a segment's, by that segment's numbers (keys key0[g] on).
-    starts, stops, segment, is_doc = [], [], [], []
+    starts: list[int] = []
+    stops: list[int] = []
+    segment: list[int] = []
+    is_doc: list[bool] = []
     k = len(docs)
-    for i, spans_ in enumerate(spans):
-        starts.append(bounds[i]); stops.append(bounds[i + 1]); segment.append(i); is_doc.append(True)
-        for span in spans_:
+    for i, spans in enumerate(each):
+        starts.append(bounds[i])
+        stops.append(bounds[i + 1])
+        segment.append(i)
+        is_doc.append(True)
+        for span in spans:
             if isinstance(span, tuple):
-                a, b, _ = slice(*span).indices(len(docs[i]))  # as docs[i][start:stop] takes them
+                a, b, _ = slice(span[0], span[1]).indices(len(docs[i]))  # as docs[i][start:stop] takes them
                 a, b = raw[i] + a, raw[i] + max(a, b)
                 if moved is not None:
                     a, b = moved[a], moved[b]
-                starts.append(int(a)); stops.append(int(b)); segment.append(i)
+                starts.append(int(a))
+                stops.append(int(b))
+                segment.append(i)
             else:
-                starts.append(bounds[k]); stops.append(bounds[k + 1]); segment.append(k)
+                starts.append(bounds[k])
+                stops.append(bounds[k + 1])
+                segment.append(k)
                 k += 1
             is_doc.append(False)
     start, seg = np.array(starts, dtype=np.int64), np.array(segment, dtype=np.int64)
@@ -671,18 +683,23 @@ def weigh_batch(
     token = np.repeat(start - taken[:-1], size) + np.arange(int(taken[-1]), dtype=np.int64)
     key0 = np.zeros(n_groups + 1, dtype=np.int64)
     np.cumsum(distinct[seg], out=key0[1:])
-    counted = np.bincount(np.repeat(key0[:-1], size) + number[canon[token]], minlength=int(key0[-1]))
-    key = np.flatnonzero(counted)
+    keys = np.repeat(key0[:-1], size) + number[canon[token]]
+    if key0[-1] <= _DENSE_KEYS * (len(keys) + 128):  # a count for every key: one array, no sort
+        counts = np.bincount(keys, minlength=int(key0[-1]))
+        key = np.flatnonzero(counts)
+        count = counts[key]
+    else:  # a long document with many parts: as many keys as its distinct words times its parts
+        key, count = np.unique(keys, return_counts=True)
     group = np.searchsorted(key0, key, side="right") - 1
     at = first[before[seg[group]] + key - key0[group]]  # the canonical position of each (group, row)
     row = rows[at]
     content = row != none
-    key, group, row, at = key[content], group[content], row[content], at[content]
+    count, group, row, at = count[content], group[content], row[content], at[content]
     sizes = np.bincount(group, minlength=n_groups)
     offsets = np.zeros(n_groups + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     params = lexicon.params
-    capped = np.minimum(counted[key], params.max_count)
+    capped = np.minimum(count, params.max_count)
     length = lexicon.len_of[row]
     # Per-group sums and extremes; a group without words gets none.
     nonempty = sizes > 0
@@ -700,6 +717,11 @@ def weigh_batch(
         boost = boost + np.where(title, params.title_boost, 0.0)  # + 0.0 changes no bit of a boost >= 1
     weights = capped / total[group] * lexicon.idf_of[row] * boost
     return lexicon.hash_of[row], weights, offsets
+
+
+# weigh_batch counts a batch's (group, word) pairs in an array of one count per possible
+# pair while there are at most this many per token counted; beyond, it sorts them.
+_DENSE_KEYS = 8
 
 
 def _split_compound_rows(rows: np.ndarray, pieces: Mapping[int, tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray | None]:
@@ -734,7 +756,7 @@ def _canonical(rows: np.ndarray, bounds: list[int], n_rows: int, cache: Mapping[
         r = rows[a:b]
         scratch[r] = positions[a:b]
         canon[a:b] = scratch[r]
-        for word in titles[i] if i < len(titles) else ():
+        for word in titles[i] if i < len(titles) else ():  # the documents' titles (parts have none)
             t = cache.get(word, -1)
             p = int(scratch[t]) if t >= 0 else -1
             if a <= p < b and rows[p] == t:  # the word is a content word of this segment

@@ -93,6 +93,20 @@ def test_converting_texts_together_is_converting_each(texts: list[str]) -> None:
     assert to_simplified_many(texts) == [three_passes(t) for t in texts]
 
 
+@given(st.lists(st.lists(_PIECES | st.sampled_from(["abc", "\x00", "\x01"]), max_size=6).map("".join), max_size=8))
+@settings(max_examples=200, deadline=None)
+def test_converting_texts_together_is_converting_each_alone(texts: list[str]) -> None:
+    # Joined for one OpenCC call, but for texts that hold the separator (or a NUL).
+    assert to_simplified_many(texts) == [to_simplified(t) for t in texts]
+
+
+def test_a_nul_does_not_end_the_text() -> None:
+    # OpenCC's s2twp and tw2sp stop at a NUL (a C string somewhere); to_simplified converts what follows too.
+    assert _opencc("s2twp").convert("漢\x00字") == "漢"
+    assert to_simplified("使用者\x00預設") == to_simplified("使用者") + "\x00" + to_simplified("預設") == "用户\x00预设"
+    assert to_simplified_many(["漢\x00字", "軟體", "檔名"]) == ["汉\x00字", "软件", "文件名"]
+
+
 def test_to_simplified_is_the_three_passes_on_the_corpus() -> None:
     texts = [d["text"] for d in load_corpus("zh-docs.jsonl")]
     texts += [p[side] for p in load_corpus("manpages-pairs.jsonl")[::4] for side in ("zh_cn", "zh_tw")]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 import os
 import re
 import statistics

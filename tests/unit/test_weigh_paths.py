@@ -5,12 +5,16 @@ which no SimHash depends: each document's (hash, weight) pairs are compared sort
 
 from __future__ import annotations
 
+from unittest import mock
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.config import FingerprintParams
 from simdup_es.fingerprint import Fingerprinter
 from simdup_es.text import unify
+import simdup_es.tokens as tokens_module
 from simdup_es.tokens import IdfTable, Lexicon, Tokenizer, _split_compounds, weigh, weigh_batch
 from tests._data import load_corpus
 
@@ -91,14 +95,15 @@ def test_weigh_batch_of_parts_is_weigh_of_each_part(batch: list[tuple[list[str],
     # end or cut off, empty, the whole document) and as tokens of their own.
     lexicon = Lexicon(FingerprintParams(), IdfTable.load())
     docs, titles = [d for d, _ in batch], [frozenset(t) for _, t in batch]
-    bound = st.integers(0, max((len(d) for d in docs), default=0))
-    span = st.tuples(bound, bound).map(sorted).map(tuple)
-    parts = [data.draw(st.lists(span.map(lambda s, d=d: (min(s[0], len(d)), min(s[1], len(d)))) | _TOKENS, max_size=4))
-             for d in docs]
+    # Bounds as a slice takes them: negative, reversed, past the end.
+    bound = st.integers(-2 - max((len(d) for d in docs), default=0), 2 + max((len(d) for d in docs), default=0))
+    parts = [data.draw(st.lists(st.tuples(bound, bound) | _TOKENS, max_size=4)) for _ in docs]
     items, item_titles = _flattened(docs, titles, parts)
     expected = [_weigh(_split_compounds("".join(d), d), lexicon, title_words=t) for d, t in zip(items, item_titles)]
     assert _per_doc(docs, lexicon, titles, parts) == expected  # the cache warm now
     assert _per_doc(docs, Lexicon(FingerprintParams(), IdfTable.load()), titles, parts) == expected  # and cold
+    with mock.patch.object(tokens_module, "_DENSE_KEYS", 0):  # counted by sorting, as for a long document with many parts
+        assert _per_doc(docs, lexicon, titles, parts) == expected
 
 
 def test_weigh_batch_of_parts_on_the_corpus_is_weigh_batch_of_each_part() -> None:
@@ -116,3 +121,11 @@ def test_weigh_batch_of_parts_on_the_corpus_is_weigh_batch_of_each_part() -> Non
     expected = _per_doc(items, Lexicon(FingerprintParams(), IdfTable.load()), item_titles)
     assert _per_doc(docs, lexicon, titles, parts) == expected
     assert _per_doc(docs, lexicon, titles, parts) == expected
+
+
+def test_weigh_batch_wants_titles_and_parts_for_every_document() -> None:
+    lexicon = Lexicon(FingerprintParams(), IdfTable.load())
+    with pytest.raises(ValueError, match="2 documents"):
+        weigh_batch([["文档"], ["检索"]], lexicon, parts=[[(0, 1)]])
+    with pytest.raises(ValueError, match="2 documents"):
+        weigh_batch([["文档"], ["检索"]], lexicon, titles=[frozenset()])
