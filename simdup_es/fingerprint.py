@@ -171,12 +171,12 @@ class Fingerprinter:
         """SimHash of each of the ``segmented`` documents, each followed by its ``parts``
         (``None`` for one without content words); ``titles``: the unified titles, if the caller has them."""
         if titles is not None:
-            texts = [titles.get(i, "") for i in segmented]
+            heads = [titles.get(i, "") for i in segmented]
         else:
-            texts = [docs[i].title or "" for i in segmented]
-            if not unified and any(texts):
-                texts = unify_many(texts)
-        title_words = [frozenset(self.tokenizer.words(t)) if t else frozenset() for t in texts]
+            heads = [docs[i].title or "" for i in segmented]
+            if not unified and any(heads):
+                heads = unify_many(heads)
+        title_words = [frozenset(self.tokenizer.words(t)) if t else frozenset() for t in heads]
         hashes, weights, offsets = weigh_batch(list(segmented.values()), self.lexicon, title_words, parts)
         values = sh.simhash_batch(hashes, weights, offsets).tolist()
         bounds = offsets.tolist()
