@@ -134,13 +134,12 @@ class Fingerprinter:
                 results[i] = Result(None, exc)
                 continue
             texts[i] = doc.text
-        titles = None
+        titles = {i: title for i in texts if (title := docs[i].title)}
         if not unified:  # texts and titles in one batch: each step runs once over them all
-            titled = {i: title for i in texts if (title := docs[i].title)}
-            both = unify_many([*texts.values(), *titled.values()])
-            texts, titles = dict(zip(texts, both)), dict(zip(titled, both[len(texts) :]))
+            both = unify_many([*texts.values(), *titles.values()])
+            texts, titles = dict(zip(texts, both)), dict(zip(titles, both[len(texts) :]))
         segmented = {i: self.tokenizer.cut(text) for i, text in texts.items()}
-        values = self._hashed(docs, segmented, unified, titles=titles)
+        values = self._hashed(segmented, [titles.get(i, "") for i in segmented])
         for i, value in zip(segmented, values):
             results[i] = self._result(value, docs[i])
         return results  # type: ignore[return-value]
@@ -162,21 +161,17 @@ class Fingerprinter:
         where its tokens are ``tokens[i][start:stop]``, else its own tokens. A part's
         value is ``None`` where it has no content word. No size check.
         """
-        values = iter(self._hashed(docs, dict(enumerate(tokens)), unified, parts))
+        titles = [doc.title or "" for doc in docs]
+        if not unified and any(titles):
+            titles = unify_many(titles)
+        values = iter(self._hashed(dict(enumerate(tokens)), titles, parts))
         return [(self._result(next(values), doc), [next(values) for _ in spans]) for doc, spans in zip(docs, parts)]
 
-    def _hashed(self, docs: Sequence[Doc], segmented: dict[int, list[str]], unified: bool,
-                parts: Sequence[Sequence[tuple[int, int] | list[str]]] | None = None,
-                titles: dict[int, str] | None = None) -> list[int | None]:
-        """SimHash of each of the ``segmented`` documents, each followed by its ``parts``
-        (``None`` for one without content words); ``titles``: the unified titles, if the caller has them."""
-        if titles is not None:
-            heads = [titles.get(i, "") for i in segmented]
-        else:
-            heads = [docs[i].title or "" for i in segmented]
-            if not unified and any(heads):
-                heads = unify_many(heads)
-        title_words = [frozenset(self.tokenizer.words(t)) if t else frozenset() for t in heads]
+    def _hashed(self, segmented: dict[int, list[str]], titles: Sequence[str],
+                parts: Sequence[Sequence[tuple[int, int] | list[str]]] | None = None) -> list[int | None]:
+        """SimHash of each of the ``segmented`` documents (``titles``: their unified titles, in the same
+        order), each followed by its ``parts`` (``None`` for one without content words)."""
+        title_words = [frozenset(self.tokenizer.words(t)) if t else frozenset() for t in titles]
         hashes, weights, offsets = weigh_batch(list(segmented.values()), self.lexicon, title_words, parts)
         values = sh.simhash_batch(hashes, weights, offsets).tolist()
         bounds = offsets.tolist()
@@ -246,7 +241,7 @@ class Fingerprinter:
                 gc.freeze()
                 # And seldom over what this process makes while feeding the workers (index of 4,000
                 # documents: 6 against 12 ms of collections); not at all if the program turned it off.
-                gc.set_threshold(_seldom(threshold[0]), *threshold[1:])
+                _collect_seldom()
             with _Pool(workers, _init_worker, (self if method == "fork" else self.params,), context=ctx) as pool:
                 # At most `window` chunks in flight, topped up as each one is taken:
                 # Pool.imap would drain the whole input into memory (a 10M-line file
@@ -378,14 +373,14 @@ def _init_worker(state: Fingerprinter | FingerprintParams) -> None:
     # since (token caches): 13-20 us of CPU a document, 3 % of a worker's. Not again over
     # the tables it starts with (as gc.freeze before forking, for spawned workers too).
     gc.freeze()
-    threshold = gc.get_threshold()
-    gc.set_threshold(_seldom(threshold[0]), *threshold[1:])
+    _collect_seldom()
 
 
-def _seldom(threshold: int) -> int:
-    """A threshold of allocations between collections of the youngest objects of at least
-    :data:`_WORKER_GC_THRESHOLD`; 0 (automatic collection off) stays 0."""
-    return threshold and max(threshold, _WORKER_GC_THRESHOLD)
+def _collect_seldom() -> None:
+    """Collect the youngest objects after at least :data:`_WORKER_GC_THRESHOLD` allocations;
+    0 (automatic collection off) stays 0."""
+    first, *rest = gc.get_threshold()
+    gc.set_threshold(first and max(first, _WORKER_GC_THRESHOLD), *rest)
 
 
 def _work(job: tuple[Callable[[Fingerprinter, list[T]], R], list[T]]) -> R:

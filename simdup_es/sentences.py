@@ -545,7 +545,6 @@ class _Table(NamedTuple):
     end: list[int] | np.ndarray
     first_unit: list[int] | np.ndarray  # each sentence's units (first, stop), counted over the batch
     stop_unit: list[int] | np.ndarray
-    units: list[int] | np.ndarray  # stop_unit - first_unit
 
 
 def _ints(column: list[int] | np.ndarray) -> list[int]:
@@ -609,7 +608,7 @@ def _sentences(joined: str, table: _Table, base: list[int]) -> list[Sentence]:
         (set_start, start),
         (set_end, end),
         (set_text, map(joined.__getitem__, map(slice, at, to))),
-        (set_units, _ints(table.units)),
+        (set_units, map(operator.sub, _ints(table.stop_unit), _ints(table.first_unit))),
     ):
         collections.deque(map(setter, made, values), maxlen=0)
     return made
@@ -628,7 +627,7 @@ def _table_each(texts: Sequence[str], chars: _Chars, base: list[int], min_units:
         k += 2 * len(p)
         first.append(len(merged))
     start, end, first_unit, stop_unit = map(list, zip(*merged)) if merged else ([], [], [], [])
-    return _Table(first, start, end, first_unit, stop_unit, list(map(operator.sub, stop_unit, first_unit)))
+    return _Table(first, start, end, first_unit, stop_unit)
 
 
 def _table_many(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> _Table:
@@ -637,7 +636,7 @@ def _table_many(texts: Sequence[str], chars: _Chars, base: list[int], min_units:
     begin, end, first_unit, stop_unit, owner = _merged_many(
         pieces, np.searchsorted(chars.starts, pieces[0]), np.searchsorted(chars.starts, pieces[1]), min_units)
     first = np.searchsorted(owner, np.arange(len(texts) + 1))
-    return _Table(first, begin, end, first_unit, stop_unit, stop_unit - first_unit)
+    return _Table(first, begin, end, first_unit, stop_unit)
 
 
 _SEVERAL = 0xFFFFFFFF  # in _bmp_folds: folds to several characters
@@ -774,7 +773,8 @@ def _split_columns_many(
     (about a third of the time of splitting) unless ``objects`` (then they come first, else an empty list)."""
     scan = _scan(texts, min_units, objects=objects)
     chars, base = scan.chars, scan.base
-    first, start, end, first_unit, stop_unit, counts = (np.asarray(column, dtype=np.int64) for column in scan.table)
+    first, start, end, first_unit, stop_unit = (np.asarray(column, dtype=np.int64) for column in scan.table)
+    counts = stop_unit - first_unit
     folded, same = _folded(chars.points, base)
     units_ = _joined_units(folded, chars, first_unit, stop_unit)
     # Sentence k starts a line where a line break lies between it and sentence k - 1 of its text.
