@@ -35,7 +35,9 @@ machine is shared; its load drifts). Printed: median seconds, median ratio to
 ``plain``, and CPU per 1,000 documents in the node (from /proc, or ``_nodes/stats``;
 requests of other clients of the node count too) and in the client (its processes
 and workers; ``parent`` the feeding process alone, not for the CLI runs), which
-depends less on the load than wall time does.
+depends less on the load than wall time does. Before the first round, plain bulk and the
+library call run once untimed (``--no-warmup`` to skip): the node's first bulk requests after
+it starts take several times the CPU of later ones.
 ``--ref DIR`` also times the package in DIR (e.g. the main branch) in the same
 rounds, so a change is seen before/after against the same reference.
 
@@ -279,6 +281,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="fingerprinting processes")
     ap.add_argument("--ref", help="source folder of a reference simdup_es (e.g. the main branch), timed beside this one")
     ap.add_argument("--skip", nargs="*", default=[], help="variants to leave out (e.g. put-doc store-cli)")
+    ap.add_argument("--no-warmup", action="store_true",
+                    help="time from the first run (by default plain bulk and the library call run once, untimed, on up "
+                         "to 4,000 documents first: a node that just started takes 2-5x the CPU while its JIT warms up)")
     ap.add_argument("--one", choices=["library", "breakdown"], help=argparse.SUPPRESS)
     ap.add_argument("--file", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -293,6 +298,14 @@ def main() -> None:
     print(f"{os.cpu_count()} cores, {args.workers} workers; load average at start {os.getloadavg()}")
     work = Path(tempfile.mkdtemp(prefix="simdup-bench-"))
     try:
+        if not args.no_warmup:
+            path = corpus(min(args.sizes[0], 4000), work)
+            plain(client, path)
+            for tree in trees.values():
+                subprocess.run([sys.executable, __file__, "--one", "library", "--file", str(path), "--url", args.url,
+                                "--workers", str(args.workers)], env=os.environ | {"PYTHONPATH": tree}, cwd=tree,
+                               check=True, capture_output=True)
+            print("warmed up: plain bulk and the library call once each, untimed")
         for n in args.sizes:
             path = corpus(n, work)
             runs: dict[str, list[dict[str, float]]] = {}
