@@ -297,39 +297,39 @@ def main() -> None:
     trees = {"this": str(ROOT)} | ({"ref": str(Path(args.ref).resolve())} if args.ref else {})
     print(f"{os.cpu_count()} cores, {args.workers} workers; load average at start {os.getloadavg()}")
     work = Path(tempfile.mkdtemp(prefix="simdup-bench-"))
+
+    def sub(kind: str, tree: str, path: Path) -> Callable[[], dict[str, dict[str, float]]]:
+        """``kind``'s variants on ``path`` in a subprocess with the package of ``tree``."""
+        def run() -> dict[str, dict[str, float]]:
+            done = subprocess.run(
+                [sys.executable, __file__, "--one", kind, "--file", str(path), "--url", args.url,
+                 "--workers", str(args.workers)],
+                env=os.environ | {"PYTHONPATH": tree}, cwd=tree, capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(f"{kind} in {tree} failed:\n{done.stderr}")
+            return json.loads(done.stdout.splitlines()[-1])
+        return run
+
     try:
         if not args.no_warmup:
             path = corpus(min(args.sizes[0], 4000), work)
             plain(client, path)
             for tree in trees.values():
-                subprocess.run([sys.executable, __file__, "--one", "library", "--file", str(path), "--url", args.url,
-                                "--workers", str(args.workers)], env=os.environ | {"PYTHONPATH": tree}, cwd=tree,
-                               check=True, capture_output=True)
+                sub("library", tree, path)()
             print("warmed up: plain bulk and the library call once each, untimed")
         for n in args.sizes:
             path = corpus(n, work)
             runs: dict[str, list[dict[str, float]]] = {}
 
-            def sub(kind: str, tree: str) -> Callable[[], dict[str, dict[str, float]]]:
-                def run() -> dict[str, dict[str, float]]:
-                    done = subprocess.run(
-                        [sys.executable, __file__, "--one", kind, "--file", str(path), "--url", args.url,
-                         "--workers", str(args.workers)],
-                        env=os.environ | {"PYTHONPATH": tree}, cwd=tree, capture_output=True, text=True)
-                    if done.returncode:
-                        raise SystemExit(f"{kind} in {tree} failed:\n{done.stderr}")
-                    return json.loads(done.stdout.splitlines()[-1])
-                return run
-
             steps: list[tuple[str, Callable[[], dict[str, dict[str, float]]]]] = []
             for label, tree in trees.items():
                 steps += [
-                    (f"{label}:library", lambda k=sub("library", tree), p=f"{label}:": {p + a: b for a, b in k().items()}),
+                    (f"{label}:library", lambda k=sub("library", tree, path), p=f"{label}:": {p + a: b for a, b in k().items()}),
                     (f"{label}:index-cli", lambda t=tree, p=f"{label}:": {
                         p + "index-cli": cli(client, path, args.workers, t, args.url, embedded=False)}),
                     (f"{label}:store-cli", lambda t=tree, p=f"{label}:": {
                         p + "store-cli": cli(client, path, args.workers, t, args.url, embedded=True)}),
-                    (f"{label}:breakdown", lambda k=sub("breakdown", tree), p=f"{label}:": {
+                    (f"{label}:breakdown", lambda k=sub("breakdown", tree, path), p=f"{label}:": {
                         p + a: b for a, b in k().items()}),
                 ]
                 if "--levels" in (Path(tree) / "simdup_es" / "cli" / "store_cmds.py").read_text(encoding="utf-8"):

@@ -382,18 +382,19 @@ def _convert(out: list[str], flags: np.ndarray, shortcuts: _Shortcuts | None) ->
     # Text without a CJK character is left alone; the others take the passes their mark needs.
     # (Marks are ORed here, not the highest: 3 is a text with both, which takes every pass.)
     todo = [(i, min(f & _MARKS, 2) if shortcuts is not None else 2) for i, f in enumerate(flags.tolist()) if f & _HAS_CJK]
-    passes = [(_CONFIGS, [i for i, mark in todo if mark == 2])]  # every pass of the three configs
+    # (configs, texts, whether they may be joined): every pass of the three configs, then the shortcuts'.
+    passes = [(_CONFIGS, [i for i, mark in todo if mark == 2], False)]
     if shortcuts is not None:
         passes += [
-            ([shortcuts.main["t2s"]], [i for i, mark in todo if mark == 1]),
-            ([shortcuts.main["s2twp"], shortcuts.main["tw2sp"]], [i for i, mark in todo if mark < 2]),
+            ([shortcuts.main["t2s"]], [i for i, mark in todo if mark == 1], True),
+            ([shortcuts.main["s2twp"], shortcuts.main["tw2sp"]], [i for i, mark in todo if mark < 2], True),
         ]
-    for k, (configs, which) in enumerate(passes):
+    for configs, which, joinable in passes:
         # The shortcut passes convert the batch's texts joined by _JOIN, in one call: no
         # key of their tables holds it (checked when they are built and read), so no
         # match spans it and each text comes out as alone. Two thirds less time on
         # titles, 5 % on texts. (The texts that hold it, or a NUL, go one by one.)
-        joined = [i for i in which if _JOIN not in out[i] and "\0" not in out[i]] if k > 0 else []
+        joined = [i for i in which if _JOIN not in out[i] and "\0" not in out[i]] if joinable else []
         if len(joined) > 1:
             text = _JOIN.join([out[i] for i in joined])
             for config in configs:
