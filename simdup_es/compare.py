@@ -120,6 +120,7 @@ from .lcs import (
 from .sentences import DEFAULT_MIN_UNITS, WORD_BASE, Sentence, WordCodes, split_sentences, split_sentences_coded
 from .thesaurus import Thesaurus, cilin_thesaurus
 from .tokens import dictionary_words
+from .winnow import shared_runs
 
 __all__ = [
     "ALIGNMENT_MAX_CELLS",
@@ -181,6 +182,12 @@ class CompareParams:
     trim_window, trim_slope:
         Smoothing window (units) and slope threshold of the trusted part
         (:func:`simdup_es.lcs.trusted_span`).
+    run_units:
+        Units of both texts inside a common run of at least this many units are
+        marked copied (``Comparison.runs_a``/``runs_b``), within sentences as well as
+        across them: a sentence that lost a clause or gained a prefix falls below
+        ``right_weight`` as a whole, but its copied run is still seen. Eight CJK
+        characters are rarely shared by chance outside set phrases.
     """
 
     similar_weight: float = 0.6
@@ -190,6 +197,7 @@ class CompareParams:
     trim_boilerplate: bool = False
     trim_window: int = DEFAULT_TRIM_WINDOW
     trim_slope: float = DEFAULT_TRIM_SLOPE
+    run_units: int = 8
 
     def __post_init__(self) -> None:
         for name in ("similar_weight", "right_weight", "trim_slope"):
@@ -203,7 +211,7 @@ class CompareParams:
                 f"right_weight must be greater than similar_weight ({self.similar_weight}) and at most 1, "
                 f"got {self.right_weight}"
             )
-        require_ints(self, ("min_units", "trim_window"))
+        require_ints(self, ("min_units", "trim_window", "run_units"))
         if not 0.0 < self.trim_slope < 1.0:
             raise ConfigError(f"trim_slope must be between 0 and 1 (exclusive), got {self.trim_slope}")
         for name in ("use_synonyms", "trim_boilerplate"):
@@ -263,6 +271,9 @@ class Comparison:
     core_a, core_b:
         With ``trim_boilerplate``: the kept sentences as an index range
         ``(first, stop)`` (empty when nothing was trusted). ``None`` otherwise.
+    runs_a, runs_b:
+        One flag per unit of each whole text (units in text order): whether it lies in
+        a run of at least ``params.run_units`` units the other text has too.
     """
 
     sentences_a: tuple[Sentence, ...]
@@ -281,6 +292,8 @@ class Comparison:
     core_b: tuple[int, int] | None
     params: CompareParams
     stats: CompareStats = field(default_factory=lambda: CompareStats(0, 0, 0))
+    runs_a: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), compare=False, repr=False)
+    runs_b: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), compare=False, repr=False)
 
     @property
     def marked_a(self) -> frozenset[int]:
@@ -792,8 +805,9 @@ def compare(
 
     core_a: range = range(n)
     core_b: range = range(m)
+    whole_a, whole_b = "".join(ea), "".join(eb)
+    runs_a, runs_b = shared_runs(_code_points(whole_a), _code_points(whole_b), params.run_units)
     if params.trim_boilerplate:
-        whole_a, whole_b = "".join(ea), "".join(eb)
         if len(whole_a) * len(whole_b) <= ALIGNMENT_MAX_CELLS:
             weights_a, weights_b = alignment_masks(whole_a, whole_b)
         else:
@@ -868,4 +882,11 @@ def compare(
         core_b=(core_b.start, core_b.stop) if params.trim_boilerplate else None,
         params=params,
         stats=CompareStats(len(core_a) * len(core_b), int(ii.size), word_checks),
+        runs_a=runs_a,
+        runs_b=runs_b,
     )
+
+
+def _code_points(s: str) -> np.ndarray:
+    """The code points of ``s`` (the matrix's unit codes may include surrogates)."""
+    return np.frombuffer(s.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)

@@ -35,7 +35,8 @@ R = TypeVar("R")
 
 # Bump when tokenisation, weighting or hashing changes in a way that changes bits.
 # 2: segmentation by jieba-rs instead of Python jieba.
-ALGORITHM_VERSION = 2
+# 3: the finer levels' keys are winnowed unit grams instead of whole-sentence hashes.
+ALGORITHM_VERSION = 3
 
 
 @dataclass(frozen=True, order=True)

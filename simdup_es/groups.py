@@ -398,7 +398,7 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
     is ``docs``' ``p``). A pair already connected in ``joined`` is not compared; pairs
     found are added to it.
     """
-    from .multilevel import find_copies
+    from .multilevel import StoredText, find_copies
     from .text import unify
 
     joined = joined if joined is not None else UnionFind()
@@ -429,12 +429,13 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
                                       limit=limit + 1)
         found = _candidates_by_position(found, by_id, p)[:limit]
 
-        def texts(names: Sequence[str], p: int = p) -> dict[str, str]:
+        def texts(names: Sequence[str], p: int = p) -> dict[str, StoredText]:
             todo = [int(q) for q in names if not joined.connected(p, int(q))]
-            return {str(q): t for q, t in unified_texts(todo).items() if t}
+            return {str(q): StoredText(t) for q, t in unified_texts(todo).items() if t}
 
+        # Any copy the matrix confirms links (a whole copy past distance k is a near-duplicate by its shares).
         for m in find_copies(text, levels, [], found, texts, links.compare, params=links.params):
-            if m.kind == PARTIAL and joined.union(p, int(m.id)):
+            if joined.union(p, int(m.id)):
                 yield p, int(m.id)
 
 

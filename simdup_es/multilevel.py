@@ -26,34 +26,35 @@ stores are tested against.
 
 from __future__ import annotations
 
-import bisect
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 from . import simhash as sh
-from .compare import Comparison, SentencePair
+from .compare import Comparison
 from .config import BlockLayout, require_ints
 from .errors import ConfigError, FingerprintVersionError
-from .join import components
 from .parts import Levels
+from .winnow import KEY_K, KEY_W
 
 __all__ = [
     "Candidate",
-    "common_sentences",
+    "Copies",
     "copied_shares",
     "MemoryPartIndex",
     "MultiMatch",
     "MultiParams",
     "PartCandidate",
     "PartStore",
+    "StoredText",
     "find_copies",
     "judge",
-    "passage_pairs",
+    "counted_passages",
+    "passages",
     "rank_candidates",
 ]
 
@@ -69,36 +70,34 @@ class MultiParams:
     Attributes
     ----------
     k:
-        Document distance up to which a hit is a ``near-duplicate`` (the
-        document-level rule, SPEC §4).
+        Document distance up to which a hit is a ``near-duplicate`` whatever the matrix
+        says (the document-level rule).
     min_coverage:
         A part candidate goes to the comparison matrix only if its matched parts and
         keys cover at least this share of the query or of itself.
     max_candidates:
-        At most this many part candidates per query go to the matrix (best coverage first).
+        Part candidates judged per round (best coverage first). A next round is judged
+        while the last one confirmed a copy and fewer than the caller's ``limit`` were
+        found: the budget grows with the copies there are, never cutting them silently.
     store_limit:
         At most this many candidates asked of the store (most matched parts and keys
-        first, ties by id); a bound on work for queries made of common sentences.
+        first, ties by id); a bound on work for queries made of common phrases.
     partial_threshold:
         A candidate is a ``partial`` copy when at least this share of the query's, or
-        of its own, units are in copied passages (see ``passage_sentences``;
-        boilerplate sentences not counted, see ``common_keys``).
-    common_keys:
-        A query sentence whose key the store found in at least this many candidates
-        is boilerplate (a template line, a licence notice): it is not evidence of
-        copying and does not count toward ``partial_threshold``. 0 counts every
-        sentence. Copies of one text share their sentences with a handful of
-        documents; templates with dozens. Sentences that hold over half of the query
-        are its own text copied widely, not a template, and all count.
-    passage_sentences, passage_gap:
-        Only marked sentences inside a copied passage count toward
-        ``partial_threshold``: at least ``passage_sentences`` query sentences whose
-        marked pairs are chained, each next pair at most ``passage_gap`` unmarked
-        sentences further on in the query and at most as far on (or on the same
-        sentence) in the candidate (:func:`passage_pairs`). A copy is a run of text;
-        pages made from one template share lines scattered between their own
-        (a repeated notice, an item heading), which chain into no passage.
-        ``passage_sentences=1`` counts every marked sentence.
+        of its own, units are in copied passages.
+    passage_units:
+        A copied passage of at least this many units makes a ``partial`` copy whatever
+        share of either side it is (a paragraph pasted into a long document).
+    passage_min_units, passage_gap, sentence_units:
+        Copied units (in a run both texts share, or in a sentence the matrix marked)
+        at most ``passage_gap`` units apart form one passage; a passage counts with at
+        least ``passage_min_units`` copied units in two sentences or more, or in one
+        of ``sentence_units`` or half its side (:func:`counted_passages`). Copies of
+        one text share whole runs; pages made from one template share lines between
+        their own, one at a time, however many pages share them.
+    whole_share:
+        A candidate with at least this share of both sides in copied passages is a
+        ``near-duplicate`` (a whole copy) whatever its distance.
     """
 
     k: int = 3
@@ -106,17 +105,19 @@ class MultiParams:
     max_candidates: int = 10
     store_limit: int = 100
     partial_threshold: float = 0.2
-    common_keys: int = 5
-    passage_sentences: int = 2
-    passage_gap: int = 2
+    passage_units: int = 30
+    passage_min_units: int = 12
+    passage_gap: int = 8
+    sentence_units: int = 60
+    whole_share: float = 0.8
 
     def __post_init__(self) -> None:
-        for name in ("min_coverage", "partial_threshold"):
+        for name in ("min_coverage", "partial_threshold", "whole_share"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"{name} must be between 0 and 1, got {value}")
-        require_ints(self, ("common_keys", "passage_gap"), minimum=0)
-        require_ints(self, ("max_candidates", "store_limit", "passage_sentences"))
+        require_ints(self, ("passage_gap",), minimum=0)
+        require_ints(self, ("max_candidates", "store_limit", "passage_units", "passage_min_units", "sentence_units"))
         if not 0 <= self.k < 64:
             raise ConfigError(f"k must be between 0 and 63, got {self.k}")
 
@@ -261,6 +262,13 @@ class MemoryPartIndex:
         return out[:limit]
 
 
+class StoredText(NamedTuple):
+    """A stored document's unified text, and its fingerprint when of the query's version."""
+
+    text: str
+    fingerprint: int | None = None
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A part candidate with its coverage of the query and of itself."""
@@ -274,18 +282,30 @@ class Candidate:
         return max(self.coverage_query, self.coverage_match)
 
 
-def covered_units(query: Levels, parts: Iterable[int], keys: Iterable[int]) -> int:
-    """Units of the query's sentences inside a matched part or having a matched key."""
-    sentences: set[int] = set()
+def covered_units(query: Levels, parts: Iterable[int], keys: Iterable[int], key_units: int = KEY_K,
+                  key_window: int = KEY_W) -> int:
+    """Units of the query inside a matched part or a run its matched keys stand for.
+
+    A matched key covers its gram's ``key_units`` units and, when the next matched key
+    starts at most ``key_window`` units later, the units up to it: winnowing keeps a
+    key in every window of a shared run, so keys that close belong to one run.
+    """
+    covered = np.zeros(query.units, dtype=bool)
+    if not query.units:
+        return 0
+    before = np.cumsum([0, *(s.n_units for s in query.sentences)])
     for i in parts:
         p = query.parts[i]
-        sentences.update(range(p.first, p.stop))
-    sentences.update(query.keys[i].index for i in keys)
-    return sum(query.sentences[s].n_units for s in sentences)
+        covered[before[p.first] : before[p.stop]] = True
+    starts = sorted(query.keys[i].position for i in keys)
+    for start, after in zip(starts, [*starts[1:], None], strict=True):
+        end = after if after is not None and after - start <= key_window else start + key_units
+        covered[start : max(end, start + key_units)] = True
+    return int(covered.sum())
 
 
 def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: MultiParams = MultiParams()) -> list[Candidate]:
-    """Candidates covering at least ``min_coverage`` of either side, best first, at most ``max_candidates``.
+    """Candidates covering at least ``min_coverage`` of either side, best first.
 
     The match side's coverage is estimated from the query side (a matched key covers
     the same units in both texts; a matched part about as many).
@@ -298,7 +318,7 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
         if max(cq, cm) >= params.min_coverage:
             out.append(Candidate(c.id, cq, cm))
     out.sort(key=lambda c: (-c.coverage, -c.coverage_query, c.id))
-    return out[: params.max_candidates]
+    return out
 
 
 @dataclass(frozen=True)
@@ -325,96 +345,86 @@ class MultiMatch:
     comparison: Comparison | None = None
 
     def to_dict(self) -> dict[str, object]:
-        """The issue's fields; the four shares are ``None`` for a near-duplicate whose text the store does not keep."""
+        """JSON-ready fields; the shares are ``None`` for a near-duplicate whose text the store does not keep.
+
+        ``copied_query``/``copied_match`` are the shares of each side in copied passages
+        (what the kind is decided on), ``similarity_*`` the matrix's marked sentences."""
         scored = self.comparison is not None
-        shares = ("similarity_query", "similarity_match", "containment_query_in_match", "containment_match_in_query")
+        shares = ("copied_query", "copied_match", "similarity_query", "similarity_match", "containment_query_in_match",
+                  "containment_match_in_query")
         return {"id": self.id, "kind": self.kind, "distance": self.distance,
                 **{name: round(getattr(self, name), 6) if scored else None for name in shares}}
 
 
-def common_sentences(query: Levels, found: Sequence[PartCandidate], params: MultiParams = MultiParams()) -> frozenset[int]:
-    """Query sentences whose key was found in at least ``params.common_keys`` candidates: boilerplate.
+def passages(copied: np.ndarray, gap: int) -> list[tuple[int, int, int]]:
+    """``(start, stop, copied units)`` of each stretch of copied units at most ``gap`` apart."""
+    at = np.flatnonzero(copied)
+    if not at.size:
+        return []
+    cut = np.flatnonzero(np.diff(at) > gap + 1) + 1
+    firsts, lasts = at[np.r_[0, cut]], at[np.r_[cut - 1, at.size - 1]]
+    counts = np.diff(np.r_[0, cut, at.size])
+    return list(zip(firsts.tolist(), (lasts + 1).tolist(), counts.tolist(), strict=True))
 
-    When such sentences hold most of the query (over half its units), they are the
-    query's own text, copied widely, not a template around it: none is boilerplate,
-    so an edited copy of a text the store holds many copies of is still found.
+
+def copied_units(comparison: Comparison, side: Literal["a", "b"]) -> tuple[np.ndarray, np.ndarray]:
+    """Per unit of a side: whether it is copied (in a run both texts share, or in a sentence the
+    matrix marked), and the index of its sentence."""
+    sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
+    runs = comparison.runs_a if side == "a" else comparison.runs_b
+    counts = np.fromiter((s.n_units for s in sentences), dtype=np.int64, count=len(sentences))
+    marked = np.zeros(len(sentences), dtype=bool)
+    marked[list(comparison.marked_a if side == "a" else comparison.marked_b)] = True
+    copied = np.repeat(marked, counts)
+    if runs.size == copied.size:
+        copied |= runs
+    core = comparison.core_a if side == "a" else comparison.core_b
+    if core is not None:  # trimmed: only the core counts
+        before = np.cumsum(np.r_[0, counts])
+        copied[: before[core[0]]] = False
+        copied[before[core[1]] :] = False
+    return copied, np.repeat(np.arange(len(sentences)), counts)
+
+
+def counted_passages(comparison: Comparison, side: Literal["a", "b"], params: MultiParams = MultiParams()) -> list[int]:
+    """Copied units of each passage of a side that counts as copied text.
+
+    A passage counts with at least ``passage_min_units`` copied units, and either
+    copied units in two sentences or more (a run of text), or ``sentence_units`` of
+    them, or half the side (a short text copied whole). A line shared by pages made
+    from one template is a sentence between their own: it counts only when long.
     """
-    if not params.common_keys:
-        return frozenset()
-    counts: dict[int, int] = defaultdict(int)
-    for c in found:
-        for i in c.keys:
-            counts[i] += 1
-    common = frozenset(query.keys[i].index for i, n in counts.items() if n >= params.common_keys)
-    if 2 * sum(query.sentences[i].n_units for i in common) > query.units:
-        return frozenset()
-    return common
+    copied, sentence = copied_units(comparison, side)
+    half = (comparison.units_a if side == "a" else comparison.units_b) / 2
+    out = []
+    for start, stop, n in passages(copied, params.passage_gap):
+        if n < params.passage_min_units:
+            continue
+        ids = sentence[start:stop][copied[start:stop]]
+        if ids[0] != ids[-1] or n >= params.sentence_units or n >= half:
+            out.append(n)
+    return out
 
 
-def passage_pairs(pairs: Iterable[SentencePair], min_sentences: int = 2, gap: int = 2) -> list[SentencePair]:
-    """The pairs in copied passages, in their order.
+def copied_shares(comparison: Comparison, params: MultiParams = MultiParams()) -> tuple[float, float, int]:
+    """Shares of both sides' units in counted passages (:func:`counted_passages`), and the units of the
+    shorter of the two sides' longest passages (a text repeating itself has a long passage on its side only)."""
+    a, b = counted_passages(comparison, "a", params), counted_passages(comparison, "b", params)
+    return (sum(a) / comparison.units_a if comparison.units_a else 0.0,
+            sum(b) / comparison.units_b if comparison.units_b else 0.0, min(max(a, default=0), max(b, default=0)))
 
-    Two pairs ``(i, j)`` and ``(i2, j2)`` are chained when ``0 < i2 - i <= gap + 1``
-    and ``0 <= j2 - j <= gap + 1``: the next query sentence, or one after at most
-    ``gap`` unmarked ones, matches the same or a following sentence of the other
-    text. A passage is a set of chained pairs (transitively) holding at least
-    ``min_sentences`` distinct query sentences; pairs in none are left out.
+
+def judge(doc_id: str, comparison: Comparison, distance: int | None, params: MultiParams = MultiParams()) -> MultiMatch | None:
+    """The kind of copy, or ``None``.
+
+    ``near-duplicate``: within distance ``k``, or both sides mostly copied
+    (``whole_share``); ``partial``: ``partial_threshold`` of either side copied, or a
+    passage of ``passage_units``.
     """
-    pairs = sorted(pairs, key=lambda p: (p.i, p.j))
-    if min_sentences <= 1:
-        return pairs
-    by_i: dict[int, tuple[list[int], list[int]]] = {}  # i -> (its js ascending, their positions)
-    for n, p in enumerate(pairs):
-        js, ns = by_i.setdefault(p.i, ([], []))
-        js.append(p.j)
-        ns.append(n)
-    chained: list[tuple[int, int]] = []
-    for n, p in enumerate(pairs):
-        for i2 in range(p.i + 1, p.i + gap + 2):
-            if i2 in by_i:
-                js, ns = by_i[i2]
-                chained += [(n, m) for m in ns[bisect.bisect_left(js, p.j) : bisect.bisect_right(js, p.j + gap + 1)]]
-    root = components(chained)  # a pair in no chain is a passage of one sentence
-    members: dict[int, set[int]] = defaultdict(set)
-    for n, r in root.items():
-        members[r].add(pairs[n].i)
-    return [p for n, p in enumerate(pairs) if n in root and len(members[root[n]]) >= min_sentences]
-
-
-def copied_shares(
-    comparison: Comparison, common_starts: frozenset[int] = frozenset(), params: MultiParams = MultiParams()
-) -> tuple[float, float]:
-    """Shares of both sides' units in copied passages, leaving out query sentences starting at ``common_starts``.
-
-    The passages (:func:`passage_pairs`, ``params.passage_sentences`` and
-    ``params.passage_gap``) are found among the pairs left.
-    """
-    kept = [p for p in comparison.pairs if p.a_start not in common_starts]
-    pairs = passage_pairs(kept, params.passage_sentences, params.passage_gap)
-    a = {p.i for p in pairs}
-    b = {p.j for p in pairs}
-    ua = sum(comparison.sentences_a[i].n_units for i in a)
-    ub = sum(comparison.sentences_b[j].n_units for j in b)
-    return (ua / comparison.units_a if comparison.units_a else 0.0, ub / comparison.units_b if comparison.units_b else 0.0)
-
-
-def judge(
-    doc_id: str,
-    comparison: Comparison,
-    distance: int | None,
-    params: MultiParams = MultiParams(),
-    common_starts: frozenset[int] = frozenset(),
-) -> MultiMatch | None:
-    """The kind of copy, or ``None``: near-duplicate by distance, else partial by the matrix.
-
-    ``common_starts`` are character offsets of the query's boilerplate sentences
-    (see :func:`common_sentences`); their marks do not count toward ``partial``,
-    nor do marks outside copied passages (:func:`copied_shares`).
-    """
-    cq, cm = copied_shares(comparison, common_starts, params)
-    if distance is not None and distance <= params.k:
+    cq, cm, longest = copied_shares(comparison, params)
+    if (distance is not None and distance <= params.k) or min(cq, cm) >= params.whole_share:
         kind: Kind = "near-duplicate"
-    elif max(cq, cm) >= params.partial_threshold:
+    elif max(cq, cm) >= params.partial_threshold or longest >= params.passage_units:
         kind = "partial"
     else:
         return None
@@ -432,19 +442,27 @@ def judge(
     )
 
 
+class Copies(list[MultiMatch]):
+    """The copies found, best first; ``more`` candidates were left unjudged once ``limit`` copies were found."""
+
+    def __init__(self, matches: Iterable[MultiMatch] = (), more: int = 0) -> None:
+        super().__init__(matches)
+        self.more = more
+
+
 def find_copies(
     query_text: str,
     query: Levels,
     near: Sequence[tuple[str, int]],
     found: Sequence[PartCandidate],
-    texts: Callable[[Sequence[str]], Mapping[str, str]],
+    texts: Callable[[Sequence[str]], Mapping[str, StoredText]],
     compare: Callable[[str, str], Comparison],
     *,
-    fingerprints: Mapping[str, int] | None = None,
     query_fingerprint: int | None = None,
     params: MultiParams = MultiParams(),
-) -> list[MultiMatch]:
-    """Judge the document-level near-duplicates and the best part candidates of one query.
+    limit: int | None = None,
+) -> Copies:
+    """Judge the document-level near-duplicates and the part candidates of one query.
 
     Parameters
     ----------
@@ -455,34 +473,46 @@ def find_copies(
     found:
         The store's :meth:`PartStore.part_candidates` for ``query``.
     texts:
-        Unified texts of stored documents by id (ids without text are left out).
+        Unified texts (and fingerprints, when of the query's version) of stored
+        documents by id; ids without text are left out.
     compare:
         Two unified texts to a :class:`Comparison` (query first).
-    fingerprints, query_fingerprint:
-        Document fingerprints, to give part candidates their distance.
+    query_fingerprint:
+        To give part candidates their distance.
+    limit:
+        Stop judging once this many copies were found (``None``: no limit).
 
     Returns
     -------
-    list[MultiMatch]
+    Copies
         Near-duplicates first (by distance), then partial copies by the larger
-        similarity; ties by id.
+        copied share; ties by id. Every near-duplicate by distance is judged; part
+        candidates are judged ``params.max_candidates`` at a time, best coverage first,
+        while the last round confirmed a copy and fewer than ``limit`` were found.
     """
     distances = dict(near)
-    ranked = rank_candidates(query, found, params)
-    common = frozenset(query.sentences[i].start for i in common_sentences(query, found, params))
-    ids = list(distances) + [c.id for c in ranked if c.id not in distances]
-    got = texts(ids)
-    out = []
-    for doc_id in ids:
-        text = got.get(doc_id)
-        if not text:
-            continue
-        distance = distances.get(doc_id)
-        if distance is None and fingerprints is not None and query_fingerprint is not None and doc_id in fingerprints:
-            distance = sh.hamming(query_fingerprint, fingerprints[doc_id])
-        match = judge(doc_id, compare(query_text, text), distance, params, common)
-        if match is not None:
-            out.append(match)
-    out.sort(key=lambda m: (m.kind != "near-duplicate", m.distance if m.kind == "near-duplicate" else 0,
-                            -max(m.copied_query, m.copied_match), m.id))
-    return out
+    ranked = [c.id for c in rank_candidates(query, found, params) if c.id not in distances]
+    out: list[MultiMatch] = []
+
+    def judge_all(ids: Sequence[str]) -> int:
+        confirmed = 0
+        for doc_id, stored in texts(ids).items():
+            distance = distances.get(doc_id)
+            if distance is None and query_fingerprint is not None and stored.fingerprint is not None:
+                distance = sh.hamming(query_fingerprint, stored.fingerprint)
+            match = judge(doc_id, compare(query_text, stored.text), distance, params)
+            if match is not None:
+                out.append(match)
+                confirmed += 1
+        return confirmed
+
+    judge_all(list(distances))
+    at = 0
+    while at < len(ranked) and (limit is None or len(out) < limit):
+        batch = ranked[at : at + params.max_candidates]
+        at += len(batch)
+        if not judge_all(batch):
+            break
+    out.sort(key=lambda m: (m.kind != "near-duplicate", m.distance if m.distance is not None and m.kind == "near-duplicate"
+                            else 65, -max(m.copied_query, m.copied_match), m.id))
+    return Copies(out, more=len(ranked) - at if limit is not None and len(out) >= limit else 0)

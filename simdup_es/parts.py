@@ -13,13 +13,12 @@ coarser one misses:
   and is looked up with the same 8 blocks and 5-of-8 rule. A part survives edits
   elsewhere in the document and, being a SimHash, small edits inside it (a word
   replaced, a synonym, punctuation, a regional word after script conversion).
-- **sentence keys**: a 64-bit hash of each sentence of at least
-  ``sentence_min_units`` units, over its units only (no punctuation or spaces;
-  the text is unified, so one script and case). Exact, so it is the finest and
-  most selective level: one copied sentence inside a long host document is
-  found, whatever surrounds it, and a 30 % passage of a source inside an
-  unrelated document shares every one of its sentences. Short sentences are
-  left out: headings and option names recur across unrelated documents.
+- **keys**: winnowed 64-bit hashes of runs of units (:mod:`simdup_es.winnow`),
+  each with its unit offset. Exact, so the finest and most selective level: two
+  texts sharing a run of at least ``key_window + key_units - 1`` units (10 by
+  default) share a key, whatever surrounds the run and however the rest of its
+  sentence was edited: one copied clause inside a long host document, a short
+  post with a character replaced or a prefix added.
 
 Everything here is pure: text in, numbers out. Offsets and sentence indices refer
 to the unified text (:func:`simdup_es.text.unify`), like the comparison matrix's.
@@ -38,13 +37,14 @@ from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
 import numpy as np
-import xxhash
 
 from .config import require_ints
 from .errors import ConfigError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, Result
-from .sentences import Sentence, _Columns, _split_columns_many, split_sentences, units
+from .sentences import Sentence, _split_columns_many, split_sentences
 from .text import unify, unify_many
+from .winnow import KEY_K, KEY_W
+from .winnow import text_keys as winnow_keys
 
 T = TypeVar("T")
 
@@ -57,7 +57,7 @@ T = TypeVar("T")
 _DOCS_PER_CHUNK = 128
 _CHARS_PER_CHUNK = 256_000
 
-__all__ = ["Levels", "Part", "PartParams", "PartPrinter", "SentenceKey", "sentence_keys", "split_parts"]
+__all__ = ["Key", "Levels", "Part", "PartParams", "PartPrinter", "split_parts", "text_keys"]
 
 
 @dataclass(frozen=True)
@@ -81,8 +81,9 @@ class PartParams:
         Share of a window repeated in the next one (0 = adjacent windows). With
         half a window of overlap, a passage of ``window_units`` copied anywhere
         covers one of the windows at least halfway.
-    sentence_min_units:
-        Sentences with fewer units get no sentence key.
+    key_units, key_window:
+        The keys' gram length ``k`` and winnowing window ``w`` (:mod:`simdup_es.winnow`):
+        a shared run of ``k + w - 1`` units always shares a key.
     with_parts:
         ``False`` cuts no parts: the levels are the sentence keys alone
         (``simdup index --levels keys``).
@@ -92,11 +93,12 @@ class PartParams:
     window_units: int = 100
     max_units: int = 160
     overlap: float = 0.5
-    sentence_min_units: int = 8
+    key_units: int = KEY_K
+    key_window: int = KEY_W
     with_parts: bool = True
 
     def __post_init__(self) -> None:
-        require_ints(self, ("min_units", "window_units", "max_units", "sentence_min_units"))
+        require_ints(self, ("min_units", "window_units", "max_units", "key_units", "key_window"))
         if self.max_units < self.window_units:
             raise ConfigError(f"max_units ({self.max_units}) must be at least window_units ({self.window_units})")
         if not 0.0 <= self.overlap < 1.0:
@@ -115,17 +117,16 @@ class Part:
 
 
 @dataclass(frozen=True, slots=True)
-class SentenceKey:
-    """The exact key of sentence ``index`` (``units`` long)."""
+class Key:
+    """A winnowed key: the hash of the gram of units starting at unit ``position``."""
 
     key: int
-    index: int
-    units: int
+    position: int
 
 
 @dataclass(frozen=True)
 class Levels:
-    """A document's part fingerprints and sentence keys, as a store keeps them.
+    """A document's part fingerprints and keys, as a store keeps them.
 
     ``parts[i]`` has fingerprint ``fingerprints[i]`` (``None`` where the part has no
     content word, e.g. only numbers and stop words). ``units`` is the whole text's.
@@ -138,14 +139,14 @@ class Levels:
     sentences: Sequence[Sentence]
     parts: Sequence[Part]
     fingerprints: tuple[int | None, ...]
-    keys: Sequence[SentenceKey]
+    keys: Sequence[Key]
 
     def stored(self) -> tuple[list[int], list[int]]:
-        """What a store indexes: the part fingerprints (without ``None``) and the distinct sentence keys."""
+        """What a store indexes: the part fingerprints (without ``None``) and the distinct keys."""
         return [f for f in self.fingerprints if f is not None], sorted(set(self.key_values()))
 
     def key_values(self) -> list[int]:
-        """The value of each sentence key, in order (without making the key objects)."""
+        """The value of each key, in order (without making the key objects)."""
         return self.keys.values() if isinstance(self.keys, _Keys) else [k.key for k in self.keys]
 
     @property
@@ -238,33 +239,18 @@ def _parts(starts: Sequence[int], ends: Sequence[int], counts: Sequence[int], pa
     return parts
 
 
-def sentence_key(sentence: Sentence) -> int:
-    """64-bit key of a sentence: XXH3-64 of its units joined (punctuation and spaces do not count)."""
-    return xxhash.xxh3_64_intdigest("\x1f".join(units(sentence.text)).encode("utf-8"))
+def text_keys(text: str, params: PartParams = PartParams()) -> list[Key]:
+    """The winnowed keys of a unified text, in text order."""
+    values, positions = winnow_keys(text, params.key_units, params.key_window)
+    return [Key(v, p) for v, p in zip(values.tolist(), positions.tolist(), strict=True)]
 
 
-def sentence_keys(sentences: Sequence[Sentence], params: PartParams = PartParams()) -> list[SentenceKey]:
-    """Keys of the sentences with at least ``params.sentence_min_units`` units, in text order."""
-    return [SentenceKey(sentence_key(s), s.index, s.n_units) for s in sentences if s.n_units >= params.sentence_min_units]
-
-
-def _joined_keys(columns: _Columns, min_units: int) -> list[_Keys]:
-    """:func:`sentence_keys` of each text of a batch split into columns (:func:`_split_columns_many`).
-
-    As flat numbers, the key objects made on first use: indexing through workers
-    sends the numbers and reads only the keys' values. Hashed in one ``map`` over the
-    batch's long sentences, the rows of all texts made by numpy at once.
-    """
-    first, counts = columns.first, columns.table[:, 2]
-    keep = counts >= min_units
-    chosen = np.flatnonzero(keep)
-    rows = np.empty((len(chosen), 3), dtype=np.uint64)
-    rows[:, 0] = np.fromiter(map(xxhash.xxh3_64_intdigest, map(str.encode, itertools.compress(columns.joined, keep))),
-                             dtype=np.uint64, count=len(chosen))
-    index = np.arange(len(counts), dtype=np.int64) - np.repeat(np.asarray(first[:-1], dtype=np.int64), np.diff(first))
-    rows[:, 1], rows[:, 2] = index[chosen], counts[chosen]
-    bounds = np.searchsorted(chosen, first).tolist()
-    return [_Keys(rows[a:b].tobytes()) for a, b in itertools.pairwise(bounds)]
+def _flat_keys(text: str, params: PartParams) -> _Keys:
+    """:func:`text_keys` as flat numbers, the key objects made on first use."""
+    values, positions = winnow_keys(text, params.key_units, params.key_window)
+    rows = np.empty((len(values), 2), dtype=np.uint64)
+    rows[:, 0], rows[:, 1] = values, positions
+    return _Keys(rows.tobytes())
 
 
 # Characters jieba may segment together with their neighbours: a superset, in every
@@ -419,10 +405,9 @@ class PartPrinter:
         return out
 
     def _split_many(self, texts: Sequence[str]) -> list[_Split]:
-        """Unified texts cut into sentences (all at once, as columns) and parts, with their sentence keys."""
+        """Unified texts cut into sentences (all at once, as columns) and parts, with their keys."""
         _, columns = _split_columns_many(texts)
         first, table, params = columns.first, columns.table, self.params
-        keys = _joined_keys(columns, params.sentence_min_units)
         starts, ends, counts = (table[:, k].tolist() for k in range(3)) if params.with_parts else ((), (), ())
         out = []
         for k, u in enumerate(texts):
@@ -433,7 +418,7 @@ class PartPrinter:
                 parts = _parts(starts[i:j], ends[i:j], counts[i:j], itertools.pairwise([0, *columns.lines[k], j - i]),
                                before, params)
             units_ = before[-1] - before[0] if before else 0
-            out.append(_Split(u, _Sentences(table[i:j].tobytes(), u), parts, keys[k], units_))
+            out.append(_Split(u, _Sentences(table[i:j].tobytes(), u), parts, _flat_keys(u, params), units_))
         return out
 
     def _levels(self, split: _Split, fps: Sequence[int | None]) -> Levels:
@@ -448,7 +433,7 @@ class PartPrinter:
 
 
 class _Split(NamedTuple):
-    """A unified text cut into sentences and parts, with its sentence keys and its number of units."""
+    """A unified text cut into sentences and parts, with its keys and its number of units."""
 
     text: str
     sentences: _Sentences
@@ -524,14 +509,14 @@ class _Sent(list["_Packed"]):
 
 # (head, units, parts, fingerprints, keys[, unified text, sentences]): head is the fingerprint's value
 # (or the whole Result when it is not one of the batch's version); parts, keys and sentences are flat
-# arrays of unsigned 64-bit numbers, 5, 3 and 3 to an element (_flat).
+# arrays of unsigned 64-bit numbers, 5, 2 and 3 to an element (_flat).
 _Packed = tuple[object, ...]
 
 
 def _pack(head: object, levels: Levels, text: str | None) -> _Packed:
     keys = levels.keys
     packed = (head, levels.units, _flat((p.first, p.stop, p.start, p.end, p.units) for p in levels.parts),
-              levels.fingerprints, keys._flat if isinstance(keys, _Keys) else _flat((k.key, k.index, k.units) for k in keys))
+              levels.fingerprints, keys._flat if isinstance(keys, _Keys) else _flat((k.key, k.position) for k in keys))
     if text is None:
         return packed
     sentences = levels.sentences
@@ -654,13 +639,13 @@ class _Parts(_Flat[Part]):
         return tuple(Part(*row) for row in rows)
 
 
-class _Keys(_Flat[SentenceKey]):
+class _Keys(_Flat[Key]):
     __slots__ = ()
-    _width = 3
+    _width = 2
 
     def values(self) -> list[int]:
         """:meth:`Levels.key_values`."""
         return memoryview(self._flat).cast("Q")[0 :: self._width].tolist()
 
-    def _make(self, rows: Iterator[tuple[int, ...]]) -> tuple[SentenceKey, ...]:
-        return tuple(SentenceKey(*row) for row in rows)
+    def _make(self, rows: Iterator[tuple[int, ...]]) -> tuple[Key, ...]:
+        return tuple(Key(*row) for row in rows)

@@ -3,7 +3,7 @@
 The mappings in ``mappings/`` are written from these names (a test holds them to
 it). A document carries::
 
-    {"simdup": {"fp": "e28764262e8514da", "version": "2.2b61da8f",
+    {"simdup": {"fp": "e28764262e8514da", "version": "3.2b61da8f",
                 "b0": "da", "b1": "14", ..., "b7": "e2"}}
 
 Blocks are lower-case hex of the block's bits, zero-padded (two digits for 8-bit

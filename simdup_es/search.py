@@ -26,7 +26,7 @@ from .compare import Comparison, CompareParams
 from .config import BlockLayout
 from .errors import FingerprintVersionError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter
-from .multilevel import MultiMatch, MultiParams
+from .multilevel import Copies, MultiMatch, MultiParams
 from .parts import Levels, PartPrinter
 from .store.base import Store, StoredDoc
 from .text import unify
@@ -193,7 +193,7 @@ def find_copies(
     matrix: bool = True,
     limit: int = 20,
     stored: dict[str, StoredDoc] | None = None,
-) -> list[MultiMatch]:
+) -> Copies:
     """The stored copies of a text, best first: near-duplicates, then partial copies.
 
     The document level finds every stored document within ``params.k`` (kind
@@ -204,7 +204,8 @@ def find_copies(
     for the thresholds and their defaults). ``fingerprint`` and ``levels`` save
     computing them (with ``printer``, default parameters if ``None``). Without
     ``matrix`` or ``text`` there is only the document level, unscored. At most
-    ``limit`` results. ``stored``, if given, gets the stored documents read for the
+    ``limit`` results; ``more`` on the result counts the copies (or candidates not
+    yet judged) left out by that limit. ``stored``, if given, gets the stored documents read for the
     matrix, by id (a caller showing the results need not read them again).
     """
     if printer is None:
@@ -219,37 +220,40 @@ def find_copies(
         fingerprint = printer.fingerprinter.fingerprint(unified, unify(title) if title else title, unified=True)
     if not (matrix and text):
         near = near_duplicates(store, fingerprint, exclude_id=exclude_id)
-        return [_unscored(m.id, m.distance) for m in near if m.distance <= params.k][:limit]
+        unscored = [_unscored(m.id, m.distance) for m in near if m.distance <= params.k]
+        return Copies(unscored[:limit], more=max(0, len(unscored) - limit))
     assert unified is not None
     if levels is None:
         levels = printer.levels(unified, unified=True)
-    return _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, stored)[:limit]
+    return _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, limit, stored)
 
 
 def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
-            compare: Comparer, params: MultiParams, stored: dict[str, StoredDoc] | None = None) -> list[MultiMatch]:
-    """find_copies with the query's ``unified`` text, fingerprint and levels."""
+            compare: Comparer, params: MultiParams, limit: int, stored: dict[str, StoredDoc] | None = None) -> Copies:
+    """find_copies with the query's ``unified`` text, fingerprint and levels: at most ``limit``, and how many more."""
+    from .multilevel import StoredText
     from .multilevel import find_copies as judge_copies
 
     near = [(m.id, m.distance) for m in near_duplicates(store, fingerprint, exclude_id=exclude_id) if m.distance <= params.k]
     found = store.part_candidates(levels.fingerprints, [k.key for k in levels.keys], levels.version,
                                   exclude_id=exclude_id, limit=params.store_limit)
-    fingerprints: dict[str, int] = {}  # filled when the texts are read, looked up after
 
-    def texts(ids: Sequence[str]) -> dict[str, str]:
+    def texts(ids: Sequence[str]) -> dict[str, StoredText]:
         docs = store.get(ids)
         if stored is not None:
             stored.update((d.id, d) for d in docs)
-        fingerprints.update((d.id, d.fingerprint) for d in docs if d.version == fingerprint.version)
-        return {d.id: unify(d.text) for d in docs if d.text}
+        return {d.id: StoredText(unify(d.text), d.fingerprint if d.version == fingerprint.version else None)
+                for d in docs if d.text}
 
-    matches = judge_copies(unified, levels, near, found, texts, compare, fingerprints=fingerprints,
-                           query_fingerprint=fingerprint.value, params=params)
+    matches = judge_copies(unified, levels, near, found, texts, compare, query_fingerprint=fingerprint.value,
+                           params=params, limit=limit)
     # A near-duplicate whose text the store does not keep is still one, unscored.
     judged = {m.id for m in matches}
     unscored = [_unscored(i, d) for i, d in near if i not in judged]
     # Stable: partial copies keep the order find_copies gave them.
-    return sorted(matches + unscored, key=lambda m: (m.kind != "near-duplicate", m.distance if m.kind == "near-duplicate" else 0))
+    ordered = sorted(matches + unscored, key=lambda m: (m.kind != "near-duplicate",
+                                                        m.distance if m.kind == "near-duplicate" and m.distance is not None else 65))
+    return Copies(ordered[:limit], more=matches.more + max(0, len(ordered) - limit))
 
 
 def _unscored(doc_id: str, distance: int) -> MultiMatch:
@@ -271,7 +275,7 @@ def find_copies_many(
     limit: int = 20,
     workers: int | None = None,
     exclude: Callable[[T], str | None] | None = None,
-) -> Iterator[tuple[T, list[MultiMatch] | SimdupError]]:
+) -> Iterator[tuple[T, Copies | SimdupError]]:
     """:func:`find_copies` for a stream of query documents, in input order.
 
     Fingerprints and levels are computed on ``workers`` processes (every core by
@@ -291,7 +295,7 @@ def find_copies_many(
             continue
         assert levels is not None and unified is not None
         exclude_id = exclude(item) if exclude else None
-        yield item, _copies(store, unified, result.unwrap(), levels, exclude_id, compare, params)[:limit]
+        yield item, _copies(store, unified, result.unwrap(), levels, exclude_id, compare, params, limit)
 
 
 @dataclass(frozen=True)

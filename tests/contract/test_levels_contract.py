@@ -20,6 +20,7 @@ import pytest
 
 from simdup_es import default_fingerprinter
 from simdup_es.multilevel import MemoryPartIndex, MultiParams, PartCandidate
+from simdup_es.multilevel import StoredText
 from simdup_es.multilevel import find_copies as judge_copies
 from simdup_es.search import comparer, find_copies
 from simdup_es.sentences import split_sentences
@@ -188,12 +189,12 @@ def test_levels_of_another_version_are_refused(store: Store) -> None:
 
 
 def test_levels_holding_other_than_64_bit_unsigned_values_are_refused(store: Store) -> None:
-    from simdup_es.parts import SentenceKey
+    from simdup_es.parts import Key
 
     lv = levels()["zh_other"]
     bad = {
-        "key-negative": dataclasses.replace(lv, keys=(*lv.keys, SentenceKey(-1, 0, 8))),
-        "key-too-big": dataclasses.replace(lv, keys=(SentenceKey(1 << 64, 0, 8),)),
+        "key-negative": dataclasses.replace(lv, keys=(*lv.keys, Key(-1, 0))),
+        "key-too-big": dataclasses.replace(lv, keys=(Key(1 << 64, 0),)),
         "part-float": dataclasses.replace(lv, fingerprints=(*lv.fingerprints[:-1], 1.5)),
         "part-bool": dataclasses.replace(lv, fingerprints=(True,)),
     }
@@ -247,25 +248,23 @@ def test_find_copies_over_the_store_equals_the_reference_pipeline(store: Store) 
         ref.put_levels(doc_id, lv[doc_id], f.value)
     compare = comparer()
     kinds = {}
-    # common_keys=0: the fixture set holds six copies of the article, so the article's
-    # sentences inside the planted host are in six candidates and a minority of the host:
-    # boilerplate to a query for the host. To a query for the article they are most of it,
-    # its own widely copied text, and they count (checked with the defaults below).
-    every_line, passages = MultiParams(common_keys=0, passage_sentences=1), MultiParams(common_keys=0)
-    for params in (MultiParams(), passages, every_line):
+    # One sentence counts as a passage when it has passage_min_units; with 1 every line the template shares counts.
+    every_line = MultiParams(passage_units=1, passage_min_units=1, sentence_units=1)
+    for params in (MultiParams(), every_line):
         for query, exclude in (("zh_article", "zh_article"), ("template", "template"), ("planted", None), ("edited", "edited")):
             u = unify(docs[query])
             q_lv, q_fp = printer().levels(u, unified=True), fp.fingerprint(u, unified=True)
             near = [(i, d) for i, d in ref.near_duplicates(q_fp.value, q_fp.version, exclude_id=exclude) if d <= params.k]
             found = expected(ref, q_lv, exclude_id=exclude, limit=params.store_limit)
-            want = judge_copies(u, q_lv, near, found, lambda ids: {i: unify(docs[i]) for i in ids if i in docs}, compare,
-                                fingerprints={i: f.value for i, f in prints.items()}, query_fingerprint=q_fp.value, params=params)
+            want = judge_copies(u, q_lv, near, found, lambda ids: {i: StoredText(unify(docs[i]), prints[i].value)
+                                                                   for i in ids if i in docs}, compare,
+                                query_fingerprint=q_fp.value, params=params, limit=100)
             got = find_copies(store, docs[query], printer=printer(), exclude_id=exclude, params=params, limit=100)
             assert [(m.id, m.kind, m.distance, m.copied_query, m.copied_match) for m in got] == \
                    [(m.id, m.kind, m.distance, m.copied_query, m.copied_match) for m in want], (query, params)
             kinds[query, params] = {m.id: m.kind for m in got}
+    passages = MultiParams()
     assert kinds["zh_article", passages]["planted"] == "partial" and kinds["planted", passages]["zh_article"] == "partial"
-    assert kinds["zh_article", MultiParams()]["planted"] == "partial"
     # The template page shares a quarter of its sentences with the article, one by one:
     # counted sentence by sentence it is a partial copy, by passages none.
     assert kinds["zh_article", every_line]["template"] == "partial" and "template" not in kinds["zh_article", passages]

@@ -479,9 +479,9 @@ def test_a_failed_write_leaves_no_open_transaction(tmp_path: Path, monkeypatch: 
 
 
 def _levels(version: str, parts: list[int | None], keys: list[int], units: int = 50):  # type: ignore[no-untyped-def]
-    from simdup_es.parts import Levels, SentenceKey
+    from simdup_es.parts import Key, Levels
 
-    return Levels(version, units, (), (), tuple(parts), tuple(SentenceKey(k, i, 8) for i, k in enumerate(keys)))
+    return Levels(version, units, (), (), tuple(parts), tuple(Key(k, i) for i, k in enumerate(keys)))
 
 
 def _near(fp: int, bits: list[int]) -> int:

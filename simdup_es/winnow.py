@@ -1,0 +1,173 @@
+"""Unit k-grams: winnowed keys that find any copied run of text, and the runs two texts share.
+
+Keys (Schleimer, Wilkerson and Aiken, "Winnowing: local algorithms for document
+fingerprinting", SIGMOD 2003, the method of MOSS): every run of ``k`` consecutive
+units (CJK characters, Latin words; punctuation and spaces do not count) is hashed
+to 64 bits, and of every ``w`` consecutive hashes the smallest is kept (the
+rightmost of equal ones), with its unit offset. Two texts that share a run of at
+least ``w + k - 1`` units share a key, whatever surrounds the run and whatever was
+edited elsewhere, even inside the same sentence: every window of ``w`` hashes
+inside the run is the same in both texts, so both keep its smallest. About
+``2 / (w + 1)`` of the hashes are kept.
+
+Runs (:func:`shared_runs`): the units of each text covered by a k-gram of at
+least ``min_units`` units that the other text has too; what a copy shares, inside
+sentences as well as across them.
+
+Pure and deterministic: numpy over unit codes, with a slow, obviously-correct
+``*_reference`` twin of each kernel.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import xxhash
+
+from .sentences import units
+
+__all__ = ["KEY_K", "KEY_W", "gram_hashes", "shared_runs", "unit_codes", "winnow", "winnow_reference"]
+
+KEY_K = 5
+"""Units per hashed gram: 5 CJK characters (two or three words) or 5 Latin words."""
+KEY_W = 6
+"""Grams per window: a shared run of ``KEY_W + KEY_K - 1 = 10`` units is always found
+(a short clause); 2 / 7 of the grams are kept, about 0.29 keys per unit."""
+
+_BASE = np.uint64(0x100000001B3)  # odd multiplier of the polynomial gram hash
+_M1 = np.uint64(0xBF58476D1CE4E5B9)  # SplitMix64 finalizer: spreads the polynomial's bits
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+def unit_codes(text: str) -> np.ndarray:
+    """One unsigned 64-bit code per unit of ``text`` (:func:`simdup_es.sentences.units`).
+
+    A CJK character is its code point, a Latin word or number the XXH3-64 of its
+    UTF-8 (plus 2**21, past every code point, where the hash is small).
+    """
+    found = units(text)
+    out = np.empty(len(found), dtype=np.uint64)
+    for i, u in enumerate(found):
+        out[i] = ord(u) if len(u) == 1 else max(xxhash.xxh3_64_intdigest(u.encode("utf-8")), 1 << 21)
+    return out
+
+
+def gram_hashes(codes: np.ndarray, k: int) -> np.ndarray:
+    """64-bit hash of each run of ``k`` codes, ``len(codes) - k + 1`` of them (none when shorter)."""
+    n = len(codes) - k + 1
+    if n <= 0:
+        return np.zeros(0, dtype=np.uint64)
+    codes = np.asarray(codes, dtype=np.uint64)
+    h = np.zeros(n, dtype=np.uint64)
+    for t in range(k):  # unsigned arithmetic wraps modulo 2**64
+        h = h * _BASE + codes[t : t + n]
+    h ^= h >> np.uint64(30)
+    h *= _M1
+    h ^= h >> np.uint64(27)
+    h *= _M2
+    h ^= h >> np.uint64(31)
+    return h
+
+
+def gram_hashes_reference(codes: list[int], k: int) -> list[int]:
+    """:func:`gram_hashes` one gram at a time, in Python integers."""
+    mask = (1 << 64) - 1
+    out = []
+    for i in range(len(codes) - k + 1):
+        h = 0
+        for c in codes[i : i + k]:
+            h = (h * int(_BASE) + c) & mask
+        h ^= h >> 30
+        h = (h * int(_M1)) & mask
+        h ^= h >> 27
+        h = (h * int(_M2)) & mask
+        h ^= h >> 31
+        out.append(h)
+    return out
+
+
+def winnow(hashes: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray]:
+    """The kept hashes and their positions (ascending): the smallest of every ``w`` consecutive hashes.
+
+    Ties go to the rightmost (robust winnowing: a run of equal hashes keeps one). Fewer
+    than ``w`` hashes form one window.
+    """
+    n = len(hashes)
+    if n == 0:
+        return hashes[:0], np.zeros(0, dtype=np.int64)
+    w = min(w, n)
+    windows = np.lib.stride_tricks.sliding_window_view(hashes, w)
+    picked = np.arange(n - w + 1) + (w - 1 - np.argmin(windows[:, ::-1], axis=1))
+    positions = np.unique(picked)
+    return hashes[positions], positions
+
+
+def winnow_reference(hashes: list[int], w: int) -> tuple[list[int], list[int]]:
+    """:func:`winnow` window by window."""
+    if not hashes:
+        return [], []
+    w = min(w, len(hashes))
+    positions: set[int] = set()
+    for start in range(len(hashes) - w + 1):
+        window = hashes[start : start + w]
+        low = min(window)
+        positions.add(start + max(i for i, h in enumerate(window) if h == low))
+    ordered = sorted(positions)
+    return [hashes[p] for p in ordered], ordered
+
+
+def text_keys(text: str, k: int = KEY_K, w: int = KEY_W) -> tuple[np.ndarray, np.ndarray]:
+    """The winnowed keys of a unified text and the unit offset each one starts at."""
+    return winnow(gram_hashes(unit_codes(text), k), w)
+
+
+def shared_runs(a: np.ndarray, b: np.ndarray, min_units: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which units of ``a`` and of ``b`` lie in a run of ``min_units`` codes that both have.
+
+    ``a`` and ``b`` are code sequences (:func:`unit_codes`, or any integers coded alike
+    for both). Grams are matched as multisets: a gram that ``a`` has once marks only
+    its first occurrence in ``b``, so a phrase one text repeats (a list of examples
+    built on one pattern) is not copied text many times over. Returns two boolean
+    arrays of their lengths.
+    """
+    ha, hb = gram_hashes(a, min_units), gram_hashes(b, min_units)
+    return _covered(_matched(ha, hb), len(a), min_units), _covered(_matched(hb, ha), len(b), min_units)
+
+
+def _matched(own: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """Whether each gram of ``own`` is among as many first occurrences of its value as ``other`` holds."""
+    order = np.argsort(own, kind="stable")
+    ranked = own[order]
+    rank = np.empty(len(own), dtype=np.int64)
+    rank[order] = np.arange(len(own)) - np.searchsorted(ranked, ranked, side="left")
+    theirs = np.sort(other)
+    count = np.searchsorted(theirs, own, side="right") - np.searchsorted(theirs, own, side="left")
+    return rank < count
+
+
+def _covered(starts: np.ndarray, n: int, k: int) -> np.ndarray:
+    """Units covered by the grams of ``k`` starting where ``starts`` is true."""
+    edges = np.zeros(n + 1, dtype=np.int64)
+    at = np.flatnonzero(starts)
+    np.add.at(edges, at, 1)
+    np.add.at(edges, at + k, -1)
+    return np.cumsum(edges[:n]) > 0
+
+
+def shared_runs_reference(a: list[int], b: list[int], min_units: int) -> tuple[list[bool], list[bool]]:
+    """:func:`shared_runs` by comparing the grams themselves (no hashing)."""
+
+    def grams(s: list[int]) -> list[tuple[int, ...]]:
+        return [tuple(s[i : i + min_units]) for i in range(len(s) - min_units + 1)]
+
+    def mask(s: list[int], other: list[int]) -> list[bool]:
+        left = Counter(grams(other))
+        out = [False] * len(s)
+        for gram, i in zip(grams(s), range(len(s)), strict=False):
+            if left[gram] > 0:
+                left[gram] -= 1
+                out[i : i + min_units] = [True] * min_units
+        return out
+
+    return mask(a, b), mask(b, a)

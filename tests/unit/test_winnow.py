@@ -1,0 +1,64 @@
+"""Winnowed keys and shared runs (simdup_es.winnow): fast kernels against their references, and the guarantee."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdup_es.parts import PartParams, text_keys
+from simdup_es.winnow import (
+    gram_hashes,
+    gram_hashes_reference,
+    shared_runs,
+    shared_runs_reference,
+    unit_codes,
+    winnow,
+    winnow_reference,
+)
+
+codes = st.lists(st.integers(0, 6), max_size=60)  # few values: grams repeat, windows tie
+
+
+@settings(max_examples=200, deadline=None)
+@given(codes, st.integers(1, 6), st.integers(1, 8))
+def test_gram_hashes_and_winnowing_equal_their_references(seq: list[int], k: int, w: int) -> None:
+    hashes = gram_hashes(np.array(seq, dtype=np.uint64), k)
+    assert hashes.tolist() == gram_hashes_reference(seq, k)
+    values, positions = winnow(hashes, w)
+    assert (values.tolist(), positions.tolist()) == winnow_reference(hashes.tolist(), w)
+
+
+@settings(max_examples=200, deadline=None)
+@given(codes, codes, st.integers(1, 6))
+def test_shared_runs_equal_the_reference(a: list[int], b: list[int], k: int) -> None:
+    ma, mb = shared_runs(np.array(a, dtype=np.uint64), np.array(b, dtype=np.uint64), k)
+    ra, rb = shared_runs_reference(a, b, k)
+    assert ma.tolist() == ra and mb.tolist() == rb
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 10**6), min_size=10, max_size=40), codes, codes)
+def test_a_shared_run_of_w_plus_k_minus_1_units_always_shares_a_key(run: list[int], left: list[int], right: list[int]) -> None:
+    k, w = 5, 6
+    run = run[: w + k - 1] if len(run) >= w + k - 1 else run + [7] * (w + k - 1 - len(run))
+    one = np.array(left + run, dtype=np.uint64)
+    two = np.array(run + right, dtype=np.uint64)
+    keys_one = set(winnow(gram_hashes(one, k), w)[0].tolist())
+    keys_two = set(winnow(gram_hashes(two, k), w)[0].tolist())
+    assert keys_one & keys_two
+
+
+def test_keys_ignore_punctuation_spaces_and_case_and_carry_their_unit_offsets() -> None:
+    a = text_keys("第一句话在这里写得足够长一些，Hello World 然后继续写。")
+    b = text_keys("第一句话 在这里写得足够长一些 hello world。。然后继续写")
+    assert [k.key for k in a] == [k.key for k in b] and a
+    assert [k.position for k in a] == [k.position for k in b]
+    assert all(0 <= k.position <= len(unit_codes("第一句话在这里写得足够长一些hello world然后继续写")) - 5 for k in a)
+    assert text_keys("太短了") == [] and text_keys("", PartParams()) == []
+
+
+def test_a_character_replaced_in_a_short_post_leaves_shared_keys() -> None:
+    post = "今天在图书馆读完了一本关于宋代城市生活的书收获很多推荐给大家"
+    edited = post.replace("城", "都")
+    assert {k.key for k in text_keys(post)} & {k.key for k in text_keys(edited)}
