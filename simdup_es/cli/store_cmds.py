@@ -296,11 +296,12 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
             else:
                 searched += 1
                 with_copies += bool(found)
+                more = getattr(found, "more", 0)
                 if as_json:
-                    echo_json({"id": record.key, "matches": [m.to_dict() for m in found]})
+                    echo_json({"id": record.key, "matches": [m.to_dict() for m in found], "more": more})
                 else:
                     click.echo(f"{record.key}\t" + (", ".join(f"{m.id} ({m.kind}, d={m.distance})" for m in found)
-                                                     or "no copies"))
+                                                     or "no copies") + (f", and {more} more (raise --limit)" if more else ""))
             update(done)
     log.close()
     click.echo(f"searched {searched} queries, {with_copies} with copies; rejected {log.count}", err=True)
@@ -314,11 +315,14 @@ def _show_copies(found: list[MultiMatch], docs: dict[str, StoredDoc], query_text
     from ..report import render_html, render_terminal
     from ..text import unify
 
+    more = getattr(found, "more", 0)
     if as_json:
         for m in found:
             doc, c = docs.get(m.id), m.comparison
             echo_json({**m.to_dict(), "title": doc.title if doc else None,
                        "pairs": [[p.i, p.j] for p in c.pairs] if c else None})
+        if more:
+            click.echo(f"{more} more copies or candidates not shown: raise --limit", err=True)
         return
     if not found:
         click.echo("no copies (no stored document within the distance, none sharing enough text)")
@@ -334,9 +338,11 @@ def _show_copies(found: list[MultiMatch], docs: dict[str, StoredDoc], query_text
     for m in found:
         doc, c = docs.get(m.id), m.comparison
         table.add_row(m.id, m.kind, "-" if m.distance is None else str(m.distance),
-                      f"{m.similarity_query:.0%}" if c else "-", f"{m.similarity_match:.0%}" if c else "-",
+                      f"{m.copied_query:.0%}" if c else "-", f"{m.copied_match:.0%}" if c else "-",
                       (doc.title or "") if doc else "")
     console.print(table)
+    if more:
+        click.echo(f"{more} more copies or candidates not shown: raise --limit")
     scored = [(m, docs[m.id]) for m in found if m.comparison is not None and m.id in docs and docs[m.id].text]
     query = unify(query_text or "") if scored and (details or html_path is not None) else ""
     for m, doc in scored[:details]:
