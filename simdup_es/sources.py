@@ -173,6 +173,10 @@ def read_jsonl(lines: Iterable[bytes] | BinaryIO, name: str, fields: Fields) -> 
         except RecursionError:
             yield Reject(source, "JSON nested too deeply to parse (thousands of levels); not a document record")
             continue
+        except ValueError:  # not JSONDecodeError: an integer past Python's int-string conversion limit
+            yield Reject(source, f"holds a number of more than {sys.get_int_max_str_digits()} digits, which cannot "
+                                 "be read: write it as a string (in quotes), or leave the field out")
+            continue
         yield from_mapping(obj, fields, source, surrogates=_SURROGATE_ESCAPE.search(line) is not None)
 
 

@@ -214,3 +214,22 @@ def test_search_queries_without_ids_leaves_out_their_own_stored_copies(tmp_path:
     assert [o["id"] for o in out] == keys
     # Each finds the other, never itself.
     assert [[m["id"] for m in o["matches"]] for o in out] == [[keys[1]], [keys[0]]]
+
+
+def test_a_number_of_5000_digits_is_a_counted_reject_of_index_and_search_queries(tmp_path: Path) -> None:
+    store, rejects = str(tmp_path / "store"), tmp_path / "rejects.jsonl"
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"id": "a", "text": "第一篇文档的正文内容在这里。"}\n'
+                   f'{{"id": "b", "text": "不读这一篇。", "n": {"7" * 5000}}}\n'
+                   '{"id": "c", "text": "第二篇文档讲的是别的事情。"}\n', encoding="utf-8")
+    result = _run("index", str(src), "--store", store, "--rejects", str(rejects))
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert "Traceback" not in result.output and "read 3, indexed 2, rejected 1" in result.stderr
+    (row,) = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    assert row["source"] == f"{src}:2" and "more than 4300 digits" in row["reason"]
+    search_rejects = tmp_path / "search-rejects.jsonl"
+    result = _run("search", "--store", store, "--queries", str(src), "--json", "--rejects", str(search_rejects))
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert "searched 2 queries" in result.stderr and "rejected 1" in result.stderr
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["a", "c"]
+    assert "more than 4300 digits" in search_rejects.read_text(encoding="utf-8")

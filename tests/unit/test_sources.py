@@ -103,3 +103,14 @@ def test_jsonl_records_are_the_lines_each_read_as_a_mapping(records: list[dict],
              .encode("utf-8") + b"\n" for r in records]
     got = list(read_jsonl(iter(lines), "f", Fields()))
     assert got == [from_mapping(json.loads(line), Fields(), f"f:{n}") for n, line in enumerate(lines, 1)]
+
+
+def test_a_number_past_the_int_digit_limit_is_one_reject_and_reading_goes_on(tmp_path: Path) -> None:
+    huge = "9" * 5000  # Python refuses to convert more than 4,300 digits (sys.get_int_max_str_digits)
+    f = _write(tmp_path / "in.jsonl", f'{{"text": "甲"}}\n{{"text": "乙", "n": {huge}}}\n{{"id": {huge}, "text": "丙"}}\n'
+                                      '{"text": "丁"}\n')
+    items = list(read_paths([f]))
+    assert [type(i).__name__ for i in items] == ["Record", "Reject", "Reject", "Record"]
+    assert [i.text for i in items if isinstance(i, Record)] == ["甲", "丁"]
+    assert items[1].source == f"{f}:2" and "more than 4300 digits" in items[1].reason
+    assert "write it as a string" in items[1].reason and "set_int_max_str_digits" not in items[1].reason
