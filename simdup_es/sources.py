@@ -111,6 +111,9 @@ def from_mapping(record: object, fields: Fields, source: str, *, surrogates: boo
     except InputError as exc:
         return Reject(source, exc.reason)
     if text is None:
+        if fields.text in record:
+            return Reject(source, f"field {fields.text!r} is null: give the record a text (or choose another field "
+                                  "with --text-field)", id=rid)
         return Reject(source, f"no {fields.text!r} field (choose the text field with --text-field)", id=rid)
     return Record(text, source, rid, title)
 
@@ -146,6 +149,15 @@ def _loads(line: str) -> object:
         gc.enable()
 
 
+def _malformed(line: str, exc: json.JSONDecodeError) -> str:
+    """The reason for a line that is not JSON, with the column (of the line, not of the parser's line count)."""
+    # The line ends with its newline, so an error at its end is, to the parser, at "line 2, column 1".
+    end = len(line.rstrip())
+    at = f"at column {exc.pos + 1}" if exc.pos < end else f"at column {end + 1} (the end of the line: the record is cut short)"
+    # Some of the parser's messages end in "at" already ("Invalid control character at").
+    return f"malformed JSON: {exc.msg.removesuffix(' at')} {at}"
+
+
 def read_jsonl(lines: Iterable[bytes] | BinaryIO, name: str, fields: Fields) -> Iterator[Item]:
     """Records of JSON Lines given as raw lines or a binary stream.
 
@@ -168,7 +180,7 @@ def read_jsonl(lines: Iterable[bytes] | BinaryIO, name: str, fields: Fields) -> 
         try:
             obj = _loads(line)
         except json.JSONDecodeError as exc:
-            yield Reject(source, f"malformed JSON: {exc.msg} at column {exc.colno}")
+            yield Reject(source, _malformed(line, exc))
             continue
         except RecursionError:
             yield Reject(source, "JSON nested too deeply to parse (thousands of levels); not a document record")

@@ -109,12 +109,17 @@ def pop_store_opts(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: kwargs.pop(k) for k in ("store_dir", *CONNECTION_KEYS)}
 
 
+def _documents(n: int) -> str:
+    """``1 document``, ``2 documents``."""
+    return f"{n} document" + ("" if n == 1 else "s")
+
+
 @click.command()
 @store_options
 def setup(**kwargs: Any) -> None:
     """Install the index templates and create the index (safe to repeat)."""
     with open_store(pop_store_opts(kwargs), create=True) as store:
-        click.echo(f"ready: {store.count()} documents", err=True)
+        click.echo(f"ready: {_documents(store.count())}", err=True)
 
 
 @click.command()
@@ -190,7 +195,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
         log.close()
     resumed = f" (after {skip} settled by the stopped run)" if skip else ""
     click.echo(f"read {summary.read}{resumed}, indexed {summary.indexed}, rejected {summary.rejected} "
-               f"in {summary.seconds:.1f} s ({summary.rate:,.0f} docs/s); the store holds {total} documents", err=True)
+               f"in {summary.seconds:.1f} s ({summary.rate:,.0f} docs/s); the store holds {_documents(total)}", err=True)
     if log.count or (skip and rejects.exists()):
         click.echo(f"rejected records and reasons: {rejects}", err=True)
         sys.exit(1)

@@ -233,3 +233,13 @@ def test_a_number_of_5000_digits_is_a_counted_reject_of_index_and_search_queries
     assert "searched 2 queries" in result.stderr and "rejected 1" in result.stderr
     assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["a", "c"]
     assert "more than 4300 digits" in search_rejects.read_text(encoding="utf-8")
+
+
+def test_one_document_is_counted_in_the_singular(tmp_path: Path) -> None:
+    store, src = str(tmp_path / "store"), tmp_path / "one.jsonl"
+    src.write_text('{"id": "a", "text": "第一篇文档的正文内容在这里。"}\n', encoding="utf-8")
+    result = _run("index", str(src), "--store", store)
+    assert result.exit_code == 0, result.output
+    assert "the store holds 1 document\n" in result.stderr and "1 documents" not in result.stderr
+    result = _run("setup", "--store", store)
+    assert result.exit_code == 0 and "ready: 1 document\n" in result.stderr, result.output
