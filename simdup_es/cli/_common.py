@@ -169,7 +169,12 @@ class RejectLog:
 
 
 def open_output(path: Path, *, append: bool = False) -> TextIO:
-    """Open a file the command will write, or say plainly why it cannot."""
+    """Open a file the command will write (creating its folder), or say plainly why it cannot."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: its folder cannot be made ({exc.strerror or exc}: "
+                          f"{exc.filename or path.parent})") from None
     try:
         return open(path, "a" if append else "w", encoding="utf-8")
     except OSError as exc:

@@ -96,11 +96,12 @@ def test_search_file_finds_the_same_file_after_indexing_it(tmp_path: Path) -> No
 
 def test_bad_options_and_paths_are_one_line_errors(tmp_path: Path) -> None:
     store = str(tmp_path / "store")
+    (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
     cases = [
         (["index", SAMPLE, "--store", store, "--batch-size", "0"], "--batch-size"),
-        (["index", SAMPLE, "--store", store, "--rejects", str(tmp_path / "no" / "r.jsonl")], "cannot write"),
+        (["index", SAMPLE, "--store", store, "--rejects", str(tmp_path / "a-file" / "r.jsonl")], "cannot write"),
         (["search", "--text", "文档", "--store", store, "--es-url", "http://127.0.0.1:9"], "not both"),
-        (["compare", "一段文字。", "另一段文字。", "--html", str(tmp_path / "no" / "r.html")], "cannot write"),
+        (["compare", "一段文字。", "另一段文字。", "--html", str(tmp_path / "a-file" / "r.html")], "cannot write"),
     ]
     for args, message in cases:
         result = _run(*args)
@@ -243,3 +244,21 @@ def test_one_document_is_counted_in_the_singular(tmp_path: Path) -> None:
     assert "the store holds 1 document\n" in result.stderr and "1 documents" not in result.stderr
     result = _run("setup", "--store", store)
     assert result.exit_code == 0 and "ready: 1 document\n" in result.stderr, result.output
+
+
+def test_outputs_go_into_folders_that_do_not_exist_yet(tmp_path: Path) -> None:
+    store, src = str(tmp_path / "store"), tmp_path / "in.jsonl"
+    src.write_text('{"id": "a", "text": "第一篇文档的正文内容在这里。"}\nnot json\n', encoding="utf-8")
+    rejects = tmp_path / "st" / "rejects.jsonl"
+    result = _run("index", str(src), "--store", store, "--rejects", str(rejects))
+    assert result.exit_code == 1 and "cannot write" not in result.output, result.output
+    assert "malformed JSON" in rejects.read_text(encoding="utf-8")
+    html = tmp_path / "reports" / "2024" / "a.html"
+    result = _run("search", "--store", store, "--text", "第一篇文档的正文内容在这里。", "--html", str(html))
+    assert result.exit_code == 0 and html.read_text(encoding="utf-8").startswith("<!DOCTYPE html>"), result.output
+    html = tmp_path / "compare" / "b.html"
+    result = _run("compare", "第一篇文档的正文内容在这里。", "第一篇文档的正文内容在那里。", "--html", str(html))
+    assert result.exit_code == 0 and html.exists(), result.output
+    idf = tmp_path / "tables" / "idf.txt"
+    result = _run("idf", "build", str(src), "-o", str(idf))
+    assert result.exit_code == 0 and idf.exists(), result.output
