@@ -83,11 +83,13 @@ def connection_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
 
 
 @contextmanager
-def open_store(opts: dict[str, Any], *, create: bool = False, layout: BlockLayout = BlockLayout(),
-               retry: Retry | None = None) -> Iterator[Store]:
+def open_store(opts: dict[str, Any], *, create: bool = False, read_only: bool = False,
+               layout: BlockLayout = BlockLayout(), retry: Retry | None = None) -> Iterator[Store]:
     """The store the options name (:func:`simdup_es.open_store`), closed on exit.
 
-    ``retry`` replaces the bulk retries of an Elasticsearch store.
+    ``read_only`` is for commands that do not write: an embedded store is opened
+    read-only, so one the user may not write can be read. ``retry`` replaces the
+    bulk retries of an Elasticsearch store.
     """
     from ..store import open_store as open_configured
 
@@ -95,7 +97,7 @@ def open_store(opts: dict[str, Any], *, create: bool = False, layout: BlockLayou
         path = opts["store_dir"] or DEFAULT_PATH
         click.echo(f"using the embedded store {path}" + ("" if opts["store_dir"] else " (no cluster configured)"), err=True)
     store = open_configured(opts["es_url"], path=opts["store_dir"], index=opts["index"], layout=layout, create=create,
-                            **connection_kwargs(opts))
+                            read_only=read_only, **connection_kwargs(opts))
     if retry is not None and hasattr(store, "retry"):
         store.retry = retry
     try:
@@ -271,7 +273,7 @@ def search(text: str | None, file: Path | None, doc_id: str | None, queries: str
         fields = Fields(text_field, title_field or None, id_field or None)
         _search_many(queries, fields, store_opts, fingerprinter, comparer, params, limit, workers, rejects, as_json)
         return
-    with open_store(store_opts, layout=BlockLayout(k=k)) as store:
+    with open_store(store_opts, read_only=True, layout=BlockLayout(k=k)) as store:
         fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id, title)
         docs: dict[str, StoredDoc] = {}  # what the matrix read, then the rest (without one: all)
         found = find_copies(store, query_text, fingerprint=fp, printer=PartPrinter(fingerprinter), exclude_id=exclude,
@@ -287,7 +289,8 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
     """``search --queries``: one line per query, in input order; bad records to the rejects file."""
     log = RejectLog(rejects)
     done = searched = with_copies = 0
-    with open_store(store_opts, layout=BlockLayout(k=params.k)) as store, progress_bar("searching") as update:
+    with open_store(store_opts, read_only=True, layout=BlockLayout(k=params.k)) as store, \
+            progress_bar("searching") as update:
         results = find_copies_many(store, split(read_inputs((queries,), fields), log), record_doc,
                                    printer=PartPrinter(fingerprinter), compare=comparer, params=params, limit=limit,
                                    workers=workers, exclude=lambda r: r.key)

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import os
+import shutil
+import subprocess
+import tempfile
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -262,3 +268,71 @@ def test_outputs_go_into_folders_that_do_not_exist_yet(tmp_path: Path) -> None:
     idf = tmp_path / "tables" / "idf.txt"
     result = _run("idf", "build", str(src), "-o", str(idf))
     assert result.exit_code == 0 and idf.exists(), result.output
+
+
+def _without_write_access(work: Callable[[], str]) -> str:
+    """``work()`` in a forked child that cannot write what root's chmod made read-only: as ``nobody`` when
+    this is root (root writes through any mode bits). Its result, or its traceback."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        os.close(read)
+        try:
+            if os.geteuid() == 0:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+            out = work()
+        except BaseException:  # noqa: BLE001 - anything, reported to the parent
+            out = "FAILED\n" + traceback.format_exc()
+        with os.fdopen(write, "w", encoding="utf-8") as f:
+            f.write(out)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, encoding="utf-8") as f:
+        out = f.read()
+    os.waitpid(pid, 0)
+    return out
+
+
+def test_a_store_that_may_be_read_but_not_written_can_be_searched(monkeypatch: pytest.MonkeyPatch) -> None:
+    if os.geteuid() == 0 and not hasattr(os, "fork"):
+        pytest.skip("needs fork to drop root")
+    top = Path(tempfile.mkdtemp(prefix="simdup-ro-"))
+    try:
+        top.chmod(0o755)  # anyone may look inside
+        store, cache, scratch = top / "store", top / "cache", top / "scratch"
+        monkeypatch.setenv("SIMDUP_CACHE", str(cache))
+        src = top / "in.jsonl"
+        src.write_text('{"id": "a", "text": "第一篇文档的正文内容在这里，讲的是今年的工作安排。"}\n'
+                       '{"id": "b", "text": "第二篇文档讲的是别的事情，和天气有关。"}\n', encoding="utf-8")
+        result = _run("index", str(src), "--store", str(store))
+        assert result.exit_code == 0, result.output
+
+        def search() -> str:
+            outs = []
+            for args in (["--text", "第一篇文档的正文内容在这里，讲的是今年的工作安排。"], ["--id", "b"],
+                         ["--queries", str(src), "--rejects", str(scratch / "rejects.jsonl")]):
+                r = _run("search", "--store", str(store), "--json", "--workers", "1", *args)
+                outs.append(f"{r.exit_code}\t{r.stdout}\t{r.stderr} {r.exception!r}")
+            r = _run("groups", "--store", str(store), "--dry-run", "--json")
+            outs.append(f"{r.exit_code}\t{r.stdout}\t{r.stderr} {r.exception!r}")
+            return "\n---\n".join(outs)
+
+        search()  # once writable: every module the child needs is imported (nobody cannot read root's Python)
+        before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in store.iterdir()}
+        subprocess.run(["chmod", "-R", "a-w,a+rX", str(top)], check=True)  # shared read-only with analysts
+        scratch.mkdir(exist_ok=True)  # the analyst's own folder, for the rejects of --queries
+        scratch.chmod(0o777)
+        out = _without_write_access(search)
+        assert not out.startswith("FAILED"), out
+        by_text, by_id, many, groups = out.split("\n---\n")
+        assert by_text.startswith("0\t") and json.loads(by_text.split("\t")[1])["id"] == "a", by_text
+        assert by_id.startswith("0\t") and "readonly" not in by_id and "unable to open" not in by_id, by_id
+        assert many.startswith("0\t") and "searched 2 queries" in many, many
+        assert groups.startswith("0\t") and "would write" in groups, groups
+        # Nothing was written, created or left behind in the store.
+        assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in store.iterdir()} == before
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(top)], check=True)
+        shutil.rmtree(top)
