@@ -12,11 +12,12 @@ import errno
 import gc
 import hashlib
 import json
+import logging
 import os
 import re
 import stat
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -24,6 +25,14 @@ from typing import BinaryIO
 from .errors import InputError
 from .fingerprint import Doc
 from .text import MAX_FILE_BYTES, extract, kind_of, too_large
+
+log = logging.getLogger(__name__)
+
+#: Files simdup writes by default (rejects, resume points: also any ``*.resume.json``). A folder
+#: walk skips them, and the HTML reports simdup wrote, so running in the indexed folder does not
+#: index them next time.
+OUTPUT_NAMES = frozenset({"rejects.jsonl", "search-rejects.jsonl", "simdup-index.resume.json"})
+_REPORT_MARK = b'<meta name="generator" content="simdup-es">'  # in the head of every HTML report
 
 #: Longest JSON Lines line read; a longer one is one reject, skipped without
 #: holding it in memory (the fingerprinter refuses texts over 10 MB anyway).
@@ -262,8 +271,22 @@ def _unreadable(path: Path) -> str | None:
     return f"{kind}, not a regular file: not read (name it on the command line to read it)"
 
 
-def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
-    """Every non-folder entry under ``folder`` (symlinked folders not followed), with why it cannot be read."""
+def _own_output(path: Path) -> bool:
+    """Whether simdup wrote this file: a default rejects file or resume point, or an HTML report."""
+    if path.name in OUTPUT_NAMES or path.name.endswith(".resume.json"):
+        return True
+    if path.suffix.lower() not in (".html", ".htm"):
+        return False
+    try:
+        with open(path, "rb") as f:
+            return _REPORT_MARK in f.read(1024)
+    except OSError:
+        return False  # read_file says why
+
+
+def _walk(folder: Path, skip: Collection[Path] = ()) -> Iterator[tuple[Path, str | None]]:
+    """Every non-folder entry under ``folder`` (symlinked folders not followed), with why it cannot be read;
+    simdup's own outputs (:func:`_own_output`) and the files in ``skip`` (absolute paths) left out."""
     entries: list[tuple[Path, str | None]] = []
 
     def unreadable_folder(exc: OSError) -> None:
@@ -274,12 +297,19 @@ def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
         for f in files:
             if not f.startswith("."):
                 child = Path(top, f)
+                if child.absolute() in skip or _own_output(child):
+                    log.info("%s: not read, simdup wrote it", child)
+                    continue
                 entries.append((child, _unreadable(child)))
     return iter(sorted(entries, key=lambda e: e[0].parts))
 
 
-def read_paths(paths: Iterable[Path], fields: Fields = Fields()) -> Iterator[Item]:
+def read_paths(paths: Iterable[Path], fields: Fields = Fields(), *, skip: Collection[Path] = ()) -> Iterator[Item]:
     """Records from files and folders (folders are walked, hidden files skipped, in sorted order).
+
+    A folder walk also skips what simdup wrote: files named like its default outputs
+    (:data:`OUTPUT_NAMES`, ``*.resume.json``), its HTML reports, and the files in
+    ``skip`` (the run's own outputs). A file named in ``paths`` is always read.
 
     Documents from a folder get their path relative to the folder as id, so
     re-indexing the same folder updates rather than duplicates. Folder entries
@@ -294,7 +324,7 @@ def read_paths(paths: Iterable[Path], fields: Fields = Fields()) -> Iterator[Ite
             yield Reject(str(path), f"cannot read: {exc.strerror or exc}")
             continue
         if is_dir:
-            for child, unreadable in _walk(path):
+            for child, unreadable in _walk(path, {p.absolute() for p in skip}):
                 if unreadable is not None:
                     yield Reject(str(child), unreadable)
                     continue

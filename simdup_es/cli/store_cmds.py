@@ -148,6 +148,11 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     same input twice changes nothing. Exit status 1 means some records were
     rejected; each one is in the rejects file with its reason.
 
+    Folders are walked without hidden files and without simdup's own outputs,
+    which land in the working folder (maybe the indexed one): files named
+    rejects.jsonl, search-rejects.jsonl or *.resume.json, the HTML reports of
+    --html, and this run's rejects file.
+
     When the store fails for good part way (cluster unreachable, or too busy
     past the retries), the run stops with a resume point next to the rejects
     file: run the same command with --resume to go on from there.
@@ -169,7 +174,8 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     try:
         with open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
                 progress_bar("indexing") as update:
-            summary = index_items(read_inputs(inputs, fields), store, fingerprinter, workers=workers,
+            items = read_inputs(inputs, fields, skip=(rejects, checkpoint.path))  # not the run's own outputs
+            summary = index_items(items, store, fingerprinter, workers=workers,
                                   batch_size=batch_size, on_reject=lambda r: log.add(r.source, r.reason, r.id),
                                   on_progress=update, skip=skip,
                                   on_settled=lambda n: checkpoint.save(n, log.size()), levels=levels)
@@ -291,7 +297,7 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
     done = searched = with_copies = 0
     with open_store(store_opts, read_only=True, layout=BlockLayout(k=params.k)) as store, \
             progress_bar("searching") as update:
-        results = find_copies_many(store, split(read_inputs((queries,), fields), log), record_doc,
+        results = find_copies_many(store, split(read_inputs((queries,), fields, skip=(rejects,)), log), record_doc,
                                    printer=PartPrinter(fingerprinter), compare=comparer, params=params, limit=limit,
                                    workers=workers, exclude=lambda r: r.key)
         # The key, not the id: a record without an id is stored under its content id (as

@@ -336,3 +336,33 @@ def test_a_store_that_may_be_read_but_not_written_can_be_searched(monkeypatch: p
     finally:
         subprocess.run(["chmod", "-R", "u+w", str(top)], check=True)
         shutil.rmtree(top)
+
+
+def test_indexing_the_working_folder_again_skips_the_outputs_simdup_wrote_there(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("第一篇文档的正文内容在这里，讲的是今年的工作安排。", encoding="utf-8")
+    (docs / "b.txt").write_text("第二篇文档讲的是别的事情，和天气有关。", encoding="utf-8")
+    (docs / "empty.txt").write_text("，。", encoding="utf-8")  # one reject, so rejects.jsonl stays
+    (docs / "mine.html").write_text("<html><head><title>页</title></head><body><p>用户自己的网页，讲的是旅行见闻。</p>"
+                                    "</body></html>", encoding="utf-8")
+    monkeypatch.chdir(docs)
+    store = str(tmp_path / "store")
+    first = _run("index", ".", "--store", store)
+    assert first.exit_code == 1 and "read 4, indexed 3, rejected 1" in first.stderr, first.output
+    assert (docs / "rejects.jsonl").exists()  # the defaults land in the working folder, here the indexed one
+    report = _run("search", "--store", store, "--text", "第一篇文档的正文内容在这里，讲的是今年的工作安排。",
+                  "--html", "report.html")
+    assert report.exit_code == 0 and (docs / "report.html").exists(), report.output
+    (docs / "search-rejects.jsonl").write_text('{"source": "q.jsonl:1", "id": null, "reason": "malformed JSON"}\n',
+                                              encoding="utf-8")
+    (docs / "sub").mkdir()
+    (docs / "sub" / "rejects.resume.json").write_text('{"version": 1}', encoding="utf-8")
+    # This run's own rejects file, named by the user inside the folder, is not read either.
+    again = _run("index", ".", "--store", store, "--rejects", "bad/records.jsonl")
+    assert again.exit_code == 1 and "read 4, indexed 3, rejected 1" in again.stderr, again.output
+    assert "the store holds 3 documents" in again.stderr  # a.txt b.txt mine.html, and nothing simdup wrote
+    rows = [json.loads(line) for line in (docs / "bad" / "records.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [Path(r["source"]).name for r in rows] == ["empty.txt"]
+    assert "simdup's own outputs" in _run("index", "--help").output
