@@ -27,7 +27,7 @@ from . import simhash as sh
 from .config import BlockLayout, FingerprintParams
 from .errors import EmptyDocumentError, FingerprintVersionError, InputError, SimdupError, WorkerError
 from .text import unify_many
-from .tokens import IdfTable, Lexicon, Tokenizer, weigh_batch
+from .tokens import _WORDLIKE, IdfTable, Lexicon, Tokenizer, weigh_batch
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -180,8 +180,10 @@ class Fingerprinter:
 
     def _result(self, value: int | None, doc: Doc) -> Result:
         if value is None:
-            return Result(None, EmptyDocumentError("no words to fingerprint (empty, whitespace or punctuation only)",
-                                                   source=doc.source))
+            # Letters or CJK characters, yet no content word: all of them were stop words.
+            why = (": only stop words (such as 的, 了, a, the), which carry no content; give a longer text"
+                   if _WORDLIKE.search(doc.text) else " (empty, whitespace or punctuation only)")
+            return Result(None, EmptyDocumentError("no words to fingerprint" + why, source=doc.source))
         return Result(Fingerprint(value, self.version), None)
 
     def map(

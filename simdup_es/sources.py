@@ -12,11 +12,12 @@ import errno
 import gc
 import hashlib
 import json
+import logging
 import os
 import re
 import stat
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -24,6 +25,14 @@ from typing import BinaryIO
 from .errors import InputError
 from .fingerprint import Doc
 from .text import MAX_FILE_BYTES, extract, kind_of, too_large
+
+log = logging.getLogger(__name__)
+
+#: Files simdup writes by default (rejects, resume points: also any ``*.resume.json``). A folder
+#: walk skips them, and the HTML reports simdup wrote, so running in the indexed folder does not
+#: index them next time.
+OUTPUT_NAMES = frozenset({"rejects.jsonl", "search-rejects.jsonl", "simdup-index.resume.json"})
+_REPORT_MARK = b'<meta name="generator" content="simdup-es">'  # in the head of every HTML report
 
 #: Longest JSON Lines line read; a longer one is one reject, skipped without
 #: holding it in memory (the fingerprinter refuses texts over 10 MB anyway).
@@ -111,6 +120,9 @@ def from_mapping(record: object, fields: Fields, source: str, *, surrogates: boo
     except InputError as exc:
         return Reject(source, exc.reason)
     if text is None:
+        if fields.text in record:
+            return Reject(source, f"field {fields.text!r} is null: give the record a text (or choose another field "
+                                  "with --text-field)", id=rid)
         return Reject(source, f"no {fields.text!r} field (choose the text field with --text-field)", id=rid)
     return Record(text, source, rid, title)
 
@@ -146,6 +158,15 @@ def _loads(line: str) -> object:
         gc.enable()
 
 
+def _malformed(line: str, exc: json.JSONDecodeError) -> str:
+    """The reason for a line that is not JSON, with the column (of the line, not of the parser's line count)."""
+    # The line ends with its newline, so an error at its end is, to the parser, at "line 2, column 1".
+    end = len(line.rstrip())
+    at = f"at column {exc.pos + 1}" if exc.pos < end else f"at column {end + 1} (the end of the line: the record is cut short)"
+    # Some of the parser's messages end in "at" already ("Invalid control character at").
+    return f"malformed JSON: {exc.msg.removesuffix(' at')} {at}"
+
+
 def read_jsonl(lines: Iterable[bytes] | BinaryIO, name: str, fields: Fields) -> Iterator[Item]:
     """Records of JSON Lines given as raw lines or a binary stream.
 
@@ -168,10 +189,14 @@ def read_jsonl(lines: Iterable[bytes] | BinaryIO, name: str, fields: Fields) -> 
         try:
             obj = _loads(line)
         except json.JSONDecodeError as exc:
-            yield Reject(source, f"malformed JSON: {exc.msg} at column {exc.colno}")
+            yield Reject(source, _malformed(line, exc))
             continue
         except RecursionError:
             yield Reject(source, "JSON nested too deeply to parse (thousands of levels); not a document record")
+            continue
+        except ValueError:  # not JSONDecodeError: an integer past Python's int-string conversion limit
+            yield Reject(source, f"holds a number of more than {sys.get_int_max_str_digits()} digits, which cannot "
+                                 "be read: write it as a string (in quotes), or leave the field out")
             continue
         yield from_mapping(obj, fields, source, surrogates=_SURROGATE_ESCAPE.search(line) is not None)
 
@@ -246,8 +271,22 @@ def _unreadable(path: Path) -> str | None:
     return f"{kind}, not a regular file: not read (name it on the command line to read it)"
 
 
-def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
-    """Every non-folder entry under ``folder`` (symlinked folders not followed), with why it cannot be read."""
+def _own_output(path: Path) -> bool:
+    """Whether simdup wrote this file: a default rejects file or resume point, or an HTML report."""
+    if path.name in OUTPUT_NAMES or path.name.endswith(".resume.json"):
+        return True
+    if path.suffix.lower() not in (".html", ".htm"):
+        return False
+    try:
+        with open(path, "rb") as f:
+            return _REPORT_MARK in f.read(1024)
+    except OSError:
+        return False  # read_file says why
+
+
+def _walk(folder: Path, skip: Collection[Path] = ()) -> Iterator[tuple[Path, str | None]]:
+    """Every non-folder entry under ``folder`` (symlinked folders not followed), with why it cannot be read;
+    simdup's own outputs (:func:`_own_output`) and the files in ``skip`` (absolute paths) left out."""
     entries: list[tuple[Path, str | None]] = []
 
     def unreadable_folder(exc: OSError) -> None:
@@ -258,12 +297,19 @@ def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
         for f in files:
             if not f.startswith("."):
                 child = Path(top, f)
+                if child.absolute() in skip or _own_output(child):
+                    log.info("%s: not read, simdup wrote it", child)
+                    continue
                 entries.append((child, _unreadable(child)))
     return iter(sorted(entries, key=lambda e: e[0].parts))
 
 
-def read_paths(paths: Iterable[Path], fields: Fields = Fields()) -> Iterator[Item]:
+def read_paths(paths: Iterable[Path], fields: Fields = Fields(), *, skip: Collection[Path] = ()) -> Iterator[Item]:
     """Records from files and folders (folders are walked, hidden files skipped, in sorted order).
+
+    A folder walk also skips what simdup wrote: files named like its default outputs
+    (:data:`OUTPUT_NAMES`, ``*.resume.json``), its HTML reports, and the files in
+    ``skip`` (the run's own outputs). A file named in ``paths`` is always read.
 
     Documents from a folder get their path relative to the folder as id, so
     re-indexing the same folder updates rather than duplicates. Folder entries
@@ -278,7 +324,7 @@ def read_paths(paths: Iterable[Path], fields: Fields = Fields()) -> Iterator[Ite
             yield Reject(str(path), f"cannot read: {exc.strerror or exc}")
             continue
         if is_dir:
-            for child, unreadable in _walk(path):
+            for child, unreadable in _walk(path, {p.absolute() for p in skip}):
                 if unreadable is not None:
                     yield Reject(str(child), unreadable)
                     continue

@@ -67,13 +67,17 @@ def make_fingerprinter(idf_path: Path | None, marked_words: Path | None, max_byt
     return Fingerprinter(FingerprintParams(idf_path=idf_path, marked_words=words, max_bytes=max_bytes))
 
 
-def read_inputs(inputs: tuple[str, ...], fields: Fields) -> Iterator[Item]:
-    """Items from INPUT arguments: files, folders, or ``-`` for JSON Lines on stdin."""
+def read_inputs(inputs: tuple[str, ...], fields: Fields, skip: Iterable[Path] = ()) -> Iterator[Item]:
+    """Items from INPUT arguments: files, folders, or ``-`` for JSON Lines on stdin.
+
+    Folder walks leave out simdup's own outputs, and the files in ``skip`` (the command's).
+    """
+    skip = tuple(skip)
     for name in inputs:
         if name == "-":
             yield from read_jsonl(sys.stdin.buffer, "<stdin>", fields)
         else:
-            yield from read_paths([Path(name)], fields)
+            yield from read_paths([Path(name)], fields, skip=skip)
 
 
 @contextmanager
@@ -169,7 +173,12 @@ class RejectLog:
 
 
 def open_output(path: Path, *, append: bool = False) -> TextIO:
-    """Open a file the command will write, or say plainly why it cannot."""
+    """Open a file the command will write (creating its folder), or say plainly why it cannot."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: its folder cannot be made ({exc.strerror or exc}: "
+                          f"{exc.filename or path.parent})") from None
     try:
         return open(path, "a" if append else "w", encoding="utf-8")
     except OSError as exc:

@@ -156,7 +156,7 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: boo
         assert compare is not None
         links = PartialLinks(PartPrinter(make_fingerprinter(idf_path, marked_words, max_bytes)), compare,
                              MultiParams(k=k, partial_threshold=partial_threshold), workers)
-    with open_store(pop_store_opts(kwargs), retry=Retry(max_retries, initial_backoff)) as store:
+    with open_store(pop_store_opts(kwargs), read_only=dry_run, retry=Retry(max_retries, initial_backoff)) as store:
         summary = update_groups(store, k=k, similarity=similarity, threshold=threshold, text_field=text_field,
                                 prepare_text=prepare, partial=links, dry_run=dry_run)
     if as_json:

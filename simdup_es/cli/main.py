@@ -92,7 +92,7 @@ def fingerprint(
     fields = Fields(text_field, title_field or None, id_field or None)
     log = RejectLog(rejects)
     literal = [Record(t, f"--text[{i}]") for i, t in enumerate(texts)]
-    records = itertools.chain(literal, split(read_inputs(inputs, fields), log))
+    records = itertools.chain(literal, split(read_inputs(inputs, fields, skip=[rejects] if rejects else []), log))
     done = 0
     for record, result in progress(fingerprinter.map_items(records, record_doc, workers=workers), "fingerprint"):
         if result.error is not None:

@@ -83,11 +83,13 @@ def connection_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
 
 
 @contextmanager
-def open_store(opts: dict[str, Any], *, create: bool = False, layout: BlockLayout = BlockLayout(),
-               retry: Retry | None = None) -> Iterator[Store]:
+def open_store(opts: dict[str, Any], *, create: bool = False, read_only: bool = False,
+               layout: BlockLayout = BlockLayout(), retry: Retry | None = None) -> Iterator[Store]:
     """The store the options name (:func:`simdup_es.open_store`), closed on exit.
 
-    ``retry`` replaces the bulk retries of an Elasticsearch store.
+    ``read_only`` is for commands that do not write: an embedded store is opened
+    read-only, so one the user may not write can be read. ``retry`` replaces the
+    bulk retries of an Elasticsearch store.
     """
     from ..store import open_store as open_configured
 
@@ -95,7 +97,7 @@ def open_store(opts: dict[str, Any], *, create: bool = False, layout: BlockLayou
         path = opts["store_dir"] or DEFAULT_PATH
         click.echo(f"using the embedded store {path}" + ("" if opts["store_dir"] else " (no cluster configured)"), err=True)
     store = open_configured(opts["es_url"], path=opts["store_dir"], index=opts["index"], layout=layout, create=create,
-                            **connection_kwargs(opts))
+                            read_only=read_only, **connection_kwargs(opts))
     if retry is not None and hasattr(store, "retry"):
         store.retry = retry
     try:
@@ -109,12 +111,17 @@ def pop_store_opts(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: kwargs.pop(k) for k in ("store_dir", *CONNECTION_KEYS)}
 
 
+def _documents(n: int) -> str:
+    """``1 document``, ``2 documents``."""
+    return f"{n} document" + ("" if n == 1 else "s")
+
+
 @click.command()
 @store_options
 def setup(**kwargs: Any) -> None:
     """Install the index templates and create the index (safe to repeat)."""
     with open_store(pop_store_opts(kwargs), create=True) as store:
-        click.echo(f"ready: {store.count()} documents", err=True)
+        click.echo(f"ready: {_documents(store.count())}", err=True)
 
 
 @click.command()
@@ -141,6 +148,11 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     same input twice changes nothing. Exit status 1 means some records were
     rejected; each one is in the rejects file with its reason.
 
+    Folders are walked without hidden files and without simdup's own outputs,
+    which land in the working folder (maybe the indexed one): files named
+    rejects.jsonl, search-rejects.jsonl or *.resume.json, the HTML reports of
+    --html, and this run's rejects file.
+
     When the store fails for good part way (cluster unreachable, or too busy
     past the retries), the run stops with a resume point next to the rejects
     file: run the same command with --resume to go on from there.
@@ -162,7 +174,8 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     try:
         with open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
                 progress_bar("indexing") as update:
-            summary = index_items(read_inputs(inputs, fields), store, fingerprinter, workers=workers,
+            items = read_inputs(inputs, fields, skip=(rejects, checkpoint.path))  # not the run's own outputs
+            summary = index_items(items, store, fingerprinter, workers=workers,
                                   batch_size=batch_size, on_reject=lambda r: log.add(r.source, r.reason, r.id),
                                   on_progress=update, skip=skip,
                                   on_settled=lambda n: checkpoint.save(n, log.size()), levels=levels)
@@ -190,7 +203,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
         log.close()
     resumed = f" (after {skip} settled by the stopped run)" if skip else ""
     click.echo(f"read {summary.read}{resumed}, indexed {summary.indexed}, rejected {summary.rejected} "
-               f"in {summary.seconds:.1f} s ({summary.rate:,.0f} docs/s); the store holds {total} documents", err=True)
+               f"in {summary.seconds:.1f} s ({summary.rate:,.0f} docs/s); the store holds {_documents(total)}", err=True)
     if log.count or (skip and rejects.exists()):
         click.echo(f"rejected records and reasons: {rejects}", err=True)
         sys.exit(1)
@@ -266,7 +279,7 @@ def search(text: str | None, file: Path | None, doc_id: str | None, queries: str
         fields = Fields(text_field, title_field or None, id_field or None)
         _search_many(queries, fields, store_opts, fingerprinter, comparer, params, limit, workers, rejects, as_json)
         return
-    with open_store(store_opts, layout=BlockLayout(k=k)) as store:
+    with open_store(store_opts, read_only=True, layout=BlockLayout(k=k)) as store:
         fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id, title)
         docs: dict[str, StoredDoc] = {}  # what the matrix read, then the rest (without one: all)
         found = find_copies(store, query_text, fingerprint=fp, printer=PartPrinter(fingerprinter), exclude_id=exclude,
@@ -282,8 +295,9 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
     """``search --queries``: one line per query, in input order; bad records to the rejects file."""
     log = RejectLog(rejects)
     done = searched = with_copies = 0
-    with open_store(store_opts, layout=BlockLayout(k=params.k)) as store, progress_bar("searching") as update:
-        results = find_copies_many(store, split(read_inputs((queries,), fields), log), record_doc,
+    with open_store(store_opts, read_only=True, layout=BlockLayout(k=params.k)) as store, \
+            progress_bar("searching") as update:
+        results = find_copies_many(store, split(read_inputs((queries,), fields, skip=(rejects,)), log), record_doc,
                                    printer=PartPrinter(fingerprinter), compare=comparer, params=params, limit=limit,
                                    workers=workers, exclude=lambda r: r.key)
         # The key, not the id: a record without an id is stored under its content id (as

@@ -188,7 +188,13 @@ class ConnectionSettings:
 
     def _tls(self) -> dict[str, Any]:
         """TLS keywords, the same for both clients."""
-        if urlsplit(self.url).scheme != "https":
+        parts = urlsplit(self.url)
+        if parts.scheme != "https":
+            global _plain_http_warned
+            if not _plain_http_warned and (self.api_key or self.username is not None or "@" in parts.netloc):
+                _plain_http_warned = True
+                log.warning("credentials go over plain %s:// to %s, readable by anyone on the way: use an https:// "
+                            "URL (SIMDUP_ES_URL / --es-url)", parts.scheme, redact_url(self.url))
             return {}
         kwargs: dict[str, Any] = {"verify_certs": self.verify_certs}
         if not self.verify_certs:
@@ -217,6 +223,7 @@ class ConnectionSettings:
 
 
 _engines: dict[ConnectionSettings, Engine] = {}
+_plain_http_warned = False  # credentials over http:// are warned about once per process
 
 
 def _detect(settings: ConnectionSettings, client: Elasticsearch) -> Engine:

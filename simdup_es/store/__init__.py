@@ -30,6 +30,7 @@ def open_store(
     index: str | None = None,
     layout: BlockLayout = BlockLayout(),
     create: bool = False,
+    read_only: bool = False,
     **connection: Any,
 ) -> Store:
     """The configured store: the cluster's index when there is a URL, else the embedded one.
@@ -45,7 +46,10 @@ def open_store(
     ``username``, ``password``, ``ca_certs``, ``verify_certs``, ``engine``, ...; the
     ``SIMDUP_ES_*`` variables fill the rest). ``create`` sets the store up
     (creates the index or folder); without it a missing embedded store is
-    :class:`NotFound`. Close the store when done (it is a context manager).
+    :class:`NotFound`. ``read_only`` opens the embedded store for reading alone
+    (nothing created or changed on disk: a store in a folder the user may not write
+    can be searched); it does not change an Elasticsearch store. Close the store
+    when done (it is a context manager).
     """
     url = url or os.environ.get("SIMDUP_ES_URL") or None
     path = path or os.environ.get("SIMDUP_STORE") or None
@@ -66,7 +70,7 @@ def open_store(
         if not create and not folder.exists():
             raise NotFound(f"no embedded store at {folder}: index documents first ('simdup index --store {folder} "
                            "FILES'), or give --es-url for a cluster")
-        store = LocalStore(folder, layout)
+        store = LocalStore(folder, layout, read_only=read_only)
     if create:
         try:
             store.setup()

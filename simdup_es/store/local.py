@@ -462,15 +462,22 @@ class LocalStore(Closing):
         layout follows it (:class:`TableLayout`); ``layout.blocks`` is not used here.
     timeout:
         Seconds to wait for another process's write lock before :class:`StoreBusy`.
+    read_only:
+        Open the database read-only (SQLite ``mode=ro``): no folder, table or index
+        cache is created or changed, so a store the user may read but not write (a
+        read-only folder, shared with analysts) can be searched. Writing raises
+        :class:`~simdup_es.errors.StoreError`.
 
     The module docstring says what is safe across threads and processes.
     """
 
-    def __init__(self, path: Path | str, layout: BlockLayout = BlockLayout(), *, timeout: float = 30.0) -> None:
+    def __init__(self, path: Path | str, layout: BlockLayout = BlockLayout(), *, timeout: float = 30.0,
+                 read_only: bool = False) -> None:
         self.path = Path(path)
         self.layout = layout
         self.table_layout = TableLayout.for_k(layout.k)
         self.timeout = timeout
+        self.read_only = read_only
         if self.path.exists() and not self.path.is_dir():
             raise StoreLocationError(
                 f"{self.path} is a file; the embedded store is a folder: give a folder path (it is created if missing)"
@@ -540,20 +547,22 @@ class LocalStore(Closing):
             )
         if self.path.exists() and not self.path.is_dir():
             raise StoreLocationError(f"{self.path} is a file; the embedded store is a folder: give a folder path")
+        if not self.read_only:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreLocationError(f"cannot create the store folder {self.path}: {exc.strerror}") from exc
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreLocationError(f"cannot create the store folder {self.path}: {exc.strerror}") from exc
-        try:
-            conn = sqlite3.connect(
+            conn = self._open_read_only() if self.read_only else sqlite3.connect(
                 self.db_path, timeout=self.timeout, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as exc:
             raise self._translate(exc) from exc
         self._conn = conn
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            if not self.read_only:  # already WAL unless new: nothing to set on a read-only open
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA cache_size=-65536")  # 64 MiB
             self._check_schema(conn, create=create)
         except sqlite3.Error as exc:
@@ -565,6 +574,28 @@ class LocalStore(Closing):
             conn.close()
             raise
         return conn
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """A connection that never writes: ``mode=ro``, or also ``immutable=1`` when SQLite cannot open the
+        WAL index (``-shm``) in a folder it may not write in (no writer is at work there: a writer keeps one)."""
+        uri = self.db_path.absolute().as_uri() + "?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if "readonly" not in str(exc) and "unable to open" not in str(exc):
+                raise
+        log.info("%s: no WAL index and no leave to make one; reading the database as it is on disk", self.db_path)
+        return sqlite3.connect(uri + "&immutable=1", uri=True, timeout=self.timeout, isolation_level=None,
+                               check_same_thread=False)
+
+    def _writable(self) -> None:
+        """Raise :class:`StoreError` if this store was opened read-only."""
+        if self.read_only:
+            raise StoreError(f"the store {self.path} was opened read-only (for searching): open it without "
+                             "read_only to write to it")
 
     def _check_schema(self, conn: sqlite3.Connection, *, create: bool) -> None:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -593,6 +624,7 @@ class LocalStore(Closing):
 
     def setup(self) -> None:
         """Create the folder and the tables; safe to call again."""
+        self._writable()
         with self._lock:
             conn = self._connect(create=True)
             with self._sql():
@@ -668,6 +700,7 @@ class LocalStore(Closing):
                levels: Mapping[str, Levels] | None = None) -> list[tuple[str, str]]:
         """Write documents (and the levels of some) in one transaction; ``(id, what)`` of capped levels."""
         capped: list[tuple[str, str]] = []
+        self._writable()
         with self._sql() as conn:
             conn.execute("BEGIN IMMEDIATE")
             gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0] + 1
@@ -988,7 +1021,7 @@ class LocalStore(Closing):
             index.add(rows)
             index.generation = gen
         self._dirty = False
-        if len(rows) >= SNAPSHOT_MIN_ROWS:
+        if len(rows) >= SNAPSHOT_MIN_ROWS and not self.read_only:
             index.merge()
             self._write_snapshot(index)
         return index
@@ -1035,6 +1068,8 @@ class LocalStore(Closing):
                 tmp.unlink()
 
     def _drop_snapshot(self) -> None:
+        if self.read_only:
+            return
         with contextlib.suppress(OSError):
             self._snapshot_path.unlink()
 
@@ -1087,6 +1122,7 @@ class LocalStore(Closing):
     def write_groups(self, writes: Sequence[tuple[Any, str | None, int | None, str | None]]) -> BulkReport:
         """Set or clear ``(group, size, kind)`` of documents by id, in one transaction; unknown ids count as missing."""
         report = BulkReport()
+        self._writable()
         with self._lock, self._sql() as conn:
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(_GROUPS)

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import os
+import shutil
+import subprocess
+import tempfile
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -96,11 +102,12 @@ def test_search_file_finds_the_same_file_after_indexing_it(tmp_path: Path) -> No
 
 def test_bad_options_and_paths_are_one_line_errors(tmp_path: Path) -> None:
     store = str(tmp_path / "store")
+    (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
     cases = [
         (["index", SAMPLE, "--store", store, "--batch-size", "0"], "--batch-size"),
-        (["index", SAMPLE, "--store", store, "--rejects", str(tmp_path / "no" / "r.jsonl")], "cannot write"),
+        (["index", SAMPLE, "--store", store, "--rejects", str(tmp_path / "a-file" / "r.jsonl")], "cannot write"),
         (["search", "--text", "文档", "--store", store, "--es-url", "http://127.0.0.1:9"], "not both"),
-        (["compare", "一段文字。", "另一段文字。", "--html", str(tmp_path / "no" / "r.html")], "cannot write"),
+        (["compare", "一段文字。", "另一段文字。", "--html", str(tmp_path / "a-file" / "r.html")], "cannot write"),
     ]
     for args, message in cases:
         result = _run(*args)
@@ -216,3 +223,148 @@ def test_search_queries_without_ids_leaves_out_their_own_stored_copies(tmp_path:
     assert [o["id"] for o in out] == keys
     # Each finds the other, never itself.
     assert [[m["id"] for m in o["matches"]] for o in out] == [[keys[1]], [keys[0]]]
+
+
+def test_a_number_of_5000_digits_is_a_counted_reject_of_index_and_search_queries(tmp_path: Path) -> None:
+    store, rejects = str(tmp_path / "store"), tmp_path / "rejects.jsonl"
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"id": "a", "text": "第一篇文档的正文内容在这里。"}\n'
+                   f'{{"id": "b", "text": "不读这一篇。", "n": {"7" * 5000}}}\n'
+                   '{"id": "c", "text": "第二篇文档讲的是别的事情。"}\n', encoding="utf-8")
+    result = _run("index", str(src), "--store", store, "--rejects", str(rejects))
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert "Traceback" not in result.output and "read 3, indexed 2, rejected 1" in result.stderr
+    (row,) = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    assert row["source"] == f"{src}:2" and "more than 4300 digits" in row["reason"]
+    search_rejects = tmp_path / "search-rejects.jsonl"
+    result = _run("search", "--store", store, "--queries", str(src), "--json", "--rejects", str(search_rejects))
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert "searched 2 queries" in result.stderr and "rejected 1" in result.stderr
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["a", "c"]
+    assert "more than 4300 digits" in search_rejects.read_text(encoding="utf-8")
+
+
+def test_one_document_is_counted_in_the_singular(tmp_path: Path) -> None:
+    store, src = str(tmp_path / "store"), tmp_path / "one.jsonl"
+    src.write_text('{"id": "a", "text": "第一篇文档的正文内容在这里。"}\n', encoding="utf-8")
+    result = _run("index", str(src), "--store", store)
+    assert result.exit_code == 0, result.output
+    assert "the store holds 1 document\n" in result.stderr and "1 documents" not in result.stderr
+    result = _run("setup", "--store", store)
+    assert result.exit_code == 0 and "ready: 1 document\n" in result.stderr, result.output
+
+
+def test_outputs_go_into_folders_that_do_not_exist_yet(tmp_path: Path) -> None:
+    store, src = str(tmp_path / "store"), tmp_path / "in.jsonl"
+    src.write_text('{"id": "a", "text": "第一篇文档的正文内容在这里。"}\nnot json\n', encoding="utf-8")
+    rejects = tmp_path / "st" / "rejects.jsonl"
+    result = _run("index", str(src), "--store", store, "--rejects", str(rejects))
+    assert result.exit_code == 1 and "cannot write" not in result.output, result.output
+    assert "malformed JSON" in rejects.read_text(encoding="utf-8")
+    html = tmp_path / "reports" / "2024" / "a.html"
+    result = _run("search", "--store", store, "--text", "第一篇文档的正文内容在这里。", "--html", str(html))
+    assert result.exit_code == 0 and html.read_text(encoding="utf-8").startswith("<!DOCTYPE html>"), result.output
+    html = tmp_path / "compare" / "b.html"
+    result = _run("compare", "第一篇文档的正文内容在这里。", "第一篇文档的正文内容在那里。", "--html", str(html))
+    assert result.exit_code == 0 and html.exists(), result.output
+    idf = tmp_path / "tables" / "idf.txt"
+    result = _run("idf", "build", str(src), "-o", str(idf))
+    assert result.exit_code == 0 and idf.exists(), result.output
+
+
+def _without_write_access(work: Callable[[], str]) -> str:
+    """``work()`` in a forked child that cannot write what root's chmod made read-only: as ``nobody`` when
+    this is root (root writes through any mode bits). Its result, or its traceback."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        os.close(read)
+        try:
+            if os.geteuid() == 0:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+            out = work()
+        except BaseException:  # noqa: BLE001 - anything, reported to the parent
+            out = "FAILED\n" + traceback.format_exc()
+        with os.fdopen(write, "w", encoding="utf-8") as f:
+            f.write(out)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, encoding="utf-8") as f:
+        out = f.read()
+    os.waitpid(pid, 0)
+    return out
+
+
+def test_a_store_that_may_be_read_but_not_written_can_be_searched(monkeypatch: pytest.MonkeyPatch) -> None:
+    if os.geteuid() == 0 and not hasattr(os, "fork"):
+        pytest.skip("needs fork to drop root")
+    top = Path(tempfile.mkdtemp(prefix="simdup-ro-"))
+    try:
+        top.chmod(0o755)  # anyone may look inside
+        store, cache, scratch = top / "store", top / "cache", top / "scratch"
+        monkeypatch.setenv("SIMDUP_CACHE", str(cache))
+        src = top / "in.jsonl"
+        src.write_text('{"id": "a", "text": "第一篇文档的正文内容在这里，讲的是今年的工作安排。"}\n'
+                       '{"id": "b", "text": "第二篇文档讲的是别的事情，和天气有关。"}\n', encoding="utf-8")
+        result = _run("index", str(src), "--store", str(store))
+        assert result.exit_code == 0, result.output
+
+        def search() -> str:
+            outs = []
+            for args in (["--text", "第一篇文档的正文内容在这里，讲的是今年的工作安排。"], ["--id", "b"],
+                         ["--queries", str(src), "--rejects", str(scratch / "rejects.jsonl")]):
+                r = _run("search", "--store", str(store), "--json", "--workers", "1", *args)
+                outs.append(f"{r.exit_code}\t{r.stdout}\t{r.stderr} {r.exception!r}")
+            r = _run("groups", "--store", str(store), "--dry-run", "--json")
+            outs.append(f"{r.exit_code}\t{r.stdout}\t{r.stderr} {r.exception!r}")
+            return "\n---\n".join(outs)
+
+        search()  # once writable: every module the child needs is imported (nobody cannot read root's Python)
+        before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in store.iterdir()}
+        subprocess.run(["chmod", "-R", "a-w,a+rX", str(top)], check=True)  # shared read-only with analysts
+        scratch.mkdir(exist_ok=True)  # the analyst's own folder, for the rejects of --queries
+        scratch.chmod(0o777)
+        out = _without_write_access(search)
+        assert not out.startswith("FAILED"), out
+        by_text, by_id, many, groups = out.split("\n---\n")
+        assert by_text.startswith("0\t") and json.loads(by_text.split("\t")[1])["id"] == "a", by_text
+        assert by_id.startswith("0\t") and "readonly" not in by_id and "unable to open" not in by_id, by_id
+        assert many.startswith("0\t") and "searched 2 queries" in many, many
+        assert groups.startswith("0\t") and "would write" in groups, groups
+        # Nothing was written, created or left behind in the store.
+        assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in store.iterdir()} == before
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(top)], check=True)
+        shutil.rmtree(top)
+
+
+def test_indexing_the_working_folder_again_skips_the_outputs_simdup_wrote_there(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("第一篇文档的正文内容在这里，讲的是今年的工作安排。", encoding="utf-8")
+    (docs / "b.txt").write_text("第二篇文档讲的是别的事情，和天气有关。", encoding="utf-8")
+    (docs / "empty.txt").write_text("，。", encoding="utf-8")  # one reject, so rejects.jsonl stays
+    (docs / "mine.html").write_text("<html><head><title>页</title></head><body><p>用户自己的网页，讲的是旅行见闻。</p>"
+                                    "</body></html>", encoding="utf-8")
+    monkeypatch.chdir(docs)
+    store = str(tmp_path / "store")
+    first = _run("index", ".", "--store", store)
+    assert first.exit_code == 1 and "read 4, indexed 3, rejected 1" in first.stderr, first.output
+    assert (docs / "rejects.jsonl").exists()  # the defaults land in the working folder, here the indexed one
+    report = _run("search", "--store", store, "--text", "第一篇文档的正文内容在这里，讲的是今年的工作安排。",
+                  "--html", "report.html")
+    assert report.exit_code == 0 and (docs / "report.html").exists(), report.output
+    (docs / "search-rejects.jsonl").write_text('{"source": "q.jsonl:1", "id": null, "reason": "malformed JSON"}\n',
+                                              encoding="utf-8")
+    (docs / "sub").mkdir()
+    (docs / "sub" / "rejects.resume.json").write_text('{"version": 1}', encoding="utf-8")
+    # This run's own rejects file, named by the user inside the folder, is not read either.
+    again = _run("index", ".", "--store", store, "--rejects", "bad/records.jsonl")
+    assert again.exit_code == 1 and "read 4, indexed 3, rejected 1" in again.stderr, again.output
+    assert "the store holds 3 documents" in again.stderr  # a.txt b.txt mine.html, and nothing simdup wrote
+    rows = [json.loads(line) for line in (docs / "bad" / "records.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [Path(r["source"]).name for r in rows] == ["empty.txt"]
+    assert "simdup's own outputs" in _run("index", "--help").output

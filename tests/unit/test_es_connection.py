@@ -120,3 +120,31 @@ def test_unreachable_cluster_is_a_clear_error_on_the_command_line() -> None:
     result = CliRunner().invoke(main, ["search", "--text", "文档", "--es-url", "http://127.0.0.1:9", "--index", "x"])
     assert result.exit_code == 1
     assert "Traceback" not in result.output and "127.0.0.1:9" in result.output
+
+
+@pytest.mark.parametrize("auth", [{"username": "u", "password": "hunter2"}, {"api_key": "id:k3y-hunter2"}],
+                         ids=["basic", "api_key"])
+def test_credentials_over_plain_http_warn_once_per_process(auth: dict[str, str], caplog: pytest.LogCaptureFixture,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from simdup_es.es import connection
+
+    monkeypatch.setattr(connection, "_plain_http_warned", False)
+    caplog.set_level(logging.WARNING)
+    url = f"http://127.0.0.1:{_closed_port()}"
+    for _ in range(3):
+        ConnectionSettings(url=url, engine="elasticsearch", **auth).client().close()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1, warnings
+    assert "plain http://" in warnings[0] and "use an https:// URL" in warnings[0] and url in warnings[0]
+    assert "hunter2" not in caplog.text
+
+
+def test_no_plain_http_warning_without_credentials_or_over_https(caplog: pytest.LogCaptureFixture,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from simdup_es.es import connection
+
+    monkeypatch.setattr(connection, "_plain_http_warned", False)
+    caplog.set_level(logging.WARNING)
+    ConnectionSettings(url="http://127.0.0.1:9", engine="elasticsearch").client().close()
+    ConnectionSettings(url="https://127.0.0.1:9", engine="elasticsearch", username="u", password="p").client().close()
+    assert not [r for r in caplog.records if "plain http" in r.getMessage()]

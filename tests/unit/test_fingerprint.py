@@ -98,6 +98,21 @@ def test_empty_documents_raise_a_clear_error(fingerprinter: Fingerprinter, text:
         fingerprinter.fingerprint(text)
 
 
+@pytest.mark.parametrize("text", ["a", "的", "的 了 和", "the and of"])
+def test_a_text_of_stop_words_alone_is_not_called_empty_or_punctuation(fingerprinter: Fingerprinter, text: str) -> None:
+    with pytest.raises(EmptyDocumentError) as info:
+        fingerprinter.fingerprint(text)
+    assert info.value.reason == ("no words to fingerprint: only stop words (such as 的, 了, a, the), which carry no "
+                                 "content; give a longer text")
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t", "，。！？……"])
+def test_an_empty_or_punctuation_text_says_so(fingerprinter: Fingerprinter, text: str) -> None:
+    with pytest.raises(EmptyDocumentError) as info:
+        fingerprinter.fingerprint(text)
+    assert info.value.reason == "no words to fingerprint (empty, whitespace or punctuation only)"
+
+
 def test_oversized_documents_are_refused_by_name() -> None:
     small = Fingerprinter(FingerprintParams(max_bytes=1000))
     results = small.fingerprint_many([Doc("文" * 2000, source="big.txt"), Doc("小文档的内容", source="ok.txt")])

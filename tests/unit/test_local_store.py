@@ -595,3 +595,20 @@ def test_not_u64_is_the_reference(values: list[object]) -> None:
     assert not_u64(values) == not_u64_reference(values)
     assert not_u64(tuple(values)) == not_u64_reference(values)
 
+
+
+def test_a_read_only_open_reads_and_refuses_to_write(tmp_path: Path) -> None:
+    with LocalStore(tmp_path / "store") as store:
+        store.setup()
+        store.put([StoredDoc("a", spread(1), V, "甲"), StoredDoc("b", spread(2), V)])
+    with LocalStore(tmp_path / "store", read_only=True) as store:
+        assert store.count() == 2 and store.candidates(spread(1), V)[0] == ["a"]
+        assert [d.text for d in store.get(["a"])] == ["甲"]
+        for write in (store.setup, lambda: store.put([StoredDoc("c", spread(3), V)]),
+                      lambda: store.write_groups([("a", "g", 2, None)])):
+            with pytest.raises(StoreError, match="opened read-only"):
+                write()
+    assert LocalStore(tmp_path / "store").count() == 2
+    with pytest.raises(NotFound):  # nothing made where there is no store
+        LocalStore(tmp_path / "none", read_only=True).count()
+    assert not (tmp_path / "none").exists()

@@ -103,3 +103,32 @@ def test_jsonl_records_are_the_lines_each_read_as_a_mapping(records: list[dict],
              .encode("utf-8") + b"\n" for r in records]
     got = list(read_jsonl(iter(lines), "f", Fields()))
     assert got == [from_mapping(json.loads(line), Fields(), f"f:{n}") for n, line in enumerate(lines, 1)]
+
+
+def test_a_number_past_the_int_digit_limit_is_one_reject_and_reading_goes_on(tmp_path: Path) -> None:
+    huge = "9" * 5000  # Python refuses to convert more than 4,300 digits (sys.get_int_max_str_digits)
+    f = _write(tmp_path / "in.jsonl", f'{{"text": "甲"}}\n{{"text": "乙", "n": {huge}}}\n{{"id": {huge}, "text": "丙"}}\n'
+                                      '{"text": "丁"}\n')
+    items = list(read_paths([f]))
+    assert [type(i).__name__ for i in items] == ["Record", "Reject", "Reject", "Record"]
+    assert [i.text for i in items if isinstance(i, Record)] == ["甲", "丁"]
+    assert items[1].source == f"{f}:2" and "more than 4300 digits" in items[1].reason
+    assert "write it as a string" in items[1].reason and "set_int_max_str_digits" not in items[1].reason
+
+
+def test_malformed_json_names_the_column_where_the_line_went_wrong(tmp_path: Path) -> None:
+    f = _write(tmp_path / "in.jsonl", '{"id": "x", "text":\n{"id": "y", "text": "ab\n{"a": 1}}\n')
+    reasons = [i.reason for i in read_paths([f]) if isinstance(i, Reject)]
+    # The line's own newline must not move the error to "line 2, column 1".
+    assert reasons[0] == "malformed JSON: Expecting value at column 20 (the end of the line: the record is cut short)"
+    assert reasons[1] == ("malformed JSON: Invalid control character at column 24 (the end of the line: the record "
+                          "is cut short)")  # the string runs into the newline
+    assert reasons[2] == "malformed JSON: Extra data at column 9"
+
+
+def test_a_null_text_field_is_called_null_not_missing() -> None:
+    item = from_mapping({"id": "n1", "text": None}, Fields(), "in.jsonl:3")
+    assert isinstance(item, Reject) and item.id == "n1"
+    assert item.reason == "field 'text' is null: give the record a text (or choose another field with --text-field)"
+    missing = from_mapping({"id": "n2"}, Fields(), "in.jsonl:4")
+    assert isinstance(missing, Reject) and "no 'text' field" in missing.reason
