@@ -28,12 +28,11 @@ from typing import Any
 import elasticsearch as es
 from elasticsearch import Elasticsearch
 
+from ..common import BulkReport, Closing
 from ..config import Retry
 from ..errors import ConfigError, ConnectionFailed, NotFound, SimdupError, StoreError
-from ..store.base import BulkReport, Closing
 from .bodies import Action, header_json, page_search
-from .connection import redact_url
-from .engine import (OpenSearchClient, client_mismatch, not_elasticsearch, product_of, streaming_bulk,
+from .engine import (OpenSearchClient, client_mismatch, not_elasticsearch, product_of, redact_url, streaming_bulk,
                      uses_point_in_time)
 
 log = logging.getLogger(__name__)
