@@ -92,8 +92,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import schema
-from .es.mappings import group_mapping
 from .fingerprint import Doc
 from .join import UnionFind, components, join_pairs
 from .store.base import Key, Members, Store
@@ -105,9 +103,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-GROUP = schema.GROUP
-GROUP_SIZE = schema.GROUP_SIZE
-GROUP_KIND = schema.GROUP_KIND
 DEFAULT_THRESHOLD = 0.5
 """With the matrix: share of either document that must be copied in the other."""
 
@@ -581,7 +576,6 @@ __all__ = [
     "distinct",
     "doc_pairs",
     "group_id",
-    "group_mapping",
     "grouped_nodes",
     "link_kinds",
     "near_pairs",
