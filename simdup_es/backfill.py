@@ -258,7 +258,7 @@ def backfill(
         if batch:
             send()
     finally:
-        results.close()  # stops the worker processes
+        results.close()  # type: ignore[attr-defined]  # map_items is a generator; this stops the worker processes
         hits.close()  # closes the point in time
     with io.translated(client, "refreshing", index):
         client.indices.refresh(index=index)

@@ -335,8 +335,8 @@ class GroupsSummary:
     failed: list[tuple[str, str]] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     """Wall time of each phase: ``read`` (fingerprints), ``join`` (pairs), ``members`` (ids of the
-    documents in groups), ``matrix`` (with one), ``partial`` (with partial copies), ``components`` (groups and the plan of writes),
-    ``write``."""
+    documents in groups), ``matrix`` (with one), ``partial`` (with partial copies), ``components`` (groups and the plan of
+    writes), ``write``."""
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k not in ("failed", "seconds")}

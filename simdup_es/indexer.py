@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
@@ -148,7 +148,7 @@ def index_items(
                 flight.append(position)
                 yield position, item
 
-    def fingerprinted() -> Iterator[tuple[int, StoredDoc]]:
+    def fingerprinted() -> Generator[tuple[int, StoredDoc], None, None]:
         def to_doc(pair: tuple[int, Record]) -> Doc:
             return record_doc(pair[1])
 

@@ -95,7 +95,7 @@ class HashTable:
     @classmethod
     def of(cls, table: Mapping[str, float | int], dtype: type) -> HashTable:
         keys = np.fromiter((token_hash(w) for w in table), dtype=np.uint64, count=len(table))
-        values = np.fromiter(table.values(), dtype=dtype, count=len(table))
+        values: np.ndarray = np.fromiter(table.values(), dtype=dtype, count=len(table))
         order = np.argsort(keys, kind="stable")
         return cls(keys[order], values[order])
 
@@ -127,7 +127,7 @@ class HashTable:
         value = self.get(word, _MISS)  # type: ignore[arg-type]
         if value is _MISS:
             raise KeyError(word)
-        return value
+        return value  # type: ignore[return-value]  # get() answers None only as the default, and the default is _MISS
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -544,8 +544,10 @@ class Lexicon:
         start, stop_row = self._rows, self._rows + len(words)
         if stop_row > len(self.hash_of):  # grow by doubling
             size = max(stop_row, 2 * len(self.hash_of), 1024)
-            self.idf_of, self.boost_of, self.len_of, self.hash_of = (
-                np.resize(a, size) for a in (self.idf_of, self.boost_of, self.len_of, self.hash_of))
+            self.idf_of = np.resize(self.idf_of, size)
+            self.boost_of = np.resize(self.boost_of, size)
+            self.len_of = np.resize(self.len_of, size)
+            self.hash_of = np.resize(self.hash_of, size)
         self.idf_of[start:stop_row] = self.idf.idf.lookup(hashes, self.idf.default, order)
         self.boost_of[start:stop_row] = boosts
         self.len_of[start:stop_row] = np.fromiter(map(len, words), dtype=np.int64, count=len(words))

@@ -25,7 +25,7 @@ differs is here:
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -194,7 +194,7 @@ def uses_point_in_time(client: Any) -> bool:
     return engine_of(client).name != OPENSEARCH
 
 
-def streaming_bulk(client: Any, actions: Any, **kwargs: Any) -> Iterator[tuple[bool, dict[str, Any]]]:
+def streaming_bulk(client: Any, actions: Any, **kwargs: Any) -> Iterable[tuple[bool, dict[str, Any]]]:
     """The engine's ``helpers.streaming_bulk`` (same arguments and answers; errors as elasticsearch-py's)."""
     if isinstance(client, OpenSearchClient):
         return client.streaming_bulk(actions, **kwargs)
