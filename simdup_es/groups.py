@@ -512,11 +512,8 @@ def update_groups(
     links: list[tuple[int, int]] = []
     if partial is not None:
         with clock("partial"):
-            joined = UnionFind()
-            for a, b in kept:
-                joined.union(a, b)
             versions = [names[node_codes[n]] if n >= 0 else "" for n in docs.nodes]
-            links = list(partial_pairs(store, docs, versions, partial, text_field, joined))
+            links = _partial_links(store, docs, versions, kept, partial, text_field)
             summary.partial = len(links)
     with clock("components"):
         groups = assign_groups(docs.keys, kept + links)
@@ -533,14 +530,28 @@ def update_groups(
         if dry_run:
             summary.set, summary.cleared = len(plan.set), len(plan.clear)
         else:
-            for writes, count in (([(docs.refs[p], *fields) for p, *fields in plan.set], "set"),
-                                  ([(docs.refs[p], None, None, None) for p in plan.clear], "cleared")):
-                report = store.write_groups(writes)
-                setattr(summary, count, report.written)
-                summary.gone += report.missing
-                summary.failed += report.failed
-            store.refresh()
+            _write_plan(store, docs, plan, summary)
     return summary
+
+
+def _partial_links(store: Store, docs: Members, versions: Sequence[str], kept: list[tuple[int, int]],
+                   partial: PartialLinks, text_field: str) -> list[tuple[int, int]]:
+    """:func:`partial_pairs` of the members, skipping pairs already joined by the near-duplicate pairs ``kept``."""
+    joined = UnionFind()
+    for a, b in kept:
+        joined.union(a, b)
+    return list(partial_pairs(store, docs, versions, partial, text_field, joined))
+
+
+def _write_plan(store: Store, docs: Members, plan: Plan, summary: GroupsSummary) -> None:
+    """Write ``plan`` onto the members (groups set, then cleared) and count what happened in ``summary``."""
+    for writes, count in (([(docs.refs[p], *fields) for p, *fields in plan.set], "set"),
+                          ([(docs.refs[p], None, None, None) for p in plan.clear], "cleared")):
+        report = store.write_groups(writes)
+        setattr(summary, count, report.written)
+        summary.gone += report.missing
+        summary.failed += report.failed
+    store.refresh()
 
 
 class _Clock:

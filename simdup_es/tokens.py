@@ -652,6 +652,43 @@ def weigh_batch(
     number[first] = np.arange(len(first)) - np.repeat(before[:-1], distinct)
     # Groups, in output order: document i, then its parts. Each counts tokens
     # start..stop of a segment's, by that segment's numbers (keys key0[g] on).
+    starts, stops, segment, is_doc = _group_spans(docs, each, bounds, raw, moved)
+    start, seg = np.array(starts, dtype=np.int64), np.array(segment, dtype=np.int64)
+    size = np.array(stops, dtype=np.int64) - start
+    n_groups = len(starts)
+    taken = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(size, out=taken[1:])
+    token = np.repeat(start - taken[:-1], size) + np.arange(int(taken[-1]), dtype=np.int64)
+    key0 = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(distinct[seg], out=key0[1:])
+    keys = np.repeat(key0[:-1], size) + number[canon[token]]
+    if key0[-1] <= _DENSE_KEYS * (len(keys) + 128):  # a count for every key: one array, no sort
+        counts = np.bincount(keys, minlength=int(key0[-1]))
+        key = np.flatnonzero(counts)
+        count = counts[key]
+    else:  # a long document with many parts: as many keys as its distinct words times its parts
+        key, count = np.unique(keys, return_counts=True)
+    group = np.searchsorted(key0, key, side="right") - 1
+    at = first[before[seg[group]] + key - key0[group]]  # the canonical position of each (group, row)
+    row = rows[at]
+    content = row != none
+    count, group, row, at = count[content], group[content], row[content], at[content]
+    sizes = np.bincount(group, minlength=n_groups)
+    offsets = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    weights = _weights(lexicon, count, group, row, title_at[at] if title_at.any() else None, is_doc, sizes, offsets)
+    return lexicon.hash_of[row], weights, offsets
+
+
+def _group_spans(
+    docs: Sequence[Sequence[str]], each: Sequence[Sequence[tuple[int, int] | Sequence[str]]], bounds: list[int],
+    raw: np.ndarray, moved: np.ndarray | None,
+) -> tuple[list[int], list[int], list[int], list[bool]]:
+    """:func:`weigh_batch`'s groups, in output order: document i, then its parts.
+
+    Each counts tokens ``starts[g]..stops[g]`` of segment ``segment[g]``; ``is_doc[g]``
+    tells a document from a part.
+    """
     starts: list[int] = []
     stops: list[int] = []
     segment: list[int] = []
@@ -677,29 +714,13 @@ def weigh_batch(
                 segment.append(k)
                 k += 1
             is_doc.append(False)
-    start, seg = np.array(starts, dtype=np.int64), np.array(segment, dtype=np.int64)
-    size = np.array(stops, dtype=np.int64) - start
-    n_groups = len(starts)
-    taken = np.zeros(n_groups + 1, dtype=np.int64)
-    np.cumsum(size, out=taken[1:])
-    token = np.repeat(start - taken[:-1], size) + np.arange(int(taken[-1]), dtype=np.int64)
-    key0 = np.zeros(n_groups + 1, dtype=np.int64)
-    np.cumsum(distinct[seg], out=key0[1:])
-    keys = np.repeat(key0[:-1], size) + number[canon[token]]
-    if key0[-1] <= _DENSE_KEYS * (len(keys) + 128):  # a count for every key: one array, no sort
-        counts = np.bincount(keys, minlength=int(key0[-1]))
-        key = np.flatnonzero(counts)
-        count = counts[key]
-    else:  # a long document with many parts: as many keys as its distinct words times its parts
-        key, count = np.unique(keys, return_counts=True)
-    group = np.searchsorted(key0, key, side="right") - 1
-    at = first[before[seg[group]] + key - key0[group]]  # the canonical position of each (group, row)
-    row = rows[at]
-    content = row != none
-    count, group, row, at = count[content], group[content], row[content], at[content]
-    sizes = np.bincount(group, minlength=n_groups)
-    offsets = np.zeros(n_groups + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
+    return starts, stops, segment, is_doc
+
+
+def _weights(lexicon: Lexicon, count: np.ndarray, group: np.ndarray, row: np.ndarray, title_words: np.ndarray | None,
+             is_doc: list[bool], sizes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """:func:`weigh`'s formula over :func:`weigh_batch`'s content words (``title_words``: which are title words)."""
+    n_groups = len(sizes)
     params = lexicon.params
     capped = np.minimum(count, params.max_count)
     length = lexicon.len_of[row]
@@ -714,11 +735,11 @@ def weigh_batch(
         len_span[nonempty] = np.maximum.reduceat(length, firsts) - len_min[nonempty]
     len_scale = np.divide(params.length_boost, len_span, out=np.zeros(n_groups), where=len_span > 0)
     boost = lexicon.boost_of[row] + (length - len_min[group]) * len_scale[group]
-    if title_at.any():  # a title word weighs more in its document, not in the document's parts
-        title = title_at[at] & np.array(is_doc)[group]
+    if title_words is not None:  # a title word weighs more in its document, not in the document's parts
+        title = title_words & np.array(is_doc)[group]
         boost = boost + np.where(title, params.title_boost, 0.0)  # + 0.0 changes no bit of a boost >= 1
     weights = capped / total[group] * lexicon.idf_of[row] * boost
-    return lexicon.hash_of[row], weights, offsets
+    return weights
 
 
 # weigh_batch counts a batch's (group, word) pairs in an array of one count per possible
