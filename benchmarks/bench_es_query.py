@@ -44,7 +44,7 @@ from simdup_es import simhash as sh
 from simdup_es.config import BlockLayout
 from simdup_es.es.connection import ConnectionSettings
 from simdup_es.fingerprint import Fingerprint
-from simdup_es.query import candidate_search
+from simdup_es.es.bodies import candidate_search
 from simdup_es.search import find_duplicates, rerank
 from simdup_es.store.base import StoredDoc
 from simdup_es.store.elasticsearch import ElasticsearchStore

@@ -14,12 +14,11 @@ is the document level alone), with thresholds in :class:`MultiParams`.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from .config import BlockLayout, FingerprintParams
 from .errors import SimdupError
-from .fingerprint import Doc, Fingerprint, Fingerprinter
+from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .simhash import blocks, similarity
 from .text import unify
 
@@ -43,12 +42,6 @@ __all__ = [
     "unify",
 ]
 __version__ = "0.1.0"
-
-
-@lru_cache(maxsize=1)
-def default_fingerprinter() -> Fingerprinter:
-    """The fingerprinter with default parameters, built on first use."""
-    return Fingerprinter()
 
 
 def fingerprint(text: str, title: str | None = None) -> Fingerprint:

@@ -174,6 +174,40 @@ def backfill(
     started = time.perf_counter()
     version = fingerprinter.version
     prepare_index(client, index)
+    summary, query = _count(client, index, version, retry_errors)
+    if on_progress:
+        on_progress(summary)
+
+    includes = [field, schema.ROOT] + ([title_field] if title_field else []) + ([id_field] if id_field else [])
+    hits = io.walk(client, index, query, source=includes, page_size=page_size, keep_alive=keep_alive, seq_no=True)
+    run = _Writes(client, index, version, summary, started, on_reject=on_reject, on_progress=on_progress,
+                  id_field=id_field, retry=io.Retry(max_retries, initial_backoff))
+    # The document fingerprint and its levels (parts, sentence keys) in one worker pass.
+    results = PartPrinter(fingerprinter).map_items(run.docs(hits, field, title_field), lambda doc: doc, workers=workers)
+    try:
+        for _, result, levels in results:
+            hit = run.pending.popleft()
+            if result.error is not None:
+                reason = result.error.reason if isinstance(result.error, InputError) else str(result.error)
+                run.mark(hit, reason)
+            else:
+                fp = result.unwrap()
+                run.add(hit, fingerprint_update(_simdup(hit), fp.value, fp.version, _levels(hit["_id"], levels)), "fp")
+            if len(run.batch) >= batch_size:
+                run.send()
+        if run.batch:
+            run.send()
+    finally:
+        results.close()  # type: ignore[attr-defined]  # map_items is a generator; this stops the worker processes
+        hits.close()  # closes the point in time
+    with io.translated(client, "refreshing", index):
+        client.indices.refresh(index=index)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _count(client: Elasticsearch, index: str, version: str, retry_errors: bool) -> tuple[BackfillSummary, dict[str, Any]]:
+    """The work counted before a backfill starts, and the query of the documents to walk."""
     summary = BackfillSummary()
     with io.translated(client, "counting documents", index):
         client.indices.refresh(index=index)  # what an interrupted run wrote must be visible to the query
@@ -187,83 +221,71 @@ def backfill(
     if retry_errors:
         summary.current -= summary.marked
         summary.marked = 0
-    if on_progress:
-        on_progress(summary)
+    return summary, query
 
-    includes = [field, schema.ROOT] + ([title_field] if title_field else []) + ([id_field] if id_field else [])
-    hits = io.walk(client, index, query, source=includes, page_size=page_size, keep_alive=keep_alive, seq_no=True)
-    pending: deque[dict[str, Any]] = deque()
-    batch: list[tuple[Any, str, dict[str, Any], str | None]] = []  # (action, kind, hit, reject reason)
 
-    def reject(hit: Mapping[str, Any], reason: str) -> None:
-        summary.rejected += 1
+class _Writes:
+    """A backfill's updates: the batch being filled, the hits out with the workers, and the counts.
+
+    ``pending`` holds the walked hits whose text went to the workers, in order;
+    ``batch`` is ``(action, kind, hit, reject reason)`` of updates not yet sent.
+    """
+
+    def __init__(self, client: Elasticsearch, index: str, version: str, summary: BackfillSummary, started: float, *,
+                 on_reject: Callable[[Reject], None], on_progress: Callable[[BackfillSummary], None] | None,
+                 id_field: str | None, retry: io.Retry) -> None:
+        self.client, self.index, self.version, self.summary, self.started = client, index, version, summary, started
+        self.on_reject, self.on_progress, self.id_field, self.retry = on_reject, on_progress, id_field, retry
+        self.pending: deque[dict[str, Any]] = deque()
+        self.batch: list[tuple[Any, str, dict[str, Any], str | None]] = []
+
+    def reject(self, hit: Mapping[str, Any], reason: str) -> None:
+        self.summary.rejected += 1
         doc_id = hit["_id"]
-        if id_field:
-            values = field_values(hit.get("_source") or {}, id_field)
+        if self.id_field:
+            values = field_values(hit.get("_source") or {}, self.id_field)
             doc_id = str(values[0]) if values else doc_id
-        on_reject(Reject(f"{hit['_index']}/{hit['_id']}", reason, doc_id))
+        self.on_reject(Reject(f"{hit['_index']}/{hit['_id']}", reason, doc_id))
 
-    def add(hit: dict[str, Any], doc: dict[str, Any], kind: str, reason: str | None = None) -> None:
+    def add(self, hit: dict[str, Any], doc: dict[str, Any], kind: str, reason: str | None = None) -> None:
         meta = {**target(hit), "if_seq_no": hit["_seq_no"], "if_primary_term": hit["_primary_term"]}
-        batch.append((update_action(meta, doc), kind, hit, reason))
+        self.batch.append((update_action(meta, doc), kind, hit, reason))
 
-    def mark(hit: dict[str, Any], reason: str) -> None:
+    def mark(self, hit: dict[str, Any], reason: str) -> None:
         kind = "no_text" if reason.startswith("no text") else "bad_text"
-        add(hit, error_update(_simdup(hit), version, reason), kind, reason)
+        self.add(hit, error_update(_simdup(hit), self.version, reason), kind, reason)
 
-    def docs() -> Iterator[Doc]:
+    def docs(self, hits: Iterator[dict[str, Any]], field: str, title_field: str | None) -> Iterator[Doc]:
         for hit in hits:
-            summary.scanned += 1
+            self.summary.scanned += 1
             source = hit.get("_source") or {}
             text, problem = text_of(source, field)
             if problem is not None:
-                mark(hit, problem)
+                self.mark(hit, problem)
                 continue
-            pending.append(hit)
+            self.pending.append(hit)
             yield Doc(text, title_of(source, title_field), f"{hit['_index']}/{hit['_id']}")  # type: ignore[arg-type]
 
-    def send() -> None:
+    def send(self) -> None:
+        summary, batch = self.summary, self.batch
         actions = [entry[0] for entry in batch]
-        items = io.bulk(client, actions, what="writing fingerprints", index=index, chunk_size=max(len(actions), 1),
-                        retry=io.Retry(max_retries, initial_backoff))
+        items = io.bulk(self.client, actions, what="writing fingerprints", index=self.index,
+                        chunk_size=max(len(actions), 1), retry=self.retry)
         for (_, kind, hit, reason), item in zip(batch, items):
             if not item.ok and item.status == 409:  # changed since the walk read it: next run
                 summary.changed += 1
             elif kind == "bad_text":  # rejected whether or not the mark was written (if not, it is read again)
-                reject(hit, reason or "")
+                self.reject(hit, reason or "")
             elif not item.ok:
-                reject(hit, f"not written: {item.reason}")
+                self.reject(hit, f"not written: {item.reason}")
             elif kind == "fp":
                 summary.fingerprinted += 1
             else:
                 summary.without_text += 1
         batch.clear()
-        summary.seconds = time.perf_counter() - started
-        if on_progress:
-            on_progress(summary)
-
-    # The document fingerprint and its levels (parts, sentence keys) in one worker pass.
-    results = PartPrinter(fingerprinter).map_items(docs(), lambda doc: doc, workers=workers)
-    try:
-        for _, result, levels in results:
-            hit = pending.popleft()
-            if result.error is not None:
-                reason = result.error.reason if isinstance(result.error, InputError) else str(result.error)
-                mark(hit, reason)
-            else:
-                fp = result.unwrap()
-                add(hit, fingerprint_update(_simdup(hit), fp.value, fp.version, _levels(hit["_id"], levels)), "fp")
-            if len(batch) >= batch_size:
-                send()
-        if batch:
-            send()
-    finally:
-        results.close()  # stops the worker processes
-        hits.close()  # closes the point in time
-    with io.translated(client, "refreshing", index):
-        client.indices.refresh(index=index)
-    summary.seconds = time.perf_counter() - started
-    return summary
+        summary.seconds = time.perf_counter() - self.started
+        if self.on_progress:
+            self.on_progress(summary)
 
 
 def _levels(doc_id: str, levels: Levels | None) -> dict[str, object] | None:

@@ -6,10 +6,7 @@ caller can catch one class. Messages say what happened and what to do about it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .store.base import BulkReport
+from .common import BulkReport
 
 
 class SimdupError(Exception):

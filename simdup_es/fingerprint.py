@@ -304,6 +304,12 @@ class Result:
         return self.fingerprint
 
 
+@functools.lru_cache(maxsize=1)
+def default_fingerprinter() -> Fingerprinter:
+    """The fingerprinter with default parameters, built on first use (``simdup_es.default_fingerprinter``)."""
+    return Fingerprinter()
+
+
 def _chunked(items: Iterable[T], size: int, weigh: Callable[[T], int] | None = None, most: int = 0
              ) -> Iterator[list[T]]:
     """Lists of ``size`` items, or fewer once ``weigh`` of them adds up to ``most``."""

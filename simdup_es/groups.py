@@ -92,8 +92,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import schema
-from .es.mappings import group_mapping
 from .fingerprint import Doc
 from .join import UnionFind, components, join_pairs
 from .store.base import Key, Members, Store
@@ -105,9 +103,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-GROUP = schema.GROUP
-GROUP_SIZE = schema.GROUP_SIZE
-GROUP_KIND = schema.GROUP_KIND
 DEFAULT_THRESHOLD = 0.5
 """With the matrix: share of either document that must be copied in the other."""
 
@@ -340,8 +335,8 @@ class GroupsSummary:
     failed: list[tuple[str, str]] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     """Wall time of each phase: ``read`` (fingerprints), ``join`` (pairs), ``members`` (ids of the
-    documents in groups), ``matrix`` (with one), ``partial`` (with partial copies), ``components`` (groups and the plan of writes),
-    ``write``."""
+    documents in groups), ``matrix`` (with one), ``partial`` (with partial copies), ``components`` (groups and the plan of
+    writes), ``write``."""
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k not in ("failed", "seconds")}
@@ -518,11 +513,8 @@ def update_groups(
     links: list[tuple[int, int]] = []
     if partial is not None:
         with clock("partial"):
-            joined = UnionFind()
-            for a, b in kept:
-                joined.union(a, b)
             versions = [names[node_codes[n]] if n >= 0 else "" for n in docs.nodes]
-            links = list(partial_pairs(store, docs, versions, partial, text_field, joined))
+            links = _partial_links(store, docs, versions, kept, partial, text_field)
             summary.partial = len(links)
     with clock("components"):
         groups = assign_groups(docs.keys, kept + links)
@@ -539,14 +531,28 @@ def update_groups(
         if dry_run:
             summary.set, summary.cleared = len(plan.set), len(plan.clear)
         else:
-            for writes, count in (([(docs.refs[p], *fields) for p, *fields in plan.set], "set"),
-                                  ([(docs.refs[p], None, None, None) for p in plan.clear], "cleared")):
-                report = store.write_groups(writes)
-                setattr(summary, count, report.written)
-                summary.gone += report.missing
-                summary.failed += report.failed
-            store.refresh()
+            _write_plan(store, docs, plan, summary)
     return summary
+
+
+def _partial_links(store: Store, docs: Members, versions: Sequence[str], kept: list[tuple[int, int]],
+                   partial: PartialLinks, text_field: str) -> list[tuple[int, int]]:
+    """:func:`partial_pairs` of the members, skipping pairs already joined by the near-duplicate pairs ``kept``."""
+    joined = UnionFind()
+    for a, b in kept:
+        joined.union(a, b)
+    return list(partial_pairs(store, docs, versions, partial, text_field, joined))
+
+
+def _write_plan(store: Store, docs: Members, plan: Plan, summary: GroupsSummary) -> None:
+    """Write ``plan`` onto the members (groups set, then cleared) and count what happened in ``summary``."""
+    for writes, count in (([(docs.refs[p], *fields) for p, *fields in plan.set], "set"),
+                          ([(docs.refs[p], None, None, None) for p in plan.clear], "cleared")):
+        report = store.write_groups(writes)
+        setattr(summary, count, report.written)
+        summary.gone += report.missing
+        summary.failed += report.failed
+    store.refresh()
 
 
 class _Clock:
@@ -582,7 +588,6 @@ __all__ = [
     "distinct",
     "doc_pairs",
     "group_id",
-    "group_mapping",
     "grouped_nodes",
     "link_kinds",
     "near_pairs",

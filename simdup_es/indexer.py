@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
@@ -102,105 +102,131 @@ def index_items(
         raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
     if levels not in LEVELS:
         raise ConfigError(f"levels must be one of {', '.join(LEVELS)}, got {levels!r}")
-    summary = IndexSummary(skipped=skip, settled=skip)
-    started = time.perf_counter()
-    held: list[tuple[int, Reject]] = []  # rejects past the last settled position
-    flight: deque[int] = deque()  # positions of records in the fingerprinter or a batch
-    sources: dict[int, str] = {}  # where each unsettled item came from, for the stop message
-    saved = [skip]  # the last position given to on_settled
+    run = _Run(store, fingerprinter, on_reject=on_reject, workers=workers, batch_size=batch_size,
+               on_progress=on_progress, skip=skip, on_settled=on_settled, levels=levels)
+    return run.index(items)
 
-    def reject(item: Reject) -> None:
-        summary.rejected += 1
-        on_reject(item)
 
-    def settle(upto: int) -> None:
+class _Run:
+    """One :func:`index_items` run: its settings, its summary and what is still open.
+
+    ``held`` are rejects past the last settled position, ``flight`` the positions of
+    records in the fingerprinter or a batch, ``sources`` where each unsettled item came
+    from (for the stop message), ``saved`` the last position given to ``on_settled``.
+    """
+
+    def __init__(self, store: Store, fingerprinter: Fingerprinter, *, on_reject: RejectSink, workers: int | None,
+                 batch_size: int, on_progress: Callable[[int], None] | None, skip: int,
+                 on_settled: Callable[[int], None] | None, levels: LevelChoice) -> None:
+        self.store, self.fingerprinter, self.on_reject, self.workers = store, fingerprinter, on_reject, workers
+        self.batch_size, self.on_progress, self.skip, self.on_settled = batch_size, on_progress, skip, on_settled
+        self.levels = levels
+        self.summary = IndexSummary(skipped=skip, settled=skip)
+        self.started = time.perf_counter()
+        self.held: list[tuple[int, Reject]] = []
+        self.flight: deque[int] = deque()
+        self.sources: dict[int, str] = {}
+        self.saved = skip
+
+    def reject(self, item: Reject) -> None:
+        self.summary.rejected += 1
+        self.on_reject(item)
+
+    def settle(self, upto: int) -> None:
         """Items before ``upto`` are done: hand out their rejects, in input order."""
+        held, flight, sources = self.held, self.flight, self.sources
         held.sort(key=lambda pair: pair[0])
         n = 0
         while n < len(held) and held[n][0] < upto:
-            reject(held[n][1])
+            self.reject(held[n][1])
             n += 1
         del held[:n]
         while flight and flight[0] < upto:
             flight.popleft()
         for position in [p for p in sources if p < upto]:
             del sources[position]
-        summary.settled = upto
-        if on_settled:
-            on_settled(upto)
-            saved[0] = upto
+        self.summary.settled = upto
+        if self.on_settled:
+            self.on_settled(upto)
+            self.saved = upto
 
-    def records() -> Iterator[tuple[int, Record]]:
-        for position, item in enumerate(itertools.islice(items, skip, None), skip):
+    def records(self, items: Iterable[Item]) -> Iterator[tuple[int, Record]]:
+        summary = self.summary
+        for position, item in enumerate(itertools.islice(items, self.skip, None), self.skip):
             summary.read += 1
             if isinstance(item, Reject):
-                if flight:
-                    sources[position] = item.source
-                    held.append((position, item))
+                if self.flight:
+                    self.sources[position] = item.source
+                    self.held.append((position, item))
                 else:  # nothing open before it: settled now (a long run of bad lines is not held in memory)
-                    reject(item)
+                    self.reject(item)
                     summary.settled = position + 1
-                    if on_settled and summary.settled - saved[0] >= batch_size:
-                        on_settled(summary.settled)
-                        saved[0] = summary.settled
+                    if self.on_settled and summary.settled - self.saved >= self.batch_size:
+                        self.on_settled(summary.settled)
+                        self.saved = summary.settled
             else:
-                sources[position] = item.source
-                flight.append(position)
+                self.sources[position] = item.source
+                self.flight.append(position)
                 yield position, item
 
-    def fingerprinted() -> Iterator[tuple[int, StoredDoc]]:
+    def fingerprinted(self, items: Iterable[Item]) -> Generator[tuple[int, StoredDoc], None, None]:
         def to_doc(pair: tuple[int, Record]) -> Doc:
             return record_doc(pair[1])
 
+        fingerprinter, workers, levels = self.fingerprinter, self.workers, self.levels
         # The document fingerprint and the levels (parts, sentence keys) in one worker pass.
         triples = (
-            ((item, result, None) for item, result in fingerprinter.map_items(records(), to_doc, workers=workers))
+            ((item, result, None) for item, result in fingerprinter.map_items(self.records(items), to_doc, workers=workers))
             if levels == "document" else
-            PartPrinter(fingerprinter, PartParams(with_parts=levels == "all")).map_items(records(), to_doc, workers=workers)
+            PartPrinter(fingerprinter, PartParams(with_parts=levels == "all")).map_items(self.records(items), to_doc,
+                                                                                          workers=workers)
         )
         for (position, record), result, doc_levels in triples:
             if result.error is not None:
                 reason = result.error.reason if isinstance(result.error, InputError) else str(result.error)
-                held.append((position, Reject(record.source, reason, record.id)))
+                self.held.append((position, Reject(record.source, reason, record.id)))
                 continue
             fp = result.unwrap()
             yield position, StoredDoc(record.key, fp.value, fp.version, record.text, record.title, levels=doc_levels)
 
-    def written(batch: list[tuple[int, StoredDoc]], report: BulkReport) -> None:
+    def written(self, batch: list[tuple[int, StoredDoc]], report: BulkReport) -> None:
+        summary = self.summary
         summary.indexed += report.written
         for doc_id, reason in report.failed:
-            reject(Reject(f"store:{doc_id}", reason, doc_id))
+            self.reject(Reject(f"store:{doc_id}", reason, doc_id))
         # Every item up to the batch's last document has come out of the
         # fingerprinter (it keeps input order), so all of them are settled now.
-        settle(batch[-1][0] + 1)
-        if on_progress:
-            on_progress(summary.indexed + summary.rejected)
+        self.settle(batch[-1][0] + 1)
+        if self.on_progress:
+            self.on_progress(summary.indexed + summary.rejected)
 
-    stream = fingerprinted()
-    # One batch is written (in a thread: the store mostly waits for its I/O) while
-    # the workers fingerprint the next, so neither waits for the other.
-    writer = ThreadPoolExecutor(1, thread_name_prefix="simdup-index")
-    pending: tuple[list[tuple[int, StoredDoc]], Future[BulkReport]] | None = None
-    try:
-        while True:
-            batch = list(itertools.islice(stream, batch_size))
-            if pending is not None:
-                done, future = pending
-                pending = None
-                try:
-                    report = future.result()
-                except StoreError as exc:
-                    summary.seconds = time.perf_counter() - started
-                    raise IndexStopped(exc, summary, sources.get(summary.settled)) from exc
-                written(done, report)
-            if not batch:
-                break
-            pending = batch, writer.submit(store.put, [doc for _, doc in batch])
-    finally:
-        if pending is not None:  # stopped early: the batch being written is not counted as settled
-            pending[1].cancel()
-        writer.shutdown(wait=True)
-        stream.close()  # stops the fingerprinting processes when the run stops early
-    settle(skip + summary.read)
-    summary.seconds = time.perf_counter() - started
-    return summary
+    def index(self, items: Iterable[Item]) -> IndexSummary:
+        summary = self.summary
+        stream = self.fingerprinted(items)
+        # One batch is written (in a thread: the store mostly waits for its I/O) while
+        # the workers fingerprint the next, so neither waits for the other.
+        writer = ThreadPoolExecutor(1, thread_name_prefix="simdup-index")
+        pending: tuple[list[tuple[int, StoredDoc]], Future[BulkReport]] | None = None
+        try:
+            while True:
+                batch = list(itertools.islice(stream, self.batch_size))
+                if pending is not None:
+                    done, future = pending
+                    pending = None
+                    try:
+                        report = future.result()
+                    except StoreError as exc:
+                        summary.seconds = time.perf_counter() - self.started
+                        raise IndexStopped(exc, summary, self.sources.get(summary.settled)) from exc
+                    self.written(done, report)
+                if not batch:
+                    break
+                pending = batch, writer.submit(self.store.put, [doc for _, doc in batch])
+        finally:
+            if pending is not None:  # stopped early: the batch being written is not counted as settled
+                pending[1].cancel()
+            writer.shutdown(wait=True)
+            stream.close()  # stops the fingerprinting processes when the run stops early
+        self.settle(self.skip + summary.read)
+        summary.seconds = time.perf_counter() - self.started
+        return summary

@@ -2,9 +2,9 @@
 
 :func:`join_pairs` is Manku et al.'s table method (the self-join that grouping
 needs: 1M fingerprints in well under a second); :func:`brute_force_pairs` is its
-slow, obviously-correct twin that the tests hold it to. Used by the embedded
-store's :meth:`~simdup_es.store.local.LocalStore.self_join` and by
-:mod:`simdup_es.groups`.
+slow, obviously-correct twin that the tests hold it to. Used by
+:mod:`simdup_es.groups` (on the fingerprints of any store's
+:meth:`~simdup_es.store.base.Store.scan`).
 """
 
 from __future__ import annotations

@@ -165,7 +165,7 @@ def find_duplicates(
         if unified is None:
             raise ValueError("give the text to search with, or its fingerprint")
         if fingerprinter is None:
-            from . import default_fingerprinter
+            from .fingerprint import default_fingerprinter
 
             fingerprinter = default_fingerprinter()
         fingerprint = fingerprinter.fingerprint(unified, unify(title) if title else title, unified=True)
@@ -209,7 +209,7 @@ def find_copies(
     matrix, by id (a caller showing the results need not read them again).
     """
     if printer is None:
-        from . import default_fingerprinter
+        from .fingerprint import default_fingerprinter
 
         printer = PartPrinter(default_fingerprinter())
     # The text is unified once (unify is not idempotent), for the fingerprint, the levels and the matrix.
@@ -285,7 +285,7 @@ def find_copies_many(
     document to leave out of an item's results (itself, when the batch is stored).
     """
     if printer is None:
-        from . import default_fingerprinter
+        from .fingerprint import default_fingerprinter
 
         printer = PartPrinter(default_fingerprinter())
     compare = compare or comparer()

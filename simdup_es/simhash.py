@@ -155,12 +155,6 @@ def blocks(fingerprint: int, layout: BlockLayout = BlockLayout()) -> tuple[int, 
     return tuple((fingerprint >> (j * b)) & mask for j in range(layout.blocks))
 
 
-def from_blocks(values: Sequence[int], layout: BlockLayout = BlockLayout()) -> int:
-    """Inverse of :func:`blocks`."""
-    b = layout.bits_per_block
-    return sum(v << (j * b) for j, v in enumerate(values))
-
-
 def blocks_many(fingerprints: np.ndarray, layout: BlockLayout = BlockLayout()) -> np.ndarray:
     """:func:`blocks` of many fingerprints: an ``(n, layout.blocks)`` ``uint64`` array."""
     b = layout.bits_per_block

@@ -23,7 +23,7 @@ import unicodedata
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, cache
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, Literal
@@ -58,7 +58,7 @@ _SPACES = re.compile(r"[^\S\n]+")
 _LINE_BREAKS = re.compile(r"\s*\n\s*")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _opencc(config: str):  # type: ignore[no-untyped-def]
     import opencc  # deferred: loading the tables costs ~50 ms and not every caller needs it
 
@@ -256,14 +256,15 @@ def _shortcuts() -> _Shortcuts | None:
     try:
         share = _package_dir("opencc") / "clib" / "share" / "opencc"
         folder = cache_dir()
-        stamp = ["flat tables", str(share)] + [f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in sorted(share.iterdir())]
+        stamp = ["flat tables", str(share)] + [f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}"
+                                               for p in sorted(share.iterdir())]
         cached = folder / f"opencc-shortcuts-{hashlib.sha1(json.dumps(stamp).encode()).hexdigest()[:16]}.json"
         try:
             data = _read_shortcuts(cached)
         except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
             data = _build_shortcuts(share, share.parent.parent / "bin" / "opencc_dict", folder)
             body = json.dumps(data, ensure_ascii=False)
-            checked = f"{hashlib.sha1(body.encode()).hexdigest()}\n{body}".encode("utf-8")
+            checked = f"{hashlib.sha1(body.encode()).hexdigest()}\n{body}".encode()
             write_atomically(cached, lambda f: f.write(checked))
         t2s, normalization = [ord(c) for c in data["t2s"]], [ord(c) for c in data["normalization"]]
         main = {name: str(data["main"][name]) for name in _CONFIGS}
@@ -383,7 +384,7 @@ def _convert(out: list[str], flags: np.ndarray, shortcuts: _Shortcuts | None) ->
     # (Marks are ORed here, not the highest: 3 is a text with both, which takes every pass.)
     todo = [(i, min(f & _MARKS, 2) if shortcuts is not None else 2) for i, f in enumerate(flags.tolist()) if f & _HAS_CJK]
     # (configs, texts, whether they may be joined): every pass of the three configs, then the shortcuts'.
-    passes = [(_CONFIGS, [i for i, mark in todo if mark == 2], False)]
+    passes: list[tuple[Sequence[str], list[int], bool]] = [(_CONFIGS, [i for i, mark in todo if mark == 2], False)]
     if shortcuts is not None:
         passes += [
             ([shortcuts.main["t2s"]], [i for i, mark in todo if mark == 1], True),

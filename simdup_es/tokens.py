@@ -95,7 +95,7 @@ class HashTable:
     @classmethod
     def of(cls, table: Mapping[str, float | int], dtype: type) -> HashTable:
         keys = np.fromiter((token_hash(w) for w in table), dtype=np.uint64, count=len(table))
-        values = np.fromiter(table.values(), dtype=dtype, count=len(table))
+        values: np.ndarray = np.fromiter(table.values(), dtype=dtype, count=len(table))
         order = np.argsort(keys, kind="stable")
         return cls(keys[order], values[order])
 
@@ -127,7 +127,7 @@ class HashTable:
         value = self.get(word, _MISS)  # type: ignore[arg-type]
         if value is _MISS:
             raise KeyError(word)
-        return value
+        return value  # type: ignore[return-value]  # get() answers None only as the default, and the default is _MISS
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -544,8 +544,10 @@ class Lexicon:
         start, stop_row = self._rows, self._rows + len(words)
         if stop_row > len(self.hash_of):  # grow by doubling
             size = max(stop_row, 2 * len(self.hash_of), 1024)
-            self.idf_of, self.boost_of, self.len_of, self.hash_of = (
-                np.resize(a, size) for a in (self.idf_of, self.boost_of, self.len_of, self.hash_of))
+            self.idf_of = np.resize(self.idf_of, size)
+            self.boost_of = np.resize(self.boost_of, size)
+            self.len_of = np.resize(self.len_of, size)
+            self.hash_of = np.resize(self.hash_of, size)
         self.idf_of[start:stop_row] = self.idf.idf.lookup(hashes, self.idf.default, order)
         self.boost_of[start:stop_row] = boosts
         self.len_of[start:stop_row] = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
@@ -650,6 +652,43 @@ def weigh_batch(
     number[first] = np.arange(len(first)) - np.repeat(before[:-1], distinct)
     # Groups, in output order: document i, then its parts. Each counts tokens
     # start..stop of a segment's, by that segment's numbers (keys key0[g] on).
+    starts, stops, segment, is_doc = _group_spans(docs, each, bounds, raw, moved)
+    start, seg = np.array(starts, dtype=np.int64), np.array(segment, dtype=np.int64)
+    size = np.array(stops, dtype=np.int64) - start
+    n_groups = len(starts)
+    taken = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(size, out=taken[1:])
+    token = np.repeat(start - taken[:-1], size) + np.arange(int(taken[-1]), dtype=np.int64)
+    key0 = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(distinct[seg], out=key0[1:])
+    keys = np.repeat(key0[:-1], size) + number[canon[token]]
+    if key0[-1] <= _DENSE_KEYS * (len(keys) + 128):  # a count for every key: one array, no sort
+        counts = np.bincount(keys, minlength=int(key0[-1]))
+        key = np.flatnonzero(counts)
+        count = counts[key]
+    else:  # a long document with many parts: as many keys as its distinct words times its parts
+        key, count = np.unique(keys, return_counts=True)
+    group = np.searchsorted(key0, key, side="right") - 1
+    at = first[before[seg[group]] + key - key0[group]]  # the canonical position of each (group, row)
+    row = rows[at]
+    content = row != none
+    count, group, row, at = count[content], group[content], row[content], at[content]
+    sizes = np.bincount(group, minlength=n_groups)
+    offsets = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    weights = _weights(lexicon, count, group, row, title_at[at] if title_at.any() else None, is_doc, sizes, offsets)
+    return lexicon.hash_of[row], weights, offsets
+
+
+def _group_spans(
+    docs: Sequence[Sequence[str]], each: Sequence[Sequence[tuple[int, int] | Sequence[str]]], bounds: list[int],
+    raw: np.ndarray, moved: np.ndarray | None,
+) -> tuple[list[int], list[int], list[int], list[bool]]:
+    """:func:`weigh_batch`'s groups, in output order: document i, then its parts.
+
+    Each counts tokens ``starts[g]..stops[g]`` of segment ``segment[g]``; ``is_doc[g]``
+    tells a document from a part.
+    """
     starts: list[int] = []
     stops: list[int] = []
     segment: list[int] = []
@@ -675,29 +714,13 @@ def weigh_batch(
                 segment.append(k)
                 k += 1
             is_doc.append(False)
-    start, seg = np.array(starts, dtype=np.int64), np.array(segment, dtype=np.int64)
-    size = np.array(stops, dtype=np.int64) - start
-    n_groups = len(starts)
-    taken = np.zeros(n_groups + 1, dtype=np.int64)
-    np.cumsum(size, out=taken[1:])
-    token = np.repeat(start - taken[:-1], size) + np.arange(int(taken[-1]), dtype=np.int64)
-    key0 = np.zeros(n_groups + 1, dtype=np.int64)
-    np.cumsum(distinct[seg], out=key0[1:])
-    keys = np.repeat(key0[:-1], size) + number[canon[token]]
-    if key0[-1] <= _DENSE_KEYS * (len(keys) + 128):  # a count for every key: one array, no sort
-        counts = np.bincount(keys, minlength=int(key0[-1]))
-        key = np.flatnonzero(counts)
-        count = counts[key]
-    else:  # a long document with many parts: as many keys as its distinct words times its parts
-        key, count = np.unique(keys, return_counts=True)
-    group = np.searchsorted(key0, key, side="right") - 1
-    at = first[before[seg[group]] + key - key0[group]]  # the canonical position of each (group, row)
-    row = rows[at]
-    content = row != none
-    count, group, row, at = count[content], group[content], row[content], at[content]
-    sizes = np.bincount(group, minlength=n_groups)
-    offsets = np.zeros(n_groups + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
+    return starts, stops, segment, is_doc
+
+
+def _weights(lexicon: Lexicon, count: np.ndarray, group: np.ndarray, row: np.ndarray, title_words: np.ndarray | None,
+             is_doc: list[bool], sizes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """:func:`weigh`'s formula over :func:`weigh_batch`'s content words (``title_words``: which are title words)."""
+    n_groups = len(sizes)
     params = lexicon.params
     capped = np.minimum(count, params.max_count)
     length = lexicon.len_of[row]
@@ -712,11 +735,11 @@ def weigh_batch(
         len_span[nonempty] = np.maximum.reduceat(length, firsts) - len_min[nonempty]
     len_scale = np.divide(params.length_boost, len_span, out=np.zeros(n_groups), where=len_span > 0)
     boost = lexicon.boost_of[row] + (length - len_min[group]) * len_scale[group]
-    if title_at.any():  # a title word weighs more in its document, not in the document's parts
-        title = title_at[at] & np.array(is_doc)[group]
+    if title_words is not None:  # a title word weighs more in its document, not in the document's parts
+        title = title_words & np.array(is_doc)[group]
         boost = boost + np.where(title, params.title_boost, 0.0)  # + 0.0 changes no bit of a boost >= 1
     weights = capped / total[group] * lexicon.idf_of[row] * boost
-    return lexicon.hash_of[row], weights, offsets
+    return weights
 
 
 # weigh_batch counts a batch's (group, word) pairs in an array of one count per possible

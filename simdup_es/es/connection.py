@@ -12,27 +12,17 @@ import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from elasticsearch import Elasticsearch
 
 from ..errors import ConfigError
-from .engine import ELASTICSEARCH, ENGINES, PRODUCTS, UNKNOWN_PRODUCT, Engine, detect, opensearch_client
+from .engine import ELASTICSEARCH, ENGINES, PRODUCTS, UNKNOWN_PRODUCT, Engine, detect, opensearch_client, redact_url
+from .io import translated
 
 log = logging.getLogger(__name__)
 
 DEFAULT_URL = "http://localhost:9200"
-
-
-def redact_url(url: str) -> str:
-    """``url`` without credentials: ``https://user:pw@host`` becomes ``https://***@host``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable URL>"
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
 
 
 def _url_name(engine: str) -> str:
@@ -227,8 +217,6 @@ _plain_http_warned = False  # credentials over http:// are warned about once per
 
 
 def _detect(settings: ConnectionSettings, client: Elasticsearch) -> Engine:
-    from .io import translated  # io imports this module
-
     with translated(client, "asking which engine it runs", cluster=UNKNOWN_PRODUCT):
         engine = detect(client)
     log.info("%s runs %s", redact_url(settings.url), engine)

@@ -25,11 +25,11 @@ differs is here:
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import elasticsearch as es
 from elasticsearch import helpers as es_helpers
@@ -46,6 +46,17 @@ ENGINES = ("auto", ELASTICSEARCH, OPENSEARCH)
 
 CLIENT_PIN = "pip install 'elasticsearch>=8.13,<9'"
 OPENSEARCH_EXTRA = "pip install 'simdup-es[opensearch]'"
+
+
+def redact_url(url: str) -> str:
+    """``url`` without credentials: ``https://user:pw@host`` becomes ``https://***@host``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
 
 
 @dataclass(frozen=True)
@@ -183,7 +194,7 @@ def uses_point_in_time(client: Any) -> bool:
     return engine_of(client).name != OPENSEARCH
 
 
-def streaming_bulk(client: Any, actions: Any, **kwargs: Any) -> Iterator[tuple[bool, dict[str, Any]]]:
+def streaming_bulk(client: Any, actions: Any, **kwargs: Any) -> Iterable[tuple[bool, dict[str, Any]]]:
     """The engine's ``helpers.streaming_bulk`` (same arguments and answers; errors as elasticsearch-py's)."""
     if isinstance(client, OpenSearchClient):
         return client.streaming_bulk(actions, **kwargs)

@@ -19,21 +19,21 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 import elasticsearch as es
+from elastic_transport import ObjectApiResponse
 from elasticsearch import Elasticsearch
 
+from ..common import BulkReport, Closing
 from ..config import Retry
 from ..errors import ConfigError, ConnectionFailed, NotFound, SimdupError, StoreError
-from ..store.base import BulkReport, Closing
 from .bodies import Action, header_json, page_search
-from .connection import redact_url
-from .engine import (OpenSearchClient, client_mismatch, not_elasticsearch, product_of, streaming_bulk,
+from .engine import (OpenSearchClient, client_mismatch, not_elasticsearch, product_of, redact_url, streaming_bulk,
                      uses_point_in_time)
 
 log = logging.getLogger(__name__)
@@ -148,7 +148,7 @@ def missing_item_index(error: Any, index: str) -> None:
         raise NotFound(f"index {index!r} does not exist{_RUN_SETUP}")
 
 
-def check_complete(response: Mapping[str, Any], what: str) -> None:
+def check_complete(response: Mapping[str, Any] | ObjectApiResponse[Any], what: str) -> None:
     """Raise when a search answered with partial results (a shard failed or timed out)."""
     if response.get("timed_out") or response.get("_shards", {}).get("failed"):
         raise StoreError(
@@ -219,7 +219,7 @@ def walk(
     seq_no: bool = False,
     pages: bool = False,
     prefetch: bool = False,
-) -> Iterator[Any]:
+) -> Generator[Any, None, None]:
     """Every hit of ``query`` in ``index``, from one point in time, ``page_size`` at a time.
 
     A point in time is a consistent snapshot: documents updated during the walk
@@ -429,8 +429,8 @@ def _send(client: Elasticsearch, actions: Sequence[Action], positions: list[int]
             if status == 429:
                 busy.append(p)
             else:
-                reason = None if ok else f"{status} {item_reason(info.get('error'))}"
-                results[p] = BulkItem(bool(ok), status, info.get("_id"), reason)
+                failure = None if ok else f"{status} {item_reason(info.get('error'))}"
+                results[p] = BulkItem(bool(ok), status, info.get("_id"), failure)
         if not busy:
             return
         if attempt == retry.max_retries:

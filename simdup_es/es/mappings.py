@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -22,7 +22,7 @@ INDEX_TEMPLATE = "simdup"
 """Name of the index template for ``simdup-*`` indices (``mappings/index-template.json``)."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(name: str) -> str:
     return resources.files("simdup_es.mappings").joinpath(name).read_text(encoding="utf-8")
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..common import BulkReport as BulkReport, Closing as Closing  # re-exported: they lived here
 from ..config import BlockLayout
 from ..multilevel import PartCandidate
 from ..parts import Levels
@@ -73,19 +74,6 @@ def query_terms(parts: Sequence[int | None], keys: Sequence[int]) -> tuple[list[
     some_parts = [with_fp[i] for i in spread(len(with_fp), MAX_QUERY_PARTS)]
     some_keys = [(i, int(keys[i])) for i in spread(len(keys), MAX_QUERY_KEYS)]
     return some_parts, some_keys
-
-
-class Closing:
-    """``with thing: ...`` calls ``thing.close()`` on the way out."""
-
-    def close(self) -> None:
-        raise NotImplementedError
-
-    def __enter__(self) -> Any:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def not_u64_reference(values: Iterable[object]) -> list[object]:
@@ -157,21 +145,6 @@ class StoredDoc:
             if bad:
                 return f"levels hold {bad[0]!r}, not a 64-bit unsigned integer"
         return None
-
-
-@dataclass
-class BulkReport:
-    """What a bulk write did: ids written, and ``(id, reason)`` for each failure.
-
-    ``missing`` counts updates of documents that no longer exist (deleted since
-    they were read); they are neither written nor failed.
-    """
-
-    written: int = 0
-    failed: list[tuple[str, str]] = field(default_factory=list)
-    missing: int = 0
-    capped: list[tuple[str, str]] = field(default_factory=list)
-    """``(id, what)`` of written documents whose levels were cut (:data:`MAX_STORED_PARTS`)."""
 
 
 Key = tuple[str, ...]

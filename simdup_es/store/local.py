@@ -376,7 +376,8 @@ class LevelIndex:
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.seqs, self.alive, self.vcodes, self.units, self.part_fps, self.part_owner, self.keys, self.key_owner)) + \
+        arrays = (self.seqs, self.alive, self.vcodes, self.units, self.part_fps, self.part_owner, self.keys, self.key_owner)
+        return sum(a.nbytes for a in arrays) + \
             sum(rows.nbytes + 8 * len(offsets) for _, _, offsets, rows in self._tables)
 
     def part_owners(self, fingerprint: int) -> np.ndarray:
@@ -923,7 +924,8 @@ class LocalStore(Closing):
                           np.array([r[3] for r in docs], dtype=np.int64), part_fps, part_owner, keys, key_owner,
                           self.layout)
 
-    def candidates_reference(self, fingerprint: int, version: str, *, exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
+    def candidates_reference(self, fingerprint: int, version: str, *,
+                             exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
         """:meth:`candidates` by reading every row of the version and comparing in Python (slow)."""
         with self._lock, self._sql() as conn:
             rows = conn.execute(

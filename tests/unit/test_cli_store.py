@@ -20,7 +20,7 @@ from simdup_es.cli import main
 SAMPLE = str(importlib.resources.files("simdup_es.data") / "sample.jsonl")
 
 
-def _run(*args: str) -> "CliRunner":
+def _run(*args: str) -> CliRunner:
     return CliRunner().invoke(main, list(args))
 
 

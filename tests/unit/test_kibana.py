@@ -21,7 +21,8 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
@@ -150,8 +151,7 @@ def _formula_fields(formula: str) -> Iterator[tuple[str, str]]:
     """(use, field) for a Lens formula: ``max(dup_group_size)``, ``count(kql='dup_group:*')``."""
     for query in _FORMULA_QUERY.findall(formula):
         yield from (("kql", field) for field in _kql_fields(query))
-    for function, field in _FORMULA_FIELD.findall(_FORMULA_QUERY.sub("", formula)):
-        yield function, field
+    yield from _FORMULA_FIELD.findall(_FORMULA_QUERY.sub("", formula))
 
 
 def _query_fields(query: dict | None) -> Iterator[tuple[str, str]]:

@@ -525,7 +525,7 @@ def test_part_candidates_equal_the_reference_index(layout: BlockLayout, seed: in
             i = 0
             while i < n_docs:
                 docs = []
-                for i in range(i, min(n_docs, i + int(rng.integers(1, 10)))):
+                for i in range(i, min(n_docs, i + int(rng.integers(1, 10)))):  # noqa: B020 - i is where the next batch starts
                     lv = _levels("v1", [part() for _ in range(int(rng.integers(0, 5)))],
                                  [key_pool[j] for j in rng.choice(12, int(rng.integers(0, 5)), replace=False).tolist()],
                                  int(rng.integers(1, 500)))
