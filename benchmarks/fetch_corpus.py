@@ -16,6 +16,10 @@ Writes, under ${SIMDUP_DATA:-<repo>/data} (git-ignored):
                          zh_CN and zh_TW: {id, name, zh_cn, zh_tw, source}
   en-docs.jsonl          ~900 English documents, one per page of `manpages`
                          and `manpages-dev` (the prose sections)
+  en-licences.jsonl      the full text of every licence of the SPDX list (npm
+                         package spdx-license-list): {id "lic:<SPDX id>",
+                         title (its name), text, source, lang "en"}; used by
+                         benchmarks/eval_copies.py for many copies of one text
   MANIFEST.json          what was built, by which version of this script, from
                          which package versions, with counts and timings
 
@@ -75,6 +79,7 @@ EN_MAX_CHARS = 6000
 # public domain), and the collections taken from it with their caps (number
 # of grouped documents).
 CHINESE_POETRY = "chinese-poetry@2.0.1"
+SPDX_LICENSE_LIST = "spdx-license-list@6.12.0"
 CLASSICS = {
     "songci": 2400, "yuanqu": 1000, "shijing": 200, "chuci": 200, "lunyu": 200,
     "youmengying": 200, "nalanxingde": 200, "caocaoshiji": 200, "shuimotangshi": 200,
@@ -97,6 +102,7 @@ LICENCES = {
                 "Linux-man-pages-copyleft",
     "manpages-dev": "GPL-2.0+ per the package; pages carry SPDX headers, mostly "
                     "Linux-man-pages-copyleft",
+    "spdx-license-list": "CC0-1.0 (npm package spdx-license-list); each text is that licence's own",
 }
 
 
@@ -1366,18 +1372,49 @@ def build_en_docs(src: Sources) -> dict:
     return {"rows": kept, "near_duplicates_dropped": near}
 
 
+def en_licences(src: Sources) -> list[dict]:
+    """spdx-license-list (npm): every licence with its full text (spdx-full.json),
+    in SPDX id order; empty texts left out."""
+    tgz = src.npm.get(SPDX_LICENSE_LIST)
+    if tgz is None:
+        return []
+    tag = f"npm:{SPDX_LICENSE_LIST}"
+    with tarfile.open(tgz, "r|gz") as tf:
+        for m in tf:
+            if m.name == "package/spdx-full.json":
+                f = tf.extractfile(m)
+                full = json.loads(f.read().decode("utf-8")) if f else {}
+                break
+        else:
+            raise SystemExit(f"fetch-corpus: no spdx-full.json in {tgz}")
+    rows = []
+    for lid in sorted(full):
+        text = (full[lid].get("licenseText") or "").replace("\r\n", "\n").strip()
+        if text:
+            rows.append(_doc(f"lic:{lid}", full[lid].get("name") or lid, text,
+                             f"{tag}:spdx-full.json#{lid}", lang="en"))
+    return rows
+
+
+def build_en_licences(src: Sources) -> dict:
+    return {"rows": en_licences(src)}
+
+
 OUTPUTS: dict[str, tuple[list[str], Callable[[Sources], dict]]] = {
     # output file -> (packages it needs, builder)
     "zh-docs.jsonl": ([p for k, _ in ZH_SOURCES for p in SOURCE_PACKAGES.get(k, [k])],
                       build_zh_docs),
     "manpages-pairs.jsonl": (["manpages-zh"], build_pairs),
     "en-docs.jsonl": (["manpages", "manpages-dev"], build_en_docs),
+    "en-licences.jsonl": ([SPDX_LICENSE_LIST], build_en_licences),
 }
 
 
 # Outputs of scripts/fetch-corpus before its code moved here unchanged (the same
 # extraction and selection): taken as this revision's, so they are not rebuilt.
-SAME_GENERATORS = {"21a24d5e256595e5"}
+# 65caea63b2273762: the revision before en-licences.jsonl was added (the other
+# outputs' extraction did not change with it).
+SAME_GENERATORS = {"21a24d5e256595e5", "65caea63b2273762"}
 
 
 def generator_id() -> str:
@@ -1469,3 +1506,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"data in {data} ({'built ' + ', '.join(todo) if todo else 'all cached'}; "
         f"{time.monotonic() - t_start:.2f}s)")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
