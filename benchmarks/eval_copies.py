@@ -74,7 +74,6 @@ import sys
 import tempfile
 import textwrap
 import time
-import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -571,7 +570,7 @@ def build(seed: int, size: dict[str, int], log: Callable[[str], None]) -> Corpus
     dis_docs = [rest[i] for i in order[used:]]
     pool = [(d["id"], t) for d in dis_docs for t in short_cuts(d["text"])]
     rng.shuffle(pool)
-    for k, (did, t) in enumerate(pool[: size["distractors"]]):
+    for k, (_, t) in enumerate(pool[: size["distractors"]]):
         c.put(f"shortd:{k}", t, {f"shortd:{k}"})
     log(f"{made} short sources, {min(len(pool), size['distractors'])} short distractors (of {len(pool)} pieces)")
 

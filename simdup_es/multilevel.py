@@ -257,7 +257,8 @@ class MemoryPartIndex:
         for doc in hit_parts.keys() | hit_keys.keys():
             if not self._alive[doc] or self._ids[doc] == exclude_id:
                 continue
-            out.append(PartCandidate(self._ids[doc], frozenset(hit_parts.get(doc, ())), frozenset(hit_keys.get(doc, ())), self._units[doc]))
+            matched = frozenset(hit_parts.get(doc, ())), frozenset(hit_keys.get(doc, ()))
+            out.append(PartCandidate(self._ids[doc], *matched, self._units[doc]))
         out.sort(key=lambda c: (-(len(c.parts) + len(c.keys)), c.id))
         return out[:limit]
 

@@ -251,8 +251,10 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
     judged = {m.id for m in matches}
     unscored = [_unscored(i, d) for i, d in near if i not in judged]
     # Stable: partial copies keep the order find_copies gave them.
-    ordered = sorted(matches + unscored, key=lambda m: (m.kind != "near-duplicate",
-                                                        m.distance if m.kind == "near-duplicate" and m.distance is not None else 65))
+    def rank(m: MultiMatch) -> tuple[bool, int]:
+        return m.kind != "near-duplicate", m.distance if m.kind == "near-duplicate" and m.distance is not None else 65
+
+    ordered = sorted(matches + unscored, key=rank)
     return Copies(ordered[:limit], more=matches.more + max(0, len(ordered) - limit))
 
 

@@ -297,9 +297,9 @@ def test_scattered_shared_lines_are_no_copy_but_the_same_lines_in_one_run_are(co
 
 def test_a_short_text_copied_whole_counts_though_one_sentence() -> None:
     post = unify("今天在图书馆读完了一本关于宋代城市生活的书，收获很多")
-    for copy in ("转发微博 //@小王: " + post, post.replace("图书馆", "资料室"), post + " #读书# 😀"):
-        m = judge("x", compare(unify(copy), post), None)
-        assert m is not None and max(m.copied_query, m.copied_match) >= 0.8, copy
+    for edited in ("转发微博 //@小王: " + post, post.replace("图书馆", "资料室"), post + " #读书# 😀"):
+        m = judge("x", compare(unify(edited), post), None)
+        assert m is not None and max(m.copied_query, m.copied_match) >= 0.8, edited
 
 
 def test_a_sentence_that_lost_a_clause_still_shows_its_copied_run(corpus: dict[str, str]) -> None:
