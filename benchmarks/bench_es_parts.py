@@ -250,7 +250,7 @@ STORE_INDEX = "bench-multi2-stores"
 
 def synthetic(levels, fp: int, text: str, other, rng):  # type: ignore[no-untyped-def]
     """An edit of a document made on its levels (see the module docstring): ``(fp, levels, text)``."""
-    from simdup_es.parts import Levels, SentenceKey
+    from simdup_es.parts import Key, Levels
 
     keep = rng.uniform(0.7, 1.0)
     keys = [k.key if rng.random() < keep else int(rng.integers(0, 2**63)) for k in levels.keys]
@@ -266,7 +266,7 @@ def synthetic(levels, fp: int, text: str, other, rng):  # type: ignore[no-untype
         fp ^= 1 << b
     lines = text.split("\n")
     text = "\n".join(line for i, line in enumerate(lines) if i % 10 != int(rng.integers(0, 10)))
-    lv = Levels(levels.version, levels.units, (), (), tuple(parts), tuple(SentenceKey(k, 0, 8) for k in keys))
+    lv = Levels(levels.version, levels.units, (), (), tuple(parts), tuple(Key(k, 0) for k in keys))
     return fp, lv, text
 
 
@@ -280,7 +280,7 @@ def stores_main(n_docs: int, n_queries: int) -> None:  # noqa: C901 - one linear
 
     from simdup_es.compare import CachedSegmenter, CompareParams, compare
     from simdup_es.fingerprint import Fingerprint
-    from simdup_es.multilevel import MultiParams, find_copies
+    from simdup_es.multilevel import MultiParams, StoredText, find_copies
     from simdup_es.search import near_duplicates
     from simdup_es.store.base import StoredDoc
     from simdup_es.store.elasticsearch import ElasticsearchStore
@@ -391,7 +391,7 @@ def stores_main(n_docs: int, n_queries: int) -> None:  # noqa: C901 - one linear
                     found = store.part_candidates(list(lv.fingerprints), [k.key for k in lv.keys], version,  # type: ignore[attr-defined]
                                                   limit=params.store_limit)
                     t3 = time.perf_counter()
-                    texts_of = lambda ids: {d.id: d.text for d in store.get(ids) if d.text}  # type: ignore[attr-defined]  # noqa: E731
+                    texts_of = lambda ids: {d.id: StoredText(d.text) for d in store.get(ids) if d.text}  # type: ignore[attr-defined]  # noqa: E731
                     hits = find_copies(text, lv, near, found, texts_of, cmp, params=params)
                     t4 = time.perf_counter()
                     if rnd:

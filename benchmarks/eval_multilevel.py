@@ -73,7 +73,7 @@ from quality_set import Piece, Source, assemble, make_source, pieces_of  # noqa:
 
 from simdup_es.compare import CachedSegmenter, CompareParams, compare  # noqa: E402
 from simdup_es.fingerprint import Doc, Fingerprinter  # noqa: E402
-from simdup_es.multilevel import MemoryPartIndex, MultiParams, copied_shares, find_copies, rank_candidates  # noqa: E402
+from simdup_es.multilevel import MemoryPartIndex, MultiParams, StoredText, copied_shares, find_copies, rank_candidates  # noqa: E402
 from simdup_es.parts import PartParams, PartPrinter  # noqa: E402
 from simdup_es.text import unify  # noqa: E402
 from simdup_es.thesaurus import cilin_thesaurus  # noqa: E402
@@ -267,9 +267,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--out", type=Path, default=None, help="write multilevel.json here")
     ap.add_argument("--no-minhash", action="store_true")
-    ap.add_argument("--common-keys", type=int, default=MultiParams().common_keys, help="MultiParams.common_keys (0: count boilerplate)")
-    ap.add_argument("--passage-sentences", type=int, default=MultiParams().passage_sentences,
-                    help="MultiParams.passage_sentences (1: every marked sentence counts)")
+    ap.add_argument("--passage-units", type=int, default=MultiParams().passage_units, help="MultiParams.passage_units")
     ap.add_argument("--passage-gap", type=int, default=MultiParams().passage_gap, help="MultiParams.passage_gap")
     ap.add_argument("--sweep-from", type=float, default=0.15, help="lowest partial threshold judged; higher ones are swept")
     args = ap.parse_args()
@@ -287,11 +285,10 @@ def main() -> None:
         store.put_levels(i, levels, doc_fps.get(i, 0))
     print(f"fingerprinted and indexed all levels in {time.perf_counter() - t0:.0f} s", flush=True)
 
-    params = MultiParams(partial_threshold=args.sweep_from, common_keys=args.common_keys,
-                         passage_sentences=args.passage_sentences, passage_gap=args.passage_gap)
+    params = MultiParams(partial_threshold=args.sweep_from, passage_units=args.passage_units, passage_gap=args.passage_gap)
     cparams = CompareParams()
     segment = CachedSegmenter(dictionary_words)
-    texts = lambda got: {i: index[i] for i in got if i in index}  # noqa: E731
+    texts = lambda got: {i: StoredText(index[i], doc_fps.get(i)) for i in got if i in index}  # noqa: E731
 
     def cmp(a: str, b: str):  # type: ignore[no-untyped-def]
         return compare(a, b, cparams, segment=segment)
@@ -357,7 +354,7 @@ def main() -> None:
             hits = find_copies(q.text, levels, near, found, texts, cmp_cached, params=params)
             methods[name].seconds += time.perf_counter() - t - spent[0] + charged[0] + t_levels + t_doc
             if name == "multilevel":
-                ranked = rank_candidates(levels, found, MultiParams(min_coverage=0.0, max_candidates=10**6))
+                ranked = rank_candidates(levels, found, MultiParams(min_coverage=0.0))
                 ranks[q.id] = next(((r, c.coverage) for r, c in enumerate(ranked) if c.id == q.expected), (-1, 0.0))
             methods[name].found[q.id] = [m.id for m in hits]
             methods[name].scores[q.id] = [
@@ -374,7 +371,7 @@ def main() -> None:
             kept, scores = [], []
             for i in got:
                 c = cmp_cached(q.text, index[i])
-                cq, cm = copied_shares(c, params=params)  # the multilevel rule, without boilerplate (no keys here)
+                cq, cm, _ = copied_shares(c, params=params)  # the multilevel rule
                 if max(cq, cm) >= params.partial_threshold:
                     kept.append(i)
                     scores.append((i, "partial", cq, cm, c.similarity_a, c.similarity_b))
@@ -424,8 +421,8 @@ def report(queries: list[Query], methods: dict[str, Method], family: dict[str, f
         return False
 
     default = MultiParams().partial_threshold
-    print(f"\npartial_threshold {default} (swept below), common_keys {args.common_keys}, "
-          f"passage_sentences {args.passage_sentences}, passage_gap {args.passage_gap}")
+    print(f"\npartial_threshold {default} (swept below), passage_units {args.passage_units}, "
+          f"passage_gap {args.passage_gap}")
 
     def at(m: Method, threshold: float) -> dict[str, list[str]]:
         if not m.scores:

@@ -26,6 +26,7 @@ stores are tested against.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -299,7 +300,7 @@ def covered_units(query: Levels, parts: Iterable[int], keys: Iterable[int], key_
         p = query.parts[i]
         covered[before[p.first] : before[p.stop]] = True
     starts = sorted(query.keys[i].position for i in keys)
-    for start, after in zip(starts, [*starts[1:], None], strict=True):
+    for start, after in itertools.zip_longest(starts, starts[1:]):
         end = after if after is not None and after - start <= key_window else start + key_units
         covered[start : max(end, start + key_units)] = True
     return int(covered.sum())
