@@ -52,6 +52,7 @@ __all__ = [
     "PartCandidate",
     "PartStore",
     "StoredText",
+    "boilerplate",
     "find_copies",
     "judge",
     "counted_passages",
@@ -99,6 +100,13 @@ class MultiParams:
     whole_share:
         A candidate with at least this share of both sides in copied passages is a
         ``near-duplicate`` (a whole copy) whatever its distance.
+    common_keys:
+        Query units under keys that at least this many candidates share are boilerplate
+        (a navigation bar, a copyright footer, a licence notice under every page) and
+        do not count as copied on the query's side, unless they are most of the query:
+        then they are its own text, copied widely (a licence asking for its variants).
+        Copies of one text are a dozen or two; a template's pages, hundreds. 0 counts
+        every unit.
     """
 
     k: int = 3
@@ -111,13 +119,14 @@ class MultiParams:
     passage_gap: int = 8
     sentence_units: int = 60
     whole_share: float = 0.8
+    common_keys: int = 20
 
     def __post_init__(self) -> None:
         for name in ("min_coverage", "partial_threshold", "whole_share"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"{name} must be between 0 and 1, got {value}")
-        require_ints(self, ("passage_gap",), minimum=0)
+        require_ints(self, ("passage_gap", "common_keys"), minimum=0)
         require_ints(self, ("max_candidates", "store_limit", "passage_units", "passage_min_units", "sentence_units"))
         if not 0 <= self.k < 64:
             raise ConfigError(f"k must be between 0 and 63, got {self.k}")
@@ -284,26 +293,41 @@ class Candidate:
         return max(self.coverage_query, self.coverage_match)
 
 
-def covered_units(query: Levels, parts: Iterable[int], keys: Iterable[int], key_units: int = KEY_K,
-                  key_window: int = KEY_W) -> int:
-    """Units of the query inside a matched part or a run its matched keys stand for.
+def covered_units(query: Levels, parts: Iterable[int], keys: Iterable[int]) -> int:
+    """Units of the query inside a matched part or a run its matched keys stand for (:func:`key_cover`)."""
+    covered = key_cover(query, keys)
+    if query.units:
+        before = np.cumsum([0, *(s.n_units for s in query.sentences)])
+        for i in parts:
+            p = query.parts[i]
+            covered[before[p.first] : before[p.stop]] = True
+    return int(covered.sum())
 
-    A matched key covers its gram's ``key_units`` units and, when the next matched key
-    starts at most ``key_window`` units later, the units up to it: winnowing keeps a
-    key in every window of a shared run, so keys that close belong to one run.
+
+def key_cover(query: Levels, keys: Iterable[int], key_units: int = KEY_K, key_window: int = KEY_W) -> np.ndarray:
+    """One flag per unit of the query: under a run the keys ``keys`` (indices) stand for.
+
+    A key covers its gram's ``key_units`` units and, when the next one starts at most
+    ``key_window`` units later, the units up to it: winnowing keeps a key in every
+    window of a shared run, so keys that close belong to one run.
     """
     covered = np.zeros(query.units, dtype=bool)
-    if not query.units:
-        return 0
-    before = np.cumsum([0, *(s.n_units for s in query.sentences)])
-    for i in parts:
-        p = query.parts[i]
-        covered[before[p.first] : before[p.stop]] = True
     starts = sorted(query.keys[i].position for i in keys)
     for start, after in itertools.zip_longest(starts, starts[1:]):
         end = after if after is not None and after - start <= key_window else start + key_units
         covered[start : max(end, start + key_units)] = True
-    return int(covered.sum())
+    return covered
+
+
+def boilerplate(query: Levels, found: Sequence[PartCandidate], params: MultiParams = MultiParams()) -> np.ndarray:
+    """Query units under keys found in at least ``params.common_keys`` candidates, unless they are most of it."""
+    counts: dict[int, int] = defaultdict(int)
+    for c in found:
+        for i in c.keys:
+            counts[i] += 1
+    common = [i for i, n in counts.items() if n >= params.common_keys] if params.common_keys else []
+    mask = key_cover(query, common)
+    return mask if 2 * int(mask.sum()) <= query.units else np.zeros(query.units, dtype=bool)
 
 
 def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: MultiParams = MultiParams()) -> list[Candidate]:
@@ -388,7 +412,8 @@ def copied_units(comparison: Comparison, side: Literal["a", "b"]) -> tuple[np.nd
     return copied, np.repeat(np.arange(len(sentences)), counts)
 
 
-def counted_passages(comparison: Comparison, side: Literal["a", "b"], params: MultiParams = MultiParams()) -> list[int]:
+def counted_passages(comparison: Comparison, side: Literal["a", "b"], params: MultiParams = MultiParams(),
+                     ignored: np.ndarray | None = None) -> list[int]:
     """Copied units of each passage of a side that counts as copied text.
 
     A passage counts with at least ``passage_min_units`` copied units, and either
@@ -397,6 +422,8 @@ def counted_passages(comparison: Comparison, side: Literal["a", "b"], params: Mu
     from one template is a sentence between their own: it counts only when long.
     """
     copied, sentence = copied_units(comparison, side)
+    if ignored is not None and ignored.size == copied.size:  # boilerplate, not copied text
+        copied &= ~ignored
     half = (comparison.units_a if side == "a" else comparison.units_b) / 2
     out = []
     for start, stop, n in passages(copied, params.passage_gap):
@@ -408,22 +435,24 @@ def counted_passages(comparison: Comparison, side: Literal["a", "b"], params: Mu
     return out
 
 
-def copied_shares(comparison: Comparison, params: MultiParams = MultiParams()) -> tuple[float, float, int]:
+def copied_shares(comparison: Comparison, params: MultiParams = MultiParams(),
+                  boilerplate: np.ndarray | None = None) -> tuple[float, float, int]:
     """Shares of both sides' units in counted passages (:func:`counted_passages`), and the units of the
     shorter of the two sides' longest passages (a text repeating itself has a long passage on its side only)."""
-    a, b = counted_passages(comparison, "a", params), counted_passages(comparison, "b", params)
+    a, b = counted_passages(comparison, "a", params, boilerplate), counted_passages(comparison, "b", params)
     return (sum(a) / comparison.units_a if comparison.units_a else 0.0,
             sum(b) / comparison.units_b if comparison.units_b else 0.0, min(max(a, default=0), max(b, default=0)))
 
 
-def judge(doc_id: str, comparison: Comparison, distance: int | None, params: MultiParams = MultiParams()) -> MultiMatch | None:
+def judge(doc_id: str, comparison: Comparison, distance: int | None, params: MultiParams = MultiParams(),
+          boilerplate: np.ndarray | None = None) -> MultiMatch | None:
     """The kind of copy, or ``None``.
 
     ``near-duplicate``: within distance ``k``, or both sides mostly copied
     (``whole_share``); ``partial``: ``partial_threshold`` of either side copied, or a
     passage of ``passage_units``.
     """
-    cq, cm, longest = copied_shares(comparison, params)
+    cq, cm, longest = copied_shares(comparison, params, boilerplate)
     if (distance is not None and distance <= params.k) or min(cq, cm) >= params.whole_share:
         kind: Kind = "near-duplicate"
     elif max(cq, cm) >= params.partial_threshold or longest >= params.passage_units:
@@ -493,6 +522,7 @@ def find_copies(
         while the last round confirmed a copy and fewer than ``limit`` were found.
     """
     distances = dict(near)
+    common = boilerplate(query, found, params)
     ranked = [c.id for c in rank_candidates(query, found, params) if c.id not in distances]
     out: list[MultiMatch] = []
 
@@ -502,7 +532,7 @@ def find_copies(
             distance = distances.get(doc_id)
             if distance is None and query_fingerprint is not None and stored.fingerprint is not None:
                 distance = sh.hamming(query_fingerprint, stored.fingerprint)
-            match = judge(doc_id, compare(query_text, stored.text), distance, params)
+            match = judge(doc_id, compare(query_text, stored.text), distance, params, common)
             if match is not None:
                 out.append(match)
                 confirmed += 1

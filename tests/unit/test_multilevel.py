@@ -6,6 +6,7 @@ import copy
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -328,3 +329,24 @@ def test_passages_equal_a_plain_scan(flags: list[bool], gap: int) -> None:
     import numpy as np
 
     assert passages(np.array(flags, dtype=bool), gap) == want
+
+
+def test_keys_many_candidates_share_are_boilerplate_unless_most_of_the_query(printer: PartPrinter, corpus: dict[str, str]) -> None:
+    from simdup_es.multilevel import boilerplate
+
+    q = printer.levels(corpus["article"], unified=True)
+    few = frozenset(range(4))  # the head's keys, in every template page
+    pages = [PartCandidate(f"page{n}", frozenset(), few, 500) for n in range(20)]
+    mask = boilerplate(q, pages)
+    head = max(q.keys[i].position for i in few) + 5
+    assert mask[:head].sum() >= head - q.keys[0].position and not mask[head + 10 :].any()
+    assert not boilerplate(q, pages[:19]).any()  # fewer than common_keys candidates: a copy's text
+    assert not boilerplate(q, pages, MultiParams(common_keys=0)).any()
+    every = frozenset(range(len(q.keys)))  # the query's own text, in 20 copies: not boilerplate
+    assert not boilerplate(q, [PartCandidate(f"copy{n}", frozenset(), every, q.units) for n in range(20)]).any()
+    # what boilerplate covers does not count as copied on the query's side
+    c = compare(corpus["article"], corpus["article"])
+    ignored = np.zeros(c.units_a, dtype=bool)
+    ignored[: c.units_a // 2] = True
+    cq, cm, _ = copied_shares(c, boilerplate=ignored)
+    assert cq == pytest.approx(0.5, abs=0.01) and cm == 1.0
