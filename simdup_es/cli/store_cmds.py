@@ -286,7 +286,19 @@ def search(text: str | None, file: Path | None, doc_id: str | None, queries: str
                             compare=comparer, params=params, matrix=not no_matrix, limit=limit, stored=docs)
         if missing := [m.id for m in found if m.id not in docs]:
             docs.update((d.id, d) for d in store.get(missing))
+        _note_other_versions(store, fingerprinter.version)
     _show_copies(found, docs, query_text, as_json=as_json, details=details, html_path=html_path)
+
+
+def _note_other_versions(store: Store, version: str) -> None:
+    """Say on stderr how many stored documents a search cannot find because of their fingerprint version."""
+    other = {v: n for v, n in store.versions().items() if v != version}
+    if other:
+        n = sum(other.values())
+        click.echo(f"note: {n} stored document{'s' if n != 1 else ''} of fingerprint version "
+                   f"{', '.join(sorted(other))} (another release or other --idf/--marked-words) cannot be found by "
+                   f"this search ({version}): index them again with 'simdup index' (or, in Elasticsearch, "
+                   "'simdup backfill --field FIELD', which re-fingerprints them in place)", err=True)
 
 
 def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], fingerprinter: Fingerprinter,
@@ -317,6 +329,7 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
                     click.echo(f"{record.key}\t" + (", ".join(f"{m.id} ({m.kind}, d={m.distance})" for m in found)
                                                      or "no copies") + (f", and {more} more (raise --limit)" if more else ""))
             update(done)
+        _note_other_versions(store, fingerprinter.version)
     log.close()
     click.echo(f"searched {searched} queries, {with_copies} with copies; rejected {log.count}", err=True)
     if log.count:

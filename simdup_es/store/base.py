@@ -235,6 +235,14 @@ class Store(Protocol):
     def count(self) -> int:
         """Number of documents."""
 
+    def versions(self) -> dict[str, int]:
+        """Number of documents by fingerprint version (documents without one left out).
+
+        Only documents of a query's version are ever candidates: a store whose
+        documents were fingerprinted by another release or other parameters answers
+        nothing for them, and a caller should say so.
+        """
+
     def refresh(self) -> None:
         """Make all writes visible to ``candidates``, ``count`` and ``scan``."""
 

@@ -357,6 +357,12 @@ class ElasticsearchStore(Closing):
         with self._translated("counting documents"):
             return int(self.client.count(index=self.index)["count"])
 
+    def versions(self) -> dict[str, int]:
+        """Number of documents by fingerprint version (after the last refresh)."""
+        body = {"size": 0, "aggs": {"v": {"terms": {"field": schema.VERSION, "size": 1000}}}}
+        got = io.search(self.client, self.index, body, "counting fingerprint versions", ["aggregations", "_shards"])
+        return {b["key"]: int(b["doc_count"]) for b in got["aggregations"]["v"]["buckets"]}
+
     def refresh(self) -> None:
         """Make everything written so far searchable."""
         with self._translated("refreshing"):

@@ -960,6 +960,12 @@ class LocalStore(Closing):
         with self._lock, self._sql() as conn:
             return conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
 
+    def versions(self) -> dict[str, int]:
+        """Number of documents by fingerprint version, as committed in SQLite."""
+        with self._lock, self._sql() as conn:
+            return dict(conn.execute("SELECT v.version, COUNT(*) FROM docs d JOIN versions v ON v.vcode = d.vcode "
+                                     "GROUP BY v.version").fetchall())
+
     def refresh(self) -> None:
         """Make writes by other processes visible (this store's own writes always are).
 

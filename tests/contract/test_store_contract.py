@@ -113,6 +113,16 @@ def test_put_and_count(store: Store) -> None:
     assert store.count() == 25
 
 
+def test_versions_count_documents_by_fingerprint_version(store: Store) -> None:
+    store.refresh()
+    assert store.versions() == {}
+    old = [StoredDoc(d.id + "-old", d.fingerprint, "0.older", d.text) for d in docs_of(3, seed=2)]
+    load(store, docs_of(7) + old)
+    assert store.versions() == {VERSION: 7, "0.older": 3}
+    load(store, [StoredDoc(d.id, d.fingerprint, VERSION, d.text) for d in old])  # fingerprinted again
+    assert store.versions() == {VERSION: 10}
+
+
 def test_setup_is_idempotent(store: Store) -> None:
     load(store, docs_of(5))
     store.setup()
