@@ -368,3 +368,18 @@ def test_indexing_the_working_folder_again_skips_the_outputs_simdup_wrote_there(
     rows = [json.loads(line) for line in (docs / "bad" / "records.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [Path(r["source"]).name for r in rows] == ["empty.txt"]
     assert "simdup's own outputs" in _run("index", "--help").output
+
+
+def test_search_says_how_many_documents_another_fingerprint_version_hides(tmp_path: Path) -> None:
+    import simdup_es
+    from simdup_es.store.base import StoredDoc
+
+    store = str(tmp_path / "store")
+    text = "今天在图书馆读完了一本关于宋代城市生活的书，收获很多，推荐给大家。"
+    with simdup_es.open_store(path=store, create=True) as s:
+        s.put([StoredDoc("old", 1, "0.older", text), StoredDoc("older", 2, "0.older", text)])
+    result = _run("search", "--store", store, "--text", text)
+    assert result.exit_code == 0, result.output
+    assert "note: 2 stored documents of fingerprint version 0.older" in result.stderr and "simdup index" in result.stderr
+    assert _run("index", SAMPLE, "--store", store).exit_code == 0
+    assert "0.older" in _run("search", "--store", store, "--text", text, "--json").stderr
