@@ -785,9 +785,9 @@ def compare(
     ThesaurusError
         Synonyms are on, no thesaurus was given and Cilin cannot be loaded.
     """
-    codes = WordCodes()  # one code per Latin word, shared by both texts
     try:
-        sentences_a, raw_a = split_sentences_coded(a, codes, min_units=params.min_units)
+        sentences_a, raw_a, first_codes = _split_query(a, params.min_units)
+        codes = WordCodes(first_codes)  # one code per Latin word, shared by both texts
         sentences_b, raw_b = split_sentences_coded(b, codes, min_units=params.min_units)
     except OverflowError:
         sentences_a = split_sentences(a, min_units=params.min_units)
@@ -885,6 +885,14 @@ def compare(
         runs_a=runs_a,
         runs_b=runs_b,
     )
+
+
+@lru_cache(maxsize=4)
+def _split_query(a: str, min_units: int) -> tuple[list[Sentence], list[str], dict[str, str]]:
+    """``a`` split and coded, with the word codes it took: a search compares one query with many texts."""
+    codes = WordCodes()
+    sentences, raw = split_sentences_coded(a, codes, min_units=min_units)
+    return sentences, raw, dict(codes)
 
 
 def _code_points(s: str) -> np.ndarray:

@@ -282,26 +282,32 @@ class StoredText(NamedTuple):
 
 @dataclass(frozen=True)
 class Candidate:
-    """A part candidate with its coverage of the query and of itself."""
+    """A part candidate: its coverage of the query and of itself, and how likely the matrix confirms it.
+
+    ``evidence`` is the larger coverage, or, for a candidate whose matched keys and parts
+    form one long run (a passage pasted into a long document, a small share of both),
+    the share a passage of ``passage_units`` would need to be judged a copy.
+    """
 
     id: str
     coverage_query: float
     coverage_match: float
+    evidence: float = 0.0
 
     @property
     def coverage(self) -> float:
         return max(self.coverage_query, self.coverage_match)
 
 
-def covered_units(query: Levels, parts: Iterable[int], keys: Iterable[int]) -> int:
-    """Units of the query inside a matched part or a run its matched keys stand for (:func:`key_cover`)."""
-    covered = key_cover(query, keys)
+def covered(query: Levels, parts: Iterable[int], keys: Iterable[int]) -> np.ndarray:
+    """One flag per unit of the query: inside a matched part or a run its matched keys stand for (:func:`key_cover`)."""
+    mask = key_cover(query, keys)
     if query.units:
         before = np.cumsum([0, *(s.n_units for s in query.sentences)])
         for i in parts:
             p = query.parts[i]
-            covered[before[p.first] : before[p.stop]] = True
-    return int(covered.sum())
+            mask[before[p.first] : before[p.stop]] = True
+    return mask
 
 
 def key_cover(query: Levels, keys: Iterable[int], key_units: int = KEY_K, key_window: int = KEY_W) -> np.ndarray:
@@ -331,19 +337,23 @@ def boilerplate(query: Levels, found: Sequence[PartCandidate], params: MultiPara
 
 
 def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: MultiParams = MultiParams()) -> list[Candidate]:
-    """Candidates covering at least ``min_coverage`` of either side, best first.
+    """Candidates with ``evidence`` of at least ``min_coverage``, most first (see :class:`Candidate`).
 
     The match side's coverage is estimated from the query side (a matched key covers
-    the same units in both texts; a matched part about as many).
+    the same units in both texts; a matched part about as many). Keys matched one by one
+    here and there (set phrases) cover a little of a text; a copied passage, one run.
     """
     out = []
     for c in found:
-        units = covered_units(query, c.parts, c.keys)
+        mask = covered(query, c.parts, c.keys)
+        units = int(mask.sum())
         cq = units / query.units if query.units else 0.0
         cm = min(1.0, units / c.units) if c.units else 0.0
-        if max(cq, cm) >= params.min_coverage:
-            out.append(Candidate(c.id, cq, cm))
-    out.sort(key=lambda c: (-c.coverage, -c.coverage_query, c.id))
+        longest = max((n for _, _, n in passages(mask, 0)), default=0)
+        evidence = max(cq, cm, params.partial_threshold * min(1.0, longest / params.passage_units))
+        if evidence >= params.min_coverage:
+            out.append(Candidate(c.id, cq, cm, evidence))
+    out.sort(key=lambda c: (-c.evidence, -c.coverage, c.id))
     return out
 
 
@@ -388,8 +398,9 @@ def passages(copied: np.ndarray, gap: int) -> list[tuple[int, int, int]]:
     if not at.size:
         return []
     cut = np.flatnonzero(np.diff(at) > gap + 1) + 1
-    firsts, lasts = at[np.r_[0, cut]], at[np.r_[cut - 1, at.size - 1]]
-    counts = np.diff(np.r_[0, cut, at.size])
+    bounds = np.concatenate(([0], cut, [at.size]))
+    firsts, lasts = at[bounds[:-1]], at[bounds[1:] - 1]
+    counts = np.diff(bounds)
     return list(zip(firsts.tolist(), (lasts + 1).tolist(), counts.tolist(), strict=True))
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -242,7 +243,7 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
         docs = store.get(ids)
         if stored is not None:
             stored.update((d.id, d) for d in docs)
-        return {d.id: StoredText(unify(d.text), d.fingerprint if d.version == fingerprint.version else None)
+        return {d.id: StoredText(_unified(d.text), d.fingerprint if d.version == fingerprint.version else None)
                 for d in docs if d.text}
 
     matches = judge_copies(unified, levels, near, found, texts, compare, query_fingerprint=fingerprint.value,
@@ -256,6 +257,12 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
 
     ordered = sorted(matches + unscored, key=rank)
     return Copies(ordered[:limit], more=matches.more + max(0, len(ordered) - limit))
+
+
+@lru_cache(maxsize=1024)
+def _unified(text: str) -> str:
+    """:func:`unify` of a stored text: the copies of a widely copied text are candidates of query after query."""
+    return unify(text)
 
 
 def _unscored(doc_id: str, distance: int) -> MultiMatch:

@@ -31,12 +31,12 @@ def test_index_search_and_reindex_on_a_real_node(es_url: str, es_index: str, es_
     assert [h["id"] for h in hits] == ["zh-man-page-tw:man1/systemd-delta.1"]
     assert hits[0]["similarity_query"] > 0.9 and hits[0]["kind"] == "near-duplicate"
 
-    # The copy with a paragraph deleted is too far for the document level: a partial copy.
+    # The copy with a paragraph deleted is too far for the document level, and a whole copy by its shares.
     result = _run(es_url, es_index, "search", "--id", "zh-man:man8/nmbd.8#3", "--json")
     assert result.exit_code == 0, result.output
     kinds = {h["id"]: (h["kind"], h["distance"]) for h in map(json.loads, result.stdout.splitlines())}
     kind, distance = kinds["zh-man:man8/nmbd.8#3~paragraph-deleted"]
-    assert kind == "partial" and distance > 3
+    assert kind == "near-duplicate" and distance > 3
 
     # Many queries: one line each, the same matches as one search each, the bad one rejected.
     queries = tmp_path / "queries.jsonl"
