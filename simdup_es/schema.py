@@ -17,7 +17,7 @@ also carries, in the same object::
                 "sk": ["00a3f1c2d4e5f607", ...],
                 "parts": [{"b0": "3c", ..., "b7": "91"}, ...]}}
 
-``sk`` are the distinct sentence keys (16 hex digits), ``parts`` nested objects with the
+``sk`` are the distinct winnowed keys (16 hex digits, :mod:`simdup_es.winnow`), ``parts`` nested objects with the
 blocks of one part fingerprint each (so 5 of 8 blocks are matched within one part),
 ``units`` the text's units (for coverage), ``parts_cut`` how many parts were left out
 (:data:`simdup_es.store.base.MAX_STORED_PARTS`), and ``id`` the document id again, as a

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from .. import schema
 from ..config import BlockLayout
 from ..errors import InputError, SimdupError
 from ..fingerprint import Doc
@@ -100,8 +101,10 @@ def fingerprint(
             continue
         fp = result.unwrap()
         done += 1
+        # "simdup" is the object a writer puts in a document (the index's fields, blocks as hex terms).
         echo_json({"id": record.key, "source": record.source, "fingerprint": fp.hex,
-                   "blocks": list(fp.blocks(layout)), "version": fp.version})
+                   "blocks": [schema.block_term(layout, b) for b in fp.blocks(layout)], "version": fp.version,
+                   "simdup": schema.fingerprint_object(fp.value, fp.version, (layout,))})
     log.close()
     click.echo(f"fingerprinted {done}, rejected {log.count}, total {done + log.count}", err=True)
     if log.count:

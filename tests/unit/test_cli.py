@@ -32,6 +32,10 @@ def test_fingerprint_jsonl_counts_every_record(tmp_path: Path) -> None:
     assert result.exit_code == 1
     (line,) = [json.loads(x) for x in result.stdout.splitlines()]
     assert line["id"] == "g" and len(line["fingerprint"]) == 16 and len(line["blocks"]) == 8
+    # what a writer puts in a document: the index's fields, blocks as the same hex terms
+    simdup = line["simdup"]
+    assert simdup["fp"] == line["fingerprint"] and simdup["version"] == line["version"]
+    assert [simdup[f"b{j}"] for j in range(8)] == line["blocks"] and all(len(b) == 2 for b in line["blocks"])
     assert "fingerprinted 1, rejected 2, total 3" in result.stderr
     reasons = [json.loads(x) for x in rejects.read_text(encoding="utf-8").splitlines()]
     assert [r["source"] for r in reasons] == [f"{src}:2", f"{src}:3"]
