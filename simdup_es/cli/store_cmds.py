@@ -357,7 +357,8 @@ def _show_copies(found: list[MultiMatch], docs: dict[str, StoredDoc], query_text
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    # On a terminal the table fits its width; piped, rich would cut it at 80 columns.
+    console = Console() if sys.stdout.isatty() else Console(width=160)
     table = Table("id", "kind", "d", "query copied", "match copied")
     table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=24)
     table.columns[0].overflow = "fold"

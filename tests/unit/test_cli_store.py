@@ -155,7 +155,7 @@ def test_search_says_the_kind_and_finds_the_deleted_paragraph_copy(tmp_path: Pat
     result = _run("search", "--store", store, "--id", "zh-man:man8/nmbd.8#3", "--json", "--no-matrix")
     assert "paragraph-deleted" not in result.stdout
     result = _run("search", "--store", store, "--id", "zh-man:man8/nmbd.8#3", "--details", "0")
-    assert "near-dup" in result.stdout and "nmbd.8#3~par" in result.stdout
+    assert "near-duplicate" in result.stdout and "nmbd.8#3~paragraph-deleted" in result.stdout  # not cut at 80 columns
 
 
 def test_search_queries_writes_one_json_object_per_query_and_rejects_bad_records(tmp_path: Path) -> None:
