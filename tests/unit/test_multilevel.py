@@ -350,3 +350,14 @@ def test_keys_many_candidates_share_are_boilerplate_unless_most_of_the_query(pri
     ignored[: c.units_a // 2] = True
     cq, cm, _ = copied_shares(c, boilerplate=ignored)
     assert cq == pytest.approx(0.5, abs=0.01) and cm == 1.0
+
+
+def test_a_hard_wrapped_copy_is_a_whole_copy(corpus: dict[str, str]) -> None:
+    # PDF text breaks lines inside sentences: the matrix's sentences differ, the copied runs do not.
+    import textwrap
+
+    wrapped = "\n".join(line for para in corpus["article"].split("\n") for line in textwrap.wrap(para, 30))
+    c = compare(wrapped, corpus["article"])
+    m = judge("x", c, 9)
+    assert len(c.sentences_a) > 1.5 * len(c.sentences_b)
+    assert m is not None and m.kind == "near-duplicate" and min(m.copied_query, m.copied_match) > 0.95
