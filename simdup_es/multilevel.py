@@ -29,7 +29,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
@@ -77,10 +77,11 @@ class MultiParams:
     min_coverage:
         A part candidate goes to the comparison matrix only if its matched parts and
         keys cover at least this share of the query or of itself.
-    max_candidates:
-        Part candidates judged per round (best coverage first). A next round is judged
-        while the last one confirmed a copy and fewer than the caller's ``limit`` were
-        found: the budget grows with the copies there are, never cutting them silently.
+    max_candidates, max_misses:
+        Part candidates are judged best first, their texts read ``max_candidates`` at a
+        time, until ``max_misses`` in a row were no copy or the caller's ``limit`` of
+        copies was found: the budget grows with the copies there are, never cutting
+        them silently.
     store_limit:
         At most this many candidates asked of the store (most matched parts and keys
         first, ties by id); a bound on work for queries made of common phrases.
@@ -112,6 +113,7 @@ class MultiParams:
     k: int = 3
     min_coverage: float = 0.05
     max_candidates: int = 10
+    max_misses: int = 5
     store_limit: int = 100
     partial_threshold: float = 0.2
     passage_units: int = 30
@@ -127,7 +129,8 @@ class MultiParams:
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"{name} must be between 0 and 1, got {value}")
         require_ints(self, ("passage_gap", "common_keys"), minimum=0)
-        require_ints(self, ("max_candidates", "store_limit", "passage_units", "passage_min_units", "sentence_units"))
+        require_ints(self, ("max_candidates", "max_misses", "store_limit", "passage_units", "passage_min_units",
+                            "sentence_units"))
         if not 0 <= self.k < 64:
             raise ConfigError(f"k must be between 0 and 63, got {self.k}")
 
@@ -529,33 +532,37 @@ def find_copies(
     Copies
         Near-duplicates first (by distance), then partial copies by the larger
         copied share; ties by id. Every near-duplicate by distance is judged; part
-        candidates are judged ``params.max_candidates`` at a time, best coverage first,
-        while the last round confirmed a copy and fewer than ``limit`` were found.
+        candidates best first, until ``params.max_misses`` in a row were no copy or
+        ``limit`` copies were found (:class:`MultiParams`).
     """
     distances = dict(near)
     common = boilerplate(query, found, params)
     ranked = [c.id for c in rank_candidates(query, found, params) if c.id not in distances]
     out: list[MultiMatch] = []
 
-    def judge_all(ids: Sequence[str]) -> int:
-        confirmed = 0
-        for doc_id, stored in texts(ids).items():
+    def judged(ids: Sequence[str]) -> Iterator[MultiMatch | None]:
+        """The verdict on each of ``ids`` in turn (``None``: no copy, or no stored text)."""
+        stored_texts = texts(ids)
+        for doc_id in ids:
+            stored = stored_texts.get(doc_id)
+            if stored is None:
+                yield None
+                continue
             distance = distances.get(doc_id)
             if distance is None and query_fingerprint is not None and stored.fingerprint is not None:
                 distance = sh.hamming(query_fingerprint, stored.fingerprint)
-            match = judge(doc_id, compare(query_text, stored.text), distance, params, common)
+            yield judge(doc_id, compare(query_text, stored.text), distance, params, common)
+
+    out = [m for m in judged(list(distances)) if m is not None]
+    at = misses = 0  # part candidates judged; rejected in a row
+    while at < len(ranked) and misses < params.max_misses and (limit is None or len(out) < limit):
+        for match in judged(ranked[at : at + params.max_candidates]):  # texts read a batch at a time
+            at += 1
+            misses = 0 if match is not None else misses + 1
             if match is not None:
                 out.append(match)
-                confirmed += 1
-        return confirmed
-
-    judge_all(list(distances))
-    at = 0
-    while at < len(ranked) and (limit is None or len(out) < limit):
-        batch = ranked[at : at + params.max_candidates]
-        at += len(batch)
-        if not judge_all(batch):
-            break
+            if misses >= params.max_misses or (limit is not None and len(out) >= limit):
+                break
     out.sort(key=lambda m: (m.kind != "near-duplicate", m.distance if m.distance is not None and m.kind == "near-duplicate"
                             else 65, -max(m.copied_query, m.copied_match), m.id))
     return Copies(out, more=len(ranked) - at if limit is not None and len(out) >= limit else 0)

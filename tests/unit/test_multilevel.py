@@ -203,10 +203,10 @@ def test_judging_stops_at_the_limit_and_counts_what_it_left(printer: PartPrinter
         return {i: StoredText(stored[i]) for i in ids}
 
     every = find_copies(corpus["article"], q, [], found, texts, compare)
-    assert len(every) == 25 and every.more == 0  # rounds of 10 go on while they confirm copies
+    assert len(every) == 25 and every.more == 0  # judging goes on while it confirms copies
     judged.clear()
     some = find_copies(corpus["article"], q, [], found, texts, compare, limit=12)
-    assert len(judged) == 20 and len(some) == 20 and some.more == 5
+    assert len(judged) == 20 and len(some) == 12 and some.more == 13  # texts read 10 at a time, judged up to the limit
 
 
 def test_levels_on_worker_processes_equal_levels_in_this_one(printer: PartPrinter, corpus: dict[str, str]) -> None:
