@@ -342,16 +342,21 @@ def boilerplate(query: Levels, found: Sequence[PartCandidate], params: MultiPara
 def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: MultiParams = MultiParams()) -> list[Candidate]:
     """Candidates with ``evidence`` of at least ``min_coverage``, most first (see :class:`Candidate`).
 
-    The match side's coverage is estimated from the query side (a matched key covers
-    the same units in both texts; a matched part about as many). Keys matched one by one
-    here and there (set phrases) cover a little of a text; a copied passage, one run.
+    The match side's coverage is estimated by the share of its keys the query has (its
+    distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units
+    has: a phrase the query repeats counts once), or by the query units its matched parts
+    cover. Keys matched one by one here and there (set phrases) cover a little of a
+    text; a copied passage, one run.
     """
     out = []
+    density = 2 / (KEY_W + 1)
     for c in found:
         mask = covered(query, c.parts, c.keys)
         units = int(mask.sum())
         cq = units / query.units if query.units else 0.0
-        cm = min(1.0, units / c.units) if c.units else 0.0
+        keys_there = max(1.0, (c.units - KEY_K + 1) * density)
+        in_parts = int(covered(query, c.parts, ()).sum()) if c.parts else 0
+        cm = min(1.0, max(len({query.keys[i].key for i in c.keys}) / keys_there, in_parts / c.units)) if c.units else 0.0
         longest = max((n for _, _, n in passages(mask, 0)), default=0)
         evidence = max(cq, cm, params.partial_threshold * min(1.0, longest / params.passage_units))
         if evidence >= params.min_coverage:
