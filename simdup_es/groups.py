@@ -316,6 +316,9 @@ class GroupsSummary:
     versions: int = 0
     pairs: int = 0
     """Pairs of distinct fingerprints (same version) within ``k``."""
+    exact: int = 0
+    """Documents whose fingerprint (and version) another document has too: exact copies as far as the
+    fingerprint sees, grouped without a pair (so there can be groups with 0 ``pairs``)."""
     members: int = 0
     """Documents read with their ids: those in groups, and those that had a group."""
     compared: int = 0
@@ -495,6 +498,7 @@ def update_groups(
                        zip(nodes.tolist(), node_fps[nodes].tolist(), node_codes[nodes].tolist())}
         summary.fingerprinted, summary.distinct, summary.versions = int(counts.sum()), len(counts), len(names)
         summary.pairs = len(i)
+        summary.exact = int(counts[counts >= 2].sum())
         with clock("members"):
             docs = scan.members(node_of, every=partial is not None)
         summary.members = len(docs.keys)
@@ -533,6 +537,48 @@ def update_groups(
         else:
             _write_plan(store, docs, plan, summary)
     return summary
+
+
+@dataclass(frozen=True)
+class StoredGroup:
+    """A duplicate group as the store keeps it (:func:`stored_groups`)."""
+
+    id: str
+    members: list[Key]
+    """The members' keys (``(index, _id)``, or ``(id,)`` embedded), in order."""
+    kinds: list[str | None]
+    """Each member's ``dup_kind``, in the order of ``members``."""
+    size: int | None
+    """The ``dup_group_size`` written (``len(members)`` unless documents changed since)."""
+
+    @property
+    def kind(self) -> str:
+        """``near-duplicate`` or ``partial`` when every member has that kind, else ``mixed``."""
+        kinds = set(self.kinds)
+        return str(kinds.pop()) if len(kinds) == 1 and None not in kinds else "mixed"
+
+
+def stored_groups(store: Store) -> list[StoredGroup]:
+    """The duplicate groups written in ``store``, largest first (then by id), members in key order.
+
+    Read through :meth:`Store.scan` (the documents that have a group now), so it lists what the
+    last ``simdup groups`` wrote, in any store.
+    """
+    store.refresh()
+    with store.scan() as scan:
+        docs = scan.members({})
+    by_group: dict[str, list[tuple[Key, str | None, int | None]]] = defaultdict(list)
+    for pos, (group, size, kind) in docs.current.items():
+        if group is not None:
+            by_group[group].append((docs.keys[pos], kind, size))
+    out = []
+    for group, members in by_group.items():
+        members.sort(key=lambda m: m[0])
+        sizes = {size for _, _, size in members}
+        out.append(StoredGroup(group, [key for key, _, _ in members], [kind for _, kind, _ in members],
+                               sizes.pop() if len(sizes) == 1 else None))
+    out.sort(key=lambda g: (-len(g.members), g.id))
+    return out
 
 
 def _partial_links(store: Store, docs: Members, versions: Sequence[str], kept: list[tuple[int, int]],
@@ -579,6 +625,7 @@ __all__ = [
     "PartialLinks",
     "Members",
     "Plan",
+    "StoredGroup",
     "UnionFind",
     "assign_groups",
     "cached_texts",
@@ -593,5 +640,6 @@ __all__ = [
     "near_pairs",
     "partial_pairs",
     "plan_writes",
+    "stored_groups",
     "update_groups",
 ]

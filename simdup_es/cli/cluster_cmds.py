@@ -122,10 +122,15 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
 @retry_options
 @click.option("--workers", type=int, help="With --partial: fingerprinting processes (default: all cores).")
 @click.option("--dry-run", is_flag=True, help="Compute and count, write nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (and, with --list, each group as "
+              "a JSON line after it).")
+@click.option("--list", "list_groups", is_flag=True,
+              help="Then print every group the store holds, one line each: group id, kind (near-duplicate, "
+                   "partial, or mixed), size and member ids, tab-separated; largest first.")
 def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: bool, partial_threshold: float,
            idf_path: Path | None, marked_words: Path | None, max_bytes: int, workers: int | None,
-           max_retries: int, initial_backoff: float, dry_run: bool, as_json: bool, **kwargs: Any) -> None:
+           max_retries: int, initial_backoff: float, dry_run: bool, as_json: bool, list_groups: bool,
+           **kwargs: Any) -> None:
     """Group near-duplicates and write the groups onto the documents.
 
     Finds every pair of documents within Hamming distance K (same fingerprint
@@ -137,8 +142,11 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: boo
 
     With --matrix a pair counts only when the sentence comparison finds at
     least THRESHOLD of one document copied in the other.
+
+    With --list the groups are read back from the store and printed (with
+    --dry-run: the groups stored now, which this run did not change).
     """
-    from ..groups import PartialLinks, copied_share, update_groups
+    from ..groups import PartialLinks, copied_share, stored_groups, update_groups
 
     similarity: Callable[[str, str], float] | None = None
     prepare: Callable[[str], str] = str
@@ -159,10 +167,16 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: boo
     with open_store(pop_store_opts(kwargs), read_only=dry_run, retry=Retry(max_retries, initial_backoff)) as store:
         summary = update_groups(store, k=k, similarity=similarity, threshold=threshold, text_field=text_field,
                                 prepare_text=prepare, partial=links, dry_run=dry_run)
+        listed = stored_groups(store) if list_groups else []
     if as_json:
         echo_json(summary.to_dict())
+    if list_groups:
+        _list_groups(listed, as_json)
     matrix_note = (f"; the matrix compared {summary.compared}, kept {summary.confirmed}"
                    + (f" ({summary.no_text} pairs without text dropped)" if summary.no_text else "")) if matrix else ""
+    if summary.exact:  # groups without a pair: say where they come from
+        matrix_note += (f"; {summary.exact} documents have the same fingerprint as another (distance 0: "
+                        "grouped without a pair)")
     if partial:
         matrix_note += (f"; {summary.partial} pairs joined by a partial copy "
                         f"({summary.kinds.get('partial', 0)} documents in a group only by them)")
@@ -175,6 +189,10 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: boo
         f"{verb} {summary.set} group fields, cleared {summary.cleared}, {summary.unchanged} unchanged ({times})",
         err=True,
     )
+    if list_groups:
+        members = sum(len(g.members) for g in listed)
+        now = "the store holds (a dry run changed none)" if dry_run else "the store holds now"
+        click.echo(f"listed {len(listed)} groups with {members} documents: those {now}", err=True)
     if summary.gone:
         click.echo(f"{summary.gone} documents were deleted while the groups were computed", err=True)
     if summary.failed:
@@ -182,6 +200,20 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: boo
             click.echo(f"not written {name}: {reason}", err=True)
         click.echo(f"{len(summary.failed)} documents could not be updated; run again to retry", err=True)
         sys.exit(1)
+
+
+def _list_groups(listed: list[Any], as_json: bool) -> None:
+    """Print :func:`~simdup_es.groups.stored_groups`: a line per group (JSON lines with ``as_json``)."""
+    # Bare ids when the groups are in one index (always so embedded); index/_id across indices.
+    indices = {key[:-1] for group in listed for key in group.members}
+    name = (lambda key: key[-1]) if len(indices) <= 1 else "/".join
+    for group in listed:
+        ids = [name(key) for key in group.members]
+        if as_json:
+            echo_json({"group": group.id, "kind": group.kind, "size": len(ids), "members": ids,
+                       "kinds": group.kinds})
+        else:
+            click.echo("\t".join([group.id, group.kind, str(len(ids)), *ids]))
 
 
 def register(group: click.Group) -> None:

@@ -1,4 +1,4 @@
-"""``simdup setup|index|search|query``: commands that work on a store."""
+"""``simdup setup|index|search|query|delete``: commands that work on a store."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ..parts import PartPrinter
 from ..search import find_copies, find_copies_many, stored_query
 from ..sources import Fields, record_doc
 from ..store import DEFAULT_INDEX, DEFAULT_PATH
-from ..store.base import Store, StoredDoc
+from ..store.base import NOT_FOUND, Store, StoredDoc
 from ._common import (
     Checkpoint,
     RejectLog,
@@ -415,6 +415,46 @@ def query(text: str | None, file: Path | None, title: str | None, dsl: bool, ind
                err=True)
 
 
+@click.command()
+@click.argument("ids", nargs=-1)
+@click.option("--ids-from", "ids_from", type=click.File("r", encoding="utf-8"),
+              help="Also delete the ids in this file, one a line (- for stdin; empty lines are skipped).")
+@store_options
+def delete(ids: tuple[str, ...], ids_from: Any, **kwargs: Any) -> None:
+    """Delete the documents with these IDS from the store (text, fingerprints, levels, group).
+
+    Prints "deleted N, not found M" on stderr; exit status 1 when an id was not
+    found (or could not be deleted). The other members of a deleted document's
+    duplicate group keep their group until the next 'simdup groups'.
+    """
+    wanted = list(ids)
+    if ids_from is not None:
+        wanted += [line.rstrip("\r\n") for line in ids_from if line.strip()]
+    if not wanted:
+        raise click.UsageError("give the ids to delete as arguments, or --ids-from FILE (one id a line)")
+    with open_store(pop_store_opts(kwargs)) as store:
+        grouped = sum(doc.group is not None for doc in store.get(wanted))
+        report = store.delete(wanted)
+        store.refresh()
+        total = store.count()
+    missing = [doc_id for doc_id, reason in report.failed if reason == NOT_FOUND]
+    failed = [(doc_id, reason) for doc_id, reason in report.failed if reason != NOT_FOUND]
+    for doc_id in missing[:5]:
+        click.echo(f"not found: {doc_id}", err=True)
+    for doc_id, reason in failed[:5]:
+        click.echo(f"not deleted {doc_id!r}: {reason}", err=True)
+    more = f", failed {len(failed)}" if failed else ""
+    click.echo(f"deleted {report.written}, not found {len(missing)}{more}; the store holds {_documents(total)}",
+               err=True)
+    if grouped:
+        were = "deleted document was in a duplicate group" if grouped == 1 else "deleted documents were in duplicate groups"
+        click.echo(f"{grouped} {were}: run 'simdup groups' to update the groups they left", err=True)
+    if missing:
+        click.echo("check the ids not found ('simdup search --id ID' reads a stored document)", err=True)
+    if report.failed:
+        sys.exit(1)
+
+
 def register(group: click.Group) -> None:
-    for command in (setup, index, search, query):
+    for command in (setup, index, search, query, delete):
         group.add_command(command)

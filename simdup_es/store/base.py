@@ -1,7 +1,7 @@
 """The store seam: what the pipeline needs from a place that keeps fingerprints.
 
 A :class:`Store` writes and reads documents (:meth:`~Store.put`,
-:meth:`~Store.get`), finds candidates by shared blocks (:meth:`~Store.candidates`)
+:meth:`~Store.get`, :meth:`~Store.delete`), finds candidates by shared blocks (:meth:`~Store.candidates`)
 and, from the finer levels written with a document (:class:`~simdup_es.parts.Levels`),
 candidates by shared parts and sentence keys (:meth:`~Store.part_candidates`),
 and serves whole-store jobs such as duplicate groups: a consistent
@@ -74,6 +74,15 @@ def query_terms(parts: Sequence[int | None], keys: Sequence[int]) -> tuple[list[
     some_parts = [with_fp[i] for i in spread(len(with_fp), MAX_QUERY_PARTS)]
     some_keys = [(i, int(keys[i])) for i in spread(len(keys), MAX_QUERY_KEYS)]
     return some_parts, some_keys
+
+
+NOT_FOUND = "not found"
+"""The reason :meth:`Store.delete` gives for an id the store does not have."""
+
+
+def id_problem(doc_id: object) -> str | None:
+    """Why ``doc_id`` cannot name a stored document (the rules of :meth:`StoredDoc.problem`), or ``None``."""
+    return StoredDoc(doc_id, 0, "-").problem()  # type: ignore[arg-type]  # checked there
 
 
 def not_u64_reference(values: Iterable[object]) -> list[object]:
@@ -209,6 +218,19 @@ class Store(Protocol):
 
         Never raises for a single document (:meth:`StoredDoc.problem` says why one
         is refused): ``written + len(failed) == len(docs)``.
+        """
+
+    def delete(self, ids: Sequence[str]) -> BulkReport:
+        """Delete documents by id, with everything the store keeps of them (text, levels, group).
+
+        After :meth:`refresh` (this process's own deletes need none in the embedded store)
+        a deleted document is gone from :meth:`get`, :meth:`candidates`,
+        :meth:`part_candidates`, :meth:`scan`, :meth:`count` and :meth:`versions`.
+        Never raises for a single id: an unknown id (or one deleted already, or named
+        twice) is reported in ``failed`` with the reason ``"not found"``, an invalid one
+        with what is wrong with it, so ``written + len(failed) == len(ids)``. The other
+        members of a deleted document's duplicate group keep their group fields until
+        the next ``simdup groups``.
         """
 
     def candidates(self, fingerprint: int, version: str, *, exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:

@@ -24,7 +24,7 @@ from elasticsearch import Elasticsearch
 from .. import schema
 from .. import simhash as sh
 from ..config import BlockLayout
-from ..errors import ConfigError, StoreError
+from ..errors import ConfigError, NotFound, StoreError
 from ..es import bodies, io
 from ..es.connection import DEFAULT_URL, ConnectionSettings, redact_url
 from ..es.engine import as_client
@@ -41,7 +41,7 @@ from ..es.mappings import (
     missing_level_fields,
 )
 from ..multilevel import PartCandidate
-from .base import BulkReport, Closing, Members, StoredDoc, capped_note, query_terms, stored_levels
+from .base import NOT_FOUND, BulkReport, Closing, Members, StoredDoc, capped_note, id_problem, query_terms, stored_levels
 
 log = logging.getLogger(__name__)
 
@@ -275,6 +275,47 @@ class ElasticsearchStore(Closing):
                 report.failed.append((str(item.id), item.reason or ""))
         for doc_id, what in report.capped:
             log.info("document %r: %s", doc_id, what)
+        return report
+
+    def delete(self, ids: Sequence[str]) -> BulkReport:
+        """Delete documents by id with the bulk API (retried as :meth:`put` is).
+
+        An id the index does not have comes back in ``failed`` as ``"not found"``; other
+        refusals with Elasticsearch's reason. Raises :class:`NotFound` when the index does
+        not exist, and :class:`ConnectionFailed` when the cluster stays unreachable (the
+        exception's ``report`` holds what was deleted until then). Searchable after :meth:`refresh`.
+        """
+        report = BulkReport()
+        actions: list[bodies.Action] = []
+        for doc_id in ids:
+            problem = id_problem(doc_id)
+            if problem:
+                report.failed.append((str(doc_id), problem))
+            else:
+                actions.append(({"delete": {"_id": doc_id}}, None))
+        if not actions:
+            return report
+        size = max(self.min_chunk, min(self.chunk_size, -(-len(actions) // self.concurrency)))
+        # The same id twice: in order, so the first deletes and the second is not found.
+        in_order = len({header["delete"]["_id"] for header, _ in actions}) < len(actions)
+        try:
+            items = io.bulk(self.client, actions, what="deleting documents", index=self.index, chunk_size=size,
+                            concurrency=1 if in_order else self.concurrency, max_chunk_bytes=self.max_chunk_bytes,
+                            retry=self.retry)
+        except StoreError as exc:
+            assert exc.report is not None
+            exc.report.failed[:0] = report.failed
+            raise
+        for item in items:
+            if item.ok:
+                report.written += 1
+            elif item.status == 404 and "index_not_found" in (item.reason or ""):
+                raise NotFound(f"index {self.index!r} does not exist: nothing to delete; check --index "
+                               "(SIMDUP_INDEX)")
+            elif item.status == 404:
+                report.failed.append((str(item.id), NOT_FOUND))
+            else:
+                report.failed.append((str(item.id), item.reason or ""))
         return report
 
     # -- reads ---------------------------------------------------------------------------------

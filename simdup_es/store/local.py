@@ -74,6 +74,10 @@ tail into the sorted tables once it holds more than :data:`TAIL_MAX` entries.
 * Each candidate is re-read from SQLite before it is returned (its id, current
   fingerprint and version), so a replaced or changed document is never returned
   with stale values.
+* :meth:`~LocalStore.delete` removes a document's rows from every table and leaves
+  a tombstone (table ``deleted``: its seq and the generation of the delete), which
+  the indexes of this and other processes read when they catch up. Seqs are never
+  reused, so a stale index entry can only name a document that is gone.
 
 Thread and process safety
 -------------------------
@@ -105,7 +109,7 @@ from ..config import FINGERPRINT_BITS, BlockLayout
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
 from ..multilevel import PartCandidate
 from ..parts import Levels
-from .base import BulkReport, Closing, Members, StoredDoc, capped_note, query_terms, stored_levels
+from .base import NOT_FOUND, BulkReport, Closing, Members, StoredDoc, capped_note, id_problem, query_terms, stored_levels
 
 log = logging.getLogger(__name__)
 
@@ -240,7 +244,9 @@ class _MemoryIndex:
 
     Rows are ``(seq, fingerprint as int64, version code)``. A tail row supersedes
     any base entry with the same seq (merge drops the base entry); until the merge,
-    lookups may report both and the caller dedupes by seq.
+    lookups may report both and the caller dedupes by seq. A tail row with version
+    code 0 marks a deleted document: it matches nothing and merge drops its entry
+    (until then the base may report its seq, which the caller's re-read from SQLite drops).
     """
 
     def __init__(self, layout: TableLayout, generation: int = 0) -> None:
@@ -288,9 +294,10 @@ class _MemoryIndex:
         last = np.ones(len(seqs), dtype=bool)
         last[:-1] = seqs[1:] != seqs[:-1]
         tail = tail[order[last]]
-        for vcode in set(self.base) | set(_codes(tail[:, 2])):
+        live = tail[tail[:, 2] > 0]  # vcode 0: a deleted document, which only removes its entry
+        for vcode in set(self.base) | set(_codes(live[:, 2])):
             old = self.base.get(vcode)
-            mine = tail[tail[:, 2] == vcode]
+            mine = live[live[:, 2] == vcode]
             if old is None:
                 seqs, fps = np.empty(0, np.int64), np.empty(0, np.uint64)
             else:
@@ -443,6 +450,11 @@ CREATE TABLE IF NOT EXISTS sentence_keys (seq INTEGER NOT NULL, key INTEGER NOT 
 _LEVEL_TABLES = ("levels", "parts", "sentence_keys")
 # Written by `simdup groups`; created on first use, so stores made before it need no migration
 # (`kind`, added later, is added to an older table on the next write: LocalStore._groups_table).
+# Written by `delete` (created on first use): the seqs it deleted and the generation of the delete, so
+# that an index read before it (in this or another process) drops them when it catches up. A seq is
+# never given again (LocalStore._write numbers new documents past the largest deleted one).
+_DELETED = ("CREATE TABLE IF NOT EXISTS deleted (seq INTEGER PRIMARY KEY, gen INTEGER NOT NULL)",
+            "CREATE INDEX IF NOT EXISTS deleted_gen ON deleted (gen)")
 _GROUPS = ("CREATE TABLE IF NOT EXISTS groups (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, size INTEGER NOT NULL, "
            "kind TEXT)")
 
@@ -707,7 +719,8 @@ class LocalStore(Closing):
             gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0] + 1
             vcode = {v: self._vcode(conn, v) for v in set(versions)}  # cached after COMMIT
             seqs = self._seqs(conn, ids)
-            nxt = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM docs").fetchone()[0] + 1
+            nxt = max(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM docs").fetchone()[0],
+                      self._deleted_max(conn)) + 1  # never a deleted document's seq again
             assigned = []
             for i in ids:
                 s = seqs.get(i)
@@ -780,6 +793,49 @@ class LocalStore(Closing):
         conn.executemany("INSERT INTO parts (seq, pos, fp) VALUES (?, ?, ?)", zip(part_seqs, part_pos, _signed_all(part_fps)))
         conn.executemany("INSERT INTO sentence_keys (seq, key) VALUES (?, ?)", zip(key_seqs, _signed_all(key_values)))
         return capped
+
+    def delete(self, ids: Sequence[str]) -> BulkReport:
+        """Delete documents by id with their text, levels and group, in one transaction.
+
+        Unknown ids (and an id named again) are reported in ``failed`` as ``"not found"``.
+        The deletes are visible to this store at once and to other processes after
+        :meth:`refresh`: a tombstone (table ``deleted``) tells their indexes what went.
+        """
+        report = BulkReport()
+        self._writable()
+        valid: list[str] = []
+        for doc_id in ids:
+            problem = id_problem(doc_id)
+            if problem is None:
+                valid.append(doc_id)
+            else:
+                report.failed.append((str(doc_id), problem))
+        if not valid:
+            return report
+        with self._lock, self._sql() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            seqs = self._seqs(conn, list(dict.fromkeys(valid)))
+            gone: list[int] = []
+            for doc_id in valid:
+                seq = seqs.pop(doc_id, None)  # popped: the same id again is not found
+                if seq is None:
+                    report.failed.append((doc_id, NOT_FOUND))
+                else:
+                    gone.append(seq)
+            if gone:
+                gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0] + 1
+                for statement in _DELETED:
+                    conn.execute(statement)
+                tables = ["docs", "bodies"] + [t for t in (*_LEVEL_TABLES, "groups") if self._has_table(conn, t)]
+                for table in tables:
+                    conn.executemany(f"DELETE FROM {table} WHERE seq = ?", ((s,) for s in gone))
+                conn.executemany("INSERT OR REPLACE INTO deleted (seq, gen) VALUES (?, ?)", ((s, gen) for s in gone))
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (gen,))
+            conn.execute("COMMIT")
+        report.written = len(gone)
+        if gone:
+            self._dirty = self._levels_dirty = True
+        return report
 
     def _vcode(self, conn: sqlite3.Connection, version: str) -> int:
         code = self._vcodes.get(version)
@@ -892,8 +948,10 @@ class LocalStore(Closing):
                 self._levels, self._levels_base_gen = [self._read_levels(conn)], gen
             elif gen != self._levels_gen:
                 base = self._levels[0]
+                deleted = " UNION SELECT seq FROM deleted WHERE gen > ?" if self._has_table(conn, "deleted") else ""
                 changed = np.fromiter(itertools.chain.from_iterable(
-                    conn.execute("SELECT seq FROM docs WHERE gen > ?", (self._levels_base_gen,))), dtype=np.int64)
+                    conn.execute("SELECT seq FROM docs WHERE gen > ?" + deleted,
+                                 (self._levels_base_gen,) * (2 if deleted else 1))), dtype=np.int64)
                 if len(changed) > max(TAIL_MAX, len(base) // 10):
                     self._levels, self._levels_base_gen = [self._read_levels(conn)], gen
                 else:
@@ -1022,6 +1080,10 @@ class LocalStore(Closing):
             else:
                 cur = conn.execute("SELECT seq, fp, vcode FROM docs WHERE gen > ?", (index.generation,))
             rows = np.fromiter(itertools.chain.from_iterable(cur), dtype=np.int64).reshape(-1, 3)
+            if index.generation and self._has_table(conn, "deleted"):  # tombstones: (seq, 0, 0)
+                gone = np.fromiter(itertools.chain.from_iterable(
+                    conn.execute("SELECT seq, 0, 0 FROM deleted WHERE gen > ?", (index.generation,))), dtype=np.int64)
+                rows = np.concatenate([rows, gone.reshape(-1, 3)])
             conn.execute("COMMIT")
         if index.generation == 0 and not index.base and not index.tail_size:
             index = self._index = _MemoryIndex.from_rows(rows, self.table_layout, gen)  # seqs are distinct
@@ -1095,6 +1157,17 @@ class LocalStore(Closing):
             }
 
     # ----------------------------------------------------------------- groups
+
+    @staticmethod
+    def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+        return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+
+    @classmethod
+    def _deleted_max(cls, conn: sqlite3.Connection) -> int:
+        """The largest seq a deleted document had (0 when none was deleted)."""
+        if not cls._has_table(conn, "deleted"):
+            return 0
+        return conn.execute("SELECT COALESCE(MAX(seq), 0) FROM deleted").fetchone()[0]
 
     @staticmethod
     def _has_levels(conn: sqlite3.Connection) -> bool:

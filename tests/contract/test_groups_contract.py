@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 from simdup_es import default_fingerprinter
-from simdup_es.groups import PartialLinks, update_groups
+from simdup_es.groups import PartialLinks, stored_groups, update_groups
 from simdup_es.multilevel import MultiParams
 from simdup_es.parts import PartPrinter
 from simdup_es.search import comparer
@@ -60,6 +60,10 @@ def test_partial_groups_and_kinds_are_the_same_in_every_store(store: Store, tmp_
     store.refresh()
     summary = update_groups(store, partial=_links())
     got = _written(store)
+    listed = stored_groups(store)  # what `simdup groups --list` prints: the same groups and kinds
+    assert {key[-1]: (frozenset(k[-1] for k in g.members), kind)
+            for g in listed for key, kind in zip(g.members, g.kinds)} == got
+    assert [len(g.members) for g in listed] == sorted((len(g.members) for g in listed), reverse=True)
 
     with LocalStore(tmp_path / "reference") as reference:
         reference.setup()

@@ -114,3 +114,20 @@ def test_index_levels_document_and_keys(es_url: str, es_index: str, es_client, t
     assert count({"nested": {"path": "simdup.parts", "query": {"match_all": {}}}}) > 30
     result = _run(es_url, es_index, "search", "--id", "zh-man:man8/nmbd.8#3", "--json")
     assert "zh-man:man8/nmbd.8#3~paragraph-deleted" in result.stdout
+
+
+def test_groups_list_and_delete_on_a_real_node(es_url: str, es_index: str) -> None:
+    assert _run(es_url, es_index, "index", SAMPLE).exit_code == 0
+    result = _run(es_url, es_index, "groups", "--list")
+    assert result.exit_code == 0, result.output
+    lines = [line.split("\t") for line in result.stdout.splitlines()]
+    assert len(lines) == 6 and ["zh-man-page-tw:man1/systemd-delta.1", "zh-man-page:man1/systemd-delta.1"] in \
+        [line[3:] for line in lines]  # bare ids: one index
+    result = _run(es_url, es_index, "delete", "zh-man-page-tw:man1/systemd-delta.1", "no-such-id")
+    assert result.exit_code == 1, result.output
+    assert "deleted 1, not found 1; the store holds 41 documents" in result.stderr
+    result = _run(es_url, es_index, "search", "--id", "zh-man-page:man1/systemd-delta.1", "--json")
+    assert result.exit_code == 0 and result.stdout == ""
+    result = _run(es_url, es_index, "groups", "--list", "--json")
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.splitlines()) == 1 + 5  # the summary, then the 5 groups left

@@ -423,3 +423,10 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
                                                schema.levels_object(r["id"], lv.units, parts, keys, cut))
     assert got == want
     assert any(source[schema.ROOT][schema.PARTS_NAME] for source in got.values()) == (levels == "all")
+
+
+def test_delete_from_a_missing_index_says_so(es_client: Elasticsearch) -> None:
+    store = ElasticsearchStore(es_client, f"simdup-missing-{uuid.uuid4().hex[:8]}")
+    with pytest.raises(NotFound, match="does not exist"):
+        store.delete(["a"])
+    assert not es_client.indices.exists(index=store.index)  # and no index was made by the delete

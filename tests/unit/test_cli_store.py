@@ -383,3 +383,50 @@ def test_search_says_how_many_documents_another_fingerprint_version_hides(tmp_pa
     assert "note: 2 stored documents of fingerprint version 0.older" in result.stderr and "simdup index" in result.stderr
     assert _run("index", SAMPLE, "--store", store).exit_code == 0
     assert "0.older" in _run("search", "--store", store, "--text", text, "--json").stderr
+
+
+def test_delete_on_the_embedded_store(tmp_path: Path) -> None:
+    from simdup_es.store.local import LocalStore
+
+    store = str(tmp_path / "store")
+    assert _run("index", SAMPLE, "--store", store).exit_code == 0
+    assert _run("groups", "--store", store).exit_code == 0
+    copy = "zh-man-page-tw:man1/systemd-delta.1"  # in a group with its original
+    ids_file = tmp_path / "ids.txt"
+    ids_file.write_text("zh-man:man7/perlnumber.7#0~edited\n\nno-such-id\n", encoding="utf-8")
+    result = _run("delete", copy, "--ids-from", str(ids_file), "--store", store)
+    assert result.exit_code == 1, result.output
+    assert "deleted 2, not found 1; the store holds 40 documents" in result.stderr
+    assert "not found: no-such-id" in result.stderr and "2 deleted documents were in duplicate groups: run 'simdup groups'" in result.stderr
+    with LocalStore(tmp_path / "store") as opened:
+        assert opened.get([copy, "zh-man:man7/perlnumber.7#0~edited"]) == [] and opened.count() == 40
+    result = _run("search", "--store", store, "--id", "zh-man-page:man1/systemd-delta.1", "--json")
+    assert result.exit_code == 0 and copy not in result.stdout
+
+    result = _run("delete", "zh-man:man7/perlnumber.7#0", "--store", store)  # all found: exit 0
+    assert result.exit_code == 0 and "deleted 1, not found 0" in result.stderr, result.output
+    result = _run("delete", "--store", store)
+    assert result.exit_code == 2 and "give the ids to delete" in result.output
+
+
+def test_groups_list_on_the_embedded_store(tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    assert _run("index", SAMPLE, "--store", store).exit_code == 0
+    result = _run("groups", "--store", store, "--list")
+    assert result.exit_code == 0, result.output
+    lines = [line.split("\t") for line in result.stdout.splitlines()]
+    assert len(lines) == 6 and all(kind == "near-duplicate" and size == "2" and len(ids) == 2
+                                   for _, kind, size, *ids in lines)
+    assert ["zh-man-page-tw:man1/systemd-delta.1", "zh-man-page:man1/systemd-delta.1"] in [r[3:] for r in lines]
+    assert "listed 6 groups with 12 documents" in result.stderr
+    # Only 1 pair within distance 3 but 6 groups: the summary says where the others come from.
+    assert "1 pairs within distance 3; 10 documents have the same fingerprint as another (distance 0: grouped " \
+        "without a pair); 6 groups with 12 documents" in result.stderr
+
+    result = _run("groups", "--store", store, "--list", "--json", "--dry-run")
+    assert result.exit_code == 0, result.output
+    summary, *groups = map(json.loads, result.stdout.splitlines())
+    assert summary["grouped"] == 12 and len(groups) == 6
+    assert {g["group"] for g in groups} == {line[0] for line in lines}
+    assert all(g["kind"] == "near-duplicate" and g["size"] == len(g["members"]) == 2 for g in groups)
+    assert "a dry run changed none" in result.stderr

@@ -612,3 +612,53 @@ def test_a_read_only_open_reads_and_refuses_to_write(tmp_path: Path) -> None:
     with pytest.raises(NotFound):  # nothing made where there is no store
         LocalStore(tmp_path / "none", read_only=True).count()
     assert not (tmp_path / "none").exists()
+
+
+def test_deletes_of_another_process_show_after_refresh_and_leave_no_rows(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    with LocalStore(path) as reader, LocalStore(path) as writer:
+        writer.setup()
+        writer.put([StoredDoc("a", 1, V, "x", levels=_levels(V, [5], [7])),
+                    StoredDoc("b", 3, V, "y", levels=_levels(V, [5], [7]))])
+        writer.write_groups([("a", "g", 2, "near-duplicate"), ("b", "g", 2, "near-duplicate")])
+        assert reader.candidates(1, V)[0] == ["a", "b"]  # the reader's indexes are built before the delete
+        assert [c.id for c in reader.part_candidates([5], [7], V)] == ["a", "b"]
+        assert writer.delete(["a"]).written == 1
+        reader.refresh()
+        assert reader.candidates(1, V)[0] == ["b"]
+        assert [c.id for c in reader.part_candidates([5], [7], V)] == ["b"]
+        with sqlite3.connect(path / local.DB_NAME) as conn:
+            for table in ("docs", "bodies", "levels", "parts", "sentence_keys", "groups"):
+                assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 1, table
+        writer.put([StoredDoc("c", 1, V)])  # a new document never gets the deleted one's seq
+        with sqlite3.connect(path / local.DB_NAME) as conn:
+            assert conn.execute("SELECT seq FROM docs WHERE id = 'c'").fetchone()[0] == 3
+        reader.refresh()
+        assert reader.candidates(1, V)[0] == ["b", "c"]
+
+
+def test_deletes_survive_tail_merges_and_the_index_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local, "TAIL_MAX", 4)
+    monkeypatch.setattr(local, "SNAPSHOT_MIN_ROWS", 10)
+    path = tmp_path / "s"
+    with LocalStore(path) as store:
+        store.setup()
+        store.put_fingerprints([f"d{i}" for i in range(20)], [spread(i) for i in range(20)], V)
+        assert store.candidates(spread(3), V)[0] == ["d3"]  # loaded: the cache is written
+        report = store.delete([f"d{i}" for i in range(0, 20, 2)])
+        assert report.written == 10
+        for i in range(20):  # each lookup may merge the tail, tombstones included
+            assert store.candidates(spread(i), V)[0] == ([] if i % 2 == 0 else [f"d{i}"])
+        assert store.index_stats()["indexed"] + store.index_stats()["tail"] == 10
+    with LocalStore(path) as store:  # the cache from before the delete, caught up by its tombstones
+        for i in range(20):
+            assert store.candidates(spread(i), V)[0] == ([] if i % 2 == 0 else [f"d{i}"])
+        assert store.index_stats()["indexed"] + store.index_stats()["tail"] <= 30
+
+
+def test_delete_refuses_a_read_only_store(tmp_path: Path) -> None:
+    with LocalStore(tmp_path / "s") as store:
+        store.setup()
+        store.put([StoredDoc("a", 1, V)])
+    with LocalStore(tmp_path / "s", read_only=True) as store, pytest.raises(StoreError, match="read-only"):
+        store.delete(["a"])
