@@ -255,18 +255,7 @@ class ElasticsearchStore(Closing):
                 levels = (doc.id, doc.levels.units, parts, keys, cut)
             source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title, self.layouts, levels)
             actions.append(bodies.index_action(doc.id, source))
-        size = max(self.min_chunk, min(self.chunk_size, -(-len(actions) // self.concurrency)))
-        # The same id twice in one call: send in order, so the last one wins as documented.
-        in_order = len({header["index"]["_id"] for header, _ in actions}) < len(actions)
-        try:
-            items = io.bulk(self.client, actions, index=self.index, chunk_size=size,
-                            concurrency=1 if in_order else self.concurrency, max_chunk_bytes=self.max_chunk_bytes,
-                            retry=self.retry)
-        except StoreError as exc:
-            assert exc.report is not None
-            exc.report.failed[:0] = report.failed
-            raise
-        for item in items:
+        for item in self._bulk(actions, report, "index"):
             if item.ok:
                 report.written += 1
                 if str(item.id) in capped:
@@ -276,6 +265,23 @@ class ElasticsearchStore(Closing):
         for doc_id, what in report.capped:
             log.info("document %r: %s", doc_id, what)
         return report
+
+    def _bulk(self, actions: list[bodies.Action], report: BulkReport, op: str, **kwargs: Any) -> list[io.BulkItem]:
+        """Send ``actions`` (``op``: their kind) with :func:`io.bulk`; a failure's report starts with ``report.failed``.
+
+        The same id twice in one call is sent in order, so the last action wins (a
+        second delete finds nothing), as documented.
+        """
+        size = max(self.min_chunk, min(self.chunk_size, -(-len(actions) // self.concurrency)))
+        in_order = len({header[op]["_id"] for header, _ in actions}) < len(actions)
+        try:
+            return io.bulk(self.client, actions, index=self.index, chunk_size=size,
+                           concurrency=1 if in_order else self.concurrency, max_chunk_bytes=self.max_chunk_bytes,
+                           retry=self.retry, **kwargs)
+        except StoreError as exc:
+            assert exc.report is not None
+            exc.report.failed[:0] = report.failed
+            raise
 
     def delete(self, ids: Sequence[str]) -> BulkReport:
         """Delete documents by id with the bulk API (retried as :meth:`put` is).
@@ -295,18 +301,7 @@ class ElasticsearchStore(Closing):
                 actions.append(({"delete": {"_id": doc_id}}, None))
         if not actions:
             return report
-        size = max(self.min_chunk, min(self.chunk_size, -(-len(actions) // self.concurrency)))
-        # The same id twice: in order, so the first deletes and the second is not found.
-        in_order = len({header["delete"]["_id"] for header, _ in actions}) < len(actions)
-        try:
-            items = io.bulk(self.client, actions, what="deleting documents", index=self.index, chunk_size=size,
-                            concurrency=1 if in_order else self.concurrency, max_chunk_bytes=self.max_chunk_bytes,
-                            retry=self.retry)
-        except StoreError as exc:
-            assert exc.report is not None
-            exc.report.failed[:0] = report.failed
-            raise
-        for item in items:
+        for item in self._bulk(actions, report, "delete", what="deleting documents"):
             if item.ok:
                 report.written += 1
             elif item.status == 404 and "index_not_found" in (item.reason or ""):
