@@ -1,23 +1,27 @@
-"""Multilevel retrieval: find edited and partial copies through part fingerprints and sentence keys.
+"""Multilevel retrieval: find edited and partial copies through part fingerprints and winnowed keys.
 
-The pipeline for one query document (issue 11)::
+The pipeline for one query document::
 
     levels of the query (simdup_es.parts)                       pure
       -> part_candidates: stored documents sharing a part       the store (one round trip)
-         (5 of 8 blocks equal) or a sentence key, with which
-         of the query's parts and keys each one matched
-      -> rank by coverage: the share of the query's units the   pure
-         matched parts and keys cover, and the share of the
-         candidate's units they make up; keep the best few
-      -> the comparison matrix both ways decides                pure (simdup_es.compare)
-         near-duplicate: document distance <= k (unchanged)
-         partial: at least ``partial_threshold`` of either side
-         in copied passages (runs of marked sentences, in order
-         on both sides), not counting the query's boilerplate
-         (sentence keys many candidates share)
+         (5 of 8 blocks equal) or a key, with which of the
+         query's parts and keys each one matched
+      -> rank by evidence: the share of the query, or of the    pure
+         candidate, its matched parts and keys cover, or one
+         long run of matched keys (a passage in a long text)
+      -> the comparison matrix both ways decides, best first,   pure (simdup_es.compare)
+         until a few in a row are no copy or the limit is met
+         copied units: in a marked sentence or a shared run;
+         passages of them count (two sentences, or one long);
+         the query's boilerplate (keys many candidates share)
+         does not
+         near-duplicate: document distance <= k, or most of
+         both sides copied (a whole copy)
+         partial: a share of either side copied, or a passage
+         of some length in both
 
 The document-level path (:func:`simdup_es.search.near_duplicates`) is not
-changed: its hits are merged in as ``near-duplicate`` results.
+changed: its hits are ``near-duplicate`` results.
 
 What a store must add is :class:`PartStore` (one method to write levels, one to look
 them up). :class:`MemoryPartIndex` is the slow, obviously-correct reference both
@@ -425,7 +429,7 @@ def copied_units(comparison: Comparison, side: Literal["a", "b"]) -> tuple[np.nd
         copied |= runs
     core = comparison.core_a if side == "a" else comparison.core_b
     if core is not None:  # trimmed: only the core counts
-        before = np.cumsum(np.r_[0, counts])
+        before = np.concatenate(([0], np.cumsum(counts)))
         copied[: before[core[0]]] = False
         copied[before[core[1]] :] = False
     return copied, np.repeat(np.arange(len(sentences)), counts)
