@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 from .errors import InputError
 from .fingerprint import Doc
-from .text import MAX_FILE_BYTES, extract, kind_of, too_large
+from .extract import MAX_FILE_BYTES, extract, kind_of, too_large
 
 log = logging.getLogger(__name__)
 
@@ -222,7 +222,7 @@ def _read_document(path: Path, cap: int, name: str) -> bytes:
 def read_file(path: Path, fields: Fields, *, source: str | None = None) -> Iterator[Item]:
     """Records of one file: a document (.txt .md .html .pdf .docx) or a collection (.jsonl .csv).
 
-    Documents over :data:`simdup_es.text.MAX_FILE_BYTES` are rejected without
+    Documents over :data:`simdup_es.extract.MAX_FILE_BYTES` are rejected without
     being read.
     """
     name = source or str(path)

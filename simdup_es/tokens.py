@@ -22,13 +22,11 @@ that of a word in it (odds about 1 in 5e13 per word) would get that word's value
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import itertools
 import json
 import logging
 import math
 import operator
-import os
 import re
 import statistics
 import sys
@@ -44,6 +42,7 @@ import numpy as np
 
 from .config import FingerprintParams
 from .errors import ConfigError
+from .paths import cache_dir, package_dir, write_atomically
 from .simhash import token_hash
 
 log = logging.getLogger(__name__)
@@ -56,23 +55,8 @@ _FUNCTION_TAGS = frozenset("r rr rz rg p c u uj ul uz uv ud ug e o y x w k h".sp
 _TABLE_FORMAT = 1  # bump when the layout of the cached tables changes
 
 
-def cache_dir() -> Path:
-    """Where simdup keeps caches: ``$SIMDUP_CACHE``, else ``~/.cache/simdup-es``."""
-    path = Path(os.environ.get("SIMDUP_CACHE") or Path.home() / ".cache" / "simdup-es")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def _package_dir(name: str) -> Path:
-    """Where an installed package's files are, for its data; the package is not imported."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise ConfigError(f"the {name} package is not installed; install simdup-es with its dependencies")
-    return Path(spec.submodule_search_locations[0])
-
-
 def _jieba_dir() -> Path:
-    return _package_dir("jieba")
+    return package_dir("jieba")
 
 
 def _pos_class(tag: str) -> int:
@@ -144,20 +128,6 @@ def _cache_base(name: str, source: Path) -> Path:
     return cache_dir() / f"{name}-{hashlib.sha1(stamp.encode()).hexdigest()[:16]}"
 
 
-def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
-    """Write ``path`` whole or not at all, through ``write``: a temporary file, then a rename.
-
-    A process reading it meanwhile sees the old file or the new one. Raises OSError.
-    """
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)  # left only when writing failed (a full or read-only folder)
-
-
 def _write_cache(files: dict[Path, Callable[[IO[bytes]], object]]) -> None:
     """Write cache files whole (:func:`write_atomically`); a cache folder we cannot
     write to costs a rebuild at every start, nothing more."""
@@ -221,7 +191,7 @@ def stop_words() -> frozenset[str]:
     Read from the package's JSON (every language, 4 MB once parsed) once, then
     from a word list in :func:`cache_dir`.
     """
-    source = _package_dir("stopwordsiso") / "stopwords-iso.json"
+    source = package_dir("stopwordsiso") / "stopwords-iso.json"
     cached = _cache_base("stopwords", source).with_suffix(".txt")
     try:
         return frozenset(cached.read_text(encoding="utf-8").split("\n"))
@@ -315,11 +285,12 @@ def _rjieba_class() -> type:
     package would put it).
     """
     import importlib.machinery
+    import importlib.util
 
     loaded = sys.modules.get("rjieba.rjieba")
     if loaded is not None:
         return loaded.Jieba  # type: ignore[no-any-return]
-    folder = _package_dir("rjieba")
+    folder = package_dir("rjieba")
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
         path = folder / f"rjieba{suffix}"
         if path.is_file():

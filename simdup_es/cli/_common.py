@@ -17,7 +17,7 @@ from ..config import FingerprintParams, Retry
 from ..fingerprint import Fingerprinter
 from ..errors import ConfigError, InputError
 from ..sources import Fields, Item, Record, Reject, read_file, read_jsonl, read_paths
-from ..text import kind_of
+from ..extract import kind_of
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])

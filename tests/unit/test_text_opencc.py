@@ -14,9 +14,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import simdup_es.text as text_module
-from simdup_es.text import (_CONFIGS, _build_shortcuts, _dict_files, _flatten, _opencc, _read_shortcuts, _shortcuts, to_simplified,
-                             to_simplified_many)
-from simdup_es.tokens import _package_dir
+from simdup_es.opencc_tables import _CONFIGS, _build_shortcuts, _dict_files, _flatten, _opencc, _read_shortcuts, _shortcuts
+from simdup_es.text import to_simplified, to_simplified_many
+from simdup_es.paths import package_dir as _package_dir
 from tests._data import load_corpus
 
 SHARE = _package_dir("opencc") / "clib" / "share" / "opencc"

@@ -1,0 +1,204 @@
+"""Raw documents to text (SPEC §2): the bytes of a ``.txt``/``.md``, ``.html``, ``.pdf`` or ``.docx``
+document in, its plain text out, before :func:`simdup_es.text.unify`.
+
+:func:`extract` takes bytes, not paths, so reading files stays with the caller. Caps keep one hostile
+document from exhausting memory or time.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from typing import Literal
+
+from .errors import EmptyDocumentError, InputError
+
+Kind = Literal["text", "html", "pdf", "docx"]
+
+_SUFFIX_KIND: dict[str, Kind] = {
+    ".txt": "text",
+    ".text": "text",
+    ".md": "text",
+    ".markdown": "text",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".pdf": "pdf",
+    ".docx": "docx",
+}
+
+def kind_of(name: str) -> Kind | None:
+    """The document kind a file name implies, or ``None`` when it is not one we read."""
+    dot = name.rfind(".")
+    return _SUFFIX_KIND.get(name[dot:].lower()) if dot >= 0 else None
+
+
+# Caps that keep one hostile document from exhausting memory or time; a document
+# over a cap is refused with the cap named (docs/reliability.md lists them all).
+MAX_FILE_BYTES: dict[Kind, int] = {
+    "text": 100_000_000,  # the fingerprinter refuses text over 10 MB by default (--max-bytes)
+    "html": 100_000_000,
+    "pdf": 200_000_000,  # streams are decompressed one at a time, each capped by pypdf
+    "docx": 200_000_000,
+}
+#: Declared unpacked size of all parts of a DOCX, and of its XML parts (which
+#: become an lxml tree several times their size). zipfile never inflates a part
+#: past its declared size, so checking the declared sizes is enough.
+MAX_DOCX_UNPACKED_BYTES = 500_000_000
+MAX_DOCX_XML_BYTES = 50_000_000
+#: Elements left open at once in an HTML document. Lexbor's tree building slows
+#: down with the square of the depth (10,000 nested <div>: 0.4 s; 100,000: 84 s).
+MAX_HTML_OPEN_ELEMENTS = 10_000
+
+# Elements that need no end tag (void) or whose end tag is implied by the next
+# sibling, so leaving them open does not nest.
+_SELF_CLOSING = frozenset(
+    b"area base br col embed hr img input link meta source track wbr "
+    b"p li dt dd tr td th option optgroup rb rt rp tbody thead tfoot colgroup html head body".split()
+)
+_TAG = re.compile(rb"<(/?)([A-Za-z][^\s/>]*)")
+
+
+def decode(data: bytes, *, source: str | None = None) -> str:
+    """Decode text bytes: UTF-8 (with or without BOM), else GB18030.
+
+    Chinese files are often GBK/GB18030. Bytes with NUL in them are binary, not
+    text, and are refused rather than decoded into garbage.
+    """
+    if b"\x00" in data[:8192]:
+        raise InputError("looks binary (contains NUL bytes), not a text document", source=source)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as utf8_error:
+        try:
+            return data.decode("gb18030")
+        except UnicodeDecodeError:
+            raise InputError(
+                f"is neither UTF-8 nor GB18030 text (invalid byte at offset {utf8_error.start}); "
+                "convert it to UTF-8 first",
+                source=source,
+            ) from None
+
+
+def html_to_text(html: str) -> str:
+    """Visible text of an HTML document, one line per block element."""
+    from selectolax.lexbor import LexborHTMLParser as HTMLParser
+
+    tree = HTMLParser(html)
+    for node in tree.css("script, style, noscript, template, head"):
+        node.decompose()
+    root = tree.body or tree.root
+    return root.text(separator="\n", strip=True) if root is not None else ""
+
+
+def _open_elements(data: bytes) -> int:
+    """How deep the elements of an HTML document nest, from its tags alone (one regex pass).
+
+    Elements whose end tag may be left out are not counted, so long pages of
+    unclosed ``<p>`` or ``<li>`` stay shallow; misnested tags can only add depth.
+    """
+    depth = deepest = 0
+    for slash, name in _TAG.findall(data):
+        if name.lower() in _SELF_CLOSING:
+            continue
+        if slash:
+            depth = max(depth - 1, 0)
+        else:
+            depth += 1
+            deepest = max(deepest, depth)
+    return deepest
+
+
+def _html_to_text(data: bytes, source: str | None) -> str:
+    html = decode(data, source=source)
+    depth = _open_elements(data)
+    if depth > MAX_HTML_OPEN_ELEMENTS:
+        raise InputError(
+            f"HTML nests {depth:,} elements deep, over the cap of {MAX_HTML_OPEN_ELEMENTS:,} "
+            "(parsing it would take hours); fix or convert the file",
+            source=source,
+        )
+    return html_to_text(html)
+
+
+def _pdf_to_text(data: bytes, source: str | None) -> str:
+    from pypdf import PdfReader
+    from pypdf.errors import LimitReachedError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except LimitReachedError as exc:
+        # pypdf's own caps (75 MB per decompressed stream by default): a decompression bomb.
+        raise InputError(f"PDF stream over pypdf's size limits (a decompression bomb?): {exc}", source=source) from None
+    except Exception as exc:  # pypdf raises many types (and RecursionError) on malformed files
+        raise InputError(f"cannot read PDF: {type(exc).__name__}: {exc}", source=source) from None
+    text = "\n".join(pages)
+    if not text.strip():
+        raise EmptyDocumentError(
+            f"PDF has no text layer ({len(pages)} page(s), probably scanned images); run OCR on it first",
+            source=source,
+        )
+    return text
+
+
+def _check_docx_sizes(data: bytes, source: str | None) -> None:
+    """Refuse a DOCX whose parts would unpack past the caps (a zip bomb) before python-docx reads them."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        parts = archive.infolist()
+    total = sum(p.file_size for p in parts)
+    xml = sum(p.file_size for p in parts if p.filename.endswith((".xml", ".rels")))
+    for size, cap, what in ((total, MAX_DOCX_UNPACKED_BYTES, "parts"), (xml, MAX_DOCX_XML_BYTES, "XML parts")):
+        if size > cap:
+            raise InputError(
+                f"DOCX of {len(data) / 1e6:.1f} MB whose {what} would unpack to {size / 1e6:,.0f} MB, "
+                f"over the cap of {cap / 1e6:,.0f} MB (a zip bomb?)",
+                source=source,
+            )
+
+
+def _docx_to_text(data: bytes, source: str | None) -> str:
+    from docx import Document
+
+    try:
+        _check_docx_sizes(data, source)
+        document = Document(io.BytesIO(data))
+        lines = [p.text for p in document.paragraphs]
+        for table in document.tables:
+            for row in table.rows:
+                lines.append(" ".join(cell.text for cell in row.cells))
+    except InputError:
+        raise
+    except Exception as exc:  # zipfile, lxml and python-docx raise many types on malformed files
+        raise InputError(f"cannot read DOCX: {type(exc).__name__}: {exc}", source=source) from None
+    return "\n".join(lines)
+
+
+def extract(data: bytes, kind: Kind, *, source: str | None = None) -> str:
+    """Plain text of a document's bytes, before :func:`unify`.
+
+    Raises
+    ------
+    InputError
+        The bytes are not a readable document of that kind, or are over one of
+        the caps above (:data:`MAX_FILE_BYTES` and the rest); the message names
+        ``source`` and says what to do.
+    """
+    cap = MAX_FILE_BYTES.get(kind)
+    if cap is not None and len(data) > cap:
+        raise InputError(too_large(len(data), cap), source=source)
+    if kind == "text":
+        return decode(data, source=source)
+    if kind == "html":
+        return _html_to_text(data, source)
+    if kind == "pdf":
+        return _pdf_to_text(data, source)
+    if kind == "docx":
+        return _docx_to_text(data, source)
+    raise InputError(f"unknown document kind {kind!r}", source=source)
+
+
+def too_large(size: int, cap: int) -> str:
+    """The reason given for an input over a size cap."""
+    return f"is {size / 1e6:,.1f} MB, over the cap of {cap / 1e6:,.0f} MB for one document; split it first"
