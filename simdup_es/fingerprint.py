@@ -8,24 +8,19 @@ fingerprints are only comparable when their versions are equal.
 from __future__ import annotations
 
 import functools
-import gc
 import hashlib
-import itertools
 import json
 import logging
-import multiprocessing
-import os
-import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import TypeVar
 from importlib.metadata import version as _pkg_version
-from multiprocessing.pool import AsyncResult, Pool
 
+from . import pool
 from . import simhash as sh
 from .config import BlockLayout, FingerprintParams
-from .errors import EmptyDocumentError, FingerprintVersionError, InputError, SimdupError, WorkerError
+from .errors import EmptyDocumentError, FingerprintVersionError, InputError, SimdupError
 from .text import unify_many
 from .tokens import _WORDLIKE, IdfTable, Lexicon, Tokenizer, weigh_batch
 
@@ -215,65 +210,11 @@ class Fingerprinter:
         items, fewer where ``chunk_weight = (weigh, most)`` is given and ``weigh`` of
         its items reaches ``most`` (the characters of long documents, say).
         """
-        workers = workers or os.cpu_count() or 1
-        chunks = _chunked(items, chunk_size, *(chunk_weight or ()))
-        first = next(chunks, None)
-        second = next(chunks, None) if workers > 1 else None
-        if second is None:  # one process, or too little work to pay for starting more
-            for chunk in itertools.chain(filter(None, [first]), chunks):
-                yield task(self, chunk)
-            return
-        assert first is not None  # there is a second chunk
-        chunks = itertools.chain([first, second], chunks)
-        # fork shares the loaded dictionaries and tables with the workers; elsewhere
-        # each worker builds its own fingerprinter from the parameters.
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        if method == "fork":
-            self.fingerprint("預熱")  # load jieba-rs and OpenCC before forking so workers inherit them
-        # What is alive now (modules, tables, the caller's data) is never garbage
-        # while the pool runs: out of the collector's sight, forked workers do not
-        # copy its pages on write and neither process scans it again (gc.freeze's
-        # purpose): for index on 2 cores, about 5 % less wall time and 12 % less CPU
-        # in this process. Not when the program froze objects of its own, which
-        # thawing would undo.
-        frozen = method == "fork" and gc.get_freeze_count() == 0
-        threshold = gc.get_threshold()
-        ctx = multiprocessing.get_context(method)
-        try:
-            if frozen:
-                gc.freeze()
-                # And seldom over what this process makes while feeding the workers (index of 4,000
-                # documents: 6 against 12 ms of collections); not at all if the program turned it off.
-                _collect_seldom()
-            with _Pool(workers, _init_worker, (self if method == "fork" else self.params,), context=ctx) as pool:
-                # At most `window` chunks in flight, topped up as each one is taken:
-                # Pool.imap would drain the whole input into memory (a 10M-line file
-                # does not fit), and waiting for a whole window before sending the next
-                # would leave workers idle at its end.
-                window = workers * 4
-                pending: deque[AsyncResult[R]] = deque()
-                try:
-                    for chunk in chunks:
-                        pending.append(pool.apply_async(_work, ((task, chunk),)))
-                        if len(pending) >= window:
-                            yield pool.result(pending.popleft())
-                    while pending:
-                        yield pool.result(pending.popleft())
-                except BaseException as exc:  # the caller stopped early (GeneratorExit), or an error
-                    # Let the chunks under way finish before the pool is terminated:
-                    # terminating kills a worker that is halfway through writing a
-                    # result, its lock on the result queue stays held, and the pool's
-                    # shutdown hangs for good (cpython#96995). Not on an interrupt,
-                    # which the workers got too.
-                    if not isinstance(exc, KeyboardInterrupt):
-                        deadline = time.monotonic() + _DRAIN_SECONDS
-                        for result in pending:
-                            result.wait(max(0.0, deadline - time.monotonic()))
-                    raise
-        finally:
-            if frozen:
-                gc.unfreeze()
-                gc.set_threshold(*threshold)
+        return pool.map_chunks(
+            self, items, task, rebuild=functools.partial(Fingerprinter, self.params),
+            warm_up=lambda: self.fingerprint("預熱"),  # jieba-rs and OpenCC loaded before forking: workers inherit them
+            workers=workers, chunk_size=chunk_size, chunk_weight=chunk_weight,
+        )
 
     def map_items(
         self, items: Iterable[T], to_doc: Callable[[T], Doc], *, workers: int | None = None
@@ -308,94 +249,6 @@ class Result:
 def default_fingerprinter() -> Fingerprinter:
     """The fingerprinter with default parameters, built on first use (``simdup_es.default_fingerprinter``)."""
     return Fingerprinter()
-
-
-def _chunked(items: Iterable[T], size: int, weigh: Callable[[T], int] | None = None, most: int = 0
-             ) -> Iterator[list[T]]:
-    """Lists of ``size`` items, or fewer once ``weigh`` of them adds up to ``most``."""
-    chunk: list[T] = []
-    weight = 0
-    for item in items:
-        chunk.append(item)
-        if weigh is not None:
-            weight += weigh(item)
-        if len(chunk) == size or (weigh is not None and weight >= most):
-            yield chunk
-            chunk, weight = [], 0
-    if chunk:
-        yield chunk
-
-
-class _Pool(Pool):
-    """multiprocessing's process pool, its worker-handler thread woken only by what it handles.
-
-    CPython's pool also wakes that thread whenever a result waits in the result pipe
-    (``_get_sentinels``), so it spins until the result-handler thread has read the
-    result, taking the GIL from it: about 40 µs of the feeding process's CPU per
-    document indexed on 2 workers, and 12,000-24,000 turns for 4,000 documents. It
-    maintains the workers; what it must wake for is a worker that exits (its
-    sentinel) and a change to the pool (the change notifier: close, terminate, the
-    last task done), which is what remains here, as in CPython's own ThreadPool.
-    """
-
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._seen: set[multiprocessing.process.BaseProcess] = set(self._pool)  # type: ignore[attr-defined]
-        self._done = 0
-
-    def _get_sentinels(self) -> list[object]:
-        return [self._change_notifier._reader]  # type: ignore[attr-defined]
-
-    def result(self, pending: AsyncResult[R]) -> R:
-        """``pending.get()``, or :class:`WorkerError` once a worker has ended while the pool runs.
-
-        A worker killed halfway through a task (by the kernel when memory runs out,
-        by a crash in native code) takes the task with it: the pool starts another
-        worker, but the result never comes, and ``get()`` would wait for ever.
-        """
-        while not pending.ready():
-            self._seen.update(self._pool)  # type: ignore[attr-defined]
-            ended = [p.exitcode for p in self._seen if p.exitcode is not None]
-            if ended:
-                raise WorkerError(
-                    f"a fingerprinting worker process ended (exit code {ended[0]}"
-                    + (f": killed by signal {-ended[0]}, by the kernel if memory ran out" if ended[0] < 0 else "")
-                    + f") after {self._done} batches had come back; its documents were not fingerprinted."
-                    " Run again with fewer workers or more memory"
-                )
-            pending.wait(_POLL_SECONDS)
-        self._done += 1
-        return pending.get()
-
-
-_worker: Fingerprinter | None = None
-_DRAIN_SECONDS = 10.0  # the longest a stopped map waits for its chunks under way (a worker may have died)
-_POLL_SECONDS = 1.0  # how often a map waiting for a result looks for workers that ended
-_WORKER_GC_THRESHOLD = 10_000  # allocations between collections of the youngest objects, while a pool runs
-
-
-def _init_worker(state: Fingerprinter | FingerprintParams) -> None:
-    global _worker
-    _worker = state if isinstance(state, Fingerprinter) else Fingerprinter(state)
-    # A worker's garbage is nearly all freed by reference counting, but at the default
-    # threshold (700) the collector ran about every 16 documents, over what had grown
-    # since (token caches): 13-20 us of CPU a document, 3 % of a worker's. Not again over
-    # the tables it starts with (as gc.freeze before forking, for spawned workers too).
-    gc.freeze()
-    _collect_seldom()
-
-
-def _collect_seldom() -> None:
-    """Collect the youngest objects after at least :data:`_WORKER_GC_THRESHOLD` allocations;
-    0 (automatic collection off) stays 0."""
-    first, *rest = gc.get_threshold()
-    gc.set_threshold(first and max(first, _WORKER_GC_THRESHOLD), *rest)
-
-
-def _work(job: tuple[Callable[[Fingerprinter, list[T]], R], list[T]]) -> R:
-    assert _worker is not None
-    task, chunk = job
-    return task(_worker, chunk)
 
 
 def _fingerprint_chunk(fingerprinter: Fingerprinter, docs: list[Doc], *, unified: bool) -> list[Result]:

@@ -138,7 +138,7 @@ def test_the_pool_without_the_result_pipe_wakeup_still_finishes_and_replaces_wor
     import threading
     import time
 
-    from simdup_es.fingerprint import _Pool
+    from simdup_es.pool import _Pool
 
     fork = multiprocessing.get_context("fork")
     with _Pool(2, context=fork) as pool:
@@ -242,7 +242,7 @@ def test_workers_collect_garbage_seldom_and_never_over_their_tables(fingerprinte
     # threshold cost 3 % of a worker's CPU, most of it going over long-lived tables.
     import gc
 
-    from simdup_es.fingerprint import _WORKER_GC_THRESHOLD
+    from simdup_es.pool import _WORKER_GC_THRESHOLD
 
     before = gc.get_threshold()
     got = [x for chunk in fingerprinter.map_chunks(range(8), _collector, workers=2, chunk_size=2) for x in chunk]
