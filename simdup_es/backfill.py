@@ -80,7 +80,8 @@ from .es.bodies import (
 )
 from .es.mappings import fingerprint_mapping
 from .fingerprint import Doc, Fingerprinter
-from .parts import Levels, PartPrinter
+from .levels import Levels
+from .parts import PartPrinter
 from .sources import Reject
 from .store.base import stored_levels
 

@@ -19,7 +19,8 @@ from typing import Literal
 
 from .errors import ConfigError, InputError, StoreError
 from .fingerprint import Doc, Fingerprinter
-from .parts import PartParams, PartPrinter
+from .levels import PartParams
+from .parts import PartPrinter
 from .sources import Item, Record, Reject, record_doc
 from .store.base import BulkReport, Store, StoredDoc
 

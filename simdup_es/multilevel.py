@@ -2,7 +2,7 @@
 
 The pipeline for one query document::
 
-    levels of the query (simdup_es.parts)                       pure
+    levels of the query (simdup_es.levels)                      pure
       -> part_candidates: stored documents sharing a part       the store (one round trip)
          (5 of 8 blocks equal) or a key, with which of the
          query's parts and keys each one matched
@@ -43,7 +43,7 @@ from . import simhash as sh
 from .compare import Comparison
 from .config import BlockLayout, require_ints
 from .errors import ConfigError, FingerprintVersionError
-from .parts import Levels
+from .levels import Levels
 from .winnow import KEY_K, KEY_W
 
 __all__ = [

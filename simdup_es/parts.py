@@ -1,27 +1,11 @@
-"""Fingerprint levels below the document: parts and sentence keys (issue 11).
+"""Fingerprint levels of documents computed with a fingerprinter (issue 11): :class:`PartPrinter`.
 
-The document fingerprint finds whole-document near-duplicates (Hamming distance
-<= 3). It cannot find a document that was edited by more than a few percent, or a
-passage copied into a longer document: the changed or foreign text moves most of
-the 64 bits. Two finer levels are kept beside it, each for a kind of copy the
-coarser one misses:
-
-- **parts**: paragraphs (lines of unified text), very short ones merged with their
-  neighbours until a part has ``min_units``, long ones cut into overlapping
-  windows of whole sentences of about ``window_units``. Each part gets a 64-bit
-  SimHash with the document's tokens and weights (the same :class:`Fingerprinter`)
-  and is looked up with the same 8 blocks and 5-of-8 rule. A part survives edits
-  elsewhere in the document and, being a SimHash, small edits inside it (a word
-  replaced, a synonym, punctuation, a regional word after script conversion).
-- **keys**: winnowed 64-bit hashes of runs of units (:mod:`simdup_es.winnow`),
-  each with its unit offset. Exact, so the finest and most selective level: two
-  texts sharing a run of at least ``key_window + key_units - 1`` units (10 by
-  default) share a key, whatever surrounds the run and however the rest of its
-  sentence was edited: one copied clause inside a long host document, a short
-  post with a character replaced or a prefix added.
-
-Everything here is pure: text in, numbers out. Offsets and sentence indices refer
-to the unified text (:func:`simdup_es.text.unify`), like the comparison matrix's.
+The levels themselves (:class:`Levels`, :class:`Part`, :class:`Key`, :class:`PartParams`,
+:func:`split_parts`, :func:`text_keys`) are pure and live in :mod:`simdup_es.levels`; they
+are re-exported here. This module cuts documents into them and fingerprints their parts
+with a :class:`Fingerprinter`'s tokens and weights, on worker processes, and holds the
+wire format the workers send them back in (:class:`_Batch`, :class:`_Sent`) with the
+sequences made from it on first use.
 """
 
 from __future__ import annotations
@@ -33,17 +17,14 @@ import itertools
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
 import numpy as np
 
-from .config import require_ints
-from .errors import ConfigError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, Result
+from .levels import Key, Levels, Part, PartParams, U64Keys, parts_of_columns, split_parts, text_keys
 from .sentences import Sentence, _split_columns_many, split_sentences
 from .text import unify, unify_many
-from .winnow import KEY_K, KEY_W
 from .winnow import text_keys as winnow_keys
 
 T = TypeVar("T")
@@ -58,191 +39,6 @@ _DOCS_PER_CHUNK = 128
 _CHARS_PER_CHUNK = 256_000
 
 __all__ = ["Key", "Levels", "Part", "PartParams", "PartPrinter", "split_parts", "text_keys"]
-
-
-@dataclass(frozen=True)
-class PartParams:
-    """How a document is cut into parts and which sentences get a key.
-
-    Attributes
-    ----------
-    min_units:
-        Consecutive paragraphs shorter than this are merged into one part: a
-        heading or a one-line paragraph carries too few words for a SimHash that
-        means anything (a two-word part collides with any other two-word part
-        sharing its heavier word).
-    window_units:
-        Target size of a window cut from a long paragraph (or merged run). Windows
-        are whole sentences; about 100 units is a short paragraph, small enough
-        that a 20 % edit of the document leaves most windows untouched.
-    max_units:
-        Paragraphs longer than this are cut into windows; shorter ones stay one part.
-    overlap:
-        Share of a window repeated in the next one (0 = adjacent windows). With
-        half a window of overlap, a passage of ``window_units`` copied anywhere
-        covers one of the windows at least halfway.
-    key_units, key_window:
-        The keys' gram length ``k`` and winnowing window ``w`` (:mod:`simdup_es.winnow`):
-        a shared run of ``k + w - 1`` units always shares a key.
-    with_parts:
-        ``False`` cuts no parts: the levels are the sentence keys alone
-        (``simdup index --levels keys``).
-    """
-
-    min_units: int = 40
-    window_units: int = 100
-    max_units: int = 160
-    overlap: float = 0.5
-    key_units: int = KEY_K
-    key_window: int = KEY_W
-    with_parts: bool = True
-
-    def __post_init__(self) -> None:
-        require_ints(self, ("min_units", "window_units", "max_units", "key_units", "key_window"))
-        if self.max_units < self.window_units:
-            raise ConfigError(f"max_units ({self.max_units}) must be at least window_units ({self.window_units})")
-        if not 0.0 <= self.overlap < 1.0:
-            raise ConfigError(f"overlap must be in [0, 1), got {self.overlap}")
-
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    """Sentences ``first .. stop-1`` of a unified text: characters ``start .. end``."""
-
-    first: int
-    stop: int
-    start: int
-    end: int
-    units: int
-
-
-@dataclass(frozen=True, slots=True)
-class Key:
-    """A winnowed key: the hash of the gram of units starting at unit ``position``."""
-
-    key: int
-    position: int
-
-
-@dataclass(frozen=True)
-class Levels:
-    """A document's part fingerprints and keys, as a store keeps them.
-
-    ``parts[i]`` has fingerprint ``fingerprints[i]`` (``None`` where the part has no
-    content word, e.g. only numbers and stop words). ``units`` is the whole text's.
-    """
-
-    version: str
-    units: int
-    # Tuples, or sequences equal to them whose objects are made on first use (the
-    # sentences and keys of PartPrinter's batches, the parts from a worker).
-    sentences: Sequence[Sentence]
-    parts: Sequence[Part]
-    fingerprints: tuple[int | None, ...]
-    keys: Sequence[Key]
-
-    def stored(self) -> tuple[list[int], list[int]]:
-        """What a store indexes: the part fingerprints (without ``None``) and the distinct keys."""
-        return [f for f in self.fingerprints if f is not None], sorted(set(self.key_values()))
-
-    def key_values(self) -> list[int]:
-        """The value of each key, in order (without making the key objects)."""
-        return self.keys.values() if isinstance(self.keys, _Keys) else [k.key for k in self.keys]
-
-    @property
-    def keys_are_u64(self) -> bool:
-        """Whether the keys' values are read from unsigned 64-bit numbers (those of a
-        :class:`PartPrinter`), so that a store need not check them again."""
-        return isinstance(self.keys, _Keys)
-
-
-def _paragraphs(text: str, sentences: Sequence[Sentence]) -> list[tuple[int, int]]:
-    """Sentence index ranges ``(first, stop)`` of the lines of ``text``."""
-    out: list[tuple[int, int]] = []
-    first = 0
-    for k, (this, after) in enumerate(itertools.pairwise(sentences), 1):
-        if text.find("\n", this.end, after.start) >= 0:
-            out.append((first, k))
-            first = k
-    if sentences:
-        out.append((first, len(sentences)))
-    return out
-
-
-def _windows(counts: Sequence[int], first: int, stop: int, params: PartParams) -> list[tuple[int, int]]:
-    """Windows of whole sentences (``counts[k]`` units each) of about ``window_units`` over ``first .. stop-1``, overlapping."""
-    step_units = max(1, round(params.window_units * (1.0 - params.overlap)))
-    out: list[tuple[int, int]] = []
-    i = first
-    while True:
-        j, got = i, 0
-        while j < stop and (got < params.window_units or j == i):
-            got += counts[j]
-            j += 1
-        # A last window shorter than half a window is folded into the previous one.
-        if out and j == stop and got < params.window_units // 2:
-            out[-1] = (out[-1][0], stop)
-            break
-        out.append((i, j))
-        if j == stop:
-            break
-        # Advance by about step_units, at least one sentence, never past this window's end.
-        nxt, moved = i, 0
-        while nxt < j - 1 and moved < step_units:
-            moved += counts[nxt]
-            nxt += 1
-        i = max(nxt, i + 1)
-    return out
-
-
-def split_parts(text: str, sentences: Sequence[Sentence], params: PartParams = PartParams()) -> list[Part]:
-    """Cut a unified text, already split into ``sentences``, into parts.
-
-    A run shorter than ``min_units`` takes in the next paragraph (line), and a
-    short paragraph joins the run before it while that stays within
-    ``max_units``; runs longer than ``max_units`` become overlapping windows. Every sentence
-    is in at least one part; a text without sentences has no part.
-    """
-    counts = [s.n_units for s in sentences]
-    before = list(itertools.accumulate(counts, initial=0))  # units before each sentence
-    return _parts([s.start for s in sentences], [s.end for s in sentences], counts, _paragraphs(text, sentences),
-                  before, params)
-
-
-def _parts(starts: Sequence[int], ends: Sequence[int], counts: Sequence[int], paragraphs: Iterable[tuple[int, int]],
-           before: Sequence[int], params: PartParams) -> list[Part]:
-    """:func:`split_parts` given the sentences as columns (start, end, unit count), the paragraphs and where
-    each sentence's units start (``before``, any origin)."""
-    runs: list[tuple[int, int]] = []
-    cur: tuple[int, int] | None = None
-    got = 0
-    for first, stop in paragraphs:
-        n = before[stop] - before[first]
-        if cur is None:
-            cur, got = (first, stop), n
-        elif got < params.min_units or (n < params.min_units and got + n <= params.max_units):
-            cur, got = (cur[0], stop), got + n
-        else:
-            runs.append(cur)
-            cur, got = (first, stop), n
-    if cur is not None:
-        if runs and got < params.min_units:  # a short tail joins the run before it
-            runs[-1] = (runs[-1][0], cur[1])
-        else:
-            runs.append(cur)
-    parts: list[Part] = []
-    for first, stop in runs:
-        n = before[stop] - before[first]
-        spans = [(first, stop)] if n <= params.max_units else _windows(counts, first, stop, params)
-        for a, b in spans:
-            parts.append(Part(a, b, starts[a], ends[b - 1], before[b] - before[a]))
-    return parts
-
-
-def text_keys(text: str, params: PartParams = PartParams()) -> list[Key]:
-    """The winnowed keys of a unified text, in text order."""
-    values, positions = winnow_keys(text, params.key_units, params.key_window)
-    return [Key(v, p) for v, p in zip(values.tolist(), positions.tolist(), strict=True)]
 
 
 def _flat_keys(text: str, params: PartParams) -> _Keys:
@@ -415,7 +211,7 @@ class PartPrinter:
             before = columns.before[k]
             parts = []
             if params.with_parts and j > i:
-                parts = _parts(starts[i:j], ends[i:j], counts[i:j], itertools.pairwise([0, *columns.lines[k], j - i]),
+                parts = parts_of_columns(starts[i:j], ends[i:j], counts[i:j], itertools.pairwise([0, *columns.lines[k], j - i]),
                                before, params)
             units_ = before[-1] - before[0] if before else 0
             out.append(_Split(u, _Sentences(table[i:j].tobytes(), u), parts, _flat_keys(u, params), units_))
@@ -639,7 +435,7 @@ class _Parts(_Flat[Part]):
         return tuple(Part(*row) for row in rows)
 
 
-class _Keys(_Flat[Key]):
+class _Keys(_Flat[Key], U64Keys):
     __slots__ = ()
     _width = 2
 

@@ -28,7 +28,8 @@ from .config import BlockLayout
 from .errors import FingerprintVersionError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter
 from .multilevel import Copies, MultiMatch, MultiParams
-from .parts import Levels, PartPrinter
+from .levels import Levels
+from .parts import PartPrinter
 from .store.base import Store, StoredDoc
 from .text import unify
 

@@ -2,7 +2,7 @@
 
 A :class:`Store` writes and reads documents (:meth:`~Store.put`,
 :meth:`~Store.get`, :meth:`~Store.delete`), finds candidates by shared blocks (:meth:`~Store.candidates`)
-and, from the finer levels written with a document (:class:`~simdup_es.parts.Levels`),
+and, from the finer levels written with a document (:class:`~simdup_es.levels.Levels`),
 candidates by shared parts and sentence keys (:meth:`~Store.part_candidates`),
 and serves whole-store jobs such as duplicate groups: a consistent
 :meth:`~Store.scan` of every fingerprint, :meth:`~Store.texts` of some documents,
@@ -21,7 +21,7 @@ import numpy as np
 from ..common import BulkReport as BulkReport, Closing as Closing  # re-exported: they lived here
 from ..config import BlockLayout
 from ..multilevel import PartCandidate
-from ..parts import Levels
+from ..levels import Levels
 
 MAX_ID_BYTES = 512
 """Longest id in UTF-8 bytes (Elasticsearch refuses a whole bulk request for a longer ``_id``)."""

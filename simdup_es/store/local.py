@@ -108,7 +108,7 @@ from .. import simhash as sh
 from ..config import FINGERPRINT_BITS, BlockLayout
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
 from ..multilevel import PartCandidate
-from ..parts import Levels
+from ..levels import Levels
 from .base import NOT_FOUND, BulkReport, Closing, Members, StoredDoc, capped_note, id_problem, query_terms, stored_levels
 
 log = logging.getLogger(__name__)
