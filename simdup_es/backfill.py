@@ -183,7 +183,7 @@ def backfill(
     hits = io.walk(client, index, query, source=includes, page_size=page_size, keep_alive=keep_alive, seq_no=True)
     run = _Writes(client, index, version, summary, started, on_reject=on_reject, on_progress=on_progress,
                   id_field=id_field, retry=io.Retry(max_retries, initial_backoff))
-    # The document fingerprint and its levels (parts, sentence keys) in one worker pass.
+    # The document fingerprint and its levels (parts, keys) in one worker pass.
     results = PartPrinter(fingerprinter).map_items(run.docs(hits, field, title_field), lambda doc: doc, workers=workers)
     try:
         for _, result, levels in results:

@@ -41,7 +41,7 @@ Partial copies
 --------------
 With ``partial`` (``simdup groups --partial``, off by default) a pair also counts
 when one document holds a partial copy of the other: each document's levels
-(parts and sentence keys, recomputed from its text with the indexing
+(parts and winnowed keys, recomputed from its text with the indexing
 fingerprinter) are looked up in the store and the comparison matrix judges the
 candidates as ``simdup search`` does (:mod:`simdup_es.multilevel`). That is one
 store request per document, so it reads the ids (in one walk: ``every`` of

@@ -95,7 +95,7 @@ def index_items(
     batch under way to finish and is raised as it is, that batch not settled.
 
     ``levels`` is what is written besides the document fingerprint: ``"all"``
-    (part fingerprints and sentence keys), ``"keys"`` (sentence keys alone) or
+    (part fingerprints and winnowed keys), ``"keys"`` (the keys alone) or
     ``"document"`` (nothing: whole-document near-duplicates only). See the
     README's "Edited and partial copies" for what each finds and costs.
     """
@@ -175,7 +175,7 @@ class _Run:
             return record_doc(pair[1])
 
         fingerprinter, workers, levels = self.fingerprinter, self.workers, self.levels
-        # The document fingerprint and the levels (parts, sentence keys) in one worker pass.
+        # The document fingerprint and the levels (parts, keys) in one worker pass.
         triples = (
             ((item, result, None) for item, result in fingerprinter.map_items(self.records(items), to_doc, workers=workers))
             if levels == "document" else

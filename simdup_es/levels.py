@@ -1,4 +1,4 @@
-"""Fingerprint levels below the document: parts and sentence keys (issue 11).
+"""Fingerprint levels below the document: parts and winnowed keys (issue 11).
 
 The document fingerprint finds whole-document near-duplicates (Hamming distance
 <= 3). It cannot find a document that was edited by more than a few percent, or a
@@ -66,7 +66,7 @@ class PartParams:
         The keys' gram length ``k`` and winnowing window ``w`` (:mod:`simdup_es.winnow`):
         a shared run of ``k + w - 1`` units always shares a key.
     with_parts:
-        ``False`` cuts no parts: the levels are the sentence keys alone
+        ``False`` cuts no parts: the levels are the keys alone
         (``simdup index --levels keys``).
     """
 

@@ -176,12 +176,12 @@ class PartStore(Protocol):
     layout: BlockLayout
 
     def put_levels(self, doc_id: str, levels: Levels) -> None:
-        """Store (or replace) a document's part fingerprints, sentence keys and units."""
+        """Store (or replace) a document's part fingerprints, keys and units."""
 
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
     ) -> list[PartCandidate]:
-        """Candidates for a query's part fingerprints (``None`` = no fingerprint) and sentence keys."""
+        """Candidates for a query's part fingerprints (``None`` = no fingerprint) and keys."""
 
 
 class MemoryPartIndex:

@@ -70,7 +70,7 @@ def part_block_field(layout: BlockLayout, j: int) -> str:
 
 
 def key_term(key: int) -> str:
-    """The keyword term for one sentence key: 16 lower-case hex digits."""
+    """The keyword term for one key: 16 lower-case hex digits."""
     return f"{key:016x}"
 
 

@@ -2,7 +2,7 @@
 
 :func:`find_copies` is what ``simdup search`` does, in one call: near-duplicates by
 the document fingerprint (as :func:`find_duplicates`, unchanged) and edited or
-partial copies by parts and sentence keys (:mod:`simdup_es.multilevel`)::
+partial copies by parts and winnowed keys (:mod:`simdup_es.multilevel`)::
 
     store = simdup_es.open_store(path=".simdup")
     for copy in simdup_es.find_copies(store, text):
@@ -200,7 +200,7 @@ def find_copies(
 
     The document level finds every stored document within ``params.k`` (kind
     ``near-duplicate``, the same documents :func:`find_duplicates` finds with
-    ``store.layout.k == params.k``); the parts and sentence keys of ``text`` find
+    ``store.layout.k == params.k``); the parts and winnowed keys of ``text`` find
     edited and partial copies, which the comparison matrix (``compare``, default
     :func:`comparer`) judges both ways (kind ``partial``, see :class:`MultiParams`
     for the thresholds and their defaults). ``fingerprint`` and ``levels`` save

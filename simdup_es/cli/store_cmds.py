@@ -135,8 +135,8 @@ def setup(**kwargs: Any) -> None:
               help="Go on from where a stopped run of the same INPUTS left off (its resume point is next to the "
                    "rejects file).")
 @click.option("--levels", type=click.Choice(LEVELS), default="all", show_default=True,
-              help="What to write besides the document fingerprint. all: part fingerprints and sentence keys, so "
-                   "search finds edited and partial copies; keys: the sentence keys alone (as many copies found in "
+              help="What to write besides the document fingerprint. all: part fingerprints and winnowed keys, so "
+                   "search finds edited and partial copies; keys: the winnowed keys alone (as many copies found in "
                    "the evaluation, in less time and space); document: nothing more (near-duplicates of whole "
                    "documents only, fastest). Index again with another choice to change it.")
 def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: str, idf_path: Path | None,
@@ -396,7 +396,7 @@ def query(text: str | None, file: Path | None, title: str | None, dsl: bool, ind
     """Print the search requests for a text or file, ready for Kibana Dev Tools.
 
     The first finds near-duplicate candidates (document fingerprint blocks), the
-    second partial-copy candidates (part fingerprints and sentence keys).
+    second partial-copy candidates (part fingerprints and winnowed keys).
     """
     from ..es.bodies import candidate_search, part_search
     from ..store.base import query_terms

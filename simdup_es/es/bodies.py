@@ -86,7 +86,7 @@ def part_search(
     limit: int = 100,
     exclude_id: str | None = None,
 ) -> dict[str, Any]:
-    """One ``_search`` body for the documents sharing a part or a sentence key with a query.
+    """One ``_search`` body for the documents sharing a part or a key with a query.
 
     ``part_terms`` and ``key_terms`` are ``(index, value)`` pairs
     (:func:`simdup_es.store.base.query_terms`). Each is a named clause (``p<index>``,

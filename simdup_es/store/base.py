@@ -3,7 +3,7 @@
 A :class:`Store` writes and reads documents (:meth:`~Store.put`,
 :meth:`~Store.get`, :meth:`~Store.delete`), finds candidates by shared blocks (:meth:`~Store.candidates`)
 and, from the finer levels written with a document (:class:`~simdup_es.levels.Levels`),
-candidates by shared parts and sentence keys (:meth:`~Store.part_candidates`),
+candidates by shared parts and winnowed keys (:meth:`~Store.part_candidates`),
 and serves whole-store jobs such as duplicate groups: a consistent
 :meth:`~Store.scan` of every fingerprint, :meth:`~Store.texts` of some documents,
 and :meth:`~Store.write_groups`. One contract test suite (``tests/contract``)
@@ -32,14 +32,14 @@ MAX_STORED_PARTS = 1000
 with more than ``index.mapping.nested_objects.limit`` (10,000) nested objects, and a part
 is a nested object; 1,000 parts is a document of about 50,000 units (overlapping windows
 of 100), far beyond a page. A longer document keeps an evenly spread 1,000 (its
-sentence keys are all kept) and :attr:`BulkReport.capped` names it."""
+keys are all kept) and :attr:`BulkReport.capped` names it."""
 MAX_QUERY_PARTS = 64
 """Most query parts :meth:`Store.part_candidates` looks up (evenly spread over the query).
 A part is 9 clauses in Elasticsearch (8 block terms in a nested bool) and a key one:
 64 * 9 + 400 = 976 clauses, within the smallest ``indices.query.bool.max_clause_count``
 (1,024, on a small heap). A 2 kB document has about 10 parts and 50 keys."""
 MAX_QUERY_KEYS = 400
-"""Most query sentence keys :meth:`Store.part_candidates` looks up (evenly spread)."""
+"""Most query keys :meth:`Store.part_candidates` looks up (evenly spread)."""
 
 
 def spread(n: int, cap: int) -> list[int]:
@@ -50,7 +50,7 @@ def spread(n: int, cap: int) -> list[int]:
 
 
 def stored_levels(levels: Levels) -> tuple[list[int], list[int], int]:
-    """What a store keeps of ``levels``: part fingerprints, distinct sentence keys, parts left out.
+    """What a store keeps of ``levels``: part fingerprints, distinct keys, parts left out.
 
     The same for every store, so that they answer the same candidates.
     """
@@ -123,7 +123,7 @@ class StoredDoc:
     group: str | None = None
     group_size: int | None = None
     levels: Levels | None = None
-    """Part fingerprints and sentence keys (:class:`~simdup_es.parts.PartPrinter`), written by
+    """Part fingerprints and winnowed keys (:class:`~simdup_es.parts.PartPrinter`), written by
     :meth:`Store.put` with the document; ``None`` writes the document level only.
     :meth:`Store.get` leaves it ``None``."""
     group_kind: str | None = None
@@ -239,7 +239,7 @@ class Store(Protocol):
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
     ) -> list[PartCandidate]:
-        """Documents sharing a part (``layout.min_match`` of its blocks) or a sentence key with a query.
+        """Documents sharing a part (``layout.min_match`` of its blocks) or a key with a query.
 
         As :meth:`simdup_es.multilevel.PartStore.part_candidates` (the reference is
         :class:`~simdup_es.multilevel.MemoryPartIndex`): every stored document of

@@ -341,7 +341,7 @@ class ElasticsearchStore(Closing):
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
     ) -> list[PartCandidate]:
-        """Documents sharing a part or a sentence key with a query, in ONE ``bool`` search.
+        """Documents sharing a part or a key with a query, in ONE ``bool`` search.
 
         See :meth:`simdup_es.store.base.Store.part_candidates` and
         :func:`simdup_es.es.bodies.part_search`; ``limit`` is at most

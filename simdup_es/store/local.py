@@ -44,7 +44,7 @@ Levels (issue 11)
 ----------------
 A document written with :attr:`StoredDoc.levels` also gets rows in ``levels`` (its
 units and how many parts were cut), ``parts`` (its part fingerprints) and
-``sentence_keys`` (its distinct sentence keys). :meth:`LocalStore.part_candidates`
+``sentence_keys`` (its distinct keys). :meth:`LocalStore.part_candidates`
 answers from :class:`LevelIndex`, numpy arrays read from those tables: the keys sorted
 (a binary search per query key), and the parts in ``k + 1`` tables of block groups.
 A part matches when at least ``min_match = blocks - k`` of its blocks equal the
@@ -344,7 +344,7 @@ class _MemoryIndex:
 
 
 class LevelIndex:
-    """Part fingerprints and sentence keys of the documents with levels, for :meth:`LocalStore.part_candidates`.
+    """Part fingerprints and keys of the documents with levels, for :meth:`LocalStore.part_candidates`.
 
     Documents are numbered by position ``0 .. n-1`` (``seqs`` ascending, ``ids``, ``vcodes``,
     ``units``); ``part_owner`` and ``key_owner`` give the position of each part and key.
@@ -898,7 +898,7 @@ class LocalStore(Closing):
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
     ) -> list[PartCandidate]:
-        """Documents sharing a part or a sentence key with a query (:meth:`Store.part_candidates`).
+        """Documents sharing a part or a key with a query (:meth:`Store.part_candidates`).
 
         This store's own writes are visible at once; other processes' after :meth:`refresh`.
         """
