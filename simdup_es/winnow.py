@@ -47,10 +47,11 @@ def unit_codes(text: str) -> np.ndarray:
     UTF-8 (plus 2**21, past every code point, where the hash is small).
     """
     found = units(text)
-    out = np.empty(len(found), dtype=np.uint64)
-    for i, u in enumerate(found):
-        out[i] = ord(u) if len(u) == 1 else max(xxhash.xxh3_64_intdigest(u.encode("utf-8")), 1 << 21)
-    return out
+    joined = "".join(found)
+    if len(joined) == len(found):  # one character each (most Chinese text): the code points at once
+        return np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    return np.fromiter((ord(u) if len(u) == 1 else max(xxhash.xxh3_64_intdigest(u.encode("utf-8")), 1 << 21)
+                        for u in found), dtype=np.uint64, count=len(found))
 
 
 def gram_hashes(codes: np.ndarray, k: int) -> np.ndarray:

@@ -62,3 +62,15 @@ def test_a_character_replaced_in_a_short_post_leaves_shared_keys() -> None:
     post = "今天在图书馆读完了一本关于宋代城市生活的书收获很多推荐给大家"
     edited = post.replace("城", "都")
     assert {k.key for k in text_keys(post)} & {k.key for k in text_keys(edited)}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["中", "文", "字", "a", "word", "3.14", "，", " ", "。", "don't", "\U00020000"]), max_size=30))
+def test_unit_codes_are_code_points_of_characters_and_hashes_of_words(pieces: list[str]) -> None:
+    import xxhash
+
+    from simdup_es.sentences import units
+
+    text = "".join(pieces)
+    want = [ord(u) if len(u) == 1 else max(xxhash.xxh3_64_intdigest(u.encode("utf-8")), 1 << 21) for u in units(text)]
+    assert unit_codes(text).tolist() == want
