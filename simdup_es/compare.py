@@ -1,11 +1,11 @@
-"""The comparison matrix: which sentences of two texts were copied (SPEC §6–§7).
+"""The comparison matrix: which sentences of two texts were copied.
 
 :func:`compare` is a pure function from two unified texts and parameters to a
 :class:`Comparison`. It does no I/O except, when asked for synonyms without a
 thesaurus, loading the Cilin lexicon once per process (see
 :func:`simdup_es.thesaurus.cilin_thesaurus`).
 
-The method (seed 000, restated in SPEC §6)
+The method (Lv, Duan, Wu and He, "Similarity Retrieval Algorithm based on Multilevel Fingerprint Comparison Matrix")
 ------------------------------------------
 Both texts are split into sentences (:func:`simdup_es.sentences.split_sentences`),
 lengths counted in units (CJK characters, Latin words). For sentences ``d_i`` of
@@ -39,10 +39,10 @@ sentences marked similar (to any sentence of ``b``) divided by the units of
 ``a``; and the other way round for ``b``. It is asymmetric: a short text copied
 whole into a long one scores 1 against it, the long one scores little.
 
-Whole-text measures (SPEC §7): ``LCS`` is over the unit sequences of the two
+Whole-text measures: ``LCS`` is over the unit sequences of the two
 texts (sentence breaks ignored); resemblance ``R = LCS / (|a| + |b| - LCS)``,
 containment of ``a`` in ``b`` = ``LCS / |a|`` and of ``b`` in ``a`` = ``LCS / |b|``
-(SPEC's ``C(A, B) = LCS / |B|``). Bit-parallel LCS costs ``|a| * |b| / 64`` word
+(Zhou et al.'s ``C(A, B) = LCS / |B|``). Bit-parallel LCS costs ``|a| * |b| / 64`` word
 operations, about 0.1 s at 45,000 units each. Above :data:`EXACT_LCS_MAX_CELLS`
 (``|a| * |b|``) the LCS is instead the best chain of sentence pairs in order
 (a dynamic programme over the matrix, summing the sentence LCS of the candidate
@@ -50,7 +50,7 @@ pairs): a common subsequence, so a lower bound that counts only copied
 sentences, not the 10–30 % of units unrelated texts share by chance.
 ``Comparison.lcs_exact`` says which one was used.
 
-Trimming boilerplate (seed 003, optional): one LCS alignment of the whole texts
+Trimming boilerplate (Zhou, Guo and Zhao's LCS method for similar microblog pages, optional): one LCS alignment of the whole texts
 marks the units it uses; :func:`simdup_es.lcs.trusted_span` finds the dense
 central stretch of each text; the sentences with at least half their units in it
 form the *core*. Pairs, similarities and R/C are then computed over the cores
@@ -162,7 +162,7 @@ _PRIVATE_PLANES = re.compile("[\U000F0000-\U0010FFFF]")
 
 @dataclass(frozen=True)
 class CompareParams:
-    """Parameters of the comparison matrix (SPEC §6–§7).
+    """Parameters of the comparison matrix.
 
     Attributes
     ----------
@@ -178,7 +178,7 @@ class CompareParams:
     use_synonyms:
         Count thesaurus synonyms in the word-level check.
     trim_boilerplate:
-        Score only the trusted central part of each text (seed 003).
+        Score only the trusted central part of each text (Zhou et al.).
     trim_window, trim_slope:
         Smoothing window (units) and slope threshold of the trusted part
         (:func:`simdup_es.lcs.trusted_span`).
@@ -260,14 +260,14 @@ class Comparison:
         Every pair marked similar, ordered by ``(i, j)``. A sentence may be in
         several pairs.
     similarity_a, similarity_b:
-        Document similarity (SPEC §6): units of ``a``'s marked sentences / units of
+        Document similarity: units of ``a``'s marked sentences / units of
         ``a``, and the same for ``b``. Within the cores when trimming.
     units_a, units_b:
         Units counted (``|a|``, ``|b|``): the whole texts, or the cores.
     lcs, lcs_exact:
         Whole-text LCS in units, and whether it is exact (see the module docstring).
     resemblance, containment_a_in_b, containment_b_in_a:
-        ``LCS / (|a| + |b| - LCS)``, ``LCS / |a|`` and ``LCS / |b|`` (SPEC §7).
+        ``LCS / (|a| + |b| - LCS)``, ``LCS / |a|`` and ``LCS / |b|``.
     core_a, core_b:
         With ``trim_boilerplate``: the kept sentences as an index range
         ``(first, stop)`` (empty when nothing was trusted). ``None`` otherwise.
@@ -611,7 +611,7 @@ def word_score(
     words_j: Mapping[str, int],
     thesaurus: Thesaurus | None,
 ) -> float:
-    """``w_ij`` of SPEC §6 from the word multisets of two sentences.
+    """``w_ij`` of the comparison matrix from the word multisets of two sentences.
 
     ``words_i`` and ``words_j`` map each word to its (positive) count, e.g. a
     :class:`collections.Counter`. See the module docstring for ``rightWord`` and
@@ -751,7 +751,7 @@ def compare(
     thesaurus: Thesaurus | None = None,
     workers: int | None = None,
 ) -> Comparison:
-    """Compare two unified texts sentence by sentence (SPEC §6–§7).
+    """Compare two unified texts sentence by sentence.
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """Frozen, validated parameter objects.
 
-Every tunable of the pipeline lives here, with the defaults of SPEC.md. Objects are
+Every tunable of the pipeline lives here, with the defaults of the design's sources. Objects are
 immutable so that a fingerprinter built from them cannot drift, and they validate
 themselves on construction so a bad value fails at the edge with a clear message.
 """
@@ -27,21 +27,21 @@ def require_ints(params: object, names: Iterable[str], minimum: int = 1) -> None
 
 @dataclass(frozen=True)
 class FingerprintParams:
-    """How text becomes a 64-bit SimHash (SPEC §3–§4).
+    """How text becomes a 64-bit SimHash.
 
     ``weight(w) = TF(w) * IDF(w) * (1 + POS(w) + LEN(w) + MARK(w) + TITLE(w))``
 
     Attributes
     ----------
     max_count:
-        A word counts at most this many times in one document (seed 001: 5).
+        A word counts at most this many times in one document (5 in common SimHash practice).
     noun_boost, verb_boost, other_boost:
-        ``POS(w)`` for nouns, verbs and other content words (seed 002: 3, 2, 1).
+        ``POS(w)`` for nouns, verbs and other content words (3, 2, 1 in the improved-SimHash weighting).
         Words jieba's dictionary tags as function words (pronouns, particles, ...)
         get 0.
     length_boost:
         Scale of ``LEN(w)``, the word's length min-max normalised within the
-        document (1 = SPEC's formula, 0 turns it off).
+        document (1 = the improved-SimHash formula, 0 turns it off).
     mark_boost:
         ``MARK(w)`` for words in ``marked_words``.
     title_boost:
@@ -83,7 +83,7 @@ class FingerprintParams:
 
 @dataclass(frozen=True)
 class BlockLayout:
-    """How a fingerprint is cut into blocks for candidate retrieval (SPEC §5).
+    """How a fingerprint is cut into blocks for candidate retrieval.
 
     With ``blocks`` blocks and a distance bound ``k``, two fingerprints within
     distance ``k`` share at least ``blocks - k`` identical blocks (pigeonhole), so

@@ -1,4 +1,4 @@
-"""Raw documents to text (SPEC §2): the bytes of a ``.txt``/``.md``, ``.html``, ``.pdf`` or ``.docx``
+"""Raw documents to text: the bytes of a ``.txt``/``.md``, ``.html``, ``.pdf`` or ``.docx``
 document in, its plain text out, before :func:`simdup_es.text.unify`.
 
 :func:`extract` takes bytes, not paths, so reading files stays with the caller. Caps keep one hostile

@@ -349,7 +349,7 @@ class GroupsSummary:
 
 
 def copied_share(compare: Callable[[str, str], Any]) -> Callable[[str, str], float]:
-    """A ``similarity`` for :func:`update_groups`: the larger share of either text copied in the other (SPEC §6).
+    """A ``similarity`` for :func:`update_groups`: the larger share of either text copied in the other.
 
     ``compare`` is the comparison matrix (e.g. :func:`simdup_es.search.comparer`).
     """

@@ -1,4 +1,4 @@
-"""Longest common subsequence and the measures built on it (SPEC §6–§7, seed 003).
+"""Longest common subsequence and the measures built on it (and Zhou, Guo and Zhao's LCS method for similar microblog pages).
 
 Two implementations of the LCS length live side by side, as in RapidFuzz: the fast
 one (:func:`lcs_length`, RapidFuzz's bit-parallel ``LCSseq``) and a slow, obviously
@@ -112,7 +112,7 @@ def lcs_length_reference(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
 
 
 def resemblance(lcs: int, len_a: int, len_b: int) -> float:
-    """``R(A, B) = |LCS| / (|A| + |B| - |LCS|)`` (SPEC §7), in [0, 1].
+    """``R(A, B) = |LCS| / (|A| + |B| - |LCS|)``, in [0, 1].
 
     Symmetric; 1 only for equal sequences. 0 when both are empty.
     """
@@ -122,7 +122,7 @@ def resemblance(lcs: int, len_a: int, len_b: int) -> float:
 
 
 def containment(lcs: int, len_contained: int) -> float:
-    """``C(A, B) = |LCS| / |B|`` (SPEC §7): how much of B is found, in order, in A.
+    """``C(A, B) = |LCS| / |B|``: how much of B is found, in order, in A.
 
     ``len_contained`` is ``|B|``. Near 1 when B is a short text copied inside a
     long A, however long A is. 0 when B is empty.

@@ -375,10 +375,10 @@ class MultiMatch:
 
     ``distance`` is the document-level Hamming distance (``None`` when the caller did not
     give the fingerprints). ``similarity_*`` are the shares of each side's units in
-    sentences the matrix marked copied (SPEC §6); ``copied_*`` the same counting only
+    sentences the matrix marked copied; ``copied_*`` the same counting only
     copied passages, without the query's boilerplate sentences (what ``partial`` is
     decided on, :func:`copied_shares`); ``containment_*``
-    the whole-text LCS containments (SPEC §7).
+    the whole-text LCS containments.
     """
 
     id: str

@@ -76,7 +76,7 @@ class Hit:
 
     @property
     def copied(self) -> float:
-        """The larger document similarity of the two directions (SPEC §6), 0 before re-rank 2."""
+        """The larger document similarity of the two directions, 0 before re-rank 2."""
         c = self.comparison
         return max(c.similarity_a, c.similarity_b) if c else 0.0
 

@@ -1,4 +1,4 @@
-"""Sentences and units of unified text (SPEC §6).
+"""Sentences and units of unified text.
 
 The comparison matrix works sentence by sentence, and every length in it is counted
 in *units*:
@@ -10,7 +10,7 @@ in *units*:
   stay one unit: ``don't``, ``3.14``, ``e.g``, ``example.com``.
 
 Mixed sentences mix both: ``用 python 3.12 写的`` is 5 units (用, python, 3.12, 写,
-的). Punctuation and whitespace are not units. ``Num(d)`` of SPEC §6 is the number of
+的). Punctuation and whitespace are not units. ``Num(d)`` of the comparison matrix is the number of
 units of ``d``, and LCS is computed over unit sequences.
 
 Sentence boundaries

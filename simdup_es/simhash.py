@@ -1,4 +1,4 @@
-"""64-bit SimHash, Hamming distance and blocks: pure functions over numpy (SPEC §4–§5).
+"""64-bit SimHash, Hamming distance and blocks: pure functions over numpy.
 
 Bit ``i`` of a fingerprint is bit ``i`` of the unsigned 64-bit integer (bit 0 is
 the least significant). Block ``j`` of a layout with ``b`` bits per block holds
@@ -115,7 +115,7 @@ def simhash(hashes: np.ndarray, weights: np.ndarray) -> int:
 
 
 def simhash_reference(hashes: Sequence[int], weights: Sequence[float]) -> int:
-    """Slow SimHash straight from SPEC §4, with the same integer weights."""
+    """Slow SimHash straight from its definition, with the same integer weights."""
     if not hashes:
         return 0
     peak = max(weights)
@@ -144,7 +144,7 @@ def hamming_many(query: int, fingerprints: np.ndarray) -> np.ndarray:
 
 
 def similarity(distance: int) -> float:
-    """Similarity in percent, ``(1 - d/64) * 100`` (seed 001)."""
+    """Similarity in percent, ``(1 - d/64) * 100``."""
     return (1.0 - distance / FINGERPRINT_BITS) * 100.0
 
 

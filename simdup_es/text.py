@@ -1,4 +1,4 @@
-"""Raw documents to unified text (SPEC §2).
+"""Raw documents to unified text.
 
 :func:`unify` is pure: str in, str out. :func:`extract` turns the bytes of a
 ``.txt``/``.md``, ``.html``, ``.pdf`` or ``.docx`` document into text; it takes bytes,
@@ -227,7 +227,7 @@ def _needs_spacing(texts: Sequence[str]) -> np.ndarray:
 
 
 def unify_reference(text: str) -> str:
-    """:func:`unify` step by step, as the specification states it (SPEC §2)."""
+    """:func:`unify` step by step, as the design states it."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = unicodedata.normalize("NFKC", text)
     text = _CONTROL.sub("", text)

