@@ -36,7 +36,7 @@ from .config import require_ints
 from .errors import ConfigError
 from .sentences import Sentence
 from .winnow import KEY_K, KEY_W
-from .winnow import text_keys as winnow_keys
+from .winnow import winnowed
 
 __all__ = ["Key", "Levels", "Part", "PartParams", "U64Keys", "parts_of_columns", "split_parts", "text_keys"]
 
@@ -233,5 +233,5 @@ def parts_of_columns(starts: Sequence[int], ends: Sequence[int], counts: Sequenc
 
 def text_keys(text: str, params: PartParams = PartParams()) -> list[Key]:
     """The winnowed keys of a unified text, in text order."""
-    values, positions = winnow_keys(text, params.key_units, params.key_window)
+    values, positions = winnowed(text, params.key_units, params.key_window)
     return [Key(v, p) for v, p in zip(values.tolist(), positions.tolist(), strict=True)]

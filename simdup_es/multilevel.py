@@ -308,12 +308,20 @@ class Candidate:
 
 def covered(query: Levels, parts: Iterable[int], keys: Iterable[int]) -> np.ndarray:
     """One flag per unit of the query: inside a matched part or a run its matched keys stand for (:func:`key_cover`)."""
-    mask = key_cover(query, keys)
-    if query.units:
-        before = np.cumsum([0, *(s.n_units for s in query.sentences)])
-        for i in parts:
-            p = query.parts[i]
-            mask[before[p.first] : before[p.stop]] = True
+    return key_cover(query, keys) | _part_cover(query, parts, _unit_starts(query))
+
+
+def _unit_starts(query: Levels) -> np.ndarray:
+    """The unit offset of each of the query's sentences, and the units after the last."""
+    return np.cumsum([0, *(s.n_units for s in query.sentences)])
+
+
+def _part_cover(query: Levels, parts: Iterable[int], starts: np.ndarray) -> np.ndarray:
+    """One flag per unit of the query: inside one of the matched ``parts`` (``starts``: :func:`_unit_starts`)."""
+    mask = np.zeros(query.units, dtype=bool)
+    for i in parts:
+        p = query.parts[i]
+        mask[starts[p.first] : starts[p.stop]] = True
     return mask
 
 
@@ -354,13 +362,15 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
     """
     out = []
     density = 2 / (KEY_W + 1)
+    starts = _unit_starts(query)
     for c in found:
-        mask = covered(query, c.parts, c.keys)
+        in_parts = _part_cover(query, c.parts, starts)
+        mask = key_cover(query, c.keys) | in_parts
         units = int(mask.sum())
         cq = units / query.units if query.units else 0.0
         keys_there = max(1.0, (c.units - KEY_K + 1) * density)
-        in_parts = int(covered(query, c.parts, ()).sum()) if c.parts else 0
-        cm = min(1.0, max(len({query.keys[i].key for i in c.keys}) / keys_there, in_parts / c.units)) if c.units else 0.0
+        shared = max(len({query.keys[i].key for i in c.keys}) / keys_there, int(in_parts.sum()) / c.units) if c.units else 0.0
+        cm = min(1.0, shared)
         longest = max((n for _, _, n in passages(mask, 0)), default=0)
         evidence = max(cq, cm, params.partial_threshold * min(1.0, longest / params.passage_units))
         if evidence >= params.min_coverage:

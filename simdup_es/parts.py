@@ -25,7 +25,7 @@ from .fingerprint import Doc, Fingerprint, Fingerprinter, Result
 from .levels import Key, Levels, Part, PartParams, U64Keys, parts_of_columns, split_parts, text_keys
 from .sentences import Sentence, _split_columns_many, split_sentences
 from .text import unify, unify_many
-from .winnow import text_keys as winnow_keys
+from .winnow import winnowed
 
 T = TypeVar("T")
 
@@ -43,7 +43,7 @@ __all__ = ["Key", "Levels", "Part", "PartParams", "PartPrinter", "split_parts", 
 
 def _flat_keys(text: str, params: PartParams) -> _Keys:
     """:func:`text_keys` as flat numbers, the key objects made on first use."""
-    values, positions = winnow_keys(text, params.key_units, params.key_window)
+    values, positions = winnowed(text, params.key_units, params.key_window)
     rows = np.empty((len(values), 2), dtype=np.uint64)
     rows[:, 0], rows[:, 1] = values, positions
     return _Keys(rows.tobytes())

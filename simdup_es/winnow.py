@@ -27,7 +27,7 @@ import xxhash
 
 from .sentences import units
 
-__all__ = ["KEY_K", "KEY_W", "gram_hashes", "shared_runs", "unit_codes", "winnow", "winnow_reference"]
+__all__ = ["KEY_K", "KEY_W", "gram_hashes", "shared_runs", "unit_codes", "winnow", "winnow_reference", "winnowed"]
 
 KEY_K = 5
 """Units per hashed gram: 5 CJK characters (two or three words) or 5 Latin words."""
@@ -118,7 +118,7 @@ def winnow_reference(hashes: list[int], w: int) -> tuple[list[int], list[int]]:
     return [hashes[p] for p in ordered], ordered
 
 
-def text_keys(text: str, k: int = KEY_K, w: int = KEY_W) -> tuple[np.ndarray, np.ndarray]:
+def winnowed(text: str, k: int = KEY_K, w: int = KEY_W) -> tuple[np.ndarray, np.ndarray]:
     """The winnowed keys of a unified text and the unit offset each one starts at."""
     return winnow(gram_hashes(unit_codes(text), k), w)
 
