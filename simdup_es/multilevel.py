@@ -306,11 +306,6 @@ class Candidate:
         return max(self.coverage_query, self.coverage_match)
 
 
-def covered(query: Levels, parts: Iterable[int], keys: Iterable[int]) -> np.ndarray:
-    """One flag per unit of the query: inside a matched part or a run its matched keys stand for (:func:`key_cover`)."""
-    return key_cover(query, keys) | _part_cover(query, parts, _unit_starts(query))
-
-
 def _unit_starts(query: Levels) -> np.ndarray:
     """The unit offset of each of the query's sentences, and the units after the last."""
     return np.cumsum([0, *(s.n_units for s in query.sentences)])
