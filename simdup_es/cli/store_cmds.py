@@ -15,7 +15,7 @@ from ..config import BlockLayout, Retry
 from ..fingerprint import Fingerprint, Fingerprinter
 from ..errors import InputError, WorkerError
 from ..indexer import LEVELS, IndexStopped, LevelChoice, index_items
-from ..multilevel import MultiMatch, MultiParams
+from ..multilevel import Copies, MultiParams
 from ..parts import PartPrinter
 from ..search import find_copies, find_copies_many, stored_query
 from ..sources import Fields, record_doc
@@ -316,13 +316,13 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
         # 'simdup index' keys it), so that is the stored copy to leave out and the label to print.
         for record, found in results:
             done += 1
-            if not isinstance(found, list):
+            if not isinstance(found, Copies):
                 reason = found.reason if isinstance(found, InputError) else str(found)
                 log.add(record.source, reason, record.id)
             else:
                 searched += 1
                 with_copies += bool(found)
-                more = getattr(found, "more", 0)
+                more = found.more
                 if as_json:
                     echo_json({"id": record.key, "matches": [m.to_dict() for m in found], "more": more})
                 else:
@@ -337,12 +337,12 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
         sys.exit(1)
 
 
-def _show_copies(found: list[MultiMatch], docs: dict[str, StoredDoc], query_text: str | None, *, as_json: bool,
+def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | None, *, as_json: bool,
                  details: int, html_path: Path | None) -> None:
     from ..report import render_html, render_terminal
     from ..text import unify
 
-    more = getattr(found, "more", 0)
+    more = found.more
     if as_json:
         for m in found:
             doc, c = docs.get(m.id), m.comparison
