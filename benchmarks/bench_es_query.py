@@ -2,7 +2,7 @@
 
 One index grows through the sizes (``--sizes``). At each size it prints p50/p95
 wall-clock latency (client included) of
-  * the 8 x 8-bit layout, 5 of 8 blocks equal (SPEC §5, the default),
+  * the 8 x 8-bit layout, 5 of 8 blocks equal (the default),
   * the 4 x 16-bit layout, any 1 of 4 blocks equal (same recall: both are exact
     for d <= 3; documents carry both layouts' fields),
   * a plain ``match`` query (top 10) on the documents' short text,

@@ -537,7 +537,7 @@ def main() -> None:
             truth = np.concatenate([feats[n].truth_a if s == 0 else feats[n].truth_b for n in idx])
             res["sentences_by_kind"].setdefault(kind, {})[side] = prf(pred, truth)
 
-    # ---- the optional boilerplate trim (seed 003) at the defaults, matrix alone
+    # ---- the optional boilerplate trim (Zhou, Guo and Zhao) at the defaults, matrix alone
     trim = CompareParams(trim_boilerplate=True)
     t0 = time.perf_counter()
 
@@ -615,7 +615,7 @@ def main() -> None:
     tb = res["trim_boilerplate"]
     at = next(r for r in tb["document_all"] if abs(r["t"] - t_choice) < 1e-9)
     untrimmed = next(r for r in res["document"][dflt]["all"] if abs(r["t"] - t_choice) < 1e-9)
-    print(f"\n   with trim_boilerplate (seed 003), matrix alone at t = {t_choice}: P {fmt(at['precision'])} R {fmt(at['recall'])} "
+    print(f"\n   with trim_boilerplate, matrix alone at t = {t_choice}: P {fmt(at['precision'])} R {fmt(at['recall'])} "
           f"F1 {fmt(at['f1'])} (untrimmed: P {fmt(untrimmed['precision'])} R {fmt(untrimmed['recall'])} F1 {fmt(untrimmed['f1'])}); "
           f"boilerplate pairs left out of the set over t: {tb['ambiguous_at_t']} trimmed, {tb['ambiguous_at_t_untrimmed']} untrimmed")
     print("   FPR with trim_boilerplate: " + ", ".join(f"{k} {v:.3f}" for k, v in tb["fpr_by_kind_at_t"].items()))

@@ -161,7 +161,8 @@ def trusted_span(
 ) -> tuple[int, int]:
     """The trusted, central part of a text's LCS: ``(start, end)`` in units.
 
-    Seed 003 (§IV.B) observes that boilerplate (ads, headers, signatures) sits at
+    Zhou, Guo and Zhao, "A novel method for detecting similar microblog pages
+    based on longest common subsequence", observe that boilerplate (ads, headers, signatures) sits at
     the head and tail of a page while the shared text is continuous and central.
     It cuts the text into blocks, takes a base region of heavy blocks, and widens
     it left and right for as long as the *slope* of the LCS (matched units per unit

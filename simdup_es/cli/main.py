@@ -179,3 +179,25 @@ def idf_build(corpus: tuple[str, ...], output: Path, text_field: str, title_fiel
             raise click.ClickException("the corpus has no readable documents")
         out.write(format_idf(table, n))
     click.echo(f"wrote {len(table)} words from {n} documents to {output} ({log.count} rejected)", err=True)
+
+
+@main.command()
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+def sample(folder: Path) -> None:
+    """Write the sample corpus into FOLDER as text files, to try simdup on.
+
+    42 real Chinese documents (man pages, LibreOffice help, classical poems) shipped in
+    the package; some are copies of others: a zh_TW conversion (``…-tw``), an edited
+    copy (``~edited``), a paragraph deleted or appended, an exact copy. Existing files
+    of the same names are replaced; nothing else in FOLDER is touched.
+    """
+    import json
+    from importlib import resources
+
+    lines = resources.files("simdup_es.data").joinpath("sample.jsonl").read_text(encoding="utf-8").splitlines()
+    folder.mkdir(parents=True, exist_ok=True)
+    for line in lines:
+        doc = json.loads(line)
+        name = doc["id"].replace(":", "_").replace("/", "_").replace("#", "-")
+        (folder / f"{name}.txt").write_text(doc["text"] + "\n", encoding="utf-8")
+    click.echo(f"wrote {len(lines)} documents to {folder}/", err=True)

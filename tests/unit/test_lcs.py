@@ -30,7 +30,7 @@ unit_lists = st.one_of(units_small, units_wide)
 
 
 def test_seed_003_example() -> None:
-    # Seed 003: A = abcabba, B = cbabac, LCS "caba".
+    # The worked example of Zhou, Guo and Zhao's LCS paper: A = abcabba, B = cbabac, LCS "caba".
     assert lcs_length("abcabba", "cbabac") == 4
     assert lcs_length_reference("abcabba", "cbabac") == 4
 

@@ -9,7 +9,10 @@ whose line ends in ``# -> EXPECTED`` must have ``repr(value)`` equal to
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +74,37 @@ def test_readme_python_examples_run_and_print_what_they_show(tmp_path: Path, mon
         assert checks.count, f"README block {n + 1} shows no output to check (add '# -> ...')"
         exec(compile(tree, f"README.md block {n + 1}", "exec"), namespace)  # noqa: S102 - the README is ours
     assert len(checked) == sum(source.count(ARROW) for source in blocks)
+
+
+def _first_ten_minutes() -> str:
+    """The README's shell block that starts with ``simdup sample``: what a new user types first."""
+    section = README.read_text(encoding="utf-8").split("## The first ten minutes", 1)[1].split("\n## ", 1)[0]
+    blocks = [b for b in re.findall(r"^```sh\n(.*?)^```", section, re.S | re.M) if b.startswith("simdup sample")]
+    assert len(blocks) == 1, "the README lost its first-ten-minutes commands"
+    return blocks[0]
+
+
+def test_readme_first_ten_minutes_commands_run(tmp_path: Path) -> None:
+    """Each command as a reader pastes it, in a new folder, on the embedded store."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIMDUP_ES") and k != "SIMDUP_STORE"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    outputs: dict[str, str] = {}
+    for line in _first_ten_minutes().splitlines():
+        command = line.split("  #", 1)[0].strip()
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"README command failed: {command}\n{done.stdout}\n{done.stderr}"
+        outputs[command.split()[1]] = done.stdout
+    # What the README says they do.
+    assert "zh-man_man8_nmbd.8-3.txt" in outputs["search"] and "near-duplicate" in outputs["search"]
+    assert (tmp_path / "compare.html").stat().st_size > 1000
+    assert any("songci-10402~exact-copy" in line and "songci-10402.txt" in line
+               for line in outputs["groups"].splitlines())
+
+
+def test_every_command_is_in_the_command_line_docs() -> None:
+    from simdup_es.cli import main
+
+    docs = (README.parent / "docs" / "cli.md").read_text(encoding="utf-8")
+    missing = [name for name in main.commands if f"`simdup {name}" not in docs]
+    assert not missing, f"docs/cli.md does not describe: {missing}"

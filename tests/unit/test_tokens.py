@@ -1,4 +1,4 @@
-"""Tokens and weights (SPEC §3)."""
+"""Tokens and weights: TF * IDF * (1 + POS + LEN + MARK + TITLE)."""
 
 from __future__ import annotations
 
