@@ -1,0 +1,351 @@
+"""Unified text with a map back to the text as the user gave it.
+
+Fingerprints and comparisons see the unified text (:func:`simdup_es.text.unify`):
+NFKC, Simplified script and mainland wording, case-folded, white space collapsed.
+A reader must see what the author wrote. :func:`unify_mapped` returns the same
+unified text (checked against :func:`~simdup_es.text.unify`) and, for every unified
+character, the span of the original it came from, so any span of unified text
+(a sentence, a copied passage) can be shown in the original characters.
+
+Each step of unification is run on its own and records its *edits*: the places
+where a piece of input became a piece of output of another length (``\\r\\n`` to
+``\\n``, a run of spaces to one, an OpenCC phrase conversion such as U盘 to 随身碟).
+Outside the edits a character maps to a character. OpenCC converts by forward
+maximum matching over keys that hold no line break and no punctuation, so a text
+cut at those converts piece by piece as it does whole (checked on every text: if
+the pieces do not give the whole's result, the map falls back to coarser pieces);
+a piece that changes length is aligned with its conversion by Levenshtein
+opcodes, and a stretch the alignment cannot match one for one maps as a block.
+Pure: str in, text and arrays out.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate
+
+import numpy as np
+from rapidfuzz.distance import Levenshtein
+
+from .opencc_tables import _CONFIGS, _opencc, chain_tables
+from .text import _CONTROL, _LINE_BREAKS, _SPACES, unify
+
+__all__ = ["Unified", "unify_mapped"]
+
+log = logging.getLogger(__name__)
+
+# (input start, input end, output start, output end) of a piece whose length changed.
+Edit = tuple[int, int, int, int]
+
+# Pieces longer than this are not aligned character by character (the alignment
+# costs |a| * |b| / 64 words of memory); they map as one block.
+_ALIGN_MAX = 4000
+# Where OpenCC's pieces may be cut: no key of its tables holds a line break, space or
+# punctuation (and the result is checked against the whole text's conversion anyway).
+_OPENCC_CUT = re.compile(r"[^\n ,.;:!?()。、「」『』“”\"']*[\n ,.;:!?()。、「」『』“”\"']?")
+# NFKC of a text is the NFKC of its pieces when each piece starts with a character
+# that never combines with what precedes it: a space, a line break or a CJK ideograph.
+_NFKC_CUT = re.compile(r".[^\n \u4e00-\u9fff]*", re.S)
+
+
+# The matches of text._SPACES and text._LINE_BREAKS that are longer than their replacement:
+# runs of two spaces or more; white space runs that hold a line break and something else.
+_LONG_SPACES = re.compile(r"[^\S\n]{2,}")
+_LONG_LINE_BREAKS = re.compile(r"(?=\s*\n)\s{2,}")
+
+
+@dataclass(frozen=True, eq=False)
+class Unified:
+    """A text as given (``original``), its unified form (``text``) and the map between them.
+
+    ``starts[j]`` and ``ends[j]`` bound the original characters unified character ``j``
+    came from (a block of several when a phrase changed length).
+    """
+
+    original: str
+    text: str
+    starts: np.ndarray
+    ends: np.ndarray
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of ``text[start:end]`` (an empty span maps to an empty one)."""
+        if end <= start:
+            at = int(self.starts[start]) if start < len(self.text) else len(self.original)
+            return at, at
+        return int(self.starts[start]), int(self.ends[end - 1])
+
+    def spans(self, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+        """:meth:`span` of each."""
+        return [self.span(s, e) for s, e in spans]
+
+    def shown(self, start: int, end: int) -> str:
+        """The original characters of ``text[start:end]``."""
+        s, e = self.span(start, end)
+        return self.original[s:e]
+
+
+def _identity(n: int) -> tuple[np.ndarray, np.ndarray]:
+    starts = np.arange(n, dtype=np.int64)
+    return starts, starts + 1
+
+
+def _compose(starts: np.ndarray, ends: np.ndarray, edits: Sequence[Edit], n_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """The map of a step's output to the original, from the map of its input and its edits."""
+    if not edits:
+        return starts, ends
+    out_s: list[np.ndarray] = []
+    out_e: list[np.ndarray] = []
+    pos = 0
+    for a, b, oa, ob in edits:
+        out_s.append(starts[pos:a])
+        out_e.append(ends[pos:a])
+        if ob > oa:
+            if b > a:
+                lo, hi = int(starts[a]), int(ends[b - 1])
+            else:  # an insertion (none of the steps makes one): a point where it was made
+                lo = hi = int(ends[a - 1]) if a else 0
+            out_s.append(np.full(ob - oa, lo, dtype=np.int64))
+            out_e.append(np.full(ob - oa, hi, dtype=np.int64))
+        pos = b
+    out_s.append(starts[pos:])
+    out_e.append(ends[pos:])
+    new_s, new_e = np.concatenate(out_s), np.concatenate(out_e)
+    assert len(new_s) == n_out, (len(new_s), n_out)
+    return new_s, new_e
+
+
+def _aligned(a: str, b: str, at_a: int, at_b: int) -> list[Edit]:
+    """Edits turning ``a`` into ``b`` (which differ in length), placed at ``at_a``/``at_b``.
+
+    Levenshtein opcodes: equal stretches and one-for-one replacements map character
+    to character; each run of other operations becomes one block.
+    """
+    if len(a) > _ALIGN_MAX or len(b) > _ALIGN_MAX:
+        return [(at_a, at_a + len(a), at_b, at_b + len(b))]
+    blocks: list[list[int]] = []  # [src start, src end, dest start, dest end, whether lengths changed]
+    for op in Levenshtein.opcodes(a, b):
+        if op.tag == "equal":
+            continue
+        changed = int(op.src_end - op.src_start != op.dest_end - op.dest_start)
+        # Touching changes are one (ﬁ -> fi: insert f, replace ﬁ by i); so are a phrase's insertions
+        # and deletions a character or two apart (线上 -> 在线: insert 在, keep 线, drop 上).
+        if blocks and (op.src_start == blocks[-1][1] or changed and blocks[-1][4] and op.src_start - blocks[-1][1] <= 2):
+            blocks[-1][1], blocks[-1][3] = op.src_end, op.dest_end
+            blocks[-1][4] |= changed
+        else:
+            blocks.append([op.src_start, op.src_end, op.dest_start, op.dest_end, changed])
+    blocks = [block for block in blocks if block[4]]  # one-for-one replacements map character to character
+    for block in blocks:
+        if block[0] == block[1]:  # an insertion alone: it belongs with the character before (or after)
+            if block[0] > 0:
+                block[0] -= 1
+                block[2] -= 1
+            else:
+                block[1] += 1
+                block[3] += 1
+    return [(at_a + sa, at_a + sb, at_b + da, at_b + db) for sa, sb, da, db, _ in blocks]
+
+
+def _piecewise(pieces: Sequence[str], convert: Callable[[str], str]) -> tuple[str, list[Edit]]:
+    """Each piece converted; edits where a piece changed length (aligned within it)."""
+    converted = list(map(convert, pieces))
+    edits: list[Edit] = []
+    if any(len(c) != len(p) for c, p in zip(converted, pieces)):
+        at_in = list(accumulate(map(len, pieces), initial=0))
+        at_out = list(accumulate(map(len, converted), initial=0))
+        for k in [k for k, (c, p) in enumerate(zip(converted, pieces)) if len(c) != len(p)]:
+            edits.extend(_aligned(pieces[k], converted[k], at_in[k], at_out[k]))
+    return "".join(converted), edits
+
+
+def _sub(pattern: re.Pattern[str], repl: str, text: str, changing: re.Pattern[str] | None = None) -> tuple[str, list[Edit]]:
+    """``pattern.sub(repl, text)`` and its edits (one per match of another length).
+
+    ``changing`` finds just the matches of another length (and no others), when most are not.
+    """
+    out = pattern.sub(repl, text)
+    if len(out) == len(text) and (changing is not None or not any(len(m.group()) != len(repl) for m in pattern.finditer(text))):
+        return out, []
+    edits: list[Edit] = []
+    shift = 0  # output offset minus input offset so far
+    for m in (changing or pattern).finditer(text):
+        a, b = m.span()
+        if b - a != len(repl):
+            edits.append((a, b, a + shift, a + shift + len(repl)))
+            shift += len(repl) - (b - a)
+    return out, edits
+
+
+def _nfkc_step(text: str) -> tuple[str, list[Edit]]:
+    """NFKC line by line; a line that is not normalised, piece by piece (see :data:`_NFKC_CUT`)."""
+    if unicodedata.is_normalized("NFKC", text):
+        return text, []
+    out: list[str] = []
+    edits: list[Edit] = []
+    at_in = at_out = 0
+    for line in text.split("\n"):
+        if unicodedata.is_normalized("NFKC", line):
+            done = line
+        elif len(done := unicodedata.normalize("NFKC", line)) != len(line):  # else one for one
+            pieces = [m.group() for m in _NFKC_CUT.finditer(line)]
+            joined, piece_edits = _piecewise(pieces, lambda p: unicodedata.normalize("NFKC", p))
+            if joined == done:
+                edits.extend((a + at_in, b + at_in, c + at_out, d + at_out) for a, b, c, d in piece_edits)
+            else:
+                edits.extend(_aligned(line, done, at_in, at_out))
+        out.append(done)
+        at_in += len(line) + 1
+        at_out += len(done) + 1
+    return "\n".join(out), edits
+
+
+def _opencc_step(text: str, config: str) -> tuple[str, list[Edit]]:
+    """One OpenCC conversion, piece by piece (cut where no key reaches, checked against the whole).
+
+    A piece whose length changed is converted again table by table, word by word
+    (:func:`~simdup_es.opencc_tables.chain_tables`): each word that changed length maps
+    as a block (U盘 -> 随身碟), the rest character for character. Without the tables, or
+    if they do not give OpenCC's result, the piece is aligned. A piece of the same length
+    maps character for character.
+    """
+    convert = _opencc(config).convert
+    whole = _convert_nul(convert, text)
+    if whole == text:
+        return whole, []
+    for cut in (_OPENCC_CUT, re.compile(r"[^\n]*\n?")):
+        out: list[str] = []
+        edits: list[Edit] = []
+        at_in = at_out = 0
+        for m in cut.finditer(text):
+            piece = m.group()
+            converted = _convert_nul(convert, piece)
+            if len(converted) != len(piece):
+                edits.extend(_word_edits(piece, converted, config, at_in, at_out))
+            out.append(converted)
+            at_in += len(piece)
+            at_out += len(converted)
+        if "".join(out) == whole:
+            return whole, edits
+    log.debug("OpenCC %s: the pieces do not convert as the whole text; one block", config)
+    return whole, _aligned(text, whole, 0, 0)
+
+
+def _convert_nul(convert: Callable[[str], str], text: str) -> str:
+    """OpenCC stops at a NUL (see :func:`simdup_es.text._convert_one`): each piece between them converted."""
+    return "\0".join(map(convert, text.split("\0"))) if "\0" in text else convert(text)
+
+
+def _word_edits(piece: str, converted: str, config: str, at_in: int, at_out: int) -> list[Edit]:
+    """Edits of one converted piece: through the chain's tables word by word when they give OpenCC's result."""
+    tables = chain_tables(config)
+    if tables is not None:
+        current = piece
+        starts, ends = _identity(len(piece))
+        for table in tables:
+            words = table.words(current)
+            edits: list[Edit] = []
+            a = b = 0
+            for word, got in words:
+                if len(got) != len(word):
+                    edits.append((a, a + len(word), b, b + len(got)))
+                a += len(word)
+                b += len(got)
+            current = "".join(got for _, got in words)
+            starts, ends = _compose(starts, ends, edits, len(current))
+        if current == converted:
+            return _as_edits(starts, ends, at_in, at_out)
+    return _aligned(piece, converted, at_in, at_out)
+
+
+def _as_edits(starts: np.ndarray, ends: np.ndarray, at_in: int, at_out: int) -> list[Edit]:
+    """A piece's map (output character -> input span) as edits: each group of output characters with one
+    input span that is not a single character one for one."""
+    edits: list[Edit] = []
+    j, n = 0, len(starts)
+    expected = 0  # the input character a one-for-one output character would come from
+    while j < n:
+        s, e = int(starts[j]), int(ends[j])
+        k = j + 1
+        while k < n and int(starts[k]) == s and int(ends[k]) == e:
+            k += 1
+        if s > expected:  # input characters no output character came from
+            edits.append((at_in + expected, at_in + s, at_out + j, at_out + j))
+        if not (k - j == 1 and e - s == 1):
+            edits.append((at_in + s, at_in + e, at_out + j, at_out + k))
+        expected = e
+        j = k
+    return edits
+
+
+@lru_cache(maxsize=1)
+def _expanding_case() -> re.Pattern[str]:
+    """The characters whose case folding is longer than one (ß -> ss; all in the BMP)."""
+    return re.compile("[" + "".join(re.escape(chr(c)) for c in range(0x10000) if len(chr(c).casefold()) != 1) + "]")
+
+
+def _casefold_step(text: str) -> tuple[str, list[Edit]]:
+    folded = text.casefold()
+    if len(folded) == len(text):
+        return folded, []
+    edits: list[Edit] = []
+    shift = 0
+    for m in _expanding_case().finditer(text):
+        n = len(m.group().casefold())
+        edits.append((m.start(), m.end(), m.start() + shift, m.start() + shift + n))
+        shift += n - 1
+    return folded, edits
+
+
+def _strip_step(text: str) -> tuple[str, list[Edit]]:
+    stripped = text.strip()
+    if len(stripped) == len(text):
+        return text, []
+    lead = len(text) - len(text.lstrip())
+    edits: list[Edit] = [(0, lead, 0, 0)] if lead else []
+    end = lead + len(stripped)
+    if end < len(text):
+        edits.append((end, len(text), len(stripped), len(stripped)))
+    return stripped, edits
+
+
+_STEPS: tuple[Callable[[str], tuple[str, list[Edit]]], ...] = (
+    lambda t: _sub(re.compile(r"\r\n?"), "\n", t),
+    _nfkc_step,
+    lambda t: _sub(_CONTROL, "", t),
+    *(lambda t, c=config: _opencc_step(t, c) for config in _CONFIGS),  # type: ignore[misc]
+    _casefold_step,
+    lambda t: _sub(_SPACES, " ", t, _LONG_SPACES),
+    lambda t: _sub(_LINE_BREAKS, "\n", t, _LONG_LINE_BREAKS),
+    _strip_step,
+)
+
+
+def unify_mapped(text: str) -> Unified:
+    """:func:`~simdup_es.text.unify` of ``text``, and where each of its characters came from.
+
+    The unified text is :func:`~simdup_es.text.unify`'s, character for character
+    (fingerprints and comparisons are unchanged); computing the map costs a few times
+    what unifying does, so it is made only for texts that are shown.
+
+    >>> u = unify_mapped("ＡＢＣ　軟體\\r\\n\\r\\n測試")
+    >>> u.text, u.shown(4, 6), u.shown(7, 9)
+    ('abc 软件\\n测试', '軟體', '測試')
+    """
+    current = text
+    starts, ends = _identity(len(text))
+    for step in _STEPS:
+        current, edits = step(current)
+        starts, ends = _compose(starts, ends, edits, len(current))
+    expected = unify(text)
+    if current != expected:  # a step diverged from unify: map what unify gives, coarsely
+        log.warning("offset map: the stepwise unification differs from unify(); aligning the whole text")
+        starts, ends = _identity(len(text))
+        starts, ends = _compose(starts, ends, _aligned(text, expected, 0, 0) if len(text) != len(expected) else [],
+                                len(expected))
+        current = expected
+    return Unified(text, current, starts, ends)
