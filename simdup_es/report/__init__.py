@@ -11,7 +11,9 @@ Both take the two unified texts that were compared and the comparison.
 
 from __future__ import annotations
 
-from .html import render_html
+from ._common import copied_spans, original_spans, spans_dict
+from .html import pair_view, render_html
 from .terminal import render_terminal, terminal_report
 
-__all__ = ["render_html", "render_terminal", "terminal_report"]
+__all__ = ["copied_spans", "original_spans", "pair_view", "render_html", "render_terminal", "spans_dict",
+           "terminal_report"]
