@@ -32,8 +32,8 @@ from itertools import accumulate
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from .opencc_tables import _CONFIGS, _opencc, chain_tables
-from .text import _CONTROL, _LINE_BREAKS, _SPACES, unify
+from .opencc_tables import _CONFIGS, _JOIN, _opencc, _shortcuts, chain_tables
+from .text import _CJK, _CONTROL, _LINE_BREAKS, _SPACES, unify
 
 __all__ = ["Unified", "unify_mapped"]
 
@@ -95,28 +95,34 @@ def _identity(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _compose(starts: np.ndarray, ends: np.ndarray, edits: Sequence[Edit], n_out: int) -> tuple[np.ndarray, np.ndarray]:
-    """The map of a step's output to the original, from the map of its input and its edits."""
+    """The map of a step's output to the original, from the map of its input and its edits.
+
+    Each output character takes the original span of its input character (outside the
+    edits) or of its edit's whole input block. Built segment by segment with numpy.
+    """
     if not edits:
         return starts, ends
-    out_s: list[np.ndarray] = []
-    out_e: list[np.ndarray] = []
-    pos = 0
+    lengths: list[int] = []
+    lo: list[int] = []  # first input character of the segment's span (minus the output offset when sliding)
+    hi: list[int] = []
+    slide: list[int] = []  # 1: one for one (the input index moves with the output), 0: a block
+    pos = out = 0
     for a, b, oa, ob in edits:
-        out_s.append(starts[pos:a])
-        out_e.append(ends[pos:a])
-        if ob > oa:
-            if b > a:
-                lo, hi = int(starts[a]), int(ends[b - 1])
-            else:  # an insertion (none of the steps makes one): a point where it was made
-                lo = hi = int(ends[a - 1]) if a else 0
-            out_s.append(np.full(ob - oa, lo, dtype=np.int64))
-            out_e.append(np.full(ob - oa, hi, dtype=np.int64))
-        pos = b
-    out_s.append(starts[pos:])
-    out_e.append(ends[pos:])
-    new_s, new_e = np.concatenate(out_s), np.concatenate(out_e)
-    assert len(new_s) == n_out, (len(new_s), n_out)
-    return new_s, new_e
+        lengths += [a - pos, ob - oa]
+        lo += [pos - out, a if b > a else max(a - 1, 0)]
+        hi += [pos - out, b - 1 if b > a else max(a - 1, 0)]
+        slide += [1, 0]
+        pos, out = b, ob
+    lengths.append(len(starts) - pos)
+    lo.append(pos - out)
+    hi.append(pos - out)
+    slide.append(1)
+    counts = np.array(lengths, dtype=np.int64)
+    assert int(counts.sum()) == n_out, (int(counts.sum()), n_out)
+    steps = np.repeat(np.array(slide, dtype=np.int64), counts) * np.arange(n_out, dtype=np.int64)
+    first = np.repeat(np.array(lo, dtype=np.int64), counts) + steps
+    last = np.repeat(np.array(hi, dtype=np.int64), counts) + steps
+    return starts[first], ends[last]
 
 
 def _aligned(a: str, b: str, at_a: int, at_b: int) -> list[Edit]:
@@ -213,26 +219,47 @@ def _opencc_step(text: str, config: str) -> tuple[str, list[Edit]]:
     if they do not give OpenCC's result, the piece is aligned. A piece of the same length
     maps character for character.
     """
-    convert = _opencc(config).convert
-    whole = _convert_nul(convert, text)
-    if whole == text:
-        return whole, []
-    for cut in (_OPENCC_CUT, re.compile(r"[^\n]*\n?")):
-        out: list[str] = []
-        edits: list[Edit] = []
-        at_in = at_out = 0
-        for m in cut.finditer(text):
-            piece = m.group()
-            converted = _convert_nul(convert, piece)
-            if len(converted) != len(piece):
-                edits.extend(_word_edits(piece, converted, config, at_in, at_out))
-            out.append(converted)
-            at_in += len(piece)
-            at_out += len(converted)
-        if "".join(out) == whole:
-            return whole, edits
-    log.debug("OpenCC %s: the pieces do not convert as the whole text; one block", config)
-    return whole, _aligned(text, whole, 0, 0)
+    if _CJK.search(text) is None:  # no key of the three configs without a CJK character
+        return text, []
+    which = _config_for(text, config)
+    if which is None:
+        return text, []
+    convert = _opencc(which).convert
+    pieces = _OPENCC_CUT.findall(text)
+    out = _convert_pieces(convert, pieces)
+    edits: list[Edit] = []
+    changed = [k for k, (a, b) in enumerate(zip(map(len, pieces), map(len, out))) if a != b]
+    if changed:
+        at_in = list(accumulate(map(len, pieces), initial=0))
+        at_out = list(accumulate(map(len, out), initial=0))
+        for k in changed:
+            edits.extend(_word_edits(pieces[k], out[k], config, at_in[k], at_out[k]))
+    # Converted whole, the text would come out the same (no key spans a cut); unify_mapped checks
+    # its result against unify's.
+    return "".join(out), edits
+
+
+def _config_for(text: str, config: str) -> str | None:
+    """The config to run, as :func:`simdup_es.text.to_simplified` runs it: without its normalization
+    (flat tables, faster) when the text holds no character that normalization changes; none (``None``)
+    for t2s when the text holds no character t2s changes."""
+    shortcuts = _shortcuts()
+    if shortcuts is None:
+        return config
+    mark = shortcuts.mark(text)
+    if mark >= 2:
+        return config
+    return None if config == "t2s" and mark == 0 else shortcuts.main[config]
+
+
+def _convert_pieces(convert: Callable[[str], str], pieces: list[str]) -> list[str]:
+    """Each piece converted: joined by a character no key holds, in one call (one call per piece costs
+    ten times more); one by one if a piece holds it or the join does not come apart as it went in."""
+    if all(_JOIN not in p for p in pieces) if len(pieces) < 8 else _JOIN not in "".join(pieces):
+        out = _convert_nul(convert, _JOIN.join(pieces)).split(_JOIN)
+        if len(out) == len(pieces):
+            return out
+    return [_convert_nul(convert, p) for p in pieces]
 
 
 def _convert_nul(convert: Callable[[str], str], text: str) -> str:
@@ -325,12 +352,14 @@ _STEPS: tuple[Callable[[str], tuple[str, list[Edit]]], ...] = (
 )
 
 
-def unify_mapped(text: str) -> Unified:
+def unify_mapped(text: str, unified: str | None = None) -> Unified:
     """:func:`~simdup_es.text.unify` of ``text``, and where each of its characters came from.
 
     The unified text is :func:`~simdup_es.text.unify`'s, character for character
-    (fingerprints and comparisons are unchanged); computing the map costs a few times
-    what unifying does, so it is made only for texts that are shown.
+    (fingerprints and comparisons are unchanged): the steps' result is checked against
+    it (``unified``, when the caller has it already, saves computing it again), and if
+    they ever differ the map falls back to an alignment of the whole text. Computing
+    the map costs a few times what unifying does, so it is made only for texts that are shown.
 
     >>> u = unify_mapped("ＡＢＣ　軟體\\r\\n\\r\\n測試")
     >>> u.text, u.shown(4, 6), u.shown(7, 9)
@@ -341,7 +370,7 @@ def unify_mapped(text: str) -> Unified:
     for step in _STEPS:
         current, edits = step(current)
         starts, ends = _compose(starts, ends, edits, len(current))
-    expected = unify(text)
+    expected = unify(text) if unified is None else unified
     if current != expected:  # a step diverged from unify: map what unify gives, coarsely
         log.warning("offset map: the stepwise unification differs from unify(); aligning the whole text")
         starts, ends = _identity(len(text))

@@ -357,8 +357,8 @@ def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | No
             doc, c = docs.get(m.id), m.comparison
             spans = None
             if c is not None and query is not None and doc is not None and doc.text:
-                spans = {"query": spans_dict(original_spans(query, copied_spans(c, "a"))),
-                         "match": spans_dict(original_spans(mapped(doc), copied_spans(c, "b")))}
+                spans = {"query": spans_dict(original_spans(query, copied_spans(c, "a", query.text))),
+                         "match": spans_dict(original_spans(mapped(doc), copied_spans(c, "b", mapped(doc).text)))}
             echo_json({**m.to_dict(), "title": doc.title if doc else None,
                        "pairs": [[p.i, p.j] for p in c.pairs] if c else None, "spans": spans})
         if more:

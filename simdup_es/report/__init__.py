@@ -19,8 +19,8 @@ from __future__ import annotations
 from ._common import copied_spans, original_spans, spans_dict
 from .html import pair_view, render_html
 from .page import render_report_html
-from .similarity import Exclusions, SimilarityReport, Source, similarity_report
+from .similarity import Exclusions, SimilarityReport, Source, report_from_copies, similarity_report
 from .terminal import render_terminal, terminal_report
 
 __all__ = ["Exclusions", "SimilarityReport", "Source", "copied_spans", "original_spans", "pair_view", "render_html",
-           "render_report_html", "render_terminal", "similarity_report", "spans_dict", "terminal_report"]
+           "render_report_html", "render_terminal", "report_from_copies", "similarity_report", "spans_dict", "terminal_report"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -12,7 +13,7 @@ from ..compare import Comparison, SentencePair
 from ..lcs import UnitCodec
 from ..multilevel import copied_units, passages
 from ..offsets import Unified
-from ..sentences import Sentence, unit_spans
+from ..sentences import UNIT_PATTERN, Sentence, unit_spans
 
 Span = tuple[int, int]
 
@@ -75,21 +76,30 @@ def as_unified(text: str | Unified) -> Unified:
     return Unified(text, text, starts, starts + 1)
 
 
-def unit_offsets(sentences: Sequence[Sentence]) -> np.ndarray | None:
-    """``(start, end)`` in the compared text of every unit of these sentences, in order (an ``n x 2`` array);
-    ``None`` if the units found here are not the ones the comparison counted."""
+def unit_offsets(text: str, sentences: Sequence[Sentence]) -> np.ndarray | None:
+    """``(start, end)`` in ``text`` (the compared text) of every unit of its sentences, in order (an ``n x 2``
+    array); ``None`` if the units found here are not the ones the comparison counted."""
+    found = _units_of(text)
+    if len(found) == sum(s.n_units for s in sentences):  # no unit outside the sentences (the usual case)
+        return found
     spans = [(s.start + a, s.start + b) for s in sentences for a, b in unit_spans(s.text)]
     if len(spans) != sum(s.n_units for s in sentences):
         return None
     return np.array(spans, dtype=np.int64).reshape(-1, 2)
 
 
-def copied_spans(comparison: Comparison, side: Literal["a", "b"]) -> list[Span]:
-    """Character spans (in the compared text of ``side``) of its copied passages: each run of units in
-    a sentence the matrix marked or in a run both texts share (:func:`simdup_es.multilevel.copied_units`)."""
+@lru_cache(maxsize=16)
+def _units_of(text: str) -> np.ndarray:
+    """Every unit of ``text`` as ``(start, end)``: a report maps one document's units for each of its sources."""
+    return np.array([m.span() for m in UNIT_PATTERN.finditer(text)], dtype=np.int64).reshape(-1, 2)
+
+
+def copied_spans(comparison: Comparison, side: Literal["a", "b"], text: str) -> list[Span]:
+    """Character spans in ``text`` (the compared, unified text of ``side``) of its copied passages: each run of
+    units in a sentence the matrix marked or in a run both texts share (:func:`simdup_es.multilevel.copied_units`)."""
     copied, _ = copied_units(comparison, side)
     sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
-    offsets = unit_offsets(sentences)
+    offsets = unit_offsets(text, sentences)
     if offsets is None or len(offsets) != copied.size:  # whole marked sentences, then
         marked = comparison.marked_a if side == "a" else comparison.marked_b
         return [(s.start, s.end) for s in sentences if s.index in marked]

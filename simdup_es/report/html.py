@@ -90,7 +90,8 @@ def _sentence_html(shown: Unified, sentence: Sentence, side: str, pairs: list[Se
 
 
 def _text_html(shown: Unified, side: str, comparison: Comparison, pairs_of: dict[int, list[SentencePair]],
-               core: tuple[int, int] | None, prefix: str = "", colour: str | None = None) -> str:
+               core: tuple[int, int] | None, changes: dict[tuple[int, int], tuple[list[Span], list[Span]]],
+               prefix: str = "", colour: str | None = None) -> str:
     """One side in its original characters, every sentence an element with an id, the copied ones links."""
     sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
     original = shown.original
@@ -103,8 +104,10 @@ def _text_html(shown: Unified, side: str, comparison: Comparison, pairs_of: dict
         pairs = pairs_of.get(s.index)
         if pairs:
             best = pairs[0]
-            # Changes are shown against the best counterpart only.
-            changed_a, changed_b = changed_spans(comparison.sentences_a[best.i], comparison.sentences_b[best.j])
+            # Changes are shown against the best counterpart only (each pair aligned once for both sides).
+            if (best.i, best.j) not in changes:
+                changes[best.i, best.j] = changed_spans(comparison.sentences_a[best.i], comparison.sentences_b[best.j])
+            changed_a, changed_b = changes[best.i, best.j]
             out.append(_sentence_html(shown, s, side, pairs, changed_a if side == "a" else changed_b, prefix, colour))
         elif core is not None and not core[0] <= s.index < core[1]:
             out.append(f'<span class="trimmed" id="{prefix}{side}-{s.index}">{escape(original[start:end])}</span>')
@@ -123,8 +126,9 @@ def pair_view(a: str | Unified, b: str | Unified, comparison: Comparison, *, lab
     """
     shown_a, shown_b = as_unified(a), as_unified(b)
     of_a, of_b = counterparts(comparison)
-    text_a = _text_html(shown_a, "a", comparison, of_a, comparison.core_a, prefix, colour)
-    text_b = _text_html(shown_b, "b", comparison, of_b, comparison.core_b, prefix, colour)
+    changes: dict[tuple[int, int], tuple[list[Span], list[Span]]] = {}
+    text_a = _text_html(shown_a, "a", comparison, of_a, comparison.core_a, changes, prefix, colour)
+    text_b = _text_html(shown_b, "b", comparison, of_b, comparison.core_b, changes, prefix, colour)
     return (f'<div class="texts">\n<div class="text" id="{prefix}text-a"><h2>{escape(label_a)}</h2>{text_a}</div>\n'
             f'<div class="text" id="{prefix}text-b"><h2>{escape(label_b)}</h2>{text_b}</div>\n</div>')
 

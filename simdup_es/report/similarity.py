@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,14 +26,16 @@ import numpy as np
 
 from ..compare import CompareParams, Comparison
 from ..errors import ConfigError, NotFound
-from ..multilevel import MultiMatch, MultiParams
+from ..multilevel import Copies, MultiMatch, MultiParams
 from ..offsets import Unified, unify_mapped
 from ..parts import PartPrinter
-from ..search import Comparer, comparer, find_copies
+from ..search import Comparer, _unified, comparer, find_copies
+from ..text import _lookup, _space_table
 from ..store.base import Store, StoredDoc
 from ._common import Span, copied_spans, original_spans, spans_dict
 
-__all__ = ["PALETTE", "Exclusions", "Source", "SimilarityReport", "excluded_spans", "similarity_report"]
+__all__ = ["PALETTE", "Exclusions", "Source", "SimilarityReport", "excluded_spans", "report_from_copies",
+           "settings_in_words", "similarity_report"]
 
 log = logging.getLogger(__name__)
 
@@ -167,8 +169,8 @@ class SimilarityReport:
 
 
 def _ink(text: str) -> np.ndarray:
-    """Per character of ``text``: 1 unless white space (what shares count)."""
-    return np.fromiter((not c.isspace() for c in text), dtype=bool, count=len(text))
+    """Per character of ``text``: True unless white space (what shares count)."""
+    return _lookup(_space_table(), text) == 0
 
 
 def _mask(n: int, spans: Sequence[tuple[int, int]]) -> np.ndarray:
@@ -253,27 +255,41 @@ def similarity_report(
         if not found or not found[0].text:
             raise NotFound(f"no stored text for document {doc_id!r}: check the id, or give the text itself")
         text, title = found[0].text, title if title is not None else found[0].title
-    document = unify_mapped(text)
     docs: dict[str, StoredDoc] = {}
     copies = find_copies(store, text, title=title, printer=printer, exclude_id=None if include_self else doc_id,
                          compare=compare or comparer(params), params=multi, limit=limit, stored=docs)
     if missing := [m.id for m in copies if m.id not in docs]:
         docs.update((d.id, d) for d in store.get(missing))
+    return report_from_copies(text, copies, docs, doc_id=doc_id, label=label or doc_id or title or "this document",
+                              exclusions=exclusions, include_self=include_self,
+                              settings=settings_in_words(params, multi))
+
+
+def report_from_copies(text: str, copies: Copies, docs: Mapping[str, StoredDoc], *, doc_id: str | None = None,
+                       label: str = "this document", exclusions: Exclusions = Exclusions(), include_self: bool = False,
+                       settings: Sequence[str] = ()) -> SimilarityReport:
+    """The report from a search already made: ``copies`` of ``text`` (:func:`simdup_es.search.find_copies`,
+    made with ``exclude_id=doc_id`` unless ``include_self``) and the stored documents they name.
+
+    What :func:`similarity_report` does after the search; ``settings`` are the sentences
+    saying how copies were judged (:func:`settings_in_words`).
+    """
+    document = unify_mapped(text)
     left_out: list[tuple[str, str]] = []
+    if doc_id is not None and not include_self:
+        left_out.append((doc_id, "this document's own stored copy"))
     matches: list[tuple[MultiMatch, StoredDoc, Unified]] = []
     for m in copies:
         doc = docs.get(m.id)
         if m.comparison is None or doc is None or not doc.text:
             left_out.append((m.id, "a near-duplicate stored without its text, so nothing can be shown"))
             continue
-        shown = unify_mapped(doc.text)
+        shown = unify_mapped(doc.text, _unified(doc.text))  # unified by the search already (cached)
         if not include_self and doc_id is None and shown.text == document.text:
             left_out.append((m.id, "the same text as this document: its own stored copy"))
             continue
         matches.append((m, doc, shown))
-    name = label or doc_id or title or "this document"
-    words = (*settings_in_words(params, multi),)
-    return _report(document, matches, exclusions, name, words, left_out, copies.more)
+    return _report(document, matches, exclusions, label, tuple(settings), left_out, copies.more)
 
 
 def _report(document: Unified, matches: Sequence[tuple[MultiMatch, StoredDoc, Unified]], exclusions: Exclusions,
@@ -288,21 +304,21 @@ def _report(document: Unified, matches: Sequence[tuple[MultiMatch, StoredDoc, Un
     found: list[tuple[float, MultiMatch, StoredDoc, Unified, list[Span], list[Span]]] = []
     for m, doc, shown in matches:
         assert m.comparison is not None
-        spans = _kept(original_spans(document, copied_spans(m.comparison, "a")), n, excluded_mask, ink,
+        spans = _kept(original_spans(document, copied_spans(m.comparison, "a", document.text)), n, excluded_mask, ink,
                       exclusions.min_chars)
         if not spans:
             left_out.append((m.id, "all it shares with this document is excluded"))
             continue
         source_ink = _ink(shown.original)
-        source_spans = _kept(original_spans(shown, copied_spans(m.comparison, "b")), len(shown.original),
+        source_spans = _kept(original_spans(shown, copied_spans(m.comparison, "b", shown.text)), len(shown.original),
                              np.zeros(len(shown.original), dtype=bool), source_ink, exclusions.min_chars)
         found.append((int(ink[_mask(n, spans)].sum()) / total, m, doc, shown, spans, source_spans))
     found.sort(key=lambda f: (-f[0], f[1].id))
     sources: list[Source] = []
     owner = np.full(n, -1, dtype=np.int64)
     for k, (share, m, doc, shown, spans, source_spans) in enumerate(found):
-        source_total = max(1, int(_ink(shown.original).sum()))
-        source_share = int(_ink(shown.original)[_mask(len(shown.original), source_spans)].sum()) / source_total
+        source_ink = _ink(shown.original)
+        source_share = int(source_ink[_mask(len(shown.original), source_spans)].sum()) / max(1, int(source_ink.sum()))
         assert m.comparison is not None
         sources.append(Source(m.id, doc.title, m.kind, PALETTE[k % len(PALETTE)], m.distance, share, source_share,
                               tuple(spans), tuple(source_spans), shown, m.comparison))
