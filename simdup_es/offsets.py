@@ -33,7 +33,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from .opencc_tables import _CONFIGS, _JOIN, _opencc, _shortcuts, chain_tables
-from .text import _CJK, _CONTROL, _LINE_BREAKS, _SPACES, unify
+from .text import _CJK, _CONTROL, _LINE_BREAKS, _NFKC_COMMON, _SPACES, unify
 
 __all__ = ["Unified", "unify_mapped"]
 
@@ -45,12 +45,9 @@ Edit = tuple[int, int, int, int]
 # Pieces longer than this are not aligned character by character (the alignment
 # costs |a| * |b| / 64 words of memory); they map as one block.
 _ALIGN_MAX = 4000
-# Where OpenCC's pieces may be cut: no key of its tables holds a line break, space or
-# punctuation (and the result is checked against the whole text's conversion anyway).
-_OPENCC_CUT = re.compile(r"[^\n ,.;:!?()。、「」『』“”\"']*[\n ,.;:!?()。、「」『』“”\"']?")
-# NFKC of a text is the NFKC of its pieces when each piece starts with a character
-# that never combines with what precedes it: a space, a line break or a CJK ideograph.
-_NFKC_CUT = re.compile(r".[^\n \u4e00-\u9fff]*", re.S)
+# Where OpenCC's pieces are cut: no key of its tables holds a line break or a full stop (and
+# unify_mapped checks the result against unify's). Sentences: few pieces, short enough to align.
+_OPENCC_CUT = re.compile(r"[^\n。]*[\n。]?")
 
 
 # The matches of text._SPACES and text._LINE_BREAKS that are longer than their replacement:
@@ -134,17 +131,19 @@ def _aligned(a: str, b: str, at_a: int, at_b: int) -> list[Edit]:
     if len(a) > _ALIGN_MAX or len(b) > _ALIGN_MAX:
         return [(at_a, at_a + len(a), at_b, at_b + len(b))]
     blocks: list[list[int]] = []  # [src start, src end, dest start, dest end, whether lengths changed]
-    for op in Levenshtein.opcodes(a, b):
-        if op.tag == "equal":
-            continue
-        changed = int(op.src_end - op.src_start != op.dest_end - op.dest_start)
-        # Touching changes are one (ﬁ -> fi: insert f, replace ﬁ by i); so are a phrase's insertions
+    # Edit operations one character at a time (opcodes would join ﬁｶﾞ -> fiガ into one replacement).
+    for op in Levenshtein.editops(a, b):
+        tag, src, dest = op.tag, op.src_pos, op.dest_pos
+        src_end, dest_end = src + (tag != "insert"), dest + (tag != "delete")
+        changed = int(tag != "replace")
+        # Touching changes are one (ﬁ -> fi: replace ﬁ by f, insert i); so are a phrase's insertions
         # and deletions a character or two apart (线上 -> 在线: insert 在, keep 线, drop 上).
-        if blocks and (op.src_start == blocks[-1][1] or changed and blocks[-1][4] and op.src_start - blocks[-1][1] <= 2):
-            blocks[-1][1], blocks[-1][3] = op.src_end, op.dest_end
+        if blocks and (src == blocks[-1][1] and dest == blocks[-1][3]
+                       or changed and blocks[-1][4] and src - blocks[-1][1] <= 2 and dest - blocks[-1][3] <= 2):
+            blocks[-1][1], blocks[-1][3] = src_end, dest_end
             blocks[-1][4] |= changed
         else:
-            blocks.append([op.src_start, op.src_end, op.dest_start, op.dest_end, changed])
+            blocks.append([src, src_end, dest, dest_end, changed])
     blocks = [block for block in blocks if block[4]]  # one-for-one replacements map character to character
     for block in blocks:
         if block[0] == block[1]:  # an insertion alone: it belongs with the character before (or after)
@@ -157,14 +156,16 @@ def _aligned(a: str, b: str, at_a: int, at_b: int) -> list[Edit]:
     return [(at_a + sa, at_a + sb, at_b + da, at_b + db) for sa, sb, da, db, _ in blocks]
 
 
-def _piecewise(pieces: Sequence[str], convert: Callable[[str], str]) -> tuple[str, list[Edit]]:
-    """Each piece converted; edits where a piece changed length (aligned within it)."""
+def _piecewise(pieces: Sequence[str], convert: Callable[[str], str], align_equal: bool = False) -> tuple[str, list[Edit]]:
+    """Each piece converted; edits where a piece changed length (aligned within it), or with ``align_equal``
+    changed at all."""
     converted = list(map(convert, pieces))
     edits: list[Edit] = []
-    if any(len(c) != len(p) for c, p in zip(converted, pieces)):
+    changed = [k for k, (c, p) in enumerate(zip(converted, pieces)) if len(c) != len(p) or align_equal and c != p]
+    if changed:
         at_in = list(accumulate(map(len, pieces), initial=0))
         at_out = list(accumulate(map(len, converted), initial=0))
-        for k in [k for k, (c, p) in enumerate(zip(converted, pieces)) if len(c) != len(p)]:
+        for k in changed:
             edits.extend(_aligned(pieces[k], converted[k], at_in[k], at_out[k]))
     return "".join(converted), edits
 
@@ -187,8 +188,29 @@ def _sub(pattern: re.Pattern[str], repl: str, text: str, changing: re.Pattern[st
     return out, edits
 
 
+def _composes_backwards(ch: str) -> bool:
+    """Whether NFKC may join ``ch`` to the character before it: a combining mark, or a Hangul vowel or final."""
+    return bool(unicodedata.combining(ch)) or "\u1160" <= ch <= "\u11ff" or "\ud7b0" <= ch <= "\ud7ff"
+
+
+def _clusters(line: str) -> list[str]:
+    """``line`` cut before every character whose NFKC form does not start with one that composes backwards:
+    pieces that normalise alone as they do in the line (ﬁ -> fi; ｶﾞ -> ガ stays one piece)."""
+    out: list[str] = []
+    for ch in line:
+        n = unicodedata.normalize("NFKC", ch)
+        if out and n and _composes_backwards(n[0]):
+            out[-1] += ch
+        else:
+            out.append(ch)
+    return out
+
+
 def _nfkc_step(text: str) -> tuple[str, list[Edit]]:
-    """NFKC line by line; a line that is not normalised, piece by piece (see :data:`_NFKC_CUT`)."""
+    """NFKC line by line; a line that is not normalised, piece by piece (see :func:`_clusters`)."""
+    for wide, narrow in _NFKC_COMMON:  # one for one (full-width punctuation): the map stays
+        if wide in text:
+            text = text.replace(wide, narrow)
     if unicodedata.is_normalized("NFKC", text):
         return text, []
     out: list[str] = []
@@ -197,9 +219,9 @@ def _nfkc_step(text: str) -> tuple[str, list[Edit]]:
     for line in text.split("\n"):
         if unicodedata.is_normalized("NFKC", line):
             done = line
-        elif len(done := unicodedata.normalize("NFKC", line)) != len(line):  # else one for one
-            pieces = [m.group() for m in _NFKC_CUT.finditer(line)]
-            joined, piece_edits = _piecewise(pieces, lambda p: unicodedata.normalize("NFKC", p))
+        elif (done := unicodedata.normalize("NFKC", line)) != line:
+            joined, piece_edits = _piecewise(_clusters(line), lambda p: unicodedata.normalize("NFKC", p),
+                                             align_equal=True)
             if joined == done:
                 edits.extend((a + at_in, b + at_in, c + at_out, d + at_out) for a, b, c, d in piece_edits)
             else:
@@ -365,11 +387,7 @@ def unify_mapped(text: str, unified: str | None = None) -> Unified:
     >>> u.text, u.shown(4, 6), u.shown(7, 9)
     ('abc 软件\\n测试', '軟體', '測試')
     """
-    current = text
-    starts, ends = _identity(len(text))
-    for step in _STEPS:
-        current, edits = step(current)
-        starts, ends = _compose(starts, ends, edits, len(current))
+    current, starts, ends = _stepwise(text)
     expected = unify(text) if unified is None else unified
     if current != expected:  # a step diverged from unify: map what unify gives, coarsely
         log.warning("offset map: the stepwise unification differs from unify(); aligning the whole text")
@@ -378,3 +396,13 @@ def unify_mapped(text: str, unified: str | None = None) -> Unified:
                                 len(expected))
         current = expected
     return Unified(text, current, starts, ends)
+
+
+def _stepwise(text: str) -> tuple[str, np.ndarray, np.ndarray]:
+    """The steps of unification one after the other, and the map their edits make."""
+    current = text
+    starts, ends = _identity(len(text))
+    for step in _STEPS:
+        current, edits = step(current)
+        starts, ends = _compose(starts, ends, edits, len(current))
+    return current, starts, ends
