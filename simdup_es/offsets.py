@@ -33,7 +33,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from .opencc_tables import _CONFIGS, _JOIN, _opencc, _shortcuts, chain_tables
-from .text import _CJK, _CONTROL, _LINE_BREAKS, _NFKC_COMMON, _SPACES, unify
+from .text import _CONTROL, _HAS_CJK, _HAS_CONTROL, _NFKC_COMMON, _flags, unify
 
 __all__ = ["Unified", "unify_mapped"]
 
@@ -50,10 +50,6 @@ _ALIGN_MAX = 4000
 _OPENCC_CUT = re.compile(r"[^\n。]*[\n。]?")
 
 
-# The matches of text._SPACES and text._LINE_BREAKS that are longer than their replacement:
-# runs of two spaces or more; white space runs that hold a line break and something else.
-_LONG_SPACES = re.compile(r"[^\S\n]{2,}")
-_LONG_LINE_BREAKS = re.compile(r"(?=\s*\n)\s{2,}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -193,11 +189,37 @@ def _composes_backwards(ch: str) -> bool:
     return bool(unicodedata.combining(ch)) or "\u1160" <= ch <= "\u11ff" or "\ud7b0" <= ch <= "\ud7ff"
 
 
+@lru_cache(maxsize=1)
+def _unstable() -> re.Pattern[str]:
+    """A character NFKC changes or may join to the one before, then any more of them, after one character
+    (a run of them and the character they may join)."""
+    chars = []
+    for c in map(chr, range(0x30000)):  # every character NFKC changes is below U+30000
+        n = unicodedata.normalize("NFKC", c)
+        if n != c or (n and _composes_backwards(n[0])):
+            chars.append(re.escape(c))
+    return re.compile(".?[" + "".join(chars) + "]+", re.S)
+
+
 def _clusters(line: str) -> list[str]:
-    """``line`` cut before every character whose NFKC form does not start with one that composes backwards:
-    pieces that normalise alone as they do in the line (ﬁ -> fi; ｶﾞ -> ガ stays one piece)."""
+    """``line`` cut into pieces that normalise alone as they do in the line: each run of characters NFKC
+    changes or joins, with the character before it (ﬁ -> fi, ｶﾞ -> ガ), and the stretches between."""
     out: list[str] = []
-    for ch in line:
+    pos = 0
+    for m in _unstable().finditer(line):
+        if m.start() > pos:
+            out.append(line[pos : m.start()])
+        out.extend(_split_run(m.group()))
+        pos = m.end()
+    if pos < len(line):
+        out.append(line[pos:])
+    return out
+
+
+def _split_run(run: str) -> list[str]:
+    """A run of changing characters, cut before each whose NFKC form does not join the one before."""
+    out: list[str] = []
+    for ch in run:
         n = unicodedata.normalize("NFKC", ch)
         if out and n and _composes_backwards(n[0]):
             out[-1] += ch
@@ -241,7 +263,7 @@ def _opencc_step(text: str, config: str) -> tuple[str, list[Edit]]:
     if they do not give OpenCC's result, the piece is aligned. A piece of the same length
     maps character for character.
     """
-    if _CJK.search(text) is None:  # no key of the three configs without a CJK character
+    if not _flags([text], _shortcuts())[0] & _HAS_CJK:  # no key of the three configs without a CJK character
         return text, []
     which = _config_for(text, config)
     if which is None:
@@ -350,27 +372,42 @@ def _casefold_step(text: str) -> tuple[str, list[Edit]]:
     return folded, edits
 
 
-def _strip_step(text: str) -> tuple[str, list[Edit]]:
-    stripped = text.strip()
-    if len(stripped) == len(text):
-        return text, []
-    lead = len(text) - len(text.lstrip())
-    edits: list[Edit] = [(0, lead, 0, 0)] if lead else []
-    end = lead + len(stripped)
-    if end < len(text):
-        edits.append((end, len(text), len(stripped), len(stripped)))
-    return stripped, edits
+def _cr_step(text: str) -> tuple[str, list[Edit]]:
+    return _sub(_CR, "\n", text) if "\r" in text else (text, [])
 
+
+def _control_step(text: str) -> tuple[str, list[Edit]]:
+    return _sub(_CONTROL, "", text) if _flags([text], _shortcuts())[0] & _HAS_CONTROL else (text, [])
+
+
+def _space_step(text: str) -> tuple[str, list[Edit]]:
+    """Runs of white space to one space, or one line break if they hold one; none at either end; as
+    :func:`simdup_es.text.unify` does it (split and join), the edits from the runs that change."""
+    out = "\n".join([line for line in map(" ".join, map(str.split, text.split("\n"))) if line])
+    if out == text:
+        return out, []
+    spans = np.array([m.span() for m in _WHITE_EDIT.finditer(text)], dtype=np.int64).reshape(-1, 2)
+    a, b = spans[:, 0], spans[:, 1]
+    repl = np.where((a == 0) | (b == len(text)), 0, 1)  # a space or a line break; nothing at the ends
+    keep = (b - a) != repl
+    a, b, repl = a[keep], b[keep], repl[keep]
+    shift = np.concatenate(([0], np.cumsum(repl - (b - a))[:-1]))
+    starts = a + shift
+    return out, list(zip(a.tolist(), b.tolist(), starts.tolist(), (starts + repl).tolist()))
+
+
+_CR = re.compile(r"\r\n?")
+# The white space _space_step changes: runs of two or more, single characters other than a space or line
+# break, and any run at either end of the text.
+_WHITE_EDIT = re.compile(r"^\s+|\s+$|\s{2,}|[^\S \n]")
 
 _STEPS: tuple[Callable[[str], tuple[str, list[Edit]]], ...] = (
-    lambda t: _sub(re.compile(r"\r\n?"), "\n", t),
+    _cr_step,
     _nfkc_step,
-    lambda t: _sub(_CONTROL, "", t),
+    _control_step,
     *(lambda t, c=config: _opencc_step(t, c) for config in _CONFIGS),  # type: ignore[misc]
     _casefold_step,
-    lambda t: _sub(_SPACES, " ", t, _LONG_SPACES),
-    lambda t: _sub(_LINE_BREAKS, "\n", t, _LONG_LINE_BREAKS),
-    _strip_step,
+    _space_step,
 )
 
 
