@@ -275,7 +275,7 @@ class FlatTable:
         return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def chain_tables(config: str) -> tuple[FlatTable, ...] | None:
     """The conversion chain of one of the three configs (without its normalization) as :class:`FlatTable`
     objects, from the shortcuts' flat tables; ``None`` without them."""

@@ -37,7 +37,7 @@ ul.notes{font-size:.9rem;color:#444;margin:.2rem 0 1rem;padding-left:1.2rem}
 def _document_html(report: SimilarityReport) -> str:
     """The document in its original characters: passages coloured and linked by source, exclusions marked."""
     text = report.document.original
-    marks = [(s, e, "p", k) for s, e, k in report.passages]
+    marks: list[tuple[int, int, str, int | str]] = [(s, e, "p", k) for s, e, k in report.passages]
     marks += [(s, e, "x", r) for s, e, r in report.excluded]
     out: list[str] = []
     pos = 0
