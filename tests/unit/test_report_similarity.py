@@ -222,3 +222,30 @@ def test_cli_report_terminal_json_and_html(store: LocalStore, tmp_path: Path) ->
     assert html.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     out = runner.invoke(main, ["report", "--store", str(store.path)])
     assert out.exit_code == 2 and "exactly one of --text, --file or --id" in out.output
+
+
+def test_search_and_compare_json_point_into_the_original_text(store: LocalStore, tmp_path: Path) -> None:
+    text = traditional(composed(SOURCES[:2]))
+    doc = tmp_path / "doc.txt"
+    doc.write_text(text, encoding="utf-8")
+    runner = CliRunner()
+    out = runner.invoke(main, ["search", "--store", str(store.path), "--file", str(doc), "--json"])
+    assert out.exit_code == 0, out.output
+    hits = {h["id"]: h for h in map(json.loads, out.stdout.splitlines())}
+    for source in SOURCES[:2]:
+        spans = hits[source]["spans"]
+        stored = RECORDS[source]["text"]
+        assert spans["query"] and spans["match"]
+        for span in spans["query"]:  # Traditional characters of the query, copied from the source
+            assert text[span["start"] : span["end"]] in traditional(stored)
+        for span in spans["match"]:
+            assert stored[span["start"] : span["end"]].strip()
+        assert passage(source).splitlines()[0][:20] in "".join(stored[s["start"] : s["end"]] for s in spans["match"])
+    other = tmp_path / "source.txt"
+    other.write_text(RECORDS[SOURCES[1]]["text"], encoding="utf-8")
+    out = runner.invoke(main, ["compare", str(doc), str(other), "--json"])
+    assert out.exit_code == 0, out.output
+    spans = json.loads(out.stdout)["spans"]
+    assert spans["a"] and all(text[s["start"] : s["end"]] in traditional(RECORDS[SOURCES[1]]["text"]) for s in spans["a"])
+    out = runner.invoke(main, ["compare", str(doc), str(other)])
+    assert "車鄰鄰" in out.stdout and "车邻邻" in out.stdout  # each side as given: Traditional and Simplified
