@@ -93,7 +93,8 @@ def render_report_html(report: SimilarityReport, *, title: str | None = None) ->
     notes = [*report.exclusions.in_words(), *report.settings]
     notes += [f"Left out: {i} ({reason})." for i, reason in report.left_out]
     if report.more:
-        notes.append(f"{report.more} more candidates were not judged (at most {len(report.sources)} sources are shown).")
+        notes.append(f"{report.more} more candidates were not judged: the search stopped at its limit of sources "
+                     "(raise it to see them).")
     notes_html = "".join(f"<li>{escape(n)}</li>" for n in notes)
     return f"""<!DOCTYPE html>
 <html lang="zh">
