@@ -86,11 +86,12 @@ def _print(result: Any) -> None:
     console = Console() if sys.stdout.isatty() else Console(width=160)
     console.print(Text(result.headline, style="bold"))
     if result.sources:
-        table = Table("", "source", "title", "kind", "of this document", "of the source")
+        table = Table("", "source", "kind", "of this document", "of the source")
+        table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=30)
         for s in result.sources:
-            table.add_row(Text("  ", style=f"on {s.colour}"), s.id, s.title or "",
+            table.add_row(Text("  ", style=f"on {s.colour}"), s.id,
                           "near-duplicate" if s.kind == "near-duplicate" else "partial copy",
-                          f"{s.share_of_document:.0%}", f"{s.share_of_source:.0%}")
+                          f"{s.share_of_document:.0%}", f"{s.share_of_source:.0%}", s.title or "")
         console.print(table)
     for note in [*result.exclusions.in_words(), *(f"Left out: {i} ({why})." for i, why in result.left_out)]:
         console.print(Text(f"- {note}", style="dim"))
