@@ -315,39 +315,44 @@ def _convert_nul(convert: Callable[[str], str], text: str) -> str:
 
 
 def _word_edits(piece: str, converted: str, config: str, at_in: int, at_out: int) -> list[Edit]:
-    """Edits of one converted piece: through the chain's tables word by word when they give OpenCC's result."""
+    """Edits of one converted piece: through the chain's tables word by word when they give OpenCC's result.
+
+    Plain lists, not arrays: pieces are clauses, and numpy's per-call cost would dominate.
+    """
     tables = chain_tables(config)
     if tables is not None:
+        spans = [(i, i + 1) for i in range(len(piece))]  # per character of the current text: its span in the piece
         current = piece
-        starts, ends = _identity(len(piece))
         for table in tables:
-            words = table.words(current)
-            edits: list[Edit] = []
-            a = b = 0
-            for word, got in words:
-                if len(got) != len(word):
-                    edits.append((a, a + len(word), b, b + len(got)))
-                a += len(word)
-                b += len(got)
-            current = "".join(got for _, got in words)
-            starts, ends = _compose(starts, ends, edits, len(current))
+            mapped: list[tuple[int, int]] = []
+            out: list[str] = []
+            pos = 0
+            for word, got in table.words(current):
+                n, m = len(word), len(got)
+                if n == m:
+                    mapped.extend(spans[pos : pos + n])
+                elif m:  # a word of another length: each of its characters comes from all of it
+                    mapped.extend([(spans[pos][0], spans[pos + n - 1][1])] * m)
+                pos += n
+                out.append(got)
+            spans, current = mapped, "".join(out)
         if current == converted:
-            return _as_edits(starts, ends, at_in, at_out)
+            return _span_edits(spans, at_in, at_out)
     return _aligned(piece, converted, at_in, at_out)
 
 
-def _as_edits(starts: np.ndarray, ends: np.ndarray, at_in: int, at_out: int) -> list[Edit]:
+def _span_edits(spans: Sequence[tuple[int, int]], at_in: int, at_out: int) -> list[Edit]:
     """A piece's map (output character -> input span) as edits: each group of output characters with one
-    input span that is not a single character one for one."""
+    input span that is not one character for one, and each stretch of input no output character came from."""
     edits: list[Edit] = []
-    j, n = 0, len(starts)
+    j, n = 0, len(spans)
     expected = 0  # the input character a one-for-one output character would come from
     while j < n:
-        s, e = int(starts[j]), int(ends[j])
+        s, e = spans[j]
         k = j + 1
-        while k < n and int(starts[k]) == s and int(ends[k]) == e:
+        while k < n and spans[k] == (s, e):
             k += 1
-        if s > expected:  # input characters no output character came from
+        if s > expected:
             edits.append((at_in + expected, at_in + s, at_out + j, at_out + j))
         if not (k - j == 1 and e - s == 1):
             edits.append((at_in + s, at_in + e, at_out + j, at_out + k))
