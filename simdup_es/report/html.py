@@ -21,7 +21,7 @@ from ..offsets import Unified
 from ..sentences import Sentence
 from ._common import Span, as_unified, changed_spans, counterparts, percent
 
-__all__ = ["CSS", "pair_view", "render_html", "settings_in_words"]
+__all__ = ["CSS", "EscapeCache", "pair_view", "render_html", "settings_in_words"]
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC","PingFang SC","Microsoft YaHei",sans-serif;
@@ -91,16 +91,17 @@ def _sentence_html(shown: Unified, sentence: Sentence, side: str, pairs: list[Se
 
 def _text_html(shown: Unified, side: str, comparison: Comparison, pairs_of: dict[int, list[SentencePair]],
                core: tuple[int, int] | None, changes: dict[tuple[int, int], tuple[list[Span], list[Span]]],
-               prefix: str = "", colour: str | None = None) -> str:
+               prefix: str = "", colour: str | None = None, cache: EscapeCache | None = None) -> str:
     """One side in its original characters, every sentence an element with an id, the copied ones links."""
     sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
     original = shown.original
+    _escaped = (cache if cache is not None else EscapeCache()).get_escaped
     out: list[str] = []
     pos = 0
     for s in sentences:
         start, end = shown.span(s.start, s.end)
         start = max(start, pos)
-        out.append(escape(original[pos:start]))
+        out.append(_escaped(original, pos, start))
         pairs = pairs_of.get(s.index)
         if pairs:
             best = pairs[0]
@@ -110,25 +111,38 @@ def _text_html(shown: Unified, side: str, comparison: Comparison, pairs_of: dict
             changed_a, changed_b = changes[best.i, best.j]
             out.append(_sentence_html(shown, s, side, pairs, changed_a if side == "a" else changed_b, prefix, colour))
         elif core is not None and not core[0] <= s.index < core[1]:
-            out.append(f'<span class="trimmed" id="{prefix}{side}-{s.index}">{escape(original[start:end])}</span>')
+            out.append(f'<span class="trimmed" id="{prefix}{side}-{s.index}">{_escaped(original, start, end)}</span>')
         else:
-            out.append(f'<span id="{prefix}{side}-{s.index}">{escape(original[start:end])}</span>')
+            out.append(f'<span id="{prefix}{side}-{s.index}">{_escaped(original, start, end)}</span>')
         pos = max(pos, end)
-    out.append(escape(original[pos:]))
+    out.append(_escaped(original, pos, len(original)))
     return "".join(out)
 
 
+class EscapeCache(dict[tuple[int, int, int], str]):
+    """Escaped stretches of texts, for one page that shows a text several times (a report shows its
+    document beside each source): keyed by the text's identity, so keep it no longer than the texts."""
+
+    def get_escaped(self, text: str, start: int, end: int) -> str:
+        key = (id(text), start, end)
+        got = self.get(key)
+        if got is None:
+            got = self[key] = escape(text[start:end])
+        return got
+
+
 def pair_view(a: str | Unified, b: str | Unified, comparison: Comparison, *, label_a: str = "A", label_b: str = "B",
-              prefix: str = "", colour: str | None = None) -> str:
+              prefix: str = "", colour: str | None = None, cache: EscapeCache | None = None) -> str:
     """The two texts side by side (an HTML fragment), in their original characters, the copied sentences linked.
 
-    ``prefix`` starts every id (several views on one page); ``colour`` is the copied sentences' background.
+    ``prefix`` starts every id (several views on one page); ``colour`` is the copied sentences' background;
+    ``cache`` saves escaping a text shown in several views of the page again.
     """
     shown_a, shown_b = as_unified(a), as_unified(b)
     of_a, of_b = counterparts(comparison)
     changes: dict[tuple[int, int], tuple[list[Span], list[Span]]] = {}
-    text_a = _text_html(shown_a, "a", comparison, of_a, comparison.core_a, changes, prefix, colour)
-    text_b = _text_html(shown_b, "b", comparison, of_b, comparison.core_b, changes, prefix, colour)
+    text_a = _text_html(shown_a, "a", comparison, of_a, comparison.core_a, changes, prefix, colour, cache)
+    text_b = _text_html(shown_b, "b", comparison, of_b, comparison.core_b, changes, prefix, colour, cache)
     return (f'<div class="texts">\n<div class="text" id="{prefix}text-a"><h2>{escape(label_a)}</h2>{text_a}</div>\n'
             f'<div class="text" id="{prefix}text-b"><h2>{escape(label_b)}</h2>{text_b}</div>\n</div>')
 

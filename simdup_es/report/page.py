@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .html import CSS, pair_view
+from .html import CSS, EscapeCache, pair_view
 from .similarity import SimilarityReport
 
 __all__ = ["render_report_html"]
@@ -77,9 +77,10 @@ def _sources_html(report: SimilarityReport) -> str:
 
 def _source_sections(report: SimilarityReport) -> str:
     out = []
+    cache = EscapeCache()  # the document is shown beside each source: escaped once
     for k, s in enumerate(report.sources):
         view = pair_view(report.document, s.text, s.comparison, label_a=report.label, label_b=s.id,
-                         prefix=f"s{k}-", colour=s.colour)
+                         prefix=f"s{k}-", colour=s.colour, cache=cache)
         out.append(f'<section class="source" id="source-{k}"><details><summary><span class="swatch" '
                    f'style="background:{s.colour}"></span> {escape(s.id)}{" — " + escape(s.title) if s.title else ""}: '
                    f"{100 * s.share_of_document:.1f}% of this document, {100 * s.share_of_source:.1f}% of the source "
