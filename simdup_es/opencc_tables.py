@@ -242,3 +242,58 @@ def _lookup(table: np.ndarray, text: str) -> np.ndarray:
     much as the lookup itself for texts of a few hundred characters.
     """
     return table.take(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32), mode="clip")
+
+
+
+@dataclass(frozen=True, eq=False)
+class FlatTable:
+    """One table of a conversion chain, converting as OpenCC does: forward maximum matching, first value.
+
+    Slower than OpenCC; what it adds is the words, so that a converted text can be
+    mapped back to the words it came from (:mod:`simdup_es.offsets`, which checks its
+    result against OpenCC's).
+    """
+
+    values: dict[str, str]
+    lengths: dict[str, tuple[int, ...]]  # first character -> lengths of its keys, longest first
+
+    def words(self, text: str) -> list[tuple[str, str]]:
+        """``(word, converted word)`` for each word of ``text`` in turn."""
+        out: list[tuple[str, str]] = []
+        i, n = 0, len(text)
+        values, lengths = self.values, self.lengths
+        while i < n:
+            for length in lengths.get(text[i], (1,)):
+                word = text[i : i + length]
+                got = values.get(word) if i + length <= n else None
+                if got is not None:
+                    break
+            else:
+                word = got = text[i]
+            out.append((word, got))
+            i += len(word)
+        return out
+
+
+@cache
+def chain_tables(config: str) -> tuple[FlatTable, ...] | None:
+    """The conversion chain of one of the three configs (without its normalization) as :class:`FlatTable`
+    objects, from the shortcuts' flat tables; ``None`` without them."""
+    shortcuts = _shortcuts()
+    if shortcuts is None:
+        return None
+    tables = []
+    try:
+        spec = json.loads(Path(shortcuts.main[config]).read_text(encoding="utf-8"))
+        for part in spec["conversion_chain"]:
+            with open(part["dict"]["file"], encoding="utf-8") as f:
+                values = dict(line.rstrip("\n").split("\t", 1) for line in f if "\t" in line)
+            values = {k: v.split(" ", 1)[0] for k, v in values.items()}
+            by_first: dict[str, set[int]] = {}
+            for key in values:
+                by_first.setdefault(key[0], set()).add(len(key))
+            tables.append(FlatTable(values, {c: tuple(sorted(ls, reverse=True)) for c, ls in by_first.items()}))
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+        log.info("no flat OpenCC chain for %s (%s: %s)", config, type(exc).__name__, exc)
+        return None
+    return tuple(tables)

@@ -16,7 +16,7 @@ from ..errors import InputError, SimdupError
 from ..fingerprint import Doc
 from ..sources import Fields, Record, record_doc
 from ..tokens import build_idf, format_idf
-from . import cluster_cmds, store_cmds
+from . import cluster_cmds, report_cmd, store_cmds
 from ._common import (
     RejectLog,
     echo_json,
@@ -57,6 +57,7 @@ def main(verbose: int) -> None:
 
 store_cmds.register(main)
 cluster_cmds.register(main)
+main.add_command(report_cmd.report)
 
 
 @main.command()
@@ -127,28 +128,31 @@ def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, ma
     of A reappear in B, the share of each document copied, resemblance and
     containment.
     """
-    from ..report import render_html, render_terminal
+    from ..offsets import unify_mapped
+    from ..report import copied_spans, original_spans, render_html, render_terminal, spans_dict
     from ..search import Verdict
-    from ..text import unify
 
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     comparer = make_comparer(kwargs)
     doc_a, doc_b = read_document(a, "A"), read_document(b, "B")
     html = open_output(html_path) if html_path is not None else None
     fa, fb = (fingerprinter.fingerprint_many([Doc(r.text, r.title, r.source)])[0].unwrap() for r in (doc_a, doc_b))
-    unified_a, unified_b = unify(doc_a.text), unify(doc_b.text)
+    # Compared unified; shown, and pointed into, as given.
+    shown_a, shown_b = unify_mapped(doc_a.text), unify_mapped(doc_b.text)
     name_a, name_b = Path(doc_a.source).name, Path(doc_b.source).name
-    verdict = Verdict(fa, fb, comparer(unified_a, unified_b))
+    verdict = Verdict(fa, fb, comparer(shown_a.text, shown_b.text))
     comparison = verdict.comparison
     if html is not None:
         with html:
-            html.write(render_html(unified_a, unified_b, comparison, label_a=name_a, label_b=name_b))
+            html.write(render_html(shown_a, shown_b, comparison, label_a=name_a, label_b=name_b))
         click.echo(f"wrote {html_path}", err=True)
     if as_json:
-        echo_json(verdict.to_dict())
+        spans = {"a": spans_dict(original_spans(shown_a, copied_spans(comparison, "a", shown_a.text))),
+                 "b": spans_dict(original_spans(shown_b, copied_spans(comparison, "b", shown_b.text)))}
+        echo_json({**verdict.to_dict(), "spans": spans})
         return
     click.echo(str(verdict))
-    render_terminal(unified_a, unified_b, comparison, label_a=name_a, label_b=name_b, max_pairs=max_pairs)
+    render_terminal(shown_a, shown_b, comparison, label_a=name_a, label_b=name_b, max_pairs=max_pairs)
 
 
 @main.group()

@@ -339,15 +339,28 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
 
 def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | None, *, as_json: bool,
                  details: int, html_path: Path | None) -> None:
-    from ..report import render_html, render_terminal
-    from ..text import unify
+    from ..offsets import Unified, unify_mapped
+    from ..report import copied_spans, original_spans, render_html, render_terminal, spans_dict
 
     more = found.more
+    shown: dict[str, Unified] = {}  # stored texts as given, mapped from what was compared
+
+    def mapped(doc: StoredDoc) -> Unified:
+        if doc.id not in shown:
+            shown[doc.id] = unify_mapped(doc.text or "")
+        return shown[doc.id]
+
+    scored = [(m, docs[m.id]) for m in found if m.comparison is not None and m.id in docs and docs[m.id].text]
+    query = unify_mapped(query_text or "") if scored and (as_json or details or html_path is not None) else None
     if as_json:
         for m in found:
             doc, c = docs.get(m.id), m.comparison
+            spans = None
+            if c is not None and query is not None and doc is not None and doc.text:
+                spans = {"query": spans_dict(original_spans(query, copied_spans(c, "a", query.text))),
+                         "match": spans_dict(original_spans(mapped(doc), copied_spans(c, "b", mapped(doc).text)))}
             echo_json({**m.to_dict(), "title": doc.title if doc else None,
-                       "pairs": [[p.i, p.j] for p in c.pairs] if c else None})
+                       "pairs": [[p.i, p.j] for p in c.pairs] if c else None, "spans": spans})
         if more:
             click.echo(f"{more} more copies or candidates not shown: raise --limit", err=True)
         return
@@ -371,19 +384,15 @@ def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | No
     console.print(table)
     if more:
         click.echo(f"{more} more copies or candidates not shown: raise --limit")
-    scored = [(m, docs[m.id]) for m in found if m.comparison is not None and m.id in docs and docs[m.id].text]
-    query = unify(query_text or "") if scored and (details or html_path is not None) else ""
     for m, doc in scored[:details]:
-        assert m.comparison is not None
-        render_terminal(query, unify(doc.text or ""), m.comparison, console=console,
-                        label_a="query", label_b=m.id, max_pairs=10)
+        assert m.comparison is not None and query is not None
+        render_terminal(query, mapped(doc), m.comparison, console=console, label_a="query", label_b=m.id, max_pairs=10)
     if html_path is not None and scored:
         best, doc = scored[0]
-        assert best.comparison is not None
+        assert best.comparison is not None and query is not None
         with open_output(html_path) as out:
-            out.write(render_html(query, unify(doc.text or ""), best.comparison,
-                                  label_a="query", label_b=best.id))
-        click.echo(f"wrote {html_path}", err=True)
+            out.write(render_html(query, mapped(doc), best.comparison, label_a="query", label_b=best.id))
+        click.echo(f"wrote {html_path} (the best hit; 'simdup report' shows every source)", err=True)
 
 
 @click.command()

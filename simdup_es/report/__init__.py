@@ -6,12 +6,21 @@
   external asset) with both texts, every copied passage highlighted and linked to
   its counterpart, and the scores at the top.
 
-Both take the two unified texts that were compared and the comparison.
+Both take the two texts that were compared (as :class:`~simdup_es.offsets.Unified`, to show
+them in the user's own characters) and the comparison.
+
+- :func:`similarity_report` / :func:`render_report_html`: one document against a store,
+  every source with its colour and shares, the document's copied passages coloured by
+  source (:class:`SimilarityReport`, :meth:`SimilarityReport.to_dict` for JSON).
 """
 
 from __future__ import annotations
 
-from .html import render_html
+from ._common import copied_spans, original_spans, spans_dict
+from .html import pair_view, render_html
+from .page import render_report_html
+from .similarity import Exclusions, SimilarityReport, Source, report_from_copies, similarity_report
 from .terminal import render_terminal, terminal_report
 
-__all__ = ["render_html", "render_terminal", "terminal_report"]
+__all__ = ["Exclusions", "SimilarityReport", "Source", "copied_spans", "original_spans", "pair_view", "render_html",
+           "render_report_html", "render_terminal", "report_from_copies", "similarity_report", "spans_dict", "terminal_report"]

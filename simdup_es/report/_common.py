@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
+from typing import Literal
 
+import numpy as np
 from rapidfuzz.distance import LCSseq
 
 from ..compare import Comparison, SentencePair
 from ..lcs import UnitCodec
-from ..sentences import Sentence, unit_spans
+from ..multilevel import copied_units, passages
+from ..offsets import Unified
+from ..sentences import UNIT_PATTERN, Sentence, unit_spans
 
 Span = tuple[int, int]
 
@@ -61,3 +66,59 @@ def counterparts(comparison: Comparison) -> tuple[dict[int, list[SentencePair]],
 
 def percent(x: float) -> str:
     return f"{100 * x:.1f}%"
+
+
+def as_unified(text: str | Unified) -> Unified:
+    """A text to show: a :class:`Unified` as it is, a plain string as its own original (what was compared)."""
+    if isinstance(text, Unified):
+        return text
+    starts = np.arange(len(text), dtype=np.int64)
+    return Unified(text, text, starts, starts + 1)
+
+
+def unit_offsets(text: str, sentences: Sequence[Sentence]) -> np.ndarray | None:
+    """``(start, end)`` in ``text`` (the compared text) of every unit of its sentences, in order (an ``n x 2``
+    array); ``None`` if the units found here are not the ones the comparison counted."""
+    found = _units_of(text)
+    if len(found) == sum(s.n_units for s in sentences):  # no unit outside the sentences (the usual case)
+        return found
+    spans = [(s.start + a, s.start + b) for s in sentences for a, b in unit_spans(s.text)]
+    if len(spans) != sum(s.n_units for s in sentences):
+        return None
+    return np.array(spans, dtype=np.int64).reshape(-1, 2)
+
+
+@lru_cache(maxsize=16)
+def _units_of(text: str) -> np.ndarray:
+    """Every unit of ``text`` as ``(start, end)``: a report maps one document's units for each of its sources."""
+    return np.array([m.span() for m in UNIT_PATTERN.finditer(text)], dtype=np.int64).reshape(-1, 2)
+
+
+def copied_spans(comparison: Comparison, side: Literal["a", "b"], text: str) -> list[Span]:
+    """Character spans in ``text`` (the compared, unified text of ``side``) of its copied passages: each run of
+    units in a sentence the matrix marked or in a run both texts share (:func:`simdup_es.multilevel.copied_units`)."""
+    copied, _ = copied_units(comparison, side)
+    sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
+    offsets = unit_offsets(text, sentences)
+    if offsets is None or len(offsets) != copied.size:  # whole marked sentences, then
+        marked = comparison.marked_a if side == "a" else comparison.marked_b
+        return [(s.start, s.end) for s in sentences if s.index in marked]
+    return [(int(offsets[start, 0]), int(offsets[stop - 1, 1])) for start, stop, _ in passages(copied, 0)]
+
+
+def original_spans(shown: Unified, spans: Sequence[Span]) -> list[Span]:
+    """Spans of the compared (unified) text as spans of the original, overlapping ones joined."""
+    out: list[Span] = []
+    for s, e in sorted(shown.spans(spans)):
+        if e <= s:
+            continue
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def spans_dict(spans: Sequence[Span]) -> list[dict[str, int]]:
+    """JSON form of spans: ``[{"start": s, "end": e}, ...]``."""
+    return [{"start": s, "end": e} for s, e in spans]

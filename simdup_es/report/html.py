@@ -1,7 +1,9 @@
 """Self-contained HTML report of a comparison.
 
 One file, inline CSS, no script and no external asset, so it can be mailed or
-archived. At the top the scores; below, the two texts side by side. Every sentence
+archived. At the top the scores and the settings in words; below, the two texts side by side,
+in the characters the user gave (:class:`~simdup_es.offsets.Unified` texts map the
+compared, unified text back to them). Every sentence
 marked similar is an ``<a>`` with ``id="a-3"`` (or ``b-5``) whose ``href`` points at
 its first counterpart in the other text; further counterparts follow as small
 numbered links, so anchors work both ways; the first counterpart is the best one
@@ -14,13 +16,14 @@ from __future__ import annotations
 
 from html import escape
 
-from ..compare import Comparison, SentencePair
+from ..compare import CompareParams, Comparison, SentencePair
+from ..offsets import Unified
 from ..sentences import Sentence
-from ._common import Span, changed_spans, counterparts, percent
+from ._common import Span, as_unified, changed_spans, counterparts, percent
 
-__all__ = ["render_html"]
+__all__ = ["CSS", "EscapeCache", "pair_view", "render_html", "settings_in_words"]
 
-_CSS = """
+CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC","PingFang SC","Microsoft YaHei",sans-serif;
 margin:0 auto;max-width:1400px;padding:1rem 1.5rem;color:#222;line-height:1.7}
 h1{font-size:1.3rem;margin:.2rem 0 .8rem}
@@ -40,66 +43,129 @@ sup.more a{font-size:.7em;margin-left:2px;color:#0645ad}
 .legend span{padding:0 .4rem;border-radius:3px;margin-right:.6rem}
 table.pairs{border-collapse:collapse;margin-top:1.5rem;font-size:.9rem}
 table.pairs td,table.pairs th{padding:.2rem .6rem;border-bottom:1px solid #eee;vertical-align:top}
+table.pairs td a{color:inherit}
+ul.settings{font-size:.85rem;color:#555;margin:.2rem 0 1rem;padding-left:1.2rem}
 @media (max-width:800px){.texts{grid-template-columns:1fr}}
 """
 
 
-def _sentence_html(text: str, sentence: Sentence, side: str, pairs: list[SentencePair], changed: list[Span]) -> str:
-    """A copied sentence: a link to its best counterpart, numbered links to the others."""
+def _relative(shown: Unified, sentence: Sentence, spans: list[Span], origin: int, length: int) -> list[Span]:
+    """Spans relative to a unified sentence as spans relative to its original text (which starts at ``origin``)."""
+    out: list[Span] = []
+    for start, end in spans:
+        s, e = shown.span(sentence.start + start, sentence.start + end)
+        s, e = max(s - origin, out[-1][1] if out else 0), min(e - origin, length)
+        if e > s:
+            out.append((s, e))
+    return out
+
+
+def _sentence_html(shown: Unified, sentence: Sentence, side: str, pairs: list[SentencePair], changed: list[Span],
+                   prefix: str, colour: str | None) -> str:
+    """A copied sentence, in its original characters: a link to its best counterpart, numbered links to the others."""
     other = "b" if side == "a" else "a"
-    body = text[sentence.start : sentence.end]
+    origin, stop = shown.span(sentence.start, sentence.end)
+    body = shown.original[origin:stop]
     pieces: list[str] = []
     pos = 0
-    for start, end in changed:
+    for start, end in _relative(shown, sentence, changed, origin, len(body)):
         pieces.append(escape(body[pos:start]))
         pieces.append(f"<mark>{escape(body[start:end])}</mark>")
         pos = end
     pieces.append(escape(body[pos:]))
     best = pairs[0]
     k = best.j if side == "a" else best.i
-    w_text = "" if best.w is None else f", w={best.w:.2f}"
-    title = f"{side.upper()}{sentence.index} ~ {other.upper()}{k}: p={best.p:.2f}{w_text} ({best.rule})"
+    how = "the same sentence" if best.rule == "lcs" else "the same sentence in other words"
+    title = f"{side.upper()}{sentence.index} ~ {other.upper()}{k}: {100 * best.p:.0f}% in common, {how}"
+    style = f' style="background:{colour}"' if colour else ""
     html = (
-        f'<a class="copied {best.rule}" id="{side}-{sentence.index}" href="#{other}-{k}" '
-        f'title="{escape(title)}">{"".join(pieces)}</a>'
+        f'<a class="copied {best.rule}" id="{prefix}{side}-{sentence.index}" href="#{prefix}{other}-{k}" '
+        f'title="{escape(title)}"{style}>{"".join(pieces)}</a>'
     )
     if len(pairs) > 1:
         others = [p.j if side == "a" else p.i for p in pairs[1:]]
-        more = " ".join(f'<a href="#{other}-{k}">{other.upper()}{k}</a>' for k in others)
+        more = " ".join(f'<a href="#{prefix}{other}-{k}">{other.upper()}{k}</a>' for k in others)
         html += f'<sup class="more">{more}</sup>'
     return html
 
 
-def _text_html(
-    text: str,
-    side: str,
-    comparison: Comparison,
-    pairs_of: dict[int, list[SentencePair]],
-    core: tuple[int, int] | None,
-) -> str:
+def _text_html(shown: Unified, side: str, comparison: Comparison, pairs_of: dict[int, list[SentencePair]],
+               core: tuple[int, int] | None, changes: dict[tuple[int, int], tuple[list[Span], list[Span]]],
+               prefix: str = "", colour: str | None = None, cache: EscapeCache | None = None) -> str:
+    """One side in its original characters, every sentence an element with an id, the copied ones links."""
     sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
+    original = shown.original
+    _escaped = (cache if cache is not None else EscapeCache()).get_escaped
     out: list[str] = []
     pos = 0
     for s in sentences:
-        out.append(escape(text[pos : s.start]))
+        start, end = shown.span(s.start, s.end)
+        start = max(start, pos)
+        out.append(_escaped(original, pos, start))
         pairs = pairs_of.get(s.index)
         if pairs:
             best = pairs[0]
-            # Changes are shown against the best counterpart only.
-            changed_a, changed_b = changed_spans(comparison.sentences_a[best.i], comparison.sentences_b[best.j])
-            out.append(_sentence_html(text, s, side, pairs, changed_a if side == "a" else changed_b))
+            # Changes are shown against the best counterpart only (each pair aligned once for both sides).
+            if (best.i, best.j) not in changes:
+                changes[best.i, best.j] = changed_spans(comparison.sentences_a[best.i], comparison.sentences_b[best.j])
+            changed_a, changed_b = changes[best.i, best.j]
+            out.append(_sentence_html(shown, s, side, pairs, changed_a if side == "a" else changed_b, prefix, colour))
         elif core is not None and not core[0] <= s.index < core[1]:
-            out.append(f'<span class="trimmed" id="{side}-{s.index}">{escape(s.text)}</span>')
+            out.append(f'<span class="trimmed" id="{prefix}{side}-{s.index}">{_escaped(original, start, end)}</span>')
         else:
-            out.append(f'<span id="{side}-{s.index}">{escape(s.text)}</span>')
-        pos = s.end
-    out.append(escape(text[pos:]))
+            out.append(f'<span id="{prefix}{side}-{s.index}">{_escaped(original, start, end)}</span>')
+        pos = max(pos, end)
+    out.append(_escaped(original, pos, len(original)))
     return "".join(out)
 
 
+class EscapeCache(dict[tuple[int, int, int], str]):
+    """Escaped stretches of texts, for one page that shows a text several times (a report shows its
+    document beside each source): keyed by the text's identity, so keep it no longer than the texts."""
+
+    def get_escaped(self, text: str, start: int, end: int) -> str:
+        key = (id(text), start, end)
+        got = self.get(key)
+        if got is None:
+            got = self[key] = escape(text[start:end])
+        return got
+
+
+def pair_view(a: str | Unified, b: str | Unified, comparison: Comparison, *, label_a: str = "A", label_b: str = "B",
+              prefix: str = "", colour: str | None = None, cache: EscapeCache | None = None) -> str:
+    """The two texts side by side (an HTML fragment), in their original characters, the copied sentences linked.
+
+    ``prefix`` starts every id (several views on one page); ``colour`` is the copied sentences' background;
+    ``cache`` saves escaping a text shown in several views of the page again.
+    """
+    shown_a, shown_b = as_unified(a), as_unified(b)
+    of_a, of_b = counterparts(comparison)
+    changes: dict[tuple[int, int], tuple[list[Span], list[Span]]] = {}
+    text_a = _text_html(shown_a, "a", comparison, of_a, comparison.core_a, changes, prefix, colour, cache)
+    text_b = _text_html(shown_b, "b", comparison, of_b, comparison.core_b, changes, prefix, colour, cache)
+    return (f'<div class="texts">\n<div class="text" id="{prefix}text-a"><h2>{escape(label_a)}</h2>{text_a}</div>\n'
+            f'<div class="text" id="{prefix}text-b"><h2>{escape(label_b)}</h2>{text_b}</div>\n</div>')
+
+
+def settings_in_words(params: CompareParams) -> list[str]:
+    """What the comparison's parameters mean, in sentences a reader can follow."""
+    p = params
+    out = [
+        f"A sentence counts as copied when the characters (or words) it shares in order with a sentence of the other "
+        f"text make up at least {100 * p.right_weight:.0f}% of the longer of the two; from "
+        f"{100 * p.similar_weight:.0f}% on, " + ("words replaced by synonyms count as shared."
+                                                   if p.use_synonyms else "the words they share are counted."),
+        f"A stretch of {p.run_units} or more characters (or words) that both texts share counts as copied wherever it is.",
+        f"Sentences shorter than {p.min_units} characters (or words) are joined to a neighbour.",
+    ]
+    if p.trim_boilerplate:
+        out.append("Only the central part both texts share is scored: headers, footers and other boilerplate are left out.")
+    return out
+
+
 def render_html(
-    a: str,
-    b: str,
+    a: str | Unified,
+    b: str | Unified,
     comparison: Comparison,
     *,
     label_a: str = "A",
@@ -111,42 +177,40 @@ def render_html(
     Parameters
     ----------
     a, b:
-        The unified texts that were compared (sentence offsets refer to them).
+        The texts that were compared: :class:`~simdup_es.offsets.Unified` texts (from
+        :func:`~simdup_es.offsets.unify_mapped`) are shown in their original characters;
+        a plain string is shown as it is (sentence offsets must refer to it).
     comparison:
-        The result of :func:`simdup_es.compare.compare` on ``a`` and ``b``.
+        The result of :func:`simdup_es.compare.compare` on the unified texts.
     label_a, label_b:
         Names of the texts, e.g. file names.
     title:
         Page title; default ``"label_a vs label_b"``.
     """
     c = comparison
+    shown_a, shown_b = as_unified(a), as_unified(b)
     of_a, of_b = counterparts(c)
     page_title = title if title is not None else f"{label_a} vs {label_b}"
     la, lb = escape(label_a), escape(label_b)
-    lcs_note = "" if c.lcs_exact else " (lower bound from the sentence matrix)"
+    lcs_note = "" if c.lcs_exact else " (at least; counted over copied sentences)"
     rows = [
         (f"similarity of {la} against {lb}", percent(c.similarity_a)),
         (f"similarity of {lb} against {la}", percent(c.similarity_b)),
-        ("resemblance", percent(c.resemblance)),
-        (f"containment of {la} in {lb}", percent(c.containment_a_in_b)),
-        (f"containment of {lb} in {la}", percent(c.containment_b_in_a)),
-        ("LCS / units", f"{c.lcs} / {c.units_a} and {c.units_b}{lcs_note}"),
+        ("what the two texts share in order, of all they hold", percent(c.resemblance)),
+        (f"share of {la} found in {lb}, in order", percent(c.containment_a_in_b)),
+        (f"share of {lb} found in {la}, in order", percent(c.containment_b_in_a)),
+        ("characters (or words) shared in order / in each text", f"{c.lcs} / {c.units_a} and {c.units_b}{lcs_note}"),
         ("similar sentence pairs", str(len(c.pairs))),
         ("sentences marked", f"{len(of_a)} of {len(c.sentences_a)} and {len(of_b)} of {len(c.sentences_b)}"),
     ]
-    p = c.params
-    params = (
-        f"similar_weight={p.similar_weight}, right_weight={p.right_weight}, min_units={p.min_units}, "
-        f"synonyms={'on' if p.use_synonyms else 'off'}, trim_boilerplate={'on' if p.trim_boilerplate else 'off'}"
-    )
     scores = "".join(f'<tr><th>{k}</th><td class="n">{v}</td></tr>' for k, v in rows)
     pair_rows = "".join(
-        f'<tr><td><a href="#a-{q.i}">{la} {q.i}</a></td><td><a href="#b-{q.j}">{lb} {q.j}</a></td>'
-        f'<td class="n">{q.p:.3f}</td><td class="n">{"" if q.w is None else f"{q.w:.3f}"}</td><td>{q.rule}</td></tr>'
+        f'<tr><td><a href="#a-{q.i}">{escape(_excerpt(shown_a, q.a_start, q.a_end))}</a></td>'
+        f'<td><a href="#b-{q.j}">{escape(_excerpt(shown_b, q.b_start, q.b_end))}</a></td>'
+        f'<td class="n">{100 * q.p:.0f}%</td><td>{"same sentence" if q.rule == "lcs" else "in other words"}</td></tr>'
         for q in c.pairs
     )
-    text_a = _text_html(a, "a", c, of_a, c.core_a)
-    text_b = _text_html(b, "b", c, of_b, c.core_b)
+    settings = "".join(f"<li>{escape(line)}</li>" for line in settings_in_words(c.params))
     return f"""<!DOCTYPE html>
 <html lang="zh">
 <head>
@@ -154,19 +218,23 @@ def render_html(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="simdup-es">
 <title>{escape(page_title)}</title>
-<style>{_CSS}</style>
+<style>{CSS}</style>
 </head>
 <body>
 <h1>{escape(page_title)}</h1>
 <table class="scores">{scores}</table>
-<p class="legend"><span style="background:#ffe08a">similar by LCS</span>\
-<span style="background:#f2c6ff">similar with synonyms</span>\
-<mark style="background:#ffb199;border-bottom:2px solid #d0421b">changed</mark> · {escape(params)}</p>
-<div class="texts">
-<div class="text" id="text-a"><h2>{la}</h2>{text_a}</div>
-<div class="text" id="text-b"><h2>{lb}</h2>{text_b}</div>
-</div>
-<table class="pairs"><tr><th>{la}</th><th>{lb}</th><th>p</th><th>w</th><th>rule</th></tr>{pair_rows}</table>
+<p class="legend"><span style="background:#ffe08a">the same sentence</span>\
+<span style="background:#f2c6ff">the same sentence in other words</span>\
+<mark style="background:#ffb199;border-bottom:2px solid #d0421b">changed</mark></p>
+<ul class="settings">{settings}</ul>
+{pair_view(shown_a, shown_b, c, label_a=label_a, label_b=label_b)}
+<table class="pairs"><tr><th>{la}</th><th>{lb}</th><th>in common</th><th>how</th></tr>{pair_rows}</table>
 </body>
 </html>
 """
+
+
+def _excerpt(shown: Unified, start: int, end: int, limit: int = 60) -> str:
+    """The original text of a sentence, cut to ``limit`` characters."""
+    text = " ".join(shown.shown(start, end).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

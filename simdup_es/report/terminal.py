@@ -13,7 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..compare import Comparison
-from ._common import changed_spans, percent
+from ..offsets import Unified
+from ..sentences import Sentence
+from ._common import Span, as_unified, changed_spans, percent
 
 __all__ = ["render_terminal", "terminal_report"]
 
@@ -21,10 +23,14 @@ CHANGED_STYLE = "bold black on yellow"
 RULE_STYLE = {"lcs": "cyan", "synonyms": "magenta"}
 
 
-def _highlighted(text: str, spans: list[tuple[int, int]]) -> Text:
-    out = Text(text.replace("\n", " "))  # one sentence, one cell: a merged line break reads as a space
+def _highlighted(shown: Unified, sentence: Sentence, spans: list[Span]) -> Text:
+    """A sentence in its original characters, the changed units (spans of the unified sentence) highlighted."""
+    origin, stop = shown.span(sentence.start, sentence.end)
+    text = shown.original[origin:stop]
+    out = Text(" ".join(text.splitlines()))  # one sentence, one cell: a line break reads as a space
     for start, end in spans:
-        out.stylize(CHANGED_STYLE, start, end)
+        s, e = shown.span(sentence.start + start, sentence.start + end)
+        out.stylize(CHANGED_STYLE, max(0, s - origin), min(len(text), e - origin))
     return out
 
 
@@ -35,11 +41,11 @@ def _scores(comparison: Comparison, label_a: str, label_b: str) -> Table:
     c = comparison
     table.add_row(f"similarity of {label_a} against {label_b}", percent(c.similarity_a))
     table.add_row(f"similarity of {label_b} against {label_a}", percent(c.similarity_b))
-    table.add_row("resemblance", percent(c.resemblance))
-    table.add_row(f"containment of {label_a} in {label_b}", percent(c.containment_a_in_b))
-    table.add_row(f"containment of {label_b} in {label_a}", percent(c.containment_b_in_a))
-    lcs_note = "" if c.lcs_exact else " (lower bound from the sentence matrix)"
-    table.add_row("LCS / units", f"{c.lcs} / {c.units_a} and {c.units_b}{lcs_note}")
+    table.add_row("what the two texts share in order, of all they hold", percent(c.resemblance))
+    table.add_row(f"share of {label_a} found in {label_b}, in order", percent(c.containment_a_in_b))
+    table.add_row(f"share of {label_b} found in {label_a}, in order", percent(c.containment_b_in_a))
+    lcs_note = "" if c.lcs_exact else " (at least; counted over copied sentences)"
+    table.add_row("characters (or words) shared in order / in each text", f"{c.lcs} / {c.units_a} and {c.units_b}{lcs_note}")
     table.add_row(
         "sentences marked",
         f"{len(c.marked_a)} of {len(c.sentences_a)} and {len(c.marked_b)} of {len(c.sentences_b)}",
@@ -51,8 +57,8 @@ def _scores(comparison: Comparison, label_a: str, label_b: str) -> Table:
 
 
 def terminal_report(
-    a: str,
-    b: str,
+    a: str | Unified,
+    b: str | Unified,
     comparison: Comparison,
     *,
     label_a: str = "A",
@@ -64,7 +70,8 @@ def terminal_report(
     Parameters
     ----------
     a, b:
-        The unified texts that were compared (sentence offsets refer to them).
+        The texts that were compared: :class:`~simdup_es.offsets.Unified` texts are shown
+        in their original characters, plain strings as they are (offsets refer to them).
     comparison:
         The result of :func:`simdup_es.compare.compare` on ``a`` and ``b``.
     label_a, label_b:
@@ -72,6 +79,7 @@ def terminal_report(
     max_pairs:
         Show at most this many pairs (the rest are counted).
     """
+    shown_a, shown_b = as_unified(a), as_unified(b)
     parts: list[RenderableType] = [_scores(comparison, label_a, label_b)]
     pairs = comparison.pairs
     if not pairs:
@@ -86,7 +94,7 @@ def terminal_report(
     table.add_column(label_b, ratio=1, overflow="fold")
     table.add_column("p", justify="right", no_wrap=True)
     table.add_column("w", justify="right", no_wrap=True)
-    table.add_column("rule", no_wrap=True)
+    table.add_column("how", no_wrap=True)
     shown = pairs if max_pairs is None else pairs[:max_pairs]
     for pair in shown:
         sa = comparison.sentences_a[pair.i]
@@ -94,12 +102,12 @@ def terminal_report(
         spans_a, spans_b = changed_spans(sa, sb)
         table.add_row(
             str(pair.i),
-            _highlighted(a[pair.a_start : pair.a_end], spans_a),
+            _highlighted(shown_a, sa, spans_a),
             str(pair.j),
-            _highlighted(b[pair.b_start : pair.b_end], spans_b),
+            _highlighted(shown_b, sb, spans_b),
             f"{pair.p:.2f}",
             "" if pair.w is None else f"{pair.w:.2f}",
-            Text(pair.rule, style=RULE_STYLE[pair.rule]),
+            Text("same" if pair.rule == "lcs" else "reworded", style=RULE_STYLE[pair.rule]),
         )
     parts.append(table)
     if len(shown) < len(pairs):
@@ -108,8 +116,8 @@ def terminal_report(
 
 
 def render_terminal(
-    a: str,
-    b: str,
+    a: str | Unified,
+    b: str | Unified,
     comparison: Comparison,
     *,
     console: Console | None = None,

@@ -133,7 +133,7 @@ def test_terminal_report_runs_and_shows_pairs(result: Comparison) -> None:
     render_terminal(A, B, result, console=console, label_a="a.txt", label_b="b.txt")
     out = console.export_text()
     assert "similarity of a.txt against b.txt" in out
-    assert "synonyms" in out and "lcs" in out
+    assert "reworded" in out and "same" in out  # the rule, in words
     assert f"{100 * result.similarity_b:.1f}%" in out
     for p in result.pairs:  # long sentences wrap inside their cell: look for their start
         assert A[p.a_start : p.a_end][:12] in out

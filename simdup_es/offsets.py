@@ -1,0 +1,453 @@
+"""Unified text with a map back to the text as the user gave it.
+
+Fingerprints and comparisons see the unified text (:func:`simdup_es.text.unify`):
+NFKC, Simplified script and mainland wording, case-folded, white space collapsed.
+A reader must see what the author wrote. :func:`unify_mapped` returns the same
+unified text (checked against :func:`~simdup_es.text.unify`) and, for every unified
+character, the span of the original it came from, so any span of unified text
+(a sentence, a copied passage) can be shown in the original characters.
+
+Each step of unification is run on its own and records its *edits*: the places
+where a piece of input became a piece of output of another length (``\\r\\n`` to
+``\\n``, a run of spaces to one, an OpenCC phrase conversion such as U盘 to 随身碟).
+Outside the edits a character maps to a character. OpenCC converts by forward
+maximum matching over keys that hold no line break and no punctuation, so a text
+cut at those converts piece by piece as it does whole (checked on every text: if
+the pieces do not give the whole's result, the map falls back to coarser pieces);
+a piece that changes length is aligned with its conversion by Levenshtein
+opcodes, and a stretch the alignment cannot match one for one maps as a block.
+Pure: str in, text and arrays out.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate
+
+import numpy as np
+from rapidfuzz.distance import Levenshtein
+
+from .opencc_tables import _CONFIGS, _JOIN, _opencc, _shortcuts, chain_tables
+from .text import _CONTROL, _HAS_CJK, _HAS_CONTROL, _NFKC_COMMON, _flags, unify
+
+__all__ = ["Unified", "unify_mapped"]
+
+log = logging.getLogger(__name__)
+
+# (input start, input end, output start, output end) of a piece whose length changed.
+Edit = tuple[int, int, int, int]
+
+# Pieces longer than this are not aligned character by character (the alignment
+# costs |a| * |b| / 64 words of memory); they map as one block.
+_ALIGN_MAX = 4000
+# Where OpenCC's pieces are cut: no key of its tables holds a line break, a space or this punctuation
+# (and unify_mapped checks the result against unify's). Clauses: short pieces, quick to convert word by word.
+_OPENCC_CUT = re.compile(r"[^\n ,.;:!?()。、「」『』“”]*[\n ,.;:!?()。、「」『』“”]?")
+
+
+
+
+@dataclass(frozen=True, eq=False)
+class Unified:
+    """A text as given (``original``), its unified form (``text``) and the map between them.
+
+    ``starts[j]`` and ``ends[j]`` bound the original characters unified character ``j``
+    came from (a block of several when a phrase changed length).
+    """
+
+    original: str
+    text: str
+    starts: np.ndarray
+    ends: np.ndarray
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of ``text[start:end]`` (an empty span maps to an empty one)."""
+        if end <= start:
+            at = int(self.starts[start]) if start < len(self.text) else len(self.original)
+            return at, at
+        return int(self.starts[start]), int(self.ends[end - 1])
+
+    def spans(self, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+        """:meth:`span` of each."""
+        return [self.span(s, e) for s, e in spans]
+
+    def shown(self, start: int, end: int) -> str:
+        """The original characters of ``text[start:end]``."""
+        s, e = self.span(start, end)
+        return self.original[s:e]
+
+
+def _identity(n: int) -> tuple[np.ndarray, np.ndarray]:
+    starts = np.arange(n, dtype=np.int64)
+    return starts, starts + 1
+
+
+def _compose(starts: np.ndarray, ends: np.ndarray, edits: Sequence[Edit], n_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """The map of a step's output to the original, from the map of its input and its edits.
+
+    Each output character takes the original span of its input character (outside the
+    edits) or of its edit's whole input block. Built segment by segment with numpy.
+    """
+    if not edits:
+        return starts, ends
+    lengths: list[int] = []
+    lo: list[int] = []  # first input character of the segment's span (minus the output offset when sliding)
+    hi: list[int] = []
+    slide: list[int] = []  # 1: one for one (the input index moves with the output), 0: a block
+    pos = out = 0
+    for a, b, oa, ob in edits:
+        lengths += [a - pos, ob - oa]
+        lo += [pos - out, a if b > a else max(a - 1, 0)]
+        hi += [pos - out, b - 1 if b > a else max(a - 1, 0)]
+        slide += [1, 0]
+        pos, out = b, ob
+    lengths.append(len(starts) - pos)
+    lo.append(pos - out)
+    hi.append(pos - out)
+    slide.append(1)
+    counts = np.array(lengths, dtype=np.int64)
+    assert int(counts.sum()) == n_out, (int(counts.sum()), n_out)
+    steps = np.repeat(np.array(slide, dtype=np.int64), counts) * np.arange(n_out, dtype=np.int64)
+    first = np.repeat(np.array(lo, dtype=np.int64), counts) + steps
+    last = np.repeat(np.array(hi, dtype=np.int64), counts) + steps
+    return starts[first], ends[last]
+
+
+def _aligned(a: str, b: str, at_a: int, at_b: int) -> list[Edit]:
+    """Edits turning ``a`` into ``b`` (which differ in length), placed at ``at_a``/``at_b``.
+
+    Levenshtein opcodes: equal stretches and one-for-one replacements map character
+    to character; each run of other operations becomes one block.
+    """
+    if len(a) > _ALIGN_MAX or len(b) > _ALIGN_MAX:
+        return [(at_a, at_a + len(a), at_b, at_b + len(b))]
+    blocks: list[list[int]] = []  # [src start, src end, dest start, dest end, whether lengths changed]
+    # Edit operations one character at a time (opcodes would join ﬁｶﾞ -> fiガ into one replacement).
+    for op in Levenshtein.editops(a, b):
+        tag, src, dest = op.tag, op.src_pos, op.dest_pos
+        src_end, dest_end = src + (tag != "insert"), dest + (tag != "delete")
+        changed = int(tag != "replace")
+        # Touching changes are one (ﬁ -> fi: replace ﬁ by f, insert i); so are a phrase's insertions
+        # and deletions a character or two apart (线上 -> 在线: insert 在, keep 线, drop 上).
+        if blocks and (src == blocks[-1][1] and dest == blocks[-1][3]
+                       or changed and blocks[-1][4] and src - blocks[-1][1] <= 2 and dest - blocks[-1][3] <= 2):
+            blocks[-1][1], blocks[-1][3] = src_end, dest_end
+            blocks[-1][4] |= changed
+        else:
+            blocks.append([src, src_end, dest, dest_end, changed])
+    blocks = [block for block in blocks if block[4]]  # one-for-one replacements map character to character
+    for block in blocks:
+        if block[0] == block[1]:  # an insertion alone: it belongs with the character before (or after)
+            if block[0] > 0:
+                block[0] -= 1
+                block[2] -= 1
+            else:
+                block[1] += 1
+                block[3] += 1
+    return [(at_a + sa, at_a + sb, at_b + da, at_b + db) for sa, sb, da, db, _ in blocks]
+
+
+def _piecewise(pieces: Sequence[str], convert: Callable[[str], str], align_equal: bool = False) -> tuple[str, list[Edit]]:
+    """Each piece converted; edits where a piece changed length (aligned within it), or with ``align_equal``
+    changed at all."""
+    converted = list(map(convert, pieces))
+    edits: list[Edit] = []
+    changed = [k for k, (c, p) in enumerate(zip(converted, pieces)) if len(c) != len(p) or align_equal and c != p]
+    if changed:
+        at_in = list(accumulate(map(len, pieces), initial=0))
+        at_out = list(accumulate(map(len, converted), initial=0))
+        for k in changed:
+            edits.extend(_aligned(pieces[k], converted[k], at_in[k], at_out[k]))
+    return "".join(converted), edits
+
+
+def _sub(pattern: re.Pattern[str], repl: str, text: str, changing: re.Pattern[str] | None = None) -> tuple[str, list[Edit]]:
+    """``pattern.sub(repl, text)`` and its edits (one per match of another length).
+
+    ``changing`` finds just the matches of another length (and no others), when most are not.
+    """
+    out = pattern.sub(repl, text)
+    if len(out) == len(text) and (changing is not None or not any(len(m.group()) != len(repl) for m in pattern.finditer(text))):
+        return out, []
+    edits: list[Edit] = []
+    shift = 0  # output offset minus input offset so far
+    for m in (changing or pattern).finditer(text):
+        a, b = m.span()
+        if b - a != len(repl):
+            edits.append((a, b, a + shift, a + shift + len(repl)))
+            shift += len(repl) - (b - a)
+    return out, edits
+
+
+def _composes_backwards(ch: str) -> bool:
+    """Whether NFKC may join ``ch`` to the character before it: a combining mark, or a Hangul vowel or final."""
+    return bool(unicodedata.combining(ch)) or "\u1160" <= ch <= "\u11ff" or "\ud7b0" <= ch <= "\ud7ff"
+
+
+@lru_cache(maxsize=1)
+def _unstable() -> re.Pattern[str]:
+    """A character NFKC changes or may join to the one before, then any more of them, after one character
+    (a run of them and the character they may join)."""
+    chars = []
+    for c in map(chr, range(0x30000)):  # every character NFKC changes is below U+30000
+        n = unicodedata.normalize("NFKC", c)
+        if n != c or (n and _composes_backwards(n[0])):
+            chars.append(re.escape(c))
+    return re.compile(".?[" + "".join(chars) + "]+", re.S)
+
+
+def _clusters(line: str) -> list[str]:
+    """``line`` cut into pieces that normalise alone as they do in the line: each run of characters NFKC
+    changes or joins, with the character before it (ﬁ -> fi, ｶﾞ -> ガ), and the stretches between."""
+    out: list[str] = []
+    pos = 0
+    for m in _unstable().finditer(line):
+        if m.start() > pos:
+            out.append(line[pos : m.start()])
+        out.extend(_split_run(m.group()))
+        pos = m.end()
+    if pos < len(line):
+        out.append(line[pos:])
+    return out
+
+
+def _split_run(run: str) -> list[str]:
+    """A run of changing characters, cut before each whose NFKC form does not join the one before."""
+    out: list[str] = []
+    for ch in run:
+        n = unicodedata.normalize("NFKC", ch)
+        if out and n and _composes_backwards(n[0]):
+            out[-1] += ch
+        else:
+            out.append(ch)
+    return out
+
+
+def _nfkc_step(text: str) -> tuple[str, list[Edit]]:
+    """NFKC line by line; a line that is not normalised, piece by piece (see :func:`_clusters`)."""
+    for wide, narrow in _NFKC_COMMON:  # one for one (full-width punctuation): the map stays
+        if wide in text:
+            text = text.replace(wide, narrow)
+    if unicodedata.is_normalized("NFKC", text):
+        return text, []
+    out: list[str] = []
+    edits: list[Edit] = []
+    at_in = at_out = 0
+    for line in text.split("\n"):
+        if unicodedata.is_normalized("NFKC", line):
+            done = line
+        elif (done := unicodedata.normalize("NFKC", line)) != line:
+            joined, piece_edits = _piecewise(_clusters(line), lambda p: unicodedata.normalize("NFKC", p),
+                                             align_equal=True)
+            if joined == done:
+                edits.extend((a + at_in, b + at_in, c + at_out, d + at_out) for a, b, c, d in piece_edits)
+            else:
+                edits.extend(_aligned(line, done, at_in, at_out))
+        out.append(done)
+        at_in += len(line) + 1
+        at_out += len(done) + 1
+    return "\n".join(out), edits
+
+
+def _opencc_step(text: str, config: str) -> tuple[str, list[Edit]]:
+    """One OpenCC conversion, piece by piece (cut where no key reaches, checked against the whole).
+
+    A piece whose length changed is converted again table by table, word by word
+    (:func:`~simdup_es.opencc_tables.chain_tables`): each word that changed length maps
+    as a block (U盘 -> 随身碟), the rest character for character. Without the tables, or
+    if they do not give OpenCC's result, the piece is aligned. A piece of the same length
+    maps character for character.
+    """
+    if not _flags([text], _shortcuts())[0] & _HAS_CJK:  # no key of the three configs without a CJK character
+        return text, []
+    which = _config_for(text, config)
+    if which is None:
+        return text, []
+    convert = _opencc(which).convert
+    pieces = _OPENCC_CUT.findall(text)
+    out = _convert_pieces(convert, pieces)
+    edits: list[Edit] = []
+    # (A clause of the same length may still hold a word that grew and one that shrank, 字串 -> 字符串 and
+    # 識別符號 -> 标识符: it maps character for character, a character or two off inside it. Rare in
+    # clauses; finding them costs ten times the conversion, see docs/report.md.)
+    changed = [k for k, (a, b) in enumerate(zip(map(len, pieces), map(len, out))) if a != b]
+    if changed:
+        at_in = list(accumulate(map(len, pieces), initial=0))
+        at_out = list(accumulate(map(len, out), initial=0))
+        for k in changed:
+            edits.extend(_word_edits(pieces[k], out[k], config, at_in[k], at_out[k]))
+    # Converted whole, the text would come out the same (no key spans a cut); unify_mapped checks
+    # its result against unify's.
+    return "".join(out), edits
+
+
+def _config_for(text: str, config: str) -> str | None:
+    """The config to run, as :func:`simdup_es.text.to_simplified` runs it: without its normalization
+    (flat tables, faster) when the text holds no character that normalization changes; none (``None``)
+    for t2s when the text holds no character t2s changes."""
+    shortcuts = _shortcuts()
+    if shortcuts is None:
+        return config
+    mark = shortcuts.mark(text)
+    if mark >= 2:
+        return config
+    return None if config == "t2s" and mark == 0 else shortcuts.main[config]
+
+
+def _convert_pieces(convert: Callable[[str], str], pieces: list[str]) -> list[str]:
+    """Each piece converted: joined by a character no key holds, in one call (one call per piece costs
+    ten times more); one by one if a piece holds it or the join does not come apart as it went in."""
+    if all(_JOIN not in p for p in pieces) if len(pieces) < 8 else _JOIN not in "".join(pieces):
+        out = _convert_nul(convert, _JOIN.join(pieces)).split(_JOIN)
+        if len(out) == len(pieces):
+            return out
+    return [_convert_nul(convert, p) for p in pieces]
+
+
+def _convert_nul(convert: Callable[[str], str], text: str) -> str:
+    """OpenCC stops at a NUL (see :func:`simdup_es.text._convert_one`): each piece between them converted."""
+    return "\0".join(map(convert, text.split("\0"))) if "\0" in text else convert(text)
+
+
+def _word_edits(piece: str, converted: str, config: str, at_in: int, at_out: int) -> list[Edit]:
+    """Edits of one converted piece: through the chain's tables word by word when they give OpenCC's result.
+
+    Plain lists, not arrays: pieces are clauses, and numpy's per-call cost would dominate.
+    """
+    tables = chain_tables(config)
+    if tables is not None:
+        spans = [(i, i + 1) for i in range(len(piece))]  # per character of the current text: its span in the piece
+        current = piece
+        for table in tables:
+            mapped: list[tuple[int, int]] = []
+            out: list[str] = []
+            pos = 0
+            for word, got in table.words(current):
+                n, m = len(word), len(got)
+                if n == m:
+                    mapped.extend(spans[pos : pos + n])
+                elif m:  # a word of another length: each of its characters comes from all of it
+                    mapped.extend([(spans[pos][0], spans[pos + n - 1][1])] * m)
+                pos += n
+                out.append(got)
+            spans, current = mapped, "".join(out)
+        if current == converted:
+            return _span_edits(spans, at_in, at_out)
+    return _aligned(piece, converted, at_in, at_out)
+
+
+def _span_edits(spans: Sequence[tuple[int, int]], at_in: int, at_out: int) -> list[Edit]:
+    """A piece's map (output character -> input span) as edits: each group of output characters with one
+    input span that is not one character for one, and each stretch of input no output character came from."""
+    edits: list[Edit] = []
+    j, n = 0, len(spans)
+    expected = 0  # the input character a one-for-one output character would come from
+    while j < n:
+        s, e = spans[j]
+        k = j + 1
+        while k < n and spans[k] == (s, e):
+            k += 1
+        if s > expected:
+            edits.append((at_in + expected, at_in + s, at_out + j, at_out + j))
+        if not (k - j == 1 and e - s == 1):
+            edits.append((at_in + s, at_in + e, at_out + j, at_out + k))
+        expected = e
+        j = k
+    return edits
+
+
+@lru_cache(maxsize=1)
+def _expanding_case() -> re.Pattern[str]:
+    """The characters whose case folding is longer than one (ß -> ss; all in the BMP)."""
+    return re.compile("[" + "".join(re.escape(chr(c)) for c in range(0x10000) if len(chr(c).casefold()) != 1) + "]")
+
+
+def _casefold_step(text: str) -> tuple[str, list[Edit]]:
+    folded = text.casefold()
+    if len(folded) == len(text):
+        return folded, []
+    edits: list[Edit] = []
+    shift = 0
+    for m in _expanding_case().finditer(text):
+        n = len(m.group().casefold())
+        edits.append((m.start(), m.end(), m.start() + shift, m.start() + shift + n))
+        shift += n - 1
+    return folded, edits
+
+
+def _cr_step(text: str) -> tuple[str, list[Edit]]:
+    return _sub(_CR, "\n", text) if "\r" in text else (text, [])
+
+
+def _control_step(text: str) -> tuple[str, list[Edit]]:
+    return _sub(_CONTROL, "", text) if _flags([text], _shortcuts())[0] & _HAS_CONTROL else (text, [])
+
+
+def _space_step(text: str) -> tuple[str, list[Edit]]:
+    """Runs of white space to one space, or one line break if they hold one; none at either end; as
+    :func:`simdup_es.text.unify` does it (split and join), the edits from the runs that change."""
+    out = "\n".join([line for line in map(" ".join, map(str.split, text.split("\n"))) if line])
+    if out == text:
+        return out, []
+    spans = np.array([m.span() for m in _WHITE_EDIT.finditer(text)], dtype=np.int64).reshape(-1, 2)
+    a, b = spans[:, 0], spans[:, 1]
+    repl = np.where((a == 0) | (b == len(text)), 0, 1)  # a space or a line break; nothing at the ends
+    keep = (b - a) != repl
+    a, b, repl = a[keep], b[keep], repl[keep]
+    shift = np.concatenate(([0], np.cumsum(repl - (b - a))[:-1]))
+    starts = a + shift
+    return out, list(zip(a.tolist(), b.tolist(), starts.tolist(), (starts + repl).tolist()))
+
+
+_CR = re.compile(r"\r\n?")
+# The white space _space_step changes: runs of two or more, single characters other than a space or line
+# break, and any run at either end of the text.
+_WHITE_EDIT = re.compile(r"^\s+|\s+$|\s{2,}|[^\S \n]")
+
+_STEPS: tuple[Callable[[str], tuple[str, list[Edit]]], ...] = (
+    _cr_step,
+    _nfkc_step,
+    _control_step,
+    *(lambda t, c=config: _opencc_step(t, c) for config in _CONFIGS),  # type: ignore[misc]
+    _casefold_step,
+    _space_step,
+)
+
+
+def unify_mapped(text: str, unified: str | None = None) -> Unified:
+    """:func:`~simdup_es.text.unify` of ``text``, and where each of its characters came from.
+
+    The unified text is :func:`~simdup_es.text.unify`'s, character for character
+    (fingerprints and comparisons are unchanged): the steps' result is checked against
+    it (``unified``, when the caller has it already, saves computing it again), and if
+    they ever differ the map falls back to an alignment of the whole text. Computing
+    the map costs a few times what unifying does, so it is made only for texts that are shown.
+
+    >>> u = unify_mapped("ＡＢＣ　軟體\\r\\n\\r\\n測試")
+    >>> u.text, u.shown(4, 6), u.shown(7, 9)
+    ('abc 软件\\n测试', '軟體', '測試')
+    """
+    current, starts, ends = _stepwise(text)
+    expected = unify(text) if unified is None else unified
+    if current != expected:  # a step diverged from unify: map what unify gives, coarsely
+        log.warning("offset map: the stepwise unification differs from unify(); aligning the whole text")
+        starts, ends = _identity(len(text))
+        starts, ends = _compose(starts, ends, _aligned(text, expected, 0, 0) if len(text) != len(expected) else [],
+                                len(expected))
+        current = expected
+    return Unified(text, current, starts, ends)
+
+
+def _stepwise(text: str) -> tuple[str, np.ndarray, np.ndarray]:
+    """The steps of unification one after the other, and the map their edits make."""
+    current = text
+    starts, ends = _identity(len(text))
+    for step in _STEPS:
+        current, edits = step(current)
+        starts, ends = _compose(starts, ends, edits, len(current))
+    return current, starts, ends
