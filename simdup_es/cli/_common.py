@@ -31,6 +31,14 @@ def field_options(func: F) -> F:
     return func
 
 
+def id_base_option(func: F) -> F:
+    """--id-base: the folder the ids of document files are relative to."""
+    return click.option(
+        "--id-base", type=click.Path(file_okay=False, path_type=Path), envvar="SIMDUP_ID_BASE",
+        help="A document file's id is its path relative to this folder (default: the current folder), however "
+             "the file is named; a file outside it gets its absolute path [env SIMDUP_ID_BASE].")(func)
+
+
 def fingerprint_options(func: F) -> F:
     """Options that change fingerprints (and so their version)."""
     func = click.option(
@@ -67,17 +75,19 @@ def make_fingerprinter(idf_path: Path | None, marked_words: Path | None, max_byt
     return Fingerprinter(FingerprintParams(idf_path=idf_path, marked_words=words, max_bytes=max_bytes))
 
 
-def read_inputs(inputs: tuple[str, ...], fields: Fields, skip: Iterable[Path] = ()) -> Iterator[Item]:
+def read_inputs(inputs: tuple[str, ...], fields: Fields, skip: Iterable[Path] = (),
+                id_base: Path | None = None) -> Iterator[Item]:
     """Items from INPUT arguments: files, folders, or ``-`` for JSON Lines on stdin.
 
     Folder walks leave out simdup's own outputs, and the files in ``skip`` (the command's).
+    Document files get ids relative to ``id_base`` (default: the current folder).
     """
     skip = tuple(skip)
     for name in inputs:
         if name == "-":
             yield from read_jsonl(sys.stdin.buffer, "<stdin>", fields)
         else:
-            yield from read_paths([Path(name)], fields, skip=skip)
+            yield from read_paths([Path(name)], fields, skip=skip, id_base=id_base)
 
 
 @contextmanager

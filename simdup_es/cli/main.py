@@ -22,6 +22,7 @@ from ._common import (
     echo_json,
     compare_options,
     field_options,
+    id_base_option,
     fingerprint_options,
     make_comparer,
     make_fingerprinter,
@@ -63,6 +64,7 @@ cluster_cmds.register(main)
 @click.argument("inputs", nargs=-1)
 @click.option("--text", "texts", multiple=True, help="Fingerprint this text (repeatable).")
 @field_options
+@id_base_option
 @fingerprint_options
 @click.option("--blocks", "n_blocks", default=8, show_default=True, help="Blocks to split the fingerprint into.")
 @click.option("--workers", type=int, help="Processes to use (default: all cores).")
@@ -79,6 +81,7 @@ def fingerprint(
     n_blocks: int,
     workers: int | None,
     rejects: Path | None,
+    id_base: Path | None,
 ) -> None:
     """Fingerprint documents; print one JSON line each.
 
@@ -93,7 +96,8 @@ def fingerprint(
     fields = Fields(text_field, title_field or None, id_field or None)
     log = RejectLog(rejects)
     literal = [Record(t, f"--text[{i}]") for i, t in enumerate(texts)]
-    records = itertools.chain(literal, split(read_inputs(inputs, fields, skip=[rejects] if rejects else []), log))
+    read = read_inputs(inputs, fields, skip=[rejects] if rejects else [], id_base=id_base)
+    records = itertools.chain(literal, split(read, log))
     done = 0
     for record, result in progress(fingerprinter.map_items(records, record_doc, workers=workers), "fingerprint"):
         if result.error is not None:
