@@ -113,6 +113,44 @@ def progress_bar(label: str, total: int | None = None) -> Iterator[Callable[[int
         yield update
 
 
+#: What each phase of ``simdup groups`` is called on the progress display.
+_PHASES = {"read": "reading fingerprints", "join": "finding pairs", "members": "reading group members",
+           "matrix": "comparing pairs (matrix)", "partial": "looking up partial copies", "components": "joining groups",
+           "write": "writing groups"}
+
+
+@contextmanager
+def phase_progress() -> Iterator[Callable[[str, int, int | None], None] | None]:
+    """A :data:`simdup_es.groups.Progress` that draws each phase on stderr if it is a terminal (else ``None``).
+
+    A phase with a total gets a bar with items per second; one without, a spinner
+    and a count. The previous phase's line stays, with its time.
+    """
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TextColumn("{task.fields[rate]}")]
+    with Progress(*columns, console=Console(stderr=True)) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(phase: str, done: int, total: int | None) -> None:
+            if phase not in tasks:
+                for other in tasks.values():  # the earlier phase ended: stop its clock
+                    bar.stop_task(other)
+                tasks[phase] = bar.add_task(_PHASES.get(phase, phase), total=total, rate="")
+            task = tasks[phase]
+            bar.update(task, completed=done, total=total)
+            speed = next(t.speed for t in bar.tasks if t.id == task)
+            if speed:
+                bar.update(task, rate=f"{speed:,.1f}/s")
+
+        yield update
+
+
 def progress(items: Iterable[T], label: str, total: int | None = None) -> Iterator[T]:
     """Pass ``items`` through, drawing a progress bar."""
     with progress_bar(label, total) as update:
