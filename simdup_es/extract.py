@@ -8,6 +8,7 @@ document from exhausting memory or time.
 from __future__ import annotations
 
 import io
+import codecs
 import re
 import zipfile
 from typing import Literal
@@ -60,13 +61,43 @@ _SELF_CLOSING = frozenset(
 _TAG = re.compile(rb"<(/?)([A-Za-z][^\s/>]*)")
 
 
-def decode(data: bytes, *, source: str | None = None) -> str:
-    """Decode text bytes: UTF-8 (with or without BOM), else GB18030.
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
 
-    Chinese files are often GBK/GB18030. Bytes with NUL in them are binary, not
-    text, and are refused rather than decoded into garbage.
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    """``UTF-16LE``/``UTF-16BE`` when NUL bytes sit nearly all at odd/even offsets, as in UTF-16 text, else ``None``.
+
+    ASCII in UTF-16LE puts a NUL after each letter; a few CJK characters (一 is
+    U+4E00) put one on the other side, hence "nearly".
     """
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    least = max(2, len(head) // 16)
+    if odd >= least and even * 10 <= odd:
+        return "UTF-16LE"
+    if even >= least and odd * 10 <= even:
+        return "UTF-16BE"
+    return None
+
+
+def decode(data: bytes, *, source: str | None = None) -> str:
+    """Decode text bytes: UTF-8 (with or without BOM), UTF-16 or UTF-32 with a BOM, else GB18030.
+
+    Chinese files are often GBK/GB18030; Windows tools write UTF-16 with a BOM.
+    Other bytes with NUL in them are binary, not text, and are refused rather
+    than decoded into garbage.
+    """
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError as exc:
+                raise InputError(f"starts as {codec.upper()} text (byte-order mark) but has an invalid sequence at "
+                                 f"offset {exc.start}; convert it to UTF-8 first", source=source) from None
     if b"\x00" in data[:8192]:
+        if codec16 := _utf16_without_bom(data[:8192]):
+            raise InputError(f"looks like {codec16} text without a byte-order mark: convert it to UTF-8 first "
+                             f"(iconv -f {codec16} -t UTF-8)", source=source)
         raise InputError("looks binary (contains NUL bytes), not a text document", source=source)
     try:
         return data.decode("utf-8-sig")
