@@ -218,7 +218,7 @@ _plain_http_warned = False  # credentials over http:// are warned about once per
 
 def _detect(settings: ConnectionSettings, client: Elasticsearch) -> Engine:
     with translated(client, "asking which engine it runs", cluster=UNKNOWN_PRODUCT):
-        engine = detect(client)
+        engine = detect(client, redact_url(settings.url))
     log.info("%s runs %s", redact_url(settings.url), engine)
     return engine
 

@@ -25,6 +25,7 @@ differs is here:
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -100,7 +101,7 @@ def nodes_version(body: Any) -> tuple[int, ...]:
 # --- telling the engines apart ----------------------------------------------------------------
 
 
-def detect(client: es.Elasticsearch) -> Engine:
+def detect(client: es.Elasticsearch, url: str = "the cluster") -> Engine:
     """The engine behind ``client``'s URL, asked with elasticsearch-py (credentials and TLS as configured).
 
     ``GET /_nodes/_local`` answers on every engine (Elasticsearch's integ-test build
@@ -108,7 +109,8 @@ def detect(client: es.Elasticsearch) -> Engine:
     else elasticsearch-py raises :class:`~elasticsearch.UnsupportedProductError`, whose
     answer is then read: OpenSearch 3 sends ``X-OpenSearch-Version``, OpenSearch 2 says
     ``distribution: opensearch`` on ``GET /``. Errors other than these are the
-    client's (translate them with :func:`simdup_es.es.io.translated`).
+    client's (translate them with :func:`simdup_es.es.io.translated`). ``url`` names
+    the cluster in the message when it is neither (credentials removed).
     """
     path, params = "/_nodes/_local", {"filter_path": "nodes.*.version"}
     try:
@@ -130,10 +132,24 @@ def detect(client: es.Elasticsearch) -> Engine:
     if version.get("distribution") == OPENSEARCH:
         return Engine(OPENSEARCH, nodes_version(body))
     raise ConfigError(
-        f"the cluster answers neither as Elasticsearch nor as OpenSearch (version {version.get('number', '?')}, no "
-        "product header): simdup supports Elasticsearch 8 and 9 and OpenSearch 2.4+; behind a proxy that hides "
-        "the engine, name it with --engine elasticsearch|opensearch (SIMDUP_ES_ENGINE)"
+        f"{url} answers neither as Elasticsearch nor as OpenSearch ({_what_answered(body, version)}): check the "
+        "URL (SIMDUP_ES_URL / --es-url); simdup supports Elasticsearch 8 and 9 and OpenSearch 2.4+, and behind a "
+        "proxy that hides the engine, name it with --engine elasticsearch|opensearch (SIMDUP_ES_ENGINE)"
     )
+
+
+_TITLE = re.compile(r"<title[^>]*>\s*([^<]{0,80})", re.IGNORECASE)
+
+
+def _what_answered(body: Any, version: Mapping[str, Any]) -> str:
+    """What a server that is no search engine sent back, in a few words: never the whole answer."""
+    if isinstance(body, (bytes, str)):
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        if "<html" in text[:2000].lower() or "<!doctype" in text[:2000].lower():
+            title = _TITLE.search(text)
+            return "it sent an HTML page" + (f" titled {title.group(1).strip()!r}" if title else "")
+        return f"it sent {len(text)} characters that are not JSON"
+    return f"version {version.get('number', '?')}, no product header"
 
 
 def client_mismatch(exc: es.ApiError) -> str | None:

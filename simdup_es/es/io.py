@@ -64,6 +64,17 @@ def client_url(client: Elasticsearch) -> str:
         return "the cluster"
 
 
+def _sends_credentials(client: Any) -> bool | None:
+    """Whether ``client`` sends an ``Authorization`` header; ``None`` when that cannot be told."""
+    if isinstance(client, OpenSearchClient):
+        kwargs = getattr(getattr(client.opensearch, "transport", None), "kwargs", None)
+        if not isinstance(kwargs, dict):
+            return None
+        return bool(kwargs.get("http_auth")) or "authorization" in {k.lower() for k in kwargs.get("headers") or {}}
+    headers = getattr(client, "_headers", None)  # elasticsearch-py 8 and 9 keep the auth header there
+    return None if headers is None else "authorization" in headers
+
+
 def error_reason(exc: es.ApiError) -> str:
     """``type: reason`` of an API error, with the first ``caused_by``."""
     error = exc.body.get("error") if isinstance(exc.body, dict) else None
@@ -102,6 +113,12 @@ def translated(client: Elasticsearch, action: str, index: str | None = None, *, 
     except SimdupError:
         raise
     except es.AuthenticationException as exc:
+        if _sends_credentials(client) is False:
+            raise ConnectionFailed(
+                f"{name} at {client_url(client)} asks for credentials while {action} (401: {error_reason(exc)}), and "
+                "none were given: set an API key (SIMDUP_ES_API_KEY / --api-key) or a user and password "
+                "(SIMDUP_ES_USER, SIMDUP_ES_PASSWORD / --user, --password)"
+            ) from exc
         raise ConnectionFailed(
             f"{name} at {client_url(client)} refused the credentials while {action} (401): check the API key "
             "(SIMDUP_ES_API_KEY / --api-key) or user and password (SIMDUP_ES_USER, SIMDUP_ES_PASSWORD)"
