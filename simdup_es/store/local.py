@@ -1111,7 +1111,13 @@ class LocalStore(Closing):
                 schema = int(z["schema"][0])
                 rows = z["rows"]
         except Exception as exc:  # any unreadable cache is simply ignored
-            log.warning("ignoring the unreadable index cache %s: %s", path, exc)
+            # numpy reads what is neither .npy nor .npz as a pickle, and refuses it with its own advice
+            # ("allow_pickle"), which is no advice for a cache: say what the file is instead.
+            why = ("not an index cache simdup wrote (damaged, cut short or replaced)"
+                   if isinstance(exc, (ValueError, EOFError, KeyError)) or "zip" in type(exc).__name__.lower()
+                   else f"{type(exc).__name__}: {exc}")
+            log.warning("ignoring %s: %s; the index is read from the store's database instead (the cache is "
+                        "written again when the store is next opened for writing)", path, why)
             return None
         if stamp != self._store_id or schema != SCHEMA_VERSION or rows.ndim != 2 or rows.shape[1] != 3:
             log.info("ignoring %s: it belongs to another store", path)
