@@ -466,3 +466,20 @@ def test_a_folder_indexed_under_folder_relative_ids_is_not_indexed_twice(
     assert "'a.txt'" in refused.stderr and "'docs/a.txt'" in refused.stderr
     again = _run("index", "docs", "--store", "store", "--id-base", "docs")
     assert again.exit_code == 0 and "the store holds 1 document" in again.stderr, again.output
+
+
+def test_the_file_size_limit_is_named_not_a_disk_io_error(tmp_path: Path) -> None:
+    """Under 'ulimit -f' SQLite reported "disk I/O error", which sent users to check their disks."""
+    import resource
+    import sys
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200 * 1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    run = subprocess.run([sys.executable, "-c", "from simdup_es.cli import main; main()", "index", SAMPLE, "--store",
+                          str(tmp_path / "store"), "--rejects", str(tmp_path / "rejects.jsonl")],
+                         capture_output=True, text=True, preexec_fn=limited, timeout=300)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert "file size limit ('ulimit -f' is 200 KB here)" in last and "disk I/O error" not in last, last
+    assert "--resume" in run.stderr  # the run can go on once the limit is raised
