@@ -483,3 +483,18 @@ def test_the_file_size_limit_is_named_not_a_disk_io_error(tmp_path: Path) -> Non
     last = run.stderr.strip().splitlines()[-1]
     assert "file size limit ('ulimit -f' is 200 KB here)" in last and "disk I/O error" not in last, last
     assert "--resume" in run.stderr  # the run can go on once the limit is raised
+
+
+def test_ids_the_store_refuses_are_rejects_named_by_file_and_line(tmp_path: Path) -> None:
+    """They were named "store:<id>", the only rejects not pointing at their input line."""
+    src = tmp_path / "ids.jsonl"
+    text = "第一篇文档的正文内容在这里，讲的是今年的工作安排。"
+    src.write_text("".join(json.dumps({"id": i, "text": text + str(n)}, ensure_ascii=False) + "\n"
+                           for n, i in enumerate(["ok-1", "", "ok-2", "a" * 600, "ok-3"])), encoding="utf-8")
+    rejects = tmp_path / "rejects.jsonl"
+    result = _run("index", str(src), "--store", str(tmp_path / "store"), "--rejects", str(rejects))
+    assert result.exit_code == 1 and "read 5, indexed 3, rejected 2" in result.stderr, result.output
+    rows = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    assert [r["source"] for r in rows] == [f"{src}:2", f"{src}:4"]
+    assert [r["id"] for r in rows] == ["", "a" * 600]
+    assert rows[0]["reason"].startswith("the store refused it: ") and "512 bytes" in rows[1]["reason"]
