@@ -7,10 +7,11 @@ document from exhausting memory or time.
 
 from __future__ import annotations
 
-import io
 import codecs
+import io
 import re
 import zipfile
+from html import unescape
 from typing import Literal
 
 from .errors import EmptyDocumentError, InputError
@@ -204,6 +205,36 @@ def _docx_to_text(data: bytes, source: str | None) -> str:
     except Exception as exc:  # zipfile, lxml and python-docx raise many types on malformed files
         raise InputError(f"cannot read DOCX: {type(exc).__name__}: {exc}", source=source) from None
     return "\n".join(lines)
+
+
+_HTML_TITLE = re.compile(rb"<title\b[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
+_HTML_H1 = re.compile(rb"<h1\b[^>]*>(.*?)</h1", re.IGNORECASE | re.DOTALL)
+_ANY_TAG = re.compile(r"<[^>]*>")
+_MD_HEADING = re.compile(r"^ {0,3}#\s+(.+?)(?:\s+#+)?\s*$", re.MULTILINE)
+
+
+def document_title(data: bytes, text: str, kind: Kind, suffix: str = "") -> str | None:
+    """The title a document gives itself: an HTML ``<title>`` (else its first ``<h1>``), a
+    Markdown file's first ``# heading``; ``None`` for other documents or without one.
+
+    Read from the first 64 kB only (a title is near the top), with entities decoded
+    and whitespace collapsed.
+    """
+    found: str | None = None
+    if kind == "html":
+        head = data[: 1 << 16]
+        for pattern in (_HTML_TITLE, _HTML_H1):
+            if match := pattern.search(head):
+                raw = match.group(1).decode("utf-8", "replace")
+                found = unescape(_ANY_TAG.sub("", raw))  # inline markup: 只有<b>一级</b> is one phrase
+                if found.strip():
+                    break
+    elif kind == "text" and suffix.lower() in (".md", ".markdown"):
+        if heading := _MD_HEADING.search(text[: 1 << 16]):
+            found = heading.group(1)
+    if found is None:
+        return None
+    return " ".join(found.split())[:500] or None
 
 
 def extract(data: bytes, kind: Kind, *, source: str | None = None) -> str:

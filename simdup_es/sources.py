@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 from .errors import InputError
 from .fingerprint import Doc
-from .extract import MAX_FILE_BYTES, extract, kind_of, too_large
+from .extract import MAX_FILE_BYTES, document_title, extract, kind_of, too_large
 
 log = logging.getLogger(__name__)
 
@@ -266,14 +266,16 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None, id_base:
         if kind is None:
             yield Reject(name, f"unsupported file type {suffix or '(none)'!r}: use .txt .md .html .pdf .docx .jsonl or .csv")
             return
-        text = extract(_read_document(path, MAX_FILE_BYTES[kind], name), kind, source=name)
+        data = _read_document(path, MAX_FILE_BYTES[kind], name)
+        text = extract(data, kind, source=name)
     except InputError as exc:
         yield Reject(name, exc.reason)
         return
     except OSError as exc:
         yield Reject(name, f"cannot read: {exc.strerror or exc}")
         return
-    yield Record(text, name, path_id(path, id_base), path.stem)
+    # The document's own title when it has one (HTML <title>, a Markdown # heading), else the file name.
+    yield Record(text, name, path_id(path, id_base), document_title(data, text, kind, suffix) or path.stem)
 
 
 def _unreadable(path: Path) -> str | None:

@@ -154,3 +154,16 @@ def test_a_null_text_field_is_called_null_not_missing() -> None:
     assert item.reason == "field 'text' is null: give the record a text (or choose another field with --text-field)"
     missing = from_mapping({"id": "n2"}, Fields(), "in.jsonl:4")
     assert isinstance(missing, Reject) and "no 'text' field" in missing.reason
+
+
+def test_a_document_is_titled_by_its_own_title_else_its_file_name(tmp_path: Path) -> None:
+    """The title was always the file name, though an HTML page or a Markdown file names itself."""
+    body = "<p>第一篇文档的正文内容在这里，讲的是今年的工作安排。</p>"
+    _write(tmp_path / "page.html", f"<html><head><title>\n 年度 &amp; 总结 </title></head><body><h1>别的</h1>{body}</body></html>")
+    _write(tmp_path / "heading.html", f"<html><body><h1>只有<b>一级</b>标题</h1>{body}</body></html>")
+    _write(tmp_path / "bare.html", f"<html><head><title>  </title></head><body>{body}</body></html>")
+    _write(tmp_path / "notes.md", "前言\n\n# 工作 安排 #\n\n## 细节\n\n正文。\n")
+    _write(tmp_path / "plain.txt", "# 不是标题：纯文本\n正文。\n")
+    titles = {Path(r.source).name: r.title for r in read_paths([tmp_path], id_base=tmp_path) if isinstance(r, Record)}
+    assert titles == {"page.html": "年度 & 总结", "heading.html": "只有一级标题", "bare.html": "bare",
+                      "notes.md": "工作 安排", "plain.txt": "plain"}
