@@ -241,8 +241,10 @@ def retry_options(func: F) -> F:
         help=f"Seconds before the first retry; each next wait doubles, up to {default.max_backoff:g} s.")(func)
     return click.option(
         "--max-retries", type=click.IntRange(min=0), default=default.max_retries, show_default=True,
-        help="Retries of a bulk request, or of documents in it, that the cluster rejects as too busy (429) or "
-             f"cannot be reached. The defaults wait up to {default.budget:.0f} s in all before the run stops.")(func)
+        help="Retries of a bulk request, or of documents in it, that the cluster rejects as too busy (429, or "
+             "502/503/504), cannot be reached or does not answer in time: a request is sent at most this many times "
+             f"plus one (the client does not retry it as well). The defaults wait {default.budget:.0f} s in all "
+             "between the tries before the run stops.")(func)
 
 
 class Checkpoint:
