@@ -24,12 +24,17 @@
 #   SIMDUP_DATE_FIELD   the date field of your documents, used by the "duplicate
 #                       share over time" panel instead of the placeholder @timestamp
 #                       (default @timestamp)
+#   SIMDUP_BASE_URL     where `simdup serve` answers for the browser: each document's
+#                       _id links to $SIMDUP_BASE_URL/report/<id> (default
+#                       http://127.0.0.1:8000)
 #   SIMDUP_WAIT_SECONDS how long to wait for the cluster and Kibana (default 300)
 set -eu
 
 ES_URL=${ES_URL:-http://127.0.0.1:9200}
 KIBANA_URL=${KIBANA_URL:-http://127.0.0.1:5601}
 DATE_FIELD=${SIMDUP_DATE_FIELD:-@timestamp}
+BASE_URL=${SIMDUP_BASE_URL:-http://127.0.0.1:8000}
+BASE_URL=${BASE_URL%/}
 WAIT_SECONDS=${SIMDUP_WAIT_SECONDS:-300}
 DASHBOARDS=${SIMDUP_DASHBOARDS:-auto}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -44,6 +49,13 @@ die() { say "error: $*"; exit 1; }
 
 case $DATE_FIELD in
     '' | *[!A-Za-z0-9_.@-]*) die "SIMDUP_DATE_FIELD must be a field name (letters, digits, _ . @ -), got '$DATE_FIELD'" ;;
+esac
+case $BASE_URL in
+    http://?* | https://?*) ;;
+    *) die "SIMDUP_BASE_URL must be the http:// or https:// address of simdup serve, got '$BASE_URL'" ;;
+esac
+case $BASE_URL in
+    *[!A-Za-z0-9_.:/%@-]*) die "SIMDUP_BASE_URL may hold only letters, digits and _ . : / % @ -, got '$BASE_URL'" ;;
 esac
 case $WAIT_SECONDS in
     '' | *[!0-9]*) die "SIMDUP_WAIT_SECONDS must be a number of seconds, got '$WAIT_SECONDS'" ;;
@@ -106,8 +118,10 @@ fi
 # The import API wants a file whose name ends in .ndjson.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sed "s/@timestamp/$DATE_FIELD/g" "$objects" >"$tmp/simdup.ndjson"
+# The shipped objects link _id to http://127.0.0.1:8000/report/{{value}} (simdup serve's default).
+sed -e "s/@timestamp/$DATE_FIELD/g" -e "s#http://127.0.0.1:8000/report/#$BASE_URL/report/#g" "$objects" \
+    >"$tmp/simdup.ndjson"
 response=$(curl -sS -X POST "$KIBANA_URL/api/saved_objects/_import?overwrite=true" \
     -H "$xsrf" --form "file=@$tmp/simdup.ndjson") || die "could not reach $KIBANA_URL"
 printf '%s' "$response" | grep -Eq '"success" *: *true' || die "import failed: $response"
-say "imported $(basename "$objects") into $DASHBOARDS (date field: $DATE_FIELD); dashboard: /app/dashboards#/view/simdup-dashboard"
+say "imported $(basename "$objects") into $DASHBOARDS (date field: $DATE_FIELD; reports: $BASE_URL/report/<id>); dashboard: /app/dashboards#/view/simdup-dashboard"

@@ -7,9 +7,11 @@ document from exhausting memory or time.
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 import zipfile
+from html import unescape
 from typing import Literal
 
 from .errors import EmptyDocumentError, InputError
@@ -60,13 +62,43 @@ _SELF_CLOSING = frozenset(
 _TAG = re.compile(rb"<(/?)([A-Za-z][^\s/>]*)")
 
 
-def decode(data: bytes, *, source: str | None = None) -> str:
-    """Decode text bytes: UTF-8 (with or without BOM), else GB18030.
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
 
-    Chinese files are often GBK/GB18030. Bytes with NUL in them are binary, not
-    text, and are refused rather than decoded into garbage.
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    """``UTF-16LE``/``UTF-16BE`` when NUL bytes sit nearly all at odd/even offsets, as in UTF-16 text, else ``None``.
+
+    ASCII in UTF-16LE puts a NUL after each letter; a few CJK characters (一 is
+    U+4E00) put one on the other side, hence "nearly".
     """
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    least = max(2, len(head) // 16)
+    if odd >= least and even * 10 <= odd:
+        return "UTF-16LE"
+    if even >= least and odd * 10 <= even:
+        return "UTF-16BE"
+    return None
+
+
+def decode(data: bytes, *, source: str | None = None) -> str:
+    """Decode text bytes: UTF-8 (with or without BOM), UTF-16 or UTF-32 with a BOM, else GB18030.
+
+    Chinese files are often GBK/GB18030; Windows tools write UTF-16 with a BOM.
+    Other bytes with NUL in them are binary, not text, and are refused rather
+    than decoded into garbage.
+    """
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError as exc:
+                raise InputError(f"starts as {codec.upper()} text (byte-order mark) but has an invalid sequence at "
+                                 f"offset {exc.start}; convert it to UTF-8 first", source=source) from None
     if b"\x00" in data[:8192]:
+        if codec16 := _utf16_without_bom(data[:8192]):
+            raise InputError(f"looks like {codec16} text without a byte-order mark: convert it to UTF-8 first "
+                             f"(iconv -f {codec16} -t UTF-8)", source=source)
         raise InputError("looks binary (contains NUL bytes), not a text document", source=source)
     try:
         return data.decode("utf-8-sig")
@@ -173,6 +205,36 @@ def _docx_to_text(data: bytes, source: str | None) -> str:
     except Exception as exc:  # zipfile, lxml and python-docx raise many types on malformed files
         raise InputError(f"cannot read DOCX: {type(exc).__name__}: {exc}", source=source) from None
     return "\n".join(lines)
+
+
+_HTML_TITLE = re.compile(rb"<title\b[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
+_HTML_H1 = re.compile(rb"<h1\b[^>]*>(.*?)</h1", re.IGNORECASE | re.DOTALL)
+_ANY_TAG = re.compile(r"<[^>]*>")
+_MD_HEADING = re.compile(r"^ {0,3}#\s+(.+?)(?:\s+#+)?\s*$", re.MULTILINE)
+
+
+def document_title(data: bytes, text: str, kind: Kind, suffix: str = "") -> str | None:
+    """The title a document gives itself: an HTML ``<title>`` (else its first ``<h1>``), a
+    Markdown file's first ``# heading``; ``None`` for other documents or without one.
+
+    Read from the first 64 kB only (a title is near the top), with entities decoded
+    and whitespace collapsed.
+    """
+    found: str | None = None
+    if kind == "html":
+        head = data[: 1 << 16]
+        for pattern in (_HTML_TITLE, _HTML_H1):
+            if match := pattern.search(head):
+                raw = match.group(1).decode("utf-8", "replace")
+                found = unescape(_ANY_TAG.sub("", raw))  # inline markup: 只有<b>一级</b> is one phrase
+                if found.strip():
+                    break
+    elif kind == "text" and suffix.lower() in (".md", ".markdown"):
+        if heading := _MD_HEADING.search(text[: 1 << 16]):
+            found = heading.group(1)
+    if found is None:
+        return None
+    return " ".join(found.split())[:500] or None
 
 
 def extract(data: bytes, kind: Kind, *, source: str | None = None) -> str:

@@ -263,6 +263,7 @@ def confirm_pairs(
     threshold: float = DEFAULT_THRESHOLD,
     *,
     chunk: int = 256,
+    on_done: Callable[[int], None] | None = None,
 ) -> Confirmed:
     """Keep the pairs whose ``similarity`` is at least ``threshold``, in the order given (nearest first).
 
@@ -270,13 +271,18 @@ def confirm_pairs(
     none); it is called once per ``chunk`` pairs with the positions that chunk
     still needs. A pair already joined through kept pairs is skipped: it could
     not change the components. ``components(result.pairs)`` therefore equals the
-    components of all pairs that pass.
+    components of all pairs that pass. ``on_done`` hears how many pairs were
+    handled so far, after each chunk.
     """
     uf = UnionFind()
     out = Confirmed()
     pending = iter(pairs)
+    done = 0
     while True:
+        if on_done is not None and done:
+            on_done(done)
         block = [(int(a), int(b)) for a, b in _take(pending, chunk)]
+        done += len(block)
         if not block:
             return out
         needed = sorted({p for a, b in block if not uf.connected(a, b) for p in (a, b)})
@@ -389,12 +395,14 @@ class PartialLinks:
 
 
 def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: PartialLinks,
-                  text_field: str = "text", joined: UnionFind | None = None) -> Iterator[tuple[int, int]]:
+                  text_field: str = "text", joined: UnionFind | None = None,
+                  on_done: Callable[[int], None] | None = None) -> Iterator[tuple[int, int]]:
     """Pairs of positions in ``docs`` where one holds a partial copy of the other (:mod:`simdup_es.multilevel`).
 
     Only documents of the printer's fingerprint version are looked up (``versions[p]``
     is ``docs``' ``p``). A pair already connected in ``joined`` is not compared; pairs
-    found are added to it.
+    found are added to it. ``on_done`` hears how many documents were looked up so far
+    (those of another version or without text count as done at once).
     """
     from .multilevel import StoredText, find_copies
     from .text import unify
@@ -419,7 +427,10 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
     unified_texts = cached_texts(store, docs, text_field, unify)
     limit = links.params.store_limit
     queries = links.printer.map_items_unified(with_text(), lambda item: Doc(item[1]), workers=links.workers)
-    for (p, _), _, levels, text in queries:
+    skipped = len(docs.keys) - len(wanted)
+    for done, ((p, _), _, levels, text) in enumerate(queries, skipped + 1):
+        if on_done is not None:
+            on_done(done)
         if levels is None or text is None:
             continue
         # Not excluded by id in the store: on an index pattern another index may hold the same _id.
@@ -470,6 +481,7 @@ def update_groups(
     prepare_text: Callable[[str], str] = str,
     partial: PartialLinks | None = None,
     dry_run: bool = False,
+    on_progress: Progress | None = None,
 ) -> GroupsSummary:
     """Find the duplicate groups of ``store`` and write them onto its documents.
 
@@ -480,11 +492,12 @@ def update_groups(
     matrix on: pairs below ``threshold`` are dropped. ``partial`` also joins
     documents linked by a partial copy (see the module docstring). ``dry_run`` computes and
     counts but writes nothing. On an Elasticsearch store whose index is an alias
-    or a pattern, pairs may cross indices.
+    or a pattern, pairs may cross indices. ``on_progress`` hears of each phase
+    (:data:`Progress`), and of each pair compared and document looked up.
     """
     summary = GroupsSummary()
     store.refresh()
-    clock = _Clock(summary.seconds)
+    clock = _Clock(summary.seconds, on_progress)
     with store.scan() as scan:
         with clock("read"):
             fps, codes, names = scan.fingerprints()
@@ -508,7 +521,7 @@ def update_groups(
         with clock("matrix"):
             pairs = doc_pairs(docs.nodes, node_pairs, every=True)
             texts = cached_texts(store, docs, text_field, prepare_text)
-            confirmed = confirm_pairs(pairs, texts, similarity, threshold)
+            confirmed = confirm_pairs(pairs, texts, similarity, threshold, on_done=clock.counter("matrix", None))
             summary.compared, summary.no_text = confirmed.compared, confirmed.no_text
             summary.confirmed = len(confirmed.pairs)
             kept = confirmed.pairs
@@ -518,7 +531,8 @@ def update_groups(
     if partial is not None:
         with clock("partial"):
             versions = [names[node_codes[n]] if n >= 0 else "" for n in docs.nodes]
-            links = _partial_links(store, docs, versions, kept, partial, text_field)
+            links = _partial_links(store, docs, versions, kept, partial, text_field,
+                                   clock.counter("partial", len(docs.keys)))
             summary.partial = len(links)
     with clock("components"):
         groups = assign_groups(docs.keys, kept + links)
@@ -582,12 +596,13 @@ def stored_groups(store: Store) -> list[StoredGroup]:
 
 
 def _partial_links(store: Store, docs: Members, versions: Sequence[str], kept: list[tuple[int, int]],
-                   partial: PartialLinks, text_field: str) -> list[tuple[int, int]]:
+                   partial: PartialLinks, text_field: str,
+                   on_done: Callable[[int], None] | None = None) -> list[tuple[int, int]]:
     """:func:`partial_pairs` of the members, skipping pairs already joined by the near-duplicate pairs ``kept``."""
     joined = UnionFind()
     for a, b in kept:
         joined.union(a, b)
-    return list(partial_pairs(store, docs, versions, partial, text_field, joined))
+    return list(partial_pairs(store, docs, versions, partial, text_field, joined, on_done))
 
 
 def _write_plan(store: Store, docs: Members, plan: Plan, summary: GroupsSummary) -> None:
@@ -601,14 +616,28 @@ def _write_plan(store: Store, docs: Members, plan: Plan, summary: GroupsSummary)
     store.refresh()
 
 
-class _Clock:
-    """``with clock("phase"):`` adds the block's wall time to ``seconds["phase"]``."""
+#: ``(phase, done, total)``: a phase of :func:`update_groups` started (done 0) or went on;
+#: ``total`` is ``None`` when the phase does not know it.
+Progress = Callable[[str, int, "int | None"], None]
 
-    def __init__(self, seconds: dict[str, float]) -> None:
-        self.seconds = seconds
+
+class _Clock:
+    """``with clock("phase"):`` adds the block's wall time to ``seconds["phase"]`` and tells ``on_progress``."""
+
+    def __init__(self, seconds: dict[str, float], on_progress: Progress | None = None) -> None:
+        self.seconds, self.on_progress = seconds, on_progress
+
+    def counter(self, phase: str, total: int | None) -> Callable[[int], None] | None:
+        """A callback for how many of ``total`` items of ``phase`` are done, or ``None`` without ``on_progress``."""
+        report = self.on_progress
+        if report is None:
+            return None
+        return lambda done: report(phase, done, total)
 
     @contextmanager
     def __call__(self, phase: str) -> Iterator[None]:
+        if self.on_progress is not None:
+            self.on_progress(phase, 0, None)
         started = time.perf_counter()
         try:
             yield
@@ -623,6 +652,7 @@ __all__ = [
     "NEAR_DUPLICATE",
     "PARTIAL",
     "PartialLinks",
+    "Progress",
     "Members",
     "Plan",
     "StoredGroup",

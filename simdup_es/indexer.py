@@ -193,8 +193,13 @@ class _Run:
     def written(self, batch: list[tuple[int, StoredDoc]], report: BulkReport) -> None:
         summary = self.summary
         summary.indexed += report.written
-        for doc_id, reason in report.failed:
-            self.reject(Reject(f"store:{doc_id}", reason, doc_id))
+        if report.failed:
+            # Named by where the record was read (file:line), as every other reject is.
+            where: dict[str, str] = {}
+            for position, doc in batch:
+                where.setdefault(doc.id, self.sources.get(position, f"store:{doc.id}"))
+            for doc_id, reason in report.failed:
+                self.reject(Reject(where.get(doc_id, f"store:{doc_id}"), f"the store refused it: {reason}", doc_id))
         # Every item up to the batch's last document has come out of the
         # fingerprinter (it keeps input order), so all of them are settled now.
         self.settle(batch[-1][0] + 1)

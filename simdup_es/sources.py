@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 from .errors import InputError
 from .fingerprint import Doc
-from .extract import MAX_FILE_BYTES, extract, kind_of, too_large
+from .extract import MAX_FILE_BYTES, document_title, extract, kind_of, too_large
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,28 @@ def content_id(text: str, title: str | None = None) -> str:
     if title:
         digest.update(b"\x00" + title.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:20]
+
+
+def path_id(path: Path, base: Path | None = None) -> str:
+    """The id of a document file: its path relative to ``base`` (default: the current folder).
+
+    The same file gets the same id whether it is named on the command line or
+    found in a folder, by a relative or an absolute path, so indexing it again
+    replaces its document. A file outside ``base`` gets its absolute path.
+    Paths are compared as written (``..`` and ``.`` removed), then with their
+    folders' symbolic links resolved, so a base reached through a link still holds
+    its files.
+    """
+    here = Path(os.path.abspath(path))
+    root = Path(os.path.abspath(base if base is not None else os.getcwd()))
+    try:
+        pairs = [(here, root), (here.parent.resolve() / here.name, root.resolve())]  # the file may be a link: its name
+    except (OSError, RuntimeError):  # a symbolic link loop (RuntimeError before Python 3.13)
+        pairs = [(here, root)]
+    for p, b in pairs:
+        if p != b and p.is_relative_to(b):
+            return p.relative_to(b).as_posix()
+    return here.as_posix()
 
 
 def _field(record: dict, name: str | None, source: str, surrogates: bool = True) -> str | None:
@@ -219,11 +241,12 @@ def _read_document(path: Path, cap: int, name: str) -> bytes:
         return f.read(cap + 1)  # a pipe has no size: read one byte past the cap, extract() refuses it
 
 
-def read_file(path: Path, fields: Fields, *, source: str | None = None) -> Iterator[Item]:
+def read_file(path: Path, fields: Fields, *, source: str | None = None, id_base: Path | None = None) -> Iterator[Item]:
     """Records of one file: a document (.txt .md .html .pdf .docx) or a collection (.jsonl .csv).
 
-    Documents over :data:`simdup_es.extract.MAX_FILE_BYTES` are rejected without
-    being read.
+    A document's id is :func:`path_id` of ``path`` and ``id_base``; the records of a
+    collection keep their id field (or, without one, get a content id). Documents
+    over :data:`simdup_es.extract.MAX_FILE_BYTES` are rejected without being read.
     """
     name = source or str(path)
     suffix = path.suffix.lower()
@@ -243,14 +266,16 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None) -> Itera
         if kind is None:
             yield Reject(name, f"unsupported file type {suffix or '(none)'!r}: use .txt .md .html .pdf .docx .jsonl or .csv")
             return
-        text = extract(_read_document(path, MAX_FILE_BYTES[kind], name), kind, source=name)
+        data = _read_document(path, MAX_FILE_BYTES[kind], name)
+        text = extract(data, kind, source=name)
     except InputError as exc:
         yield Reject(name, exc.reason)
         return
     except OSError as exc:
         yield Reject(name, f"cannot read: {exc.strerror or exc}")
         return
-    yield Record(text, name, None, path.stem)
+    # The document's own title when it has one (HTML <title>, a Markdown # heading), else the file name.
+    yield Record(text, name, path_id(path, id_base), document_title(data, text, kind, suffix) or path.stem)
 
 
 def _unreadable(path: Path) -> str | None:
@@ -304,15 +329,17 @@ def _walk(folder: Path, skip: Collection[Path] = ()) -> Iterator[tuple[Path, str
     return iter(sorted(entries, key=lambda e: e[0].parts))
 
 
-def read_paths(paths: Iterable[Path], fields: Fields = Fields(), *, skip: Collection[Path] = ()) -> Iterator[Item]:
+def read_paths(paths: Iterable[Path], fields: Fields = Fields(), *, skip: Collection[Path] = (),
+               id_base: Path | None = None) -> Iterator[Item]:
     """Records from files and folders (folders are walked, hidden files skipped, in sorted order).
 
     A folder walk also skips what simdup wrote: files named like its default outputs
     (:data:`OUTPUT_NAMES`, ``*.resume.json``), its HTML reports, and the files in
     ``skip`` (the run's own outputs). A file named in ``paths`` is always read.
 
-    Documents from a folder get their path relative to the folder as id, so
-    re-indexing the same folder updates rather than duplicates. Folder entries
+    A document file's id is its path relative to ``id_base`` (default: the current
+    folder; :func:`path_id`), whether it is named or found in a folder, so
+    re-indexing a file or a folder replaces rather than duplicates. Folder entries
     that are not regular files (FIFOs, sockets, devices, broken or looping
     symbolic links) and subfolders that cannot be read are rejects; symbolic
     links to folders are not followed.
@@ -328,12 +355,8 @@ def read_paths(paths: Iterable[Path], fields: Fields = Fields(), *, skip: Collec
                 if unreadable is not None:
                     yield Reject(str(child), unreadable)
                     continue
-                rel = child.relative_to(path)
-                for item in read_file(child, fields):
-                    if isinstance(item, Record) and kind_of(child.name):
-                        item = Record(item.text, item.source, rel.as_posix(), item.title)
-                    yield item
+                yield from read_file(child, fields, id_base=id_base)
         elif path.exists():
-            yield from read_file(path, fields)
+            yield from read_file(path, fields, id_base=id_base)
         else:
             yield Reject(str(path), _unreadable(path) or "no such file or folder")

@@ -31,6 +31,14 @@ def field_options(func: F) -> F:
     return func
 
 
+def id_base_option(func: F) -> F:
+    """--id-base: the folder the ids of document files are relative to."""
+    return click.option(
+        "--id-base", type=click.Path(file_okay=False, path_type=Path), envvar="SIMDUP_ID_BASE",
+        help="A document file's id is its path relative to this folder (default: the current folder), however "
+             "the file is named; a file outside it gets its absolute path [env SIMDUP_ID_BASE].")(func)
+
+
 def fingerprint_options(func: F) -> F:
     """Options that change fingerprints (and so their version)."""
     func = click.option(
@@ -67,17 +75,19 @@ def make_fingerprinter(idf_path: Path | None, marked_words: Path | None, max_byt
     return Fingerprinter(FingerprintParams(idf_path=idf_path, marked_words=words, max_bytes=max_bytes))
 
 
-def read_inputs(inputs: tuple[str, ...], fields: Fields, skip: Iterable[Path] = ()) -> Iterator[Item]:
+def read_inputs(inputs: tuple[str, ...], fields: Fields, skip: Iterable[Path] = (),
+                id_base: Path | None = None) -> Iterator[Item]:
     """Items from INPUT arguments: files, folders, or ``-`` for JSON Lines on stdin.
 
     Folder walks leave out simdup's own outputs, and the files in ``skip`` (the command's).
+    Document files get ids relative to ``id_base`` (default: the current folder).
     """
     skip = tuple(skip)
     for name in inputs:
         if name == "-":
             yield from read_jsonl(sys.stdin.buffer, "<stdin>", fields)
         else:
-            yield from read_paths([Path(name)], fields, skip=skip)
+            yield from read_paths([Path(name)], fields, skip=skip, id_base=id_base)
 
 
 @contextmanager
@@ -99,6 +109,44 @@ def progress_bar(label: str, total: int | None = None) -> Iterator[Callable[[int
             speed = bar.tasks[0].speed
             if speed:
                 bar.update(task, rate=f"{speed:,.0f} docs/s")
+
+        yield update
+
+
+#: What each phase of ``simdup groups`` is called on the progress display.
+_PHASES = {"read": "reading fingerprints", "join": "finding pairs", "members": "reading group members",
+           "matrix": "comparing pairs (matrix)", "partial": "looking up partial copies", "components": "joining groups",
+           "write": "writing groups"}
+
+
+@contextmanager
+def phase_progress() -> Iterator[Callable[[str, int, int | None], None] | None]:
+    """A :data:`simdup_es.groups.Progress` that draws each phase on stderr if it is a terminal (else ``None``).
+
+    A phase with a total gets a bar with items per second; one without, a spinner
+    and a count. The previous phase's line stays, with its time.
+    """
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TextColumn("{task.fields[rate]}")]
+    with Progress(*columns, console=Console(stderr=True)) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(phase: str, done: int, total: int | None) -> None:
+            if phase not in tasks:
+                for other in tasks.values():  # the earlier phase ended: stop its clock
+                    bar.stop_task(other)
+                tasks[phase] = bar.add_task(_PHASES.get(phase, phase), total=total, rate="")
+            task = tasks[phase]
+            bar.update(task, completed=done, total=total)
+            speed = next(t.speed for t in bar.tasks if t.id == task)
+            if speed:
+                bar.update(task, rate=f"{speed:,.1f}/s")
 
         yield update
 
@@ -193,8 +241,10 @@ def retry_options(func: F) -> F:
         help=f"Seconds before the first retry; each next wait doubles, up to {default.max_backoff:g} s.")(func)
     return click.option(
         "--max-retries", type=click.IntRange(min=0), default=default.max_retries, show_default=True,
-        help="Retries of a bulk request, or of documents in it, that the cluster rejects as too busy (429) or "
-             f"cannot be reached. The defaults wait up to {default.budget:.0f} s in all before the run stops.")(func)
+        help="Retries of a bulk request, or of documents in it, that the cluster rejects as too busy (429, or "
+             "502/503/504), cannot be reached or does not answer in time: a request is sent at most this many times "
+             f"plus one (the client does not retry it as well). The defaults wait {default.budget:.0f} s in all "
+             "between the tries before the run stops.")(func)
 
 
 class Checkpoint:

@@ -20,6 +20,7 @@ from ._common import (
     fingerprint_options,
     make_comparer,
     make_fingerprinter,
+    phase_progress,
     progress_bar,
     retry_options,
 )
@@ -164,9 +165,10 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: boo
         assert compare is not None
         links = PartialLinks(PartPrinter(make_fingerprinter(idf_path, marked_words, max_bytes)), compare,
                              MultiParams(k=k, partial_threshold=partial_threshold), workers)
-    with open_store(pop_store_opts(kwargs), read_only=dry_run, retry=Retry(max_retries, initial_backoff)) as store:
+    with open_store(pop_store_opts(kwargs), read_only=dry_run, retry=Retry(max_retries, initial_backoff)) as store, \
+            phase_progress() as on_progress:
         summary = update_groups(store, k=k, similarity=similarity, threshold=threshold, text_field=text_field,
-                                prepare_text=prepare, partial=links, dry_run=dry_run)
+                                prepare_text=prepare, partial=links, dry_run=dry_run, on_progress=on_progress)
         listed = stored_groups(store) if list_groups else []
     if as_json:
         echo_json(summary.to_dict())

@@ -16,12 +16,13 @@ from ..errors import InputError, SimdupError
 from ..fingerprint import Doc
 from ..sources import Fields, Record, record_doc
 from ..tokens import build_idf, format_idf
-from . import cluster_cmds, report_cmd, store_cmds
+from . import cluster_cmds, kibana_cmds, report_cmd, store_cmds
 from ._common import (
     RejectLog,
     echo_json,
     compare_options,
     field_options,
+    id_base_option,
     fingerprint_options,
     make_comparer,
     make_fingerprinter,
@@ -58,12 +59,14 @@ def main(verbose: int) -> None:
 store_cmds.register(main)
 cluster_cmds.register(main)
 main.add_command(report_cmd.report)
+kibana_cmds.register(main)
 
 
 @main.command()
 @click.argument("inputs", nargs=-1)
 @click.option("--text", "texts", multiple=True, help="Fingerprint this text (repeatable).")
 @field_options
+@id_base_option
 @fingerprint_options
 @click.option("--blocks", "n_blocks", default=8, show_default=True, help="Blocks to split the fingerprint into.")
 @click.option("--workers", type=int, help="Processes to use (default: all cores).")
@@ -80,6 +83,7 @@ def fingerprint(
     n_blocks: int,
     workers: int | None,
     rejects: Path | None,
+    id_base: Path | None,
 ) -> None:
     """Fingerprint documents; print one JSON line each.
 
@@ -94,7 +98,8 @@ def fingerprint(
     fields = Fields(text_field, title_field or None, id_field or None)
     log = RejectLog(rejects)
     literal = [Record(t, f"--text[{i}]") for i, t in enumerate(texts)]
-    records = itertools.chain(literal, split(read_inputs(inputs, fields, skip=[rejects] if rejects else []), log))
+    read = read_inputs(inputs, fields, skip=[rejects] if rejects else [], id_base=id_base)
+    records = itertools.chain(literal, split(read, log))
     done = 0
     for record, result in progress(fingerprinter.map_items(records, record_doc, workers=workers), "fingerprint"):
         if result.error is not None:

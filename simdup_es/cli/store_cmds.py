@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,7 +15,7 @@ import click
 
 from ..config import BlockLayout, Retry
 from ..fingerprint import Fingerprint, Fingerprinter
-from ..errors import InputError, WorkerError
+from ..errors import ConfigError, InputError, WorkerError
 from ..indexer import LEVELS, IndexStopped, LevelChoice, index_items
 from ..multilevel import Copies, MultiParams
 from ..parts import PartPrinter
@@ -29,6 +31,7 @@ from ._common import (
     echo_json,
     field_options,
     fingerprint_options,
+    id_base_option,
     make_comparer,
     make_fingerprinter,
     open_output,
@@ -128,6 +131,7 @@ def setup(**kwargs: Any) -> None:
 @click.argument("inputs", nargs=-1, required=True)
 @store_options
 @field_options
+@id_base_option
 @fingerprint_options
 @bulk_options
 @retry_options
@@ -141,12 +145,19 @@ def setup(**kwargs: Any) -> None:
                    "documents only, fastest). Index again with another choice to change it.")
 def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int, workers: int | None, batch_size: int, rejects: Path,
-          max_retries: int, initial_backoff: float, resume: bool, levels: LevelChoice, **kwargs: Any) -> None:
+          max_retries: int, initial_backoff: float, resume: bool, levels: LevelChoice, id_base: Path | None,
+          **kwargs: Any) -> None:
     """Fingerprint INPUTS and index them (JSON Lines, CSV, files or folders; - for stdin).
 
-    Records without an id get one derived from their content, so indexing the
-    same input twice changes nothing. Exit status 1 means some records were
-    rejected; each one is in the rejects file with its reason.
+    Ids: a JSON Lines or CSV record keeps its id field; one without gets an id
+    derived from its content. A document file (.txt .md .html .pdf .docx) gets its
+    path relative to the current folder (or --id-base), whether it is named here
+    or found in a folder, by a relative or an absolute path: 'simdup index
+    docs' and 'simdup index docs/a.txt' both give docs/a.txt. So indexing the
+    same input again changes nothing, and indexing an edited file again
+    replaces its document. Run from the same folder (or give the same
+    --id-base) each time. Exit status 1 means some records were rejected; each
+    one is in the rejects file with its reason.
 
     Folders are walked without hidden files and without simdup's own outputs,
     which land in the working folder (maybe the indexed one): files named
@@ -174,7 +185,9 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     try:
         with open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
                 progress_bar("indexing") as update:
-            items = read_inputs(inputs, fields, skip=(rejects, checkpoint.path))  # not the run's own outputs
+            if id_base is None:
+                _refuse_old_ids(store, inputs)
+            items = read_inputs(inputs, fields, skip=(rejects, checkpoint.path), id_base=id_base)  # not its outputs
             summary = index_items(items, store, fingerprinter, workers=workers,
                                   batch_size=batch_size, on_reject=lambda r: log.add(r.source, r.reason, r.id),
                                   on_progress=update, skip=skip,
@@ -209,6 +222,38 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
         sys.exit(1)
 
 
+def _refuse_old_ids(store: Store, inputs: tuple[str, ...], sample: int = 20) -> None:
+    """Refuse to index a folder whose files the store holds under the ids simdup gave them before stable ids.
+
+    Those gave a file found in a folder its path relative to that folder: indexing
+    the folder again under the new ids would add a second copy of every document.
+    """
+    from ..extract import kind_of
+    from ..sources import path_id
+
+    for name in inputs:
+        folder = Path(name)
+        try:
+            if name == "-" or not folder.is_dir():
+                continue
+            files = sorted(p for p in itertools.islice(folder.rglob("*"), 10 * sample) if kind_of(p.name) and p.is_file())
+        except OSError:
+            continue  # the walk says why it cannot be read
+        pairs = {path_id(p): p.relative_to(folder).as_posix() for p in files[:sample]}
+        pairs = {new: old for new, old in pairs.items() if new != old}
+        if not pairs:
+            continue
+        held = {d.id for d in store.get([*pairs, *pairs.values()])}
+        old = [o for n, o in pairs.items() if o in held and n not in held]
+        if old:
+            new = next(n for n, o in pairs.items() if o == old[0])
+            raise ConfigError(
+                f"the store holds the files of {name} under ids relative to that folder ({old[0]!r}: as simdup gave "
+                "them before ids were stable, or a run from inside it); this run would give them paths relative to the "
+                f"current folder ({new!r}) and so add a second copy of each. Run with --id-base {shlex.quote(name)} "
+                "to replace them, or with --id-base . to index them under the new ids anyway")
+
+
 def _query_document(store: Store | None, fingerprinter: Fingerprinter, text: str | None, file: Path | None,
                     doc_id: str | None, title: str | None) -> tuple[Fingerprint, str | None, str | None]:
     """The query's fingerprint, its text (for the comparison matrix) and the id to leave out."""
@@ -239,6 +284,7 @@ def query_source_options(func: F) -> F:
               "folder; - for stdin): one result line per query.")
 @store_options
 @field_options
+@id_base_option
 @fingerprint_options
 @compare_options
 @click.option("--limit", default=20, show_default=True, help="Show at most this many matches per query.")
@@ -258,7 +304,8 @@ def query_source_options(func: F) -> F:
 def search(text: str | None, file: Path | None, doc_id: str | None, queries: str | None, title: str | None,
            text_field: str, title_field: str, id_field: str, idf_path: Path | None, marked_words: Path | None,
            max_bytes: int, limit: int, k: int, partial_threshold: float, no_matrix: bool, details: int,
-           html_path: Path | None, as_json: bool, workers: int | None, rejects: Path, **kwargs: Any) -> None:
+           html_path: Path | None, as_json: bool, workers: int | None, rejects: Path, id_base: Path | None,
+           **kwargs: Any) -> None:
     """Find near-duplicates and partial copies of a text, a file, a stored document or many queries.
 
     Near-duplicates: documents sharing at least 8 - k of 8 fingerprint blocks
@@ -277,7 +324,8 @@ def search(text: str | None, file: Path | None, doc_id: str | None, queries: str
         if no_matrix:
             raise click.UsageError("--queries finds partial copies with the comparison matrix: leave out --no-matrix")
         fields = Fields(text_field, title_field or None, id_field or None)
-        _search_many(queries, fields, store_opts, fingerprinter, comparer, params, limit, workers, rejects, as_json)
+        _search_many(queries, fields, store_opts, fingerprinter, comparer, params, limit, workers, rejects, as_json,
+                     id_base)
         return
     with open_store(store_opts, read_only=True, layout=BlockLayout(k=k)) as store:
         fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id, title)
@@ -303,13 +351,14 @@ def _note_other_versions(store: Store, version: str) -> None:
 
 def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], fingerprinter: Fingerprinter,
                  comparer: Callable[[str, str], Any] | None, params: MultiParams, limit: int, workers: int | None,
-                 rejects: Path, as_json: bool) -> None:
+                 rejects: Path, as_json: bool, id_base: Path | None = None) -> None:
     """``search --queries``: one line per query, in input order; bad records to the rejects file."""
     log = RejectLog(rejects)
     done = searched = with_copies = 0
     with open_store(store_opts, read_only=True, layout=BlockLayout(k=params.k)) as store, \
             progress_bar("searching") as update:
-        results = find_copies_many(store, split(read_inputs((queries,), fields, skip=(rejects,)), log), record_doc,
+        records = split(read_inputs((queries,), fields, skip=(rejects,), id_base=id_base), log)
+        results = find_copies_many(store, records, record_doc,
                                    printer=PartPrinter(fingerprinter), compare=comparer, params=params, limit=limit,
                                    workers=workers, exclude=lambda r: r.key)
         # The key, not the id: a record without an id is stored under its content id (as

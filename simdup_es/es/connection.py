@@ -61,6 +61,21 @@ def _env_bool(name: str, value: str) -> bool:
     raise ConfigError(f"{name} must be one of true/false, yes/no, 1/0, on/off; got {value!r}")
 
 
+def _check_pem(path: Path) -> None:
+    """Refuse a CA file that holds no PEM certificate, which TLS would report as "no certificate or crl found"."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 20)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the CA certificate {path}: {exc.strerror or exc}") from None
+    if b"-----BEGIN CERTIFICATE-----" in head:
+        return
+    what = "is empty" if not head.strip() else "holds no certificate in PEM form (-----BEGIN CERTIFICATE-----)"
+    raise ConfigError(f"the CA certificate file {path} {what}: give the file with the CA certificate that signed the "
+                      "cluster's (Elasticsearch 8 writes it to config/certs/http_ca.crt); a DER file converts with "
+                      "'openssl x509 -inform der -in FILE -out ca.pem' (SIMDUP_ES_CA_CERT / --ca-cert)")
+
+
 @dataclass(frozen=True, repr=False)
 class ConnectionSettings:
     """How to reach a cluster: URL, credentials, TLS.
@@ -97,6 +112,7 @@ class ConnectionSettings:
             object.__setattr__(self, "ca_certs", Path(self.ca_certs))
             if not self.ca_certs.is_file():
                 raise ConfigError(f"CA certificate {self.ca_certs} does not exist or is not a file")
+            _check_pem(self.ca_certs)
         if not self.request_timeout > 0:
             raise ConfigError(f"request_timeout must be positive, got {self.request_timeout}")
         if self.max_retries < 0:
@@ -218,7 +234,7 @@ _plain_http_warned = False  # credentials over http:// are warned about once per
 
 def _detect(settings: ConnectionSettings, client: Elasticsearch) -> Engine:
     with translated(client, "asking which engine it runs", cluster=UNKNOWN_PRODUCT):
-        engine = detect(client)
+        engine = detect(client, redact_url(settings.url))
     log.info("%s runs %s", redact_url(settings.url), engine)
     return engine
 

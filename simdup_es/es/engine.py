@@ -25,6 +25,7 @@ differs is here:
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -100,7 +101,7 @@ def nodes_version(body: Any) -> tuple[int, ...]:
 # --- telling the engines apart ----------------------------------------------------------------
 
 
-def detect(client: es.Elasticsearch) -> Engine:
+def detect(client: es.Elasticsearch, url: str = "the cluster") -> Engine:
     """The engine behind ``client``'s URL, asked with elasticsearch-py (credentials and TLS as configured).
 
     ``GET /_nodes/_local`` answers on every engine (Elasticsearch's integ-test build
@@ -108,7 +109,8 @@ def detect(client: es.Elasticsearch) -> Engine:
     else elasticsearch-py raises :class:`~elasticsearch.UnsupportedProductError`, whose
     answer is then read: OpenSearch 3 sends ``X-OpenSearch-Version``, OpenSearch 2 says
     ``distribution: opensearch`` on ``GET /``. Errors other than these are the
-    client's (translate them with :func:`simdup_es.es.io.translated`).
+    client's (translate them with :func:`simdup_es.es.io.translated`). ``url`` names
+    the cluster in the message when it is neither (credentials removed).
     """
     path, params = "/_nodes/_local", {"filter_path": "nodes.*.version"}
     try:
@@ -130,10 +132,24 @@ def detect(client: es.Elasticsearch) -> Engine:
     if version.get("distribution") == OPENSEARCH:
         return Engine(OPENSEARCH, nodes_version(body))
     raise ConfigError(
-        f"the cluster answers neither as Elasticsearch nor as OpenSearch (version {version.get('number', '?')}, no "
-        "product header): simdup supports Elasticsearch 8 and 9 and OpenSearch 2.4+; behind a proxy that hides "
-        "the engine, name it with --engine elasticsearch|opensearch (SIMDUP_ES_ENGINE)"
+        f"{url} answers neither as Elasticsearch nor as OpenSearch ({_what_answered(body, version)}): check the "
+        "URL (SIMDUP_ES_URL / --es-url); simdup supports Elasticsearch 8 and 9 and OpenSearch 2.4+, and behind a "
+        "proxy that hides the engine, name it with --engine elasticsearch|opensearch (SIMDUP_ES_ENGINE)"
     )
+
+
+_TITLE = re.compile(r"<title[^>]*>\s*([^<]{0,80})", re.IGNORECASE)
+
+
+def _what_answered(body: Any, version: Mapping[str, Any]) -> str:
+    """What a server that is no search engine sent back, in a few words: never the whole answer."""
+    if isinstance(body, (bytes, str)):
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        if "<html" in text[:2000].lower() or "<!doctype" in text[:2000].lower():
+            title = _TITLE.search(text)
+            return "it sent an HTML page" + (f" titled {title.group(1).strip()!r}" if title else "")
+        return f"it sent {len(text)} characters that are not JSON"
+    return f"version {version.get('number', '?')}, no product header"
 
 
 def client_mismatch(exc: es.ApiError) -> str | None:
@@ -148,8 +164,8 @@ def client_mismatch(exc: es.ApiError) -> str | None:
     if exc.meta.status != 400 or exc.error != "media_type_header_exception":
         return None
     return (f"the installed elasticsearch client is {es.__versionstr__}, which the cluster does not accept "
-            f"({_reason(exc.body)}); simdup uses elasticsearch-py 8, which talks to Elasticsearch 8 and 9: "
-            f"{CLIENT_PIN}")
+            f"({_reason(exc.body)}): elasticsearch-py 9 talks to Elasticsearch 9 only, elasticsearch-py 8 to "
+            f"Elasticsearch 8 and 9; for this cluster: {CLIENT_PIN}")
 
 
 def not_elasticsearch() -> str:
@@ -195,10 +211,15 @@ def uses_point_in_time(client: Any) -> bool:
 
 
 def streaming_bulk(client: Any, actions: Any, **kwargs: Any) -> Iterable[tuple[bool, dict[str, Any]]]:
-    """The engine's ``helpers.streaming_bulk`` (same arguments and answers; errors as elasticsearch-py's)."""
+    """The engine's ``helpers.streaming_bulk`` (same arguments and answers; errors as elasticsearch-py's).
+
+    The client's own retries are off for these requests (the caller retries with
+    backoff): on Elasticsearch by ``options(max_retries=0)``, on OpenSearch by the
+    :class:`OpenSearchClient`'s client for bulk writes.
+    """
     if isinstance(client, OpenSearchClient):
         return client.streaming_bulk(actions, **kwargs)
-    return es_helpers.streaming_bulk(client, actions, **kwargs)
+    return es_helpers.streaming_bulk(client.options(max_retries=0), actions, **kwargs)
 
 
 def as_client(client: Any) -> Any:
@@ -309,9 +330,12 @@ class OpenSearchClient(_Namespace):
     """
 
     def __init__(self, client: Any, engine: Engine | None = None, url: str = "the cluster",
-                 defaults: Mapping[str, Any] | None = None) -> None:
+                 defaults: Mapping[str, Any] | None = None, bulk_client: Any = None) -> None:
         super().__init__(self, client)
         self.opensearch, self.url, self.defaults = client, url, dict(defaults or {})
+        # Bulk writes go through a client that does not retry: simdup_es.es.io.bulk retries
+        # them with backoff, so the two layers do not multiply. None: the given client's own.
+        self.bulk_opensearch = bulk_client
         self._engine = engine
         self.indices = _Namespace(self, client.indices)
         self.cluster = _Namespace(self, client.cluster)
@@ -330,7 +354,8 @@ class OpenSearchClient(_Namespace):
         unknown = set(options) - {"ignore_status", "request_timeout"}
         if unknown:
             raise TypeError(f"options not supported with OpenSearch: {', '.join(sorted(unknown))}")
-        return OpenSearchClient(self.opensearch, self._engine, self.url, {**self.defaults, **options})
+        return OpenSearchClient(self.opensearch, self._engine, self.url, {**self.defaults, **options},
+                                self.bulk_opensearch)
 
     def open_point_in_time(self, *, index: str, keep_alive: str) -> dict[str, Any]:
         """``POST /<index>/_search/point_in_time``; answers ``{"id": ...}`` as Elasticsearch does."""
@@ -345,10 +370,12 @@ class OpenSearchClient(_Namespace):
         from opensearchpy import helpers
 
         with _translating(self.url):
-            yield from helpers.streaming_bulk(self.opensearch, actions, **kwargs)
+            yield from helpers.streaming_bulk(self.bulk_opensearch or self.opensearch, actions, **kwargs)
 
     def close(self) -> None:
         self.opensearch.close()
+        if self.bulk_opensearch is not None:
+            self.bulk_opensearch.close()
 
     def __repr__(self) -> str:
         return f"OpenSearchClient({self.url!r}, {self._engine or 'version not asked yet'})"
@@ -362,7 +389,8 @@ def opensearch_client(url: str, engine: Engine | None, *, label: str, **kwargs: 
     quiet = logging.getLogger("opensearch")
     if quiet.level == logging.NOTSET:
         quiet.setLevel(logging.ERROR)
-    return OpenSearchClient(opensearchpy.OpenSearch(url, **kwargs), engine, label)
+    return OpenSearchClient(opensearchpy.OpenSearch(url, **kwargs), engine, label,
+                            bulk_client=opensearchpy.OpenSearch(url, **{**kwargs, "max_retries": 0}))
 
 
 __all__ = [

@@ -64,6 +64,17 @@ def client_url(client: Elasticsearch) -> str:
         return "the cluster"
 
 
+def _sends_credentials(client: Any) -> bool | None:
+    """Whether ``client`` sends an ``Authorization`` header; ``None`` when that cannot be told."""
+    if isinstance(client, OpenSearchClient):
+        kwargs = getattr(getattr(client.opensearch, "transport", None), "kwargs", None)
+        if not isinstance(kwargs, dict):
+            return None
+        return bool(kwargs.get("http_auth")) or "authorization" in {k.lower() for k in kwargs.get("headers") or {}}
+    headers = getattr(client, "_headers", None)  # elasticsearch-py 8 and 9 keep the auth header there
+    return None if headers is None else "authorization" in headers
+
+
 def error_reason(exc: es.ApiError) -> str:
     """``type: reason`` of an API error, with the first ``caused_by``."""
     error = exc.body.get("error") if isinstance(exc.body, dict) else None
@@ -102,6 +113,12 @@ def translated(client: Elasticsearch, action: str, index: str | None = None, *, 
     except SimdupError:
         raise
     except es.AuthenticationException as exc:
+        if _sends_credentials(client) is False:
+            raise ConnectionFailed(
+                f"{name} at {client_url(client)} asks for credentials while {action} (401: {error_reason(exc)}), and "
+                "none were given: set an API key (SIMDUP_ES_API_KEY / --api-key) or a user and password "
+                "(SIMDUP_ES_USER, SIMDUP_ES_PASSWORD / --user, --password)"
+            ) from exc
         raise ConnectionFailed(
             f"{name} at {client_url(client)} refused the credentials while {action} (401): check the API key "
             "(SIMDUP_ES_API_KEY / --api-key) or user and password (SIMDUP_ES_USER, SIMDUP_ES_PASSWORD)"
@@ -336,8 +353,11 @@ def bulk(
     """Send ``actions``; one :class:`BulkItem` per action, in the order given.
 
     Chunks of ``chunk_size`` go ``concurrency`` at a time (in order when 1). A
-    request rejected with 429 or failing to connect is retried with backoff; so
-    are the items rejected with 429, within the same ``retry`` budget. A request
+    request answered 429, 502, 503 or 504, failing to connect or timing out is
+    retried with backoff; so are the items rejected with 429, within the same
+    ``retry`` budget. This is the only retry layer of a bulk request: the client's
+    own retries are off for it (:func:`~simdup_es.es.engine.streaming_bulk`), so a
+    request is sent at most ``retry.max_retries + 1`` times. A request
     that one document fails as a whole (it cannot be parsed, or is too large) is
     split until that document stands alone and fails by itself. What still fails
     (items still rejected with 429 included: that is no fault of theirs) leaves as
@@ -384,6 +404,11 @@ def _concurrently(send: Callable[[Sequence[int]], None], chunks: list[range], co
     return error
 
 
+# Answers to a whole bulk request that mean "later" (busy, or a proxy without a node behind
+# it): retried with backoff here, as the client would without backoff.
+_BUSY_STATUS = frozenset({429, 502, 503, 504})
+
+
 def _send(client: Elasticsearch, actions: Sequence[Action], positions: list[int], results: list[BulkItem | None],
           what: str, index: str | None, max_chunk_bytes: int, retry: Retry) -> None:
     for attempt in range(retry.max_retries + 1):
@@ -415,9 +440,9 @@ def _send(client: Elasticsearch, actions: Sequence[Action], positions: list[int]
                 _split(client, actions, positions, results, what, index, max_chunk_bytes, retry, 413,
                        error_reason(exc))
                 return
-            if exc.meta.status == 429 and attempt < retry.max_retries:
-                log.warning("bulk request rejected as too busy (429); retry %d of %d in %.1f s", attempt + 1,
-                            retry.max_retries, retry.wait(attempt))
+            if exc.meta.status in _BUSY_STATUS and attempt < retry.max_retries:
+                log.warning("bulk request answered %d (too busy or unavailable); retry %d of %d in %.1f s",
+                            exc.meta.status, attempt + 1, retry.max_retries, retry.wait(attempt))
                 time.sleep(retry.wait(attempt))
                 continue
             with translated(client, what, index):

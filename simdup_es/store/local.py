@@ -546,7 +546,33 @@ class LocalStore(Closing):
             )
         if isinstance(exc, sqlite3.OperationalError) and ("no such table" in text or "no such column" in text):
             return StoreSchemaError(f"{self.db_path} is not a simdup store ({text}): give another folder")
+        if isinstance(exc, sqlite3.OperationalError) and "disk I/O error" in text:
+            return StoreError(self._io_error())
+        if isinstance(exc, sqlite3.OperationalError) and "disk is full" in text:
+            return StoreError(f"{self.db_path}: the disk is full ({text}): free space on it (df -h {self.path}) or "
+                              "give a store folder on another disk")
         return StoreError(f"{self.db_path}: {text}")
+
+    def _io_error(self) -> str:
+        """What SQLite's "disk I/O error" most likely was: the file size limit (``ulimit -f``) when near it."""
+        sizes = []
+        for suffix in ("", "-wal", "-journal"):
+            with contextlib.suppress(OSError):
+                sizes.append(os.stat(f"{self.db_path}{suffix}").st_size)
+        largest = max(sizes, default=0)
+        try:
+            import resource
+
+            limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+            unlimited = limit == resource.RLIM_INFINITY
+        except (ImportError, OSError, ValueError):  # no such limit on this platform
+            limit, unlimited = 0, True
+        # SQLite grows its files a page at a time: a write refused past the limit leaves them just under it.
+        if not unlimited and largest >= limit - (1 << 20):
+            return (f"{self.db_path}: cannot grow the store's files past {limit:,} bytes, this process's file size "
+                    f"limit ('ulimit -f' is {limit // 1024} KB here): raise it ('ulimit -f unlimited') and run again")
+        return (f"{self.db_path}: disk I/O error (SQLite could not read or write the file): check the disk and its "
+                f"free space (df -h {self.path}), the system log (dmesg), and the file size limit ('ulimit -f')")
 
     def _connect(self, *, create: bool = False) -> sqlite3.Connection:
         if self._closed:
@@ -1111,7 +1137,13 @@ class LocalStore(Closing):
                 schema = int(z["schema"][0])
                 rows = z["rows"]
         except Exception as exc:  # any unreadable cache is simply ignored
-            log.warning("ignoring the unreadable index cache %s: %s", path, exc)
+            # numpy reads what is neither .npy nor .npz as a pickle, and refuses it with its own advice
+            # ("allow_pickle"), which is no advice for a cache: say what the file is instead.
+            why = ("not an index cache simdup wrote (damaged, cut short or replaced)"
+                   if isinstance(exc, (ValueError, EOFError, KeyError)) or "zip" in type(exc).__name__.lower()
+                   else f"{type(exc).__name__}: {exc}")
+            log.warning("ignoring %s: %s; the index is read from the store's database instead (the cache is "
+                        "written again when the store is next opened for writing)", path, why)
             return None
         if stamp != self._store_id or schema != SCHEMA_VERSION or rows.ndim != 2 or rows.shape[1] != 3:
             log.info("ignoring %s: it belongs to another store", path)

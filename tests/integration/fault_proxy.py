@@ -17,13 +17,17 @@ Everything it does not fault it forwards unchanged. Faults, each a probability
 ``refuse``
     an HTTP status (401, 403, 500...) to answer every request with, as a
     cluster that refuses the credentials or fails;
+``refuse_bulk``
+    an HTTP status to answer every ``_bulk`` request with (503: a proxy whose
+    node is down);
 ``everything``
     ``bulk_429`` and ``reset`` hit every request, not only ``_bulk``;
 ``after``
     the ``_bulk`` faults start once this many ``_bulk`` requests were forwarded
     (``down_after``: the proxy goes down then).
 
-It counts the ids of the bulk items it forwarded (``sent``), and records the
+It counts the ``_bulk`` requests it received (``bulk_requests``: each attempt,
+faulted or not), the ids of the bulk items it forwarded (``sent``), and records the
 ``Authorization`` headers it saw, so a test can prove a secret was sent before
 it searches the output for it.
 """
@@ -56,6 +60,8 @@ class FaultProxy:
         self.down = self.everything = False
         self.after = 0
         self.refuse: int | None = None
+        self.refuse_bulk: int | None = None
+        self.bulk_requests = 0
         self.down_after: int | None = None
         self.forwarded = 0  # _bulk requests
         self.sent: Counter[str] = Counter()  # bulk item ids forwarded
@@ -99,6 +105,9 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
             if self.headers.get("Authorization"):
                 proxy.authorization.add(self.headers["Authorization"])
             bulk = self.path.split("?")[0].endswith("/_bulk")
+            if bulk:
+                with proxy._lock:
+                    proxy.bulk_requests += 1
             faults = (bulk or proxy.everything) and proxy.forwarded >= proxy.after
             if proxy.down or (faults and proxy.chance(proxy.reset)):
                 proxy.count("reset")
@@ -108,6 +117,10 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
             if proxy.refuse:
                 error = {"type": "security_exception", "reason": f"refused by the fault proxy ({proxy.refuse})"}
                 return self._answer(proxy.refuse, {"error": {**error, "root_cause": [error]}, "status": proxy.refuse})
+            if bulk and proxy.refuse_bulk:
+                error = {"type": "unavailable", "reason": f"answered {proxy.refuse_bulk} by the fault proxy"}
+                return self._answer(proxy.refuse_bulk, {"error": {**error, "root_cause": [error]},
+                                                        "status": proxy.refuse_bulk})
             if faults and proxy.chance(proxy.bulk_429):
                 proxy.count("bulk_429")
                 return self._answer(429, {"error": {**_BUSY, "root_cause": [_BUSY]}, "status": 429})

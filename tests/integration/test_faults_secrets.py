@@ -106,3 +106,19 @@ def test_no_secret_on_the_real_stderr(credentials: list[str], es_url: str, es_cl
     assert run.stderr.strip().splitlines()[-1].startswith(f"Error: {product_of(es_client)} stayed too busy (429)")
     for secret in SECRETS:
         assert secret not in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("credentials", [[], *CREDENTIALS], ids=["none", "basic", "api_key"])
+def test_a_401_says_whether_credentials_were_given(credentials: list[str], es_url: str, es_index: str) -> None:
+    """It said "refused the credentials" also when none had been given."""
+    with FaultProxy(es_url) as proxy:
+        proxy.refuse = 401
+        for engine in ([] if credentials else [["--engine", "elasticsearch"]]) + [[]]:
+            result = CliRunner().invoke(main, ["search", "--text", "今天下午三点开会。", "--index", es_index,
+                                               "--es-url", proxy.url, *credentials, *engine])
+            assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+            if credentials:
+                assert "refused the credentials" in result.output and "none were given" not in result.output
+            else:
+                assert "asks for credentials" in result.output and "none were given" in result.output
+                assert "refused the credentials" not in result.output and proxy.url in result.output

@@ -430,3 +430,71 @@ def test_groups_list_on_the_embedded_store(tmp_path: Path) -> None:
     assert {g["group"] for g in groups} == {line[0] for line in lines}
     assert all(g["kind"] == "near-duplicate" and g["size"] == len(g["members"]) == 2 for g in groups)
     assert "a dry run changed none" in result.stderr
+
+
+def test_indexing_an_edited_file_again_replaces_it_however_it_is_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from simdup_es.store.local import LocalStore
+
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "a.txt").write_text("第一篇文档的正文内容在这里，讲的是今年的工作安排。", encoding="utf-8")
+    (docs / "sub" / "b.txt").write_text("第二篇文档讲的是别的事情，和天气有关。", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert _run("index", "docs", "--store", "store").exit_code == 0
+    edited = "第二篇文档改过了，讲的是明天的天气和出行安排。"
+    for name in ("docs/sub/b.txt", str(docs / "sub" / "b.txt"), "./docs/sub/../sub/b.txt"):
+        (docs / "sub" / "b.txt").write_text(edited + name, encoding="utf-8")
+        result = _run("index", name, "--store", "store")
+        assert result.exit_code == 0 and "the store holds 2 documents" in result.stderr, result.output
+    with LocalStore(tmp_path / "store") as store:
+        (b,) = store.get(["docs/sub/b.txt"])
+        assert b.text == edited + "./docs/sub/../sub/b.txt"
+    assert "relative to the current folder" in _run("index", "--help").output
+
+
+def test_a_folder_indexed_under_folder_relative_ids_is_not_indexed_twice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("第一篇文档的正文内容在这里，讲的是今年的工作安排。", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    # The ids simdup gave a folder's files before ids were stable: relative to the folder.
+    assert _run("index", "docs", "--store", "store", "--id-base", "docs").exit_code == 0
+    refused = _run("index", "docs", "--store", "store")
+    assert refused.exit_code != 0 and "--id-base docs to replace them" in refused.stderr, refused.output
+    assert "'a.txt'" in refused.stderr and "'docs/a.txt'" in refused.stderr
+    again = _run("index", "docs", "--store", "store", "--id-base", "docs")
+    assert again.exit_code == 0 and "the store holds 1 document" in again.stderr, again.output
+
+
+def test_the_file_size_limit_is_named_not_a_disk_io_error(tmp_path: Path) -> None:
+    """Under 'ulimit -f' SQLite reported "disk I/O error", which sent users to check their disks."""
+    import resource
+    import sys
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200 * 1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    run = subprocess.run([sys.executable, "-c", "from simdup_es.cli import main; main()", "index", SAMPLE, "--store",
+                          str(tmp_path / "store"), "--rejects", str(tmp_path / "rejects.jsonl")],
+                         capture_output=True, text=True, preexec_fn=limited, timeout=300)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert "file size limit ('ulimit -f' is 200 KB here)" in last and "disk I/O error" not in last, last
+    assert "--resume" in run.stderr  # the run can go on once the limit is raised
+
+
+def test_ids_the_store_refuses_are_rejects_named_by_file_and_line(tmp_path: Path) -> None:
+    """They were named "store:<id>", the only rejects not pointing at their input line."""
+    src = tmp_path / "ids.jsonl"
+    text = "第一篇文档的正文内容在这里，讲的是今年的工作安排。"
+    src.write_text("".join(json.dumps({"id": i, "text": text + str(n)}, ensure_ascii=False) + "\n"
+                           for n, i in enumerate(["ok-1", "", "ok-2", "a" * 600, "ok-3"])), encoding="utf-8")
+    rejects = tmp_path / "rejects.jsonl"
+    result = _run("index", str(src), "--store", str(tmp_path / "store"), "--rejects", str(rejects))
+    assert result.exit_code == 1 and "read 5, indexed 3, rejected 2" in result.stderr, result.output
+    rows = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    assert [r["source"] for r in rows] == [f"{src}:2", f"{src}:4"]
+    assert [r["id"] for r in rows] == ["", "a" * 600]
+    assert rows[0]["reason"].startswith("the store refused it: ") and "512 bytes" in rows[1]["reason"]

@@ -89,3 +89,39 @@ def test_engine_setting() -> None:
         assert isinstance(client, eng.OpenSearchClient) and client.url == "http://h:9200"
     finally:
         client.close()
+
+
+def test_a_server_that_is_no_search_engine_is_named_with_what_it_sent() -> None:
+    """A web server at the URL: the message said "the cluster", without its URL, and nothing of what answered."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from simdup_es.errors import ConfigError
+    from simdup_es.es.connection import ConnectionSettings
+
+    page = b"<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body>" + b"<p>x</p>" * 5000 + b"</body>"
+
+    class Web(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Web)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        with pytest.raises(ConfigError) as raised:
+            ConnectionSettings(url=url, max_retries=0).client()
+    finally:
+        server.shutdown()
+        server.server_close()
+    message = str(raised.value)
+    assert message.startswith(f"{url} answers neither as Elasticsearch nor as OpenSearch")
+    assert "an HTML page titled 'Welcome to nginx!'" in message and "check the URL" in message
+    assert "<p>" not in message and len(message) < 500

@@ -148,3 +148,18 @@ def test_no_plain_http_warning_without_credentials_or_over_https(caplog: pytest.
     ConnectionSettings(url="http://127.0.0.1:9", engine="elasticsearch").client().close()
     ConnectionSettings(url="https://127.0.0.1:9", engine="elasticsearch", username="u", password="p").client().close()
     assert not [r for r in caplog.records if "plain http" in r.getMessage()]
+
+
+def test_a_ca_file_without_a_certificate_is_named_for_what_it_is(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """TLS said "no certificate or crl found" and the message asked for the CA certificate that was given."""
+    empty, der, pem = tmp_path / "empty.pem", tmp_path / "ca.der", tmp_path / "ca.pem"
+    empty.write_bytes(b"\n")
+    der.write_bytes(bytes(range(48, 120)))
+    pem.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    with pytest.raises(ConfigError, match=r"the CA certificate file .*empty.pem is empty: give the file"):
+        ConnectionSettings(url="https://h:9200", ca_certs=empty)
+    with pytest.raises(ConfigError, match=r"ca.der holds no certificate in PEM form.*openssl x509 -inform der"):
+        ConnectionSettings(url="https://h:9200", ca_certs=der)
+    assert ConnectionSettings(url="https://h:9200", ca_certs=pem).ca_certs == pem
+    result = CliRunner().invoke(main, ["search", "--es-url", "https://h:9200", "--ca-cert", str(empty), "--text", "x"])
+    assert result.exit_code == 1 and "is empty" in result.output and result.exception is not None

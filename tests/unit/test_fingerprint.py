@@ -191,29 +191,37 @@ def test_a_worker_killed_halfway_stops_the_map_with_a_clear_error(fingerprinter:
     assert multiprocessing.active_children() == []
 
 
-def test_the_pool_leaves_nothing_frozen_for_the_collector(fingerprinter: Fingerprinter) -> None:
+def test_the_pool_leaves_nothing_frozen_for_the_collector(fingerprinter: Fingerprinter,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
     # The pool freezes what is alive while it runs (gc.freeze) and collects seldom, and
     # thaws it and sets the threshold back when it ends, also when the caller stops early.
+    # Python 3.12 freezes objects of its own at startup (375 on 3.12.1): those are not the
+    # program's, so they do not turn the optimisation off (this test failed on 3.12.1).
     import gc
+    import logging
+
+    from simdup_es.pool import _INTERPRETER_FROZEN
 
     docs = [Doc(fixture_text("zh_article.txt")[i : i + 200]) for i in range(0, 1200, 40)]
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() <= _INTERPRETER_FROZEN
     threshold = gc.get_threshold()
     running = fingerprinter.map(docs, workers=2, chunk_size=4)
     next(running)
-    assert gc.get_freeze_count() > 0 and gc.get_threshold()[0] > threshold[0]
+    assert gc.get_freeze_count() > _INTERPRETER_FROZEN and gc.get_threshold()[0] > threshold[0]
     running.close()  # stopped early: the chunks under way finish, then the pool ends
-    assert gc.get_freeze_count() == 0 and gc.get_threshold() == threshold
+    assert gc.get_freeze_count() <= _INTERPRETER_FROZEN and gc.get_threshold() == threshold
     import multiprocessing
 
     assert multiprocessing.active_children() == []
     assert len(list(fingerprinter.map(docs, workers=2, chunk_size=4))) == len(docs)
-    assert gc.get_freeze_count() == 0
-    gc.freeze()  # the program's own: left as it is
+    assert gc.get_freeze_count() <= _INTERPRETER_FROZEN
+    gc.freeze()  # the program's own: left as it is, and the log says why the pool does not freeze
     try:
         frozen = gc.get_freeze_count()
-        assert len(list(fingerprinter.map(docs, workers=2, chunk_size=4))) == len(docs)
+        with caplog.at_level(logging.INFO, logger="simdup_es.pool"):
+            assert len(list(fingerprinter.map(docs, workers=2, chunk_size=4))) == len(docs)
         assert gc.get_freeze_count() == frozen
+        assert "not frozen for the worker pool" in caplog.text and "frozen by the program" in caplog.text
     finally:
         gc.unfreeze()
 

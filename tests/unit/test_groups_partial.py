@@ -71,3 +71,56 @@ def test_a_store_grouped_before_dup_kind_gets_the_kind_on_the_next_run(tmp_path:
     assert result.exit_code == 0, result.output
     assert _kinds(store)[NEAR[0]] == _kinds(store)[NEAR[1]] == "near-duplicate"
     assert json.loads(result.stdout)["unchanged"] == 0
+
+
+def test_groups_tells_its_progress_phase_by_phase(tmp_path: Path) -> None:
+    from simdup_es.cli._common import make_comparer
+    from simdup_es.groups import PartialLinks, update_groups
+    from simdup_es.multilevel import MultiParams
+    from simdup_es.parts import PartPrinter
+    from simdup_es.fingerprint import Fingerprinter
+
+    store = tmp_path / "store"
+    assert CliRunner().invoke(main, ["index", SAMPLE, "--store", str(store)]).exit_code == 0
+    compare = make_comparer({"similar_weight": 0.6, "right_weight": 0.8, "synonym_file": None, "no_synonyms": False,
+                             "trim_boilerplate": False})
+    heard: list[tuple[str, int, int | None]] = []
+    with LocalStore(store) as opened:
+        update_groups(opened, partial=PartialLinks(PartPrinter(Fingerprinter()), compare, MultiParams(), 1),
+                      dry_run=True, on_progress=lambda *a: heard.append(a))
+    phases = [p for p, done, _ in heard if done == 0]
+    assert phases == ["read", "join", "members", "partial", "components", "write"]
+    partial = [(done, total) for p, done, total in heard if p == "partial" and done]
+    assert [d for d, _ in partial] == list(range(1, 43)) and {t for _, t in partial} == {42}  # each of 42 documents
+
+
+def test_groups_draws_progress_on_a_terminal_only(tmp_path: Path) -> None:
+    """The progress goes to stderr when it is a terminal (a pty here), and not when it is piped."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    store = tmp_path / "store"
+    assert CliRunner().invoke(main, ["index", SAMPLE, "--store", str(store)]).exit_code == 0
+    command = [sys.executable, "-c", "from simdup_es.cli import main; main()", "groups", "--store", str(store),
+               "--partial", "--workers", "1", "--dry-run"]
+    leader, follower = pty.openpty()
+    with subprocess.Popen(command, stderr=follower, stdout=subprocess.DEVNULL) as proc:
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+    os.close(leader)
+    assert proc.returncode == 0, seen.decode(errors="replace")
+    drawn = seen.decode(errors="replace")
+    assert "looking up partial copies" in drawn and "42/42" in drawn
+    piped = subprocess.run(command, capture_output=True, text=True)
+    assert piped.returncode == 0 and "looking up partial copies" not in piped.stderr
+    assert "would write" in piped.stderr

@@ -56,7 +56,7 @@ CORE_MIGRATION_VERSION = "8.8.0"
 TYPE_MIGRATION_VERSION = {"index-pattern": "8.0.0", "search": "10.5.0", "lens": "8.9.0", "dashboard": "10.2.0"}
 # Attributes the field walker below understands; a new one must be taught to it first.
 KNOWN_ATTRIBUTES = {
-    "index-pattern": {"title", "name", "timeFieldName", "fieldAttrs"},
+    "index-pattern": {"title", "name", "timeFieldName", "fieldAttrs", "fieldFormatMap"},
     "search": {"title", "description", "columns", "sort", "grid", "hideChart", "isTextBasedQuery",
                "kibanaSavedObjectMeta"},
     "lens": {"title", "description", "visualizationType", "state"},
@@ -84,7 +84,10 @@ NEEDS = {
     "kql": "any",
     "exists": "any",
     "label": "any",
+    "format": "any",
 }
+# Fields every index has besides its mapping: the saved search shows _id (a link to the report).
+META_FIELDS = {"_id": {"type": "keyword", "doc_values": False}}
 
 
 # --- loading -------------------------------------------------------------------------------
@@ -128,6 +131,8 @@ def _mapped_fields() -> tuple[dict[str, dict], list[tuple[str, dict]]]:
 
 
 def _mapping_of(field: str) -> dict | None:
+    if field in META_FIELDS:
+        return META_FIELDS[field]
     fields, dynamic = _mapped_fields()
     if field in fields:
         return fields[field]
@@ -188,6 +193,7 @@ def referenced_fields(obj: dict) -> list[tuple[str, str]]:
         if attributes.get("timeFieldName"):
             found.append(("time_field", attributes["timeFieldName"]))
         found += [("label", field) for field in json.loads(attributes.get("fieldAttrs", "{}"))]
+        found += [("format", field) for field in json.loads(attributes.get("fieldFormatMap", "{}"))]
     elif obj["type"] == "search":
         found += [("column", column) for column in attributes["columns"]]
         found += [("sort", field) for field, _direction in attributes["sort"]]
@@ -266,7 +272,7 @@ def test_the_data_view_matches_simdup_indices() -> None:
 def test_the_saved_search_lists_documents_with_a_group() -> None:
     search = _by_id()["simdup-duplicate-groups"]
     attributes = search["attributes"]
-    assert attributes["columns"] == ["title", schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND]
+    assert attributes["columns"] == ["_id", "title", schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND]
     assert attributes["sort"][0] == [schema.GROUP_SIZE, "desc"]
     source = json.loads(attributes["kibanaSavedObjectMeta"]["searchSourceJSON"])
     assert [f["query"] for f in source["filter"]] == [{"exists": {"field": schema.GROUP}}]
@@ -497,6 +503,8 @@ def osd_referenced_fields(obj: dict) -> list[tuple[str, str]]:
     if obj["type"] == "search":
         found += [("column", column) for column in attributes["columns"]]
         found += [("sort", field) for field, _direction in attributes["sort"]]
+    if obj["type"] == "index-pattern":
+        found += [("format", field) for field in json.loads(attributes.get("fieldFormatMap", "{}"))]
     if "kibanaSavedObjectMeta" in attributes:
         source = json.loads(attributes["kibanaSavedObjectMeta"]["searchSourceJSON"])
         found += _query_fields(source.get("query"))
@@ -559,7 +567,8 @@ def test_osd_references_resolve_to_objects_in_the_file() -> None:
 
 def test_osd_data_view_and_vega_panels_read_simdup_indices() -> None:
     view = _osd_by_id()[DATA_VIEW]["attributes"]
-    assert view == {"title": _by_id()[DATA_VIEW]["attributes"]["title"]}
+    kibana_view = _by_id()[DATA_VIEW]["attributes"]
+    assert view == {"title": kibana_view["title"], "fieldFormatMap": kibana_view["fieldFormatMap"]}
     for vega_id in VEGA_IDS:
         url = _vega_spec(_osd_by_id()[vega_id])["data"]["url"]
         assert url["index"] == view["title"], vega_id

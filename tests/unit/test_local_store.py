@@ -312,7 +312,8 @@ def test_index_cache_is_used_and_caught_up(tmp_path: Path, monkeypatch: pytest.M
     assert loaded == [100]
 
 
-def test_index_cache_of_another_store_or_damaged_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_index_cache_of_another_store_or_damaged_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(local, "SNAPSHOT_MIN_ROWS", 10)
     for name in ("a", "b"):
         with LocalStore(tmp_path / name) as store:
@@ -324,9 +325,14 @@ def test_index_cache_of_another_store_or_damaged_is_ignored(tmp_path: Path, monk
     (tmp_path / "a" / local.SNAPSHOT_NAME).write_bytes((tmp_path / "b" / local.SNAPSHOT_NAME).read_bytes())
     with LocalStore(tmp_path / "a") as store:
         assert store.candidates(spread(3), V)[0] == ["a3"]
-    (tmp_path / "a" / local.SNAPSHOT_NAME).write_bytes(b"not a zip file")
-    with LocalStore(tmp_path / "a") as store:
-        assert store.candidates(spread(3), V)[0] == ["a3"]
+    # Damaged or cut short: the warning says so, not numpy's advice to load it with allow_pickle.
+    whole = (tmp_path / "b" / local.SNAPSHOT_NAME).read_bytes()
+    for damaged in (b"not a zip file", whole[: len(whole) // 2]):
+        (tmp_path / "a" / local.SNAPSHOT_NAME).write_bytes(damaged)
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="simdup_es.store.local"), LocalStore(tmp_path / "a") as store:
+            assert store.candidates(spread(3), V)[0] == ["a3"]
+        assert "not an index cache simdup wrote" in caplog.text and "pickle" not in caplog.text, caplog.text
 
 
 def test_writes_of_another_process_show_after_refresh(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,13 +44,13 @@ def test_csv(tmp_path: Path) -> None:
     assert isinstance(items[1], Record) and items[1].text == ""  # empty text is rejected later, by the fingerprinter
 
 
-def test_folder_walk_uses_relative_paths_as_ids(tmp_path: Path) -> None:
+def test_folder_walk_uses_paths_relative_to_the_id_base_as_ids(tmp_path: Path) -> None:
     _write(tmp_path / "docs" / "a.txt", "文本甲")
     _write(tmp_path / "docs" / "sub" / "b.html", "<p>文本乙</p>")
     _write(tmp_path / "docs" / ".hidden.txt", "不读")
     _write(tmp_path / "docs" / "c.bin", b"\x00\x01")
     _write(tmp_path / "docs" / "d.txt", b"\x00\x01binary")
-    items = list(read_paths([tmp_path / "docs", tmp_path / "missing"]))
+    items = list(read_paths([tmp_path / "docs", tmp_path / "missing"], id_base=tmp_path / "docs"))
     records = [i for i in items if isinstance(i, Record)]
     rejects = [i for i in items if isinstance(i, Reject)]
     assert [r.id for r in records] == ["a.txt", "sub/b.html"]
@@ -58,6 +59,27 @@ def test_folder_walk_uses_relative_paths_as_ids(tmp_path: Path) -> None:
     assert "unsupported file type" in reasons["c.bin"]
     assert "binary" in reasons["d.txt"]
     assert "no such file" in reasons["missing"]
+
+
+def test_a_file_has_one_id_however_it_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tmp_path / "docs" / "sub" / "b.txt", "文本乙")
+    _write(tmp_path / "other" / "c.txt", "文本丙")
+    (tmp_path / "link").symlink_to(tmp_path / "docs")
+    monkeypatch.chdir(tmp_path)
+    named = [Path("docs"), Path("docs/sub"), Path("docs/sub/b.txt"), Path("./docs/../docs/sub/b.txt"),
+             tmp_path / "docs" / "sub" / "b.txt", tmp_path / "docs"]
+    ids = {r.id for p in named for r in read_paths([p]) if isinstance(r, Record)}
+    assert ids == {"docs/sub/b.txt"}
+    # Relative to another base, and from inside the folder: the same rule.
+    assert [r.id for r in read_paths([Path("docs")], id_base=Path("docs/sub"))] == ["b.txt"]
+    monkeypatch.chdir(tmp_path / "docs")
+    assert [r.id for r in read_paths([Path("sub/b.txt"), Path(".")])] == ["sub/b.txt"] * 2
+    # Outside the base: the absolute path; through a linked folder: the path as the user sees it.
+    assert [r.id for r in read_paths([tmp_path / "other" / "c.txt"])] == [(tmp_path / "other" / "c.txt").as_posix()]
+    assert [r.id for r in read_paths([Path("sub/b.txt")], id_base=tmp_path / "link")] == ["sub/b.txt"]
+    # A collection's records keep their own ids (or content ids): not the file's path.
+    _write(tmp_path / "docs" / "in.jsonl", '{"id": "r1", "text": "甲"}\n{"text": "乙"}\n')
+    assert [r.key for r in read_paths([Path("in.jsonl")])] == ["r1", content_id("乙")]
 
 
 def test_content_ids_are_stable_and_distinct() -> None:
@@ -132,3 +154,16 @@ def test_a_null_text_field_is_called_null_not_missing() -> None:
     assert item.reason == "field 'text' is null: give the record a text (or choose another field with --text-field)"
     missing = from_mapping({"id": "n2"}, Fields(), "in.jsonl:4")
     assert isinstance(missing, Reject) and "no 'text' field" in missing.reason
+
+
+def test_a_document_is_titled_by_its_own_title_else_its_file_name(tmp_path: Path) -> None:
+    """The title was always the file name, though an HTML page or a Markdown file names itself."""
+    body = "<p>第一篇文档的正文内容在这里，讲的是今年的工作安排。</p>"
+    _write(tmp_path / "page.html", f"<html><head><title>\n 年度 &amp; 总结 </title></head><body><h1>别的</h1>{body}</body></html>")
+    _write(tmp_path / "heading.html", f"<html><body><h1>只有<b>一级</b>标题</h1>{body}</body></html>")
+    _write(tmp_path / "bare.html", f"<html><head><title>  </title></head><body>{body}</body></html>")
+    _write(tmp_path / "notes.md", "前言\n\n# 工作 安排 #\n\n## 细节\n\n正文。\n")
+    _write(tmp_path / "plain.txt", "# 不是标题：纯文本\n正文。\n")
+    titles = {Path(r.source).name: r.title for r in read_paths([tmp_path], id_base=tmp_path) if isinstance(r, Record)}
+    assert titles == {"page.html": "年度 & 总结", "heading.html": "只有一级标题", "bare.html": "bare",
+                      "notes.md": "工作 安排", "plain.txt": "plain"}

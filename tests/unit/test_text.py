@@ -88,7 +88,23 @@ def test_binary_and_invalid_bytes_are_refused_with_the_source_named() -> None:
     with pytest.raises(InputError, match="x.bin: looks binary"):
         decode(b"\x89PNG\x00\x00", source="x.bin")
     with pytest.raises(InputError, match="neither UTF-8 nor GB18030"):
-        decode(b"\xff\xfe\xff\xfe\x80\x80", source="y.txt")
+        decode(b"\x80\x80\xff\x80", source="y.txt")
+
+
+def test_utf16_text_is_read_with_a_bom_and_named_without_one() -> None:
+    """UTF-16 was called binary (its NUL bytes); with a byte-order mark it is plainly text."""
+    text = "第一篇文档的正文内容 with English words\n第二行"
+    for codec in ("utf-16", "utf-16-be", "utf-32"):
+        data = text.encode(codec)
+        if codec == "utf-16-be":
+            data = b"\xfe\xff" + data
+        assert decode(data, source="w.txt") == text
+    with pytest.raises(InputError, match=r"w.txt: looks like UTF-16LE text without a byte-order mark.*iconv"):
+        decode(text.encode("utf-16-le"), source="w.txt")
+    with pytest.raises(InputError, match="UTF-16BE"):
+        decode("plain English".encode("utf-16-be"), source="w.txt")
+    with pytest.raises(InputError, match="looks binary"):
+        decode(bytes(range(256)), source="w.bin")
 
 
 def test_docx_paragraphs_and_tables() -> None:
