@@ -98,6 +98,8 @@ def test_readme_first_ten_minutes_commands_run(tmp_path: Path) -> None:
     # What the README says they do.
     assert "zh-man_man8_nmbd.8-3.txt" in outputs["search"] and "near-duplicate" in outputs["search"]
     assert (tmp_path / "compare.html").stat().st_size > 1000
+    assert "zh-debref_pr01-2.txt" in outputs["report"] and "near-duplicate" in outputs["report"]
+    assert "简单地使用 script(1)" in (tmp_path / "report.html").read_text(encoding="utf-8")
     assert any("songci-10402~exact-copy" in line and "songci-10402.txt" in line
                for line in outputs["groups"].splitlines())
 
