@@ -16,7 +16,7 @@ from ..errors import InputError, SimdupError
 from ..fingerprint import Doc
 from ..sources import Fields, Record, record_doc
 from ..tokens import build_idf, format_idf
-from . import cluster_cmds, store_cmds
+from . import cluster_cmds, serve_cmd, store_cmds
 from ._common import (
     RejectLog,
     echo_json,
@@ -57,6 +57,7 @@ def main(verbose: int) -> None:
 
 store_cmds.register(main)
 cluster_cmds.register(main)
+serve_cmd.register(main)
 
 
 @main.command()
