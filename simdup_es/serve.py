@@ -46,7 +46,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from .config import BlockLayout
+from .config import BlockLayout, Retry
 from .errors import (
     ConfigError,
     FingerprintVersionError,
@@ -105,6 +105,17 @@ class ServeSettings:
             raise ConfigError("max_body_bytes and threads must be positive, and 0 <= limit <= max_limit")
         if not self.timeout > 0:
             raise ConfigError(f"the request timeout must be positive, got {self.timeout}")
+
+
+def retry_within(seconds: float) -> Retry:
+    """Bulk retries (of ``POST /documents`` to a cluster) that give up within half of ``seconds``.
+
+    The command-line default (10 retries, up to 30 s apart) outlasts any request's time limit.
+    """
+    n = 0
+    while Retry(n + 1, 0.25, 4.0).budget <= seconds / 2:
+        n += 1
+    return Retry(n, 0.25, 4.0)
 
 
 class ApiError(SimdupError):
@@ -550,4 +561,5 @@ def create_app(store: Store, *, fingerprinter: Fingerprinter | None = None, comp
     return Starlette(routes=routes, exception_handlers=handlers)
 
 
-__all__ = ["ApiError", "Query", "SearchRequest", "ServeSettings", "Service", "create_app", "error_of", "scrub"]
+__all__ = ["ApiError", "Query", "SearchRequest", "ServeSettings", "Service", "create_app", "error_of", "retry_within",
+           "scrub"]

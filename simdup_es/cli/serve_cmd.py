@@ -85,7 +85,7 @@ def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host
     try:
         import uvicorn
 
-        from ..serve import ServeSettings, create_app
+        from ..serve import ServeSettings, create_app, retry_within
     except ImportError as exc:
         raise ConfigError(f"simdup serve needs Starlette and uvicorn ({exc}): pip install 'simdup-es[serve]'") from None
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
@@ -94,7 +94,8 @@ def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host
     settings = ServeSettings(allow_index=allow_index, max_body_bytes=parse_size(max_body), timeout=timeout,
                              threads=threads, limit=limit, max_limit=max(limit, 1000),
                              partial_threshold=partial_threshold, secrets=secrets_of(store_opts))
-    with open_store(store_opts, create=allow_index, read_only=not allow_index, layout=BlockLayout(k=k)) as store:
+    with open_store(store_opts, create=allow_index, read_only=not allow_index, layout=BlockLayout(k=k),
+                    retry=retry_within(timeout)) as store:
         app = create_app(store, fingerprinter=fingerprinter, compare=compare, settings=settings)
         mode = "reading and indexing" if allow_index else "read-only"
         click.echo(f"serving {mode} on http://{host}:{port} (GET /health; Ctrl-C stops)", err=True)
