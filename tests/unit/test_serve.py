@@ -392,3 +392,42 @@ def test_concurrent_requests_over_uvicorn(store: Any) -> None:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def test_the_serve_command_serves_read_only_and_stops(folder: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    import httpx2
+
+    port = _closed_port()
+    cmd = [sys.executable, "-c", "from simdup_es.cli import main; main()", "serve", "--store", str(folder),
+           "--port", str(port), "--log-level", "warning"]
+    server = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                health = httpx2.get(f"http://127.0.0.1:{port}/health", timeout=2)
+                break
+            except httpx2.TransportError:
+                assert server.poll() is None and time.monotonic() < deadline, "simdup serve did not start"
+                time.sleep(0.2)
+        assert health.json()["documents"] == len(RECORDS) + 1 and health.json()["indexing"] is False
+        denied = httpx2.post(f"http://127.0.0.1:{port}/documents", json=[{"text": "新文档。"}])
+        assert denied.status_code == 403
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=30)
+    assert server.returncode == 0 and "serving read-only" in err and "Traceback" not in err
+
+
+def test_the_serve_command_says_what_is_wrong(tmp_path: Path) -> None:
+    run = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "none")])
+    assert run.exit_code != 0 and "no embedded store" in run.output
+    run = CliRunner().invoke(main, ["serve", "--store", str(tmp_path), "--max-body", "lots"])
+    assert run.exit_code != 0 and "not a size" in run.output
