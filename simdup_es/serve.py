@@ -59,7 +59,7 @@ from .fingerprint import Fingerprint, Fingerprinter
 from .multilevel import Copies, MultiParams
 from .parts import PartPrinter
 from .search import Comparer, Verdict, comparer, find_copies, stored_query
-from .sources import Fields, Record, Reject, from_mapping
+from .sources import Fields, Reject, from_mapping
 from .store.base import Store, StoredDoc
 
 log = logging.getLogger(__name__)
@@ -317,10 +317,11 @@ class Service:
         verdict = Verdict(fa, fb, self.compare(unify(text_a), unify(text_b)), k=k)
         return {"a_label": label_a, "b_label": label_b, **verdict.to_dict()}
 
-    def index(self, items: list[Record | Reject], levels: IndexLevels) -> dict[str, Any]:
-        """Write documents (``POST /documents``); each one is indexed or rejected with its reason."""
+    def index(self, docs: list[Any], levels: IndexLevels) -> dict[str, Any]:
+        """Write documents (``POST /documents``, JSON objects); each one is indexed or rejected with its reason."""
         from .indexer import index_items
 
+        items = [from_mapping(d, Fields(), f"documents[{i}]") for i, d in enumerate(docs)]
         rejected: list[dict[str, Any]] = []
         summary = index_items(items, self.store, self.fingerprinter, workers=1, levels=levels,
                               on_reject=lambda r: rejected.append({"source": r.source, "id": r.id, "reason": r.reason}))
@@ -362,7 +363,7 @@ def _report_page(query: Query, found: Copies, docs: Mapping[str, StoredDoc], tex
     from .text import unify
 
     label = query.label
-    scored = [m for m in found if m.comparison is not None and (docs.get(m.id) or StoredDoc("-", 0, "-")).text]
+    scored = [m for m in found if m.comparison is not None and m.id in docs and docs[m.id].text]
     shown = next((m for m in scored if m.id == source), scored[0] if scored else None)
     if source is not None and (shown is None or shown.id != source):
         raise ApiError(404, "not_found", f"{source!r} is not among the scored copies of {label!r}: "
@@ -389,6 +390,9 @@ def _report_page(query: Query, found: Copies, docs: Mapping[str, StoredDoc], tex
 # --------------------------------------------------------------------------- HTTP
 
 
+_INLINE_JSON = 64 * 1024  # bodies decoded on the event loop; larger ones on a thread (~0.3 ms per 64 kB)
+
+
 async def read_json(request: Request, limit: int) -> Any:
     """The request's JSON body, read up to ``limit`` bytes (413 past it, 400 if it is not JSON)."""
     declared = request.headers.get("content-length")
@@ -406,7 +410,9 @@ async def read_json(request: Request, limit: int) -> Any:
     if not body.strip():
         raise ApiError(400, "bad_json", "the request body is empty: send a JSON object")
     try:
-        return json.loads(body)
+        if len(body) < _INLINE_JSON:
+            return json.loads(body)
+        return await anyio.to_thread.run_sync(json.loads, body)  # megabytes of JSON: not on the event loop
     except UnicodeDecodeError:
         raise ApiError(400, "bad_json", "the request body is not UTF-8: send JSON in UTF-8") from None
     except ValueError as exc:
@@ -420,6 +426,11 @@ async def read_object(request: Request, limit: int) -> dict[str, Any]:
     return body
 
 
+PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+                "X-Content-Type-Options": "nosniff"}
+"""The report pages run no script and load nothing: a browser is told so (and a stored text cannot change it)."""
+
+
 class App:
     """The routes over a :class:`Service`, each store call on a worker thread under the time limit."""
 
@@ -429,9 +440,11 @@ class App:
         self.limiter = anyio.CapacityLimiter(self.settings.threads)
 
     async def run(self, func: Callable[..., Any], *args: Any) -> tuple[Any, dict[str, str]]:
-        """``func(*args)`` on a worker thread: its result and a ``Server-Timing`` header; 504 past the time limit.
+        """``func(*args)`` on a worker thread: its result and a ``Server-Timing`` header.
 
         The header has ``queue`` (waiting for a thread) and ``work`` (the call), in ms.
+        The request's time limit (:func:`create_app`) cancels the wait; the thread then
+        ends its call unseen (``abandon_on_cancel``: Python cannot stop a thread).
         """
         times: list[float] = []
 
@@ -443,12 +456,7 @@ class App:
                 times.append(time.perf_counter())
 
         started = time.perf_counter()
-        with anyio.move_on_after(self.settings.timeout) as scope:
-            # abandon_on_cancel: the answer goes out at the limit; the thread ends its call unseen.
-            result = await anyio.to_thread.run_sync(timed, abandon_on_cancel=True, limiter=self.limiter)
-        if scope.cancelled_caught:
-            raise ApiError(504, "timeout", f"the request took longer than {self.settings.timeout:g} s: ask for less "
-                                           "(a smaller limit, a shorter text), or start the server with a larger --timeout")
+        result = await anyio.to_thread.run_sync(timed, abandon_on_cancel=True, limiter=self.limiter)
         queue, work = times[0] - started, times[1] - times[0]
         return result, {"Server-Timing": f"queue;dur={queue * 1000:.2f}, work;dur={work * 1000:.2f}"}
 
@@ -470,7 +478,8 @@ class App:
 
     async def compare(self, request: Request) -> Response:
         if request.method == "GET":
-            params: dict[str, Any] = {side: {"id": request.query_params.get(side)} for side in ("a", "b")}
+            params: dict[str, Any] = {**request.query_params,
+                                      **{side: {"id": request.query_params.get(side)} for side in ("a", "b")}}
         else:
             params = await read_object(request, self.settings.max_body_bytes)
         sides = []
@@ -495,14 +504,14 @@ class App:
             body, timing = await self.run(self.service.report_json, req)
             return self.json(body, timing)
         page, timing = await self.run(self.service.report_page, req, request.query_params.get("source"))
-        return HTMLResponse(page, headers=timing)
+        return HTMLResponse(page, headers={**timing, **PAGE_HEADERS})
 
     async def report_posted(self, request: Request) -> Response:
         params = await read_object(request, self.settings.max_body_bytes)
         req = self._search_params(params)
         if params.get("format") == "html":
             page, timing = await self.run(self.service.report_page, req, params.get("source"))
-            return HTMLResponse(page, headers=timing)
+            return HTMLResponse(page, headers={**timing, **PAGE_HEADERS})
         body, timing = await self.run(self.service.report_json, req)
         return self.json(body, timing)
 
@@ -516,8 +525,7 @@ class App:
             raise ApiError(400, "bad_input", "send {\"documents\": [{\"id\", \"text\", \"title\"}, ...]} (or the list)")
         if levels not in ("all", "keys", "document"):
             raise ApiError(400, "bad_input", f"levels must be 'all', 'keys' or 'document', got {levels!r}")
-        items = [from_mapping(d, Fields(), f"documents[{i}]") for i, d in enumerate(docs)]
-        result, timing = await self.run(self.service.index, items, levels)
+        result, timing = await self.run(self.service.index, docs, levels)
         return self.json(result, timing)
 
 
@@ -548,7 +556,12 @@ def create_app(store: Store, *, fingerprinter: Fingerprinter | None = None, comp
     def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
         async def route(request: Request) -> Response:
             try:
-                return await handler(request)
+                # The whole request, reading its body included, within the time limit.
+                with anyio.move_on_after(settings.timeout):
+                    return await handler(request)
+                raise ApiError(504, "timeout", f"the request took longer than {settings.timeout:g} s: ask for less "
+                                               "(a smaller limit, a shorter text), or start the server with a larger "
+                                               "--timeout")
             except Exception as exc:  # every error is an answer in JSON, never a traceback page
                 return _error_response(exc, secrets)
 

@@ -180,12 +180,15 @@ def test_compare_two_ids_and_two_texts_is_compare_json(client: TestClient) -> No
     assert {k: by_text[k] for k in verdict} == verdict and by_text["near_duplicate"]
     plain = client.post("/compare", json={"a": a["text"], "b": {"id": b["id"]}}).json()
     assert plain["comparison"] == verdict["comparison"]
+    strict = client.get("/compare", params={"a": a["id"], "b": b["id"], "k": by_id["distance"] - 1}).json()
+    assert strict["near_duplicate"] is False and strict["distance"] == by_id["distance"]
 
 
 def test_report_page_of_a_stored_document(client: TestClient) -> None:
     page = client.get(f"/report/{quote(SOURCE, safe='')}")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert "planted" in page.text and 'class="copied' in page.text
+    assert "default-src 'none'" in page.headers["content-security-policy"]  # no script runs on a report
     matches = client.get("/search", params={"id": SOURCE}).json()["matches"]
     assert f"Copies of {SOURCE}: {len(matches)}" in page.text
     other = matches[-1]["id"]
@@ -226,6 +229,7 @@ def test_unknown_id_is_404_everywhere(client: TestClient) -> None:
     (b'{"text": "x", "k": 9}', "bad_input"), (b'{"text": "x", "limit": -1}', "bad_input"),
     (b'{"text": "x", "limit": true}', "bad_input"), (b'{"text": "x", "partial_threshold": "half"}', "bad_input"),
     (b'{"text": ["x"]}', "bad_input"), (b'{"text": "   "}', "bad_input"),
+    (b'{"text": "' + "长".encode() * 30000, "bad_json"), (b'[' + b'"x", ' * 20000 + b'"x"]', "bad_json"),  # decoded on a thread
 ])
 def test_bad_requests_are_400_with_a_message(client: TestClient, body: bytes, kind: str) -> None:
     _error(client.post("/search", content=body, headers={"content-type": "application/json"}), 400, kind)
