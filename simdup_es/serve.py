@@ -15,6 +15,7 @@ The routes (``docs/serve.md`` has the request and response fields):
 ``GET /report/{id}``      the copy report of a stored document, an HTML page
 ``GET /report/{id}.json`` the same report as JSON (also ``POST /report``, by text)
 ``POST /documents``       index documents; only with ``allow_index``
+``GET /openapi.json``     the OpenAPI description of these routes
 ========================  =====================================================
 
 Store and search calls block (SQLite, the cluster's HTTP client, the comparison
@@ -528,6 +529,13 @@ class App:
         result, timing = await self.run(self.service.index, docs, levels)
         return self.json(result, timing)
 
+    async def openapi(self, request: Request) -> Response:
+        from importlib.metadata import version
+
+        from .openapi import openapi
+
+        return JSONResponse(openapi(version("simdup-es")))
+
 
 def _error_response(exc: BaseException, secrets: tuple[str, ...]) -> JSONResponse:
     error = error_of(exc)
@@ -581,6 +589,7 @@ def create_app(store: Store, *, fingerprinter: Fingerprinter | None = None, comp
         Route("/report", guarded(app.report_posted), methods=["POST"]),
         Route("/report/{doc_id:path}", guarded(app.report), methods=["GET"]),
         Route("/documents", guarded(app.documents), methods=["POST"]),
+        Route("/openapi.json", guarded(app.openapi), methods=["GET"]),
     ]
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {HTTPException: on_http_error}
     return Starlette(routes=routes, exception_handlers=handlers)

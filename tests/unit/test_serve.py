@@ -211,6 +211,16 @@ def test_a_document_without_copies_has_a_report_too(client: TestClient) -> None:
     assert page.status_code == 200 and "No copies of zh-classic:shijing#125" in page.text
 
 
+def test_openapi_describes_every_route(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    assert spec["openapi"].startswith("3.")
+    routes = {(route.path, method.lower()) for route in client.app.routes  # type: ignore[attr-defined]
+              for method in route.methods - {"HEAD"}}
+    described = {(path.replace("{doc_id}", "{doc_id:path}"), method) for path, ops in spec["paths"].items()
+                 for method in ops}
+    assert described == routes
+
+
 # --------------------------------------------------------------------------- errors
 
 
