@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -376,13 +377,13 @@ def test_parse_size() -> None:
 # --------------------------------------------------------------------------- under uvicorn
 
 
-def test_concurrent_requests_over_uvicorn(store: Any) -> None:
-    """Real sockets, 16 clients at once on one shared read-only store: every answer is the sequential one."""
-    import httpx2
+@contextmanager
+def uvicorn_serving(app: Any) -> Iterator[str]:
+    """The app under uvicorn in a thread, on a free port: its base URL."""
     import uvicorn
 
     port = _closed_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="error"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
@@ -390,22 +391,56 @@ def test_concurrent_requests_over_uvicorn(store: Any) -> None:
         while not server.started:
             assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
             time.sleep(0.05)
-        ids = [EDITED, SOURCE, "planted", "zh-man-page:man3/flockfile.3", "zh-debref:pr01#2"]
-        base = f"http://127.0.0.1:{port}"
-        with httpx2.Client(base_url=base, timeout=60) as http:
-            expected = {i: http.get("/search", params={"id": i}).json() for i in ids}
-
-            def ask(n: int) -> tuple[str, int, Any]:
-                doc_id = ids[n % len(ids)]
-                r = http.get("/search", params={"id": doc_id})
-                return doc_id, r.status_code, r.json()
-
-            with ThreadPoolExecutor(16) as pool:
-                answers = list(pool.map(ask, range(80)))
-        assert all(status == 200 and body == expected[i] for i, status, body in answers)
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def test_concurrent_requests_over_uvicorn(store: Any) -> None:
+    """Real sockets, 16 clients at once on one shared read-only store: every answer is the sequential one."""
+    import httpx2
+
+    ids = [EDITED, SOURCE, "planted", "zh-man-page:man3/flockfile.3", "zh-debref:pr01#2"]
+    with uvicorn_serving(create_app(store)) as base, httpx2.Client(base_url=base, timeout=60) as http:
+        expected = {i: http.get("/search", params={"id": i}).json() for i in ids}
+
+        def ask(n: int) -> tuple[str, int, Any]:
+            doc_id = ids[n % len(ids)]
+            r = http.get("/search", params={"id": doc_id})
+            return doc_id, r.status_code, r.json()
+
+        with ThreadPoolExecutor(16) as pool:
+            answers = list(pool.map(ask, range(80)))
+    assert all(status == 200 and body == expected[i] for i, status, body in answers)
+
+
+def test_indexing_while_searching_over_uvicorn(tmp_path: Path) -> None:
+    """Writes and searches at once on one writable embedded store: every request answers, every write lands."""
+    import httpx2
+
+    _index(tmp_path / "s", [*RECORDS, _planted()])
+    local = LocalStore(tmp_path / "s")
+    batches = [[{"id": f"new-{b}-{i}", "text": f"{r['text']}\n第{b}批第{i}篇的补充说明。"} for i, r in enumerate(RECORDS[:10])]
+               for b in range(4)]
+    try:
+        app = create_app(local, settings=ServeSettings(allow_index=True))
+        with uvicorn_serving(app) as base, httpx2.Client(base_url=base, timeout=120) as http:
+            def work(n: int) -> int:
+                if n < len(batches):
+                    r = http.post("/documents", json={"documents": batches[n]})
+                    assert r.json()["indexed"] == len(batches[n]), r.text
+                    return r.status_code
+                return http.get("/search", params={"id": [SOURCE, EDITED][n % 2]}).status_code
+
+            with ThreadPoolExecutor(12) as pool:
+                statuses = list(pool.map(work, range(4 + 24)))
+            assert statuses == [200] * len(statuses)
+            assert http.get("/health").json()["documents"] == len(RECORDS) + 1 + 4 * 10
+            found = {m["id"] for m in http.get("/search", params={"id": EDITED}).json()["matches"]}
+            assert {f"new-{b}-2" for b in range(4)} <= found  # perlnumber.7#0 is RECORDS[2]
+    finally:
+        local.close()
 
 
 # --------------------------------------------------------------------------- the command
