@@ -133,10 +133,17 @@ async def _load(base: str, queries: list[str], clients: int, seconds: float) -> 
                 work.append(float(timing["work"]) / 1000)
                 queued.append(float(timing["queue"]) / 1000)
 
+        pings = []
+        if clients == 1:  # the HTTP round trip alone: GET /health (one SQLite count) on the same connection
+            for _ in range(200):
+                started = time.perf_counter()
+                await http.get("/health")
+                pings.append(time.perf_counter() - started)
         started = time.monotonic()
         await asyncio.gather(*(client(n) for n in range(clients)))
         elapsed = time.monotonic() - started
-    return {"latencies": latencies, "work": work, "queued": queued, "errors": errors, "elapsed": elapsed}
+    return {"latencies": latencies, "work": work, "queued": queued, "errors": errors, "elapsed": elapsed,
+            "pings": pings}
 
 
 def _client_process(base: str, queries: list[str], clients: int, seconds: float, out: Any) -> None:
@@ -230,6 +237,8 @@ def main() -> None:
               f"{r['errors'] or ''}")
         print(f"  client latency p50 {ms(r['latencies'])} ({p50 / lib_p50:.2f}x the library call), "
               f"p95 {ms(r['latencies'], 0.95)}")
+        if r["pings"]:
+            print(f"  GET /health round trip p50 {ms(r['pings'])} (the HTTP round trip with next to no work)")
         print(f"  server: the search call p50 {ms(r['work'])} ({work / lib_p50:.2f}x the library call), "
               f"waiting for a thread p50 {ms(r['queued'])}")
     print(f"library throughput one at a time: {1 / statistics.mean(lib):.1f}/s")
