@@ -25,7 +25,7 @@ it (the server idle both times). Printed side by side:
   own time per request, p50.
 
     python benchmarks/bench_serve.py [--clients 50] [--seconds 60] [--docs 2000] [--queries 200]
-        [--store DIR] [--port 9271] [--threads 8]
+        [--store DIR] [--port 9271] [--threads 8] [--workers 1]
 
 The machine is shared and noisy; compare the figures as ratios within one run.
 """
@@ -162,11 +162,11 @@ def run_clients(base: str, queries: list[str], clients: int, seconds: float) -> 
     return result
 
 
-def start_server(folder: Path, port: int, threads: int, limit: int) -> subprocess.Popen[bytes]:
+def start_server(folder: Path, port: int, threads: int, limit: int, workers: int) -> subprocess.Popen[bytes]:
     import httpx2
 
     cmd = [sys.executable, "-c", "from simdup_es.cli import main; main()", "serve", "--store", str(folder),
-           "--port", str(port), "--threads", str(threads), "--limit", str(limit), "--log-level", "warning",
+           "--port", str(port), "--threads", str(threads), "--workers", str(workers), "--limit", str(limit), "--log-level", "warning",
            "--timeout", "300"]
     server = subprocess.Popen(cmd)
     deadline = time.monotonic() + 60
@@ -198,6 +198,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=20)
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--port", type=int, default=9271)
+    ap.add_argument("--workers", type=int, default=1, help="Server processes (simdup serve --workers).")
     ap.add_argument("--store", type=Path, help="Store folder (built there if missing, kept).")
     args = ap.parse_args()
 
@@ -212,7 +213,7 @@ def main() -> None:
     queries = pick_queries(records, args.queries)
     try:
         before = library_times(folder, queries, args.limit)
-        server = start_server(folder, args.port, args.threads, args.limit)
+        server = start_server(folder, args.port, args.threads, args.limit, args.workers)
         base = f"http://127.0.0.1:{args.port}"
         try:
             alone = run_clients(base, queries, 1, min(args.seconds, 20.0))
@@ -227,7 +228,8 @@ def main() -> None:
 
     lib = before + after
     lib_p50 = statistics.median(lib)
-    print(f"\n{len(records)} documents, {len(queries)} queries, {os.cpu_count()} cores (shared)")
+    print(f"\n{len(records)} documents, {len(queries)} queries, {os.cpu_count()} cores (shared), "
+          f"{args.workers} server process{'es' if args.workers > 1 else ''} of {args.threads} threads")
     print(f"library call (find_copies), one at a time: p50 {ms(lib)} (before the load {ms(before)}, after {ms(after)})")
     for name, r in (("1 client", alone), (f"{args.clients} clients", load)):
         done, errors = len(r["latencies"]), sum(r["errors"].values())

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import re
+import signal
+import socket
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -14,6 +19,7 @@ import click
 from ..config import BlockLayout
 from ..errors import ConfigError
 from ..multilevel import MultiParams
+from ..parts import PartPrinter
 from ._common import compare_options, fingerprint_options, make_comparer, make_fingerprinter
 from .store_cmds import open_store, pop_store_opts, store_options
 
@@ -71,10 +77,13 @@ def secrets_of(opts: dict[str, Any]) -> tuple[str, ...]:
               help="Seconds a request may take; then it gets 504.")
 @click.option("--threads", type=click.IntRange(min=1), default=8, show_default=True,
               help="Store and search calls running at once (more requests wait their turn).")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Server processes sharing the port (each with its own copy of the store's index in memory); "
+                   "more serve more searches at once on more cores.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True, help="uvicorn's log level (info logs each request).")
 def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host: str, port: int, k: int, limit: int,
-          partial_threshold: float, allow_index: bool, max_body: str, timeout: float, threads: int, log_level: str,
+          partial_threshold: float, allow_index: bool, max_body: str, timeout: float, threads: int, workers: int, log_level: str,
           **kwargs: Any) -> None:
     """Serve search, compare and the copy reports over HTTP (JSON API and report pages).
 
@@ -94,12 +103,81 @@ def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host
     settings = ServeSettings(allow_index=allow_index, max_body_bytes=parse_size(max_body), timeout=timeout,
                              threads=threads, limit=limit, max_limit=max(limit, 1000),
                              partial_threshold=partial_threshold, secrets=secrets_of(store_opts))
-    with open_store(store_opts, create=allow_index, read_only=not allow_index, layout=BlockLayout(k=k),
-                    retry=retry_within(timeout)) as store:
-        app = create_app(store, fingerprinter=fingerprinter, compare=compare, settings=settings)
-        mode = "reading and indexing" if allow_index else "read-only"
-        click.echo(f"serving {mode} on http://{host}:{port} (GET /health; Ctrl-C stops)", err=True)
-        uvicorn.run(app, host=host, port=port, log_level=log_level)
+    def serve_here(sock: socket.socket | None = None) -> None:
+        """Open the store and run the app in this process (on ``sock``, inherited, when there are workers)."""
+        with open_store(store_opts, create=allow_index, read_only=not allow_index, layout=BlockLayout(k=k),
+                        retry=retry_within(timeout)) as store:
+            app = create_app(store, fingerprinter=fingerprinter, compare=compare, settings=settings)
+            if sock is None:
+                uvicorn.run(app, host=host, port=port, log_level=log_level)
+            else:
+                uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
+
+    mode = "reading and indexing" if allow_index else "read-only"
+    where = f"on http://{host}:{port}" + (f" in {workers} processes" if workers > 1 else "")
+    if workers == 1:
+        click.echo(f"serving {mode} {where} (GET /health; Ctrl-C stops)", err=True)
+        serve_here()
+        return
+    with open_store(store_opts, create=allow_index, read_only=not allow_index, layout=BlockLayout(k=k)) as store:
+        store.count()  # a missing or unreadable store fails here, once, not in every worker
+    # Loaded before the fork, so the workers share the dictionaries' pages.
+    PartPrinter(fingerprinter).levels("预热。这是一段文字。")
+    compare("预热。", "预热。")
+    click.echo(f"serving {mode} {where} (GET /health; Ctrl-C stops)", err=True)
+    run_workers(serve_here, workers, host, port)
+
+
+def run_workers(serve_one: Callable[[socket.socket], None], workers: int, host: str, port: int) -> None:
+    """``serve_one(sock)`` in ``workers`` forked processes sharing one listening socket, until a signal.
+
+    Each worker opens its own store (an SQLite connection or a client must not cross a
+    fork); the kernel spreads the connections. SIGINT and SIGTERM are passed on; when a
+    worker dies, the others are stopped and the command fails.
+    """
+    if not hasattr(os, "fork"):
+        raise ConfigError("--workers above 1 needs fork (Linux, macOS): run one process a port behind a proxy instead")
+    try:
+        sock = socket.create_server((host, port), backlog=2048)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    pids: list[int] = []
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:  # the worker: it never returns into the command
+            code = 0
+            try:
+                serve_one(sock)
+            except KeyboardInterrupt:  # uvicorn passes on the SIGINT it stopped for, once it has stopped
+                pass
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    sock.close()
+    stopping = False
+
+    def stop(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        for child in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signum)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, stop)
+    failed = False
+    while pids:
+        pid, status = os.wait()
+        pids.remove(pid)
+        if not stopping and pids:
+            failed = True
+            click.echo(f"a worker ended (status {status}): stopping the others", err=True)
+            stop(signal.SIGTERM, None)
+    if failed:
+        raise ConfigError("a worker process ended on its own: see its messages above")
 
 
 def register(group: click.Group) -> None:

@@ -446,7 +446,8 @@ def test_indexing_while_searching_over_uvicorn(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the command
 
 
-def test_the_serve_command_serves_read_only_and_stops(folder: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_serve_command_serves_read_only_and_stops(folder: Path, workers: int) -> None:
     import signal
     import subprocess
     import sys
@@ -455,8 +456,9 @@ def test_the_serve_command_serves_read_only_and_stops(folder: Path) -> None:
 
     port = _closed_port()
     cmd = [sys.executable, "-c", "from simdup_es.cli import main; main()", "serve", "--store", str(folder),
-           "--port", str(port), "--log-level", "warning"]
+           "--port", str(port), "--log-level", "warning", "--workers", str(workers)]
     server = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    children: list[int] = []
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -469,10 +471,15 @@ def test_the_serve_command_serves_read_only_and_stops(folder: Path) -> None:
         assert health.json()["documents"] == len(RECORDS) + 1 and health.json()["indexing"] is False
         denied = httpx2.post(f"http://127.0.0.1:{port}/documents", json=[{"text": "新文档。"}])
         assert denied.status_code == 403
+        children = [int(p) for p in Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()]
+        assert len(children) == (workers if workers > 1 else 0)
+        for _ in range(10):  # every worker answers, whichever gets the connection
+            assert httpx2.get(f"http://127.0.0.1:{port}/search", params={"id": SOURCE}).status_code == 200
     finally:
         server.send_signal(signal.SIGINT)
         _, err = server.communicate(timeout=30)
     assert server.returncode == 0 and "serving read-only" in err and "Traceback" not in err
+    assert not [c for c in children if Path(f"/proc/{c}").exists()]  # no worker left behind
 
 
 def test_the_serve_command_says_what_is_wrong(tmp_path: Path) -> None:
