@@ -17,11 +17,12 @@ from urllib.parse import urlsplit
 import click
 
 from ..config import BlockLayout
-from ..errors import ConfigError
+from ..errors import ConfigError, SimdupError
 from ..multilevel import MultiParams
 from ..parts import PartPrinter
 from ._common import compare_options, fingerprint_options, make_comparer, make_fingerprinter
-from .store_cmds import open_store, pop_store_opts, store_options
+from ..store.base import Store
+from .store_cmds import note_other_versions, open_store, pop_store_opts, store_options
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
 
@@ -109,6 +110,7 @@ def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host
                         retry=retry_within(timeout)) as store:
             app = create_app(store, fingerprinter=fingerprinter, compare=compare, settings=settings)
             if sock is None:
+                _look_at(store, fingerprinter.version)
                 uvicorn.run(app, host=host, port=port, log_level=log_level)
             else:
                 uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
@@ -120,12 +122,21 @@ def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host
         serve_here()
         return
     with open_store(store_opts, create=allow_index, read_only=not allow_index, layout=BlockLayout(k=k)) as store:
-        store.count()  # a missing or unreadable store fails here, once, not in every worker
+        _look_at(store, fingerprinter.version)  # once, not in every worker
     # Loaded before the fork, so the workers share the dictionaries' pages.
     PartPrinter(fingerprinter).levels("预热。这是一段文字。")
     compare("预热。", "预热。")
     click.echo(f"serving {mode} {where} (GET /health; Ctrl-C stops)", err=True)
     run_workers(serve_here, workers, host, port)
+
+
+def _look_at(store: Store, version: str) -> None:
+    """Say on stderr what searches will not find (other fingerprint versions), or that the store does not answer yet."""
+    try:
+        note_other_versions(store, version)
+    except SimdupError as exc:  # a cluster down now may be up later: the service answers 503 until then
+        click.echo(f"warning: the store does not answer now ({exc}); serving anyway: requests get 503 until it does",
+                   err=True)
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -286,11 +286,11 @@ def search(text: str | None, file: Path | None, doc_id: str | None, queries: str
                             compare=comparer, params=params, matrix=not no_matrix, limit=limit, stored=docs)
         if missing := [m.id for m in found if m.id not in docs]:
             docs.update((d.id, d) for d in store.get(missing))
-        _note_other_versions(store, fingerprinter.version)
+        note_other_versions(store, fingerprinter.version)
     _show_copies(found, docs, query_text, as_json=as_json, details=details, html_path=html_path)
 
 
-def _note_other_versions(store: Store, version: str) -> None:
+def note_other_versions(store: Store, version: str) -> None:
     """Say on stderr how many stored documents a search cannot find because of their fingerprint version."""
     other = {v: n for v, n in store.versions().items() if v != version}
     if other:
@@ -329,7 +329,7 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
                     click.echo(f"{record.key}\t" + (", ".join(f"{m.id} ({m.kind}, d={m.distance})" for m in found)
                                                      or "no copies") + (f", and {more} more (raise --limit)" if more else ""))
             update(done)
-        _note_other_versions(store, fingerprinter.version)
+        note_other_versions(store, fingerprinter.version)
     log.close()
     click.echo(f"searched {searched} queries, {with_copies} with copies; rejected {log.count}", err=True)
     if log.count:

@@ -284,7 +284,7 @@ def test_one_fingerprinter_shared_by_threads_gives_the_sequential_fingerprints()
     for _ in range(3):
         shared = PartPrinter(Fingerprinter(FingerprintParams()))  # a fresh, empty cache: words are added at once
 
-        def both(text: str) -> tuple[int, list[int | None]]:
+        def both(text: str, shared: PartPrinter = shared) -> tuple[int, list[int | None]]:
             return shared.fingerprinter.fingerprint(text).value, shared.levels(text).fingerprints
 
         with ThreadPoolExecutor(8) as pool:

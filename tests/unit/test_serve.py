@@ -513,3 +513,16 @@ def test_the_workers_socket_gets_nodelay_connections() -> None:
 
     asyncio.run(asyncio.wait_for(run(), 10))
     assert sock.proto == socket.IPPROTO_TCP and seen == [1]
+
+
+def test_the_command_says_what_searches_cannot_find(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from simdup_es.cli.serve_cmd import _look_at
+
+    local = open_store(path=folder, read_only=True)
+    _look_at(local, default_fingerprinter().version)
+    assert capsys.readouterr().err == ""
+    _look_at(local, "9.9other")  # served with other --idf / --marked-words than the store was indexed with
+    assert f"{len(RECORDS) + 1} stored documents of fingerprint version" in capsys.readouterr().err
+    local.close()
+    _look_at(local, default_fingerprinter().version)
+    assert "serving anyway: requests get 503" in capsys.readouterr().err
