@@ -446,6 +446,10 @@ class Lexicon:
     content word), so :func:`weigh_batch` gathers a batch's values with numpy; a
     Latin compound that :meth:`Tokenizer.segment` splits maps to a code ``c <= -2``
     instead, and ``pieces[c]`` are the rows of its pieces.
+
+    One lexicon may serve threads (``simdup serve`` shares one fingerprinter): ``lock``
+    is held while rows are added and while :func:`weigh_batch` reads them, else two
+    threads adding words at once would give rows twice.
     """
 
     MAX_ENTRIES = 2_000_000  # the cache is cleared beyond this many tokens
@@ -455,6 +459,7 @@ class Lexicon:
         self.idf = idf
         self._pos = dictionary_pos()
         self._pos_boost = (params.noun_boost, params.verb_boost, params.other_boost, 0.0)
+        self.lock = threading.RLock()
         self.cache: dict[str, int] = {}
         self.pieces: dict[int, tuple[int, ...]] = {}
         self._compound_rows: dict[str, int] = {}  # a compound's own row, for entry
@@ -465,10 +470,11 @@ class Lexicon:
         self.hash_of = np.empty(0, dtype=np.uint64)
 
     def clear(self) -> None:
-        self.cache.clear()
-        self.pieces.clear()
-        self._compound_rows.clear()
-        self._rows = 0
+        with self.lock:
+            self.cache.clear()
+            self.pieces.clear()
+            self._compound_rows.clear()
+            self._rows = 0
 
     def add(self, tokens: Iterable[str]) -> None:
         """Put the tokens not cached yet into the cache, and the pieces of those that are compounds.
@@ -476,8 +482,9 @@ class Lexicon:
         The same values as adding one token at a time (the tests' plain loop), but
         for the order of the rows, on which no value depends.
         """
-        cache = self.cache
-        self._add_new({t: None for t in tokens if t not in cache})
+        with self.lock:
+            cache = self.cache
+            self._add_new({t: None for t in tokens if t not in cache})
 
     def _add_new(self, new: Collection[str]) -> None:
         """:meth:`add` of distinct tokens none of which is cached (a set or a dict: ``in`` is a lookup)."""
@@ -528,23 +535,25 @@ class Lexicon:
 
     def entry(self, token: str) -> tuple[float, float, int] | None:
         """``(IDF, 1 + POS + MARK, hash)`` of a token, or ``None`` if it is not a content word."""
-        if token not in self.cache:
-            self.add([token])
-        row = self.cache[token]
-        if row <= -2:
-            row = self._compound_rows[token]
-        if row < 0:
-            return None
-        return float(self.idf_of[row]), float(self.boost_of[row]), int(self.hash_of[row])
+        with self.lock:
+            if token not in self.cache:
+                self.add([token])
+            row = self.cache[token]
+            if row <= -2:
+                row = self._compound_rows[token]
+            if row < 0:
+                return None
+            return float(self.idf_of[row]), float(self.boost_of[row]), int(self.hash_of[row])
 
     def rows(self, docs: Sequence[Collection[str]]) -> list[tuple[int, ...]]:
         """The row (the cache's value) of each token of each document; the new tokens put there at once (as by :meth:`add`)."""
-        cache = self.cache
-        # The batch's distinct tokens in C: the new ones are found without looking up each token twice.
-        self._add_new(set().union(*docs).difference(cache))
-        # itemgetter looks up all of a document's tokens in one call: a fifth less time than map.
-        return [operator.itemgetter(*tokens)(cache) if len(tokens) > 1 else tuple(map(cache.__getitem__, tokens))
-                for tokens in docs]
+        with self.lock:
+            cache = self.cache
+            # The batch's distinct tokens in C: the new ones are found without looking up each token twice.
+            self._add_new(set().union(*docs).difference(cache))
+            # itemgetter looks up all of a document's tokens in one call: a fifth less time than map.
+            return [operator.itemgetter(*tokens)(cache) if len(tokens) > 1 else tuple(map(cache.__getitem__, tokens))
+                    for tokens in docs]
 
 
 def weigh(
@@ -600,6 +609,17 @@ def weigh_batch(
     """
     if parts is not None and len(parts) != len(docs) or titles is not None and len(titles) != len(docs):
         raise ValueError(f"{len(docs)} documents, but titles or parts for another number of them")
+    with lexicon.lock:  # the rows read below stay those the batch was given (Lexicon: threads)
+        return _weigh_batch(docs, lexicon, titles, parts)
+
+
+def _weigh_batch(
+    docs: Sequence[Sequence[str]],
+    lexicon: Lexicon,
+    titles: Sequence[frozenset[str]] | None,
+    parts: Sequence[Sequence[tuple[int, int] | Sequence[str]]] | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`weigh_batch`, its arguments checked and the lexicon's lock held."""
     if len(lexicon.cache) > lexicon.MAX_ENTRIES:
         lexicon.clear()  # a bound on memory for endless streams of new tokens
     each = parts if parts is not None else [()] * len(docs)

@@ -350,12 +350,17 @@ def compare_options(func: F) -> F:
 COMPARE_KEYS = ("similar_weight", "right_weight", "synonym_file", "no_synonyms", "trim_boilerplate")
 
 
+def compare_params(kwargs: dict[str, Any]) -> Any:
+    """The :class:`~simdup_es.compare.CompareParams` the compare options give (read, not popped)."""
+    from ..compare import CompareParams
+
+    return CompareParams(similar_weight=kwargs["similar_weight"], right_weight=kwargs["right_weight"],
+                         use_synonyms=not kwargs["no_synonyms"], trim_boilerplate=kwargs["trim_boilerplate"])
+
+
 def make_comparer(kwargs: dict[str, Any]) -> Callable[[str, str], Any]:
     """:func:`simdup_es.search.comparer` from the compare options (popped from ``kwargs``)."""
-    from ..compare import CompareParams
     from ..search import comparer
 
     opts = {k: kwargs.pop(k) for k in COMPARE_KEYS}
-    params = CompareParams(similar_weight=opts["similar_weight"], right_weight=opts["right_weight"],
-                           use_synonyms=not opts["no_synonyms"], trim_boilerplate=opts["trim_boilerplate"])
-    return comparer(params, opts["synonym_file"])
+    return comparer(compare_params(opts), opts["synonym_file"])

@@ -16,7 +16,7 @@ from ..errors import InputError, SimdupError
 from ..fingerprint import Doc
 from ..sources import Fields, Record, record_doc
 from ..tokens import build_idf, format_idf
-from . import cluster_cmds, kibana_cmds, report_cmd, store_cmds
+from . import cluster_cmds, kibana_cmds, report_cmd, serve_cmd, store_cmds
 from ._common import (
     RejectLog,
     echo_json,
@@ -60,6 +60,7 @@ store_cmds.register(main)
 cluster_cmds.register(main)
 main.add_command(report_cmd.report)
 kibana_cmds.register(main)
+serve_cmd.register(main)
 
 
 @main.command()

@@ -8,12 +8,11 @@ from typing import Any
 
 import click
 
-from ..compare import CompareParams
 from ..config import BlockLayout
 from ..multilevel import MultiParams
 from ..parts import PartPrinter
-from ._common import compare_options, echo_json, fingerprint_options, make_comparer, make_fingerprinter, open_output, \
-    read_document
+from ._common import (compare_options, compare_params, echo_json, fingerprint_options, make_comparer, make_fingerprinter,
+                      open_output, read_document)
 from .store_cmds import open_store, pop_store_opts, query_source_options, store_options
 
 
@@ -54,8 +53,7 @@ def report(text: str | None, file: Path | None, doc_id: str | None, title: str |
     if sum(x is not None for x in (text, file, doc_id)) != 1:
         raise click.UsageError("give exactly one of --text, --file or --id")
     exclusions = Exclusions(quotations=exclude_quotations, references=exclude_references, min_chars=min_chars)
-    params = CompareParams(similar_weight=kwargs["similar_weight"], right_weight=kwargs["right_weight"],
-                           use_synonyms=not kwargs["no_synonyms"], trim_boilerplate=kwargs["trim_boilerplate"])
+    params = compare_params(kwargs)
     compare = make_comparer(kwargs)
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     label = doc_id

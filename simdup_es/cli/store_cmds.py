@@ -334,11 +334,11 @@ def search(text: str | None, file: Path | None, doc_id: str | None, queries: str
                             compare=comparer, params=params, matrix=not no_matrix, limit=limit, stored=docs)
         if missing := [m.id for m in found if m.id not in docs]:
             docs.update((d.id, d) for d in store.get(missing))
-        _note_other_versions(store, fingerprinter.version)
+        note_other_versions(store, fingerprinter.version)
     _show_copies(found, docs, query_text, as_json=as_json, details=details, html_path=html_path)
 
 
-def _note_other_versions(store: Store, version: str) -> None:
+def note_other_versions(store: Store, version: str) -> None:
     """Say on stderr how many stored documents a search cannot find because of their fingerprint version."""
     other = {v: n for v, n in store.versions().items() if v != version}
     if other:
@@ -378,7 +378,7 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
                     click.echo(f"{record.key}\t" + (", ".join(f"{m.id} ({m.kind}, d={m.distance})" for m in found)
                                                      or "no copies") + (f", and {more} more (raise --limit)" if more else ""))
             update(done)
-        _note_other_versions(store, fingerprinter.version)
+        note_other_versions(store, fingerprinter.version)
     log.close()
     click.echo(f"searched {searched} queries, {with_copies} with copies; rejected {log.count}", err=True)
     if log.count:
@@ -389,7 +389,7 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
 def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | None, *, as_json: bool,
                  details: int, html_path: Path | None) -> None:
     from ..offsets import Unified, unify_mapped
-    from ..report import copied_spans, original_spans, render_html, render_terminal, spans_dict
+    from ..report import matches_json, render_html, render_terminal
 
     more = found.more
     shown: dict[str, Unified] = {}  # stored texts as given, mapped from what was compared
@@ -400,19 +400,13 @@ def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | No
         return shown[doc.id]
 
     scored = [(m, docs[m.id]) for m in found if m.comparison is not None and m.id in docs and docs[m.id].text]
-    query = unify_mapped(query_text or "") if scored and (as_json or details or html_path is not None) else None
     if as_json:
-        for m in found:
-            doc, c = docs.get(m.id), m.comparison
-            spans = None
-            if c is not None and query is not None and doc is not None and doc.text:
-                spans = {"query": spans_dict(original_spans(query, copied_spans(c, "a", query.text))),
-                         "match": spans_dict(original_spans(mapped(doc), copied_spans(c, "b", mapped(doc).text)))}
-            echo_json({**m.to_dict(), "title": doc.title if doc else None,
-                       "pairs": [[p.i, p.j] for p in c.pairs] if c else None, "spans": spans})
+        for hit in matches_json(found, docs, query_text):
+            echo_json(hit)
         if more:
             click.echo(f"{more} more copies or candidates not shown: raise --limit", err=True)
         return
+    query = unify_mapped(query_text or "") if scored and (details or html_path is not None) else None
     if not found:
         click.echo("no copies (no stored document within the distance, none sharing enough text)")
         return

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from rapidfuzz.distance import LCSseq
 
 from ..compare import Comparison, SentencePair
 from ..lcs import UnitCodec
-from ..multilevel import copied_units, passages
-from ..offsets import Unified
+from ..multilevel import Copies, copied_units, passages
+from ..offsets import Unified, unify_mapped
 from ..sentences import UNIT_PATTERN, Sentence, unit_spans
+from ..store.base import StoredDoc
 
 Span = tuple[int, int]
 
@@ -122,3 +123,21 @@ def original_spans(shown: Unified, spans: Sequence[Span]) -> list[Span]:
 def spans_dict(spans: Sequence[Span]) -> list[dict[str, int]]:
     """JSON form of spans: ``[{"start": s, "end": e}, ...]``."""
     return [{"start": s, "end": e} for s, e in spans]
+
+
+def matches_json(found: Copies, docs: Mapping[str, StoredDoc], text: str | None) -> list[dict[str, Any]]:
+    """The hits of a search for ``text`` as ``simdup search --json`` prints them (and ``simdup serve`` answers
+    them): each match's figures, the stored title, the marked sentence pairs, and the copied ``spans`` on both
+    sides in original characters."""
+    query = unify_mapped(text or "") if any(m.comparison is not None for m in found) else None
+    out = []
+    for m in found:
+        doc, c = docs.get(m.id), m.comparison
+        spans = None
+        if c is not None and query is not None and doc is not None and doc.text:
+            shown = unify_mapped(doc.text)
+            spans = {"query": spans_dict(original_spans(query, copied_spans(c, "a", query.text))),
+                     "match": spans_dict(original_spans(shown, copied_spans(c, "b", shown.text)))}
+        out.append({**m.to_dict(), "title": doc.title if doc else None,
+                    "pairs": [[p.i, p.j] for p in c.pairs] if c else None, "spans": spans})
+    return out

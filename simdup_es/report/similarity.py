@@ -285,7 +285,7 @@ def report_from_copies(text: str, copies: Copies, docs: Mapping[str, StoredDoc],
             left_out.append((m.id, "a near-duplicate stored without its text, so nothing can be shown"))
             continue
         shown = unify_mapped(doc.text, _unified(doc.text))  # unified by the search already (cached)
-        if not include_self and doc_id is None and shown.text == document.text:
+        if not include_self and doc_id is None and doc.text == document.original:
             left_out.append((m.id, "the same text as this document: its own stored copy"))
             continue
         matches.append((m, doc, shown))

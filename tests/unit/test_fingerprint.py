@@ -272,3 +272,28 @@ def test_a_collector_turned_off_stays_off_in_the_pool(fingerprinter: Fingerprint
         assert seen == [0] * 4 and gc.get_threshold()[0] == 0
     finally:
         gc.set_threshold(*before)
+
+
+def test_one_fingerprinter_shared_by_threads_gives_the_sequential_fingerprints() -> None:
+    """simdup serve fingerprints queries on many threads with one Fingerprinter: its word cache
+    (the Lexicon, filled as new words come) must not mix up rows between threads."""
+    import json as json_
+    from concurrent.futures import ThreadPoolExecutor
+    from importlib.resources import files
+
+    from simdup_es import FingerprintParams, Fingerprinter
+    from simdup_es.parts import PartPrinter
+
+    lines = (files("simdup_es.data") / "sample.jsonl").read_text(encoding="utf-8").splitlines()
+    texts = [json_.loads(line)["text"] for line in lines]
+    texts += [t[::-1] for t in texts] + [t[: len(t) // 3] for t in texts]  # more distinct words
+    reference = PartPrinter(Fingerprinter(FingerprintParams()))
+    expected = [(reference.fingerprinter.fingerprint(t).value, reference.levels(t).fingerprints) for t in texts]
+    for _ in range(3):
+        shared = PartPrinter(Fingerprinter(FingerprintParams()))  # a fresh, empty cache: words are added at once
+
+        def both(text: str, shared: PartPrinter = shared) -> tuple[int, list[int | None]]:
+            return shared.fingerprinter.fingerprint(text).value, shared.levels(text).fingerprints
+
+        with ThreadPoolExecutor(8) as pool:
+            assert list(pool.map(both, texts)) == expected

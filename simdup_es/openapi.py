@@ -1,0 +1,98 @@
+"""The OpenAPI 3.1 description of ``simdup serve`` (``GET /openapi.json``), for clients in other languages.
+
+Written out rather than generated: Starlette has no schema of its own, and the
+routes are few. ``tests/unit/test_serve.py`` checks that it names every route.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ERROR = {"type": "object", "required": ["error"], "properties": {"error": {
+    "type": "object", "required": ["type", "message"],
+    "properties": {"type": {"type": "string", "examples": ["not_found"]}, "message": {"type": "string"}}}}}
+_SEARCH_FIELDS: dict[str, Any] = {
+    "id": {"type": "string", "description": "A stored document to search with (left out of its results)."},
+    "text": {"type": "string", "description": "A text to search with (give id or text)."},
+    "title": {"type": "string"},
+    "k": {"type": "integer", "minimum": 0, "description": "Largest Hamming distance of a near-duplicate (up to the server's k)."},
+    "limit": {"type": "integer", "minimum": 0},
+    "levels": {"type": "string", "enum": ["all", "document"],
+               "description": "all: near-duplicates and partial copies; document: near-duplicates only, unscored."},
+    "partial_threshold": {"type": "number", "minimum": 0, "maximum": 1},
+}
+_MATCH = {"type": "object", "properties": {
+    "id": {"type": "string"}, "kind": {"type": "string", "enum": ["near-duplicate", "partial"]},
+    "distance": {"type": ["integer", "null"]}, "title": {"type": ["string", "null"]},
+    **{name: {"type": ["number", "null"]} for name in (
+        "copied_query", "copied_match", "similarity_query", "similarity_match", "containment_query_in_match",
+        "containment_match_in_query")},
+    "pairs": {"type": ["array", "null"], "items": {"type": "array", "items": {"type": "integer"}}}}}
+_SEARCH_RESULT = {"type": "object", "properties": {
+    "id": {"type": ["string", "null"]}, "matches": {"type": "array", "items": _MATCH},
+    "more": {"type": "integer", "description": "Copies or unjudged candidates the limit left out."}}}
+_SIDE = {"oneOf": [{"type": "string"}, {"type": "object", "properties": {
+    "id": {"type": "string"}, "text": {"type": "string"}, "title": {"type": "string"}}}]}
+
+
+def _json(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    return {str(code): _json(_ERROR, "error") for code in (*codes, 503, 504)}
+
+
+def _query(names: tuple[str, ...], required: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    return [{"name": n, "in": "query", "required": n in required, "schema": _SEARCH_FIELDS.get(n, {"type": "string"})}
+            for n in names]
+
+
+def _body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+def openapi(version: str) -> dict[str, Any]:
+    """The description, for the package ``version``."""
+    search_params = _query(("id", "k", "limit", "levels", "partial_threshold"), ("id",))
+    report_params = [{"name": "doc_id", "in": "path", "required": True, "schema": {"type": "string"},
+                      "description": "The stored id, percent-encoded; '.json' at the end answers JSON."},
+                     *_query(("k", "limit", "levels", "partial_threshold", "exclude_quotations", "exclude_references",
+                               "min_chars", "format"))]
+    search_body = {"type": "object", "properties": _SEARCH_FIELDS}
+    paths = {
+        "/health": {"get": {"summary": "The store answers: documents, fingerprint versions", "responses": {
+            "200": _json({"type": "object"}), **_errors()}}},
+        "/search": {
+            "get": {"summary": "Copies of a stored document", "parameters": search_params,
+                    "responses": {"200": _json(_SEARCH_RESULT), **_errors(400, 404, 409)}},
+            "post": {"summary": "Copies of a stored document or a text", "requestBody": _body(search_body),
+                     "responses": {"200": _json(_SEARCH_RESULT), **_errors(400, 404, 409, 413)}}},
+        "/compare": {
+            "get": {"summary": "Two stored documents compared", "parameters": _query(("a", "b", "k"), ("a", "b")),
+                    "responses": {"200": _json({"type": "object"}), **_errors(400, 404)}},
+            "post": {"summary": "Two texts or stored documents compared", "requestBody": _body(
+                {"type": "object", "required": ["a", "b"], "properties": {"a": _SIDE, "b": _SIDE, "k": {"type": "integer"}}}),
+                "responses": {"200": _json({"type": "object"}), **_errors(400, 404, 413)}}},
+        "/report/{doc_id}": {"get": {
+            "summary": "The copy report of a stored document: an HTML page, or JSON", "parameters": report_params,
+            "responses": {"200": {"description": "OK", "content": {"text/html": {"schema": {"type": "string"}},
+                                                                   "application/json": {"schema": {"type": "object"}}}},
+                          **_errors(400, 404)}}},
+        "/report": {"post": {"summary": "The copy report of a text or stored document", "requestBody": _body(
+            {"type": "object", "properties": {**_SEARCH_FIELDS, "exclude_quotations": {"type": "boolean"},
+                                              "exclude_references": {"type": "boolean"}, "min_chars": {"type": "integer"},
+                                              "format": {"type": "string", "enum": ["json", "html"]}}}),
+            "responses": {"200": _json({"type": "object"}), **_errors(400, 404, 413)}}},
+        "/documents": {"post": {"summary": "Index documents (only when the server allows it)", "requestBody": _body(
+            {"type": "object", "properties": {"documents": {"type": "array", "items": {"type": "object", "properties": {
+                "id": {"type": "string"}, "text": {"type": "string"}, "title": {"type": "string"}}}},
+                "levels": {"type": "string", "enum": ["all", "keys", "document"]}}}),
+            "responses": {"200": _json({"type": "object", "properties": {
+                "indexed": {"type": "integer"}, "rejected": {"type": "array"}, "documents": {"type": "integer"}}}),
+                **_errors(400, 403, 413)}}},
+        "/openapi.json": {"get": {"summary": "This description", "responses": {"200": _json({"type": "object"})}}},
+    }
+    return {"openapi": "3.1.0", "info": {"title": "simdup serve", "version": version,
+                                         "description": "Near-duplicates and partial copies over HTTP (docs/serve.md)."},
+            "paths": paths}

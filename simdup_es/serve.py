@@ -1,0 +1,566 @@
+"""``simdup serve``: the search, the comparison and the copy report over HTTP.
+
+:func:`create_app` builds an ASGI application (Starlette) over any
+:class:`~simdup_es.store.base.Store`; ``simdup serve`` runs it with uvicorn::
+
+    store = simdup_es.open_store(path=".simdup", read_only=True)
+    app = create_app(store)            # uvicorn.run(app, port=8000)
+
+The routes (``docs/serve.md`` has the request and response fields):
+
+========================  =====================================================
+``GET /health``           the store answers: documents, fingerprint versions
+``GET|POST /search``      copies of a stored document (``id``) or of a posted text
+``GET|POST /compare``     two texts or stored documents, sentence by sentence
+``GET /report/{id}``      the copy report of a stored document, an HTML page
+``GET /report/{id}.json`` the same report as JSON (also ``POST /report``, by text)
+``POST /documents``       index documents; only with ``allow_index``
+``GET /openapi.json``     the OpenAPI description of these routes
+========================  =====================================================
+
+Store and search calls block (SQLite, the cluster's HTTP client, the comparison
+matrix), so each runs on a worker thread (at most ``threads`` at once), never on
+the event loop. A request gets ``timeout`` seconds, waiting for a thread
+included; past that the answer is 504 (the thread finishes its call, unseen).
+Every error is JSON, ``{"error": {"type", "message"}}``, with its status code;
+messages never carry a credential (:func:`scrub`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from .compare import CompareParams
+from .config import BlockLayout, Retry
+from .errors import (
+    ConfigError,
+    FingerprintVersionError,
+    InputError,
+    NotFound,
+    SimdupError,
+    StoreError,
+)
+from .fingerprint import Fingerprint, Fingerprinter
+from .multilevel import Copies, MultiParams
+from .parts import PartPrinter
+from .report import Exclusions, SimilarityReport, matches_json, render_report_html, report_from_copies
+from .report.similarity import settings_in_words
+from .search import Comparer, Verdict, comparer, find_copies, stored_query
+from .sources import Fields, Reject, from_mapping
+from .store.base import Store, StoredDoc
+
+log = logging.getLogger(__name__)
+
+SearchLevels = Literal["all", "document"]
+IndexLevels = Literal["all", "keys", "document"]
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """Limits and defaults of the service.
+
+    Attributes
+    ----------
+    allow_index:
+        Accept ``POST /documents``; off, the service only reads.
+    max_body_bytes:
+        Largest request body; a larger one is refused with 413 before it is read.
+    timeout:
+        Seconds a request may take (waiting for a worker thread included); then 504.
+    threads:
+        Store and search calls running at once; further requests wait for a thread.
+    limit, max_limit:
+        Copies returned when the request does not say, and the most it may ask for.
+    refresh_every:
+        Seconds between looks for other processes' writes (embedded store); 0 never looks.
+    secrets:
+        Strings no response may contain (a password, an API key): replaced by ``***``.
+    compare_params:
+        The comparison's settings, as ``compare`` was made with them: report pages state them.
+    """
+
+    allow_index: bool = False
+    max_body_bytes: int = 10 * 1024 * 1024
+    timeout: float = 30.0
+    threads: int = 8
+    limit: int = 20
+    max_limit: int = 1000
+    partial_threshold: float = MultiParams.partial_threshold
+    refresh_every: float = 1.0
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    compare_params: CompareParams = CompareParams()
+
+    def __post_init__(self) -> None:
+        if self.max_body_bytes < 1 or self.threads < 1 or self.limit < 0 or self.max_limit < self.limit:
+            raise ConfigError("max_body_bytes and threads must be positive, and 0 <= limit <= max_limit")
+        if not self.timeout > 0:
+            raise ConfigError(f"the request timeout must be positive, got {self.timeout}")
+
+
+def retry_within(seconds: float) -> Retry:
+    """Bulk retries (of ``POST /documents`` to a cluster) that give up within half of ``seconds``.
+
+    The command-line default (10 retries, up to 30 s apart) outlasts any request's time limit.
+    """
+    n = 0
+    while Retry(n + 1, 0.25, 4.0).budget <= seconds / 2:
+        n += 1
+    return Retry(n, 0.25, 4.0)
+
+
+class ApiError(SimdupError):
+    """An error answered as ``{"error": {"type", "message"}}`` with an HTTP ``status``."""
+
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message = status, kind, message
+
+
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]*@")
+
+
+def scrub(message: str, secrets: tuple[str, ...] = ()) -> str:
+    """``message`` without the user and password part of any URL and without any of ``secrets``."""
+    message = _URL_USERINFO.sub(r"\1***@", message)
+    for secret in secrets:
+        if secret:
+            message = message.replace(secret, "***")
+    return message
+
+
+def error_of(exc: BaseException) -> ApiError:
+    """The HTTP answer to an exception: the status and type a client can act on."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, NotFound):
+        return ApiError(404, "not_found", str(exc))
+    if isinstance(exc, FingerprintVersionError):
+        return ApiError(409, "fingerprint_version", str(exc))
+    if isinstance(exc, (InputError, ConfigError)):
+        return ApiError(400, "bad_input", str(exc))
+    if isinstance(exc, StoreError):
+        return ApiError(503, "store_unavailable", f"the store cannot answer now: {exc}")
+    return ApiError(500, "internal", "internal error (the server log has the details): try again, or report it")
+
+
+# --------------------------------------------------------------------------- requests
+
+
+@dataclass(frozen=True)
+class Query:
+    """What to search with: a stored document (``id``) or a ``text`` (with its ``title``)."""
+
+    id: str | None = None
+    text: str | None = None
+    title: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.id if self.id is not None else "query"
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """A search: the query and the options ``simdup search`` has."""
+
+    query: Query
+    k: int
+    limit: int
+    levels: SearchLevels
+    partial_threshold: float
+
+
+def _flag(params: Mapping[str, Any], name: str) -> bool:
+    value = params.get(name, False)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("", "0", "false", "no", "1", "true", "yes"):
+        return value.lower() in ("1", "true", "yes")
+    raise ApiError(400, "bad_input", f"{name} must be true or false, got {value!r}")
+
+
+def _exclusions(params: Mapping[str, Any]) -> Exclusions:
+    """What a report leaves out: ``exclude_quotations``, ``exclude_references`` (true/false), ``min_chars``."""
+    return Exclusions(quotations=_flag(params, "exclude_quotations"), references=_flag(params, "exclude_references"),
+                      min_chars=_int(params, "min_chars", Exclusions.min_chars, 0, 1_000_000))
+
+
+def _int(params: Mapping[str, Any], name: str, default: int, low: int, high: int, hint: str = "") -> int:
+    value = params.get(name)
+    if value is None:
+        return default
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ApiError(400, "bad_input", f"{name} must be a whole number from {low} to {high}, got {value!r}{hint}")
+    return value
+
+
+def _float(params: Mapping[str, Any], name: str, default: float, low: float, high: float) -> float:
+    value = params.get(name)
+    if value is None:
+        return default
+    try:
+        number = float(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else math.nan
+    except ValueError:
+        number = math.nan
+    if not low <= number <= high:
+        raise ApiError(400, "bad_input", f"{name} must be a number from {low:g} to {high:g}, got {value!r}")
+    return number
+
+
+def _text_query(params: Mapping[str, Any], where: str) -> Query:
+    """A :class:`Query` from ``id`` or ``text`` (+ ``title``), exactly one of them."""
+    given = [name for name in ("id", "text") if params.get(name) is not None]
+    if len(given) != 1:
+        raise ApiError(400, "bad_input", f"{where}: give exactly one of 'id' (a stored document) or 'text'")
+    if given == ["id"]:
+        doc_id = params["id"]
+        if not isinstance(doc_id, str) or not doc_id:
+            raise ApiError(400, "bad_input", f"{where}: 'id' must be a non-empty string")
+        return Query(id=doc_id)
+    item = from_mapping(dict(params), Fields(id=None), where)
+    if isinstance(item, Reject):
+        raise ApiError(400, "bad_input", f"{item.source}: {item.reason}")
+    return Query(text=item.text, title=item.title)
+
+
+def search_request(params: Mapping[str, Any], settings: ServeSettings, k: int) -> SearchRequest:
+    """Check a search's fields (query string or JSON object) against the service's limits."""
+    query = _text_query(params, "search")
+    levels = params.get("levels", "all")
+    if levels not in ("all", "document"):
+        raise ApiError(400, "bad_input", f"levels must be 'all' (near-duplicates and partial copies) or 'document' "
+                                         f"(near-duplicates only, no comparison matrix), got {levels!r}")
+    hint = f" (this server finds near-duplicates up to k = {k}; start it with a larger -k for more)"
+    return SearchRequest(query, _int(params, "k", k, 0, k, hint),
+                         _int(params, "limit", settings.limit, 0, settings.max_limit),
+                         levels, _float(params, "partial_threshold", settings.partial_threshold, 0.0, 1.0))
+
+
+# --------------------------------------------------------------------------- the work
+
+
+class Service:
+    """What the routes do, as plain blocking calls (they run on worker threads).
+
+    ``store`` is shared by every request: the embedded store serialises its calls
+    on one lock (its module docstring), the Elasticsearch client pools connections.
+    """
+
+    def __init__(self, store: Store, fingerprinter: Fingerprinter, compare: Comparer, settings: ServeSettings) -> None:
+        self.store, self.fingerprinter, self.compare, self.settings = store, fingerprinter, compare, settings
+        self.printer = PartPrinter(fingerprinter)
+        self._refreshed = time.monotonic()
+        from .store.local import LocalStore
+
+        # Other processes' writes reach the embedded store's memory only on refresh; the
+        # cluster makes them searchable by itself (and refreshing it needs write rights).
+        self.embedded = isinstance(store, LocalStore)
+        self._refreshes = self.embedded and settings.refresh_every > 0
+
+    def _fresh(self) -> None:
+        now = time.monotonic()
+        if self._refreshes and now - self._refreshed >= self.settings.refresh_every:
+            self._refreshed = now
+            self.store.refresh()
+
+    def health(self) -> dict[str, Any]:
+        versions = self.store.versions()
+        version = self.fingerprinter.version
+        return {"status": "ok", "store": "embedded" if self.embedded else "cluster", "documents": sum(versions.values()),
+                "fingerprint_version": version, "other_versions": {v: n for v, n in versions.items() if v != version},
+                "k": self.store.layout.k, "indexing": self.settings.allow_index}
+
+    def _stored(self, doc_id: str) -> StoredDoc:
+        found = self.store.get([doc_id])
+        if not found:
+            raise ApiError(404, "not_found", f"no document with id {doc_id!r} in the store: check the id "
+                                             "(GET /search?id=... reads stored documents)")
+        return found[0]
+
+    def copies(self, req: SearchRequest) -> tuple[Copies, dict[str, StoredDoc], str | None]:
+        """The copies a search finds, the stored documents they name, and the query's text."""
+        self._fresh()
+        q = req.query
+        fingerprint: Fingerprint | None = None
+        text = q.text
+        if q.id is not None:
+            self._stored(q.id)  # a 404 that names the id and what to do
+            fingerprint, text = stored_query(self.store, q.id, self.fingerprinter.version)
+        docs: dict[str, StoredDoc] = {}
+        params = MultiParams(k=req.k, partial_threshold=req.partial_threshold)
+        found = find_copies(self.store, text, title=q.title, fingerprint=fingerprint, printer=self.printer,
+                            exclude_id=q.id, compare=self.compare, params=params, matrix=req.levels == "all",
+                            limit=req.limit, stored=docs)
+        if missing := [m.id for m in found if m.id not in docs]:
+            docs.update((d.id, d) for d in self.store.get(missing))
+        return found, docs, text
+
+    def search(self, req: SearchRequest) -> dict[str, Any]:
+        """What ``simdup search --json`` prints, in one object: the matches and how many more there are."""
+        found, docs, text = self.copies(req)
+        return {"id": req.query.id, "matches": matches_json(found, docs, text), "more": found.more}
+
+    def _side(self, query: Query) -> tuple[str, str | None, str]:
+        """Text, title and label of one side of a comparison."""
+        if query.id is None:
+            assert query.text is not None
+            return query.text, query.title, "query"
+        doc = self._stored(query.id)
+        if not doc.text:
+            raise ApiError(409, "no_text", f"document {query.id!r} is stored without its text, which the comparison "
+                                           "needs: index it with its text")
+        return doc.text, doc.title, query.id
+
+    def compare_pair(self, a: Query, b: Query, k: int) -> dict[str, Any]:
+        """``simdup compare --json`` of two texts or stored documents."""
+        from .text import unify
+
+        (text_a, title_a, label_a), (text_b, title_b, label_b) = self._side(a), self._side(b)
+        fa, fb = (self.fingerprinter.fingerprint(t, title) for t, title in ((text_a, title_a), (text_b, title_b)))
+        verdict = Verdict(fa, fb, self.compare(unify(text_a), unify(text_b)), k=k)
+        return {"a_label": label_a, "b_label": label_b, **verdict.to_dict()}
+
+    def index(self, docs: list[Any], levels: IndexLevels) -> dict[str, Any]:
+        """Write documents (``POST /documents``, JSON objects); each one is indexed or rejected with its reason."""
+        from .indexer import index_items
+
+        items = [from_mapping(d, Fields(), f"documents[{i}]") for i, d in enumerate(docs)]
+        rejected: list[dict[str, Any]] = []
+        summary = index_items(items, self.store, self.fingerprinter, workers=1, levels=levels,
+                              on_reject=lambda r: rejected.append({"source": r.source, "id": r.id, "reason": r.reason}))
+        self.store.refresh()
+        return {"indexed": summary.indexed, "rejected": rejected, "documents": self.store.count()}
+
+    def report(self, req: SearchRequest, exclusions: Exclusions) -> SimilarityReport:
+        """The similarity report of the query against the store (``simdup report``), its own stored copy left out."""
+        found, docs, text = self.copies(req)
+        words = settings_in_words(self.settings.compare_params,
+                                  MultiParams(k=req.k, partial_threshold=req.partial_threshold))
+        return report_from_copies(text or "", found, docs, doc_id=req.query.id, label=req.query.label,
+                                  exclusions=exclusions, settings=words)
+
+
+# --------------------------------------------------------------------------- HTTP
+
+
+_INLINE_JSON = 64 * 1024  # bodies decoded on the event loop; larger ones on a thread (~0.3 ms per 64 kB)
+
+
+async def read_json(request: Request, limit: int) -> Any:
+    """The request's JSON body, read up to ``limit`` bytes (413 past it, 400 if it is not JSON)."""
+    declared = request.headers.get("content-length")
+    too_large = ApiError(413, "too_large", f"the request body is larger than the limit of {limit:,} bytes: send "
+                                          "less (fewer documents a request), or start the server with a larger --max-body")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise too_large
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    if not body.strip():
+        raise ApiError(400, "bad_json", "the request body is empty: send a JSON object")
+    try:
+        if len(body) < _INLINE_JSON:
+            return json.loads(body)
+        return await anyio.to_thread.run_sync(json.loads, body)  # megabytes of JSON: not on the event loop
+    except UnicodeDecodeError:
+        raise ApiError(400, "bad_json", "the request body is not UTF-8: send JSON in UTF-8") from None
+    except ValueError as exc:
+        raise ApiError(400, "bad_json", f"the request body is not valid JSON ({exc}): send a JSON object") from None
+
+
+async def read_object(request: Request, limit: int) -> dict[str, Any]:
+    body = await read_json(request, limit)
+    if not isinstance(body, dict):
+        raise ApiError(400, "bad_json", f"the request body must be a JSON object, got a JSON {type(body).__name__}")
+    return body
+
+
+PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+                "X-Content-Type-Options": "nosniff"}
+"""The report pages run no script and load nothing: a browser is told so (and a stored text cannot change it)."""
+
+
+class App:
+    """The routes over a :class:`Service`, each store call on a worker thread under the time limit."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.settings = service.settings
+        self.limiter = anyio.CapacityLimiter(self.settings.threads)
+
+    async def run(self, func: Callable[..., Any], *args: Any) -> tuple[Any, dict[str, str]]:
+        """``func(*args)`` on a worker thread: its result and a ``Server-Timing`` header.
+
+        The header has ``queue`` (waiting for a thread) and ``work`` (the call), in ms.
+        The request's time limit (:func:`create_app`) cancels the wait; the thread then
+        ends its call unseen (``abandon_on_cancel``: Python cannot stop a thread).
+        """
+        times: list[float] = []
+
+        def timed() -> Any:
+            times.append(time.perf_counter())
+            try:
+                return func(*args)
+            finally:
+                times.append(time.perf_counter())
+
+        started = time.perf_counter()
+        result = await anyio.to_thread.run_sync(timed, abandon_on_cancel=True, limiter=self.limiter)
+        queue, work = times[0] - started, times[1] - times[0]
+        return result, {"Server-Timing": f"queue;dur={queue * 1000:.2f}, work;dur={work * 1000:.2f}"}
+
+    def json(self, body: Any, headers: dict[str, str], status: int = 200) -> JSONResponse:
+        return JSONResponse(body, status, headers=headers)
+
+    def _search_params(self, params: Mapping[str, Any]) -> SearchRequest:
+        return search_request(params, self.settings, self.service.store.layout.k)
+
+    async def health(self, request: Request) -> Response:
+        body, timing = await self.run(self.service.health)
+        return self.json(body, timing)
+
+    async def search(self, request: Request) -> Response:
+        params = (dict(request.query_params) if request.method == "GET"
+                  else await read_object(request, self.settings.max_body_bytes))
+        body, timing = await self.run(self.service.search, self._search_params(params))
+        return self.json(body, timing)
+
+    async def compare(self, request: Request) -> Response:
+        if request.method == "GET":
+            params: dict[str, Any] = {**request.query_params,
+                                      **{side: {"id": request.query_params.get(side)} for side in ("a", "b")}}
+        else:
+            params = await read_object(request, self.settings.max_body_bytes)
+        sides = []
+        for side in ("a", "b"):
+            value = params.get(side)
+            value = {"text": value} if isinstance(value, str) else value
+            if not isinstance(value, dict):
+                raise ApiError(400, "bad_input", f"compare: give '{side}' as a text, or an object with 'id' (a stored "
+                                                 "document) or 'text' (and 'title')")
+            sides.append(_text_query(value, f"compare {side}"))
+        k = _int(params, "k", BlockLayout().k, 0, 63)
+        body, timing = await self.run(self.service.compare_pair, sides[0], sides[1], k)
+        return self.json(body, timing)
+
+    async def report(self, request: Request) -> Response:
+        doc_id: str = request.path_params["doc_id"]
+        as_json = doc_id.endswith(".json") and request.query_params.get("format") != "html"
+        if as_json:
+            doc_id = doc_id[: -len(".json")]
+        params = {**request.query_params, "id": doc_id, "text": None}
+        return await self._report(params, as_json or params.get("format") == "json")
+
+    async def report_posted(self, request: Request) -> Response:
+        params = await read_object(request, self.settings.max_body_bytes)
+        return await self._report(params, params.get("format") != "html")
+
+    async def _report(self, params: Mapping[str, Any], as_json: bool) -> Response:
+        req, exclusions = self._search_params(params), _exclusions(params)
+        report, timing = await self.run(self.service.report, req, exclusions)
+        if as_json:
+            return self.json(report.to_dict(), timing)
+        return HTMLResponse(render_report_html(report), headers={**timing, **PAGE_HEADERS})
+
+    async def documents(self, request: Request) -> Response:
+        if not self.settings.allow_index:
+            raise ApiError(403, "read_only", "this server is read-only: start it with --allow-index to index documents")
+        body = await read_json(request, self.settings.max_body_bytes)
+        docs, levels = (body, "all") if isinstance(body, list) else (
+            body.get("documents"), body.get("levels", "all")) if isinstance(body, dict) else (None, None)
+        if not isinstance(docs, list):
+            raise ApiError(400, "bad_input", "send {\"documents\": [{\"id\", \"text\", \"title\"}, ...]} (or the list)")
+        if levels not in ("all", "keys", "document"):
+            raise ApiError(400, "bad_input", f"levels must be 'all', 'keys' or 'document', got {levels!r}")
+        result, timing = await self.run(self.service.index, docs, levels)
+        return self.json(result, timing)
+
+    async def openapi(self, request: Request) -> Response:
+        from importlib.metadata import version
+
+        from .openapi import openapi
+
+        return JSONResponse(openapi(version("simdup-es")))
+
+
+def _error_response(exc: BaseException, secrets: tuple[str, ...]) -> JSONResponse:
+    error = error_of(exc)
+    if error.status == 500:
+        log.error("request failed", exc_info=exc)
+    elif error.status >= 500:
+        log.warning("%s", scrub(error.message, secrets))
+    return JSONResponse({"error": {"type": error.kind, "message": scrub(error.message, secrets)}}, error.status)
+
+
+def create_app(store: Store, *, fingerprinter: Fingerprinter | None = None, compare: Comparer | None = None,
+               settings: ServeSettings = ServeSettings()) -> Starlette:
+    """The HTTP service over ``store`` (an ASGI application; run it with uvicorn).
+
+    ``fingerprinter`` must be the one the store's documents were indexed with
+    (default parameters if ``None``); ``compare`` is the comparison matrix
+    (default :func:`simdup_es.search.comparer`). The store stays the caller's to close.
+    """
+    if fingerprinter is None:
+        from .fingerprint import default_fingerprinter
+
+        fingerprinter = default_fingerprinter()
+    app = App(Service(store, fingerprinter, compare or comparer(), settings))
+    secrets = settings.secrets
+
+    def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+        async def route(request: Request) -> Response:
+            try:
+                # The whole request, reading its body included, within the time limit.
+                with anyio.move_on_after(settings.timeout):
+                    return await handler(request)
+                raise ApiError(504, "timeout", f"the request took longer than {settings.timeout:g} s: ask for less "
+                                               "(a smaller limit, a shorter text), or start the server with a larger "
+                                               "--timeout")
+            except Exception as exc:  # every error is an answer in JSON, never a traceback page
+                return _error_response(exc, secrets)
+
+        return route
+
+    async def on_http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        kinds = {404: ("not_found", f"no route {request.url.path!r}: see GET /health and docs/serve.md"),
+                 405: ("method_not_allowed", f"{request.method} is not allowed on {request.url.path!r}")}
+        kind, message = kinds.get(exc.status_code, ("http", str(exc.detail)))
+        return _error_response(ApiError(exc.status_code, kind, message), secrets)
+
+    routes = [
+        Route("/health", guarded(app.health), methods=["GET"]),
+        Route("/search", guarded(app.search), methods=["GET", "POST"]),
+        Route("/compare", guarded(app.compare), methods=["GET", "POST"]),
+        Route("/report", guarded(app.report_posted), methods=["POST"]),
+        Route("/report/{doc_id:path}", guarded(app.report), methods=["GET"]),
+        Route("/documents", guarded(app.documents), methods=["POST"]),
+        Route("/openapi.json", guarded(app.openapi), methods=["GET"]),
+    ]
+    handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {HTTPException: on_http_error}
+    return Starlette(routes=routes, exception_handlers=handlers)
+
+
+__all__ = ["ApiError", "Query", "SearchRequest", "ServeSettings", "Service", "create_app", "error_of", "retry_within",
+           "scrub"]
