@@ -108,5 +108,5 @@ def test_every_command_is_in_the_command_line_docs() -> None:
     from simdup_es.cli import main
 
     docs = (README.parent / "docs" / "cli.md").read_text(encoding="utf-8")
-    missing = [name for name in main.commands if f"`simdup {name}" not in docs]
+    missing = [name for name in main.commands if f"| `simdup {name}" not in docs]
     assert not missing, f"docs/cli.md does not describe: {missing}"
