@@ -32,7 +32,7 @@ from itertools import accumulate
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from .opencc_tables import _CONFIGS, _JOIN, _opencc, _shortcuts, chain_tables
+from .opencc_tables import _CONFIGS, _JOIN, FlatTable, _opencc, _shortcuts, chain_tables
 from .text import _CONTROL, _HAS_CJK, _HAS_CONTROL, _NFKC_COMMON, _flags, unify
 
 __all__ = ["Unified", "unify_mapped"]
@@ -257,11 +257,10 @@ def _nfkc_step(text: str) -> tuple[str, list[Edit]]:
 def _opencc_step(text: str, config: str) -> tuple[str, list[Edit]]:
     """One OpenCC conversion, piece by piece (cut where no key reaches, checked against the whole).
 
-    A piece whose length changed is converted again table by table, word by word
-    (:func:`~simdup_es.opencc_tables.chain_tables`): each word that changed length maps
-    as a block (U盘 -> 随身碟), the rest character for character. Without the tables, or
-    if they do not give OpenCC's result, the piece is aligned. A piece of the same length
-    maps character for character.
+    A piece whose length changed (or that may hold words that did, :func:`_resizing`) is
+    converted again word by word (:func:`~simdup_es.opencc_tables.chain_tables`): each word
+    that changed length maps as a block (U盘 -> 随身碟), the rest character for character.
+    Without the tables, or if they do not give OpenCC's result, the piece is aligned.
     """
     if not _flags([text], _shortcuts())[0] & _HAS_CJK:  # no key of the three configs without a CJK character
         return text, []
@@ -272,10 +271,12 @@ def _opencc_step(text: str, config: str) -> tuple[str, list[Edit]]:
     pieces = _OPENCC_CUT.findall(text)
     out = _convert_pieces(convert, pieces)
     edits: list[Edit] = []
-    # (A clause of the same length may still hold a word that grew and one that shrank, 字串 -> 字符串 and
-    # 識別符號 -> 标识符: it maps character for character, a character or two off inside it. Rare in
-    # clauses; finding them costs ten times the conversion, see docs/report.md.)
-    changed = [k for k, (a, b) in enumerate(zip(map(len, pieces), map(len, out))) if a != b]
+    # A clause of the same length may still hold a word that grew and one that shrank (字串 -> 字符串 beside
+    # 識別符號 -> 标识符): such a clause is mapped word by word too. Only a clause holding a word of such a key
+    # or value, before or after conversion, can (_resizing); few clauses do.
+    resizing = _resizing(config)
+    changed = [k for k, (a, b) in enumerate(zip(pieces, out))
+               if len(a) != len(b) or a != b and resizing is not None and resizing.search(a + "\0" + b)]
     if changed:
         at_in = list(accumulate(map(len, pieces), initial=0))
         at_out = list(accumulate(map(len, out), initial=0))
@@ -284,6 +285,18 @@ def _opencc_step(text: str, config: str) -> tuple[str, list[Edit]]:
     # Converted whole, the text would come out the same (no key spans a cut); unify_mapped checks
     # its result against unify's.
     return "".join(out), edits
+
+
+@lru_cache(maxsize=4)
+def _resizing(config: str) -> re.Pattern[str] | None:
+    """The words of ``config``'s chain that a key of another length turns into, or is turned from
+    (``None`` without the flat tables): a clause converted without any of them in it, nor in its
+    conversion, kept each word's length."""
+    tables = chain_tables(config)
+    if tables is None:
+        return None
+    words = {w for table in tables[1:] for k, v in table.values.items() if len(k) != len(v) for w in (k, v) if w}
+    return re.compile("|".join(map(re.escape, sorted(words, key=len, reverse=True))))
 
 
 def _config_for(text: str, config: str) -> str | None:
@@ -314,31 +327,60 @@ def _convert_nul(convert: Callable[[str], str], text: str) -> str:
     return "\0".join(map(convert, text.split("\0"))) if "\0" in text else convert(text)
 
 
+Spans = list[tuple[int, int]]
+
+
 def _word_edits(piece: str, converted: str, config: str, at_in: int, at_out: int) -> list[Edit]:
     """Edits of one converted piece: through the chain's tables word by word when they give OpenCC's result.
 
+    As OpenCC does, the segmentation table cuts the piece into segments (its words) and each
+    table of the chain converts every segment on its own: no key spans two segments.
     Plain lists, not arrays: pieces are clauses, and numpy's per-call cost would dominate.
     """
     tables = chain_tables(config)
     if tables is not None:
-        spans = [(i, i + 1) for i in range(len(piece))]  # per character of the current text: its span in the piece
-        current = piece
-        for table in tables:
-            mapped: list[tuple[int, int]] = []
-            out: list[str] = []
-            pos = 0
-            for word, got in table.words(current):
-                n, m = len(word), len(got)
-                if n == m:
-                    mapped.extend(spans[pos : pos + n])
-                elif m:  # a word of another length: each of its characters comes from all of it
-                    mapped.extend([(spans[pos][0], spans[pos + n - 1][1])] * m)
-                pos += n
-                out.append(got)
-            spans, current = mapped, "".join(out)
-        if current == converted:
+        text, spans, pos = "", [], 0
+        for word in _segments(tables[0], piece):
+            segment = word, [(i, i + 1) for i in range(pos, pos + len(word))]
+            pos += len(word)
+            for table in tables[1:]:
+                words = _converted_words(table, *segment)
+                segment = "".join(w for w, _ in words), [span for _, ws in words for span in ws]
+            text += segment[0]
+            spans += segment[1]
+        if text == converted:
             return _span_edits(spans, at_in, at_out)
     return _aligned(piece, converted, at_in, at_out)
+
+
+def _segments(table: FlatTable, text: str) -> list[str]:
+    """OpenCC's segmentation (maximum matching): each key of ``table`` found, and each run of characters
+    between them, one segment."""
+    out: list[str] = []
+    run = ""
+    for word, _ in table.words(text):
+        if word in table.values:
+            if run:
+                out.append(run)
+                run = ""
+            out.append(word)
+        else:
+            run += word
+    if run:
+        out.append(run)
+    return out
+
+
+def _converted_words(table: FlatTable, text: str, spans: Spans) -> list[tuple[str, Spans]]:
+    """Each word of ``text`` converted, with the piece's span of each of its characters (``spans`` per
+    character of ``text``); the characters of a word of another length each come from all of it."""
+    out: list[tuple[str, Spans]] = []
+    pos = 0
+    for word, got in table.words(text):
+        n, m = len(word), len(got)
+        out.append((got, spans[pos : pos + n] if n == m else [(spans[pos][0], spans[pos + n - 1][1])] * m))
+        pos += n
+    return out
 
 
 def _span_edits(spans: Sequence[tuple[int, int]], at_in: int, at_out: int) -> list[Edit]:

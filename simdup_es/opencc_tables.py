@@ -275,25 +275,28 @@ class FlatTable:
         return out
 
 
+def _flat_table(path: str) -> FlatTable:
+    with open(path, encoding="utf-8") as f:
+        values = dict(line.rstrip("\n").split("\t", 1) for line in f if "\t" in line)
+    values = {k: v.split(" ", 1)[0] for k, v in values.items()}
+    by_first: dict[str, set[int]] = {}
+    for key in values:
+        by_first.setdefault(key[0], set()).add(len(key))
+    return FlatTable(values, {c: tuple(sorted(ls, reverse=True)) for c, ls in by_first.items()})
+
+
 @cache
 def chain_tables(config: str) -> tuple[FlatTable, ...] | None:
-    """The conversion chain of one of the three configs (without its normalization) as :class:`FlatTable`
-    objects, from the shortcuts' flat tables; ``None`` without them."""
+    """The segmentation and conversion chain of one of the three configs (without its normalization) as
+    :class:`FlatTable` objects, from the shortcuts' flat tables: the segmentation's first (OpenCC cuts a
+    text into its words, then converts each word through the chain on its own); ``None`` without them."""
     shortcuts = _shortcuts()
     if shortcuts is None:
         return None
-    tables = []
     try:
         spec = json.loads(Path(shortcuts.main[config]).read_text(encoding="utf-8"))
-        for part in spec["conversion_chain"]:
-            with open(part["dict"]["file"], encoding="utf-8") as f:
-                values = dict(line.rstrip("\n").split("\t", 1) for line in f if "\t" in line)
-            values = {k: v.split(" ", 1)[0] for k, v in values.items()}
-            by_first: dict[str, set[int]] = {}
-            for key in values:
-                by_first.setdefault(key[0], set()).add(len(key))
-            tables.append(FlatTable(values, {c: tuple(sorted(ls, reverse=True)) for c, ls in by_first.items()}))
+        files = [spec["segmentation"]["dict"]["file"], *(part["dict"]["file"] for part in spec["conversion_chain"])]
+        return tuple(_flat_table(file) for file in files)
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         log.info("no flat OpenCC chain for %s (%s: %s)", config, type(exc).__name__, exc)
         return None
-    return tuple(tables)
