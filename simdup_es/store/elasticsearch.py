@@ -41,11 +41,14 @@ from ..es.mappings import (
     missing_level_fields,
 )
 from ..multilevel import PartCandidate
-from .base import NOT_FOUND, BulkReport, Closing, Members, StoredDoc, capped_note, id_problem, query_terms, stored_levels
+from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Members, StoredDoc, capped_note, id_problem, query_terms,
+                   stored_levels)
 
 log = logging.getLogger(__name__)
 
 _CANDIDATE_PATH = ["hits.total", "hits.hits._id", "hits.hits.fields", "timed_out", "_shards.failed"]
+_ROW_PATH = ["hits.total", "hits.hits._index", "hits.hits._id", "hits.hits._routing", "hits.hits.fields", "timed_out",
+             "_shards.failed"]
 _PART_PATH = ["hits.hits._id", "hits.hits.fields", "hits.hits.matched_queries", "timed_out", "_shards.failed"]
 MAX_PART_LIMIT = 10_000
 """Largest ``limit`` of :meth:`ElasticsearchStore.part_candidates`: one page (``index.max_result_window``)."""
@@ -445,11 +448,50 @@ class ElasticsearchStore(Closing):
                 report.failed.append((f"{ref['_index']}/{ref['_id']}", item.reason or ""))
         return report
 
+    def group_rows(self, ids: Sequence[str] = (), groups: Sequence[str] = ()) -> list[GroupRow]:
+        """The documents with these ``_id`` (in every index of a pattern) and the members of these groups.
+
+        A search per 10,000 ids or groups (a point-in-time walk when more match than a page holds).
+        """
+        queries = [{"ids": {"values": chunk}} for chunk in _chunked(list(dict.fromkeys(ids)), 10_000)]
+        queries += [{"terms": {schema.GROUP: chunk}} for chunk in _chunked(list(dict.fromkeys(groups)), 10_000)]
+        fields = [schema.FP, schema.VERSION, *GROUP_FIELDS]
+        found: dict[tuple[str, str], GroupRow] = {}
+        for query in queries:
+            where: dict[str, Any] = {"bool": {"filter": [query, {"exists": {"field": schema.FP}}]}}
+            body = {"query": where, "size": 10_000, "_source": False, "docvalue_fields": fields,
+                    "track_total_hits": True}
+            response = io.search(self.client, self.index, body, "reading duplicate groups", _ROW_PATH)
+            hits = response.get("hits", {}).get("hits", [])
+            if response["hits"]["total"]["value"] > len(hits):
+                hits = list(io.walk(self.client, self.index, where, docvalue_fields=fields,
+                                    page_size=self.pit_page_size, keep_alive=self.pit_keep_alive))
+            for hit in hits:
+                values = hit.get("fields", {})
+                if schema.VERSION not in values:
+                    continue
+                group, size, kind = (values.get(name, [None])[0] for name in GROUP_FIELDS)
+                found[(hit["_index"], hit["_id"])] = GroupRow(
+                    (hit["_index"], hit["_id"]), bodies.target(hit), int(values[schema.FP][0], 16),
+                    values[schema.VERSION][0], group, int(size) if size is not None else None, kind)
+        return [found[key] for key in sorted(found)]
+
+    def group_kinds(self) -> dict[str, int]:
+        """Documents in groups by ``dup_kind`` (after the last refresh)."""
+        body = {"size": 0, "query": {"exists": {"field": schema.GROUP}},
+                "aggs": {"k": {"terms": {"field": schema.GROUP_KIND, "size": 10, "missing": "None"}}}}
+        got = io.search(self.client, self.index, body, "counting duplicate groups", ["aggregations", "_shards"])
+        return {b["key"]: int(b["doc_count"]) for b in got.get("aggregations", {}).get("k", {}).get("buckets", [])}
+
     def close(self) -> None:
         """Close the client if this store built it; a client passed in stays open."""
         if self._settings is not None and self._client is not None:
             self._client.close()
             self._client = None
+
+
+def _chunked(values: list[str], size: int) -> list[list[str]]:
+    return [values[n : n + size] for n in range(0, len(values), size)]
 
 
 class _Scan(Closing):
