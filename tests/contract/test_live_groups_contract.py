@@ -85,7 +85,7 @@ def test_ten_rounds_of_puts_and_deletes_keep_the_groups_of_a_full_run(store: Sto
     assert keeper is not None, "a store with groups gets a keeper by default"
     assert _assert_current(store) > 0
     sizes = []
-    for round_ in range(10):
+    for _ in range(10):
         batch = new_docs(rng.randint(5, 15))
         replaced = rng.sample(ids[:-len(batch)], 3)  # stored ids get new fingerprints
         batch += [_doc(doc_id, *pool.fingerprint()) for doc_id in replaced]
