@@ -11,7 +11,7 @@ Why looking at the touched groups is enough
 -------------------------------------------
 Say the stored groups are the components of the near-duplicate graph before a
 batch. Let ``S`` hold the batch's new documents, every stored document within
-``k`` of one of them (found with :meth:`Store.candidates`), the old members of a
+``k`` of one of them (found with :meth:`Store.candidates_many`), the old members of a
 replaced or deleted document's group, and every member of a group one of those
 is in. ``S`` is closed: an old document next to a member of ``S`` was in that
 member's group already (their pair existed before the batch), so it is in ``S``;
@@ -57,7 +57,6 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,7 +122,7 @@ class LiveSummary:
     looked_at: int = 0
     """Documents whose groups were recomputed (the touched groups and the new documents)."""
     lookups: int = 0
-    """Near-duplicate lookups (:meth:`Store.candidates`)."""
+    """Near-duplicate lookups (fingerprints asked of :meth:`Store.candidates_many`)."""
     set: int = 0
     cleared: int = 0
     unchanged: int = 0
@@ -150,18 +149,14 @@ class GroupKeeper:
     k:
         Largest distance of a near-duplicate pair; ``store.layout.k`` by default
         (``simdup groups`` takes 3, the default layout's).
-    threads:
-        Near-duplicate lookups sent at once (a cluster answers several in parallel;
-        the embedded store serves them one at a time).
     """
 
-    def __init__(self, store: Store, *, k: int | None = None, threads: int = 4) -> None:
+    def __init__(self, store: Store, *, k: int | None = None) -> None:
         self.store = store
         self.k = store.layout.k if k is None else k
         if not 0 <= self.k <= store.layout.k:
             raise ConfigError(f"incremental groups need k between 0 and the store's k ({store.layout.k}), got {self.k}: "
                               "the store finds near-duplicates only that far")
-        self.threads = max(1, threads)
         self.summary = LiveSummary()
 
     @classmethod
@@ -258,16 +253,9 @@ class GroupKeeper:
         if not seek:
             return []
         store, k = self.store, self.k
-
-        def lookup(row: GroupRow) -> list[str]:
-            ids, fps = store.candidates(row.fingerprint, row.version)
-            return [i for i, ok in zip(ids, within(row.fingerprint, fps.tolist(), k)) if ok]
-
-        if self.threads > 1 and len(seek) > 1:
-            with ThreadPoolExecutor(self.threads, thread_name_prefix="simdup-groups") as pool:
-                hits = list(pool.map(lookup, seek))
-        else:
-            hits = [lookup(row) for row in seek]
+        found = store.candidates_many([(row.fingerprint, row.version) for row in seek])
+        hits = [[i for i, ok in zip(ids, within(row.fingerprint, fps.tolist(), k)) if ok]
+                for row, (ids, fps) in zip(seek, found)]
         self.summary.lookups += len(seek)
         queries: dict[str, list[GroupRow]] = {}
         for row, ids in zip(seek, hits):

@@ -255,6 +255,9 @@ class Store(Protocol):
     def candidates(self, fingerprint: int, version: str, *, exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
         """Ids and fingerprints (``uint64``) of documents sharing at least ``layout.min_match`` blocks."""
 
+    def candidates_many(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[str], np.ndarray]]:
+        """:meth:`candidates` of each ``(fingerprint, version)``, in order (a cluster answers them in few requests)."""
+
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
     ) -> list[PartCandidate]:

@@ -341,6 +341,33 @@ class ElasticsearchStore(Closing):
         fps = np.fromiter((int(hit["fields"][schema.FP][0], 16) for hit in hits), dtype=np.uint64, count=len(hits))
         return ids, fps
 
+    def candidates_many(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[str], np.ndarray]]:
+        """:meth:`candidates` of each ``(fingerprint, version)``, 100 searches a ``_msearch`` request.
+
+        A query whose candidates do not fit one page (or whose search failed) is asked again alone.
+        """
+        out: list[tuple[list[str], np.ndarray]] = []
+        path = ["responses.hits.total", "responses.hits.hits._id", "responses.hits.hits.fields", "responses.error",
+                "responses.timed_out", "responses._shards.failed", "responses.status"]
+        for start in range(0, len(queries), 100):
+            chunk = queries[start : start + 100]
+            searches: list[dict[str, Any]] = []
+            for fp, version in chunk:
+                searches += [{}, bodies.candidate_search(fp, version, self.layout, size=self.page_size)]
+            with self._translated("searching candidates"):
+                response = self.client.msearch(index=self.index, searches=searches, filter_path=path)
+            for (fp, version), got in zip(chunk, response["responses"]):
+                hits = got.get("hits", {}).get("hits", [])
+                total = got.get("hits", {}).get("total", {"relation": "gte", "value": 1})
+                if ("error" in got or got.get("timed_out") or got.get("_shards", {}).get("failed")
+                        or total["relation"] != "eq" or total["value"] > len(hits) or not hits):
+                    out.append(self.candidates(fp, version))  # the careful way: walks, checks the mapping, raises
+                    continue
+                hits = [hit for hit in hits if schema.FP in hit.get("fields", {})]
+                out.append(([hit["_id"] for hit in hits],
+                            np.fromiter((int(hit["fields"][schema.FP][0], 16) for hit in hits), np.uint64, len(hits))))
+        return out
+
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
     ) -> list[PartCandidate]:

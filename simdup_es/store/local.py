@@ -922,6 +922,10 @@ class LocalStore(Closing):
                 fps.append(fp)
         return ids, np.array(fps, dtype=np.uint64)
 
+    def candidates_many(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[str], np.ndarray]]:
+        """:meth:`candidates` of each ``(fingerprint, version)`` (in memory: one after the other)."""
+        return [self.candidates(fp, version) for fp, version in queries]
+
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
     ) -> list[PartCandidate]:

@@ -81,7 +81,7 @@ def test_ten_rounds_of_puts_and_deletes_keep_the_groups_of_a_full_run(store: Sto
     store.put(new_docs(40))
     store.refresh()
     update_groups(store, k=K)
-    keeper = GroupKeeper.for_store(store, None, threads=2)
+    keeper = GroupKeeper.for_store(store, None)
     assert keeper is not None, "a store with groups gets a keeper by default"
     assert _assert_current(store) > 0
     sizes = []
