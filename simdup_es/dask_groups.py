@@ -299,7 +299,7 @@ def dask_update_groups(client: Any, settings: ConnectionSettings, index: str, *,
         with clock("components"):
             roots = node_roots(pairs, [(e[0], e[1]) for e in exact])
             summary.exact = int(sum(int(e[2].sum()) for e in exact))
-            shared = client.scatter(roots, broadcast=True)
+            shared = client.scatter([roots], broadcast=True)[0]  # a list: a dict would scatter each entry
             part_roots = [client.submit(slice_roots, p, shared) for p in parts]
             firsts: dict[int, tuple[Key, int]] = {}
             for found in client.gather([client.submit(slice_firsts, p, r) for p, r in zip(parts, part_roots)]):
@@ -311,7 +311,7 @@ def dask_update_groups(client: Any, settings: ConnectionSettings, index: str, *,
         summary.largest = max((c for _, c in groups.values()), default=0)
         summary.kinds = {NEAR_DUPLICATE: summary.grouped} if summary.grouped else {}
         with clock("write"):
-            shared_groups = client.scatter(groups, broadcast=True)
+            shared_groups = client.scatter([groups], broadcast=True)[0]
             for done in client.gather([client.submit(slice_write, p, r, shared_groups, settings, index, dry_run)
                                        for p, r in zip(parts, part_roots)]):
                 summary.set += done["set"]
