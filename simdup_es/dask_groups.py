@@ -33,7 +33,8 @@ import hashlib
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -171,7 +172,14 @@ def read_slice(settings: ConnectionSettings, index: str, pit: str, keep_alive: s
     """Every document with a fingerprint or a group in slice ``slice_id`` of ``slices`` of the point in time."""
     from .store.elasticsearch import ElasticsearchStore
 
-    client = ElasticsearchStore(settings, index).client
+    store = ElasticsearchStore(settings, index)
+    try:
+        return _read(store.client, index, pit, keep_alive, slice_id, slices, page_size)
+    finally:
+        store.close()
+
+
+def _read(client: Any, index: str, pit: str, keep_alive: str, slice_id: int, slices: int, page_size: int) -> Slice:
     fields = [schema.FP, schema.VERSION, *GROUP_FIELDS]
     body: dict[str, Any] = {
         "query": {"bool": {"should": [{"exists": {"field": schema.FP}}, {"exists": {"field": schema.GROUP}}],
@@ -255,6 +263,27 @@ def slice_write(part: Slice, roots: np.ndarray, groups: dict[int, tuple[str, int
 
 
 # --- the job -------------------------------------------------------------------------------
+
+
+@contextmanager
+def dask_client(address: str) -> Iterator[Any]:
+    """A :class:`distributed.Client` of the scheduler at ``address``, or of a new ``LocalCluster``
+    for ``local`` (one worker process a core) or ``local:N`` (``N`` worker processes)."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as exc:
+        raise ConfigError("the distributed groups job needs Dask: pip install 'simdup-es[dask]'") from exc
+    if address == "local" or address.startswith("local:"):
+        workers = address.partition(":")[2]
+        if workers and not (workers.isdigit() and int(workers) > 0):
+            raise ConfigError(f"--dask local:N needs a number of workers, got {address!r}")
+        with LocalCluster(n_workers=int(workers) if workers else None, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster, Client(cluster) as client:
+            yield client
+    else:
+        with Client(address) as client:
+            yield client
+
 
 
 def dask_update_groups(client: Any, settings: ConnectionSettings, index: str, *, k: int = 3, slices: int | None = None,
@@ -358,8 +387,6 @@ class _Clock:
         self.seconds = seconds
 
     def __call__(self, phase: str) -> Any:
-        from contextlib import contextmanager
-
         @contextmanager
         def timed() -> Any:
             started = time.perf_counter()
@@ -372,5 +399,5 @@ class _Clock:
         return timed()
 
 
-__all__ = ["bucket_pairs", "dask_update_groups", "merge_nodes", "mix", "node_buckets", "node_roots", "table_buckets",
-           "version_code"]
+__all__ = ["bucket_pairs", "dask_client", "dask_update_groups", "merge_nodes", "mix", "node_buckets", "node_roots",
+           "table_buckets", "version_code"]

@@ -149,6 +149,11 @@ class ElasticsearchStore(Closing):
         self._levels_checked = False
         self._groups_mapped = False
 
+    @property
+    def settings(self) -> ConnectionSettings | None:
+        """The connection settings the store was built from (``None`` when it was given a client)."""
+        return self._settings
+
     def __repr__(self) -> str:
         return f"ElasticsearchStore(index={self.index!r}, layout={self.layout})"
 

@@ -80,3 +80,25 @@ def test_dask_job_writes_the_groups_of_the_single_process_job(dask_client: Clien
     again = dask_update_groups(dask_client, settings, es_index)  # nothing changed: nothing written
     assert (again.set, again.cleared, again.unchanged) == (0, 0, after.grouped)
     assert len(stored_groups(store)) == again.groups
+
+
+def test_groups_command_runs_on_a_local_dask_cluster(es_url: str, es_index: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from simdup_es.cli import main
+
+    def run(*args: str):  # type: ignore[no-untyped-def]
+        return CliRunner().invoke(main, [*args, "--es-url", es_url, "--index", es_index])
+
+    sample = str(resources.files("simdup_es.data") / "sample.jsonl")
+    assert run("index", sample, "--rejects", str(tmp_path / "rejects.jsonl")).exit_code == 0
+    result = run("groups", "--dask", "local:2", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.splitlines()[0])
+    assert (summary["groups"], summary["grouped"], summary["set"]) == (6, 12, 12)
+    full = json.loads(run("groups", "--dry-run", "--json").stdout)
+    assert (full["set"], full["cleared"], full["unchanged"]) == (0, 0, 12)
+    result = run("groups", "--dask", "local:2", "--matrix")
+    assert result.exit_code == 2 and "leave out --matrix and --partial" in result.output
+    result = run("groups", "--dask", "local:x")
+    assert result.exit_code == 1 and "needs a number of workers" in result.output, result.output
