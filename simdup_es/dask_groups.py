@@ -162,8 +162,19 @@ class Slice:
     fps: np.ndarray
     codes: np.ndarray
     """:func:`version_code` of each document's version, ``-1`` without a fingerprint."""
-    keys: list[Key] = field(default_factory=list)
-    refs: list[dict[str, Any]] = field(default_factory=list)
+    # Ids as a list of str and index names by number, not a tuple or dict per document: the
+    # garbage collector walks every container object, and millions of them made each phase crawl.
+    ids: list[str] = field(default_factory=list)
+    index_of: list[int] = field(default_factory=list)
+    indices: list[str] = field(default_factory=list)
+    routing: dict[int, str] = field(default_factory=dict)
+
+    def key(self, pos: int) -> Key:
+        return self.indices[self.index_of[pos]], self.ids[pos]
+
+    def ref(self, pos: int) -> dict[str, Any]:
+        """Bulk metadata of the document at ``pos``, as :meth:`ElasticsearchStore.write_groups` takes it."""
+        return {"_index": self.indices[self.index_of[pos]], "_id": self.ids[pos], "_routing": self.routing.get(pos)}
     current: dict[int, tuple[Any, ...]] = field(default_factory=dict)
 
 
@@ -193,6 +204,7 @@ def _read(client: Any, index: str, pit: str, keep_alive: str, slice_id: int, sli
     codes: list[int] = []
     out = Slice(np.empty(0, np.uint64), np.empty(0, np.int64))
     names: dict[str, int] = {}
+    index_numbers: dict[str, int] = {}
     while True:
         with io.translated(client, f"reading slice {slice_id} of {index!r}"):
             response = client.search(body=body, allow_partial_search_results=False)
@@ -201,9 +213,11 @@ def _read(client: Any, index: str, pit: str, keep_alive: str, slice_id: int, sli
         for hit in hits:
             values = hit.get("fields", {})
             fp, version = values.get(schema.FP), values.get(schema.VERSION)
-            pos = len(out.keys)
-            out.keys.append((hit["_index"], hit["_id"]))
-            out.refs.append({"_index": hit["_index"], "_id": hit["_id"], "_routing": hit.get("_routing")})
+            pos = len(out.ids)
+            out.ids.append(hit["_id"])
+            out.index_of.append(index_numbers.setdefault(hit["_index"], len(index_numbers)))
+            if hit.get("_routing") is not None:
+                out.routing[pos] = hit["_routing"]
             if fp and version:
                 fps.append(int(fp[0], 16))
                 codes.append(names.setdefault(version[0], version_code(version[0])))
@@ -219,6 +233,7 @@ def _read(client: Any, index: str, pit: str, keep_alive: str, slice_id: int, sli
         body["search_after"] = hits[-1]["sort"]
         body["pit"]["id"] = response.get("pit_id", body["pit"]["id"])
     out.fps, out.codes = np.array(fps, np.uint64), np.array(codes, np.int64)
+    out.indices = list(index_numbers)
     return out
 
 
@@ -237,8 +252,8 @@ def slice_firsts(part: Slice, roots: np.ndarray) -> dict[int, tuple[Key, int]]:
     out: dict[int, tuple[Key, int]] = {}
     for pos in np.flatnonzero(roots >= 0).tolist():
         root = int(roots[pos])
-        key, count = out.get(root, (part.keys[pos], 0))
-        out[root] = (min(key, part.keys[pos]), count + 1)
+        key, count = out.get(root, (part.key(pos), 0))
+        out[root] = (min(key, part.key(pos)), count + 1)
     return out
 
 
@@ -249,7 +264,7 @@ def slice_write(part: Slice, roots: np.ndarray, groups: dict[int, tuple[str, int
 
     desired = {pos: (*groups[int(roots[pos])], NEAR_DUPLICATE) for pos in np.flatnonzero(roots >= 0).tolist()}
     plan = plan_writes(part.current, desired)
-    writes = [(part.refs[p], *fields) for p, *fields in plan.set] + [(part.refs[p], None, None, None) for p in plan.clear]
+    writes = [(part.ref(p), *fields) for p, *fields in plan.set] + [(part.ref(p), None, None, None) for p in plan.clear]
     out: dict[str, Any] = {"set": len(plan.set), "cleared": len(plan.clear), "unchanged": plan.unchanged, "gone": 0,
                            "failed": []}
     if writes and not dry_run:
@@ -314,7 +329,7 @@ def dask_update_groups(client: Any, settings: ConnectionSettings, index: str, *,
             with clock("read"):
                 parts = [client.submit(read_slice, settings, index, pit.id, keep_alive, s, slices, page_size,
                                        pure=False) for s in range(slices)]
-                sizes = client.gather([client.submit(lambda p: (len(p.keys), int((p.codes >= 0).sum())), p)
+                sizes = client.gather([client.submit(lambda p: (len(p.ids), int((p.codes >= 0).sum())), p)
                                        for p in parts])
             log.info("read %d documents in %d slices", sum(s for s, _ in sizes), slices)
         finally:
