@@ -169,6 +169,11 @@ class Slice:
     indices: list[str] = field(default_factory=list)
     routing: dict[int, str] = field(default_factory=dict)
 
+    def __sizeof__(self) -> int:
+        # What Dask weighs a slice by (sys.getsizeof): without it a slice looks like 50 bytes, and the
+        # scheduler moved whole slices to the worker that held a small map rather than the map to them.
+        return int(self.fps.nbytes + self.codes.nbytes + 80 * len(self.ids) + 200 * len(self.current))
+
     def key(self, pos: int) -> Key:
         return self.indices[self.index_of[pos]], self.ids[pos]
 
@@ -337,26 +342,20 @@ def dask_update_groups(client: Any, settings: ConnectionSettings, index: str, *,
         summary.fingerprinted = sum(f for _, f in sizes)
         with clock("join"):
             summary_nodes, pairs, exact = _join(client, parts, k, buckets)
+            summary.pairs, summary.exact = map(sum, zip(*client.gather(
+                [client.submit(_counts, p, e) for p, e in zip(pairs, exact)])))
         summary.distinct, summary.versions = summary_nodes
-        summary.pairs = sum(len(p[0]) for p in pairs)
         log.info("%d pairs within distance %d among %d distinct fingerprints", summary.pairs, k, summary.distinct)
         with clock("components"):
-            roots = node_roots(pairs, [(e[0], e[1]) for e in exact])
-            summary.exact = int(sum(int(e[2].sum()) for e in exact))
-            shared = client.scatter([roots], broadcast=True)[0]  # a list: a dict would scatter each entry
-            part_roots = [client.submit(slice_roots, p, shared) for p in parts]
-            firsts: dict[int, tuple[Key, int]] = {}
-            for found in client.gather([client.submit(slice_firsts, p, r) for p, r in zip(parts, part_roots)]):
-                for root, (key, count) in found.items():
-                    first, total = firsts.get(root, (key, 0))
-                    firsts[root] = (min(first, key), total + count)
-            groups = {root: (group_id(key), count) for root, (key, count) in firsts.items()}
-        summary.groups, summary.grouped = len(groups), sum(c for _, c in groups.values())
-        summary.largest = max((c for _, c in groups.values()), default=0)
+            # On a worker, and passed between workers: shipping the map through the client (scatter) took seconds.
+            roots = client.submit(_roots, pairs, exact)
+            part_roots = [client.submit(_slice_roots, p, roots) for p in parts]
+            groups = client.submit(_merge_firsts, [client.submit(_slice_firsts, p, r) for p, r in zip(parts, part_roots)])
+            sizes = client.gather(client.submit(lambda g: sorted(c for _, c in g.value.values()), groups))
+        summary.groups, summary.grouped, summary.largest = len(sizes), sum(sizes), max(sizes, default=0)
         summary.kinds = {NEAR_DUPLICATE: summary.grouped} if summary.grouped else {}
         with clock("write"):
-            shared_groups = client.scatter([groups], broadcast=True)[0]
-            for done in client.gather([client.submit(slice_write, p, r, shared_groups, settings, index, dry_run)
+            for done in client.gather([client.submit(_slice_write, p, r, groups, settings, index, dry_run)
                                        for p, r in zip(parts, part_roots)]):
                 summary.set += done["set"]
                 summary.cleared += done["cleared"]
@@ -381,10 +380,58 @@ def _join(client: Any, parts: list[Any], k: int, buckets: int) -> tuple[tuple[in
     blocks = join_blocks(distinct, k)
     sent = [client.submit(table_buckets, client.submit(_item, n, 0), client.submit(_item, n, 1), k, blocks, buckets)
             for n in nodes]
-    pairs = client.gather([client.submit(bucket_pairs, [client.submit(_item, s, b) for s in sent], k, blocks)
-                           for b in range(buckets)])
-    exact = client.gather([client.submit(_exact, n) for n in nodes])
+    pairs = [client.submit(bucket_pairs, [client.submit(_item, s, b) for s in sent], k, blocks) for b in range(buckets)]
+    exact = [client.submit(_exact, n) for n in nodes]
     return (distinct, versions), pairs, exact
+
+
+def _counts(pairs: tuple[np.ndarray, ...], exact: tuple[np.ndarray, ...]) -> tuple[int, int]:
+    """Pairs in a bucket, and documents whose value another document shares."""
+    return len(pairs[0]), int(exact[2].sum())
+
+
+class _Packed:
+    """A big dict sent between workers as one pickle: Dask serialises a bare dict item by item, which
+    took seconds for 20,000 entries."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __sizeof__(self) -> int:
+        return 100 * len(self.value)
+
+
+def _roots(pairs: list[tuple[np.ndarray, ...]], exact: list[tuple[np.ndarray, ...]]) -> _Packed:
+    return _Packed(node_roots(pairs, [(e[0], e[1]) for e in exact]))  # type: ignore[arg-type]
+
+
+def _slice_roots(part: Slice, roots: _Packed) -> np.ndarray:
+    return slice_roots(part, roots.value)
+
+
+def _slice_firsts(part: Slice, roots: np.ndarray) -> _Packed:
+    return _Packed(slice_firsts(part, roots))
+
+
+def _merge_firsts(found: Sequence[_Packed]) -> _Packed:
+    return _Packed(merge_firsts([f.value for f in found]))
+
+
+def _slice_write(part: Slice, roots: np.ndarray, groups: _Packed, settings: ConnectionSettings, index: str,
+                 dry_run: bool) -> dict[str, Any]:
+    return slice_write(part, roots, groups.value, settings, index, dry_run)
+
+
+def merge_firsts(found: Sequence[dict[int, tuple[Key, int]]]) -> dict[int, tuple[str, int]]:
+    """``{component: (group id, size)}`` from each slice's first key and count per component."""
+    firsts: dict[int, tuple[Key, int]] = {}
+    for part in found:
+        for root, (key, count) in part.items():
+            first, total = firsts.get(root, (key, 0))
+            firsts[root] = (min(first, key), total + count)
+    return {root: (group_id(key), count) for root, (key, count) in firsts.items()}
 
 
 def _item(value: Any, index: int) -> Any:
