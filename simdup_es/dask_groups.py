@@ -15,12 +15,12 @@ differences written), in five phases of tasks:
    time: every node goes to one bucket per table, by a hash of its key in that table
    (and its version); a bucket finds the pairs of its runs of equal keys that no
    earlier table holds, so each pair is found once, as in :func:`~simdup_es.join.join_pairs`.
-4. **components**: the pairs and exact-copy nodes come to the client, which joins
-   them (:func:`~simdup_es.join.components`): memory for the grouped nodes only.
-5. **write**: the grouped nodes go to every worker; each slice finds its documents'
-   groups, the first key and size of each group are reduced over slices, and each
-   slice writes its differences (:func:`~simdup_es.groups.plan_writes`) with bulk
-   partial updates.
+4. **components**: the pairs and exact-copy nodes go to one worker, which joins them
+   (:func:`~simdup_es.join.components`): memory for the grouped nodes only.
+5. **write**: the map of grouped nodes goes to every worker; each slice finds its
+   documents' groups, the first key and size of each group are reduced over slices,
+   and each slice writes its differences (:func:`~simdup_es.groups.plan_writes`) with
+   bulk partial updates.
 
 Only the Elasticsearch store (a point in time, sliced); no ``--matrix`` or ``--partial``.
 A killed job writes nothing before phase 5, and each write there is a final value, so
