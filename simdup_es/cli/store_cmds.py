@@ -187,17 +187,9 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     fields = Fields(text_field, title_field or None, id_field or None)
     checkpoint = Checkpoint(rejects, inputs, fields)
-    state = checkpoint.load() if resume else None
-    if resume and state is None:
-        click.echo(f"no resume point at {checkpoint.path} (the last run finished): starting from the beginning",
-                   err=True)
-    elif not resume and checkpoint.path.exists():
-        click.echo(f"{checkpoint.path} holds the resume point of a stopped run; starting from the beginning "
-                   "instead (--resume goes on from it)", err=True)
+    state = _resume_point(checkpoint, resume)
     skip = state["settled"] if state else 0
     log = RejectLog(rejects, keep=state["rejects_bytes"] if state else None)
-    if skip:
-        click.echo(f"resuming after the {skip} input records the stopped run settled", err=True)
     try:
         with open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
                 progress_bar("indexing") as update:
@@ -240,6 +232,20 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     if log.count or (skip and rejects.exists()):
         click.echo(f"rejected records and reasons: {rejects}", err=True)
         sys.exit(1)
+
+
+def _resume_point(checkpoint: Checkpoint, resume: bool) -> dict[str, Any] | None:
+    """The stopped run's resume point when resuming, saying what the run starts from."""
+    state = checkpoint.load() if resume else None
+    if resume and state is None:
+        click.echo(f"no resume point at {checkpoint.path} (the last run finished): starting from the beginning",
+                   err=True)
+    elif not resume and checkpoint.path.exists():
+        click.echo(f"{checkpoint.path} holds the resume point of a stopped run; starting from the beginning "
+                   "instead (--resume goes on from it)", err=True)
+    if state and state["settled"]:
+        click.echo(f"resuming after the {state['settled']} input records the stopped run settled", err=True)
+    return state
 
 
 def _refuse_old_ids(store: Store, inputs: tuple[str, ...], sample: int = 20) -> None:
