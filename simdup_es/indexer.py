@@ -76,6 +76,7 @@ def index_items(
     skip: int = 0,
     on_settled: Callable[[int], None] | None = None,
     levels: LevelChoice = "all",
+    write: Callable[[list[StoredDoc]], BulkReport] | None = None,
 ) -> IndexSummary:
     """Fingerprint ``items`` and write them to ``store`` in batches.
 
@@ -98,13 +99,17 @@ def index_items(
     (part fingerprints and winnowed keys), ``"keys"`` (the keys alone) or
     ``"document"`` (nothing: whole-document near-duplicates only). See the
     README's "Edited and partial copies" for what each finds and costs.
+
+    ``write`` writes a batch instead of ``store.put`` (for instance
+    :meth:`GroupKeeper.put <simdup_es.live_groups.GroupKeeper.put>`, which also
+    updates the duplicate groups the batch touches); a batch is settled once it returns.
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
     if levels not in LEVELS:
         raise ConfigError(f"levels must be one of {', '.join(LEVELS)}, got {levels!r}")
     run = _Run(store, fingerprinter, on_reject=on_reject, workers=workers, batch_size=batch_size,
-               on_progress=on_progress, skip=skip, on_settled=on_settled, levels=levels)
+               on_progress=on_progress, skip=skip, on_settled=on_settled, levels=levels, write=write)
     return run.index(items)
 
 
@@ -118,10 +123,12 @@ class _Run:
 
     def __init__(self, store: Store, fingerprinter: Fingerprinter, *, on_reject: RejectSink, workers: int | None,
                  batch_size: int, on_progress: Callable[[int], None] | None, skip: int,
-                 on_settled: Callable[[int], None] | None, levels: LevelChoice) -> None:
+                 on_settled: Callable[[int], None] | None, levels: LevelChoice,
+                 write: Callable[[list[StoredDoc]], BulkReport] | None = None) -> None:
         self.store, self.fingerprinter, self.on_reject, self.workers = store, fingerprinter, on_reject, workers
         self.batch_size, self.on_progress, self.skip, self.on_settled = batch_size, on_progress, skip, on_settled
         self.levels = levels
+        self.write = write or store.put
         self.summary = IndexSummary(skipped=skip, settled=skip)
         self.started = time.perf_counter()
         self.held: list[tuple[int, Reject]] = []
@@ -227,7 +234,7 @@ class _Run:
                     self.written(done, report)
                 if not batch:
                     break
-                pending = batch, writer.submit(self.store.put, [doc for _, doc in batch])
+                pending = batch, writer.submit(self.write, [doc for _, doc in batch])
         finally:
             if pending is not None:  # stopped early: the batch being written is not counted as settled
                 pending[1].cancel()

@@ -61,63 +61,94 @@ def join_pairs(fingerprints: np.ndarray, k: int, *, blocks: int | None = None) -
     each choice of that many blocks, sort the fingerprints by those blocks' bits;
     only neighbours in a run of equal keys are compared. A pair is kept in the first
     table (in :func:`itertools.combinations` order) where its keys are equal, so it
-    comes out once. :func:`brute_force_pairs` is the reference.
+    comes out once (:func:`table_pairs` is one table). :func:`brute_force_pairs` is the reference.
     """
     fps = np.asarray(fingerprints, dtype=np.uint64)
-    n = len(fps)
+    m = _check(len(fps), k, blocks)
+    parts = [table_pairs(fps, k, m, t) for t in range(len(tables(m, k)))]
+    if not parts or len(fps) < 2:
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint8)
+    return tuple(np.concatenate([p[n] for p in parts]) for n in range(3))  # type: ignore[return-value]
+
+
+def _check(n: int, k: int, blocks: int | None) -> int:
     if not 0 <= k < FINGERPRINT_BITS:
         raise ConfigError(f"k must be between 0 and {FINGERPRINT_BITS - 1}, got {k}")
     m = join_blocks(n, k) if blocks is None else blocks
     if not k < m <= FINGERPRINT_BITS:
         raise ConfigError(f"blocks must be more than k ({k}) and at most {FINGERPRINT_BITS}, got {m}")
+    return m
+
+
+def tables(blocks: int, k: int) -> list[tuple[int, ...]]:
+    """The tables of :func:`join_pairs` with ``blocks`` blocks: the blocks each one is keyed by, in order."""
+    return list(itertools.combinations(range(blocks), blocks - k))
+
+
+def table_key(fingerprints: np.ndarray, blocks: int, table: tuple[int, ...]) -> np.ndarray:
+    """Each fingerprint's key in ``table`` (:func:`tables`): the bits of its blocks, packed."""
+    fps = np.asarray(fingerprints, dtype=np.uint64)
+    starts, widths = _even_blocks(blocks)
+    key = np.zeros(len(fps), np.uint64)
+    for c in table:
+        key = (key << np.uint64(widths[c])) | ((fps >> np.uint64(starts[c])) & np.uint64((1 << widths[c]) - 1))
+    return key
+
+
+def table_pairs(fingerprints: np.ndarray, k: int, blocks: int, table: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs of :func:`join_pairs` (with ``blocks`` blocks) that its table number ``table`` keeps.
+
+    Those within ``k`` whose keys are equal in that table and in no earlier one. The
+    tables of a pair are known from the two fingerprints alone, so a distributed job
+    can send each fingerprint to one place per table (by its key there) and find every
+    pair exactly once (:mod:`simdup_es.dask_groups`).
+    """
+    fps = np.asarray(fingerprints, dtype=np.uint64)
+    n = len(fps)
     empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint8))
     if n < 2:
         return empty
+    m = blocks
     starts, widths = _even_blocks(m)
     parts = [(np.uint64(st), np.uint64((1 << w) - 1)) for st, w in zip(starts, widths)]
+    combos = tables(m, k)
+    combo, earlier = combos[table], combos[:table]
     pos_bits = max(1, (n - 1).bit_length())
+    key = table_key(fps, m, combo)
+    key_bits = sum(widths[c] for c in combo)
+    if key_bits + pos_bits <= 64:  # sort one packed array: faster than argsort
+        packed = (key << np.uint64(pos_bits)) | np.arange(n, dtype=np.uint64)
+        packed.sort()
+        key = packed >> np.uint64(pos_bits)
+        order = (packed & np.uint64((1 << pos_bits) - 1)).astype(np.int64)
+    else:
+        order = np.argsort(key, kind="stable")
+        key = key[order]
     out_i: list[np.ndarray] = []
     out_j: list[np.ndarray] = []
     out_d: list[np.ndarray] = []
-    earlier: list[tuple[int, ...]] = []
-    for combo in itertools.combinations(range(m), m - k):
-        key = np.zeros(n, np.uint64)
-        key_bits = 0
-        for c in combo:
-            st, mk = parts[c]
-            key = (key << np.uint64(widths[c])) | ((fps >> st) & mk)
-            key_bits += widths[c]
-        if key_bits + pos_bits <= 64:  # sort one packed array: faster than argsort
-            packed = (key << np.uint64(pos_bits)) | np.arange(n, dtype=np.uint64)
-            packed.sort()
-            key = packed >> np.uint64(pos_bits)
-            order = (packed & np.uint64((1 << pos_bits) - 1)).astype(np.int64)
-        else:
-            order = np.argsort(key, kind="stable")
-            key = key[order]
-        # Runs of equal keys; compare each entry with the next 1, 2, ... of its run.
-        active = np.flatnonzero(key[1:] == key[:-1])
-        gap = 1
-        while len(active):
-            a, b = order[active], order[active + gap]
-            fa, fb = fps[a], fps[b]
-            dist = np.bitwise_count(fa ^ fb)
-            hit = np.flatnonzero(dist <= k)
-            if len(hit):
-                fa, fb = fa[hit], fb[hit]
-                equal = [((fa >> st) & mk) == ((fb >> st) & mk) for st, mk in parts]
-                first = np.ones(len(hit), dtype=bool)
-                for prev in earlier:  # found in an earlier table already?
-                    first &= ~np.logical_and.reduce([equal[c] for c in prev])
-                hit = hit[first]
-                out_i.append(np.minimum(a[hit], b[hit]))
-                out_j.append(np.maximum(a[hit], b[hit]))
-                out_d.append(dist[hit])
-            gap += 1
-            nxt = active + gap
-            active = active[nxt < n]
-            active = active[key[active + gap] == key[active]]
-        earlier.append(combo)
+    # Runs of equal keys; compare each entry with the next 1, 2, ... of its run.
+    active = np.flatnonzero(key[1:] == key[:-1])
+    gap = 1
+    while len(active):
+        a, b = order[active], order[active + gap]
+        fa, fb = fps[a], fps[b]
+        dist = np.bitwise_count(fa ^ fb)
+        hit = np.flatnonzero(dist <= k)
+        if len(hit):
+            fa, fb = fa[hit], fb[hit]
+            equal = [((fa >> st) & mk) == ((fb >> st) & mk) for st, mk in parts]
+            first = np.ones(len(hit), dtype=bool)
+            for prev in earlier:  # found in an earlier table already?
+                first &= ~np.logical_and.reduce([equal[c] for c in prev])
+            hit = hit[first]
+            out_i.append(np.minimum(a[hit], b[hit]))
+            out_j.append(np.maximum(a[hit], b[hit]))
+            out_d.append(dist[hit])
+        gap += 1
+        nxt = active + gap
+        active = active[nxt < n]
+        active = active[key[active + gap] == key[active]]
     if not out_i:
         return empty
     return np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_d).astype(np.uint8)
@@ -168,4 +199,5 @@ def components(pairs: Iterable[tuple[int, int]]) -> dict[int, int]:
     return uf.roots()
 
 
-__all__ = ["UnionFind", "brute_force_pairs", "components", "join_blocks", "join_pairs"]
+__all__ = ["UnionFind", "brute_force_pairs", "components", "join_blocks", "join_pairs", "table_key", "table_pairs",
+           "tables"]

@@ -128,10 +128,14 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
 @click.option("--list", "list_groups", is_flag=True,
               help="Then print every group the store holds, one line each: group id, kind (near-duplicate, "
                    "partial, or mixed), size and member ids, tab-separated; largest first.")
+@click.option("--dask", "dask_address", metavar="ADDRESS",
+              help="Run on a Dask cluster: a scheduler address (tcp://host:8786), or local[:N] for N worker "
+                   "processes here. Elasticsearch indices only (--es-url), without --matrix and --partial; "
+                   "needs pip install 'simdup-es[dask]'. See docs/groups.md.")
 def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: bool, partial_threshold: float,
            idf_path: Path | None, marked_words: Path | None, max_bytes: int, workers: int | None,
            max_retries: int, initial_backoff: float, dry_run: bool, as_json: bool, list_groups: bool,
-           **kwargs: Any) -> None:
+           dask_address: str | None, **kwargs: Any) -> None:
     """Group near-duplicates and write the groups onto the documents.
 
     Finds every pair of documents within Hamming distance K (same fingerprint
@@ -165,10 +169,15 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: boo
         assert compare is not None
         links = PartialLinks(PartPrinter(make_fingerprinter(idf_path, marked_words, max_bytes)), compare,
                              MultiParams(k=k, partial_threshold=partial_threshold), workers)
+    if dask_address and (matrix or partial):
+        raise click.UsageError("--dask groups document-level pairs: leave out --matrix and --partial")
     with open_store(pop_store_opts(kwargs), read_only=dry_run, retry=Retry(max_retries, initial_backoff)) as store, \
             phase_progress() as on_progress:
-        summary = update_groups(store, k=k, similarity=similarity, threshold=threshold, text_field=text_field,
-                                prepare_text=prepare, partial=links, dry_run=dry_run, on_progress=on_progress)
+        if dask_address:
+            summary = _dask_groups(store, dask_address, k, dry_run)
+        else:
+            summary = update_groups(store, k=k, similarity=similarity, threshold=threshold, text_field=text_field,
+                                    prepare_text=prepare, partial=links, dry_run=dry_run, on_progress=on_progress)
         listed = stored_groups(store) if list_groups else []
     if as_json:
         echo_json(summary.to_dict())
@@ -202,6 +211,18 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: boo
             click.echo(f"not written {name}: {reason}", err=True)
         click.echo(f"{len(summary.failed)} documents could not be updated; run again to retry", err=True)
         sys.exit(1)
+
+
+def _dask_groups(store: Any, address: str, k: int, dry_run: bool) -> Any:
+    """:func:`~simdup_es.dask_groups.dask_update_groups` on ``store``'s index, on the cluster at ``address``."""
+    from ..dask_groups import dask_client, dask_update_groups
+
+    settings = getattr(store, "settings", None)
+    if settings is None:
+        raise click.UsageError("--dask reads an Elasticsearch index: give --es-url (the embedded store is one "
+                               "machine's; run 'simdup groups' without --dask)")
+    with dask_client(address) as client:
+        return dask_update_groups(client, settings, store.index, k=k, dry_run=dry_run)
 
 
 def _list_groups(listed: list[Any], as_json: bool) -> None:

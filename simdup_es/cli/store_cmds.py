@@ -17,6 +17,7 @@ from ..config import BlockLayout, Retry
 from ..fingerprint import Fingerprint, Fingerprinter
 from ..errors import ConfigError, InputError, WorkerError
 from ..indexer import LEVELS, IndexStopped, LevelChoice, index_items
+from ..live_groups import GroupKeeper
 from ..multilevel import Copies, MultiParams
 from ..parts import PartPrinter
 from ..search import find_copies, find_copies_many, stored_query
@@ -114,6 +115,15 @@ def pop_store_opts(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: kwargs.pop(k) for k in ("store_dir", *CONNECTION_KEYS)}
 
 
+def groups_option(func: F) -> F:
+    """``--groups/--no-groups``: keep the store's duplicate groups current through this command's writes."""
+    return click.option(
+        "--groups/--no-groups", "keep_groups", default=None,
+        help="Update the duplicate groups of the documents written or deleted (default: when the store has groups "
+             "from 'simdup groups'; --groups starts them in a store without any). Keeps document-level groups; "
+             "after 'simdup groups --matrix' or '--partial', use --no-groups and run that again.")(func)
+
+
 def _documents(n: int) -> str:
     """``1 document``, ``2 documents``."""
     return f"{n} document" + ("" if n == 1 else "s")
@@ -143,9 +153,11 @@ def setup(**kwargs: Any) -> None:
                    "search finds edited and partial copies; keys: the winnowed keys alone (as many copies found in "
                    "the evaluation, in less time and space); document: nothing more (near-duplicates of whole "
                    "documents only, fastest). Index again with another choice to change it.")
+@groups_option
 def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int, workers: int | None, batch_size: int, rejects: Path,
           max_retries: int, initial_backoff: float, resume: bool, levels: LevelChoice, id_base: Path | None,
+          keep_groups: bool | None,
           **kwargs: Any) -> None:
     """Fingerprint INPUTS and index them (JSON Lines, CSV, files or folders; - for stdin).
 
@@ -167,31 +179,29 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     When the store fails for good part way (cluster unreachable, or too busy
     past the retries), the run stops with a resume point next to the rejects
     file: run the same command with --resume to go on from there.
+
+    When the store has duplicate groups ('simdup groups'), each batch also
+    updates the groups it touches (--no-groups: leave them to the next
+    'simdup groups'; --groups: start groups in a store without any).
     """
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     fields = Fields(text_field, title_field or None, id_field or None)
     checkpoint = Checkpoint(rejects, inputs, fields)
-    state = checkpoint.load() if resume else None
-    if resume and state is None:
-        click.echo(f"no resume point at {checkpoint.path} (the last run finished): starting from the beginning",
-                   err=True)
-    elif not resume and checkpoint.path.exists():
-        click.echo(f"{checkpoint.path} holds the resume point of a stopped run; starting from the beginning "
-                   "instead (--resume goes on from it)", err=True)
+    state = _resume_point(checkpoint, resume)
     skip = state["settled"] if state else 0
     log = RejectLog(rejects, keep=state["rejects_bytes"] if state else None)
-    if skip:
-        click.echo(f"resuming after the {skip} input records the stopped run settled", err=True)
     try:
         with open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
                 progress_bar("indexing") as update:
             if id_base is None:
                 _refuse_old_ids(store, inputs)
+            keeper = GroupKeeper.for_store(store, keep_groups)
             items = read_inputs(inputs, fields, skip=(rejects, checkpoint.path), id_base=id_base)  # not its outputs
             summary = index_items(items, store, fingerprinter, workers=workers,
                                   batch_size=batch_size, on_reject=lambda r: log.add(r.source, r.reason, r.id),
                                   on_progress=update, skip=skip,
-                                  on_settled=lambda n: checkpoint.save(n, log.size()), levels=levels)
+                                  on_settled=lambda n: checkpoint.save(n, log.size()), levels=levels,
+                                  write=keeper.put if keeper else None)
             checkpoint.remove()
             store.refresh()
             total = store.count()
@@ -217,9 +227,25 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     resumed = f" (after {skip} settled by the stopped run)" if skip else ""
     click.echo(f"read {summary.read}{resumed}, indexed {summary.indexed}, rejected {summary.rejected} "
                f"in {summary.seconds:.1f} s ({summary.rate:,.0f} docs/s); the store holds {_documents(total)}", err=True)
+    if keeper is not None:
+        _echo_groups(keeper)
     if log.count or (skip and rejects.exists()):
         click.echo(f"rejected records and reasons: {rejects}", err=True)
         sys.exit(1)
+
+
+def _resume_point(checkpoint: Checkpoint, resume: bool) -> dict[str, Any] | None:
+    """The stopped run's resume point when resuming, saying what the run starts from."""
+    state = checkpoint.load() if resume else None
+    if resume and state is None:
+        click.echo(f"no resume point at {checkpoint.path} (the last run finished): starting from the beginning",
+                   err=True)
+    elif not resume and checkpoint.path.exists():
+        click.echo(f"{checkpoint.path} holds the resume point of a stopped run; starting from the beginning "
+                   "instead (--resume goes on from it)", err=True)
+    if state and state["settled"]:
+        click.echo(f"resuming after the {state['settled']} input records the stopped run settled", err=True)
+    return state
 
 
 def _refuse_old_ids(store: Store, inputs: tuple[str, ...], sample: int = 20) -> None:
@@ -472,12 +498,14 @@ def query(text: str | None, file: Path | None, title: str | None, dsl: bool, ind
 @click.option("--ids-from", "ids_from", type=click.File("r", encoding="utf-8"),
               help="Also delete the ids in this file, one a line (- for stdin; empty lines are skipped).")
 @store_options
-def delete(ids: tuple[str, ...], ids_from: Any, **kwargs: Any) -> None:
+@groups_option
+def delete(ids: tuple[str, ...], ids_from: Any, keep_groups: bool | None, **kwargs: Any) -> None:
     """Delete the documents with these IDS from the store (text, fingerprints, levels, group).
 
     Prints "deleted N, not found M" on stderr; exit status 1 when an id was not
-    found (or could not be deleted). The other members of a deleted document's
-    duplicate group keep their group until the next 'simdup groups'.
+    found (or could not be deleted). When the store has duplicate groups, the
+    groups the deleted documents leave are updated (a group may shrink, split or
+    end); with --no-groups they keep their fields until the next 'simdup groups'.
     """
     wanted = list(ids)
     if ids_from is not None:
@@ -485,8 +513,9 @@ def delete(ids: tuple[str, ...], ids_from: Any, **kwargs: Any) -> None:
     if not wanted:
         raise click.UsageError("give the ids to delete as arguments, or --ids-from FILE (one id a line)")
     with open_store(pop_store_opts(kwargs)) as store:
-        grouped = sum(doc.group is not None for doc in store.get(wanted))
-        report = store.delete(wanted)
+        keeper = GroupKeeper.for_store(store, keep_groups)
+        grouped = 0 if keeper else sum(doc.group is not None for doc in store.get(wanted))
+        report = keeper.delete(wanted) if keeper else store.delete(wanted)
         store.refresh()
         total = store.count()
     missing = [doc_id for doc_id, reason in report.failed if reason == NOT_FOUND]
@@ -498,6 +527,8 @@ def delete(ids: tuple[str, ...], ids_from: Any, **kwargs: Any) -> None:
     more = f", failed {len(failed)}" if failed else ""
     click.echo(f"deleted {report.written}, not found {len(missing)}{more}; the store holds {_documents(total)}",
                err=True)
+    if keeper is not None:
+        _echo_groups(keeper)
     if grouped:
         were = "deleted document was in a duplicate group" if grouped == 1 else "deleted documents were in duplicate groups"
         click.echo(f"{grouped} {were}: run 'simdup groups' to update the groups they left", err=True)
@@ -505,6 +536,17 @@ def delete(ids: tuple[str, ...], ids_from: Any, **kwargs: Any) -> None:
         click.echo("check the ids not found ('simdup search --id ID' reads a stored document)", err=True)
     if report.failed:
         sys.exit(1)
+
+
+def _echo_groups(keeper: GroupKeeper) -> None:
+    """One line on what the incremental group updates of a run did."""
+    s = keeper.summary
+    walked = f"; {s.walked} found stored groups not right and walked the near-duplicates" if s.walked else ""
+    click.echo(f"duplicate groups: {s.updates} updates looked at {_documents(s.looked_at)} ({s.lookups} "
+               f"near-duplicate lookups), wrote {s.set} group fields, cleared {s.cleared} in {s.seconds:.1f} s{walked}",
+               err=True)
+    for name, reason in s.failed[:5]:
+        click.echo(f"group fields not written {name}: {reason}; run 'simdup groups' to repair", err=True)
 
 
 def register(group: click.Group) -> None:

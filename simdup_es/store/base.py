@@ -173,6 +173,25 @@ class Members:
     """Stored ``(group, group size, group kind)`` of the documents that have any of them."""
 
 
+@dataclass(frozen=True)
+class GroupRow:
+    """A document as incremental groups (:mod:`simdup_es.live_groups`) see it: its names, fingerprint and group."""
+
+    key: Key
+    """``(index, _id)`` in Elasticsearch, ``(id,)`` embedded: what group ids are made from."""
+    ref: Any
+    """The store's handle on the document, for :meth:`Store.write_groups`."""
+    fingerprint: int
+    version: str
+    group: str | None = None
+    size: int | None = None
+    kind: str | None = None
+
+    @property
+    def id(self) -> str:
+        return self.key[-1]
+
+
 class FingerprintScan(Protocol):
     """A consistent view of every stored fingerprint (one point in time); close it when done."""
 
@@ -236,6 +255,9 @@ class Store(Protocol):
     def candidates(self, fingerprint: int, version: str, *, exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
         """Ids and fingerprints (``uint64``) of documents sharing at least ``layout.min_match`` blocks."""
 
+    def candidates_many(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[str], np.ndarray]]:
+        """:meth:`candidates` of each ``(fingerprint, version)``, in order (a cluster answers them in few requests)."""
+
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
     ) -> list[PartCandidate]:
@@ -276,6 +298,16 @@ class Store(Protocol):
 
     def write_groups(self, writes: Sequence[tuple[Any, str | None, int | None, str | None]]) -> BulkReport:
         """Set (or, with ``None``, clear) ``(group, size, kind)`` of documents a scan found; nothing else changes."""
+
+    def group_rows(self, ids: Sequence[str] = (), groups: Sequence[str] = ()) -> list[GroupRow]:
+        """The documents with these ids (in every index of a pattern) and every member of these groups.
+
+        Documents without a fingerprint are left out; each document comes once. As
+        :meth:`candidates`, it sees writes after :meth:`refresh`.
+        """
+
+    def group_kinds(self) -> dict[str, int]:
+        """How many documents have each ``dup_kind`` (``{}`` when no document is in a group)."""
 
     def close(self) -> None:
         """Release connections and files."""

@@ -41,11 +41,14 @@ from ..es.mappings import (
     missing_level_fields,
 )
 from ..multilevel import PartCandidate
-from .base import NOT_FOUND, BulkReport, Closing, Members, StoredDoc, capped_note, id_problem, query_terms, stored_levels
+from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Members, StoredDoc, capped_note, id_problem, query_terms,
+                   stored_levels)
 
 log = logging.getLogger(__name__)
 
 _CANDIDATE_PATH = ["hits.total", "hits.hits._id", "hits.hits.fields", "timed_out", "_shards.failed"]
+_ROW_PATH = ["hits.total", "hits.hits._index", "hits.hits._id", "hits.hits._routing", "hits.hits.fields", "timed_out",
+             "_shards.failed"]
 _PART_PATH = ["hits.hits._id", "hits.hits.fields", "hits.hits.matched_queries", "timed_out", "_shards.failed"]
 MAX_PART_LIMIT = 10_000
 """Largest ``limit`` of :meth:`ElasticsearchStore.part_candidates`: one page (``index.max_result_window``)."""
@@ -145,6 +148,11 @@ class ElasticsearchStore(Closing):
         self._checked = False
         self._levels_checked = False
         self._groups_mapped = False
+
+    @property
+    def settings(self) -> ConnectionSettings | None:
+        """The connection settings the store was built from (``None`` when it was given a client)."""
+        return self._settings
 
     def __repr__(self) -> str:
         return f"ElasticsearchStore(index={self.index!r}, layout={self.layout})"
@@ -338,6 +346,33 @@ class ElasticsearchStore(Closing):
         fps = np.fromiter((int(hit["fields"][schema.FP][0], 16) for hit in hits), dtype=np.uint64, count=len(hits))
         return ids, fps
 
+    def candidates_many(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[str], np.ndarray]]:
+        """:meth:`candidates` of each ``(fingerprint, version)``, 100 searches a ``_msearch`` request.
+
+        A query whose candidates do not fit one page (or whose search failed) is asked again alone.
+        """
+        out: list[tuple[list[str], np.ndarray]] = []
+        path = ["responses.hits.total", "responses.hits.hits._id", "responses.hits.hits.fields", "responses.error",
+                "responses.timed_out", "responses._shards.failed", "responses.status"]
+        for start in range(0, len(queries), 100):
+            chunk = queries[start : start + 100]
+            searches: list[dict[str, Any]] = []
+            for fp, version in chunk:
+                searches += [{}, bodies.candidate_search(fp, version, self.layout, size=self.page_size)]
+            with self._translated("searching candidates"):
+                response = self.client.msearch(index=self.index, searches=searches, filter_path=path)
+            for (fp, version), got in zip(chunk, response["responses"]):
+                hits = got.get("hits", {}).get("hits", [])
+                total = got.get("hits", {}).get("total", {"relation": "gte", "value": 1})
+                if ("error" in got or got.get("timed_out") or got.get("_shards", {}).get("failed")
+                        or total["relation"] != "eq" or total["value"] > len(hits) or not hits):
+                    out.append(self.candidates(fp, version))  # the careful way: walks, checks the mapping, raises
+                    continue
+                hits = [hit for hit in hits if schema.FP in hit.get("fields", {})]
+                out.append(([hit["_id"] for hit in hits],
+                            np.fromiter((int(hit["fields"][schema.FP][0], 16) for hit in hits), np.uint64, len(hits))))
+        return out
+
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
     ) -> list[PartCandidate]:
@@ -445,11 +480,50 @@ class ElasticsearchStore(Closing):
                 report.failed.append((f"{ref['_index']}/{ref['_id']}", item.reason or ""))
         return report
 
+    def group_rows(self, ids: Sequence[str] = (), groups: Sequence[str] = ()) -> list[GroupRow]:
+        """The documents with these ``_id`` (in every index of a pattern) and the members of these groups.
+
+        A search per 10,000 ids or groups (a point-in-time walk when more match than a page holds).
+        """
+        queries = [{"ids": {"values": chunk}} for chunk in _chunked(list(dict.fromkeys(ids)), 10_000)]
+        queries += [{"terms": {schema.GROUP: chunk}} for chunk in _chunked(list(dict.fromkeys(groups)), 10_000)]
+        fields = [schema.FP, schema.VERSION, *GROUP_FIELDS]
+        found: dict[tuple[str, str], GroupRow] = {}
+        for query in queries:
+            where: dict[str, Any] = {"bool": {"filter": [query, {"exists": {"field": schema.FP}}]}}
+            body = {"query": where, "size": 10_000, "_source": False, "docvalue_fields": fields,
+                    "track_total_hits": True}
+            response = io.search(self.client, self.index, body, "reading duplicate groups", _ROW_PATH)
+            hits = response.get("hits", {}).get("hits", [])
+            if response["hits"]["total"]["value"] > len(hits):
+                hits = list(io.walk(self.client, self.index, where, docvalue_fields=fields,
+                                    page_size=self.pit_page_size, keep_alive=self.pit_keep_alive))
+            for hit in hits:
+                values = hit.get("fields", {})
+                if schema.VERSION not in values:
+                    continue
+                group, size, kind = (values.get(name, [None])[0] for name in GROUP_FIELDS)
+                found[(hit["_index"], hit["_id"])] = GroupRow(
+                    (hit["_index"], hit["_id"]), bodies.target(hit), int(values[schema.FP][0], 16),
+                    values[schema.VERSION][0], group, int(size) if size is not None else None, kind)
+        return [found[key] for key in sorted(found)]
+
+    def group_kinds(self) -> dict[str, int]:
+        """Documents in groups by ``dup_kind`` (after the last refresh)."""
+        body = {"size": 0, "query": {"exists": {"field": schema.GROUP}},
+                "aggs": {"k": {"terms": {"field": schema.GROUP_KIND, "size": 10, "missing": "None"}}}}
+        got = io.search(self.client, self.index, body, "counting duplicate groups", ["aggregations", "_shards"])
+        return {b["key"]: int(b["doc_count"]) for b in got.get("aggregations", {}).get("k", {}).get("buckets", [])}
+
     def close(self) -> None:
         """Close the client if this store built it; a client passed in stays open."""
         if self._settings is not None and self._client is not None:
             self._client.close()
             self._client = None
+
+
+def _chunked(values: list[str], size: int) -> list[list[str]]:
+    return [values[n : n + size] for n in range(0, len(values), size)]
 
 
 class _Scan(Closing):

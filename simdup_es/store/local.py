@@ -109,7 +109,8 @@ from ..config import FINGERPRINT_BITS, BlockLayout
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
 from ..multilevel import PartCandidate
 from ..levels import Levels
-from .base import NOT_FOUND, BulkReport, Closing, Members, StoredDoc, capped_note, id_problem, query_terms, stored_levels
+from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Members, StoredDoc, capped_note, id_problem, query_terms,
+                   stored_levels)
 
 log = logging.getLogger(__name__)
 
@@ -921,6 +922,10 @@ class LocalStore(Closing):
                 fps.append(fp)
         return ids, np.array(fps, dtype=np.uint64)
 
+    def candidates_many(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[str], np.ndarray]]:
+        """:meth:`candidates` of each ``(fingerprint, version)`` (in memory: one after the other)."""
+        return [self.candidates(fp, version) for fp, version in queries]
+
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
     ) -> list[PartCandidate]:
@@ -1255,6 +1260,33 @@ class LocalStore(Closing):
                 report.written += 1
             conn.execute("COMMIT")
         return report
+
+
+    def group_rows(self, ids: Sequence[str] = (), groups: Sequence[str] = ()) -> list[GroupRow]:
+        """The documents with these ids and the members of these groups, in row order (each once)."""
+        found: dict[int, GroupRow] = {}
+        with self._lock, self._sql() as conn:
+            has_groups = self._has_groups(conn)
+            columns = self._group_columns(conn, "g.")
+            join = " LEFT JOIN groups g ON g.seq = d.seq" if has_groups else ""
+            select = (f"SELECT d.seq, d.id, d.fp, v.version, {columns} FROM docs d "
+                      f"JOIN versions v ON v.vcode = d.vcode{join} WHERE ")
+            wanted = [("d.id", list(dict.fromkeys(ids)))] + ([("g.grp", list(dict.fromkeys(groups)))] if has_groups else [])
+            for column, values in wanted:
+                for chunk in _chunks(values):
+                    marks = ",".join("?" * len(chunk))
+                    for seq, doc_id, fp, version, group, size, kind in conn.execute(
+                            f"{select}{column} IN ({marks})", tuple(chunk)):
+                        found[seq] = GroupRow((doc_id,), doc_id, _unsigned(fp), version, group, size, kind)
+        return [found[seq] for seq in sorted(found)]
+
+    def group_kinds(self) -> dict[str, int]:
+        """Documents in groups by ``dup_kind`` (``None`` for a store's groups from before kinds)."""
+        with self._lock, self._sql() as conn:
+            if not self._has_groups(conn):
+                return {}
+            kind = "kind" if self._groups_have_kind(conn) else "NULL"
+            return {str(k): n for k, n in conn.execute(f"SELECT {kind}, COUNT(*) FROM groups GROUP BY 1")}
 
 
 class _Scan(Closing):

@@ -126,6 +126,11 @@ def test_groups_list_and_delete_on_a_real_node(es_url: str, es_index: str) -> No
     result = _run(es_url, es_index, "delete", "zh-man-page-tw:man1/systemd-delta.1", "no-such-id")
     assert result.exit_code == 1, result.output
     assert "deleted 1, not found 1; the store holds 41 documents" in result.stderr
+    # The store has groups: the delete updated them (its original is alone now), so a full run finds nothing to do.
+    assert "duplicate groups: 1 updates looked at 1 document (0 near-duplicate lookups), wrote 0 group fields, " \
+        "cleared 1" in result.stderr
+    full = _run(es_url, es_index, "groups", "--dry-run", "--json")
+    assert (json.loads(full.stdout)["set"], json.loads(full.stdout)["cleared"]) == (0, 0), full.output
     result = _run(es_url, es_index, "search", "--id", "zh-man-page:man1/systemd-delta.1", "--json")
     assert result.exit_code == 0 and result.stdout == ""
     result = _run(es_url, es_index, "groups", "--list", "--json")

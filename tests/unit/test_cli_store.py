@@ -385,6 +385,39 @@ def test_search_says_how_many_documents_another_fingerprint_version_hides(tmp_pa
     assert "0.older" in _run("search", "--store", store, "--text", text, "--json").stderr
 
 
+def test_index_and_delete_keep_the_groups_current(tmp_path: Path) -> None:
+    from simdup_es.store.local import LocalStore
+
+    store = str(tmp_path / "store")
+    assert _run("index", SAMPLE, "--store", store).exit_code == 0
+    assert "wrote 12 group fields" in _run("groups", "--store", store).stderr
+    original = "zh-man:man7/perlnumber.7#0"
+    with LocalStore(tmp_path / "store") as opened:
+        (doc,) = opened.get([original])
+    copies = tmp_path / "copies.jsonl"
+    copies.write_text(json.dumps({"id": "new-copy", "text": doc.text, "title": doc.title}, ensure_ascii=False) + "\n",
+                      encoding="utf-8")
+    result = _run("index", str(copies), "--store", store, "--rejects", str(tmp_path / "rejects.jsonl"))
+    assert result.exit_code == 0, result.output
+    assert "duplicate groups: 1 updates looked at 3 documents (1 near-duplicate lookups), wrote 3 group fields" \
+        in result.stderr
+    with LocalStore(tmp_path / "store") as opened:
+        a, b, c = opened.get([original, original + "~edited", "new-copy"])
+        assert a.group == b.group == c.group is not None and a.group_size == c.group_size == 3
+    full = _run("groups", "--store", store, "--dry-run", "--json")  # a repair finds nothing to do
+    assert json.loads(full.stdout)["set"] == 0 and json.loads(full.stdout)["cleared"] == 0
+
+    result = _run("delete", original, original + "~edited", "--store", store)
+    assert result.exit_code == 0 and "cleared 1" in result.stderr, result.output
+    with LocalStore(tmp_path / "store") as opened:
+        assert opened.get(["new-copy"])[0].group is None
+    full = json.loads(_run("groups", "--store", store, "--dry-run", "--json").stdout)
+    assert (full["set"], full["cleared"], full["grouped"]) == (0, 0, 10)
+    # Without groups in the store nothing is updated unless asked.
+    result = _run("index", str(copies), "--store", str(tmp_path / "other"), "--rejects", str(tmp_path / "r2.jsonl"))
+    assert result.exit_code == 0 and "duplicate groups" not in result.stderr
+
+
 def test_delete_on_the_embedded_store(tmp_path: Path) -> None:
     from simdup_es.store.local import LocalStore
 
@@ -394,7 +427,7 @@ def test_delete_on_the_embedded_store(tmp_path: Path) -> None:
     copy = "zh-man-page-tw:man1/systemd-delta.1"  # in a group with its original
     ids_file = tmp_path / "ids.txt"
     ids_file.write_text("zh-man:man7/perlnumber.7#0~edited\n\nno-such-id\n", encoding="utf-8")
-    result = _run("delete", copy, "--ids-from", str(ids_file), "--store", store)
+    result = _run("delete", copy, "--ids-from", str(ids_file), "--store", store, "--no-groups")
     assert result.exit_code == 1, result.output
     assert "deleted 2, not found 1; the store holds 40 documents" in result.stderr
     assert "not found: no-such-id" in result.stderr and "2 deleted documents were in duplicate groups: run 'simdup groups'" in result.stderr

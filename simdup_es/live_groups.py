@@ -1,0 +1,301 @@
+"""Duplicate groups that stay current: ``index`` and ``delete`` update the groups of the documents they touch.
+
+A full ``simdup groups`` (:func:`simdup_es.groups.update_groups`) reads every
+fingerprint. Between runs, a new copy would have no group and a deleted member
+would still count. :class:`GroupKeeper` keeps the document-level groups (pairs
+within distance ``k`` of the same fingerprint version, joined into connected
+components: what ``simdup groups`` writes without ``--matrix`` or ``--partial``)
+current as documents come and go, by looking only at the groups a batch touches.
+
+Why looking at the touched groups is enough
+-------------------------------------------
+Say the stored groups are the components of the near-duplicate graph before a
+batch. Let ``S`` hold the batch's new documents, every stored document within
+``k`` of one of them (found with :meth:`Store.candidates_many`), the old members of a
+replaced or deleted document's group, and every member of a group one of those
+is in. ``S`` is closed: an old document next to a member of ``S`` was in that
+member's group already (their pair existed before the batch), so it is in ``S``;
+a document next to a new one is a candidate of it. So the components of the pairs
+within ``S`` (found by :func:`~simdup_es.groups.near_pairs`, as the full job finds
+them) are components of the whole graph, and the group ids, sizes and kinds
+follow by the full job's rules (:func:`~simdup_es.groups.assign_groups`): a new
+copy joins its group, two groups it links merge (the id of the one with the first
+member survives), a deleted member leaves and a split is found (the part with the
+first member keeps the id). Only differences are written
+(:func:`~simdup_es.groups.plan_writes`), so a full ``simdup groups`` afterwards
+finds nothing to change.
+
+When the stored groups are not right
+------------------------------------
+The argument needs the stored groups to be right. A run killed while writing
+group fields on Elasticsearch (bulk updates are not one transaction) may leave a
+group half rewritten; then some label in ``S`` has a member count that differs
+from the ``dup_group_size`` its members carry (:func:`inconsistent_labels`). The
+keeper then walks the true graph instead: it looks up the near-duplicates of every
+member of ``S`` until no new document turns up, which is exact whatever the
+stored labels say. In the embedded store the writes of one update are one
+transaction, so a kill leaves the groups as they were.
+
+Order of writes
+---------------
+``put``: the documents are written, then their groups (a batch whose groups were
+not written is not settled, so ``simdup index --resume`` writes it again, which
+regroups it). ``delete``: the groups are rewritten as if the documents were gone,
+then the documents are deleted; a run killed in between leaves the documents with
+their old group fields, and the same ``delete`` run again finishes the job.
+
+What it does not keep
+---------------------
+Pairs that ``--matrix`` would drop and links that ``--partial`` adds: after those
+runs, index with ``--no-groups`` and run ``simdup groups`` with the same options.
+A store whose groups hold ``partial`` members is refused (:meth:`GroupKeeper.for_store`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import ConfigError
+from .groups import NEAR_DUPLICATE, PARTIAL, Plan, assign_groups, near_pairs, plan_writes
+from .store.base import BulkReport, GroupRow, Key, Store, StoredDoc
+
+log = logging.getLogger(__name__)
+
+
+# --- pure -----------------------------------------------------------------------------------
+
+
+def regroup(rows: Sequence[GroupRow], k: int) -> Plan:
+    """The writes that make the groups of ``rows`` the components of their pairs within ``k``.
+
+    ``rows`` must be closed (no document outside them is within ``k`` of one of
+    them, or in a group with one); positions in the plan are indices of ``rows``.
+    The same pairs, ids, sizes and kind as :func:`simdup_es.groups.update_groups`
+    without the matrix or partial copies.
+    """
+    names = sorted({row.version for row in rows})
+    code = {name: n for n, name in enumerate(names)}
+    fps = np.fromiter((row.fingerprint for row in rows), np.uint64, len(rows))
+    codes = np.fromiter((code[row.version] for row in rows), np.int64, len(rows))
+    i, j, _ = near_pairs(fps, codes, k)
+    groups = assign_groups([row.key for row in rows], zip(i.tolist(), j.tolist()))
+    desired = {pos: (group, size, NEAR_DUPLICATE) for pos, (group, size) in groups.items()}
+    current = {pos: (row.group, row.size, row.kind) for pos, row in enumerate(rows)
+               if (row.group, row.size, row.kind) != (None, None, None)}
+    return plan_writes(current, desired)
+
+
+def inconsistent_labels(rows: Iterable[GroupRow], left: Iterable[GroupRow] = ()) -> set[str]:
+    """Group ids whose members are not as many as the ``dup_group_size`` each of them carries.
+
+    The members are those among ``rows`` plus the group each of ``left`` had (documents
+    that left their group by this write: replaced or deleted). Only meaningful when
+    ``rows`` hold every member of each group id they name.
+    """
+    rows = list(rows)
+    count = Counter(row.group for row in rows if row.group is not None)
+    count.update(row.group for row in left if row.group is not None)
+    return {row.group for row in rows if row.group is not None and row.size != count[row.group]}
+
+
+def within(fingerprint: int, others: Iterable[int], k: int) -> list[bool]:
+    """Whether each of ``others`` is within Hamming distance ``k`` of ``fingerprint``."""
+    return [(int(fingerprint) ^ int(other)).bit_count() <= k for other in others]
+
+
+# --- over a store ---------------------------------------------------------------------------
+
+
+@dataclass
+class LiveSummary:
+    """What incremental group updates looked at and wrote (summed over the batches of a run)."""
+
+    updates: int = 0
+    """Batches (of ``put`` or ``delete``) whose groups were updated."""
+    looked_at: int = 0
+    """Documents whose groups were recomputed (the touched groups and the new documents)."""
+    lookups: int = 0
+    """Near-duplicate lookups (fingerprints asked of :meth:`Store.candidates_many`)."""
+    set: int = 0
+    cleared: int = 0
+    unchanged: int = 0
+    walked: int = 0
+    """Updates that found stored groups not right (a killed run) and walked the true graph."""
+    gone: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k != "failed"}
+        out["failed"] = len(self.failed)
+        out["seconds"] = round(self.seconds, 3)
+        return out
+
+
+class GroupKeeper:
+    """Keeps a store's document-level duplicate groups current through its writes (module docstring).
+
+    Parameters
+    ----------
+    store:
+        The store; its :meth:`~simdup_es.store.base.Store.candidates` must guarantee ``k``.
+    k:
+        Largest distance of a near-duplicate pair; ``store.layout.k`` by default
+        (``simdup groups`` takes 3, the default layout's).
+    """
+
+    def __init__(self, store: Store, *, k: int | None = None) -> None:
+        self.store = store
+        self.k = store.layout.k if k is None else k
+        if not 0 <= self.k <= store.layout.k:
+            raise ConfigError(f"incremental groups need k between 0 and the store's k ({store.layout.k}), got {self.k}: "
+                              "the store finds near-duplicates only that far")
+        self.summary = LiveSummary()
+
+    @classmethod
+    def for_store(cls, store: Store, wanted: bool | None, **kwargs: Any) -> GroupKeeper | None:
+        """A keeper when groups are ``wanted`` (``None``: when the store has groups already), else ``None``.
+
+        Raises :class:`ConfigError` when they are wanted but the store's groups hold
+        ``partial`` members (``simdup groups --partial``), which the keeper cannot keep.
+        """
+        if wanted is False:
+            return None
+        kinds = store.group_kinds()
+        if kinds.get(PARTIAL):
+            if wanted:
+                raise ConfigError(f"{kinds[PARTIAL]} documents are in groups by partial copies ('simdup groups "
+                                  "--partial'), which incremental groups cannot keep: index with --no-groups, then "
+                                  "run 'simdup groups --partial' again")
+            log.warning("the store's groups hold partial copies: they are not updated incrementally; run "
+                        "'simdup groups --partial' after indexing")
+            return None
+        if wanted or kinds:
+            return cls(store, **kwargs)
+        return None
+
+    # -- the writes ---------------------------------------------------------------------------
+
+    def put(self, docs: Sequence[StoredDoc]) -> BulkReport:
+        """:meth:`Store.put` the documents, then update the groups they touch."""
+        started = time.perf_counter()
+        ids = list(dict.fromkeys(doc.id for doc in docs))
+        old = self.store.group_rows(ids=ids)
+        report = self.store.put(docs)
+        self.store.refresh()
+        failed = {doc_id for doc_id, _ in report.failed}
+        new = self.store.group_rows(ids=[i for i in ids if i not in failed]) if report.written else []
+        left = [row for row in old if row.id not in failed]  # replaced: they left their groups
+        self._update(new, {row.group for row in old if row.group is not None}, seek=new, left=left)
+        self.summary.seconds += time.perf_counter() - started
+        return report
+
+    def delete(self, ids: Sequence[str]) -> BulkReport:
+        """Update the groups as if the documents were gone, then :meth:`Store.delete` them."""
+        started = time.perf_counter()
+        old = self.store.group_rows(ids=[i for i in ids if isinstance(i, str) and i])
+        labels = {row.group for row in old if row.group is not None}
+        self._update([], labels, drop={row.key for row in old}, left=old)
+        report = self.store.delete(ids)
+        self.store.refresh()
+        failed = {doc_id for doc_id, _ in report.failed}
+        kept = [row for row in old if row.id in failed]
+        if kept:  # not deleted after all: they join their groups again
+            self._update(self.store.group_rows(ids=[row.id for row in kept]), labels, seek=kept)
+        self.summary.seconds += time.perf_counter() - started
+        return report
+
+    # -- the update ---------------------------------------------------------------------------
+
+    def _update(self, rows: Sequence[GroupRow], labels: set[str], *, seek: Sequence[GroupRow] = (),
+                drop: set[Key] = frozenset(), left: Sequence[GroupRow] = ()) -> None:  # type: ignore[assignment]
+        """Recompute and write the groups of ``rows``, the near-duplicates of ``seek`` and the groups ``labels``.
+
+        Documents keyed in ``drop`` are left out (about to be deleted); ``left`` are the
+        documents (as they were) that this write takes out of their groups.
+        """
+        if not rows and not labels and not seek:
+            return
+        found: dict[Key, GroupRow] = {row.key: row for row in rows if row.key not in drop}
+        self._add(found, self._near(seek), drop)
+        self._close(found, labels, drop)
+        if inconsistent_labels([row for key, row in found.items() if key not in drop], left):
+            log.warning("stored duplicate groups are not right (a killed run?): walking the near-duplicates of "
+                        "%d documents", len(found))
+            self.summary.walked += 1
+            self._walk(found, drop)
+        members = sorted(found.values(), key=lambda row: row.key)
+        plan = regroup(members, self.k)
+        writes = [(members[p].ref, *fields) for p, *fields in plan.set]
+        writes += [(members[p].ref, None, None, None) for p in plan.clear]
+        summary = self.summary
+        summary.updates += 1
+        summary.looked_at += len(members)
+        summary.unchanged += plan.unchanged
+        if writes:
+            report = self.store.write_groups(writes)  # one call: one transaction in the embedded store
+            written = report.written
+            summary.set += min(written, len(plan.set))
+            summary.cleared += max(0, written - len(plan.set))
+            summary.gone += report.missing
+            summary.failed += report.failed
+            self.store.refresh()
+
+    def _near(self, seek: Sequence[GroupRow]) -> list[GroupRow]:
+        """The stored documents within ``k`` of each of ``seek`` (same version), themselves included."""
+        if not seek:
+            return []
+        store, k = self.store, self.k
+        found = store.candidates_many([(row.fingerprint, row.version) for row in seek])
+        hits = [[i for i, ok in zip(ids, within(row.fingerprint, fps.tolist(), k)) if ok]
+                for row, (ids, fps) in zip(seek, found)]
+        self.summary.lookups += len(seek)
+        queries: dict[str, list[GroupRow]] = {}
+        for row, ids in zip(seek, hits):
+            for doc_id in ids:
+                queries.setdefault(doc_id, []).append(row)
+        # On an index pattern an id may name a document in several indices: keep those near a query.
+        return [row for row in store.group_rows(ids=list(queries))
+                if any(q.version == row.version and within(q.fingerprint, [row.fingerprint], k)[0]
+                       for q in queries[row.id])]
+
+    def _close(self, found: dict[Key, GroupRow], labels: set[str], drop: set[Key]) -> None:
+        """Add every member of every group named by ``labels`` or by a document in ``found``, until none is new."""
+        asked: set[str] = set()
+        wanted = set(labels) | {row.group for row in found.values() if row.group is not None}
+        while wanted - asked:
+            todo = sorted(wanted - asked)
+            asked.update(todo)
+            for row in self.store.group_rows(groups=todo):
+                if row.key not in drop:
+                    found.setdefault(row.key, row)
+                if row.group is not None:
+                    wanted.add(row.group)
+
+    def _walk(self, found: dict[Key, GroupRow], drop: set[Key]) -> None:
+        """Grow ``found`` by the near-duplicates of its documents (and the members of their groups, which
+        may have to be rewritten) until no new document turns up."""
+        seen: set[Key] = set()
+        while True:
+            todo = [row for key, row in found.items() if key not in seen]
+            if not todo:
+                return
+            seen.update(row.key for row in todo)
+            self._add(found, self._near(todo), drop)
+            self._close(found, set(), drop)
+
+    @staticmethod
+    def _add(found: dict[Key, GroupRow], rows: Iterable[GroupRow], drop: set[Key]) -> None:
+        for row in rows:
+            if row.key not in drop:
+                found.setdefault(row.key, row)
+
+
+__all__ = ["GroupKeeper", "LiveSummary", "inconsistent_labels", "regroup", "within"]
