@@ -110,3 +110,21 @@ def test_every_command_is_in_the_command_line_docs() -> None:
     docs = (README.parent / "docs" / "cli.md").read_text(encoding="utf-8")
     missing = [name for name in main.commands if f"| `simdup {name}" not in docs]
     assert not missing, f"docs/cli.md does not describe: {missing}"
+
+
+def test_links_of_the_readme_and_docs_lead_somewhere() -> None:
+    """Every relative link of README.md and docs/*.md names a file of the repository, and its #anchor a heading."""
+    def anchors(path: Path) -> set[str]:
+        heads = re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.M)
+        return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in heads}
+
+    broken = []
+    for page in [README, *sorted((README.parent / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target):
+                continue  # http(s), mailto: not checked here
+            file, _, anchor = target.partition("#")
+            path = (page.parent / file).resolve() if file else page
+            if not path.exists() or anchor and path.suffix == ".md" and anchor not in anchors(path):
+                broken.append(f"{page.name}: {target}")
+    assert not broken, broken
