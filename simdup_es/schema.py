@@ -17,6 +17,18 @@ also carries, in the same object::
                 "sk": ["00a3f1c2d4e5f607", ...],
                 "parts": [{"b0": "3c", ..., "b7": "91"}, ...]}}
 
+In the flat part layout (the default of new indices, :data:`FLAT`) the parts are not nested
+documents but keyword terms of the same document::
+
+    {"simdup": {..., "pk": ["00da14852e26", "01da14852e64", ...]}}
+
+56 terms per part, one for each choice of 5 of its 8 blocks (:func:`flat_part_terms`): two
+parts share a term exactly when at least 5 of their 8 blocks are equal, so a ``terms``
+query on one query part's 56 terms finds the documents with such a part, with no hidden
+Lucene document per part. The index records its layout in its mapping's ``_meta``
+(:func:`index_meta`); an index without it holds nested parts (:data:`NESTED`), as
+indices made before the flat layout do.
+
 ``sk`` are the distinct winnowed keys (16 hex digits, :mod:`simdup_es.winnow`), ``parts`` nested objects with the
 blocks of one part fingerprint each (so 5 of 8 blocks are matched within one part),
 ``units`` the text's units (for coverage), ``parts_cut`` how many parts were left out
@@ -27,8 +39,11 @@ sortable keyword (Elasticsearch 8 cannot sort on ``_id``) for the candidates' ti
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from . import simhash as sh
 from .config import BlockLayout
@@ -47,6 +62,17 @@ PARTS_CUT = f"{ROOT}.{CUT_NAME}"
 KEYS = f"{ROOT}.{KEYS_NAME}"
 PARTS = f"{ROOT}.{PARTS_NAME}"
 LEVEL_NAMES = (ID_NAME, UNITS_NAME, CUT_NAME, KEYS_NAME, PARTS_NAME)
+PART_TERMS_NAME = "pk"
+PART_TERMS = f"{ROOT}.{PART_TERMS_NAME}"
+"""The flat part layout's keyword field: :func:`flat_part_terms` of every stored part."""
+
+FLAT, NESTED = "flat", "nested"
+PART_LAYOUTS = (FLAT, NESTED)
+"""How parts are kept: keyword terms of the document (``flat``), or one nested document each (``nested``)."""
+FLAT_BLOCKS, FLAT_MATCH = 8, 5
+"""The flat terms are keyed for 8 blocks of 8 bits with at least 5 equal (``k = 3``, the default layout)."""
+DOC_LAYOUTS = {"8x8": DEFAULT_LAYOUT.blocks, "4x16": 4}
+"""Document-level block layouts ``simdup setup --layout`` offers: name -> blocks of the fingerprint."""
 
 
 def block_name(layout: BlockLayout, j: int) -> str:
@@ -126,10 +152,50 @@ def block_terms(fingerprint: int, layouts: tuple[BlockLayout, ...]) -> dict[str,
 
 
 def levels_object(doc_id: str, units: int, parts: list[int], keys: list[int], cut: int,
-                  layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, object]:
-    """The level fields added to the ``simdup`` object (what :func:`simdup_es.store.base.stored_levels` kept)."""
-    return {ID_NAME: doc_id, UNITS_NAME: units, CUT_NAME: cut, KEYS_NAME: key_terms(keys),
-            PARTS_NAME: [part_object(f, layouts) for f in parts]}
+                  layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,), part_layout: str = NESTED) -> dict[str, object]:
+    """The level fields added to the ``simdup`` object (what :func:`simdup_es.store.base.stored_levels` kept);
+    parts as nested objects or, with ``part_layout="flat"``, as :func:`flat_part_terms`."""
+    out: dict[str, object] = {ID_NAME: doc_id, UNITS_NAME: units, CUT_NAME: cut, KEYS_NAME: key_terms(keys)}
+    if part_layout == FLAT:
+        out[PART_TERMS_NAME] = list(dict.fromkeys(t for f in parts for t in flat_part_terms(f)))
+    else:
+        out[PARTS_NAME] = [part_object(f, layouts) for f in parts]
+    return out
+
+
+_SUBSETS = tuple(itertools.combinations(range(FLAT_BLOCKS), FLAT_MATCH))
+_PICKS = tuple((f"{n:02x}", operator.itemgetter(*subset)) for n, subset in enumerate(_SUBSETS))
+
+
+def flat_part_terms_reference(fingerprint: int) -> list[str]:
+    """The 56 flat terms of one part: for each choice ``n`` of 5 of its 8 byte blocks (in
+    ``itertools.combinations`` order), ``n`` and those blocks' values, in hex."""
+    values = sh.blocks(fingerprint, DEFAULT_LAYOUT)
+    return [f"{n:02x}" + "".join(f"{values[j]:02x}" for j in subset) for n, subset in enumerate(_SUBSETS)]
+
+
+def flat_part_terms(fingerprint: int) -> list[str]:
+    """:func:`flat_part_terms_reference`, picked from the fingerprint's byte hex (every part
+    of every document indexed goes through it)."""
+    pairs = int(fingerprint).to_bytes(8, "little").hex(" ").split()
+    return [prefix + "".join(pick(pairs)) for prefix, pick in _PICKS]
+
+
+def flat_terms_json(parts: Sequence[int]) -> str:
+    """:func:`flat_part_terms` of every part, as comma-separated JSON strings (duplicates kept out)."""
+    return ",".join(f'"{t}"' for t in dict.fromkeys(t for f in parts for t in flat_part_terms(f)))
+
+
+def index_meta(parts: str = FLAT, blocks: int = DEFAULT_LAYOUT.blocks) -> dict[str, Any]:
+    """What an index's mapping ``_meta`` records of its layout: ``{"simdup": {"parts": ..., "blocks": ...}}``."""
+    return {ROOT: {"parts": parts, "blocks": blocks}}
+
+
+def layout_of(meta: Mapping[str, Any] | None) -> tuple[str, int]:
+    """``(part layout, document blocks)`` an index's mapping ``_meta`` records; an index without
+    them holds nested parts and 8 blocks (as indices made before they were recorded)."""
+    got = (meta or {}).get(ROOT) or {}
+    return str(got.get("parts", NESTED)), int(got.get("blocks", DEFAULT_LAYOUT.blocks))
 
 
 def fingerprint_object(fingerprint: int, version: str, layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, str]:

@@ -26,6 +26,7 @@ from .. import simhash as sh
 from ..config import BlockLayout
 from ..errors import ConfigError, NotFound, StoreError
 from ..es import bodies, io
+from ..es import layout as index_layout
 from ..es.connection import DEFAULT_URL, ConnectionSettings, redact_url
 from ..es.engine import as_client
 from ..es.mappings import (
@@ -99,6 +100,13 @@ class ElasticsearchStore(Closing):
         are paged through a point in time, so none is missed.
     pit_page_size, pit_keep_alive:
         Page size and keep-alive of point-in-time walks (candidate pages, :meth:`scan`).
+    parts:
+        How :meth:`setup` keeps parts in a new index: ``"flat"`` (the default: keyword terms
+        of the document, :func:`simdup_es.schema.flat_part_terms`) or ``"nested"`` (one
+        nested document per part, as before). ``"flat"`` given for an existing index with
+        nested parts upgrades it in place (:func:`simdup_es.es.layout.flatten_parts`).
+        Reads and writes follow what the index records (its mapping's ``_meta``), as they
+        do the document layout it records (``4x16`` indices: see ``simdup setup --layout``).
     """
 
     def __init__(
@@ -118,6 +126,7 @@ class ElasticsearchStore(Closing):
         page_size: int = 1000,
         pit_page_size: int = 10_000,
         pit_keep_alive: str = "1m",
+        parts: str | None = None,
     ) -> None:
         if not index or index != index.lower() or index.startswith(("-", "_", "+")):
             raise ConfigError(f"{index!r} is not a valid index name (lower case, not starting with -, _ or +)")
@@ -136,6 +145,11 @@ class ElasticsearchStore(Closing):
         self.pit_page_size = pit_page_size
         self.pit_keep_alive = pit_keep_alive
         self.retry = io.Retry(max_retries, initial_backoff, max_backoff)
+        if parts is not None and parts not in schema.PART_LAYOUTS:
+            raise ConfigError(f"parts must be one of {', '.join(schema.PART_LAYOUTS)}, got {parts!r}")
+        self.parts = parts
+        self.part_layout = parts or schema.FLAT
+        """How this index keeps parts (``flat``, ``nested``, or ``nested+flat`` while upgrading), once read."""
         if isinstance(client, ConnectionSettings):
             self._settings: ConnectionSettings | None = client
             self._client: Elasticsearch | None = None
@@ -167,8 +181,10 @@ class ElasticsearchStore(Closing):
 
         Idempotent. A new index gets the full mappings (fingerprint fields,
         ``title``, ``text``) in the create request, whether or not its name
-        matches the template's ``simdup-*`` pattern. An existing index gets the
-        fingerprint fields added; its other fields are left alone. A user allowed
+        matches the template's ``simdup-*`` pattern, and records its layout
+        (parts, document blocks) in the mapping's ``_meta``. An existing index gets
+        the fingerprint fields added; its other fields are left alone; with
+        ``parts="flat"`` its nested parts, if any, become flat terms. A user allowed
         to manage the index but not templates gets a warning, not an error.
         """
         try:
@@ -181,17 +197,45 @@ class ElasticsearchStore(Closing):
         with self._translated("creating the index"):
             if not self.client.indices.exists(index=self.index):
                 try:
-                    self.client.indices.create(index=self.index, mappings=index_mappings(self.layouts))
-                    log.info("created index %s", self.index)
+                    self.client.indices.create(index=self.index, mappings=index_mappings(self.layouts, self.part_layout))
+                    log.info("created index %s (%s parts, %d blocks)", self.index, self.part_layout, self.layout.blocks)
                     self._checked = self._levels_checked = self._groups_mapped = True
                     return
                 except es.BadRequestError as exc:
                     if exc.error != "resource_already_exists_exception":
                         raise
+        self._setup_existing()
+
+    def _setup_existing(self) -> None:
+        """:meth:`setup` of an index that exists: new fields, its layout recorded, nested parts upgraded if asked."""
+        parts, blocks = index_layout.read(self.client, self.index)
+        if blocks != self.layout.blocks and self.layout.blocks != schema.DEFAULT_LAYOUT.blocks:
+            raise ConfigError(f"index {self.index!r} was made with {blocks} blocks per fingerprint, not "
+                              f"{self.layout.blocks}: the document layout is chosen when an index is created; use a "
+                              "new index and index the documents into it")
+        if parts == schema.FLAT and self.parts == schema.NESTED:
+            raise ConfigError(f"index {self.index!r} keeps parts as flat terms; it cannot go back to nested parts: "
+                              "use a new index for nested parts")
         # New fields only (the levels of issue 11, dup_kind, on an index made before them): no reindex.
         io.put_mapping(self.client, self.index, {schema.ROOT: fingerprint_mapping(self.layouts), **group_mapping()},
                        "fingerprint and duplicate group fields", _REINDEX)
+        if parts != schema.FLAT and self.parts == schema.FLAT:
+            index_layout.record(self.client, self.index, index_layout.MIGRATING, blocks)
+            moved, changed = index_layout.flatten_parts(self.client, self.index, retry=self.retry)
+            log.info("index %s: parts of %d documents moved to flat terms (%d rewritten meanwhile)", self.index,
+                     moved, changed)
+            parts = schema.FLAT
+        index_layout.record(self.client, self.index, parts, blocks)
+        self._adopt(parts, blocks)
         self._checked = self._levels_checked = self._groups_mapped = True
+
+    def _adopt(self, parts: str, blocks: int) -> None:
+        """Use the layout the index records: its part layout, and its document blocks when this store
+        was given the default layout (a query layout of other blocks than the index's finds nothing)."""
+        self.part_layout = parts
+        if blocks != self.layout.blocks and self.layouts == (self.layout,):
+            self.layout = BlockLayout(blocks, min(self.layout.k, blocks - 1))
+            self.layouts = (self.layout,)
 
     def _check_mapping(self) -> None:
         """Refuse an index whose fingerprint fields are not keyword (checked once per store).
@@ -218,10 +262,12 @@ class ElasticsearchStore(Closing):
     def _refuse_missing(
         self, missing_fields: Callable[[dict[str, Any], Iterable[BlockLayout]], dict[str, list[str]]], what: str, advice: str
     ) -> None:
-        """Read the mapping; raise a :class:`StoreError` naming the first index ``missing_fields`` finds lacking."""
+        """Read the mapping (and adopt the layout it records); raise a :class:`StoreError` naming the first
+        index ``missing_fields`` finds lacking."""
         with self._translated("reading the mapping"):
-            response = self.client.indices.get_mapping(index=self.index)
-        for name, missing in missing_fields(dict(response), self.layouts).items():
+            response = dict(self.client.indices.get_mapping(index=self.index))
+        self._adopt(*index_layout.recorded(response))
+        for name, missing in missing_fields(response, self.layouts).items():
             raise StoreError(f"index {name!r} has no {what} {', '.join(missing)}: {advice}")
 
     # -- writes --------------------------------------------------------------------------------
@@ -253,7 +299,8 @@ class ElasticsearchStore(Closing):
                 if cut:
                     capped[doc.id] = capped_note(len(parts), cut)
                 levels = (doc.id, doc.levels.units, parts, keys, cut)
-            source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title, self.layouts, levels)
+            source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title, self.layouts, levels,
+                                          schema.FLAT if index_layout.writes_flat(self.part_layout) else schema.NESTED)
             actions.append(bodies.index_action(doc.id, source))
         for item in self._bulk(actions, report, "index"):
             if item.ok:
@@ -327,8 +374,11 @@ class ElasticsearchStore(Closing):
         body = bodies.candidate_search(fingerprint, version, self.layout, size=self.page_size, exclude_id=exclude_id)
         response = io.search(self.client, self.index, body, "searching candidates", _CANDIDATE_PATH)
         hits = response.get("hits", {}).get("hits", [])
-        if not hits:
+        if not hits and not self._checked:
+            layout = self.layout
             self._check_mapping()  # hits prove the block fields work; none may mean they are not mapped
+            if self.layout != layout:  # the index records another layout (4x16): ask again in it
+                return self.candidates(fingerprint, version, exclude_id=exclude_id)
         total = response["hits"]["total"]
         if total["relation"] != "eq" or total["value"] > len(hits):
             hits = list(io.walk(self.client, self.index, body["query"], docvalue_fields=[schema.FP],
@@ -353,7 +403,8 @@ class ElasticsearchStore(Closing):
         if not part_terms and not key_terms:
             return []
         self._check_level_mapping()
-        body = bodies.part_search(part_terms, key_terms, version, self.layout, limit=limit, exclude_id=exclude_id)
+        body = bodies.part_search(part_terms, key_terms, version, self._part_query_layout(), limit=limit,
+                                  exclude_id=exclude_id, part_layout=self.part_layout)
         response = io.search(self.client, self.index, body, "searching part candidates", _PART_PATH)
         out = []
         for hit in response.get("hits", {}).get("hits", []):
@@ -361,6 +412,12 @@ class ElasticsearchStore(Closing):
             units = hit.get("fields", {}).get(schema.UNITS, [0])[0]
             out.append(PartCandidate(hit["_id"], hit_parts, hit_keys, int(units)))
         return out
+
+    def _part_query_layout(self) -> BlockLayout:
+        """Flat parts are kept in 8 blocks whatever the index's document layout: the query's ``k`` in 8 blocks."""
+        if self.part_layout == schema.NESTED or self.layout.blocks == schema.FLAT_BLOCKS:
+            return self.layout
+        return BlockLayout(schema.FLAT_BLOCKS, self.layout.k)
 
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
         """Documents by id, in the order asked; unknown ids (and documents without a fingerprint) are left out."""
