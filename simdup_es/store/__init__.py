@@ -31,6 +31,7 @@ def open_store(
     layout: BlockLayout = BlockLayout(),
     create: bool = False,
     read_only: bool = False,
+    parts: str | None = None,
     **connection: Any,
 ) -> Store:
     """The configured store: the cluster's index when there is a URL, else the embedded one.
@@ -48,8 +49,10 @@ def open_store(
     (creates the index or folder); without it a missing embedded store is
     :class:`NotFound`. ``read_only`` opens the embedded store for reading alone
     (nothing created or changed on disk: a store in a folder the user may not write
-    can be searched); it does not change an Elasticsearch store. Close the store
-    when done (it is a context manager).
+    can be searched); it does not change an Elasticsearch store. ``parts`` is how a new
+    Elasticsearch index keeps parts (``"flat"``, the default, or ``"nested"``; ``"flat"``
+    upgrades an existing index with nested parts at setup: docs/scale.md); the embedded
+    store has its own tables and ignores it. Close the store when done (it is a context manager).
     """
     url = url or os.environ.get("SIMDUP_ES_URL") or None
     path = path or os.environ.get("SIMDUP_STORE") or None
@@ -62,7 +65,8 @@ def open_store(
         from .elasticsearch import ElasticsearchStore
 
         settings = ConnectionSettings.from_env(url=url, **connection)
-        store = ElasticsearchStore(settings, index or os.environ.get("SIMDUP_INDEX") or DEFAULT_INDEX, layout)
+        store = ElasticsearchStore(settings, index or os.environ.get("SIMDUP_INDEX") or DEFAULT_INDEX, layout,
+                                   parts=parts)
     else:
         from .local import LocalStore
 
