@@ -5,9 +5,11 @@ Two indices grow through ``--sizes`` on the node at ``--url`` (one shard each):
 * ``doc``: the document level only (``simdup.fp`` plus the blocks of both document
   layouts, ``8x8`` = 8 blocks of 8 bits, 5 of 8, and ``4x16`` = 4 blocks of 16 bits,
   1 of 4). Queried through :meth:`ElasticsearchStore.candidates` and the exact re-rank.
-* ``levels``: the document level plus the levels (winnowed keys ``simdup.sk`` and part
-  fingerprints, in the part layout ``--parts``: ``nested`` or ``flat``), up to
-  ``--level-sizes``. Queried through :meth:`ElasticsearchStore.part_candidates`.
+* ``levels-nested`` and ``levels-flat``: the document level plus the levels (winnowed
+  keys ``simdup.sk`` and part fingerprints, as nested documents or as flat terms), the
+  same documents in both, up to ``--level-sizes``. Queried through
+  :meth:`ElasticsearchStore.part_candidates` with the same queries; the first 50 must
+  answer the same candidates in both.
 
 At each size it prints, per query kind: wall-clock latency p50/p95 in the client
 (request, response, parsing), the node's process CPU per query (``_nodes/stats``
@@ -213,15 +215,15 @@ def fresh_index(client: Elasticsearch, name: str, store: ElasticsearchStore) -> 
 
 
 def doc_lines(start: int, fps: np.ndarray, layouts: tuple[BlockLayout, ...],
-              levels: list[tuple[list[int], list[int]]] | None = None) -> Iterator[str]:
+              levels: list[tuple[list[int], list[int]]] | None = None, part_layout: str = schema.NESTED) -> Iterator[str]:
     for i, fp in enumerate(fps.tolist()):
         doc_id = f"d{start + i}"
         lv = None
         if levels is not None:
-            parts, keys = levels[i]
-            lv = (doc_id, 400, parts, keys, 0)
+            part_fps, keys = levels[i]
+            lv = (doc_id, 400, part_fps, keys, 0)
         yield json.dumps({"index": {"_id": doc_id}})
-        yield bodies.document_json(fp, VERSION, None, None, layouts, lv)
+        yield bodies.document_json(fp, VERSION, None, None, layouts, lv, part_layout)
 
 
 def emit(out: object, row: dict) -> None:
@@ -258,30 +260,42 @@ def run_doc(args: argparse.Namespace, client: Elasticsearch, gen: Generator, out
 
 
 def run_levels(args: argparse.Namespace, client: Elasticsearch, gen: Generator, out: object) -> None:
-    index = f"bench-scale-levels-{args.parts}"
-    store = ElasticsearchStore(client, index, part_layout=args.parts) if args.parts != "nested" else ElasticsearchStore(client, index)
-    fresh_index(client, index, store)
+    """Both part layouts side by side: the same documents into one index each, the same queries."""
+    stores = {parts: ElasticsearchStore(client, f"bench-scale-levels-{parts}", parts=parts) for parts in args.parts}
+    for store in stores.values():
+        fresh_index(client, store.index, store)
     counts, df = corpus_shape()
     lg = LevelGenerator(gen, counts, df)
     n = 0
     for size in args.level_sizes:
-        t = time.perf_counter()
-        client.indices.put_settings(index=index, settings={"index": {"refresh_interval": "-1"}})
+        load = dict.fromkeys(stores, 0.0)
+        for store in stores.values():
+            client.indices.put_settings(index=store.index, settings={"index": {"refresh_interval": "-1"}})
         while n < size:
             m = min(BATCH, size - n)
-            bulk(client, index, list(doc_lines(n, gen.batch(m), (schema.DEFAULT_LAYOUT,), lg.batch(m, n))))
+            fps, levels = gen.batch(m), lg.batch(m, n)
+            for parts, store in stores.items():
+                t = time.perf_counter()
+                bulk(client, store.index, list(doc_lines(n, fps, (schema.DEFAULT_LAYOUT,), levels, parts)))
+                load[parts] += time.perf_counter() - t
             n += m
-        load = time.perf_counter() - t
-        merge = settle(client, index, args.segments)
-        emit(out, {"index": f"levels-{args.parts}", "n": size, "load_s": load, "merge_s": merge,
-                   **index_figures(client, index)})
         queries = [lg.query(copy=i % 2 == 0) for i in range(args.queries + args.warmup)]
+        answers = {}
+        for parts, store in stores.items():
+            merge = settle(client, store.index, args.segments)
+            emit(out, {"index": f"levels-{parts}", "n": size, "load_s": load[parts], "merge_s": merge,
+                       **index_figures(client, store.index)})
 
-        def run(q: object) -> int:
-            parts, keys = q  # type: ignore[misc]
-            return len(store.part_candidates(parts, keys, VERSION, limit=100))
-        emit(out, {"index": f"levels-{args.parts}", "n": size, "query": "levels",
-                   **timed(client, queries, run, args.warmup)})
+            def run(q: object, store: ElasticsearchStore = store) -> int:
+                parts_q, keys = q  # type: ignore[misc]
+                return len(store.part_candidates(parts_q, keys, VERSION, limit=100))
+            emit(out, {"index": f"levels-{parts}", "n": size, "query": "levels",
+                       **timed(client, queries, run, args.warmup)})
+            answers[parts] = [store.part_candidates(p, k, VERSION, limit=100) for p, k in queries[:50]]
+        if len(answers) > 1:  # the layouts must answer the same candidates
+            first, *others = answers.values()
+            assert all(other == first for other in others), "part layouts answered differently"
+            print(f"    same candidates from {', '.join(answers)} on {len(first)} queries", flush=True)
 
 
 def main() -> None:
@@ -289,7 +303,7 @@ def main() -> None:
     ap.add_argument("--url", default=os.environ.get("SIMDUP_TEST_ES_URL", "http://127.0.0.1:9200"))
     ap.add_argument("--sizes", default="100000,1000000,10000000", help="document-level index sizes ('' for none)")
     ap.add_argument("--level-sizes", default="100000,1000000", help="levels index sizes ('' for none)")
-    ap.add_argument("--parts", default="nested", choices=["nested", "flat"], help="part layout of the levels index")
+    ap.add_argument("--parts", default="nested,flat", help="part layouts of the levels indices, side by side")
     ap.add_argument("--queries", type=int, default=400)
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--segments", type=int, default=1, help="force-merge to at most this many segments")
@@ -298,6 +312,7 @@ def main() -> None:
     args = ap.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
     args.level_sizes = [int(s) for s in args.level_sizes.split(",") if s]
+    args.parts = args.parts.split(",")
     client = Elasticsearch(args.url, request_timeout=3600)
     print(f"{os.cpu_count()} cores (shared); {args.queries} timed queries per line after {args.warmup} warm-up", flush=True)
     with open(args.out, "a", encoding="utf-8") as out:

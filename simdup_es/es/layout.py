@@ -79,7 +79,7 @@ def flat_update(source: Mapping[str, Any]) -> dict[str, Any]:
     """The partial ``doc`` that replaces a ``_source``'s nested parts by their flat terms."""
     parts = (source.get(schema.ROOT) or {}).get(schema.PARTS_NAME) or []
     fps = [_part_fingerprint(p) for p in parts]
-    terms = list(dict.fromkeys(t for f in fps for t in schema.flat_part_terms(f)))
+    terms = [t for f in fps for t in schema.flat_part_terms(f)]
     return {schema.ROOT: {schema.PART_TERMS_NAME: terms, schema.PARTS_NAME: None}}
 
 
