@@ -262,12 +262,17 @@ def run_doc(args: argparse.Namespace, client: Elasticsearch, gen: Generator, out
 def run_levels(args: argparse.Namespace, client: Elasticsearch, gen: Generator, out: object) -> None:
     """Both part layouts side by side: the same documents into one index each, the same queries."""
     stores = {parts: ElasticsearchStore(client, f"bench-scale-levels-{parts}", parts=parts) for parts in args.parts}
-    for store in stores.values():
-        fresh_index(client, store.index, store)
+    n = 0
+    if args.resume:  # grow the indices an earlier run left (new documents from a new pool of repeated keys)
+        n = min(int(client.count(index=store.index)["count"]) for store in stores.values())
+        assert all(int(client.count(index=s.index)["count"]) == n for s in stores.values()), "indices differ"
+        gen.rng = np.random.default_rng(args.seed + n)
+    else:
+        for store in stores.values():
+            fresh_index(client, store.index, store)
     counts, df = corpus_shape()
     lg = LevelGenerator(gen, counts, df)
-    n = 0
-    for size in args.level_sizes:
+    for size in [s for s in args.level_sizes if s > n]:
         load = dict.fromkeys(stores, 0.0)
         for store in stores.values():
             client.indices.put_settings(index=store.index, settings={"index": {"refresh_interval": "-1"}})
@@ -308,6 +313,7 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--segments", type=int, default=1, help="force-merge to at most this many segments")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--resume", action="store_true", help="grow the levels indices an earlier run left")
     ap.add_argument("--out", default="bench_scale.jsonl")
     args = ap.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
