@@ -217,11 +217,13 @@ def index_meta(parts: str = FLAT, blocks: int = DEFAULT_LAYOUT.blocks) -> dict[s
     return {ROOT: {"parts": parts, "blocks": blocks}}
 
 
-def layout_of(meta: Mapping[str, Any] | None) -> tuple[str, int]:
+def layout_of(meta: Mapping[str, Any] | None) -> tuple[str, int | None]:
     """``(part layout, document blocks)`` an index's mapping ``_meta`` records; an index without
-    them holds nested parts and 8 blocks (as indices made before they were recorded)."""
+    them holds nested parts (as indices made before they were recorded) and blocks ``None``: the
+    block fields it has tell (a store checks them)."""
     got = (meta or {}).get(ROOT) or {}
-    return str(got.get("parts", NESTED)), int(got.get("blocks", DEFAULT_LAYOUT.blocks))
+    blocks = got.get("blocks")
+    return str(got.get("parts", NESTED)), None if blocks is None else int(blocks)
 
 
 def fingerprint_object(fingerprint: int, version: str, layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, str]:

@@ -36,27 +36,28 @@ def writes_flat(parts: str) -> bool:
     return parts != schema.NESTED
 
 
-def recorded(mappings: Mapping[str, Any]) -> tuple[str, int]:
-    """``(parts, blocks)`` a ``GET _mapping`` answer records; the indices behind an alias must agree."""
+def recorded(mappings: Mapping[str, Any]) -> tuple[str, int | None]:
+    """``(parts, blocks)`` a ``GET _mapping`` answer records (blocks ``None`` when not recorded); the
+    indices behind an alias must agree."""
     layouts = {_layout(body.get("mappings", {})) for body in mappings.values()}
     if len(layouts) > 1:
         names = ", ".join(sorted(mappings))
         raise StoreError(f"the indices {names} were made with different layouts ({sorted(layouts)}): search them "
                          "one at a time, or upgrade them with 'simdup setup --parts flat' on each")
-    return layouts.pop() if layouts else (schema.FLAT, schema.DEFAULT_LAYOUT.blocks)
+    return layouts.pop() if layouts else (schema.FLAT, None)
 
 
-def _layout(mapping: Mapping[str, Any]) -> tuple[str, int]:
+def _layout(mapping: Mapping[str, Any]) -> tuple[str, int | None]:
     """:func:`simdup_es.schema.layout_of` an index's mapping; one that holds no parts yet and records
     nothing is new to simdup, and gets flat parts."""
     if schema.ROOT not in (mapping.get("_meta") or {}):
         props = mapping.get("properties", {}).get(schema.ROOT, {}).get("properties", {})
         if schema.PARTS_NAME not in props:
-            return schema.FLAT, schema.DEFAULT_LAYOUT.blocks
+            return schema.FLAT, None
     return schema.layout_of(mapping.get("_meta"))
 
 
-def read(client: Elasticsearch, index: str) -> tuple[str, int]:
+def read(client: Elasticsearch, index: str) -> tuple[str, int | None]:
     """:func:`recorded` layout of ``index``."""
     with io.translated(client, "reading the mapping", index):
         return recorded(dict(client.indices.get_mapping(index=index)))

@@ -208,7 +208,8 @@ class ElasticsearchStore(Closing):
 
     def _setup_existing(self) -> None:
         """:meth:`setup` of an index that exists: new fields, its layout recorded, nested parts upgraded if asked."""
-        parts, blocks = index_layout.read(self.client, self.index)
+        parts, recorded_blocks = index_layout.read(self.client, self.index)
+        blocks = recorded_blocks or self.layout.blocks
         if blocks != self.layout.blocks and self.layout.blocks != schema.DEFAULT_LAYOUT.blocks:
             raise ConfigError(f"index {self.index!r} was made with {blocks} blocks per fingerprint, not "
                               f"{self.layout.blocks}: the document layout is chosen when an index is created; use a "
@@ -229,11 +230,12 @@ class ElasticsearchStore(Closing):
         self._adopt(parts, blocks)
         self._checked = self._levels_checked = self._groups_mapped = True
 
-    def _adopt(self, parts: str, blocks: int) -> None:
-        """Use the layout the index records: its part layout, and its document blocks when this store
-        was given the default layout (a query layout of other blocks than the index's finds nothing)."""
+    def _adopt(self, parts: str, blocks: int | None) -> None:
+        """Use the layout the index records: its part layout, and its document blocks when it records
+        them and this store writes one layout (a query layout of other blocks than the index's finds
+        nothing; both are exact within ``k``)."""
         self.part_layout = parts
-        if blocks != self.layout.blocks and self.layouts == (self.layout,):
+        if blocks is not None and blocks != self.layout.blocks and self.layouts == (self.layout,):
             self.layout = BlockLayout(blocks, min(self.layout.k, blocks - 1))
             self.layouts = (self.layout,)
 
