@@ -4,7 +4,9 @@ Two indices grow through ``--sizes`` on the node at ``--url`` (one shard each):
 
 * ``doc``: the document level only (``simdup.fp`` plus the blocks of both document
   layouts, ``8x8`` = 8 blocks of 8 bits, 5 of 8, and ``4x16`` = 4 blocks of 16 bits,
-  1 of 4). Queried through :meth:`ElasticsearchStore.candidates` and the exact re-rank.
+  1 of 4; with ``--doc-terms`` also the 56 terms of the ``terms`` layout, in
+  ``bench-scale-doc-terms``). Queried through :meth:`ElasticsearchStore.candidates` and
+  the exact re-rank; ``candidates`` is the mean number the re-rank gets (first 100 queries).
 * ``levels-nested`` and ``levels-flat``: the document level plus the levels (winnowed
   keys ``simdup.sk`` and part fingerprints, as nested documents or as flat terms), the
   same documents in both, up to ``--level-sizes``. Queried through
@@ -173,6 +175,9 @@ def bulk(client: Elasticsearch, index: str, lines: list[str]) -> None:
 
 
 def node_cpu_ms(client: Elasticsearch) -> int:
+    # The node caches its process stats for monitor.process.refresh_interval (1 s): wait it out, or a
+    # short batch reads the same figure before and after.
+    time.sleep(1.2)
     stats = client.nodes.stats(metric="process")["nodes"]
     return sum(int(n["process"]["cpu"]["total_in_millis"]) for n in stats.values())
 
@@ -215,7 +220,8 @@ def fresh_index(client: Elasticsearch, name: str, store: ElasticsearchStore) -> 
 
 
 def doc_lines(start: int, fps: np.ndarray, layouts: tuple[BlockLayout, ...],
-              levels: list[tuple[list[int], list[int]]] | None = None, part_layout: str = schema.NESTED) -> Iterator[str]:
+              levels: list[tuple[list[int], list[int]]] | None = None, part_layout: str = schema.NESTED,
+              doc_terms: bool = False) -> Iterator[str]:
     for i, fp in enumerate(fps.tolist()):
         doc_id = f"d{start + i}"
         lv = None
@@ -223,7 +229,7 @@ def doc_lines(start: int, fps: np.ndarray, layouts: tuple[BlockLayout, ...],
             part_fps, keys = levels[i]
             lv = (doc_id, 400, part_fps, keys, 0)
         yield json.dumps({"index": {"_id": doc_id}})
-        yield bodies.document_json(fp, VERSION, None, None, layouts, lv, part_layout)
+        yield bodies.document_json(fp, VERSION, None, None, layouts, lv, part_layout, doc_terms)
 
 
 def emit(out: object, row: dict) -> None:
@@ -232,22 +238,27 @@ def emit(out: object, row: dict) -> None:
 
 
 def run_doc(args: argparse.Namespace, client: Elasticsearch, gen: Generator, out: object) -> None:
-    index = "bench-scale-doc"
+    index = "bench-scale-doc-terms" if args.doc_terms else "bench-scale-doc"
     layouts = tuple(DOC_LAYOUTS.values())
     stores = {name: ElasticsearchStore(client, index, lay, layouts=layouts, page_size=1000) for name, lay in DOC_LAYOUTS.items()}
-    fresh_index(client, index, stores["8x8"])
+    if args.doc_terms:  # the same documents carry the 56 terms too: the three layouts side by side
+        stores["terms"] = ElasticsearchStore(client, index, layouts=layouts, page_size=1000, doc_terms=True)
+    fresh_index(client, index, stores.get("terms", stores["8x8"]))
+    for store in stores.values():
+        store._checked = True  # each asks in its own layout, not in the one the index records
     fps = np.zeros(0, np.uint64)
     for size in args.sizes:
         t = time.perf_counter()
         client.indices.put_settings(index=index, settings={"index": {"refresh_interval": "-1"}})
         while len(fps) < size:
             batch = gen.batch(min(BATCH, size - len(fps)))
-            bulk(client, index, list(doc_lines(len(fps), batch, layouts)))
+            bulk(client, index, list(doc_lines(len(fps), batch, layouts, doc_terms=args.doc_terms)))
             fps = np.concatenate([fps, batch])
         load = time.perf_counter() - t
         merge = settle(client, index, args.segments)
         figures = index_figures(client, index)
-        emit(out, {"index": "doc", "n": size, "load_s": load, "merge_s": merge, **figures})
+        emit(out, {"index": "doc-terms" if args.doc_terms else "doc", "n": size, "load_s": load, "merge_s": merge,
+                   **figures})
         half = (args.queries + args.warmup) // 2
         picked = fps[gen.rng.integers(0, len(fps), half)]
         queries = np.concatenate([gen.flip(picked, 1.5), gen.fresh(args.queries + args.warmup - half)])
@@ -256,7 +267,9 @@ def run_doc(args: argparse.Namespace, client: Elasticsearch, gen: Generator, out
             def run(q: object, store: ElasticsearchStore = store) -> int:
                 ids, got = store.candidates(int(q), VERSION)  # type: ignore[call-overload]
                 return len(rerank(int(q), ids, got, 3))  # type: ignore[call-overload]
-            emit(out, {"index": "doc", "n": size, "query": name, **timed(client, queries.tolist(), run, args.warmup)})
+            row = timed(client, queries.tolist(), run, args.warmup)
+            row["candidates"] = float(np.mean([len(store.candidates(int(q), VERSION)[0]) for q in queries[:100]]))
+            emit(out, {"index": "doc", "n": size, "query": name, **row})
 
 
 def run_levels(args: argparse.Namespace, client: Elasticsearch, gen: Generator, out: object) -> None:
@@ -314,6 +327,8 @@ def main() -> None:
     ap.add_argument("--segments", type=int, default=1, help="force-merge to at most this many segments")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true", help="grow the levels indices an earlier run left")
+    ap.add_argument("--doc-terms", action="store_true",
+                    help="documents also carry the 56 terms of the 'terms' layout, measured beside 8x8 and 4x16")
     ap.add_argument("--out", default="bench_scale.jsonl")
     args = ap.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",") if s]

@@ -1,9 +1,9 @@
 """Fit and plot what ``bench_scale.py`` measured: node CPU and latency per query against N, projected to 1e9.
 
 Reads the JSON lines ``bench_scale.py`` wrote (``--inputs``), fits each query kind's node
-CPU per query as ``a + b * N`` (least squares over the measured sizes; the model of
-docs/scale.md: a fixed cost per request plus a cost per posting walked, postings growing
-with N), prints the fits and the projection to 1 billion documents on S shards, and draws
+CPU per query as ``a + b * N`` (least squares over the measured sizes: a fixed cost per
+request plus a cost per posting walked, postings growing with N; an upper bound when
+Lucene skips) and as ``c * N**alpha`` (log-log least squares: what was measured), prints the fits and the projection to 1 billion documents on S shards, and draws
 ``docs/scale.png``.
 
     python benchmarks/plot_scale.py --inputs bench-out/doc.jsonl,bench-out/levels.jsonl
@@ -50,6 +50,16 @@ def fit(rows: list[dict], key: str) -> tuple[float, float]:
     return float(a), max(float(b), 0.0)
 
 
+def power(rows: list[dict], key: str) -> tuple[float, float]:
+    """``(c, alpha)`` of ``key = c * N**alpha``, least squares in log-log."""
+    n = np.log([r["n"] for r in rows])
+    y = np.log([max(r[key], 1e-3) for r in rows])
+    if len(rows) == 1:
+        return float(np.exp(y[0])), 0.0
+    alpha, logc = np.polyfit(n, y, 1)
+    return float(np.exp(logc)), float(alpha)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--inputs", default="bench-out/doc.jsonl,bench-out/levels.jsonl")
@@ -59,17 +69,20 @@ def main() -> None:
     queries, indices = read([p for p in args.inputs.split(",") if Path(p).exists()])
     shards = [int(s) for s in args.shards.split(",")]
 
-    print("node CPU per query = a + b*N (ms); projection to N = 1e9 on S shards: per-shard CPU a + b*N/S, "
-          "whole query S*a + b*N")
+    print("node CPU per query (ms), two fits: linear a + b*N (every posting walked) and power c*N^alpha "
+          "(what was measured); on S shards: per shard f(N/S), whole query S*f(N/S)")
     fits = {}
     for kind, rows in sorted(queries.items()):
         a, b = fit(rows, "cpu_ms")
-        fits[kind] = (a, b)
+        c, alpha = power(rows, "cpu_ms")
+        fits[kind] = (a, b, c, alpha)
         measured = ", ".join(f"N={r['n']:,}: cpu {r['cpu_ms']:.2f} ms p50 {r['p50_ms']:.1f} p95 {r['p95_ms']:.1f}"
                              for r in rows)
-        proj = "; ".join(f"S={s}: shard {a + b * BILLION / s:,.0f} ms, total {s * a + b * BILLION:,.0f} ms"
-                         for s in shards)
-        print(f"  {kind:14s} a={a:.3f} b={b * 1e6:.4f} per million | {measured}\n  {'':14s} 1e9 -> {proj}")
+        print(f"  {kind:14s} linear a={a:.3f} b={b * 1e6:.4f}/million; power c={c:.4g} alpha={alpha:.3f} | {measured}")
+        for s in shards:
+            m = BILLION / s
+            print(f"  {'':14s} 1e9 on S={s}: per shard linear {a + b * m:,.1f} ms, power {c * m ** alpha:,.1f} ms; "
+                  f"whole query linear {s * (a + b * m):,.0f} ms, power {s * c * m ** alpha:,.0f} ms")
     print("index: bytes and Lucene documents per stored document")
     for name, rows in sorted(indices.items()):
         sizes = ", ".join(f"N={r['n']:,}: {r['bytes_per_doc']:,.0f} B, {r['lucene_per_doc']:.2f} Lucene docs"
@@ -89,8 +102,9 @@ def main() -> None:
         colour = f"C{i}"
         n = [r["n"] for r in rows]
         ax_cpu.plot(n, [r["cpu_ms"] for r in rows], "o", color=colour, label=kind)
-        a, b = fits[kind]
-        ax_cpu.plot(grid, a + b * grid, "--", color=colour, lw=1)
+        a, b, c, alpha = fits[kind]
+        ax_cpu.plot(grid, c * grid**alpha, "--", color=colour, lw=1)
+        ax_cpu.plot(grid, a + b * grid, ":", color=colour, lw=1)
         ax_lat.plot(n, [r["p50_ms"] for r in rows], "o-", color=colour, label=f"{kind} p50")
         ax_lat.plot(n, [r["p95_ms"] for r in rows], "^:", color=colour, label=f"{kind} p95")
     for ax in (ax_cpu, ax_lat):
@@ -99,7 +113,7 @@ def main() -> None:
         ax.set_xlabel("stored documents N (one shard)")
         ax.grid(True, which="both", alpha=0.3)
     ax_cpu.set_ylabel("node CPU per query, ms")
-    ax_cpu.set_title("node CPU per query (dashed: a + b*N, to 1e9 on one shard)")
+    ax_cpu.set_title("node CPU/query; to 1e9 on 1 shard: --- c*N^a, ... a+b*N", fontsize=10)
     ax_lat.set_ylabel("latency in the client, ms")
     ax_lat.set_title("latency (2 shared cores, noisy)")
     ax_cpu.legend(fontsize=8)

@@ -73,8 +73,11 @@ PART_LAYOUTS = (FLAT, NESTED)
 """How parts are kept: keyword terms of the document (``flat``), or one nested document each (``nested``)."""
 FLAT_BLOCKS, FLAT_MATCH = 8, 5
 """The flat terms are keyed for 8 blocks of 8 bits with at least 5 equal (``k = 3``, the default layout)."""
-DOC_LAYOUTS = {"8x8": DEFAULT_LAYOUT.blocks, "4x16": 4}
-"""Document-level block layouts ``simdup setup --layout`` offers: name -> blocks of the fingerprint."""
+DOC_LAYOUTS = {"8x8": DEFAULT_LAYOUT.blocks, "4x16": 4, "terms": DEFAULT_LAYOUT.blocks}
+"""Document-level layouts ``simdup setup --layout`` offers: name -> blocks of the fingerprint. ``terms``
+adds the fingerprint's 56 flat terms (``simdup.dk``, as a part's) and asks for them instead of the blocks."""
+DOC_TERMS_NAME = "dk"
+DOC_TERMS = f"{ROOT}.{DOC_TERMS_NAME}"
 
 
 def block_name(layout: BlockLayout, j: int) -> str:
@@ -212,9 +215,15 @@ def flat_terms_json(parts: Sequence[int]) -> str:
     return out.tobytes()[:-1].decode("ascii")
 
 
-def index_meta(parts: str = FLAT, blocks: int = DEFAULT_LAYOUT.blocks) -> dict[str, Any]:
-    """What an index's mapping ``_meta`` records of its layout: ``{"simdup": {"parts": ..., "blocks": ...}}``."""
-    return {ROOT: {"parts": parts, "blocks": blocks}}
+def index_meta(parts: str = FLAT, blocks: int = DEFAULT_LAYOUT.blocks, doc_terms: bool = False) -> dict[str, Any]:
+    """What an index's mapping ``_meta`` records of its layout: ``{"simdup": {"parts": ..., "blocks": ...}}``
+    (and ``"doc_terms": true`` for the ``terms`` document layout)."""
+    return {ROOT: {"parts": parts, "blocks": blocks, **({"doc_terms": True} if doc_terms else {})}}
+
+
+def doc_terms_of(meta: Mapping[str, Any] | None) -> bool:
+    """Whether an index's mapping ``_meta`` records the ``terms`` document layout."""
+    return bool(((meta or {}).get(ROOT) or {}).get("doc_terms"))
 
 
 def layout_of(meta: Mapping[str, Any] | None) -> tuple[str, int | None]:

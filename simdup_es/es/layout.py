@@ -57,17 +57,23 @@ def _layout(mapping: Mapping[str, Any]) -> tuple[str, int | None]:
     return schema.layout_of(mapping.get("_meta"))
 
 
-def read(client: Elasticsearch, index: str) -> tuple[str, int | None]:
-    """:func:`recorded` layout of ``index``."""
+def read(client: Elasticsearch, index: str) -> tuple[str, int | None, bool]:
+    """:func:`recorded` layout of ``index``, and :func:`doc_terms`."""
     with io.translated(client, "reading the mapping", index):
-        return recorded(dict(client.indices.get_mapping(index=index)))
+        mappings = dict(client.indices.get_mapping(index=index))
+    return (*recorded(mappings), doc_terms(mappings))
 
 
-def record(client: Elasticsearch, index: str, parts: str, blocks: int) -> None:
-    """Record ``(parts, blocks)`` in the ``_meta`` of ``index``'s mapping, keeping its other ``_meta`` keys."""
+def doc_terms(mappings: Mapping[str, Any]) -> bool:
+    """Whether the indices of a ``GET _mapping`` answer record the ``terms`` document layout (all of them)."""
+    return bool(mappings) and all(schema.doc_terms_of(body.get("mappings", {}).get("_meta")) for body in mappings.values())
+
+
+def record(client: Elasticsearch, index: str, parts: str, blocks: int, doc_terms: bool = False) -> None:
+    """Record the layout in the ``_meta`` of ``index``'s mapping, keeping its other ``_meta`` keys."""
     with io.translated(client, "recording the layout in the mapping", index):
         for name, body in client.indices.get_mapping(index=index).items():
-            meta = {**(body.get("mappings", {}).get("_meta") or {}), **schema.index_meta(parts, blocks)}
+            meta = {**(body.get("mappings", {}).get("_meta") or {}), **schema.index_meta(parts, blocks, doc_terms)}
             client.indices.put_mapping(index=name, body={"_meta": meta})
 
 
@@ -124,4 +130,4 @@ def flatten_parts(client: Elasticsearch, index: str, *, retry: io.Retry, batch: 
     return moved, changed
 
 
-__all__ = ["MIGRATING", "flat_update", "flatten_parts", "read", "record", "recorded", "writes_flat"]
+__all__ = ["MIGRATING", "doc_terms", "flat_update", "flatten_parts", "read", "record", "recorded", "writes_flat"]

@@ -54,7 +54,8 @@ def fingerprint_mapping(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,
     return simdup
 
 
-def index_mappings(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,), parts: str = schema.FLAT) -> dict[str, Any]:
+def index_mappings(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,), parts: str = schema.FLAT,
+                   doc_terms: bool = False) -> dict[str, Any]:
     """Full mappings of an index simdup creates: component template + index template fields, and
     in ``_meta`` its layout (:func:`simdup_es.schema.index_meta`: ``parts``, the blocks of ``layouts[0]``)."""
     layouts = tuple(layouts)
@@ -62,7 +63,7 @@ def index_mappings(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,), pa
     owned = index_template()["template"]["mappings"]
     return {
         **{k: v for k, v in owned.items() if k != "properties"},
-        "_meta": schema.index_meta(parts, layouts[0].blocks),
+        "_meta": schema.index_meta(parts, layouts[0].blocks, doc_terms),
         "dynamic_templates": component["dynamic_templates"],
         "properties": {**owned["properties"], **group_mapping(), schema.ROOT: fingerprint_mapping(layouts)},
     }

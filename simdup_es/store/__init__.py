@@ -32,6 +32,7 @@ def open_store(
     create: bool = False,
     read_only: bool = False,
     parts: str | None = None,
+    doc_terms: bool = False,
     **connection: Any,
 ) -> Store:
     """The configured store: the cluster's index when there is a URL, else the embedded one.
@@ -52,7 +53,8 @@ def open_store(
     can be searched); it does not change an Elasticsearch store. ``parts`` is how a new
     Elasticsearch index keeps parts (``"flat"``, the default, or ``"nested"``; ``"flat"``
     upgrades an existing index with nested parts at setup: docs/scale.md); the embedded
-    store has its own tables and ignores it. Close the store when done (it is a context manager).
+    store has its own tables and ignores it, as it does ``doc_terms`` (a new index with the
+    ``terms`` document layout). Close the store when done (it is a context manager).
     """
     url = url or os.environ.get("SIMDUP_ES_URL") or None
     path = path or os.environ.get("SIMDUP_STORE") or None
@@ -66,7 +68,7 @@ def open_store(
 
         settings = ConnectionSettings.from_env(url=url, **connection)
         store = ElasticsearchStore(settings, index or os.environ.get("SIMDUP_INDEX") or DEFAULT_INDEX, layout,
-                                   parts=parts)
+                                   parts=parts, doc_terms=doc_terms)
     else:
         from .local import LocalStore
 

@@ -107,6 +107,9 @@ class ElasticsearchStore(Closing):
         nested parts upgrades it in place (:func:`simdup_es.es.layout.flatten_parts`).
         Reads and writes follow what the index records (its mapping's ``_meta``), as they
         do the document layout it records (``4x16`` indices: see ``simdup setup --layout``).
+    doc_terms:
+        Give a new index the ``terms`` document layout: each fingerprint's 56 flat terms
+        (:func:`simdup_es.es.bodies.candidate_terms_query`), asked for instead of the blocks.
     """
 
     def __init__(
@@ -127,6 +130,7 @@ class ElasticsearchStore(Closing):
         pit_page_size: int = 10_000,
         pit_keep_alive: str = "1m",
         parts: str | None = None,
+        doc_terms: bool = False,
     ) -> None:
         if not index or index != index.lower() or index.startswith(("-", "_", "+")):
             raise ConfigError(f"{index!r} is not a valid index name (lower case, not starting with -, _ or +)")
@@ -148,6 +152,8 @@ class ElasticsearchStore(Closing):
         if parts is not None and parts not in schema.PART_LAYOUTS:
             raise ConfigError(f"parts must be one of {', '.join(schema.PART_LAYOUTS)}, got {parts!r}")
         self.parts = parts
+        self.doc_terms = doc_terms
+        """The ``terms`` document layout (``simdup setup --layout terms``): asked at setup, or as the index records."""
         self.part_layout = parts or schema.FLAT
         """How this index keeps parts (``flat``, ``nested``, or ``nested+flat`` while upgrading), once read."""
         if isinstance(client, ConnectionSettings):
@@ -197,7 +203,8 @@ class ElasticsearchStore(Closing):
         with self._translated("creating the index"):
             if not self.client.indices.exists(index=self.index):
                 try:
-                    self.client.indices.create(index=self.index, mappings=index_mappings(self.layouts, self.part_layout))
+                    self.client.indices.create(index=self.index,
+                                               mappings=index_mappings(self.layouts, self.part_layout, self.doc_terms))
                     log.info("created index %s (%s parts, %d blocks)", self.index, self.part_layout, self.layout.blocks)
                     self._checked = self._levels_checked = self._groups_mapped = True
                     return
@@ -208,8 +215,11 @@ class ElasticsearchStore(Closing):
 
     def _setup_existing(self) -> None:
         """:meth:`setup` of an index that exists: new fields, its layout recorded, nested parts upgraded if asked."""
-        parts, recorded_blocks = index_layout.read(self.client, self.index)
+        parts, recorded_blocks, doc_terms = index_layout.read(self.client, self.index)
         blocks = recorded_blocks or self.layout.blocks
+        if self.doc_terms and not doc_terms:
+            raise ConfigError(f"index {self.index!r} was made without the 'terms' document layout: it is chosen when "
+                              "an index is created; use a new index and index the documents into it")
         if blocks != self.layout.blocks and self.layout.blocks != schema.DEFAULT_LAYOUT.blocks:
             raise ConfigError(f"index {self.index!r} was made with {blocks} blocks per fingerprint, not "
                               f"{self.layout.blocks}: the document layout is chosen when an index is created; use a "
@@ -226,8 +236,9 @@ class ElasticsearchStore(Closing):
             log.info("index %s: parts of %d documents moved to flat terms (%d rewritten meanwhile)", self.index,
                      moved, changed)
             parts = schema.FLAT
-        index_layout.record(self.client, self.index, parts, blocks)
+        index_layout.record(self.client, self.index, parts, blocks, doc_terms)
         self._adopt(parts, blocks)
+        self.doc_terms = doc_terms
         self._checked = self._levels_checked = self._groups_mapped = True
 
     def _adopt(self, parts: str, blocks: int | None) -> None:
@@ -269,6 +280,7 @@ class ElasticsearchStore(Closing):
         with self._translated("reading the mapping"):
             response = dict(self.client.indices.get_mapping(index=self.index))
         self._adopt(*index_layout.recorded(response))
+        self.doc_terms = index_layout.doc_terms(response)
         for name, missing in missing_fields(response, self.layouts).items():
             raise StoreError(f"index {name!r} has no {what} {', '.join(missing)}: {advice}")
 
@@ -302,7 +314,8 @@ class ElasticsearchStore(Closing):
                     capped[doc.id] = capped_note(len(parts), cut)
                 levels = (doc.id, doc.levels.units, parts, keys, cut)
             source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title, self.layouts, levels,
-                                          schema.FLAT if index_layout.writes_flat(self.part_layout) else schema.NESTED)
+                                          schema.FLAT if index_layout.writes_flat(self.part_layout) else schema.NESTED,
+                                          self.doc_terms)
             actions.append(bodies.index_action(doc.id, source))
         for item in self._bulk(actions, report, "index"):
             if item.ok:
@@ -373,13 +386,14 @@ class ElasticsearchStore(Closing):
         ``search_after``, so none is missed or counted twice. Partial results
         (a failed shard) raise instead of returning fewer candidates.
         """
-        body = bodies.candidate_search(fingerprint, version, self.layout, size=self.page_size, exclude_id=exclude_id)
+        body = bodies.candidate_search(fingerprint, version, self.layout, size=self.page_size, exclude_id=exclude_id,
+                                       doc_terms=self.doc_terms)
         response = io.search(self.client, self.index, body, "searching candidates", _CANDIDATE_PATH)
         hits = response.get("hits", {}).get("hits", [])
         if not hits and not self._checked:
-            layout = self.layout
+            layout = (self.layout, self.doc_terms)
             self._check_mapping()  # hits prove the block fields work; none may mean they are not mapped
-            if self.layout != layout:  # the index records another layout (4x16): ask again in it
+            if (self.layout, self.doc_terms) != layout:  # the index records another layout: ask again in it
                 return self.candidates(fingerprint, version, exclude_id=exclude_id)
         total = response["hits"]["total"]
         if total["relation"] != "eq" or total["value"] > len(hits):

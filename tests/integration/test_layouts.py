@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from simdup_es import schema
+from simdup_es import simhash as sh
 from simdup_es.config import BlockLayout
 from simdup_es.errors import ConfigError
 from simdup_es.store.elasticsearch import ElasticsearchStore
@@ -83,3 +84,27 @@ def test_the_4x16_layout_is_recorded_and_exact_against_brute_force(es_client, es
     assert reader.layout == BlockLayout(4, 3)
     with pytest.raises(ConfigError, match="chosen when an index is created"):
         ElasticsearchStore(es_client, es_index, BlockLayout(16, 3)).setup()
+
+
+def test_the_terms_layout_is_recorded_and_exact_against_brute_force(es_client, es_index) -> None:  # type: ignore[no-untyped-def]
+    store = ElasticsearchStore(es_client, es_index, doc_terms=True)
+    store.setup()
+    assert _meta(es_client, es_index)["simdup"] == {"parts": "flat", "blocks": 8, "doc_terms": True}
+    store_contract.test_candidates_cover_brute_force_and_rerank_equals_it(store)
+    source = es_client.get(index=es_index, id="base-0")["_source"][schema.ROOT]
+    assert source[schema.DOC_TERMS_NAME] == schema.flat_part_terms(int(source["fp"], 16))
+    # A store opened without asking (a new `simdup search`) answers in the recorded layout, with only
+    # the fingerprints that share 5 of 8 blocks as candidates (no false ones to fetch).
+    reader = ElasticsearchStore(es_client, es_index)
+    data = store_contract.corpus()
+    for q in data.queries[:60]:
+        ids, fps = reader.candidates(q, store_contract.VERSION)
+        assert sorted(ids) == sorted(store.candidates(q, store_contract.VERSION)[0])
+        assert all(sum(x == y for x, y in zip(sh.blocks(q), sh.blocks(int(f)))) >= 5 for f in fps.tolist())
+    assert reader.doc_terms
+    ElasticsearchStore(es_client, es_index + "-other").setup()
+    try:
+        with pytest.raises(ConfigError, match="'terms' document layout"):
+            ElasticsearchStore(es_client, es_index + "-other", doc_terms=True).setup()
+    finally:
+        es_client.indices.delete(index=es_index + "-other")

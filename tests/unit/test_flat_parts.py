@@ -120,3 +120,21 @@ def test_an_upgrade_makes_the_terms_a_flat_write_would(parts: list[int]) -> None
     update = index_layout.flat_update(nested)[schema.ROOT]
     assert update[schema.PARTS_NAME] is None
     assert update[schema.PART_TERMS_NAME] == schema.levels_object("d", 1, parts, [], 0, part_layout="flat")["pk"]
+
+
+@settings(max_examples=200)
+@given(near_pairs())
+def test_the_terms_document_layout_finds_exactly_the_fingerprints_sharing_5_of_8_blocks(pair: tuple[int, int]) -> None:
+    a, b = pair
+    query = bodies.candidate_terms_query(a, "v")
+    (terms, version) = query["bool"]["filter"]
+    assert version == {"term": {schema.VERSION: "v"}}
+    stored = json.loads(bodies.document_json(b, "v", None, None, (schema.DEFAULT_LAYOUT,), doc_terms=True))
+    hit = bool(set(terms["terms"][schema.DOC_TERMS]) & set(stored[schema.ROOT][schema.DOC_TERMS_NAME]))
+    assert hit == (_equal_blocks(a, b) >= 5)
+    assert (a ^ b).bit_count() > 3 or hit  # exact for distance <= 3
+
+
+def test_the_terms_layout_is_recorded() -> None:
+    assert index_mappings(doc_terms=True)["_meta"] == {"simdup": {"parts": "flat", "blocks": 8, "doc_terms": True}}
+    assert schema.doc_terms_of(index_mappings(doc_terms=True)["_meta"]) and not schema.doc_terms_of(index_mappings()["_meta"])
