@@ -27,10 +27,11 @@ def read(paths: list[str]) -> tuple[dict[str, list[dict]], dict[str, list[dict]]
     queries: dict[str, dict[int, dict]] = defaultdict(dict)
     indices: dict[str, dict[int, dict]] = defaultdict(dict)
     for path in paths:
+        run = Path(path).stem  # each run is its own curve: runs are not comparable on this shared machine
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             if "query" in row:
-                kind = row["query"] if row["index"] == "doc" else row["index"]
+                kind = f"{row['query'] if row['index'] == 'doc' else row['index']} [{run}]"
                 queries[kind][row["n"]] = row
             else:
                 indices[row["index"]][row["n"]] = row
@@ -62,7 +63,7 @@ def power(rows: list[dict], key: str) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--inputs", default="bench-out/doc.jsonl,bench-out/levels.jsonl")
+    ap.add_argument("--inputs", default="bench-out/doc.jsonl,bench-out/doc-terms.jsonl,bench-out/levels.jsonl")
     ap.add_argument("--out", default=str(ROOT / "docs" / "scale.png"))
     ap.add_argument("--shards", default="1,16,64,256")
     args = ap.parse_args()
@@ -78,10 +79,10 @@ def main() -> None:
         fits[kind] = (a, b, c, alpha)
         measured = ", ".join(f"N={r['n']:,}: cpu {r['cpu_ms']:.2f} ms p50 {r['p50_ms']:.1f} p95 {r['p95_ms']:.1f}"
                              for r in rows)
-        print(f"  {kind:14s} linear a={a:.3f} b={b * 1e6:.4f}/million; power c={c:.4g} alpha={alpha:.3f} | {measured}")
+        print(f"  {kind:24s} linear a={a:.3f} b={b * 1e6:.4f}/million; power c={c:.4g} alpha={alpha:.3f} | {measured}")
         for s in shards:
             m = BILLION / s
-            print(f"  {'':14s} 1e9 on S={s}: per shard linear {a + b * m:,.1f} ms, power {c * m ** alpha:,.1f} ms; "
+            print(f"  {'':24s} 1e9 on S={s}: per shard linear {a + b * m:,.1f} ms, power {c * m ** alpha:,.1f} ms; "
                   f"whole query linear {s * (a + b * m):,.0f} ms, power {s * c * m ** alpha:,.0f} ms")
     print("index: bytes and Lucene documents per stored document")
     for name, rows in sorted(indices.items()):
@@ -99,7 +100,7 @@ def main() -> None:
     fig, (ax_cpu, ax_lat) = plt.subplots(1, 2, figsize=(11, 4.2))
     grid = np.logspace(4, 9, 60)
     for i, (kind, rows) in enumerate(sorted(queries.items())):
-        colour = f"C{i}"
+        colour = f"C{i % 10}"
         n = [r["n"] for r in rows]
         ax_cpu.plot(n, [r["cpu_ms"] for r in rows], "o", color=colour, label=kind)
         a, b, c, alpha = fits[kind]

@@ -282,7 +282,8 @@ def document_json(fingerprint: int, version: str, text: str | None, title: str |
         out.append(f'"title":{_string(title)}')
     if text is not None:
         out.append(f'"text":{_string(text)}')
-    simdup = f'"fp":"{sh.to_hex(fingerprint)}","version":{_string(version)},{_blocks(fingerprint, layouts)}'
+    blocks = _blocks(fingerprint, layouts) if layouts else ""
+    simdup = f'"fp":"{sh.to_hex(fingerprint)}","version":{_string(version)}' + (f",{blocks}" if blocks else "")
     if doc_terms:
         simdup += f',"{schema.DOC_TERMS_NAME}":[{schema.flat_terms_json([fingerprint])}]'
     if levels is not None:

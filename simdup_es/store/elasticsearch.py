@@ -313,7 +313,10 @@ class ElasticsearchStore(Closing):
                 if cut:
                     capped[doc.id] = capped_note(len(parts), cut)
                 levels = (doc.id, doc.levels.units, parts, keys, cut)
-            source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title, self.layouts, levels,
+            # The terms layout writes no blocks: a store that asks for blocks finds nothing, reads the
+            # mapping and follows the layout the index records (no request more for other indices).
+            source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title,
+                                          () if self.doc_terms else self.layouts, levels,
                                           schema.FLAT if index_layout.writes_flat(self.part_layout) else schema.NESTED,
                                           self.doc_terms)
             actions.append(bodies.index_action(doc.id, source))

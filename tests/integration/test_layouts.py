@@ -93,6 +93,7 @@ def test_the_terms_layout_is_recorded_and_exact_against_brute_force(es_client, e
     store_contract.test_candidates_cover_brute_force_and_rerank_equals_it(store)
     source = es_client.get(index=es_index, id="base-0")["_source"][schema.ROOT]
     assert source[schema.DOC_TERMS_NAME] == schema.flat_part_terms(int(source["fp"], 16))
+    assert "b0" not in source  # no blocks: 56 terms instead
     # A store opened without asking (a new `simdup search`) answers in the recorded layout, with only
     # the fingerprints that share 5 of 8 blocks as candidates (no false ones to fetch).
     reader = ElasticsearchStore(es_client, es_index)
