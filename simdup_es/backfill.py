@@ -66,6 +66,7 @@ from elasticsearch import Elasticsearch
 from . import schema
 from .errors import InputError, StoreError
 from .es import io
+from .es import layout as index_layout
 from .es.bodies import (
     NO_TEXT_EMPTY,
     NO_TEXT_MISSING,
@@ -129,8 +130,9 @@ class BackfillSummary:
         return self.done / self.seconds if self.seconds else 0.0
 
 
-def prepare_index(client: Elasticsearch, index: str) -> None:
-    """Check that partial updates can work on ``index`` and add the ``simdup`` fields to its mapping."""
+def prepare_index(client: Elasticsearch, index: str) -> str:
+    """Check that partial updates can work on ``index`` and add the ``simdup`` fields to its mapping; the part
+    layout its documents get (an index new to simdup records flat parts, :mod:`simdup_es.es.layout`)."""
     with io.translated(client, "reading the mapping", index, missing=_EXISTING):
         mappings = client.indices.get_mapping(index=index)
     for name, body in mappings.items():
@@ -141,8 +143,12 @@ def prepare_index(client: Elasticsearch, index: str) -> None:
             )
     mapping = fingerprint_mapping()
     mapping["properties"].setdefault("error", {"type": "keyword", "index_options": "docs", "norms": False})
+    parts, blocks = index_layout.recorded(dict(mappings))
     io.put_mapping(client, index, {schema.ROOT: mapping}, "fingerprint fields",
                    f"the fields simdup writes ({schema.ROOT}) must be free or mapped as simdup maps them", _EXISTING)
+    if any(schema.ROOT not in (body.get("mappings", {}).get("_meta") or {}) for body in mappings.values()):
+        index_layout.record(client, index, parts, blocks or schema.DEFAULT_LAYOUT.blocks)
+    return schema.FLAT if index_layout.writes_flat(parts) else schema.NESTED
 
 
 def backfill(
@@ -174,7 +180,7 @@ def backfill(
     """
     started = time.perf_counter()
     version = fingerprinter.version
-    prepare_index(client, index)
+    part_layout = prepare_index(client, index)
     summary, query = _count(client, index, version, retry_errors)
     if on_progress:
         on_progress(summary)
@@ -193,7 +199,8 @@ def backfill(
                 run.mark(hit, reason)
             else:
                 fp = result.unwrap()
-                run.add(hit, fingerprint_update(_simdup(hit), fp.value, fp.version, _levels(hit["_id"], levels)), "fp")
+                levels_doc = _levels(hit["_id"], levels, part_layout)
+                run.add(hit, fingerprint_update(_simdup(hit), fp.value, fp.version, levels_doc), "fp")
             if len(run.batch) >= batch_size:
                 run.send()
         if run.batch:
@@ -289,12 +296,12 @@ class _Writes:
             self.on_progress(summary)
 
 
-def _levels(doc_id: str, levels: Levels | None) -> dict[str, object] | None:
-    """The level fields of a document, as the Elasticsearch store writes them."""
+def _levels(doc_id: str, levels: Levels | None, part_layout: str) -> dict[str, object] | None:
+    """The level fields of a document, as the Elasticsearch store writes them (parts as ``part_layout``)."""
     if levels is None:
         return None
     parts, keys, cut = stored_levels(levels)
-    return schema.levels_object(doc_id, levels.units, parts, keys, cut)
+    return schema.levels_object(doc_id, levels.units, parts, keys, cut, part_layout=part_layout)
 
 
 def _simdup(hit: Mapping[str, Any]) -> Mapping[str, Any] | None:

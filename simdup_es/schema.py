@@ -17,6 +17,18 @@ also carries, in the same object::
                 "sk": ["00a3f1c2d4e5f607", ...],
                 "parts": [{"b0": "3c", ..., "b7": "91"}, ...]}}
 
+In the flat part layout (the default of new indices, :data:`FLAT`) the parts are not nested
+documents but keyword terms of the same document::
+
+    {"simdup": {..., "pk": ["ANoUhS4m", "AdoUhS5k", ...]}}
+
+56 terms per part, one for each choice of 5 of its 8 blocks (:func:`flat_part_terms`): two
+parts share a term exactly when at least 5 of their 8 blocks are equal, so a ``terms``
+query on one query part's 56 terms finds the documents with such a part, with no hidden
+Lucene document per part. The index records its layout in its mapping's ``_meta``
+(:func:`index_meta`); an index without it holds nested parts (:data:`NESTED`), as
+indices made before the flat layout do.
+
 ``sk`` are the distinct winnowed keys (16 hex digits, :mod:`simdup_es.winnow`), ``parts`` nested objects with the
 blocks of one part fingerprint each (so 5 of 8 blocks are matched within one part),
 ``units`` the text's units (for coverage), ``parts_cut`` how many parts were left out
@@ -26,9 +38,14 @@ sortable keyword (Elasticsearch 8 cannot sort on ``_id``) for the candidates' ti
 
 from __future__ import annotations
 
+import base64
 import functools
+import itertools
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
 
 from . import simhash as sh
 from .config import BlockLayout
@@ -47,6 +64,20 @@ PARTS_CUT = f"{ROOT}.{CUT_NAME}"
 KEYS = f"{ROOT}.{KEYS_NAME}"
 PARTS = f"{ROOT}.{PARTS_NAME}"
 LEVEL_NAMES = (ID_NAME, UNITS_NAME, CUT_NAME, KEYS_NAME, PARTS_NAME)
+PART_TERMS_NAME = "pk"
+PART_TERMS = f"{ROOT}.{PART_TERMS_NAME}"
+"""The flat part layout's keyword field: :func:`flat_part_terms` of every stored part."""
+
+FLAT, NESTED = "flat", "nested"
+PART_LAYOUTS = (FLAT, NESTED)
+"""How parts are kept: keyword terms of the document (``flat``), or one nested document each (``nested``)."""
+FLAT_BLOCKS, FLAT_MATCH = 8, 5
+"""The flat terms are keyed for 8 blocks of 8 bits with at least 5 equal (``k = 3``, the default layout)."""
+DOC_LAYOUTS = {"8x8": DEFAULT_LAYOUT.blocks, "4x16": 4, "terms": DEFAULT_LAYOUT.blocks}
+"""Document-level layouts ``simdup setup --layout`` offers: name -> blocks of the fingerprint. ``terms``
+adds the fingerprint's 56 flat terms (``simdup.dk``, as a part's) and asks for them instead of the blocks."""
+DOC_TERMS_NAME = "dk"
+DOC_TERMS = f"{ROOT}.{DOC_TERMS_NAME}"
 
 
 def block_name(layout: BlockLayout, j: int) -> str:
@@ -126,10 +157,82 @@ def block_terms(fingerprint: int, layouts: tuple[BlockLayout, ...]) -> dict[str,
 
 
 def levels_object(doc_id: str, units: int, parts: list[int], keys: list[int], cut: int,
-                  layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, object]:
-    """The level fields added to the ``simdup`` object (what :func:`simdup_es.store.base.stored_levels` kept)."""
-    return {ID_NAME: doc_id, UNITS_NAME: units, CUT_NAME: cut, KEYS_NAME: key_terms(keys),
-            PARTS_NAME: [part_object(f, layouts) for f in parts]}
+                  layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,), part_layout: str = NESTED) -> dict[str, object]:
+    """The level fields added to the ``simdup`` object (what :func:`simdup_es.store.base.stored_levels` kept);
+    parts as nested objects or, with ``part_layout="flat"``, as :func:`flat_part_terms`."""
+    out: dict[str, object] = {ID_NAME: doc_id, UNITS_NAME: units, CUT_NAME: cut, KEYS_NAME: key_terms(keys)}
+    if part_layout == FLAT:
+        out[PART_TERMS_NAME] = [t for f in parts for t in flat_part_terms(f)]
+    else:
+        out[PARTS_NAME] = [part_object(f, layouts) for f in parts]
+    return out
+
+
+_SUBSETS = tuple(itertools.combinations(range(FLAT_BLOCKS), FLAT_MATCH))
+# Each term's 6 bytes: the choice's number, then the 5 chosen bytes of the fingerprint (lowest first).
+_TERM_BYTES = np.array([[8 + n, *subset] for n, subset in enumerate(_SUBSETS)], dtype=np.intp)
+
+
+def flat_part_terms_reference(fingerprint: int) -> list[str]:
+    """The 56 flat terms of one part: for each choice ``n`` of 5 of its 8 byte blocks (in
+    ``itertools.combinations`` order), the 6 bytes ``n`` and those blocks' values, in URL-safe
+    base64 (8 characters: a third shorter than hex, in the index and in ``_source``)."""
+    values = sh.blocks(fingerprint, DEFAULT_LAYOUT)
+    return [base64.urlsafe_b64encode(bytes([n, *(values[j] for j in subset)])).decode("ascii")
+            for n, subset in enumerate(_SUBSETS)]
+
+
+_CHOICES = np.arange(len(_SUBSETS), dtype=np.uint8)
+_QUOTED = np.frombuffer(b'"' + b"x" * 8 + b'",', np.uint8)
+
+
+def _flat_terms(parts: Sequence[int]) -> np.ndarray:
+    """Every part's 56 terms as an ``(n * 56, 8)`` array of ASCII: 6 bytes a term encode to 8
+    characters of their own, so one ``b64encode`` of all their bytes is their terms end to end."""
+    n = len(parts)
+    table = np.empty((n, 8 + len(_SUBSETS)), np.uint8)  # a part's 8 bytes, then the 56 choice numbers
+    table[:, :8] = np.frombuffer(struct.pack(f"<{n}Q", *parts), np.uint8).reshape(n, 8)
+    table[:, 8:] = _CHOICES
+    encoded = base64.urlsafe_b64encode(table[:, _TERM_BYTES.ravel()].tobytes())
+    return np.frombuffer(encoded, np.uint8).reshape(-1, 8)
+
+
+def flat_part_terms(fingerprint: int) -> list[str]:
+    """:func:`flat_part_terms_reference`, from one ``b64encode`` (every part of every document indexed
+    goes through it)."""
+    joined = _flat_terms([fingerprint]).tobytes().decode("ascii")
+    return [joined[i : i + 8] for i in range(0, len(joined), 8)]
+
+
+def flat_terms_json(parts: Sequence[int]) -> str:
+    """:func:`flat_part_terms` of every part, as comma-separated JSON strings, made in one piece (a
+    term two parts share is written twice, which indexes the same)."""
+    if not parts:
+        return ""
+    terms = _flat_terms(parts)
+    out = np.broadcast_to(_QUOTED, (len(terms), len(_QUOTED))).copy()
+    out[:, 1:9] = terms
+    return out.tobytes()[:-1].decode("ascii")
+
+
+def index_meta(parts: str = FLAT, blocks: int = DEFAULT_LAYOUT.blocks, doc_terms: bool = False) -> dict[str, Any]:
+    """What an index's mapping ``_meta`` records of its layout: ``{"simdup": {"parts": ..., "blocks": ...}}``
+    (and ``"doc_terms": true`` for the ``terms`` document layout)."""
+    return {ROOT: {"parts": parts, "blocks": blocks, **({"doc_terms": True} if doc_terms else {})}}
+
+
+def doc_terms_of(meta: Mapping[str, Any] | None) -> bool:
+    """Whether an index's mapping ``_meta`` records the ``terms`` document layout."""
+    return bool(((meta or {}).get(ROOT) or {}).get("doc_terms"))
+
+
+def layout_of(meta: Mapping[str, Any] | None) -> tuple[str, int | None]:
+    """``(part layout, document blocks)`` an index's mapping ``_meta`` records; an index without
+    them holds nested parts (as indices made before they were recorded) and blocks ``None``: the
+    block fields it has tell (a store checks them)."""
+    got = (meta or {}).get(ROOT) or {}
+    blocks = got.get("blocks")
+    return str(got.get("parts", NESTED)), None if blocks is None else int(blocks)
 
 
 def fingerprint_object(fingerprint: int, version: str, layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, str]:

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
+from .. import schema
 from ..config import BlockLayout, Retry
 from ..fingerprint import Fingerprint, Fingerprinter
 from ..errors import ConfigError, InputError, WorkerError
@@ -88,7 +89,8 @@ def connection_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
 
 @contextmanager
 def open_store(opts: dict[str, Any], *, create: bool = False, read_only: bool = False,
-               layout: BlockLayout = BlockLayout(), retry: Retry | None = None) -> Iterator[Store]:
+               layout: BlockLayout = BlockLayout(), retry: Retry | None = None,
+               parts: str | None = None, doc_terms: bool = False) -> Iterator[Store]:
     """The store the options name (:func:`simdup_es.open_store`), closed on exit.
 
     ``read_only`` is for commands that do not write: an embedded store is opened
@@ -101,7 +103,7 @@ def open_store(opts: dict[str, Any], *, create: bool = False, read_only: bool = 
         path = opts["store_dir"] or DEFAULT_PATH
         click.echo(f"using the embedded store {path}" + ("" if opts["store_dir"] else " (no cluster configured)"), err=True)
     store = open_configured(opts["es_url"], path=opts["store_dir"], index=opts["index"], layout=layout, create=create,
-                            read_only=read_only, **connection_kwargs(opts))
+                            read_only=read_only, parts=parts, doc_terms=doc_terms, **connection_kwargs(opts))
     if retry is not None and hasattr(store, "retry"):
         store.retry = retry
     try:
@@ -131,10 +133,25 @@ def _documents(n: int) -> str:
 
 @click.command()
 @store_options
-def setup(**kwargs: Any) -> None:
+@click.option("--layout", "doc_layout", type=click.Choice(list(schema.DOC_LAYOUTS)), default=None,
+              help="Document-level layout of a new index: 8x8 (default; 8 blocks of 8 bits, 5 of 8 equal), terms "
+                   "(the fingerprint's 56 terms of 5 of its 8 blocks: exact, and no term's postings grow with the "
+                   "index; for very large indices) or 4x16 (4 blocks of 16 bits, 1 of 4 equal). Recorded in the "
+                   "index; searches follow it. Elasticsearch only (docs/scale.md).")
+@click.option("--parts", type=click.Choice(list(schema.PART_LAYOUTS)), default=None,
+              help="How a new index keeps parts: flat (default; keyword terms, one Lucene document per document) "
+                   "or nested. 'flat' on an index with nested parts upgrades it in place. Elasticsearch only.")
+def setup(doc_layout: str | None, parts: str | None, **kwargs: Any) -> None:
     """Install the index templates and create the index (safe to repeat)."""
-    with open_store(pop_store_opts(kwargs), create=True) as store:
-        click.echo(f"ready: {_documents(store.count())}", err=True)
+    layout = BlockLayout(schema.DOC_LAYOUTS[doc_layout]) if doc_layout else BlockLayout()
+    with open_store(pop_store_opts(kwargs), create=True, layout=layout, parts=parts,
+                    doc_terms=doc_layout == "terms") as store:
+        described = ""
+        if hasattr(store, "part_layout"):
+            blocks = "56 terms" if getattr(store, "doc_terms", False) else \
+                f"{store.layout.blocks} blocks of {store.layout.bits_per_block} bits"
+            described = f" ({store.part_layout} parts, {blocks})"
+        click.echo(f"ready: {_documents(store.count())}{described}", err=True)
 
 
 @click.command()

@@ -17,6 +17,7 @@ by exact distance.
 from __future__ import annotations
 
 import json
+import math
 import re
 import struct
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,7 @@ from typing import Any
 from .. import schema
 from .. import simhash as sh
 from ..config import BlockLayout
+from ..errors import ConfigError
 
 Action = tuple[dict[str, Any], "dict[str, Any] | str | None"]
 """One bulk action: the header line (``{"index": {...}}``, ``{"update": {...}}``) and the body line
@@ -56,15 +58,32 @@ def candidate_query(fingerprint: int, version: str, layout: BlockLayout = BlockL
     }
 
 
+def candidate_terms_query(fingerprint: int, version: str, layout: BlockLayout = BlockLayout()) -> dict[str, Any]:
+    """The candidate query of the ``terms`` document layout: documents whose fingerprint shares
+    ``layout.min_match`` (at least 5) of 8 byte blocks, by its 56 flat terms (``simdup.dk``, as
+    :func:`flat_part_clause` finds parts): each term holds only the fingerprints that agree with
+    it on 5 blocks, so the postings walked do not grow with the index."""
+    clause = flat_part_clause(fingerprint, layout)
+    field = next(iter(clause))
+    if field == "terms":
+        clause = {"terms": {schema.DOC_TERMS: clause["terms"][schema.PART_TERMS]}}
+    else:
+        for term in clause["bool"]["should"]:
+            term["term"] = {schema.DOC_TERMS: term["term"][schema.PART_TERMS]}
+    return {"bool": {"filter": [clause, {"term": {schema.VERSION: version}}]}}
+
+
 def candidate_search(
-    fingerprint: int, version: str, layout: BlockLayout = BlockLayout(), *, size: int = 1000, exclude_id: str | None = None
+    fingerprint: int, version: str, layout: BlockLayout = BlockLayout(), *, size: int = 1000, exclude_id: str | None = None,
+    doc_terms: bool = False,
 ) -> dict[str, Any]:
-    """A complete ``_search`` body: the candidate query, only the field the re-rank needs.
+    """A complete ``_search`` body: the candidate query (of the ``terms`` layout with ``doc_terms``),
+    only the field the re-rank needs.
 
     Sorted by ``_doc`` (no scoring): candidates are ranked by exact Hamming
     distance afterwards, not by relevance.
     """
-    query = candidate_query(fingerprint, version, layout)
+    query = (candidate_terms_query if doc_terms else candidate_query)(fingerprint, version, layout)
     if exclude_id is not None:
         query["bool"]["must_not"] = [{"ids": {"values": [exclude_id]}}]
     return {
@@ -85,6 +104,7 @@ def part_search(
     *,
     limit: int = 100,
     exclude_id: str | None = None,
+    part_layout: str = schema.NESTED,
 ) -> dict[str, Any]:
     """One ``_search`` body for the documents sharing a part or a key with a query.
 
@@ -96,20 +116,23 @@ def part_search(
     the nested one takes the max over the parts, 1), so a hit's score is its number
     of matched parts plus keys, and the sort (score, then ``simdup.id``) is the
     protocol's ranking, cut at ``limit`` by the engine.
+
+    With ``part_layout="flat"`` a part clause is a ``terms`` query on the part's 56 flat
+    terms (:func:`flat_part_clause`): one clause, exact, no nested document; with
+    ``"nested+flat"`` (an index being upgraded) either.
     """
     should: list[dict[str, Any]] = [
         {"constant_score": {"filter": {"term": {schema.KEYS: schema.key_term(key)}}, "_name": f"k{i}"}}
         for i, key in key_terms
     ]
     for i, fingerprint in part_terms:
-        blocks = [{"term": {schema.part_block_field(layout, j): schema.block_term(layout, value)}}
-                  for j, value in enumerate(sh.blocks(fingerprint, layout))]
-        should.append({"nested": {
-            "path": schema.PARTS,
-            "score_mode": "max",
-            "query": {"constant_score": {"filter": {"bool": {"should": blocks, "minimum_should_match": layout.min_match}}}},
-            "_name": f"p{i}",
-        }})
+        if part_layout == schema.FLAT:
+            should.append({"constant_score": {"filter": flat_part_clause(fingerprint, layout), "_name": f"p{i}"}})
+        elif part_layout == schema.NESTED:
+            should.append({"nested": {**_nested_part(fingerprint, layout), "_name": f"p{i}"}})
+        else:  # both, while an index is upgraded (simdup_es.es.layout)
+            either = [{"nested": _nested_part(fingerprint, layout)}, flat_part_clause(fingerprint, layout)]
+            should.append({"constant_score": {"filter": {"bool": {"should": either}}, "_name": f"p{i}"}})
     query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1,
                                       "filter": [{"term": {schema.VERSION: version}}]}}
     if exclude_id is not None:
@@ -122,6 +145,37 @@ def part_search(
         "sort": [{"_score": "desc"}, {schema.ID: "asc"}],
         "track_total_hits": False,
     }
+
+
+def _nested_part(fingerprint: int, layout: BlockLayout) -> dict[str, Any]:
+    """The body of the ``nested`` clause for a part sharing ``layout.min_match`` blocks with ``fingerprint``."""
+    blocks = [{"term": {schema.part_block_field(layout, j): schema.block_term(layout, value)}}
+              for j, value in enumerate(sh.blocks(fingerprint, layout))]
+    return {
+        "path": schema.PARTS,
+        "score_mode": "max",
+        "query": {"constant_score": {"filter": {"bool": {"should": blocks, "minimum_should_match": layout.min_match}}}},
+    }
+
+
+def flat_part_clause(fingerprint: int, layout: BlockLayout = BlockLayout()) -> dict[str, Any]:
+    """The filter for documents with a part sharing at least ``layout.min_match`` of 8 blocks with ``fingerprint``.
+
+    A part shares a flat term with it exactly when they agree on at least 5 blocks
+    (:func:`simdup_es.schema.flat_part_terms`), so for the default ``k = 3`` one ``terms``
+    query is exact. With a smaller ``k`` (``m = 8 - k`` blocks, 6 to 8) it asks for
+    ``C(m, 5)`` of the 56 terms, as a part sharing ``m`` blocks has; those may then come
+    from two stored parts that each share 5 blocks (near-copies of the query part
+    both). More than 3 blocks may not differ: 5 of 8 is what the terms hold.
+    """
+    if layout.blocks != schema.FLAT_BLOCKS or layout.min_match < schema.FLAT_MATCH:
+        raise ConfigError(f"flat parts are keyed for 8 blocks with at least 5 equal; the layout {layout} asks for "
+                          f"{layout.min_match} of {layout.blocks}: use k <= 3, or an index with nested parts")
+    terms = schema.flat_part_terms(fingerprint)
+    if layout.min_match == schema.FLAT_MATCH:
+        return {"terms": {schema.PART_TERMS: terms}}
+    return {"bool": {"should": [{"term": {schema.PART_TERMS: t}} for t in terms],
+                     "minimum_should_match": math.comb(layout.min_match, schema.FLAT_MATCH)}}
 
 
 def matched(hit: Mapping[str, Any]) -> tuple[frozenset[int], frozenset[int]]:
@@ -210,11 +264,14 @@ def document_source(fingerprint: int, version: str, text: str | None, title: str
 
 def document_json(fingerprint: int, version: str, text: str | None, title: str | None,
                   layouts: tuple[BlockLayout, ...],
-                  levels: tuple[str, int, Sequence[int], Sequence[int], int] | None = None) -> str:
+                  levels: tuple[str, int, Sequence[int], Sequence[int], int] | None = None,
+                  part_layout: str = schema.NESTED, doc_terms: bool = False) -> str:
     """:func:`document_source` as the JSON text the client sends (``json.dumps``, ``ensure_ascii=False``,
     no spaces), written directly.
 
-    ``levels`` are :func:`simdup_es.schema.levels_object`'s ``(doc_id, units, parts, keys, cut)``.
+    ``levels`` are :func:`simdup_es.schema.levels_object`'s ``(doc_id, units, parts, keys, cut)``, the
+    parts written as ``part_layout`` says (nested objects, or flat terms); ``doc_terms`` adds the
+    fingerprint's flat terms (the ``terms`` document layout, :func:`candidate_terms_query`).
     Every indexed document goes through it: building the nested dicts and serialising
     them took 38 us of the feeding process's ~100 us of CPU per document, this 10 us.
     The strings go through ``json``'s own string encoder; block terms and keys are hex,
@@ -225,12 +282,16 @@ def document_json(fingerprint: int, version: str, text: str | None, title: str |
         out.append(f'"title":{_string(title)}')
     if text is not None:
         out.append(f'"text":{_string(text)}')
-    simdup = f'"fp":"{sh.to_hex(fingerprint)}","version":{_string(version)},{_blocks(fingerprint, layouts)}'
+    blocks = _blocks(fingerprint, layouts) if layouts else ""
+    simdup = f'"fp":"{sh.to_hex(fingerprint)}","version":{_string(version)}' + (f",{blocks}" if blocks else "")
+    if doc_terms:
+        simdup += f',"{schema.DOC_TERMS_NAME}":[{schema.flat_terms_json([fingerprint])}]'
     if levels is not None:
         doc_id, units, parts, keys, cut = levels
         simdup += (f',"{schema.ID_NAME}":{_string(doc_id)},"{schema.UNITS_NAME}":{int(units)},'
-                   f'"{schema.CUT_NAME}":{int(cut)},"{schema.KEYS_NAME}":[{schema.key_terms_json(keys)}],'
-                   f'"{schema.PARTS_NAME}":[{_parts(parts, layouts)}]')
+                   f'"{schema.CUT_NAME}":{int(cut)},"{schema.KEYS_NAME}":[{schema.key_terms_json(keys)}],')
+        simdup += (f'"{schema.PART_TERMS_NAME}":[{schema.flat_terms_json(parts)}]' if part_layout == schema.FLAT
+                   else f'"{schema.PARTS_NAME}":[{_parts(parts, layouts)}]')
     out.append(f'"{schema.ROOT}":{{{simdup}}}')
     return "{" + ",".join(out) + "}"
 
@@ -360,10 +421,12 @@ __all__ = [
     "Action",
     "candidate_query",
     "candidate_search",
+    "candidate_terms_query",
     "document_json",
     "document_source",
     "error_update",
     "field_values",
+    "flat_part_clause",
     "fingerprint_update",
     "group_update",
     "header_json",

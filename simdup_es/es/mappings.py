@@ -54,12 +54,16 @@ def fingerprint_mapping(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,
     return simdup
 
 
-def index_mappings(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,)) -> dict[str, Any]:
-    """Full mappings of an index simdup creates: component template + index template fields."""
+def index_mappings(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,), parts: str = schema.FLAT,
+                   doc_terms: bool = False) -> dict[str, Any]:
+    """Full mappings of an index simdup creates: component template + index template fields, and
+    in ``_meta`` its layout (:func:`simdup_es.schema.index_meta`: ``parts``, the blocks of ``layouts[0]``)."""
+    layouts = tuple(layouts)
     component = component_template()["template"]["mappings"]
     owned = index_template()["template"]["mappings"]
     return {
         **{k: v for k, v in owned.items() if k != "properties"},
+        "_meta": schema.index_meta(parts, layouts[0].blocks, doc_terms),
         "dynamic_templates": component["dynamic_templates"],
         "properties": {**owned["properties"], **group_mapping(), schema.ROOT: fingerprint_mapping(layouts)},
     }
@@ -103,11 +107,13 @@ def missing_level_fields(mappings: dict[str, Any], layouts: Iterable[BlockLayout
     out = {}
     for name, body in mappings.items():
         props = body.get("mappings", {}).get("properties", {}).get(schema.ROOT, {}).get("properties", {})
-        missing = [f"{schema.ROOT}.{f}" for f in schema.LEVEL_NAMES
+        flat = schema.layout_of(body.get("mappings", {}).get("_meta"))[0] == schema.FLAT
+        needed = [*schema.LEVEL_NAMES[:-1], schema.PART_TERMS_NAME if flat else schema.PARTS_NAME]
+        missing = [f"{schema.ROOT}.{f}" for f in needed
                    if props.get(f, {}).get("type", "object") != wanted[f].get("type", "object")]
         part_props = props.get(schema.PARTS_NAME, {}).get("properties", {})
-        missing += [f"{schema.PARTS}.{f}" for f in wanted[schema.PARTS_NAME]["properties"]
-                    if part_props.get(f, {}).get("type") != "keyword"]
+        missing += [] if flat else [f"{schema.PARTS}.{f}" for f in wanted[schema.PARTS_NAME]["properties"]
+                                    if part_props.get(f, {}).get("type") != "keyword"]
         if missing:
             out[name] = missing
     return out

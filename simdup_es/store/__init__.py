@@ -31,6 +31,8 @@ def open_store(
     layout: BlockLayout = BlockLayout(),
     create: bool = False,
     read_only: bool = False,
+    parts: str | None = None,
+    doc_terms: bool = False,
     **connection: Any,
 ) -> Store:
     """The configured store: the cluster's index when there is a URL, else the embedded one.
@@ -48,8 +50,11 @@ def open_store(
     (creates the index or folder); without it a missing embedded store is
     :class:`NotFound`. ``read_only`` opens the embedded store for reading alone
     (nothing created or changed on disk: a store in a folder the user may not write
-    can be searched); it does not change an Elasticsearch store. Close the store
-    when done (it is a context manager).
+    can be searched); it does not change an Elasticsearch store. ``parts`` is how a new
+    Elasticsearch index keeps parts (``"flat"``, the default, or ``"nested"``; ``"flat"``
+    upgrades an existing index with nested parts at setup: docs/scale.md); the embedded
+    store has its own tables and ignores it, as it does ``doc_terms`` (a new index with the
+    ``terms`` document layout). Close the store when done (it is a context manager).
     """
     url = url or os.environ.get("SIMDUP_ES_URL") or None
     path = path or os.environ.get("SIMDUP_STORE") or None
@@ -62,7 +67,8 @@ def open_store(
         from .elasticsearch import ElasticsearchStore
 
         settings = ConnectionSettings.from_env(url=url, **connection)
-        store = ElasticsearchStore(settings, index or os.environ.get("SIMDUP_INDEX") or DEFAULT_INDEX, layout)
+        store = ElasticsearchStore(settings, index or os.environ.get("SIMDUP_INDEX") or DEFAULT_INDEX, layout,
+                                   parts=parts, doc_terms=doc_terms)
     else:
         from .local import LocalStore
 

@@ -26,6 +26,7 @@ from .. import simhash as sh
 from ..config import BlockLayout
 from ..errors import ConfigError, NotFound, StoreError
 from ..es import bodies, io
+from ..es import layout as index_layout
 from ..es.connection import DEFAULT_URL, ConnectionSettings, redact_url
 from ..es.engine import as_client
 from ..es.mappings import (
@@ -102,6 +103,16 @@ class ElasticsearchStore(Closing):
         are paged through a point in time, so none is missed.
     pit_page_size, pit_keep_alive:
         Page size and keep-alive of point-in-time walks (candidate pages, :meth:`scan`).
+    parts:
+        How :meth:`setup` keeps parts in a new index: ``"flat"`` (the default: keyword terms
+        of the document, :func:`simdup_es.schema.flat_part_terms`) or ``"nested"`` (one
+        nested document per part, as before). ``"flat"`` given for an existing index with
+        nested parts upgrades it in place (:func:`simdup_es.es.layout.flatten_parts`).
+        Reads and writes follow what the index records (its mapping's ``_meta``), as they
+        do the document layout it records (``4x16`` indices: see ``simdup setup --layout``).
+    doc_terms:
+        Give a new index the ``terms`` document layout: each fingerprint's 56 flat terms
+        (:func:`simdup_es.es.bodies.candidate_terms_query`), asked for instead of the blocks.
     """
 
     def __init__(
@@ -121,6 +132,8 @@ class ElasticsearchStore(Closing):
         page_size: int = 1000,
         pit_page_size: int = 10_000,
         pit_keep_alive: str = "1m",
+        parts: str | None = None,
+        doc_terms: bool = False,
     ) -> None:
         if not index or index != index.lower() or index.startswith(("-", "_", "+")):
             raise ConfigError(f"{index!r} is not a valid index name (lower case, not starting with -, _ or +)")
@@ -139,6 +152,13 @@ class ElasticsearchStore(Closing):
         self.pit_page_size = pit_page_size
         self.pit_keep_alive = pit_keep_alive
         self.retry = io.Retry(max_retries, initial_backoff, max_backoff)
+        if parts is not None and parts not in schema.PART_LAYOUTS:
+            raise ConfigError(f"parts must be one of {', '.join(schema.PART_LAYOUTS)}, got {parts!r}")
+        self.parts = parts
+        self.doc_terms = doc_terms
+        """The ``terms`` document layout (``simdup setup --layout terms``): asked at setup, or as the index records."""
+        self.part_layout = parts or schema.FLAT
+        """How this index keeps parts (``flat``, ``nested``, or ``nested+flat`` while upgrading), once read."""
         if isinstance(client, ConnectionSettings):
             self._settings: ConnectionSettings | None = client
             self._client: Elasticsearch | None = None
@@ -175,8 +195,10 @@ class ElasticsearchStore(Closing):
 
         Idempotent. A new index gets the full mappings (fingerprint fields,
         ``title``, ``text``) in the create request, whether or not its name
-        matches the template's ``simdup-*`` pattern. An existing index gets the
-        fingerprint fields added; its other fields are left alone. A user allowed
+        matches the template's ``simdup-*`` pattern, and records its layout
+        (parts, document blocks) in the mapping's ``_meta``. An existing index gets
+        the fingerprint fields added; its other fields are left alone; with
+        ``parts="flat"`` its nested parts, if any, become flat terms. A user allowed
         to manage the index but not templates gets a warning, not an error.
         """
         try:
@@ -189,17 +211,52 @@ class ElasticsearchStore(Closing):
         with self._translated("creating the index"):
             if not self.client.indices.exists(index=self.index):
                 try:
-                    self.client.indices.create(index=self.index, mappings=index_mappings(self.layouts))
-                    log.info("created index %s", self.index)
+                    self.client.indices.create(index=self.index,
+                                               mappings=index_mappings(self.layouts, self.part_layout, self.doc_terms))
+                    log.info("created index %s (%s parts, %d blocks)", self.index, self.part_layout, self.layout.blocks)
                     self._checked = self._levels_checked = self._groups_mapped = True
                     return
                 except es.BadRequestError as exc:
                     if exc.error != "resource_already_exists_exception":
                         raise
+        self._setup_existing()
+
+    def _setup_existing(self) -> None:
+        """:meth:`setup` of an index that exists: new fields, its layout recorded, nested parts upgraded if asked."""
+        parts, recorded_blocks, doc_terms = index_layout.read(self.client, self.index)
+        blocks = recorded_blocks or self.layout.blocks
+        if self.doc_terms and not doc_terms:
+            raise ConfigError(f"index {self.index!r} was made without the 'terms' document layout: it is chosen when "
+                              "an index is created; use a new index and index the documents into it")
+        if blocks != self.layout.blocks and self.layout.blocks != schema.DEFAULT_LAYOUT.blocks:
+            raise ConfigError(f"index {self.index!r} was made with {blocks} blocks per fingerprint, not "
+                              f"{self.layout.blocks}: the document layout is chosen when an index is created; use a "
+                              "new index and index the documents into it")
+        if parts == schema.FLAT and self.parts == schema.NESTED:
+            raise ConfigError(f"index {self.index!r} keeps parts as flat terms; it cannot go back to nested parts: "
+                              "use a new index for nested parts")
         # New fields only (the levels of issue 11, dup_kind, on an index made before them): no reindex.
         io.put_mapping(self.client, self.index, {schema.ROOT: fingerprint_mapping(self.layouts), **group_mapping()},
                        "fingerprint and duplicate group fields", _REINDEX)
+        if parts != schema.FLAT and self.parts == schema.FLAT:
+            index_layout.record(self.client, self.index, index_layout.MIGRATING, blocks)
+            moved, changed = index_layout.flatten_parts(self.client, self.index, retry=self.retry)
+            log.info("index %s: parts of %d documents moved to flat terms (%d rewritten meanwhile)", self.index,
+                     moved, changed)
+            parts = schema.FLAT
+        index_layout.record(self.client, self.index, parts, blocks, doc_terms)
+        self._adopt(parts, blocks)
+        self.doc_terms = doc_terms
         self._checked = self._levels_checked = self._groups_mapped = True
+
+    def _adopt(self, parts: str, blocks: int | None) -> None:
+        """Use the layout the index records: its part layout, and its document blocks when it records
+        them and this store writes one layout (a query layout of other blocks than the index's finds
+        nothing; both are exact within ``k``)."""
+        self.part_layout = parts
+        if blocks is not None and blocks != self.layout.blocks and self.layouts == (self.layout,):
+            self.layout = BlockLayout(blocks, min(self.layout.k, blocks - 1))
+            self.layouts = (self.layout,)
 
     def _check_mapping(self) -> None:
         """Refuse an index whose fingerprint fields are not keyword (checked once per store).
@@ -226,10 +283,13 @@ class ElasticsearchStore(Closing):
     def _refuse_missing(
         self, missing_fields: Callable[[dict[str, Any], Iterable[BlockLayout]], dict[str, list[str]]], what: str, advice: str
     ) -> None:
-        """Read the mapping; raise a :class:`StoreError` naming the first index ``missing_fields`` finds lacking."""
+        """Read the mapping (and adopt the layout it records); raise a :class:`StoreError` naming the first
+        index ``missing_fields`` finds lacking."""
         with self._translated("reading the mapping"):
-            response = self.client.indices.get_mapping(index=self.index)
-        for name, missing in missing_fields(dict(response), self.layouts).items():
+            response = dict(self.client.indices.get_mapping(index=self.index))
+        self._adopt(*index_layout.recorded(response))
+        self.doc_terms = index_layout.doc_terms(response)
+        for name, missing in missing_fields(response, self.layouts).items():
             raise StoreError(f"index {name!r} has no {what} {', '.join(missing)}: {advice}")
 
     # -- writes --------------------------------------------------------------------------------
@@ -261,7 +321,12 @@ class ElasticsearchStore(Closing):
                 if cut:
                     capped[doc.id] = capped_note(len(parts), cut)
                 levels = (doc.id, doc.levels.units, parts, keys, cut)
-            source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title, self.layouts, levels)
+            # The terms layout writes no blocks: a store that asks for blocks finds nothing, reads the
+            # mapping and follows the layout the index records (no request more for other indices).
+            source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title,
+                                          () if self.doc_terms else self.layouts, levels,
+                                          schema.FLAT if index_layout.writes_flat(self.part_layout) else schema.NESTED,
+                                          self.doc_terms)
             actions.append(bodies.index_action(doc.id, source))
         for item in self._bulk(actions, report, "index"):
             if item.ok:
@@ -332,11 +397,15 @@ class ElasticsearchStore(Closing):
         ``search_after``, so none is missed or counted twice. Partial results
         (a failed shard) raise instead of returning fewer candidates.
         """
-        body = bodies.candidate_search(fingerprint, version, self.layout, size=self.page_size, exclude_id=exclude_id)
+        body = bodies.candidate_search(fingerprint, version, self.layout, size=self.page_size, exclude_id=exclude_id,
+                                       doc_terms=self.doc_terms)
         response = io.search(self.client, self.index, body, "searching candidates", _CANDIDATE_PATH)
         hits = response.get("hits", {}).get("hits", [])
-        if not hits:
+        if not hits and not self._checked:
+            layout = (self.layout, self.doc_terms)
             self._check_mapping()  # hits prove the block fields work; none may mean they are not mapped
+            if (self.layout, self.doc_terms) != layout:  # the index records another layout: ask again in it
+                return self.candidates(fingerprint, version, exclude_id=exclude_id)
         total = response["hits"]["total"]
         if total["relation"] != "eq" or total["value"] > len(hits):
             hits = list(io.walk(self.client, self.index, body["query"], docvalue_fields=[schema.FP],
@@ -388,7 +457,8 @@ class ElasticsearchStore(Closing):
         if not part_terms and not key_terms:
             return []
         self._check_level_mapping()
-        body = bodies.part_search(part_terms, key_terms, version, self.layout, limit=limit, exclude_id=exclude_id)
+        body = bodies.part_search(part_terms, key_terms, version, self._part_query_layout(), limit=limit,
+                                  exclude_id=exclude_id, part_layout=self.part_layout)
         response = io.search(self.client, self.index, body, "searching part candidates", _PART_PATH)
         out = []
         for hit in response.get("hits", {}).get("hits", []):
@@ -396,6 +466,12 @@ class ElasticsearchStore(Closing):
             units = hit.get("fields", {}).get(schema.UNITS, [0])[0]
             out.append(PartCandidate(hit["_id"], hit_parts, hit_keys, int(units)))
         return out
+
+    def _part_query_layout(self) -> BlockLayout:
+        """Flat parts are kept in 8 blocks whatever the index's document layout: the query's ``k`` in 8 blocks."""
+        if self.part_layout == schema.NESTED or self.layout.blocks == schema.FLAT_BLOCKS:
+            return self.layout
+        return BlockLayout(schema.FLAT_BLOCKS, self.layout.k)
 
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
         """Documents by id, in the order asked; unknown ids (and documents without a fingerprint) are left out."""

@@ -270,9 +270,22 @@ def test_conflicting_mapping_is_a_clear_error(es_client: Elasticsearch, es_index
 
 
 def test_layout_missing_from_the_index_is_refused_not_silently_empty(es_client: Elasticsearch, es_index: str) -> None:
-    ElasticsearchStore(es_client, es_index).setup()  # 8 x 8 fields only
+    ElasticsearchStore(es_client, es_index, parts="nested").setup()  # 8 x 8 fields only
+    # An index made before layouts were recorded in its _meta: its fields are all that tells.
+    es_client.indices.put_mapping(index=es_index, body={"_meta": {}})
     with pytest.raises(StoreError, match="simdup.b4_0"):
         ElasticsearchStore(es_client, es_index, WIDE).candidates(1, VERSION)
+
+
+def test_a_store_asking_another_layout_answers_in_the_one_the_index_records(es_client: Elasticsearch,
+                                                                            es_index: str) -> None:
+    ElasticsearchStore(es_client, es_index).setup()  # records 8 x 8
+    writer = ElasticsearchStore(es_client, es_index)
+    writer.put([StoredDoc("a", 0x0123456789ABCDEF, VERSION), StoredDoc("b", 0x0123456789ABCDEF ^ 0b111, VERSION)])
+    writer.refresh()
+    wide = ElasticsearchStore(es_client, es_index, WIDE)
+    assert sorted(wide.candidates(0x0123456789ABCDEF, VERSION)[0]) == ["a", "b"]
+    assert wide.layout == BlockLayout(8, 3)
 
 
 def test_setup_without_template_privileges_still_prepares_the_index(
@@ -311,7 +324,9 @@ def test_secrets_stay_out_of_logs_and_errors(es_url: str, es_index: str, caplog:
             store.put([StoredDoc("1", 1, VERSION, "t")])
             store.refresh()
             assert [m.id for m in near_duplicates(store, Fingerprint(1, VERSION))] == ["1"]
-            with ElasticsearchStore(settings, es_index, WIDE) as wide, pytest.raises(StoreError) as info:
+            # Writing both layouts, it cannot answer in the 8 x 8 one the index records: the b4_* fields are missing.
+            with ElasticsearchStore(settings, es_index, WIDE, layouts=(WIDE, BlockLayout())) as wide, \
+                    pytest.raises(StoreError) as info:
                 wide.candidates(1, VERSION)
             assert all("secret-789" not in text for text in (str(info.value), repr(settings), repr(store)))
     assert "secret-789" not in caplog.text
@@ -420,9 +435,10 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
         lv = printer.levels(r["text"])
         parts, keys, cut = stored_levels(lv)
         want[r["id"]] = bodies.document_source(fp.value, fp.version, r["text"], r.get("title"), store.layouts,
-                                               schema.levels_object(r["id"], lv.units, parts, keys, cut))
+                                               schema.levels_object(r["id"], lv.units, parts, keys, cut,
+                                                                    part_layout=schema.FLAT))
     assert got == want
-    assert any(source[schema.ROOT][schema.PARTS_NAME] for source in got.values()) == (levels == "all")
+    assert any(source[schema.ROOT][schema.PART_TERMS_NAME] for source in got.values()) == (levels == "all")
 
 
 def test_delete_from_a_missing_index_says_so(es_client: Elasticsearch) -> None:

@@ -1,0 +1,133 @@
+"""An index's recorded layout (its mapping's ``_meta``) and the upgrade of nested parts to flat terms.
+
+The layout an index was made with (:func:`simdup_es.schema.index_meta`: how parts are
+kept, how many blocks the document fingerprint is cut into) lives in its mapping, so
+every process that opens the index reads the same one. An index without it was made
+before layouts were recorded: nested parts, 8 blocks.
+
+:func:`flatten_parts` upgrades an index with nested parts in place, without
+re-reading any text: a nested part's 8 block terms are the bytes of its fingerprint,
+so its flat terms can be made from them. While it runs the index records
+``nested+flat`` (:data:`MIGRATING`): searches ask for a part either way and writers
+write flat terms, so nothing is missed; at the end it records ``flat``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from elasticsearch import Elasticsearch
+
+from .. import schema
+from ..errors import StoreError
+from . import io
+from .bodies import target, update_action
+
+log = logging.getLogger(__name__)
+
+MIGRATING = "nested+flat"
+"""The part layout an index records while :func:`flatten_parts` moves its parts to flat terms."""
+
+
+def writes_flat(parts: str) -> bool:
+    """Whether documents written to an index of part layout ``parts`` get flat terms (rather than nested parts)."""
+    return parts != schema.NESTED
+
+
+def recorded(mappings: Mapping[str, Any]) -> tuple[str, int | None]:
+    """``(parts, blocks)`` a ``GET _mapping`` answer records (blocks ``None`` when not recorded); the
+    indices behind an alias must agree."""
+    layouts = {_layout(body.get("mappings", {})) for body in mappings.values()}
+    if len(layouts) > 1:
+        names = ", ".join(sorted(mappings))
+        raise StoreError(f"the indices {names} were made with different layouts ({sorted(layouts)}): search them "
+                         "one at a time, or upgrade them with 'simdup setup --parts flat' on each")
+    return layouts.pop() if layouts else (schema.FLAT, None)
+
+
+def _layout(mapping: Mapping[str, Any]) -> tuple[str, int | None]:
+    """:func:`simdup_es.schema.layout_of` an index's mapping; one that holds no parts yet and records
+    nothing is new to simdup, and gets flat parts."""
+    if schema.ROOT not in (mapping.get("_meta") or {}):
+        props = mapping.get("properties", {}).get(schema.ROOT, {}).get("properties", {})
+        if schema.PARTS_NAME not in props:
+            return schema.FLAT, None
+    return schema.layout_of(mapping.get("_meta"))
+
+
+def read(client: Elasticsearch, index: str) -> tuple[str, int | None, bool]:
+    """:func:`recorded` layout of ``index``, and :func:`doc_terms`."""
+    with io.translated(client, "reading the mapping", index):
+        mappings = dict(client.indices.get_mapping(index=index))
+    return (*recorded(mappings), doc_terms(mappings))
+
+
+def doc_terms(mappings: Mapping[str, Any]) -> bool:
+    """Whether the indices of a ``GET _mapping`` answer record the ``terms`` document layout (all of them)."""
+    return bool(mappings) and all(schema.doc_terms_of(body.get("mappings", {}).get("_meta")) for body in mappings.values())
+
+
+def record(client: Elasticsearch, index: str, parts: str, blocks: int, doc_terms: bool = False) -> None:
+    """Record the layout in the ``_meta`` of ``index``'s mapping, keeping its other ``_meta`` keys."""
+    with io.translated(client, "recording the layout in the mapping", index):
+        for name, body in client.indices.get_mapping(index=index).items():
+            meta = {**(body.get("mappings", {}).get("_meta") or {}), **schema.index_meta(parts, blocks, doc_terms)}
+            client.indices.put_mapping(index=name, body={"_meta": meta})
+
+
+def _part_fingerprint(part: Mapping[str, Any]) -> int:
+    """The fingerprint of a nested part from its 8 byte block terms (``b0`` the lowest byte)."""
+    return int.from_bytes(bytes(int(part[schema.block_name(schema.DEFAULT_LAYOUT, j)], 16) for j in range(8)), "little")
+
+
+def flat_update(source: Mapping[str, Any]) -> dict[str, Any]:
+    """The partial ``doc`` that replaces a ``_source``'s nested parts by their flat terms."""
+    parts = (source.get(schema.ROOT) or {}).get(schema.PARTS_NAME) or []
+    fps = [_part_fingerprint(p) for p in parts]
+    terms = [t for f in fps for t in schema.flat_part_terms(f)]
+    return {schema.ROOT: {schema.PART_TERMS_NAME: terms, schema.PARTS_NAME: None}}
+
+
+def flatten_parts(client: Elasticsearch, index: str, *, retry: io.Retry, batch: int = 1000,
+                  on_progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+    """Move every document's nested parts of ``index`` to flat terms; ``(moved, changed meanwhile)``.
+
+    The index must record :data:`MIGRATING` first (so searches and writers meanwhile
+    find parts either way). A document changed during the walk (a 409 on its
+    ``if_seq_no``) was rewritten by a writer, which wrote flat terms: it is counted,
+    not retried. Refreshes the index when done.
+    """
+    query = {"nested": {"path": schema.PARTS, "query": {"match_all": {}}}}
+    moved = changed = 0
+    pending: list[Any] = []
+
+    def send() -> None:
+        nonlocal moved, changed
+        for item in io.bulk(client, pending, what="moving parts to flat terms", index=index, chunk_size=batch,
+                            retry=retry):
+            if item.ok:
+                moved += 1
+            elif item.status == 409:
+                changed += 1
+            else:
+                raise StoreError(f"moving the parts of {item.id!r} to flat terms failed: {item.reason}; run "
+                                 "'simdup setup --parts flat' again, it goes on where this stopped")
+        pending.clear()
+        if on_progress:
+            on_progress(moved)
+
+    for hit in io.walk(client, index, query, source=[f"{schema.PARTS}.*"], seq_no=True, page_size=batch):
+        meta = {**target(hit), "if_seq_no": hit["_seq_no"], "if_primary_term": hit["_primary_term"]}
+        pending.append(update_action(meta, flat_update(hit.get("_source") or {})))
+        if len(pending) >= batch:
+            send()
+    if pending:
+        send()
+    with io.translated(client, "refreshing", index):
+        client.indices.refresh(index=index)
+    return moved, changed
+
+
+__all__ = ["MIGRATING", "doc_terms", "flat_update", "flatten_parts", "read", "record", "recorded", "writes_flat"]

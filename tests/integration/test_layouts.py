@@ -1,0 +1,111 @@
+"""Index layouts on a real node: flat parts (one Lucene document per stored document), the upgrade of
+nested parts in place, and the 4 x 16-bit document layout chosen at setup and recorded in the index."""
+
+from __future__ import annotations
+
+import pytest
+
+from simdup_es import schema
+from simdup_es import simhash as sh
+from simdup_es.config import BlockLayout
+from simdup_es.errors import ConfigError
+from simdup_es.store.elasticsearch import ElasticsearchStore
+from tests.contract import test_levels_contract as levels_contract
+from tests.contract import test_store_contract as store_contract
+
+pytestmark = pytest.mark.integration
+
+
+def _meta(client, index: str) -> dict:  # type: ignore[no-untyped-def]
+    return client.indices.get_mapping(index=index)[index]["mappings"].get("_meta", {})
+
+
+def _lucene_docs(client, index: str) -> int:  # type: ignore[no-untyped-def]
+    return int(client.indices.stats(index=index, metric="docs")["indices"][index]["primaries"]["docs"]["count"])
+
+
+def _answers(store: ElasticsearchStore) -> dict[str, list]:
+    return {q: levels_contract.ask(store, lv, limit=50) for q, lv in levels_contract.queries()}
+
+
+def test_flat_parts_are_one_lucene_document_per_stored_document(es_client, es_index) -> None:  # type: ignore[no-untyped-def]
+    store = ElasticsearchStore(es_client, es_index)
+    store.setup()
+    assert _meta(es_client, es_index) == {"simdup": {"parts": "flat", "blocks": 8}}
+    docs = levels_contract.levels()
+    levels_contract.load_levels(store, docs)
+    assert sum(len(lv.stored()[0]) for lv in docs.values()) > 2 * len(docs)  # the documents do have parts
+    assert _lucene_docs(es_client, es_index) == store.count() == len(docs)
+    nested = ElasticsearchStore(es_client, es_index + "-nested", parts="nested")
+    nested.setup()
+    try:
+        levels_contract.load_levels(nested, docs)
+        assert _lucene_docs(es_client, es_index + "-nested") > 2 * nested.count()  # a hidden document per part
+        assert _answers(store) == _answers(nested)
+    finally:
+        es_client.indices.delete(index=es_index + "-nested")
+
+
+def test_setup_parts_flat_upgrades_a_nested_index_in_place(es_client, es_index) -> None:  # type: ignore[no-untyped-def]
+    old = ElasticsearchStore(es_client, es_index, parts="nested")
+    old.setup()
+    docs = levels_contract.levels()
+    levels_contract.load_levels(old, docs)
+    # An index made before layouts were recorded has no _meta: it is read as nested.
+    es_client.indices.put_mapping(index=es_index, body={"_meta": {"owner": "someone"}})
+    before = _answers(ElasticsearchStore(es_client, es_index))
+    assert any(before.values())
+
+    upgraded = ElasticsearchStore(es_client, es_index, parts="flat")
+    upgraded.setup()
+    assert _meta(es_client, es_index) == {"owner": "someone", "simdup": {"parts": "flat", "blocks": 8}}
+    assert _lucene_docs(es_client, es_index) == len(docs)
+    source = es_client.get(index=es_index, id=next(iter(docs)))["_source"][schema.ROOT]
+    assert schema.PARTS_NAME not in source or source[schema.PARTS_NAME] is None
+    assert source[schema.PART_TERMS_NAME]
+    assert _answers(ElasticsearchStore(es_client, es_index)) == before  # a new process reads the layout
+    assert _answers(upgraded) == before
+    with pytest.raises(ConfigError, match="cannot go back"):
+        ElasticsearchStore(es_client, es_index, parts="nested").setup()
+
+
+def test_the_4x16_layout_is_recorded_and_exact_against_brute_force(es_client, es_index) -> None:  # type: ignore[no-untyped-def]
+    store = ElasticsearchStore(es_client, es_index, BlockLayout(4, 3))
+    store.setup()
+    assert _meta(es_client, es_index)["simdup"]["blocks"] == 4
+    store_contract.test_candidates_cover_brute_force_and_rerank_equals_it(store)
+    source = es_client.get(index=es_index, id="base-0")["_source"][schema.ROOT]
+    assert "b4_0" in source and "b0" not in source  # only the layout asked for: 4 terms per document, not 8
+    # A store opened with the default layout (a new `simdup search`) answers in the recorded one.
+    reader = ElasticsearchStore(es_client, es_index)
+    data = store_contract.corpus()
+    for q in data.queries[:60]:
+        assert sorted(reader.candidates(q, store_contract.VERSION)[0]) == sorted(store.candidates(q, store_contract.VERSION)[0])
+    assert reader.layout == BlockLayout(4, 3)
+    with pytest.raises(ConfigError, match="chosen when an index is created"):
+        ElasticsearchStore(es_client, es_index, BlockLayout(16, 3)).setup()
+
+
+def test_the_terms_layout_is_recorded_and_exact_against_brute_force(es_client, es_index) -> None:  # type: ignore[no-untyped-def]
+    store = ElasticsearchStore(es_client, es_index, doc_terms=True)
+    store.setup()
+    assert _meta(es_client, es_index)["simdup"] == {"parts": "flat", "blocks": 8, "doc_terms": True}
+    store_contract.test_candidates_cover_brute_force_and_rerank_equals_it(store)
+    source = es_client.get(index=es_index, id="base-0")["_source"][schema.ROOT]
+    assert source[schema.DOC_TERMS_NAME] == schema.flat_part_terms(int(source["fp"], 16))
+    assert "b0" not in source  # no blocks: 56 terms instead
+    # A store opened without asking (a new `simdup search`) answers in the recorded layout, with only
+    # the fingerprints that share 5 of 8 blocks as candidates (no false ones to fetch).
+    reader = ElasticsearchStore(es_client, es_index)
+    data = store_contract.corpus()
+    for q in data.queries[:60]:
+        ids, fps = reader.candidates(q, store_contract.VERSION)
+        assert sorted(ids) == sorted(store.candidates(q, store_contract.VERSION)[0])
+        assert all(sum(x == y for x, y in zip(sh.blocks(q), sh.blocks(int(f)))) >= 5 for f in fps.tolist())
+    assert reader.doc_terms
+    ElasticsearchStore(es_client, es_index + "-other").setup()
+    try:
+        with pytest.raises(ConfigError, match="'terms' document layout"):
+            ElasticsearchStore(es_client, es_index + "-other", doc_terms=True).setup()
+    finally:
+        es_client.indices.delete(index=es_index + "-other")
