@@ -313,6 +313,18 @@ def _query_document(store: Store | None, fingerprinter: Fingerprinter, text: str
     return fingerprinter.fingerprint(text, title), text, None
 
 
+def _stored_as(store: Store, file: Path, text: str | None, id_base: Path | None) -> str | None:
+    """The id of ``file``'s own document when the store holds it as it is now (same id, same text): a search
+    for the file's copies leaves it out, and says so."""
+    from ..sources import path_id
+
+    doc_id = path_id(file, id_base)
+    if any(doc.text == text for doc in store.get([doc_id])):
+        click.echo(f"left out {doc_id}: the file itself, as the store holds it", err=True)
+        return doc_id
+    return None
+
+
 def query_source_options(func: F) -> F:
     func = click.option("--title", help="Title of the query text (titles weigh in fingerprints).")(func)
     func = click.option("--file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Query file.")(func)
@@ -372,6 +384,8 @@ def search(text: str | None, file: Path | None, doc_id: str | None, queries: str
         return
     with open_store(store_opts, read_only=True, layout=BlockLayout(k=k)) as store:
         fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id, title)
+        if file is not None:
+            exclude = _stored_as(store, file, query_text, id_base)
         docs: dict[str, StoredDoc] = {}  # what the matrix read, then the rest (without one: all)
         found = find_copies(store, query_text, fingerprint=fp, printer=PartPrinter(fingerprinter), exclude_id=exclude,
                             compare=comparer, params=params, matrix=not no_matrix, limit=limit, stored=docs)

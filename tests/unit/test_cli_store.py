@@ -88,7 +88,7 @@ def test_query_dsl_prints_a_pasteable_body() -> None:
     assert names and all(n[0] in "pk" for n in names)
 
 
-def test_search_file_finds_the_same_file_after_indexing_it(tmp_path: Path) -> None:
+def test_search_file_leaves_itself_out_and_finds_its_copies(tmp_path: Path) -> None:
     doc = tmp_path / "docs" / "文件名转换.txt"  # the file name becomes the title, on both sides
     doc.parent.mkdir()
     doc.write_text((Path(__file__).parent.parent / "fixtures" / "zh_article.txt").read_text(encoding="utf-8"),
@@ -97,7 +97,15 @@ def test_search_file_finds_the_same_file_after_indexing_it(tmp_path: Path) -> No
     assert _run("index", str(doc.parent), "--store", store).exit_code == 0
     result = _run("search", "--store", store, "--file", str(doc), "--json")
     assert result.exit_code == 0, result.output
+    assert result.stdout == "" and "left out" in result.stderr  # the file itself, as stored
+    copy = tmp_path / "elsewhere" / doc.name  # the same text and title under another id: found at distance 0
+    copy.parent.mkdir()
+    shutil.copy(doc, copy)
+    result = _run("search", "--store", store, "--file", str(copy), "--json")
     assert [json.loads(line)["distance"] for line in result.stdout.splitlines()] == [0]
+    doc.write_text(doc.read_text(encoding="utf-8") + "\n又加了一句新的话。", encoding="utf-8")  # edited since indexed
+    result = _run("search", "--store", store, "--file", str(doc), "--json")
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == [str(doc)]
 
 
 def test_bad_options_and_paths_are_one_line_errors(tmp_path: Path) -> None:
