@@ -55,6 +55,9 @@ __all__ = [
     "MultiParams",
     "PartCandidate",
     "PartStore",
+    "Passage",
+    "side_passages",
+    "lone_whole_passage",
     "StoredText",
     "boilerplate",
     "find_copies",
@@ -102,6 +105,12 @@ class MultiParams:
         of ``sentence_units`` or half its side (:func:`counted_passages`). Copies of
         one text share whole runs; pages made from one template share lines between
         their own, one at a time, however many pages share them.
+    whole_units, whole_fill:
+        A lone passage of whole sentences (the only passage of its side, its copied
+        units at least ``whole_fill`` of every sentence it touches) on both sides
+        makes a ``partial`` copy from ``whole_units`` units rather than
+        ``passage_units`` (:func:`lone_whole_passage`): a sentence or two pasted into
+        another text are copied whole and in one place. 0 turns the rule off.
     whole_share:
         A candidate with at least this share of both sides in copied passages is a
         ``near-duplicate`` (a whole copy) whatever its distance.
@@ -124,15 +133,17 @@ class MultiParams:
     passage_min_units: int = 12
     passage_gap: int = 8
     sentence_units: int = 60
+    whole_units: int = 20
+    whole_fill: float = 0.9
     whole_share: float = 0.8
     common_keys: int = 20
 
     def __post_init__(self) -> None:
-        for name in ("min_coverage", "partial_threshold", "whole_share"):
+        for name in ("min_coverage", "partial_threshold", "whole_share", "whole_fill"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"{name} must be between 0 and 1, got {value}")
-        require_ints(self, ("passage_gap", "common_keys"), minimum=0)
+        require_ints(self, ("passage_gap", "common_keys", "whole_units"), minimum=0)
         require_ints(self, ("max_candidates", "max_misses", "store_limit", "passage_units", "passage_min_units",
                             "sentence_units"))
         if not 0 <= self.k < 64:
@@ -440,6 +451,32 @@ def copied_units(comparison: Comparison, side: Literal["a", "b"]) -> tuple[np.nd
     return copied, np.repeat(np.arange(len(sentences)), counts)
 
 
+class Passage(NamedTuple):
+    """A passage of one side: its copied units, whether they are in two sentences or more, and whether
+    they fill the sentences they touch (``whole_fill`` of each)."""
+
+    units: int
+    sentences: int
+    whole: bool
+
+
+def side_passages(comparison: Comparison, side: Literal["a", "b"], params: MultiParams = MultiParams(),
+                  ignored: np.ndarray | None = None) -> list[Passage]:
+    """Every passage of a side with at least ``passage_min_units`` copied units (``ignored``: boilerplate)."""
+    copied, sentence = copied_units(comparison, side)
+    if ignored is not None and ignored.size == copied.size:  # boilerplate, not copied text
+        copied &= ~ignored
+    sizes = np.bincount(sentence, minlength=1)
+    out = []
+    for start, stop, n in passages(copied, params.passage_gap):
+        if n < params.passage_min_units:
+            continue
+        ids = sentence[start:stop][copied[start:stop]]
+        touched, got = np.unique(ids, return_counts=True)
+        out.append(Passage(n, touched.size, bool(np.all(got >= params.whole_fill * sizes[touched]))))
+    return out
+
+
 def counted_passages(comparison: Comparison, side: Literal["a", "b"], params: MultiParams = MultiParams(),
                      ignored: np.ndarray | None = None) -> list[int]:
     """Copied units of each passage of a side that counts as copied text.
@@ -449,27 +486,35 @@ def counted_passages(comparison: Comparison, side: Literal["a", "b"], params: Mu
     them, or half the side (a short text copied whole). A line shared by pages made
     from one template is a sentence between their own: it counts only when long.
     """
-    copied, sentence = copied_units(comparison, side)
-    if ignored is not None and ignored.size == copied.size:  # boilerplate, not copied text
-        copied &= ~ignored
     half = (comparison.units_a if side == "a" else comparison.units_b) / 2
-    out = []
-    for start, stop, n in passages(copied, params.passage_gap):
-        if n < params.passage_min_units:
-            continue
-        ids = sentence[start:stop][copied[start:stop]]
-        if ids[0] != ids[-1] or n >= params.sentence_units or n >= half:
-            out.append(n)
-    return out
+    return [p.units for p in side_passages(comparison, side, params, ignored)
+            if p.sentences > 1 or p.units >= params.sentence_units or p.units >= half]
+
+
+def lone_whole_passage(found: Sequence[Passage]) -> int:
+    """The units of a side's passage when it is the only one and of whole sentences, else 0.
+
+    A sentence or two pasted into another text are copied whole and in one place;
+    template lines recur one at a time between a page's own lines (several passages),
+    and a set phrase or a clause two unrelated sentences share is a piece of each.
+    """
+    return found[0].units if len(found) == 1 and found[0].whole else 0
 
 
 def copied_shares(comparison: Comparison, params: MultiParams = MultiParams(),
-                  boilerplate: np.ndarray | None = None) -> tuple[float, float, int]:
-    """Shares of both sides' units in counted passages (:func:`counted_passages`), and the units of the
-    shorter of the two sides' longest passages (a text repeating itself has a long passage on its side only)."""
-    a, b = counted_passages(comparison, "a", params, boilerplate), counted_passages(comparison, "b", params)
+                  boilerplate: np.ndarray | None = None) -> tuple[float, float, int, int]:
+    """Shares of both sides' units in counted passages (:func:`counted_passages`); the units of the
+    shorter of the two sides' longest passages (a text repeating itself has a long passage on its side
+    only); and of the shorter of their lone passages of whole sentences (:func:`lone_whole_passage`)."""
+    pa, pb = side_passages(comparison, "a", params, boilerplate), side_passages(comparison, "b", params)
+
+    def counted(found: list[Passage], units: int) -> list[int]:
+        return [p.units for p in found if p.sentences > 1 or p.units >= params.sentence_units or 2 * p.units >= units]
+
+    a, b = counted(pa, comparison.units_a), counted(pb, comparison.units_b)
     return (sum(a) / comparison.units_a if comparison.units_a else 0.0,
-            sum(b) / comparison.units_b if comparison.units_b else 0.0, min(max(a, default=0), max(b, default=0)))
+            sum(b) / comparison.units_b if comparison.units_b else 0.0, min(max(a, default=0), max(b, default=0)),
+            min(lone_whole_passage(pa), lone_whole_passage(pb)))
 
 
 def judge(doc_id: str, comparison: Comparison, distance: int | None, params: MultiParams = MultiParams(),
@@ -478,12 +523,14 @@ def judge(doc_id: str, comparison: Comparison, distance: int | None, params: Mul
 
     ``near-duplicate``: within distance ``k``, or both sides mostly copied
     (``whole_share``); ``partial``: ``partial_threshold`` of either side copied, or a
-    passage of ``passage_units``.
+    passage of ``passage_units`` in both, or a lone passage of ``whole_units`` in whole sentences of
+    both (:func:`lone_whole_passage`).
     """
-    cq, cm, longest = copied_shares(comparison, params, boilerplate)
+    cq, cm, longest, whole = copied_shares(comparison, params, boilerplate)
     if (distance is not None and distance <= params.k) or min(cq, cm) >= params.whole_share:
         kind: Kind = "near-duplicate"
-    elif max(cq, cm) >= params.partial_threshold or longest >= params.passage_units:
+    elif (max(cq, cm) >= params.partial_threshold or longest >= params.passage_units
+          or 0 < params.whole_units <= whole):
         kind = "partial"
     else:
         return None

@@ -293,7 +293,7 @@ def test_scattered_shared_lines_are_no_copy_but_the_same_lines_in_one_run_are(co
     for query, is_copy in ((scattered, False), (run, True)):
         c = compare(query, source)
         assert c.similarity_a >= 0.15  # the matrix marks the shared lines either way
-        cq, _, longest = copied_shares(c)
+        cq, _, longest, _ = copied_shares(c)
         assert (cq >= 0.2) is is_copy and (longest >= 30) is is_copy and (judge("x", c, None) is not None) is is_copy
 
 
@@ -348,7 +348,7 @@ def test_keys_many_candidates_share_are_boilerplate_unless_most_of_the_query(pri
     c = compare(corpus["article"], corpus["article"])
     ignored = np.zeros(c.units_a, dtype=bool)
     ignored[: c.units_a // 2] = True
-    cq, cm, _ = copied_shares(c, boilerplate=ignored)
+    cq, cm, *_ = copied_shares(c, boilerplate=ignored)
     assert cq == pytest.approx(0.5, abs=0.01) and cm == 1.0
 
 
