@@ -297,6 +297,26 @@ def test_scattered_shared_lines_are_no_copy_but_the_same_lines_in_one_run_are(co
         assert (cq >= 0.2) is is_copy and (longest >= 30) is is_copy and (judge("x", c, None) is not None) is is_copy
 
 
+def test_one_whole_sentence_pasted_into_another_text_is_a_partial_copy(corpus: dict[str, str]) -> None:
+    # A sentence of 20-59 units pasted at a line break: one passage of whole sentences on both sides.
+    source = corpus["article"]
+    pasted = next(s.text for s in split_sentences(source) if 25 <= s.n_units < 60)
+    lines = corpus["other"].split("\n")
+    host = "\n".join(lines[: len(lines) // 2] + [pasted] + lines[len(lines) // 2 :])
+    for a, b in ((host, source), (source, host)):
+        c = compare(a, b)
+        cq, cm, longest, lone = copied_shares(c)
+        assert max(cq, cm) < 0.2 and longest < 30 and lone >= 25  # only the lone whole passage counts it
+        m = judge("x", c, None)
+        assert m is not None and m.kind == "partial"
+        assert judge("x", c, None, MultiParams(whole_units=0)) is None and judge("x", c, None, MultiParams(whole_units=lone + 1)) is None
+    # A piece of a sentence (a clause two sentences share) is no whole sentence on its side.
+    clause = pasted[: len(pasted) * 2 // 3]
+    half = "\n".join(lines[: len(lines) // 2] + [clause + "，这一点在其他地方也说过很多次了，这里不再重复地详细说明了"] + lines[len(lines) // 2 :])
+    c = compare(half, source)
+    assert copied_shares(c)[3] == 0 and judge("x", c, None) is None
+
+
 def test_a_short_text_copied_whole_counts_though_one_sentence() -> None:
     post = unify("今天在图书馆读完了一本关于宋代城市生活的书，收获很多")
     for edited in ("转发微博 //@小王: " + post, post.replace("图书馆", "资料室"), post + " #读书# 😀"):
