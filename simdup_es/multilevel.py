@@ -377,7 +377,7 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
         keys_there = max(1.0, (c.units - KEY_K + 1) * density)
         shared = max(len({query.keys[i].key for i in c.keys}) / keys_there, int(in_parts.sum()) / c.units) if c.units else 0.0
         cm = min(1.0, shared)
-        longest = max((n for _, _, n in passages(mask, 0)), default=0)
+        longest = int(_passage_arrays(mask, 0)[2].max(initial=0))
         evidence = max(cq, cm, params.partial_threshold * min(1.0, longest / params.passage_units))
         if evidence >= params.min_coverage:
             out.append(Candidate(c.id, cq, cm, evidence))
@@ -422,14 +422,18 @@ class MultiMatch:
 
 def passages(copied: np.ndarray, gap: int) -> list[tuple[int, int, int]]:
     """``(start, stop, copied units)`` of each stretch of copied units at most ``gap`` apart."""
+    firsts, stops, counts = _passage_arrays(copied, gap)
+    return list(zip(firsts.tolist(), stops.tolist(), counts.tolist(), strict=True))
+
+
+def _passage_arrays(copied: np.ndarray, gap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`passages` as three arrays: first unit, unit after the last, copied units."""
     at = np.flatnonzero(copied)
     if not at.size:
-        return []
+        return at, at, at
     cut = np.flatnonzero(np.diff(at) > gap + 1) + 1
     bounds = np.concatenate(([0], cut, [at.size]))
-    firsts, lasts = at[bounds[:-1]], at[bounds[1:] - 1]
-    counts = np.diff(bounds)
-    return list(zip(firsts.tolist(), (lasts + 1).tolist(), counts.tolist(), strict=True))
+    return at[bounds[:-1]], at[bounds[1:] - 1] + 1, np.diff(bounds)
 
 
 def copied_units(comparison: Comparison, side: Literal["a", "b"]) -> tuple[np.ndarray, np.ndarray]:
@@ -452,8 +456,8 @@ def copied_units(comparison: Comparison, side: Literal["a", "b"]) -> tuple[np.nd
 
 
 class Passage(NamedTuple):
-    """A passage of one side: its copied units, whether they are in two sentences or more, and whether
-    they fill the sentences they touch (``whole_fill`` of each)."""
+    """A passage of one side: its copied units, 1 or 2 for one sentence or more, and whether the
+    sentences it touches are copied whole (at least ``whole_fill`` of each)."""
 
     units: int
     sentences: int
@@ -466,15 +470,19 @@ def side_passages(comparison: Comparison, side: Literal["a", "b"], params: Multi
     copied, sentence = copied_units(comparison, side)
     if ignored is not None and ignored.size == copied.size:  # boilerplate, not copied text
         copied &= ~ignored
+    firsts, stops, counts = _passage_arrays(copied, params.passage_gap)
+    keep = counts >= params.passage_min_units
+    if not keep.any():
+        return []
+    firsts, lasts, counts = firsts[keep], stops[keep] - 1, counts[keep]
     sizes = np.bincount(sentence, minlength=1)
-    out = []
-    for start, stop, n in passages(copied, params.passage_gap):
-        if n < params.passage_min_units:
-            continue
-        ids = sentence[start:stop][copied[start:stop]]
-        touched, got = np.unique(ids, return_counts=True)
-        out.append(Passage(n, touched.size, bool(np.all(got >= params.whole_fill * sizes[touched]))))
-    return out
+    got = np.bincount(sentence[copied], minlength=sizes.size)
+    # sentences with copied units short of whole_fill, counted up to each sentence
+    short = np.concatenate(([0], np.cumsum((got > 0) & (got < params.whole_fill * sizes))))
+    first_s, last_s = sentence[firsts], sentence[lasts]
+    whole = short[last_s + 1] == short[first_s]
+    return [Passage(n, 1 + int(b > a), bool(w)) for n, a, b, w in
+            zip(counts.tolist(), first_s.tolist(), last_s.tolist(), whole.tolist(), strict=True)]
 
 
 def counted_passages(comparison: Comparison, side: Literal["a", "b"], params: MultiParams = MultiParams(),
