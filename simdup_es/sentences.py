@@ -713,16 +713,29 @@ def split_sentences_coded(
     OverflowError
         More distinct words than private-use code points.
     """
+    sentences, unit_points, word_at, found, bounds = _coded_scan(text, min_units)
+    if found:
+        unit_points = unit_points.copy()
+        unit_points[word_at] = WORD_BASE if words is None else _points("".join(map(words.__getitem__, found)))
+    units_ = unit_points.astype("<u4").tobytes().decode("utf-32-le")
+    return list(sentences), list(map(units_.__getitem__, bounds))
+
+
+@lru_cache(maxsize=2048)
+def _coded_scan(text: str, min_units: int) -> tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], list[slice]]:
+    """What :func:`split_sentences_coded` needs of ``text`` whatever the word codes: its sentences, the code
+    point of each unit's first character, which units are words and their (case-folded) text, and each
+    sentence's slice of the units. Cached: a search compares the copies of a widely copied text with
+    query after query."""
     scan = _scan([text], min_units)
     chars = scan.chars
-    coded = chars.points.copy()
-    if words is None:
-        coded[chars.word_starts] = WORD_BASE
-    elif len(chars.word_starts):
-        found = [text[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
-        coded[chars.word_starts] = _points("".join(map(words.__getitem__, found)))
-    units_ = coded[chars.starts].astype("<u4").tobytes().decode("utf-32-le")
-    return scan.sentences, list(map(units_.__getitem__, map(slice, _ints(scan.table.first_unit), _ints(scan.table.stop_unit))))
+    starts = chars.starts
+    word_at = np.searchsorted(starts, chars.word_starts)  # the units that are words
+    found = [text[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
+    unit_points = chars.points[starts]
+    unit_points.flags.writeable = False  # shared by every call
+    bounds = list(map(slice, _ints(scan.table.first_unit), _ints(scan.table.stop_unit)))
+    return tuple(scan.sentences), unit_points, word_at, found, bounds
 
 
 def split_sentences_joined(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> tuple[list[Sentence], list[str]]:
