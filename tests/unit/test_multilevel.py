@@ -299,8 +299,10 @@ def test_scattered_shared_lines_are_no_copy_but_the_same_lines_in_one_run_are(co
 
 def test_one_whole_sentence_pasted_into_another_text_is_a_partial_copy(corpus: dict[str, str]) -> None:
     # A sentence of 20-59 units pasted at a line break: one passage of whole sentences on both sides.
-    source = corpus["article"]
-    pasted = next(s.text for s in split_sentences(source) if 25 <= s.n_units < 60)
+    sentences = split_sentences(corpus["article"])
+    at = next(k for k, s in enumerate(sentences) if 25 <= s.n_units < 60 and k >= 3)
+    pasted = sentences[at].text
+    source = "\n".join(s.text for s in sentences[at - 3 : at + 4])  # a short page: the sentence is a tenth or more
     lines = corpus["other"].split("\n")
     host = "\n".join(lines[: len(lines) // 2] + [pasted] + lines[len(lines) // 2 :])
     for a, b in ((host, source), (source, host)):
@@ -310,6 +312,8 @@ def test_one_whole_sentence_pasted_into_another_text_is_a_partial_copy(corpus: d
         m = judge("x", c, None)
         assert m is not None and m.kind == "partial"
         assert judge("x", c, None, MultiParams(whole_units=0)) is None and judge("x", c, None, MultiParams(whole_units=lone + 1)) is None
+        smaller = min(c.units_a, c.units_b)  # one line of a long page is no copy of it
+        assert judge("x", c, None, MultiParams(whole_min_share=(lone + 1) / smaller)) is None
     # A piece of a sentence (a clause two sentences share) is no whole sentence on its side.
     clause = pasted[: len(pasted) * 2 // 3]
     half = "\n".join(lines[: len(lines) // 2] + [clause + "，这一点在其他地方也说过很多次了，这里不再重复地详细说明了"] + lines[len(lines) // 2 :])
