@@ -112,9 +112,10 @@ class MultiParams:
         ``partial`` copy from ``whole_units`` units and ``whole_min_share`` of the
         smaller side, rather than ``passage_units`` or ``partial_threshold``
         (:func:`lone_whole_passage`): a sentence or two pasted into another text are
-        copied whole and in one place. Measured: without the share, one shared line
-        of 20-60 units between unrelated pages (2-9 % of the smaller) cost 3 points
-        of precision. 0 turns the rule off.
+        copied whole and in one place. Off (0) by default: on the evaluation
+        (docs/evaluation.md) ``whole_units=20`` raised passage-10 recall by 0.1 on two
+        seeds, but one shared line between unrelated pages also counts, and oracle
+        precision fell below 0.97 on one of them.
     whole_share:
         A candidate with at least this share of both sides in copied passages is a
         ``near-duplicate`` (a whole copy) whatever its distance.
@@ -137,7 +138,7 @@ class MultiParams:
     passage_min_units: int = 12
     passage_gap: int = 8
     sentence_units: int = 60
-    whole_units: int = 20
+    whole_units: int = 0
     whole_fill: float = 0.9
     whole_min_share: float = 0.09
     whole_share: float = 0.8

@@ -299,6 +299,7 @@ def test_scattered_shared_lines_are_no_copy_but_the_same_lines_in_one_run_are(co
 
 def test_one_whole_sentence_pasted_into_another_text_is_a_partial_copy(corpus: dict[str, str]) -> None:
     # A sentence of 20-59 units pasted at a line break: one passage of whole sentences on both sides.
+    ON = MultiParams(whole_units=20)
     sentences = split_sentences(corpus["article"])
     at = next(k for k, s in enumerate(sentences) if 25 <= s.n_units < 60 and k >= 3)
     pasted = sentences[at].text
@@ -309,16 +310,17 @@ def test_one_whole_sentence_pasted_into_another_text_is_a_partial_copy(corpus: d
         c = compare(a, b)
         cq, cm, longest, lone = copied_shares(c)
         assert max(cq, cm) < 0.2 and longest < 30 and lone >= 25  # only the lone whole passage counts it
-        m = judge("x", c, None)
+        assert judge("x", c, None) is None  # the rule is off by default
+        m = judge("x", c, None, ON)
         assert m is not None and m.kind == "partial"
-        assert judge("x", c, None, MultiParams(whole_units=0)) is None and judge("x", c, None, MultiParams(whole_units=lone + 1)) is None
+        assert judge("x", c, None, MultiParams(whole_units=lone + 1)) is None
         smaller = min(c.units_a, c.units_b)  # one line of a long page is no copy of it
-        assert judge("x", c, None, MultiParams(whole_min_share=(lone + 1) / smaller)) is None
+        assert judge("x", c, None, MultiParams(whole_units=20, whole_min_share=(lone + 1) / smaller)) is None
     # A piece of a sentence (a clause two sentences share) is no whole sentence on its side.
     clause = pasted[: len(pasted) * 2 // 3]
     half = "\n".join(lines[: len(lines) // 2] + [clause + "，这一点在其他地方也说过很多次了，这里不再重复地详细说明了"] + lines[len(lines) // 2 :])
     c = compare(half, source)
-    assert copied_shares(c)[3] == 0 and judge("x", c, None) is None
+    assert copied_shares(c)[3] == 0 and judge("x", c, None, ON) is None
 
 
 def test_a_short_text_copied_whole_counts_though_one_sentence() -> None:
