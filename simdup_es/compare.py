@@ -199,7 +199,10 @@ class CompareParams:
     unwrap:
         Read a hard-wrapped text (PDF, mail, licence files) as its sentences: a line
         break after a full line that does not end a sentence does not end one
-        (:func:`simdup_es.sentences.unwrap_lines`; offsets are unchanged).
+        (:func:`simdup_es.sentences.unwrap_lines`; offsets are unchanged). Off by
+        default: on the evaluation (docs/evaluation.md) it cost licence texts, which
+        are re-wrapped there, recall and precision (joined lines make long sentences
+        that one changed sentence spoils as a whole).
     """
 
     similar_weight: float = 0.6
@@ -210,7 +213,7 @@ class CompareParams:
     trim_window: int = DEFAULT_TRIM_WINDOW
     trim_slope: float = DEFAULT_TRIM_SLOPE
     run_units: int = 8
-    unwrap: bool = True
+    unwrap: bool = False
 
     def __post_init__(self) -> None:
         for name in ("similar_weight", "right_weight", "trim_slope"):
