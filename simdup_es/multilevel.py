@@ -13,7 +13,7 @@ The pipeline for one query document::
          until a few in a row are no copy or the limit is met
          copied units: in a marked sentence or a shared run;
          passages of them count (two sentences, or one long,
-         or one pasted whole: the only one, in whole sentences);
+         or, opted in, one pasted whole: the only one, in whole sentences);
          the query's boilerplate (keys many candidates share)
          does not
          near-duplicate: document distance <= k, or most of
