@@ -371,7 +371,7 @@ def main() -> None:
             kept, scores = [], []
             for i in got:
                 c = cmp_cached(q.text, index[i])
-                cq, cm, _ = copied_shares(c, params=params)  # the multilevel rule
+                cq, cm, *_ = copied_shares(c, params=params)  # the multilevel rule
                 if max(cq, cm) >= params.partial_threshold:
                     kept.append(i)
                     scores.append((i, "partial", cq, cm, c.similarity_a, c.similarity_b))

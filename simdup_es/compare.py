@@ -117,7 +117,15 @@ from .lcs import (
     resemblance,
     trusted_span,
 )
-from .sentences import DEFAULT_MIN_UNITS, WORD_BASE, Sentence, WordCodes, split_sentences, split_sentences_coded
+from .sentences import (
+    DEFAULT_MIN_UNITS,
+    WORD_BASE,
+    Sentence,
+    WordCodes,
+    split_sentences,
+    split_sentences_coded,
+    unwrap_lines,
+)
 from .thesaurus import Thesaurus, cilin_thesaurus
 from .tokens import dictionary_words
 from .winnow import shared_runs
@@ -188,6 +196,13 @@ class CompareParams:
         across them: a sentence that lost a clause or gained a prefix falls below
         ``right_weight`` as a whole, but its copied run is still seen. Eight CJK
         characters are rarely shared by chance outside set phrases.
+    unwrap:
+        Read a hard-wrapped text (PDF, mail, licence files) as its sentences: a line
+        break after a full line that does not end a sentence does not end one
+        (:func:`simdup_es.sentences.unwrap_lines`; offsets are unchanged). Off by
+        default: on the evaluation (docs/evaluation.md) it cost licence texts, which
+        are re-wrapped there, recall and precision (joined lines make long sentences
+        that one changed sentence spoils as a whole).
     """
 
     similar_weight: float = 0.6
@@ -198,6 +213,7 @@ class CompareParams:
     trim_window: int = DEFAULT_TRIM_WINDOW
     trim_slope: float = DEFAULT_TRIM_SLOPE
     run_units: int = 8
+    unwrap: bool = False
 
     def __post_init__(self) -> None:
         for name in ("similar_weight", "right_weight", "trim_slope"):
@@ -214,7 +230,7 @@ class CompareParams:
         require_ints(self, ("min_units", "trim_window", "run_units"))
         if not 0.0 < self.trim_slope < 1.0:
             raise ConfigError(f"trim_slope must be between 0 and 1 (exclusive), got {self.trim_slope}")
-        for name in ("use_synonyms", "trim_boilerplate"):
+        for name in ("use_synonyms", "trim_boilerplate", "unwrap"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
 
@@ -785,6 +801,8 @@ def compare(
     ThesaurusError
         Synonyms are on, no thesaurus was given and Cilin cannot be loaded.
     """
+    if params.unwrap:  # same length: offsets into the texts given stay right
+        a, b = unwrap_lines(a), unwrap_lines(b)
     try:
         sentences_a, raw_a, first_codes = _split_query(a, params.min_units)
         codes = WordCodes(first_codes)  # one code per Latin word, shared by both texts

@@ -75,6 +75,7 @@ __all__ = [
     "split_sentences_joined",
     "unit_spans",
     "units",
+    "unwrap_lines",
 ]
 
 DEFAULT_MIN_UNITS = 4
@@ -712,16 +713,29 @@ def split_sentences_coded(
     OverflowError
         More distinct words than private-use code points.
     """
+    sentences, unit_points, word_at, found, bounds = _coded_scan(text, min_units)
+    if found:
+        unit_points = unit_points.copy()
+        unit_points[word_at] = WORD_BASE if words is None else _points("".join(map(words.__getitem__, found)))
+    units_ = unit_points.astype("<u4").tobytes().decode("utf-32-le")
+    return list(sentences), list(map(units_.__getitem__, bounds))
+
+
+@lru_cache(maxsize=2048)
+def _coded_scan(text: str, min_units: int) -> tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], list[slice]]:
+    """What :func:`split_sentences_coded` needs of ``text`` whatever the word codes: its sentences, the code
+    point of each unit's first character, which units are words and their (case-folded) text, and each
+    sentence's slice of the units. Cached: a search compares the copies of a widely copied text with
+    query after query."""
     scan = _scan([text], min_units)
     chars = scan.chars
-    coded = chars.points.copy()
-    if words is None:
-        coded[chars.word_starts] = WORD_BASE
-    elif len(chars.word_starts):
-        found = [text[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
-        coded[chars.word_starts] = _points("".join(map(words.__getitem__, found)))
-    units_ = coded[chars.starts].astype("<u4").tobytes().decode("utf-32-le")
-    return scan.sentences, list(map(units_.__getitem__, map(slice, _ints(scan.table.first_unit), _ints(scan.table.stop_unit))))
+    starts = chars.starts
+    word_at = np.searchsorted(starts, chars.word_starts)  # the units that are words
+    found = [text[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
+    unit_points = chars.points[starts]
+    unit_points.flags.writeable = False  # shared by every call
+    bounds = list(map(slice, _ints(scan.table.first_unit), _ints(scan.table.stop_unit)))
+    return tuple(scan.sentences), unit_points, word_at, found, bounds
 
 
 def split_sentences_joined(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> tuple[list[Sentence], list[str]]:
@@ -851,3 +865,73 @@ def _split_sentences_reference(text: str, min_units: int = DEFAULT_MIN_UNITS) ->
         else:
             merged.append(pending)
     return [Sentence(k, start, end, text[start:end], n) for k, (start, end, n) in enumerate(merged) if n]
+
+
+# ------------------------------------------------------------------ hard-wrapped lines
+
+WRAP_FULL = 0.6
+"""A line of at least this share of a text's widest line is full: the layout broke it."""
+WRAP_MIN_SHARE = 0.3
+"""A text is hard-wrapped when at least this share of its lines (and two) are full."""
+
+
+def _line_widths(lines: Sequence[str]) -> np.ndarray:
+    """Display width of each line without its trailing spaces: 2 per CJK character, 1 per other."""
+    joined = "\n".join(line.rstrip() for line in lines)
+    points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    width = 1 + _IS_CJK[np.minimum(points, 0x10FFFF)].astype(np.int64)
+    breaks = np.flatnonzero(points == 10)
+    bounds = np.concatenate(([0], breaks + 1, [points.size + 1]))
+    total = np.concatenate(([0], np.cumsum(width)))
+    return total[bounds[1:] - 1] - total[bounds[:-1]]
+
+
+def unwrap_lines(text: str) -> str:
+    """``text`` with the line breaks of a hard-wrapped layout replaced by spaces (same length, same offsets).
+
+    PDF text and hard-wrapped mail or licence files break lines inside sentences,
+    where a sentence would otherwise end. When at least :data:`WRAP_MIN_SHARE` of
+    the lines (and two) are *full* (:data:`WRAP_FULL` of the widest line's width),
+    a break after a full line that does not end with a terminator (``。！？；!?;…``,
+    where the sentence ends anyway) is a space. Shorter lines (a paragraph's last, a
+    heading, a list item) still end where they end. A text of one paragraph per line
+    has few full lines and is returned as it is.
+    """
+    if text.count("\n") < 2:
+        return text
+    lines = text.split("\n")
+    widths = _line_widths(lines)
+    full = widths >= WRAP_FULL * widths.max()
+    if int(full.sum()) < max(2, WRAP_MIN_SHARE * int((widths > 0).sum())):
+        return text
+    out = []
+    for line, is_full, after in zip(lines, full.tolist(), lines[1:], strict=False):
+        stripped = line.rstrip()
+        soft = is_full and after.strip() and stripped and stripped[-1] not in _TERMINATORS
+        out.append(line + (" " if soft else "\n"))
+    out.append(lines[-1])
+    return "".join(out)
+
+
+def _unwrap_lines_reference(text: str) -> str:
+    """:func:`unwrap_lines` character by character, widths counted one character at a time."""
+    lines = text.split("\n")
+    if len(lines) < 3:
+        return text
+
+    def width(line: str) -> int:
+        return sum(2 if any(lo <= ord(ch) <= hi for lo, hi in _CJK_RANGES) else 1 for ch in line.rstrip())
+
+    widths = [width(line) for line in lines]
+    full = [w >= WRAP_FULL * max(widths) for w in widths]
+    if sum(full) < max(2, WRAP_MIN_SHARE * sum(w > 0 for w in widths)):
+        return text
+    chars = list(text)
+    at = 0
+    for k, line in enumerate(lines[:-1]):
+        at += len(line)
+        ends = line.rstrip()[-1:] if line.strip() else ""
+        if full[k] and ends and ends not in _TERMINATORS and lines[k + 1].strip():
+            chars[at] = " "
+        at += 1
+    return "".join(chars)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdup_es.compare import compare
+from simdup_es.compare import CompareParams, compare
 from simdup_es.errors import ConfigError, FingerprintVersionError
 from simdup_es.fingerprint import Doc, Fingerprinter
 from simdup_es.multilevel import (
@@ -293,8 +293,34 @@ def test_scattered_shared_lines_are_no_copy_but_the_same_lines_in_one_run_are(co
     for query, is_copy in ((scattered, False), (run, True)):
         c = compare(query, source)
         assert c.similarity_a >= 0.15  # the matrix marks the shared lines either way
-        cq, _, longest = copied_shares(c)
+        cq, _, longest, _ = copied_shares(c)
         assert (cq >= 0.2) is is_copy and (longest >= 30) is is_copy and (judge("x", c, None) is not None) is is_copy
+
+
+def test_one_whole_sentence_pasted_into_another_text_is_a_partial_copy(corpus: dict[str, str]) -> None:
+    # A sentence of 20-59 units pasted at a line break: one passage of whole sentences on both sides.
+    ON = MultiParams(whole_units=20)
+    sentences = split_sentences(corpus["article"])
+    at = next(k for k, s in enumerate(sentences) if 25 <= s.n_units < 60 and k >= 3)
+    pasted = sentences[at].text
+    source = "\n".join(s.text for s in sentences[at - 3 : at + 4])  # a short page: the sentence is a tenth or more
+    lines = corpus["other"].split("\n")
+    host = "\n".join(lines[: len(lines) // 2] + [pasted] + lines[len(lines) // 2 :])
+    for a, b in ((host, source), (source, host)):
+        c = compare(a, b)
+        cq, cm, longest, lone = copied_shares(c)
+        assert max(cq, cm) < 0.2 and longest < 30 and lone >= 25  # only the lone whole passage counts it
+        assert judge("x", c, None) is None  # the rule is off by default
+        m = judge("x", c, None, ON)
+        assert m is not None and m.kind == "partial"
+        assert judge("x", c, None, MultiParams(whole_units=lone + 1)) is None
+        smaller = min(c.units_a, c.units_b)  # one line of a long page is no copy of it
+        assert judge("x", c, None, MultiParams(whole_units=20, whole_min_share=(lone + 1) / smaller)) is None
+    # A piece of a sentence (a clause two sentences share) is no whole sentence on its side.
+    clause = pasted[: len(pasted) * 2 // 3]
+    half = "\n".join(lines[: len(lines) // 2] + [clause + "，这一点在其他地方也说过很多次了，这里不再重复地详细说明了"] + lines[len(lines) // 2 :])
+    c = compare(half, source)
+    assert copied_shares(c)[3] == 0 and judge("x", c, None, ON) is None
 
 
 def test_a_short_text_copied_whole_counts_though_one_sentence() -> None:
@@ -348,7 +374,7 @@ def test_keys_many_candidates_share_are_boilerplate_unless_most_of_the_query(pri
     c = compare(corpus["article"], corpus["article"])
     ignored = np.zeros(c.units_a, dtype=bool)
     ignored[: c.units_a // 2] = True
-    cq, cm, _ = copied_shares(c, boilerplate=ignored)
+    cq, cm, *_ = copied_shares(c, boilerplate=ignored)
     assert cq == pytest.approx(0.5, abs=0.01) and cm == 1.0
 
 
@@ -359,5 +385,9 @@ def test_a_hard_wrapped_copy_is_a_whole_copy(corpus: dict[str, str]) -> None:
     wrapped = "\n".join(line for para in corpus["article"].split("\n") for line in textwrap.wrap(para, 30))
     c = compare(wrapped, corpus["article"])
     m = judge("x", c, 9)
-    assert len(c.sentences_a) > 1.5 * len(c.sentences_b)
     assert m is not None and m.kind == "near-duplicate" and min(m.copied_query, m.copied_match) > 0.95
+    assert len(c.sentences_a) > 1.5 * len(c.sentences_b) and c.similarity_a < 0.5  # one sentence a line
+    # unwrapped, its sentences are the paragraphs' (a line break inside a sentence does not end it): the
+    # matrix marks most of them, where one sentence per line gave a fifth
+    joined = compare(wrapped, corpus["article"], CompareParams(unwrap=True))
+    assert len(joined.sentences_a) < 1.25 * len(joined.sentences_b) and min(joined.similarity_a, joined.similarity_b) > 0.8

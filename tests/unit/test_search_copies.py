@@ -102,7 +102,7 @@ def test_the_deleted_paragraph_copy_is_found(store: Any) -> None:
 def test_a_stricter_threshold_drops_partial_copies(store: Any) -> None:
     source = BY_ID["zh-man-page:man1/systemd-delta.1"]
     strict = find_copies(store, source["text"], title=source["title"], exclude_id=source["id"],
-                         params=MultiParams(partial_threshold=1.0, passage_units=10**6))
+                         params=MultiParams(partial_threshold=1.0, passage_units=10**6, whole_units=0))
     assert "planted" not in {c.id for c in strict}
 
 

@@ -423,3 +423,32 @@ def test_folding_by_table_is_str_casefold(batch: list[str]) -> None:
     for text, at, ok in zip(batch, base, same):
         if ok:
             assert got[at : at + len(text)] == text.casefold()
+
+
+_WRAP_TEXT = st.text(alphabet=st.sampled_from(list("中文字句。,;.! ab\n")), max_size=300)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_WRAP_TEXT)
+def test_unwrap_lines_equals_its_reference_and_keeps_offsets(text: str) -> None:
+    from simdup_es.sentences import _unwrap_lines_reference, unwrap_lines
+
+    got = unwrap_lines(text)
+    assert got == _unwrap_lines_reference(text)
+    assert len(got) == len(text) and all(a == b or (a == "\n" and b == " ") for a, b in zip(text, got))
+
+
+def test_a_hard_wrapped_text_has_the_sentences_of_its_paragraphs() -> None:
+    import textwrap
+
+    from simdup_es.sentences import unwrap_lines
+
+    para = ("所有接受文件名作为参数的命令和过程希望文件名是依赖于当前平台的三种形式之一。在每种平台上都支持这种平台上的"
+            "标准形式的文件名,额外的,在所有平台上还支持一种方便的语法来构造简单的文件名。打算被移植的脚本不要假定特定形式的文件名。")
+    text = "第一章 文件名\n" + "\n".join(textwrap.wrap(para, 24)) + "\n" + "\n".join(textwrap.wrap(para, 24))
+    want = [s.units for s in split_sentences(para)]
+    got = [s.units for s in split_sentences(unwrap_lines(text))]
+    assert len(split_sentences(text)) > 2 * len(want) + 1  # each line a sentence
+    assert got == [tuple("第一章文件名"), *want, *want]  # a heading (a short line) keeps its break
+    lines = "第一行是一个完整的句子。\n第二行也是一个完整的句子。\n短句\n第四行是这段文字的最后一句话了。"
+    assert unwrap_lines(lines) == lines  # one sentence a line: nothing to unwrap
