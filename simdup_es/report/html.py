@@ -49,6 +49,20 @@ ul.settings{font-size:.85rem;color:#555;margin:.2rem 0 1rem;padding-left:1.2rem}
 """
 
 
+
+def page_head(title: str, css: str) -> str:
+    """The start of a self-contained page, to ``</head>``: its title and inline style."""
+    return f"""<!DOCTYPE html>
+<html lang="zh">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="simdup-es">
+<title>{escape(title)}</title>
+<style>{css}</style>
+</head>
+"""
+
 def _relative(shown: Unified, sentence: Sentence, spans: list[Span], origin: int, length: int) -> list[Span]:
     """Spans relative to a unified sentence as spans relative to its original text (which starts at ``origin``)."""
     out: list[Span] = []
@@ -211,16 +225,7 @@ def render_html(
         for q in c.pairs
     )
     settings = "".join(f"<li>{escape(line)}</li>" for line in settings_in_words(c.params))
-    return f"""<!DOCTYPE html>
-<html lang="zh">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="simdup-es">
-<title>{escape(page_title)}</title>
-<style>{CSS}</style>
-</head>
-<body>
+    return page_head(page_title, CSS) + f"""<body>
 <h1>{escape(page_title)}</h1>
 <table class="scores">{scores}</table>
 <p class="legend"><span style="background:#ffe08a">the same sentence</span>\

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .html import CSS, EscapeCache, pair_view
+from .html import CSS, EscapeCache, page_head, pair_view
 from .similarity import SimilarityReport
 
 __all__ = ["render_report_html"]
@@ -97,16 +97,7 @@ def render_report_html(report: SimilarityReport, *, title: str | None = None) ->
         notes.append(f"{report.more} more candidates were not judged: the search stopped at its limit of sources "
                      "(raise it to see them).")
     notes_html = "".join(f"<li>{escape(n)}</li>" for n in notes)
-    return f"""<!DOCTYPE html>
-<html lang="zh">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="simdup-es">
-<title>{escape(page_title)}</title>
-<style>{CSS}{_PAGE_CSS}</style>
-</head>
-<body>
+    return page_head(page_title, CSS + _PAGE_CSS) + f"""<body>
 <h1>{escape(page_title)}</h1>
 <p class="headline" id="headline">{escape(report.headline)}</p>
 {_sources_html(report)}
