@@ -13,7 +13,9 @@ from distributed import Client, LocalCluster
 
 from simdup_es import default_fingerprinter
 from simdup_es.dask_groups import dask_update_groups
+from simdup_es.errors import ConfigError
 from simdup_es.es.connection import ConnectionSettings
+from simdup_es.es.engine import OPENSEARCH, engine_of
 from simdup_es.groups import stored_groups, update_groups
 from simdup_es.store.base import StoredDoc
 from simdup_es.store.elasticsearch import ElasticsearchStore
@@ -59,6 +61,11 @@ def test_dask_job_writes_the_groups_of_the_single_process_job(dask_client: Clien
     store.refresh()
     single = update_groups(store, dry_run=True)  # what the single-process job would write
     settings = ConnectionSettings(url=es_url)
+    if engine_of(es_client).name == OPENSEARCH:  # no sliced point in time there: a clear refusal, nothing written
+        with pytest.raises(ConfigError, match="sliced point in time"):
+            dask_update_groups(dask_client, settings, es_index, slices=3, buckets=3)
+        assert update_groups(store, dry_run=True).set == single.set
+        return
 
     first = dask_update_groups(dask_client, settings, es_index, slices=3, buckets=3)
     assert (first.pairs, first.groups, first.grouped, first.largest, first.exact) == \
@@ -82,7 +89,8 @@ def test_dask_job_writes_the_groups_of_the_single_process_job(dask_client: Clien
     assert len(stored_groups(store)) == again.groups
 
 
-def test_groups_command_runs_on_a_local_dask_cluster(es_url: str, es_index: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_groups_command_runs_on_a_local_dask_cluster(es_url: str, es_client, es_index: str,  # type: ignore[no-untyped-def]
+                                                     tmp_path) -> None:
     from click.testing import CliRunner
 
     from simdup_es.cli import main
@@ -93,6 +101,9 @@ def test_groups_command_runs_on_a_local_dask_cluster(es_url: str, es_index: str,
     sample = str(resources.files("simdup_es.data") / "sample.jsonl")
     assert run("index", sample, "--rejects", str(tmp_path / "rejects.jsonl")).exit_code == 0
     result = run("groups", "--dask", "local:2", "--json")
+    if engine_of(es_client).name == OPENSEARCH:
+        assert result.exit_code == 1 and "run 'simdup groups' without --dask" in result.output, result.output
+        return
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.splitlines()[0])
     assert (summary["groups"], summary["grouped"], summary["set"]) == (6, 12, 12)

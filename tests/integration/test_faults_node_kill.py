@@ -38,7 +38,9 @@ def _free_port() -> int:
 
 
 def _es_server(port: int, command: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SIMDUP_ES_PORT": str(port), "SIMDUP_ES_HEAP": "512m"}
+    # An Elasticsearch node the run's client talks to: 9 when the run is Elasticsearch 9's (client 9 refuses 8).
+    engine = "es9" if os.environ.get("SIMDUP_TEST_ENGINE") == "es9" else "es8"
+    env = {**os.environ, "SIMDUP_ES_PORT": str(port), "SIMDUP_ES_HEAP": "512m", "SIMDUP_ENGINE": engine}
     return subprocess.run([str(ROOT / "scripts/es-server"), command], env=env, capture_output=True, text=True,
                           timeout=300)
 
