@@ -207,8 +207,8 @@ def find_copies(
     computing them (with ``printer``, default parameters if ``None``). Without
     ``matrix`` or ``text`` there is only the document level, unscored. At most
     ``limit`` results; ``more`` on the result counts the copies (or candidates not
-    yet judged) left out by that limit. ``stored``, if given, gets the stored documents read for the
-    matrix, by id (a caller showing the results need not read them again).
+    yet judged) left out by that limit. ``stored``, if given, gets the stored document of every result,
+    by id (those the matrix read, and the others in one ``get``), for a caller that shows them.
     """
     if printer is None:
         from .fingerprint import default_fingerprinter
@@ -223,11 +223,15 @@ def find_copies(
     if not (matrix and text):
         near = near_duplicates(store, fingerprint, exclude_id=exclude_id)
         unscored = [_unscored(m.id, m.distance) for m in near if m.distance <= params.k]
-        return Copies(unscored[:limit], more=max(0, len(unscored) - limit))
-    assert unified is not None
-    if levels is None:
-        levels = printer.levels(unified, unified=True)
-    return _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, limit, stored)
+        found = Copies(unscored[:limit], more=max(0, len(unscored) - limit))
+    else:
+        assert unified is not None
+        if levels is None:
+            levels = printer.levels(unified, unified=True)
+        found = _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, limit, stored)
+    if stored is not None and (missing := [m.id for m in found if m.id not in stored]):
+        stored.update((d.id, d) for d in store.get(missing))
+    return found
 
 
 def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,

@@ -308,8 +308,6 @@ class Service:
         found = find_copies(self.store, text, title=q.title, fingerprint=fingerprint, printer=self.printer,
                             exclude_id=q.id, compare=self.compare, params=params, matrix=req.levels == "all",
                             limit=req.limit, stored=docs)
-        if missing := [m.id for m in found if m.id not in docs]:
-            docs.update((d.id, d) for d in self.store.get(missing))
         return found, docs, text
 
     def search(self, req: SearchRequest) -> dict[str, Any]:

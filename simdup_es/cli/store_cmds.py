@@ -386,11 +386,9 @@ def search(text: str | None, file: Path | None, doc_id: str | None, queries: str
         fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id, title)
         if file is not None:
             exclude = _stored_as(store, file, query_text, id_base)
-        docs: dict[str, StoredDoc] = {}  # what the matrix read, then the rest (without one: all)
+        docs: dict[str, StoredDoc] = {}  # every result's stored document
         found = find_copies(store, query_text, fingerprint=fp, printer=PartPrinter(fingerprinter), exclude_id=exclude,
                             compare=comparer, params=params, matrix=not no_matrix, limit=limit, stored=docs)
-        if missing := [m.id for m in found if m.id not in docs]:
-            docs.update((d.id, d) for d in store.get(missing))
         note_other_versions(store, fingerprinter.version)
     _show_copies(found, docs, query_text, as_json=as_json, details=details, html_path=html_path)
 

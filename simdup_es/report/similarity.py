@@ -258,8 +258,6 @@ def similarity_report(
     docs: dict[str, StoredDoc] = {}
     copies = find_copies(store, text, title=title, printer=printer, exclude_id=None if include_self else doc_id,
                          compare=compare or comparer(params), params=multi, limit=limit, stored=docs)
-    if missing := [m.id for m in copies if m.id not in docs]:
-        docs.update((d.id, d) for d in store.get(missing))
     return report_from_copies(text, copies, docs, doc_id=doc_id, label=label or doc_id or title or "this document",
                               exclusions=exclusions, include_self=include_self,
                               settings=settings_in_words(params, multi))
