@@ -280,7 +280,7 @@ class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
         # keys are flat arrays of unsigned 64-bit numbers, 5 and 2 to an element.
         rows: list[tuple[object, ...]] = []
         texts: list[str] = []
-        columns: list[tuple[np.ndarray, ...]] = []
+        columns: list[np.ndarray] = []
         for result, levels, text in self:
             fp = result.fingerprint
             plain = fp is not None and result.error is None and fp.version == self.version and type(fp.value) is int
@@ -300,18 +300,16 @@ class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
         return _Sent, (self.version, rows, _table(texts, columns) if texts else None)
 
 
-def _columns(sentences: Sequence[Sentence]) -> tuple[np.ndarray, ...]:
-    """``start, end, units`` of ``sentences``, read from their table if they are rows of one."""
+def _columns(sentences: Sequence[Sentence]) -> np.ndarray:
+    """:attr:`SentenceTable.columns` of ``sentences``, read from their table if they are rows of one."""
     if isinstance(sentences, SentenceRows):
         rows, table = sentences.table.rows(sentences.i), sentences.table
-        return tuple(column[rows.start : rows.stop] for column in (table.start, table.end, table.units))
-    return tuple(np.array(column, dtype=np.int64) for column in
-                 ([s.start for s in sentences], [s.end for s in sentences], [s.n_units for s in sentences]))
+        return table.columns[rows.start : rows.stop]
+    return np.array([(s.start, s.end, s.n_units) for s in sentences], dtype=np.int64).reshape(-1, 3)
 
 
-def _table(texts: list[str], columns: list[tuple[np.ndarray, ...]]) -> SentenceTable:
-    first = np.cumsum([0, *(len(c[0]) for c in columns)])
-    return SentenceTable(tuple(texts), first, *(np.concatenate([c[k] for c in columns]) for k in range(3)))
+def _table(texts: list[str], columns: list[np.ndarray]) -> SentenceTable:
+    return SentenceTable(tuple(texts), np.cumsum([0, *map(len, columns)]), np.concatenate(columns))
 
 
 class _Sent(list[tuple[object, ...]]):

@@ -538,29 +538,38 @@ def _merged_many(
 class SentenceTable:
     """The sentences of a batch of texts as columns (:func:`split_table`).
 
-    Row ``k`` is sentence ``k`` of the batch: the first text's sentences, then the
-    second's, and so on. The columns are int64 arrays, so a table pickles as a few
-    arrays and the texts (the way workers send sentences back); :meth:`sentences`
-    makes the :class:`Sentence` objects of one text when they are wanted.
+    Row ``k`` of :attr:`columns` is sentence ``k`` of the batch: the first text's sentences,
+    then the second's, and so on. A table pickles as two arrays and the texts (the way
+    workers send sentences back); :meth:`sentences` makes the :class:`Sentence` objects of
+    one text when they are wanted.
 
     Attributes
     ----------
     texts:
         The texts split, in order; offsets refer to each one's own text.
     first:
-        Row of each text's first sentence, then the number of rows.
-    start, end:
-        Each sentence's first and stop character in its text.
-    units:
-        Each sentence's number of units. A text's units fall into its sentences in
-        turn, so sentence ``k`` holds the units from the sum of the counts before it.
+        int64: row of each text's first sentence, then the number of rows.
+    columns:
+        int64, a row per sentence: its first and stop character in its text, and its number
+        of units. A text's units fall into its sentences in turn, so sentence ``k`` holds the
+        units from the sum of the counts before it.
     """
 
     texts: Sequence[str]
     first: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-    units: np.ndarray
+    columns: np.ndarray
+
+    @property
+    def start(self) -> np.ndarray:
+        return self.columns[:, 0]
+
+    @property
+    def end(self) -> np.ndarray:
+        return self.columns[:, 1]
+
+    @property
+    def units(self) -> np.ndarray:
+        return self.columns[:, 2]
 
     def rows(self, i: int) -> range:
         """The rows of text ``i``'s sentences."""
@@ -574,10 +583,9 @@ class SentenceTable:
         longer than ``map`` over each slot.
         """
         rows, text = self.rows(i), self.texts[i]
-        start, end = self.start[rows.start : rows.stop].tolist(), self.end[rows.start : rows.stop].tolist()
+        start, end, units_ = self.columns[rows.start : rows.stop].T.tolist()
         made = list(map(object.__new__, itertools.repeat(Sentence, len(rows))))
-        columns = (range(len(rows)), start, end, map(text.__getitem__, map(slice, start, end)),
-                   self.units[rows.start : rows.stop].tolist())
+        columns = (range(len(rows)), start, end, map(text.__getitem__, map(slice, start, end)), units_)
         for setter, values in zip(_SENTENCE_SLOTS, columns, strict=True):
             collections.deque(map(setter, made, values), maxlen=0)
         return made
@@ -585,16 +593,12 @@ class SentenceTable:
     def line_starts(self) -> np.ndarray:
         """Whether a line break (``"\\n"``) lies between each sentence and the one before it in its text."""
         shift = np.repeat(np.cumsum([0, *(len(t) + 1 for t in self.texts)])[:-1], np.diff(self.first))
+        start, end = self.start + shift, self.end + shift  # offsets in the texts joined by line breaks
         newlines = np.flatnonzero(_points("\n".join(self.texts)) == 0x0A)
-        starts = np.zeros(len(self.start) + 1, dtype=bool)
-        starts[1:-1] = (np.searchsorted(newlines, self.end[:-1] + shift[:-1])
-                        < np.searchsorted(newlines, self.start[1:] + shift[1:]))
+        starts = np.zeros(len(start) + 1, dtype=bool)
+        starts[1:-1] = np.searchsorted(newlines, end[:-1]) < np.searchsorted(newlines, start[1:])
         starts[self.first] = False  # the sentence before is another text's
         return starts[:-1]
-
-
-def _ints(column: list[int] | np.ndarray) -> np.ndarray:
-    return np.asarray(column, dtype=np.int64)
 
 
 # From about this many characters in a batch, numpy finds its pieces and sentences sooner than the
@@ -627,36 +631,34 @@ def _split(texts: Sequence[str], min_units: int) -> tuple[SentenceTable, _Chars]
     chars = _chars("\n".join(texts))
     base = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
     split = _table_each if len(chars.points) < _BATCH_CHARS else _table_many
-    first, start, end, first_unit, stop_unit = map(_ints, split(texts, chars, base, min_units))
-    if len(texts) > 1:  # offsets into each text rather than the batch
-        shift = np.repeat(np.array(base[:-1], dtype=np.int64), np.diff(first))
-        start, end = start - shift, end - shift
-    return SentenceTable(texts, first, start, end, stop_unit - first_unit), chars
+    first, columns = split(texts, chars, base, min_units)
+    return SentenceTable(texts, np.asarray(first, dtype=np.int64), columns), chars
 
 
-def _table_each(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> tuple[list[int], ...]:
-    """The sentences of ``texts``, text by text (:func:`_raw_pieces`, then :func:`_merged`): where each
-    text's start, then each sentence's start, end, first and stop unit, in the batch."""
+def _table_each(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> tuple[list[int], np.ndarray]:
+    """The sentences of ``texts``, text by text (:func:`_raw_pieces`, then :func:`_merged`): the row of
+    each text's first, then :attr:`SentenceTable.columns`."""
     pieces = [_raw_pieces(t) for t in texts]
     # Units never cross a piece boundary, so a piece's units are those starting in it.
     ends = [a + k for p, a in zip(pieces, base) for begin, end, _ in p for k in (begin, end)]
     bounds = np.searchsorted(chars.starts, np.array(ends, dtype=np.int64)).tolist()
-    merged, first, k = [], [0], 0
-    for p, a in zip(pieces, base):
-        got = _merged(p, bounds[k : k + 2 * len(p)], min_units)
-        merged += [(start + a, end + a, u0, u1) for start, end, u0, u1 in got] if a else got
+    flat: list[int] = []  # the columns row by row: numpy reads a flat list four times as fast as one of rows
+    first, k = [0], 0
+    for p in pieces:
+        flat += [n for start, end, u0, u1 in _merged(p, bounds[k : k + 2 * len(p)], min_units) for n in (start, end, u1 - u0)]
         k += 2 * len(p)
-        first.append(len(merged))
-    start, end, first_unit, stop_unit = map(list, zip(*merged)) if merged else ([], [], [], [])
-    return first, start, end, first_unit, stop_unit
+        first.append(len(flat) // 3)
+    return first, np.array(flat, dtype=np.int64).reshape(-1, 3)
 
 
-def _table_many(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> tuple[np.ndarray, ...]:
+def _table_many(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_table_each` with numpy, all texts at once: :func:`_pieces_many`, then :func:`_merged_many`."""
     pieces = _pieces_many(texts, chars, np.array(base, dtype=np.int64))
     begin, end, first_unit, stop_unit, owner = _merged_many(
         pieces, np.searchsorted(chars.starts, pieces[0]), np.searchsorted(chars.starts, pieces[1]), min_units)
-    return np.searchsorted(owner, np.arange(len(texts) + 1)), begin, end, first_unit, stop_unit
+    shift = np.array(base, dtype=np.int64)[owner]  # offsets into each text rather than the batch
+    columns = np.stack((begin - shift, end - shift, stop_unit - first_unit), axis=1)
+    return np.searchsorted(owner, np.arange(len(texts) + 1)), columns
 
 
 def split_sentences_coded(
@@ -697,9 +699,9 @@ def _coded_scan(text: str, min_units: int) -> tuple[tuple[Sentence, ...], np.nda
     found = [text[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
     unit_points = chars.points[starts]
     unit_points.flags.writeable = False  # shared by every call
-    stops = np.cumsum(table.units).tolist()
-    bounds = list(map(slice, [0, *stops[:-1]], stops))
-    return tuple(table.sentences()), unit_points, word_at, found, bounds
+    sentences = tuple(table.sentences())
+    stops = list(itertools.accumulate(s.n_units for s in sentences))
+    return sentences, unit_points, word_at, found, list(map(slice, [0, *stops[:-1]], stops))
 
 
 def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:
