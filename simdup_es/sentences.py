@@ -296,7 +296,6 @@ class _Chars(NamedTuple):
     starts: np.ndarray  # offset of each unit
     word_starts: np.ndarray  # offsets of the Latin units (words and numbers)
     word_ends: np.ndarray
-    inside: np.ndarray  # whether each character is part of a unit
     word: np.ndarray  # whether each character is a letter or digit of a Latin unit (matches _WORD)
 
 
@@ -327,12 +326,10 @@ def _chars(text: str) -> _Chars:
         joined[2:-2] |= word[:-2] & word[2:] & ((inner == 0x27) | (inner == 0x2E) | (inner == 0x2019))
         edges = np.flatnonzero(joined[1:] != joined[:-1])
         word_starts, word_ends = edges[0::2], edges[1::2]
-        inside = unit_start | joined[1:-1]
         unit_start[word_starts] = True
     else:
         word_starts = word_ends = np.zeros(0, dtype=np.int64)
-        inside = unit_start
-    return _Chars(points, np.flatnonzero(unit_start), word_starts, word_ends, inside, word)
+    return _Chars(points, np.flatnonzero(unit_start), word_starts, word_ends, word)
 
 
 # Character kinds the sentence scan tells apart (_kinds), as bits.
