@@ -28,17 +28,23 @@ of documents with a fingerprinter's tokens and weights.
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
 
 from .config import require_ints
 from .errors import ConfigError
-from .sentences import Sentence
-from .winnow import KEY_K, KEY_W
-from .winnow import winnowed
+from .sentences import Sentence, SentenceTable
+from .winnow import KEY_K, KEY_W, winnowed
 
-__all__ = ["Key", "Levels", "Part", "PartParams", "U64Keys", "parts_of_columns", "split_parts", "text_keys"]
+__all__ = ["Key", "Lazy", "Levels", "Part", "PartParams", "SentenceRows", "U64Keys", "not_u64", "parts_of_columns", "split_parts",
+           "text_keys"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -104,16 +110,86 @@ class Key:
     key: int
     position: int
 
-class U64Keys(Sequence[Key]):
-    """Keys held as unsigned 64-bit numbers (those of a :class:`~simdup_es.parts.PartPrinter`), the
-    :class:`Key` objects made on first use: :meth:`values` reads them without making them, and a store
-    need not check that they are 64-bit unsigned integers."""
 
-    __slots__ = ()
+class Lazy(Sequence[T]):
+    """A tuple made on first use by ``make``: equal to, hashed and pickled as that tuple.
+
+    Levels from a :class:`~simdup_es.parts.PartPrinter` hold their sentences (rows of a
+    :class:`~simdup_es.sentences.SentenceTable`), parts and keys this way: indexing reads
+    none of their objects (a store keeps the part fingerprints and the keys' values), so
+    they are never made there.
+    """
+
+    __slots__ = ("_make", "_built")
+
+    def __init__(self, make: Callable[[], Iterable[T]]) -> None:
+        self._make = make
+        self._built: tuple[T, ...] | None = None
+
+    def _all(self) -> tuple[T, ...]:
+        if self._built is None:
+            self._built = tuple(self._make())
+        return self._built
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Lazy):
+            other = other._all()
+        return self._all() == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+    def __reduce__(self) -> tuple[type[tuple[T, ...]], tuple[tuple[T, ...]]]:
+        return tuple, (self._all(),)
+
+
+class U64Keys(Lazy[Key]):
+    """Keys held as unsigned 64-bit numbers, ``(key, position)`` in turn: :meth:`values` reads them
+    without making the :class:`Key` objects, and they need no check (:meth:`Levels.not_u64`)."""
+
+    __slots__ = ("flat",)
+
+    def __init__(self, flat: bytes) -> None:
+        super().__init__(functools.partial(_keys_of, flat))
+        self.flat = flat
+
+    def __len__(self) -> int:
+        return len(self.flat) // 16
 
     def values(self) -> list[int]:
         """:meth:`Levels.key_values`."""
-        raise NotImplementedError
+        return memoryview(self.flat).cast("Q")[0::2].tolist()
+
+
+class SentenceRows(Lazy[Sentence]):
+    """The sentences of text ``i`` of a :class:`~simdup_es.sentences.SentenceTable`, made when first read."""
+
+    __slots__ = ("table", "i")
+
+    def __init__(self, table: SentenceTable, i: int) -> None:
+        super().__init__(functools.partial(table.sentences, i))
+        self.table = table
+        self.i = i
+
+    def __len__(self) -> int:
+        return len(self.table.rows(self.i))
+
+
+def _keys_of(flat: bytes) -> Iterator[Key]:
+    numbers = iter(memoryview(flat).cast("Q"))
+    return itertools.starmap(Key, zip(numbers, numbers))
 
 
 @dataclass(frozen=True)
@@ -126,8 +202,8 @@ class Levels:
 
     version: str
     units: int
-    # Tuples, or sequences equal to them whose objects are made on first use (the
-    # sentences and keys of PartPrinter's batches, the parts from a worker).
+    # Tuples, or sequences equal to them whose objects are made on first use (Lazy: the
+    # sentences, parts and keys of PartPrinter's batches).
     sentences: Sequence[Sentence]
     parts: Sequence[Part]
     fingerprints: tuple[int | None, ...]
@@ -141,11 +217,33 @@ class Levels:
         """The value of each key, in order (without making the key objects)."""
         return self.keys.values() if isinstance(self.keys, U64Keys) else [k.key for k in self.keys]
 
-    @property
-    def keys_are_u64(self) -> bool:
-        """Whether the keys' values are read from unsigned 64-bit numbers (:class:`U64Keys`, those of a
-        :class:`~simdup_es.parts.PartPrinter`), so that a store need not check them again."""
-        return isinstance(self.keys, U64Keys)
+    def not_u64(self) -> list[object]:
+        """The fingerprints and key values that are not 64-bit unsigned integers (:func:`not_u64`)."""
+        return not_u64(self.fingerprints) or ([] if isinstance(self.keys, U64Keys) else not_u64(self.key_values()))
+
+
+_U64 = 1 << 64
+
+
+def not_u64_reference(values: Iterable[object]) -> list[object]:
+    """The values (``None`` aside) that are not 64-bit unsigned integers (``int`` or numpy), in order."""
+    return [v for v in values if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
+                                                    or not 0 <= int(v) < _U64)]
+
+
+_PLAIN = frozenset({int, type(None)})
+
+
+def not_u64(values: Sequence[object]) -> list[object]:
+    """:func:`not_u64_reference`, checked in one pass over the types and one ``min``/``max`` when
+    every value is a plain ``int`` or ``None`` (as levels from the workers are): every
+    document indexed goes through it."""
+    kinds = set(map(type, values))
+    if kinds <= _PLAIN:
+        ints = [v for v in values if v is not None] if type(None) in kinds else values
+        if not ints or (min(ints) >= 0 and max(ints) < _U64):  # type: ignore[type-var, operator]
+            return []
+    return not_u64_reference(values)
 
 
 def _paragraphs(text: str, sentences: Sequence[Sentence]) -> list[tuple[int, int]]:

@@ -4,8 +4,9 @@ The levels themselves (:class:`Levels`, :class:`Part`, :class:`Key`, :class:`Par
 :func:`split_parts`, :func:`text_keys`) are pure and live in :mod:`simdup_es.levels`; they
 are re-exported here. This module cuts documents into them and fingerprints their parts
 with a :class:`Fingerprinter`'s tokens and weights, on worker processes, and holds the
-wire format the workers send them back in (:class:`_Batch`, :class:`_Sent`) with the
-sequences made from it on first use.
+wire format the workers send them back in (:class:`_Batch`, :class:`_Sent`): a
+:class:`~simdup_es.sentences.SentenceTable` of the batch and flat numbers, read into
+:class:`~simdup_es.levels.Lazy` sequences whose objects are made on first use.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from typing import NamedTuple, TypeVar
 import numpy as np
 
 from .fingerprint import Doc, Fingerprint, Fingerprinter, Result
-from .levels import Key, Levels, Part, PartParams, U64Keys, parts_of_columns, split_parts, text_keys
-from .sentences import Sentence, _split_columns_many, split_sentences
+from .levels import Key, Lazy, Levels, Part, PartParams, SentenceRows, U64Keys, parts_of_columns, split_parts, text_keys
+from .sentences import Sentence, SentenceTable, split_sentences, split_table
 from .text import unify, unify_many
 from .winnow import winnowed
 
@@ -41,12 +42,12 @@ _CHARS_PER_CHUNK = 256_000
 __all__ = ["Key", "Levels", "Part", "PartParams", "PartPrinter", "split_parts", "text_keys"]
 
 
-def _flat_keys(text: str, params: PartParams) -> _Keys:
+def _flat_keys(text: str, params: PartParams) -> U64Keys:
     """:func:`text_keys` as flat numbers, the key objects made on first use."""
     values, positions = winnowed(text, params.key_units, params.key_window)
     rows = np.empty((len(values), 2), dtype=np.uint64)
     rows[:, 0], rows[:, 1] = values, positions
-    return _Keys(rows.tobytes())
+    return U64Keys(rows.tobytes())
 
 
 # Characters jieba may segment together with their neighbours: a superset, in every
@@ -201,20 +202,23 @@ class PartPrinter:
         return out
 
     def _split_many(self, texts: Sequence[str]) -> list[_Split]:
-        """Unified texts cut into sentences (all at once, as columns) and parts, with their keys."""
-        _, columns = _split_columns_many(texts)
-        first, table, params = columns.first, columns.table, self.params
-        starts, ends, counts = (table[:, k].tolist() for k in range(3)) if params.with_parts else ((), (), ())
+        """Unified texts cut into sentences (all at once, as a table) and parts, with their keys."""
+        table, params = split_table(texts), self.params
+        first, counts = table.first.tolist(), table.units.tolist()
+        if params.with_parts:
+            starts, ends = table.start.tolist(), table.end.tolist()
+            lines = np.flatnonzero(table.line_starts())
+            line_first = np.searchsorted(lines, table.first).tolist()
+            lines = (lines - table.first[np.searchsorted(table.first, lines, side="right") - 1]).tolist()
         out = []
-        for k, u in enumerate(texts):
+        for k, u in enumerate(table.texts):
             i, j = first[k], first[k + 1]
-            before = columns.before[k]
+            before = list(itertools.accumulate(counts[i:j], initial=0))  # units before each sentence
             parts = []
             if params.with_parts and j > i:
-                parts = parts_of_columns(starts[i:j], ends[i:j], counts[i:j], itertools.pairwise([0, *columns.lines[k], j - i]),
-                               before, params)
-            units_ = before[-1] - before[0] if before else 0
-            out.append(_Split(u, _Sentences(table[i:j].tobytes(), u), parts, _flat_keys(u, params), units_))
+                paragraphs = itertools.pairwise([0, *lines[line_first[k] : line_first[k + 1]], j - i])
+                parts = parts_of_columns(starts[i:j], ends[i:j], counts[i:j], paragraphs, before, params)
+            out.append(_Split(u, SentenceRows(table, k), parts, _flat_keys(u, params), before[-1]))
         return out
 
     def _levels(self, split: _Split, fps: Sequence[int | None]) -> Levels:
@@ -232,9 +236,9 @@ class _Split(NamedTuple):
     """A unified text cut into sentences and parts, with its keys and its number of units."""
 
     text: str
-    sentences: _Sentences
+    sentences: SentenceRows
     parts: list[Part]
-    keys: _Keys
+    keys: U64Keys
     units: int
 
 
@@ -256,8 +260,8 @@ class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
     Pickled (on the way back from a worker) as plain numbers, strings and flat arrays
     (:class:`_Sent`): unpickling frozen dataclasses (or even tuples of numbers) for
     every document was most of the CPU the process that feeds two workers spent on
-    them. Without ``texts`` neither the unified texts nor the sentences go
-    (:meth:`PartPrinter.map_items`).
+    them. The unified texts and their sentences go as one :class:`SentenceTable`, or not at
+    all without ``texts`` (:meth:`PartPrinter.map_items`).
     """
 
     def __init__(self, triples: Iterable[tuple[Result, Levels | None, str | None]] = (), version: str = "",
@@ -270,178 +274,82 @@ class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
         """The batch's results, levels and texts (``docs``, the batch's documents, unused here)."""
         return iter(self)
 
-    def __reduce__(self) -> tuple[type[_Sent], tuple[str, list[_Packed]]]:
-        rows: list[_Packed] = []
+    def __reduce__(self) -> tuple[type[_Sent], tuple[str, list[tuple[object, ...]], SentenceTable | None]]:
+        # A row per document: (head, units, parts, fingerprints, keys[, row in the table]). head is the
+        # fingerprint's value (or the whole Result when it is not one of the batch's version); parts and
+        # keys are flat arrays of unsigned 64-bit numbers, 5 and 2 to an element.
+        rows: list[tuple[object, ...]] = []
+        texts: list[str] = []
+        columns: list[np.ndarray] = []
         for result, levels, text in self:
             fp = result.fingerprint
             plain = fp is not None and result.error is None and fp.version == self.version and type(fp.value) is int
             head = fp.value if plain else result  # type: ignore[union-attr]
             if levels is None:
                 rows.append((head,))
-            else:
-                assert levels.version == self.version  # one printer made them all
-                rows.append(_pack(head, levels, text if self.texts else None))
-        return _Sent, (self.version, rows)
+                continue
+            assert levels.version == self.version  # one printer made them all
+            keys = levels.keys
+            row = (head, levels.units, _flat((p.first, p.stop, p.start, p.end, p.units) for p in levels.parts),
+                   levels.fingerprints, keys.flat if isinstance(keys, U64Keys) else _flat((k.key, k.position) for k in keys))
+            if self.texts and text is not None:
+                row += (len(texts),)
+                texts.append(text)
+                columns.append(_columns(levels.sentences))
+            rows.append(row)
+        return _Sent, (self.version, rows, _table(texts, columns) if texts else None)
 
 
-class _Sent(list["_Packed"]):
-    """A :class:`_Batch` as it comes out of a worker: a row of numbers, strings and bytes per document (:func:`_pack`)."""
+def _columns(sentences: Sequence[Sentence]) -> np.ndarray:
+    """:attr:`SentenceTable.columns` of ``sentences``, read from their table if they are rows of one."""
+    if isinstance(sentences, SentenceRows):
+        rows, table = sentences.table.rows(sentences.i), sentences.table
+        return table.columns[rows.start : rows.stop]
+    return np.array([(s.start, s.end, s.n_units) for s in sentences], dtype=np.int64).reshape(-1, 3)
 
-    def __init__(self, version: str, rows: list[_Packed]) -> None:
+
+def _table(texts: list[str], columns: list[np.ndarray]) -> SentenceTable:
+    return SentenceTable(tuple(texts), np.cumsum([0, *map(len, columns)]), np.concatenate(columns))
+
+
+class _Sent(list[tuple[object, ...]]):
+    """A :class:`_Batch` as it comes out of a worker: a row of numbers, strings and bytes per document,
+    and the batch's sentences if they were sent."""
+
+    def __init__(self, version: str, rows: list[tuple[object, ...]], table: SentenceTable | None) -> None:
         super().__init__(rows)
         self.version = version
+        self.table = table
 
     def triples(self, docs: Sequence[Doc]) -> Iterator[tuple[Result, Levels | None, str | None]]:
-        """:meth:`_Batch.triples`, the objects made from the numbers (the sentences not sent from ``docs``)."""
-        version = self.version
+        """:meth:`_Batch.triples`, the objects made from the numbers (the sentences not sent cut again from
+        ``docs`` when first read)."""
+        version, table = self.version, self.table
         for row, doc in zip(self, docs, strict=True):
             head = row[0]
             result = Result(Fingerprint(head, version), None) if type(head) is int else head
             if len(row) == 1:
                 yield result, None, None  # type: ignore[misc]
-            else:
-                yield result, *_unpack(version, row, doc.text)  # type: ignore[misc]
+                continue
+            _, units, parts, fingerprints, keys, *at = row
+            k: int = at[0] if at else -1  # type: ignore[assignment]
+            sentences: Sequence[Sentence] = SentenceRows(table, k) if table and at else Lazy(
+                functools.partial(_resplit, doc.text))
+            # Positional: a quarter less time than by keyword, for every document indexed.
+            levels = Levels(version, units, sentences, Lazy(functools.partial(_parts_of, parts)),  # type: ignore[arg-type]
+                            fingerprints, U64Keys(keys))  # type: ignore[arg-type]
+            yield result, levels, table.texts[k] if table and at else None  # type: ignore[misc]
 
 
-# (head, units, parts, fingerprints, keys[, unified text, sentences]): head is the fingerprint's value
-# (or the whole Result when it is not one of the batch's version); parts, keys and sentences are flat
-# arrays of unsigned 64-bit numbers, 5, 2 and 3 to an element (_flat).
-_Packed = tuple[object, ...]
+def _resplit(raw: str) -> list[Sentence]:
+    """A document's sentences, not sent by the worker: its raw text unified and cut again, as the worker did."""
+    return split_sentences(unify(raw))
 
 
-def _pack(head: object, levels: Levels, text: str | None) -> _Packed:
-    keys = levels.keys
-    packed = (head, levels.units, _flat((p.first, p.stop, p.start, p.end, p.units) for p in levels.parts),
-              levels.fingerprints, keys._flat if isinstance(keys, _Keys) else _flat((k.key, k.position) for k in keys))
-    if text is None:
-        return packed
-    sentences = levels.sentences
-    return (*packed, text, sentences._flat if isinstance(sentences, _Sentences) else
-            _flat((s.start, s.end, s.n_units) for s in sentences))
-
-
-def _unpack(version: str, packed: _Packed, raw: str) -> tuple[Levels, str | None]:
-    """The levels of a packed row and its unified text (``None`` when not sent: the sentences are then cut
-    again from ``raw``, the document's text, when first read)."""
-    _, units, parts, fingerprints, keys, *sent = packed
-    sentences: Sequence[Sentence] = _Sentences(sent[1], sent[0]) if sent else _Resplit(raw)  # type: ignore[arg-type]
-    # Positional: a quarter less time than by keyword, for every document indexed.
-    return (Levels(version, units, sentences, _Parts(parts), fingerprints, _Keys(keys)),  # type: ignore[arg-type]
-            sent[0] if sent else None)  # type: ignore[return-value]
+def _parts_of(flat: bytes) -> Iterator[Part]:
+    numbers = iter(memoryview(flat).cast("Q"))
+    return itertools.starmap(Part, zip(*[numbers] * 5))
 
 
 def _flat(rows: Iterable[tuple[int, ...]]) -> bytes:
     return array.array("Q", itertools.chain.from_iterable(rows)).tobytes()
-
-
-class _Lazy(Sequence[T]):
-    """A tuple a worker sent in a cheaper form, its objects made on first use.
-
-    Equal to, and hashed and pickled as, that tuple. Indexing reads no sentence or part
-    (a store keeps the part fingerprints and the keys' values), so they are never made there.
-    """
-
-    __slots__ = ("_built",)
-
-    def __init__(self) -> None:
-        self._built: tuple[T, ...] | None = None
-
-    def _build(self) -> tuple[T, ...]:
-        raise NotImplementedError
-
-    def _all(self) -> tuple[T, ...]:
-        if self._built is None:
-            self._built = self._build()
-        return self._built
-
-    def __len__(self) -> int:
-        return len(self._all())
-
-    def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
-        return self._all()[i]
-
-    def __iter__(self) -> Iterator[T]:
-        return iter(self._all())
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, _Lazy):
-            other = other._all()
-        return self._all() == other if isinstance(other, tuple) else NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._all())
-
-    def __repr__(self) -> str:
-        return repr(self._all())
-
-    def __reduce__(self) -> tuple[type[tuple[T, ...]], tuple[tuple[T, ...]]]:
-        return tuple, (self._all(),)
-
-
-class _Resplit(_Lazy[Sentence]):
-    """A document's sentences, not sent by the worker: its raw text unified and cut again, as the worker did."""
-
-    __slots__ = ("_raw",)
-
-    def __init__(self, raw: str) -> None:
-        super().__init__()
-        self._raw = raw
-
-    def _build(self) -> tuple[Sentence, ...]:
-        return tuple(split_sentences(unify(self._raw)))
-
-
-class _Flat(_Lazy[T]):
-    """A tuple a worker sent as flat numbers (:func:`_flat`), ``_width`` to an element."""
-
-    __slots__ = ("_flat",)
-    _width = 1
-
-    def __init__(self, flat: bytes) -> None:
-        super().__init__()
-        self._flat = flat
-
-    def _make(self, rows: Iterator[tuple[int, ...]]) -> tuple[T, ...]:
-        raise NotImplementedError
-
-    def _build(self) -> tuple[T, ...]:
-        numbers = iter(memoryview(self._flat).cast("Q"))
-        return self._make(zip(*[numbers] * self._width))
-
-    def __len__(self) -> int:
-        return len(self._flat) // (8 * self._width)
-
-
-class _Sentences(_Flat[Sentence]):
-    """A document's sentences: ``(start, end, units)`` each, cut from the unified text."""
-
-    __slots__ = ("_text",)
-    _width = 3
-
-    def __init__(self, flat: bytes, text: str) -> None:
-        super().__init__(flat)
-        self._text = text
-
-    def _make(self, rows: Iterator[tuple[int, ...]]) -> tuple[Sentence, ...]:
-        text = self._text
-        return tuple(Sentence(i, a, b, text[a:b], n) for i, (a, b, n) in enumerate(rows))
-
-
-class _Parts(_Flat[Part]):
-    __slots__ = ()
-    _width = 5
-
-    def _make(self, rows: Iterator[tuple[int, ...]]) -> tuple[Part, ...]:
-        return tuple(Part(*row) for row in rows)
-
-
-class _Keys(_Flat[Key], U64Keys):
-    __slots__ = ()
-    _width = 2
-
-    def values(self) -> list[int]:
-        """:meth:`Levels.key_values`."""
-        return memoryview(self._flat).cast("Q")[0 :: self._width].tolist()
-
-    def _make(self, rows: Iterator[tuple[int, ...]]) -> tuple[Key, ...]:
-        return tuple(Key(*row) for row in rows)

@@ -55,7 +55,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
-import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -69,10 +68,11 @@ from .errors import ConfigError
 __all__ = [
     "DEFAULT_MIN_UNITS",
     "Sentence",
+    "SentenceTable",
     "WordCodes",
     "split_sentences",
     "split_sentences_coded",
-    "split_sentences_joined",
+    "split_table",
     "unit_spans",
     "units",
     "unwrap_lines",
@@ -104,9 +104,6 @@ UNIT_PATTERN = re.compile(rf"[{_CJK}]|{_WORD}+(?:['’.]{_WORD}+)*")
 WORD_BASE = 0xF0000
 _WORD_FIRST = chr(WORD_BASE)
 _WORD_CODES = 0x110000 - WORD_BASE
-
-_UNIT_SEPARATOR = "\x1f"  # joins the units of a sentence (see split_sentences_joined)
-_SENTENCE_END = "\x1e"  # no unit either: ends each sentence's joined units in _joined_units
 
 _BREAKS = "\n\r\u2028\u2029"
 _TERMINATORS = "。！？；!?;…．."
@@ -299,7 +296,6 @@ class _Chars(NamedTuple):
     starts: np.ndarray  # offset of each unit
     word_starts: np.ndarray  # offsets of the Latin units (words and numbers)
     word_ends: np.ndarray
-    inside: np.ndarray  # whether each character is part of a unit
     word: np.ndarray  # whether each character is a letter or digit of a Latin unit (matches _WORD)
 
 
@@ -330,12 +326,10 @@ def _chars(text: str) -> _Chars:
         joined[2:-2] |= word[:-2] & word[2:] & ((inner == 0x27) | (inner == 0x2E) | (inner == 0x2019))
         edges = np.flatnonzero(joined[1:] != joined[:-1])
         word_starts, word_ends = edges[0::2], edges[1::2]
-        inside = unit_start | joined[1:-1]
         unit_start[word_starts] = True
     else:
         word_starts = word_ends = np.zeros(0, dtype=np.int64)
-        inside = unit_start
-    return _Chars(points, np.flatnonzero(unit_start), word_starts, word_ends, inside, word)
+    return _Chars(points, np.flatnonzero(unit_start), word_starts, word_ends, word)
 
 
 # Character kinds the sentence scan tells apart (_kinds), as bits.
@@ -537,30 +531,71 @@ def _merged_many(
     return begin[head], end[tail], first_unit[head], stop_unit[tail], text[head]
 
 
-class _Table(NamedTuple):
-    """The sentences of a batch of texts, in order, as columns: lists from :func:`_table_each`
-    (little text: numpy would cost more than the work), int64 arrays from :func:`_table_many`."""
+@dataclass(frozen=True, eq=False)
+class SentenceTable:
+    """The sentences of a batch of texts as columns (:func:`split_table`).
 
-    first: list[int] | np.ndarray  # where each text's sentences start, then their number
-    start: list[int] | np.ndarray  # each sentence's first and stop character in the texts joined by line breaks
-    end: list[int] | np.ndarray
-    first_unit: list[int] | np.ndarray  # each sentence's units (first, stop), counted over the batch
-    stop_unit: list[int] | np.ndarray
+    Row ``k`` of :attr:`columns` is sentence ``k`` of the batch: the first text's sentences,
+    then the second's, and so on. A table pickles as two arrays and the texts (the way
+    workers send sentences back); :meth:`sentences` makes the :class:`Sentence` objects of
+    one text when they are wanted.
 
+    Attributes
+    ----------
+    texts:
+        The texts split, in order; offsets refer to each one's own text.
+    first:
+        int64: row of each text's first sentence, then the number of rows.
+    columns:
+        int64, a row per sentence: its first and stop character in its text, and its number
+        of units. A text's units fall into its sentences in turn, so sentence ``k`` holds the
+        units from the sum of the counts before it.
+    """
 
-def _ints(column: list[int] | np.ndarray) -> list[int]:
-    """A column of a :class:`_Table` as a list."""
-    return column if isinstance(column, list) else column.tolist()
+    texts: Sequence[str]
+    first: np.ndarray
+    columns: np.ndarray
 
+    @property
+    def start(self) -> np.ndarray:
+        return self.columns[:, 0]
 
-class _Scan(NamedTuple):
-    """What :func:`_scan` found in a batch of texts."""
+    @property
+    def end(self) -> np.ndarray:
+        return self.columns[:, 1]
 
-    sentences: list[Sentence]  # those of every text in turn (each text's from ``table.first``); empty if not made
-    table: _Table  # the same, as columns
-    base: list[int]  # where each text starts in the texts joined by line breaks, then their length + 1
-    joined: str  # the texts joined by line breaks
-    chars: _Chars  # of them
+    @property
+    def units(self) -> np.ndarray:
+        return self.columns[:, 2]
+
+    def rows(self, i: int) -> range:
+        """The rows of text ``i``'s sentences."""
+        return range(int(self.first[i]), int(self.first[i + 1]))
+
+    def sentences(self, i: int = 0) -> list[Sentence]:
+        """The :class:`Sentence` objects of text ``i``, made a field at a time.
+
+        A frozen dataclass's ``__init__`` (one ``object.__setattr__`` per field) takes twice as
+        long as setting its slots, and a loop that sets them sentence by sentence a quarter
+        longer than ``map`` over each slot.
+        """
+        rows, text = self.rows(i), self.texts[i]
+        start, end, units_ = self.columns[rows.start : rows.stop].T.tolist()
+        made = list(map(object.__new__, itertools.repeat(Sentence, len(rows))))
+        columns = (range(len(rows)), start, end, map(text.__getitem__, map(slice, start, end)), units_)
+        for setter, values in zip(_SENTENCE_SLOTS, columns, strict=True):
+            collections.deque(map(setter, made, values), maxlen=0)
+        return made
+
+    def line_starts(self) -> np.ndarray:
+        """Whether a line break (``"\\n"``) lies between each sentence and the one before it in its text."""
+        shift = np.repeat(np.cumsum([0, *(len(t) + 1 for t in self.texts)])[:-1], np.diff(self.first))
+        start, end = self.start + shift, self.end + shift  # offsets in the texts joined by line breaks
+        newlines = np.flatnonzero(_points("\n".join(self.texts)) == 0x0A)
+        starts = np.zeros(len(start) + 1, dtype=bool)
+        starts[1:-1] = np.searchsorted(newlines, end[:-1]) < np.searchsorted(newlines, start[1:])
+        starts[self.first] = False  # the sentence before is another text's
+        return starts[:-1]
 
 
 # From about this many characters in a batch, numpy finds its pieces and sentences sooner than the
@@ -568,131 +603,59 @@ class _Scan(NamedTuple):
 _BATCH_CHARS = 5000
 
 
-def _scan(texts: Sequence[str], min_units: int, *, objects: bool = True) -> _Scan:
-    """Split each text into sentences (pieces between boundaries, short fragments merged) and
-    locate the units of them all, joined by line breaks, at once (:func:`_chars`).
+def split_table(texts: Sequence[str], *, min_units: int = DEFAULT_MIN_UNITS) -> SentenceTable:
+    """Split each of ``texts`` into sentences, all at once: :func:`split_sentences` of each, as columns.
 
-    numpy's cost per call is about that of the work itself for a text of a few
-    hundred characters, hence the batch; below :data:`_BATCH_CHARS` each text's pieces are
-    found by :func:`_raw_pieces` and merged by :func:`_merged`, else all at once by
-    :func:`_pieces_many` and :func:`_merged_many`, which give the same.
+    Raises
+    ------
+    ConfigError
+        ``min_units`` is not a positive integer.
+    """
+    return _split(texts, min_units)[0]
+
+
+def _split(texts: Sequence[str], min_units: int) -> tuple[SentenceTable, _Chars]:
+    """:func:`split_table`, with the units of the texts joined by line breaks (:func:`_chars`).
+
+    Each text is cut into pieces between boundaries, and short fragments are merged. numpy's cost
+    per call is about that of the work itself for a text of a few hundred characters, hence the
+    batch; below :data:`_BATCH_CHARS` each text's pieces are found by :func:`_raw_pieces` and merged
+    by :func:`_merged`, else all at once by :func:`_pieces_many` and :func:`_merged_many`, which give the same.
     """
     if isinstance(min_units, bool) or not isinstance(min_units, int) or min_units < 1:
         raise ConfigError(f"min_units must be a positive integer, got {min_units!r}")
-    joined = "\n".join(texts)
-    chars = _chars(joined)
+    texts = tuple(texts)
+    chars = _chars("\n".join(texts))
     base = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
-    table = (_table_each if len(chars.points) < _BATCH_CHARS else _table_many)(texts, chars, base, min_units)
-    return _Scan(_sentences(joined, table, base) if objects else [], table, base, joined, chars)
+    split = _table_each if len(chars.points) < _BATCH_CHARS else _table_many
+    first, columns = split(texts, chars, base, min_units)
+    return SentenceTable(texts, np.asarray(first, dtype=np.int64), columns), chars
 
 
-def _sentences(joined: str, table: _Table, base: list[int]) -> list[Sentence]:
-    """The :class:`Sentence` objects of a batch's ``table``, made a field at a time over them all.
-
-    A frozen dataclass's ``__init__`` (one ``object.__setattr__`` per field) took twice as
-    long as setting its slots, and a loop that sets them sentence by sentence a quarter
-    longer than ``map`` over each slot (this is still about a third of the time of splitting a batch).
-    """
-    first, count = table.first, len(table.start)
-    at, to = _ints(table.start), _ints(table.end)
-    if len(first) == 2:  # one text: its offsets are those in the batch
-        index, start, end = range(count), at, to
-    else:
-        sizes = np.diff(first)
-        index = (np.arange(count) - np.repeat(first[:-1], sizes)).tolist()
-        shift = np.repeat(base[:-1], sizes)
-        start, end = (np.asarray(table.start) - shift).tolist(), (np.asarray(table.end) - shift).tolist()
-    made = list(map(object.__new__, itertools.repeat(Sentence, count)))
-    set_index, set_start, set_end, set_text, set_units = _SENTENCE_SLOTS
-    for setter, values in (
-        (set_index, index),
-        (set_start, start),
-        (set_end, end),
-        (set_text, map(joined.__getitem__, map(slice, at, to))),
-        (set_units, map(operator.sub, _ints(table.stop_unit), _ints(table.first_unit))),
-    ):
-        collections.deque(map(setter, made, values), maxlen=0)
-    return made
-
-
-def _table_each(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> _Table:
-    """The sentences of ``texts``, text by text: :func:`_raw_pieces`, then :func:`_merged`."""
+def _table_each(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> tuple[list[int], np.ndarray]:
+    """The sentences of ``texts``, text by text (:func:`_raw_pieces`, then :func:`_merged`): the row of
+    each text's first, then :attr:`SentenceTable.columns`."""
     pieces = [_raw_pieces(t) for t in texts]
     # Units never cross a piece boundary, so a piece's units are those starting in it.
     ends = [a + k for p, a in zip(pieces, base) for begin, end, _ in p for k in (begin, end)]
     bounds = np.searchsorted(chars.starts, np.array(ends, dtype=np.int64)).tolist()
-    merged, first, k = [], [0], 0
-    for p, a in zip(pieces, base):
-        got = _merged(p, bounds[k : k + 2 * len(p)], min_units)
-        merged += [(start + a, end + a, u0, u1) for start, end, u0, u1 in got] if a else got
+    flat: list[int] = []  # the columns row by row: numpy reads a flat list four times as fast as one of rows
+    first, k = [0], 0
+    for p in pieces:
+        flat += [n for start, end, u0, u1 in _merged(p, bounds[k : k + 2 * len(p)], min_units) for n in (start, end, u1 - u0)]
         k += 2 * len(p)
-        first.append(len(merged))
-    start, end, first_unit, stop_unit = map(list, zip(*merged)) if merged else ([], [], [], [])
-    return _Table(first, start, end, first_unit, stop_unit)
+        first.append(len(flat) // 3)
+    return first, np.array(flat, dtype=np.int64).reshape(-1, 3)
 
 
-def _table_many(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> _Table:
+def _table_many(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_table_each` with numpy, all texts at once: :func:`_pieces_many`, then :func:`_merged_many`."""
     pieces = _pieces_many(texts, chars, np.array(base, dtype=np.int64))
     begin, end, first_unit, stop_unit, owner = _merged_many(
         pieces, np.searchsorted(chars.starts, pieces[0]), np.searchsorted(chars.starts, pieces[1]), min_units)
-    first = np.searchsorted(owner, np.arange(len(texts) + 1))
-    return _Table(first, begin, end, first_unit, stop_unit)
-
-
-_SEVERAL = 0xFFFFFFFF  # in _bmp_folds: folds to several characters
-
-
-@lru_cache(maxsize=1)
-def _bmp_folds() -> np.ndarray:
-    """What ``str.casefold`` maps each code point below 0x10000 to (:data:`_SEVERAL` if to more than one)."""
-    folds = [c.casefold() for c in map(chr, range(0x10000))]
-    return np.array([ord(f) if len(f) == 1 else _SEVERAL for f in folds], dtype=np.uint32)
-
-
-def _folded(points: np.ndarray, base: Sequence[int] | np.ndarray) -> tuple[np.ndarray, list[bool]]:
-    """The code points of texts joined by line breaks (text ``i`` from ``base[i]``), case-folded where
-    each folds to one character, and whether each text does so throughout (``str.casefold`` keeps its length).
-
-    ``str.casefold`` maps character by character, so a table of them gives the same, without
-    making the folded texts.
-    """
-    folded = _bmp_folds().take(points, mode="clip")  # those beyond 0xFFFF are set below
-    for k in np.flatnonzero(points > 0xFFFF).tolist():
-        f = chr(points[k]).casefold()
-        folded[k] = ord(f) if len(f) == 1 else _SEVERAL
-    several = np.flatnonzero(folded == _SEVERAL)
-    same = [True] * (len(base) - 1)
-    if len(several):  # rare: kept as they are
-        folded[several] = points[several]
-        for i in (np.searchsorted(base, several, side="right") - 1).tolist():
-            same[i] = False
-    return folded, same
-
-
-def _joined_units(points: np.ndarray, chars: _Chars, first_unit: np.ndarray, stop_unit: np.ndarray) -> list[str]:
-    """The units of a text (``points``, as :func:`_chars` found them) of each of its sentences
-    (units ``first_unit`` to ``stop_unit``, at least one, in order), joined by U+001F."""
-    count = len(chars.starts)
-    if not count:
-        return [""] * len(first_unit)
-    # Each unit takes its characters (one, or a word's) and a separator; the characters in units are
-    # those units' characters in turn.
-    sizes = np.full(count, 2, dtype=np.int64)
-    sizes[np.searchsorted(chars.starts, chars.word_starts)] = chars.word_ends - chars.word_starts + 1
-    stops = np.cumsum(sizes)
-    out = np.full(stops[-1], ord(_UNIT_SEPARATOR), dtype="<u4")
-    letters = np.ones(len(out), dtype=bool)
-    letters[stops - 1] = False
-    np.place(out, letters, np.compress(chars.inside, points))  # by masks: faster than by offsets
-    if (len(first_unit) and first_unit[0] == 0 and stop_unit[-1] == count and np.array_equal(first_unit[1:], stop_unit[:-1])
-            and np.all(np.greater(stop_unit, first_unit))):  # (a sentence without units has no separator of its own)
-        # The sentences take every unit in turn (those of texts split by _scan do): the separator after
-        # each one's last unit ends it, and one split makes them all (a third of the time of a slice each).
-        out[stops[stop_unit - 1] - 1] = ord(_SENTENCE_END)
-        return out.tobytes().decode("utf-32-le").split(_SENTENCE_END)[:-1]
-    joined, starts = out.tobytes().decode("utf-32-le"), np.concatenate(([0], stops))
-    return list(map(joined.__getitem__, map(slice, starts[first_unit].tolist(), (starts[stop_unit] - 1).tolist())))
+    shift = np.array(base, dtype=np.int64)[owner]  # offsets into each text rather than the batch
+    columns = np.stack((begin - shift, end - shift, stop_unit - first_unit), axis=1)
+    return np.searchsorted(owner, np.arange(len(texts) + 1)), columns
 
 
 def split_sentences_coded(
@@ -727,96 +690,15 @@ def _coded_scan(text: str, min_units: int) -> tuple[tuple[Sentence, ...], np.nda
     point of each unit's first character, which units are words and their (case-folded) text, and each
     sentence's slice of the units. Cached: a search compares the copies of a widely copied text with
     query after query."""
-    scan = _scan([text], min_units)
-    chars = scan.chars
+    table, chars = _split([text], min_units)
     starts = chars.starts
     word_at = np.searchsorted(starts, chars.word_starts)  # the units that are words
     found = [text[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
     unit_points = chars.points[starts]
     unit_points.flags.writeable = False  # shared by every call
-    bounds = list(map(slice, _ints(scan.table.first_unit), _ints(scan.table.stop_unit)))
-    return tuple(scan.sentences), unit_points, word_at, found, bounds
-
-
-def split_sentences_joined(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> tuple[list[Sentence], list[str]]:
-    """:func:`split_sentences`, plus each sentence's units joined by U+001F: ``"\\x1f".join(sentence.units)``.
-
-    Found in the same pass, with numpy: the text's unit characters, a separator
-    after each unit, then one slice per sentence.
-
-    Raises
-    ------
-    ConfigError
-        ``min_units`` is not a positive integer.
-    """
-    return split_sentences_joined_many([text], min_units=min_units)[0]
-
-
-def split_sentences_joined_many(
-    texts: Sequence[str], *, min_units: int = DEFAULT_MIN_UNITS
-) -> list[tuple[list[Sentence], list[str]]]:
-    """:func:`split_sentences_joined` of each text, their units found in one pass over them all (:func:`_scan`)."""
-    return [(sentences, joined) for sentences, joined, _, _ in _split_lines_many(texts, min_units)]
-
-
-def _split_lines_many(
-    texts: Sequence[str], min_units: int = DEFAULT_MIN_UNITS
-) -> list[tuple[list[Sentence], list[str], list[int], list[int]]]:
-    """:func:`split_sentences_joined_many`, plus for each text the indices of the sentences after a
-    line break (``"\\n"`` between the sentence before and them) and where each sentence's units
-    start, then the last one's end (in units, from an origin of no meaning: only differences count)."""
-    made, columns = _split_columns_many(texts, min_units, objects=True)
-    return [(made[i:j], columns.joined[i:j], lines, before) for (i, j), lines, before
-            in zip(itertools.pairwise(columns.first), columns.lines, columns.before, strict=True)]
-
-
-class _Columns(NamedTuple):
-    """The sentences of a batch of texts as columns (:func:`_split_columns_many`), in order."""
-
-    first: list[int]  # where each text's sentences start, then their number
-    table: np.ndarray  # uint64, a row per sentence: start and end in its own text, units
-    joined: list[str]  # each sentence's units joined by U+001F
-    lines: list[list[int]]  # each text's: the indices (in the text) of its sentences after a line break
-    before: list[list[int]]  # each text's: where each sentence's units start, then the last one's end
-
-
-def _split_columns_many(
-    texts: Sequence[str], min_units: int = DEFAULT_MIN_UNITS, *, objects: bool = False
-) -> tuple[list[Sentence], _Columns]:
-    """:func:`_split_lines_many` as columns over the batch, without the :class:`Sentence` objects
-    (about a third of the time of splitting) unless ``objects`` (then they come first, else an empty list)."""
-    scan = _scan(texts, min_units, objects=objects)
-    chars, base = scan.chars, scan.base
-    first, start, end, first_unit, stop_unit = (np.asarray(column, dtype=np.int64) for column in scan.table)
-    counts = stop_unit - first_unit
-    folded, same = _folded(chars.points, base)
-    units_ = _joined_units(folded, chars, first_unit, stop_unit)
-    # Sentence k starts a line where a line break lies between it and sentence k - 1 of its text.
-    newlines = np.flatnonzero(chars.points == 0x0A)
-    breaks = np.zeros(len(start) + 1, dtype=bool)
-    breaks[1:-1] = np.searchsorted(newlines, end[:-1]) < np.searchsorted(newlines, start[1:])
-    breaks[first] = False  # the text before is another
-    lines = np.flatnonzero(breaks)
-    line_first = np.searchsorted(lines, first).tolist()
-    lines = (lines - first[np.searchsorted(first, lines, side="right") - 1]).tolist()  # in each text's sentences
-    shift = np.repeat(np.asarray(base[:-1], dtype=np.int64), np.diff(first))  # where each sentence's text starts
-    table = np.empty((len(start), 3), dtype=np.uint64)
-    table[:, 0], table[:, 1], table[:, 2] = start - shift, end - shift, counts
-    first, first_unit, stop_unit = first.tolist(), first_unit.tolist(), stop_unit.tolist()
-    # Each unit folded in place; a text with a character that folds to several (ß, İ) goes word by word.
-    if not all(same):
-        joined = scan.joined
-        at, to = _ints(scan.table.start), _ints(scan.table.end)
-        for k in itertools.compress(range(len(texts)), [not ok for ok in same]):
-            for i in range(first[k], first[k + 1]):
-                units_[i] = _UNIT_SEPARATOR.join(units(joined[at[i] : to[i]]))
-    return scan.sentences, _Columns(
-        first,
-        table,
-        units_,
-        [lines[line_first[k] : line_first[k + 1]] for k in range(len(texts))],
-        [first_unit[i:j] + stop_unit[j - 1 : j] if j > i else [] for i, j in itertools.pairwise(first)],
-    )
+    sentences = tuple(table.sentences())
+    stops = list(itertools.accumulate(s.n_units for s in sentences))
+    return sentences, unit_points, word_at, found, list(map(slice, [0, *stops[:-1]], stops))
 
 
 def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:
@@ -842,7 +724,7 @@ def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Se
     ConfigError
         ``min_units`` is not a positive integer.
     """
-    return _scan([text], min_units).sentences
+    return _split([text], min_units)[0].sentences()
 
 
 def _split_sentences_reference(text: str, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:

@@ -85,27 +85,6 @@ def id_problem(doc_id: object) -> str | None:
     return StoredDoc(doc_id, 0, "-").problem()  # type: ignore[arg-type]  # checked there
 
 
-def not_u64_reference(values: Iterable[object]) -> list[object]:
-    """The values (``None`` aside) that are not 64-bit unsigned integers (``int`` or numpy), in order."""
-    return [v for v in values if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
-                                                    or not 0 <= int(v) < _U64)]
-
-
-_PLAIN = frozenset({int, type(None)})
-
-
-def not_u64(values: Sequence[object]) -> list[object]:
-    """:func:`not_u64_reference`, checked in one pass over the types and one ``min``/``max`` when
-    every value is a plain ``int`` or ``None`` (as levels from the workers are): every
-    document indexed goes through it."""
-    kinds = set(map(type, values))
-    if kinds <= _PLAIN:
-        ints = [v for v in values if v is not None] if type(None) in kinds else values
-        if not ints or (min(ints) >= 0 and max(ints) < _U64):  # type: ignore[type-var, operator]
-            return []
-    return not_u64_reference(values)
-
-
 @dataclass(frozen=True)
 class StoredDoc:
     """A document as a store keeps it.
@@ -149,8 +128,7 @@ class StoredDoc:
                 return f"levels must be Levels or None, got {type(self.levels).__name__}"
             if self.levels.version != self.version:
                 return f"levels version {self.levels.version} differs from the fingerprint version {self.version}"
-            keys = [] if self.levels.keys_are_u64 else self.levels.key_values()
-            bad = not_u64(self.levels.fingerprints) or not_u64(keys)
+            bad = self.levels.not_u64()
             if bad:
                 return f"levels hold {bad[0]!r}, not a 64-bit unsigned integer"
         return None

@@ -417,7 +417,7 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
     records = [json.loads(line) for line in sample.splitlines()]
     monkeypatch.setattr("simdup_es.parts._DOCS_PER_CHUNK", 16)  # 3 chunks: the workers run
     cut_again = []  # the sentences not sent, if indexing read them
-    monkeypatch.setattr("simdup_es.parts._Resplit._build", lambda self: cut_again.append(self) or ())
+    monkeypatch.setattr("simdup_es.parts._resplit", lambda self: cut_again.append(self) or ())
     assert len(records) > 32
     store = ElasticsearchStore(es_client, es_index)
     store.setup()

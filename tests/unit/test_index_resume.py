@@ -274,7 +274,7 @@ def test_indexing_never_reads_the_sentences_the_workers_did_not_send(
     tmp_path: Path, fingerprinter, monkeypatch: pytest.MonkeyPatch, levels: str  # type: ignore[no-untyped-def]
 ) -> None:
     # The workers send neither the unified texts nor the sentences back to index: cutting
-    # them again here (parts._Resplit) would be wasted work, so indexing must not read them.
+    # them again here (parts._resplit) would be wasted work, so indexing must not read them.
     from importlib import resources
 
     from simdup_es.sources import read_jsonl
@@ -282,7 +282,7 @@ def test_indexing_never_reads_the_sentences_the_workers_did_not_send(
     def refused(self: object) -> None:
         raise AssertionError("indexing read the sentences")
 
-    monkeypatch.setattr("simdup_es.parts._Resplit._build", refused)
+    monkeypatch.setattr("simdup_es.parts._resplit", refused)
     monkeypatch.setattr("simdup_es.parts._DOCS_PER_CHUNK", 8)  # several chunks: the workers run
     sample = resources.files("simdup_es.data").joinpath("sample.jsonl").read_bytes().splitlines()
     records = list(read_jsonl(sample, "sample.jsonl", Fields()))

@@ -596,7 +596,7 @@ _LEVEL_VALUE = st.one_of(st.none(), st.integers(min_value=-3, max_value=2**64 + 
 @given(st.lists(_LEVEL_VALUE, max_size=12) | st.lists(st.integers(0, 2**64 - 1) | st.none(), max_size=12))
 def test_not_u64_is_the_reference(values: list[object]) -> None:
     """The quick check of a document's level values finds what the value-by-value one finds."""
-    from simdup_es.store.base import not_u64, not_u64_reference
+    from simdup_es.levels import not_u64, not_u64_reference
 
     assert not_u64(values) == not_u64_reference(values)
     assert not_u64(tuple(values)) == not_u64_reference(values)

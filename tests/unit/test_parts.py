@@ -353,17 +353,25 @@ def test_parts_and_keys_from_workers_are_made_on_first_use(printer: PartPrinter)
     # pickle like) the tuples made here, key values read without making the objects.
     import pickle
 
-    from simdup_es.parts import _pack, _unpack
+    from simdup_es.fingerprint import Fingerprint, Result
+    from simdup_es.parts import _Batch
+
+    def packed(levels: Levels, text: str) -> bytes:
+        return pickle.dumps(_Batch([(Result(Fingerprint(7, levels.version), None), levels, text)], levels.version))
+
+    def unpacked(data: bytes, raw: str) -> tuple[Levels, str | None]:
+        ((_, levels, unified),) = pickle.loads(data).triples([Doc(raw)])
+        return levels, unified
 
     text = unify((FIXTURES / "zh_article.txt").read_text(encoding="utf-8"))
     here = printer.levels(text, unified=True)
     assert len(here.parts) > 1 and len(here.keys) > 1 and any(k.key >= 2**63 for k in here.keys)
-    sent, unified = _unpack(here.version, pickle.loads(pickle.dumps(_pack(7, here, text))), "not read")
+    sent, unified = unpacked(packed(here, text), "not read")
     assert unified == text
     assert type(sent.parts) is not tuple and type(sent.keys) is not tuple
-    # The sentences made here are flat numbers too, packed as they are: as the tuple of them would be.
+    # The sentences made here are rows of a table too, packed as they are: as the tuple of them would be.
     assert type(here.sentences) is not tuple and len(here.sentences) > 1 and sent.sentences == here.sentences
-    assert _pack(7, dataclasses.replace(here, sentences=tuple(here.sentences)), text) == _pack(7, here, text)
+    assert packed(dataclasses.replace(here, sentences=tuple(here.sentences)), text) == packed(here, text)
     assert sent.key_values() == here.key_values() == [k.key for k in here.keys]
     assert sent.stored() == here.stored() and sent.keys._built is None  # type: ignore[attr-defined]  # no key made
     assert len(sent.parts) == len(here.parts) and len(sent.keys) == len(here.keys)
@@ -373,7 +381,7 @@ def test_parts_and_keys_from_workers_are_made_on_first_use(printer: PartPrinter)
     assert sent.parts != here.keys and sent.keys != here.keys[:-1]
     again = pickle.loads(pickle.dumps(sent))
     assert again == here and type(again.parts) is tuple and type(again.keys) is tuple
-    empty, _ = _unpack(here.version, _pack(7, printer.levels(""), ""), "")
+    empty, _ = unpacked(packed(printer.levels(""), ""), "")
     assert empty.parts == () and empty.keys == () and empty.key_values() == [] and empty.stored() == ([], [])
 
 

@@ -13,24 +13,18 @@ from hypothesis import strategies as st
 
 from simdup_es.errors import ConfigError
 from simdup_es.sentences import (
-    DEFAULT_MIN_UNITS,
     Sentence,
     WordCodes,
     _abbreviation_before,
     _abbreviation_before_reference,
+    SentenceTable,
     _chars,
-    _folded,
-    _joined_units,
     _pieces_many,
-    _points,
     _raw_pieces,
-    _split_columns_many,
-    _split_lines_many,
     _split_sentences_reference,
     split_sentences,
     split_sentences_coded,
-    split_sentences_joined,
-    split_sentences_joined_many,
+    split_table,
     unit_spans,
     units,
 )
@@ -246,63 +240,23 @@ def test_split_sentences_agrees_with_the_plain_reference(text: str, min_units: i
     assert split_sentences(text, min_units=min_units) == _split_sentences_reference(text, min_units)
 
 
-@settings(max_examples=300, deadline=None)
-@given(_texts, st.integers(min_value=1, max_value=8))
-def test_joined_units_are_each_sentences_units(text: str, min_units: int) -> None:
-    sentences, joined = split_sentences_joined(text, min_units=min_units)
-    assert sentences == split_sentences(text, min_units=min_units)
-    assert joined == ["\x1f".join(s.units) for s in sentences]
-
-
-def _each_joined(text: str, min_units: int) -> tuple[list[Sentence], list[str]]:
-    sentences = split_sentences(text, min_units=min_units)
-    return sentences, ["\x1f".join(s.units) for s in sentences]
+def _each(table: SentenceTable) -> list[list[Sentence]]:
+    return [table.sentences(i) for i in range(len(table.texts))]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_texts, max_size=5), st.integers(min_value=1, max_value=8))
-def test_joined_units_of_a_batch_are_those_of_each_text(batch: list[str], min_units: int) -> None:
+def test_sentences_of_a_batch_are_those_of_each_text(batch: list[str], min_units: int) -> None:
     # Scanned at once, joined by line breaks: no unit, word or sentence crosses from one text to the next.
-    assert split_sentences_joined_many(batch, min_units=min_units) == [_each_joined(t, min_units) for t in batch]
+    assert _each(split_table(batch, min_units=min_units)) == [split_sentences(t, min_units=min_units) for t in batch]
 
 
-@settings(max_examples=300, deadline=None)
-@given(_texts.filter(lambda t: len(t.casefold()) == len(t)), st.lists(st.integers(min_value=0, max_value=80)))
-def test_joined_units_of_any_unit_ranges(text: str, cuts: list[int]) -> None:
-    # Ranges that take every unit in turn (one split) and ranges that need not (a slice each).
-    found = units(text)
-    chars = _chars(text)
-    folded, _ = _folded(chars.points, [0, len(text) + 1])
-    tiled = sorted({0, len(found), *(c for c in cuts if c <= len(found))})
-    loose = sorted(c for c in cuts if c <= len(found))
-    for bounds in (list(zip(tiled, tiled[1:])), [(a, b) for a, b in zip(loose[0::2], loose[1::2]) if a < b]):
-        first, stop = (np.array([b[k] for b in bounds], dtype=np.int64) for k in (0, 1))
-        assert _joined_units(folded, chars, first, stop) == ["\x1f".join(found[a:b]) for a, b in bounds]
-
-
-def test_joined_units_keep_a_sentence_without_units_in_its_place() -> None:
-    # Not made by the split (a sentence has a unit), but the ranges take every unit in turn:
-    # the one-split way would give one string fewer and shift the others.
-    chars = _chars("中文字")
-    folded, _ = _folded(chars.points, [0, 4])
-    first, stop = np.array([0, 2, 2]), np.array([2, 2, 3])
-    assert _joined_units(folded, chars, first, stop) == ["中\x1f文", "", "字"]
-
-
-def test_joined_units_of_a_batch_on_the_corpus() -> None:
+def test_sentences_of_a_batch_on_the_corpus() -> None:
     batch = [unify(d["text"]) for name in ("zh-docs.jsonl", "en-docs.jsonl") for d in load_corpus(name)[::25]]
     batch += [unify(fixture_text(name)) for name in ("zh_article.txt", "zh_other.txt", "en_article.txt")]
-    got = split_sentences_joined_many(batch)
-    assert got == [_each_joined(t, DEFAULT_MIN_UNITS) for t in batch]
-    assert sum(len(s) for s, _ in got) > 3000
-
-
-def test_joined_units_fold_letters_that_fold_to_several() -> None:
-    text = "STRASSE und Straße sind gleich. ΣΊΣΥΦΟΣ ﬁle"
-    sentences, joined = split_sentences_joined(text)
-    assert joined == ["\x1f".join(s.units) for s in sentences]
-    assert len(text.casefold()) > len(text)  # the word-by-word path
-    assert joined[0].startswith("strasse\x1fund\x1fstrasse\x1f")
+    got = _each(split_table(batch))
+    assert got == [split_sentences(t) for t in batch]
+    assert sum(map(len, got)) > 3000
 
 
 @settings(max_examples=300, deadline=None)
@@ -359,16 +313,20 @@ def test_pieces_of_a_batch_on_the_corpus() -> None:
     assert sum(map(len, pieces)) > 5000
 
 
+def _columns(table: SentenceTable) -> list[list[list[int]]]:
+    return [np.stack((table.start, table.end, table.units), axis=1)[table.rows(i)].tolist() for i in range(len(table.texts))]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_texts | _runs_texts, max_size=5), st.integers(min_value=1, max_value=8))
 def test_numpy_and_text_by_text_sentences_agree(batch: list[str], min_units: int) -> None:
     # The batch route (_pieces_many, _merged_many) and the one for little text (_raw_pieces, _merged).
     with mock.patch("simdup_es.sentences._BATCH_CHARS", 0):
-        many = _split_lines_many(batch, min_units)
+        many = split_table(batch, min_units=min_units)
     with mock.patch("simdup_es.sentences._BATCH_CHARS", 1 << 62):
-        each = _split_lines_many(batch, min_units)
-    assert many == each
-    assert [(s, j) for s, j, _, _ in many] == [_each_joined(t, min_units) for t in batch]
+        each = split_table(batch, min_units=min_units)
+    assert _columns(many) == _columns(each) and many.first.tolist() == each.first.tolist()
+    assert _each(many) == [split_sentences(t, min_units=min_units) for t in batch]
 
 
 # Fragments a few units long, many at the start of a line: groups opened by fragments that
@@ -381,19 +339,22 @@ _fragments = st.lists(st.sampled_from(["好。", "一二!", "甲乙丙", "子丑
 @given(st.lists(_fragments, min_size=1, max_size=5), st.integers(min_value=1, max_value=8))
 def test_fragments_of_a_batch_merge_as_in_the_reference(batch: list[str], min_units: int) -> None:
     with mock.patch("simdup_es.sentences._BATCH_CHARS", 0):
-        got = [sentences for sentences, _, _, _ in _split_lines_many(batch, min_units)]
+        got = _each(split_table(batch, min_units=min_units))
     assert got == [_split_sentences_reference(t, min_units) for t in batch]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_texts, max_size=5), st.integers(min_value=1, max_value=8))
-def test_line_starts_and_unit_offsets_of_a_batch(batch: list[str], min_units: int) -> None:
-    with mock.patch("simdup_es.sentences._BATCH_CHARS", 0):
-        got = _split_lines_many(batch, min_units)
-    for text, (sentences, _, lines, before) in zip(batch, got, strict=True):
-        assert lines == [k for k in range(1, len(sentences)) if "\n" in text[sentences[k - 1].end : sentences[k].start]]
-        assert [b - a for a, b in itertools.pairwise(before)] == [s.n_units for s in sentences]
-        assert len(before) == (len(sentences) + 1 if sentences else 0)
+@given(st.lists(_texts, max_size=5), st.integers(min_value=1, max_value=8), st.booleans())
+def test_line_starts_and_unit_counts_of_a_batch(batch: list[str], min_units: int, numpy: bool) -> None:
+    with mock.patch("simdup_es.sentences._BATCH_CHARS", 0 if numpy else 1 << 62):
+        table = split_table(batch, min_units=min_units)
+    starts = table.line_starts().tolist()
+    for k, (text, sentences) in enumerate(zip(batch, _each(table), strict=True)):
+        rows = table.rows(k)
+        lines = [i for i in range(1, len(sentences)) if starts[rows.start + i]]
+        assert lines == [i for i in range(1, len(sentences)) if "\n" in text[sentences[i - 1].end : sentences[i].start]]
+        assert not sentences or not starts[rows.start]  # the sentence before is another text's
+        assert table.units[rows.start : rows.stop].tolist() == [s.n_units for s in sentences]
 
 
 @settings(max_examples=200, deadline=None)
@@ -402,27 +363,10 @@ def test_line_starts_and_unit_offsets_of_a_batch(batch: list[str], min_units: in
 def test_columns_of_a_batch_are_its_sentences(batch: list[str], min_units: int, numpy: bool) -> None:
     # The columns the index path reads instead of Sentence objects: the same numbers, made without them.
     with mock.patch("simdup_es.sentences._BATCH_CHARS", 0 if numpy else 1 << 62):
-        made, columns = _split_columns_many(batch, min_units)
-        lines = _split_lines_many(batch, min_units)
-    assert made == [] and len(columns.first) == len(batch) + 1 and columns.first[-1] == len(columns.table)
-    for k, (sentences, joined, starts, before) in enumerate(lines):
-        i, j = columns.first[k], columns.first[k + 1]
-        assert columns.table[i:j].tolist() == [[s.start, s.end, s.n_units] for s in sentences]
-        assert (columns.joined[i:j], columns.lines[k], columns.before[k]) == (joined, starts, before)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.text() | st.text(alphabet="AßİΣﬁ\U00010400\U0001e900a\n"), min_size=1, max_size=4))
-def test_folding_by_table_is_str_casefold(batch: list[str]) -> None:
-    base = list(itertools.accumulate((len(t) + 1 for t in batch), initial=0))
-    folded, same = _folded(_points("\n".join(batch)), base)
-    assert same == [len(t.casefold()) == len(t) for t in batch]
-    got = folded.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
-    # Each character folded where it folds to one; a text where none folds to several: its casefold.
-    assert got == "".join(f if len(f := c.casefold()) == 1 else c for c in "\n".join(batch))
-    for text, at, ok in zip(batch, base, same):
-        if ok:
-            assert got[at : at + len(text)] == text.casefold()
+        table = split_table(batch, min_units=min_units)
+    assert len(table.first) == len(batch) + 1 and table.first[-1] == len(table.start)
+    assert _columns(table) == [[[s.start, s.end, s.n_units] for s in split_sentences(t, min_units=min_units)]
+                               for t in batch]
 
 
 _WRAP_TEXT = st.text(alphabet=st.sampled_from(list("中文字句。,;.! ab\n")), max_size=300)
