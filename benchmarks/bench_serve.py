@@ -25,13 +25,16 @@ stored documents of the results read), timed in the same run:
   callers at once for ``--seconds`` (half before the HTTP load, half after it, so a
   change in the machine's other load shows as a difference between the halves), as
   threads spread over as many processes as the server has (``--workers``), each
-  process with one store shared by its threads, as a server process shares its
-  store. With 50 callers on 2 cores every call waits for the processor (the GIL in a
-  process, the cores between processes), so its p50 is mostly queueing too: by
-  Little's law about callers / throughput. ``client p50 / this p50`` is what serving
+  process with one store shared by its threads and at most ``--threads`` calls at
+  once, the others waiting their turn first come, first served (``--library-threads``
+  to change it), as a server process shares its store and its threads. With 50
+  callers on 2 cores every call waits for the processor (the GIL in a process, the
+  cores between processes), so its p50 is mostly queueing too: by Little's law
+  about callers / throughput. ``client p50 / this p50`` is what serving
   over HTTP costs under load: the HTTP round trip, JSON both ways, the event loop,
   and the work the answer needs beyond ``find_copies`` (each match's copied
-  ``spans`` in original characters);
+  ``spans`` in original characters, which ``--no-spans`` leaves out: the clients
+  then post ``"spans": false`` and get what ``find_copies`` gives, no more);
 * **the library idle**: one call at a time, before the load and again after it.
   ``client p50 / this p50`` with 50 clients is mostly the queueing any server has
   on this machine (50 searches at once on 2 cores), not the cost of HTTP.
@@ -44,7 +47,7 @@ processes: read from ``/proc`` and ``getrusage``), a figure the machine's other
 load changes much less than latencies.
 
     python benchmarks/bench_serve.py [--clients 50] [--seconds 60] [--docs 2000] [--queries 200]
-        [--store DIR] [--port 9271] [--threads 8] [--workers 1]
+        [--store DIR] [--port 9271] [--threads 8] [--workers 1] [--library-threads N] [--idle 400] [--no-spans]
 
 The machine is shared and noisy; compare the figures as ratios within one run.
 """
@@ -123,6 +126,39 @@ def library_times(folder: Path, queries: list[str], limit: int) -> tuple[list[fl
         store.close()
 
 
+class FifoLimiter:
+    """At most ``n`` holders at once, the others let in first come, first served, as the server's thread
+    limiter (anyio's CapacityLimiter) does. (``threading.Semaphore`` is not fair: a thread that releases it
+    and asks again at once mostly wins, so a few callers run and the rest starve, and the p50 of the calls
+    made would flatter the library.)"""
+
+    def __init__(self, n: int) -> None:
+        import threading
+        from collections import deque
+
+        self._lock = threading.Lock()
+        self._free = n
+        self._waiting: deque[threading.Event] = deque()
+
+    def __enter__(self) -> None:
+        import threading
+
+        with self._lock:
+            if self._free and not self._waiting:
+                self._free -= 1
+                return
+            turn = threading.Event()
+            self._waiting.append(turn)
+        turn.wait()  # the slot is handed over by __exit__
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            if self._waiting:
+                self._waiting.popleft().set()
+            else:
+                self._free += 1
+
+
 def _library_process(folder: Path, queries: list[str], limit: int, first: int, threads: int, step: int,
                       seconds: float, running: int, go: Any, out: Any) -> None:
     """One process of the library under load: ``threads`` callers sharing one store, from ``go`` for ``seconds``,
@@ -139,7 +175,7 @@ def _library_process(folder: Path, queries: list[str], limit: int, first: int, t
     for text in queries[:5]:  # warm, as the server is before its load
         find_copies(store, text, printer=printer, compare=compare, limit=limit)
     latencies: list[float] = []
-    turns = threading.Semaphore(running or threads)
+    turns = FifoLimiter(running or threads)
     out.send("ready")
     go.wait()
     cpu = time.process_time()
@@ -212,7 +248,7 @@ def process_cpu(pid: int) -> float:
     return total
 
 
-async def _load(base: str, queries: list[str], clients: int, seconds: float) -> dict[str, Any]:
+async def _load(base: str, queries: list[str], clients: int, seconds: float, spans: bool) -> dict[str, Any]:
     import httpx2
 
     latencies: list[float] = []
@@ -229,7 +265,7 @@ async def _load(base: str, queries: list[str], clients: int, seconds: float) -> 
                 i += clients
                 started = time.perf_counter()
                 try:
-                    r = await http.post("/search", json={"text": text})
+                    r = await http.post("/search", json={"text": text, "spans": spans})
                 except Exception as exc:  # counted, not raised: the run goes on
                     errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
                     continue
@@ -254,17 +290,18 @@ async def _load(base: str, queries: list[str], clients: int, seconds: float) -> 
             "pings": pings, "client_cpu": cpu}
 
 
-def _client_process(base: str, queries: list[str], clients: int, seconds: float, out: Any) -> None:
-    out.send(asyncio.run(_load(base, queries, clients, seconds)))
+def _client_process(base: str, queries: list[str], clients: int, seconds: float, spans: bool, out: Any) -> None:
+    out.send(asyncio.run(_load(base, queries, clients, seconds, spans)))
     out.close()
 
 
-def run_clients(base: str, queries: list[str], clients: int, seconds: float, server: int) -> dict[str, Any]:
+def run_clients(base: str, queries: list[str], clients: int, seconds: float, server: int,
+                spans: bool = True) -> dict[str, Any]:
     """The load from another process (its own GIL and event loop), as real clients are; with the CPU
     seconds the server (process ``server`` and its workers) spent meanwhile."""
     ctx = multiprocessing.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_client_process, args=(base, queries, clients, seconds, send))
+    proc = ctx.Process(target=_client_process, args=(base, queries, clients, seconds, spans, send))
     cpu = process_cpu(server)
     proc.start()
     result: dict[str, Any] = receive.recv()
@@ -322,7 +359,8 @@ def report(args: argparse.Namespace, n_docs: int, n_queries: int, idle: tuple[li
           f"times by the {args.clients} clients), {os.cpu_count()} cores (shared; load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end), {w} server process{'es' if w > 1 else ''} "
           f"of {args.threads} threads; library under load: {args.clients} callers over {w} "
-          f"process{'es' if w > 1 else ''}, {args.library_threads or 'all'} at once in each\n")
+          f"process{'es' if w > 1 else ''}, {args.library_threads or 'all'} at once in each; the clients ask for "
+          f"{'the spans' if args.spans else 'no spans'}\n")
     print("| | searches | per s | errors | p50 | p95 | CPU per search |")
     print("|---|---|---|---|---|---|---|")
     print(row("library, one call at a time", idle_all, sum(idle_all), idle_cpu))
@@ -359,6 +397,8 @@ def main() -> None:
     ap.add_argument("--library-threads", type=int, default=None,
                     help="Calls running at once in a process of the library under load (default: --threads, as the "
                          "server; 0: every caller at once).")
+    ap.add_argument("--no-spans", dest="spans", action="store_false",
+                    help='Clients ask for no spans ("spans": false): the answer find_copies alone gives.')
     ap.add_argument("--idle", type=int, default=400, help="Queries of the library one call at a time (each side).")
     ap.add_argument("--store", type=Path, help="Store folder (built there if missing, kept).")
     args = ap.parse_args()
@@ -382,8 +422,8 @@ def main() -> None:
         base = f"http://127.0.0.1:{args.port}"
         try:
             # Alone from the other end of the list: the load then starts on texts the server has not seen.
-            alone = run_clients(base, queries[::-1], 1, min(args.seconds, 20.0), server.pid)
-            load = run_clients(base, queries, args.clients, args.seconds, server.pid)
+            alone = run_clients(base, queries[::-1], 1, min(args.seconds, 20.0), server.pid, args.spans)
+            load = run_clients(base, queries, args.clients, args.seconds, server.pid, args.spans)
         finally:
             server.terminate()
             server.wait(30)
