@@ -20,6 +20,8 @@ _SEARCH_FIELDS: dict[str, Any] = {
     "levels": {"type": "string", "enum": ["all", "document"],
                "description": "all: near-duplicates and partial copies; document: near-duplicates only, unscored."},
     "partial_threshold": {"type": "number", "minimum": 0, "maximum": 1},
+    "spans": {"type": "boolean", "default": True,
+              "description": "false: each match's 'spans' is null (not mapped to original characters; a faster search)."},
 }
 _MATCH = {"type": "object", "properties": {
     "id": {"type": "string"}, "kind": {"type": "string", "enum": ["near-duplicate", "partial"]},
@@ -54,7 +56,7 @@ def _body(schema: dict[str, Any]) -> dict[str, Any]:
 
 def openapi(version: str) -> dict[str, Any]:
     """The description, for the package ``version``."""
-    search_params = _query(("id", "k", "limit", "levels", "partial_threshold"), ("id",))
+    search_params = _query(("id", "k", "limit", "levels", "partial_threshold", "spans"), ("id",))
     report_params = [{"name": "doc_id", "in": "path", "required": True, "schema": {"type": "string"},
                       "description": "The stored id, percent-encoded; '.json' at the end answers JSON."},
                      *_query(("k", "limit", "levels", "partial_threshold", "exclude_quotations", "exclude_references",

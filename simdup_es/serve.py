@@ -183,10 +183,11 @@ class SearchRequest:
     limit: int
     levels: SearchLevels
     partial_threshold: float
+    spans: bool = True
 
 
-def _flag(params: Mapping[str, Any], name: str) -> bool:
-    value = params.get(name, False)
+def _flag(params: Mapping[str, Any], name: str, default: bool = False) -> bool:
+    value = params.get(name, default)
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.lower() in ("", "0", "false", "no", "1", "true", "yes"):
@@ -250,7 +251,8 @@ def search_request(params: Mapping[str, Any], settings: ServeSettings, k: int) -
     hint = f" (this server finds near-duplicates up to k = {k}; start it with a larger -k for more)"
     return SearchRequest(query, _int(params, "k", k, 0, k, hint),
                          _int(params, "limit", settings.limit, 0, settings.max_limit),
-                         levels, _float(params, "partial_threshold", settings.partial_threshold, 0.0, 1.0))
+                         levels, _float(params, "partial_threshold", settings.partial_threshold, 0.0, 1.0),
+                         _flag(params, "spans", default=True))
 
 
 # --------------------------------------------------------------------------- the work
@@ -313,7 +315,7 @@ class Service:
     def search(self, req: SearchRequest) -> dict[str, Any]:
         """What ``simdup search --json`` prints, in one object: the matches and how many more there are."""
         found, docs, text = self.copies(req)
-        return {"id": req.query.id, "matches": matches_json(found, docs, text), "more": found.more}
+        return {"id": req.query.id, "matches": matches_json(found, docs, text, spans=req.spans), "more": found.more}
 
     def _side(self, query: Query) -> tuple[str, str | None, str]:
         """Text, title and label of one side of a comparison."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal
@@ -13,6 +15,7 @@ from ..compare import Comparison, SentencePair
 from ..lcs import UnitCodec
 from ..multilevel import Copies, copied_units, passages
 from ..offsets import Unified, unify_mapped
+from ..search import _unified
 from ..sentences import UNIT_PATTERN, Sentence, unit_spans
 from ..store.base import StoredDoc
 
@@ -125,17 +128,56 @@ def spans_dict(spans: Sequence[Span]) -> list[dict[str, int]]:
     return [{"start": s, "end": e} for s, e in spans]
 
 
-def matches_json(found: Copies, docs: Mapping[str, StoredDoc], text: str | None) -> list[dict[str, Any]]:
+class MappedTexts:
+    """The :func:`~simdup_es.offsets.unify_mapped` of stored texts, the most recent kept up to ``budget`` characters.
+
+    The sources of copies recur from search to search (a widely copied text is a
+    match of query after query), and mapping a text costs several times unifying it;
+    a served search would otherwise map each of its sources again. Thread-safe: the
+    server's worker threads share one (two threads may map the same text at once,
+    and the second result simply replaces the first).
+    """
+
+    def __init__(self, budget: int = 2_000_000) -> None:
+        self.budget = budget
+        self._maps: OrderedDict[str, Unified] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> Unified:
+        with self._lock:
+            found = self._maps.get(text)
+            if found is not None:
+                self._maps.move_to_end(text)
+                return found
+        mapped = unify_mapped(text, _unified(text))  # the search unified its candidates already (cached)
+        if len(text) <= self.budget:
+            with self._lock:
+                if text not in self._maps:
+                    self._chars += len(text)
+                self._maps[text] = mapped
+                while self._chars > self.budget:
+                    self._chars -= len(self._maps.popitem(last=False)[0])
+        return mapped
+
+
+stored_mapped = MappedTexts()
+"""The maps of stored texts that reports and served searches show, shared by all of them in a process."""
+
+
+def matches_json(found: Copies, docs: Mapping[str, StoredDoc], text: str | None,
+                 spans: bool = True) -> list[dict[str, Any]]:
     """The hits of a search for ``text`` as ``simdup search --json`` prints them (and ``simdup serve`` answers
     them): each match's figures, the stored title, the marked sentence pairs, and the copied ``spans`` on both
     sides in original characters."""
-    query = unify_mapped(text or "") if any(m.comparison is not None for m in found) else None
+    # Without ``spans`` ("spans": null) nothing is mapped: the maps cost about half of what the search does.
+    query = unify_mapped(text or "") if spans and any(m.comparison is not None for m in found) else None
     out = []
     for m in found:
         doc, c = docs.get(m.id), m.comparison
         spans = None
         if c is not None and query is not None and doc is not None and doc.text:
-            shown = unify_mapped(doc.text)
+            shown = stored_mapped(doc.text)
             spans = {"query": spans_dict(original_spans(query, copied_spans(c, "a", query.text))),
                      "match": spans_dict(original_spans(shown, copied_spans(c, "b", shown.text)))}
         out.append({**m.to_dict(), "title": doc.title if doc else None,

@@ -29,10 +29,10 @@ from ..errors import ConfigError, NotFound
 from ..multilevel import Copies, MultiMatch, MultiParams
 from ..offsets import Unified, unify_mapped
 from ..parts import PartPrinter
-from ..search import Comparer, _unified, comparer, find_copies
+from ..search import Comparer, comparer, find_copies
 from ..text import _lookup, _space_table
 from ..store.base import Store, StoredDoc
-from ._common import Span, copied_spans, original_spans, spans_dict
+from ._common import Span, copied_spans, stored_mapped, original_spans, spans_dict
 
 __all__ = ["PALETTE", "Exclusions", "Source", "SimilarityReport", "excluded_spans", "report_from_copies",
            "settings_in_words", "similarity_report"]
@@ -282,7 +282,7 @@ def report_from_copies(text: str, copies: Copies, docs: Mapping[str, StoredDoc],
         if m.comparison is None or doc is None or not doc.text:
             left_out.append((m.id, "a near-duplicate stored without its text, so nothing can be shown"))
             continue
-        shown = unify_mapped(doc.text, _unified(doc.text))  # unified by the search already (cached)
+        shown = stored_mapped(doc.text)  # mapped for an earlier report or search, or now
         if not include_self and doc_id is None and doc.text == document.original:
             left_out.append((m.id, "the same text as this document: its own stored copy"))
             continue

@@ -151,6 +151,19 @@ def test_limit_gives_more_and_levels_document_is_no_matrix(client: TestClient, s
     assert all(m["kind"] == "near-duplicate" and m["copied_query"] is None for m in doc)
 
 
+def test_spans_false_answers_the_same_matches_unmapped(client: TestClient) -> None:
+    text = BY_ID[EDITED]["text"]
+    full = client.post("/search", json={"text": text}).json()["matches"]
+    assert any(m["spans"] for m in full), "the sample's edited copy has copied spans"
+    bare = client.post("/search", json={"text": text, "spans": False}).json()["matches"]
+    assert bare == [{**m, "spans": None} for m in full]
+    by_id = client.get("/search", params={"id": EDITED, "spans": "false"}).json()["matches"]
+    assert by_id and all(m["spans"] is None for m in by_id)
+    assert client.get("/search", params={"id": EDITED, "spans": "true"}).json()["matches"][0]["spans"]
+    bad = client.post("/search", json={"text": text, "spans": "sometimes"})
+    assert "spans must be true or false" in _error(bad, 400, "bad_input")
+
+
 def doc_title(store: Any, doc_id: str) -> str | None:
     return store.get([doc_id])[0].title
 
