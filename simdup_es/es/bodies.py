@@ -96,6 +96,27 @@ def candidate_search(
     }
 
 
+def candidates_search_many(queries: Sequence[tuple[int, str]], layout: BlockLayout = BlockLayout(), *,
+                           size: int = 10_000, doc_terms: bool = False) -> dict[str, Any]:
+    """ONE ``_search`` body for the candidates of every ``(fingerprint, version)`` of ``queries``.
+
+    A hit is a candidate of at least one query; which ones, the client tells by
+    counting shared blocks (:func:`simdup_es.simhash.shared_blocks`), so the hits carry
+    the fingerprint and its version. One search of 100 queries took half the time of
+    an ``_msearch`` of the 100 single searches (docs/groups.md): each search of a
+    ``_msearch`` pays its own query and fetch phases. All in filter context: nothing is scored.
+    """
+    clauses = [(candidate_terms_query if doc_terms else candidate_query)(fp, version, layout) for fp, version in queries]
+    return {
+        "query": {"bool": {"filter": [{"bool": {"should": clauses, "minimum_should_match": 1}}]}},
+        "_source": False,
+        "docvalue_fields": [schema.FP, schema.VERSION],
+        "size": size,
+        "sort": ["_doc"],
+        "track_total_hits": True,
+    }
+
+
 def part_search(
     part_terms: Sequence[tuple[int, int]],
     key_terms: Sequence[tuple[int, int]],
@@ -265,13 +286,15 @@ def document_source(fingerprint: int, version: str, text: str | None, title: str
 def document_json(fingerprint: int, version: str, text: str | None, title: str | None,
                   layouts: tuple[BlockLayout, ...],
                   levels: tuple[str, int, Sequence[int], Sequence[int], int] | None = None,
-                  part_layout: str = schema.NESTED, doc_terms: bool = False) -> str:
+                  part_layout: str = schema.NESTED, doc_terms: bool = False,
+                  group: tuple[str, int | None, str | None] | None = None) -> str:
     """:func:`document_source` as the JSON text the client sends (``json.dumps``, ``ensure_ascii=False``,
     no spaces), written directly.
 
     ``levels`` are :func:`simdup_es.schema.levels_object`'s ``(doc_id, units, parts, keys, cut)``, the
     parts written as ``part_layout`` says (nested objects, or flat terms); ``doc_terms`` adds the
-    fingerprint's flat terms (the ``terms`` document layout, :func:`candidate_terms_query`).
+    fingerprint's flat terms (the ``terms`` document layout, :func:`candidate_terms_query`);
+    ``group`` the duplicate group fields (:func:`group_update`'s, written with the document).
     Every indexed document goes through it: building the nested dicts and serialising
     them took 38 us of the feeding process's ~100 us of CPU per document, this 10 us.
     The strings go through ``json``'s own string encoder; block terms and keys are hex,
@@ -293,6 +316,8 @@ def document_json(fingerprint: int, version: str, text: str | None, title: str |
         simdup += (f'"{schema.PART_TERMS_NAME}":[{schema.flat_terms_json(parts)}]' if part_layout == schema.FLAT
                    else f'"{schema.PARTS_NAME}":[{_parts(parts, layouts)}]')
     out.append(f'"{schema.ROOT}":{{{simdup}}}')
+    if group is not None:
+        out.append(json.dumps(group_update(*group), ensure_ascii=False, separators=(",", ":"))[1:-1])
     return "{" + ",".join(out) + "}"
 
 

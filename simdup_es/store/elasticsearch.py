@@ -42,7 +42,7 @@ from ..es.mappings import (
     missing_level_fields,
 )
 from ..multilevel import PartCandidate
-from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Members, StoredDoc, capped_note, id_problem, query_terms,
+from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, query_terms,
                    stored_levels)
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,8 @@ _ROW_PATH = ["hits.total", "hits.hits._index", "hits.hits._id", "hits.hits._rout
              "_shards.failed"]
 _PART_PATH = ["hits.hits._id", "hits.hits.fields", "hits.hits.matched_queries", "timed_out", "_shards.failed"]
 MAX_PART_LIMIT = 10_000
+_QUERIES_PER_SEARCH = 100
+"""Candidate queries in one search of :meth:`ElasticsearchStore.candidates_many` (100 was fastest of 50 to 1,000)."""
 """Largest ``limit`` of :meth:`ElasticsearchStore.part_candidates`: one page (``index.max_result_window``)."""
 _REINDEX = "use a new index, which 'simdup setup' creates with the right mappings, and re-index into it"
 
@@ -168,6 +170,8 @@ class ElasticsearchStore(Closing):
         self._checked = False
         self._levels_checked = False
         self._groups_mapped = False
+        self._concrete: bool | None = None
+        """Whether :attr:`index` names one index (not an alias or pattern): asked once, by :meth:`put_keys`."""
 
     @property
     def settings(self) -> ConnectionSettings | None:
@@ -294,8 +298,11 @@ class ElasticsearchStore(Closing):
 
     # -- writes --------------------------------------------------------------------------------
 
-    def put(self, docs: Sequence[StoredDoc]) -> BulkReport:
+    def put(self, docs: Sequence[StoredDoc], *, with_groups: bool = False) -> BulkReport:
         """Index ``docs`` (replacing documents with the same ids) with the bulk API.
+
+        With ``with_groups`` the documents' group fields are part of what is indexed
+        (a partial update afterwards would index each document a second time).
 
         Documents that cannot be stored (:meth:`StoredDoc.problem`) or that
         Elasticsearch refuses are reported in ``failed`` with the reason; requests
@@ -307,6 +314,8 @@ class ElasticsearchStore(Closing):
         if not docs:
             return report
         self._check_mapping()
+        if with_groups:
+            self._map_groups()
         actions: list[bodies.Action] = []
         capped: dict[str, str] = {}
         for doc in docs:
@@ -326,7 +335,7 @@ class ElasticsearchStore(Closing):
             source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title,
                                           () if self.doc_terms else self.layouts, levels,
                                           schema.FLAT if index_layout.writes_flat(self.part_layout) else schema.NESTED,
-                                          self.doc_terms)
+                                          self.doc_terms, doc.group_fields if with_groups else None)
             actions.append(bodies.index_action(doc.id, source))
         for item in self._bulk(actions, report, "index"):
             if item.ok:
@@ -416,30 +425,36 @@ class ElasticsearchStore(Closing):
         return ids, fps
 
     def candidates_many(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[str], np.ndarray]]:
-        """:meth:`candidates` of each ``(fingerprint, version)``, 100 searches a ``_msearch`` request.
+        """:meth:`candidates` of each ``(fingerprint, version)``: ONE search for every 100 queries.
 
-        A query whose candidates do not fit one page (or whose search failed) is asked again alone.
+        The search asks for the union of their candidates
+        (:func:`~simdup_es.es.bodies.candidates_search_many`); each hit goes to the queries
+        of its version it shares ``layout.min_match`` blocks with, which is what each
+        query's own search matches. When the union does not fit one page it is read from
+        a point in time. Partial results (a failed shard) raise.
         """
+        if not queries:
+            return []
+        if not self._checked:
+            self._check_mapping()  # the layout the index records, before asking in one
         out: list[tuple[list[str], np.ndarray]] = []
-        path = ["responses.hits.total", "responses.hits.hits._id", "responses.hits.hits.fields", "responses.error",
-                "responses.timed_out", "responses._shards.failed", "responses.status"]
-        for start in range(0, len(queries), 100):
-            chunk = queries[start : start + 100]
-            searches: list[dict[str, Any]] = []
-            for fp, version in chunk:
-                searches += [{}, bodies.candidate_search(fp, version, self.layout, size=self.page_size)]
-            with self._translated("searching candidates"):
-                response = self.client.msearch(index=self.index, searches=searches, filter_path=path)
-            for (fp, version), got in zip(chunk, response["responses"]):
-                hits = got.get("hits", {}).get("hits", [])
-                total = got.get("hits", {}).get("total", {"relation": "gte", "value": 1})
-                if ("error" in got or got.get("timed_out") or got.get("_shards", {}).get("failed")
-                        or total["relation"] != "eq" or total["value"] > len(hits) or not hits):
-                    out.append(self.candidates(fp, version))  # the careful way: walks, checks the mapping, raises
-                    continue
-                hits = [hit for hit in hits if schema.FP in hit.get("fields", {})]
-                out.append(([hit["_id"] for hit in hits],
-                            np.fromiter((int(hit["fields"][schema.FP][0], 16) for hit in hits), np.uint64, len(hits))))
+        for start in range(0, len(queries), _QUERIES_PER_SEARCH):
+            chunk = queries[start : start + _QUERIES_PER_SEARCH]
+            body = bodies.candidates_search_many(chunk, self.layout, size=self.pit_page_size, doc_terms=self.doc_terms)
+            response = io.search(self.client, self.index, body, "searching candidates", _CANDIDATE_PATH)
+            hits = response.get("hits", {}).get("hits", [])
+            if response["hits"]["total"]["value"] > len(hits):
+                hits = list(io.walk(self.client, self.index, body["query"], docvalue_fields=[schema.FP, schema.VERSION],
+                                    page_size=self.pit_page_size, keep_alive=self.pit_keep_alive))
+            hits = [hit for hit in hits if schema.FP in hit.get("fields", {}) and schema.VERSION in hit["fields"]]
+            ids = [hit["_id"] for hit in hits]
+            fps = np.fromiter((int(hit["fields"][schema.FP][0], 16) for hit in hits), np.uint64, len(hits))
+            versions = np.array([hit["fields"][schema.VERSION][0] for hit in hits], dtype=object)
+            query_fps = np.fromiter((fp for fp, _ in chunk), np.uint64, len(chunk))
+            shared = sh.shared_blocks(query_fps, fps, self.layout) >= self.layout.min_match
+            for n, (_, version) in enumerate(chunk):
+                mine = np.flatnonzero(shared[n] & (versions == version))
+                out.append(([ids[i] for i in mine.tolist()], fps[mine]))
         return out
 
     def part_candidates(
@@ -537,11 +552,7 @@ class ElasticsearchStore(Closing):
 
     def write_groups(self, writes: Sequence[tuple[Any, str | None, int | None, str | None]]) -> BulkReport:
         """Partial updates of ``dup_group`` / ``dup_group_size`` / ``dup_kind``; the fields are mapped first."""
-        if not self._groups_mapped:
-            io.put_mapping(self.client, self.index, group_mapping(), "duplicate group fields",
-                           f"the fields simdup writes ({', '.join(GROUP_FIELDS)}) must be free or mapped as simdup "
-                           "maps them")
-            self._groups_mapped = True
+        self._map_groups()
         actions = [bodies.update_action({**bodies.target(ref), "retry_on_conflict": 3}, bodies.group_update(g, s, kind))
                    for ref, g, s, kind in writes]
         items = io.bulk(self.client, actions, what="writing duplicate groups", index=self.index, chunk_size=2000,
@@ -555,6 +566,27 @@ class ElasticsearchStore(Closing):
             else:
                 report.failed.append((f"{ref['_index']}/{ref['_id']}", item.reason or ""))
         return report
+
+    def _map_groups(self) -> None:
+        if not self._groups_mapped:
+            io.put_mapping(self.client, self.index, group_mapping(), "duplicate group fields",
+                           f"the fields simdup writes ({', '.join(GROUP_FIELDS)}) must be free or mapped as simdup "
+                           "maps them")
+            self._groups_mapped = True
+
+    def put_keys(self, ids: Sequence[str]) -> list[Key] | None:
+        """``(index, id)`` of each id when the store's index is one index; ``None`` for an alias, a
+        pattern or an index not created yet (a document's index is known only once it is written)."""
+        if self._concrete is None:
+            if any(c in self.index for c in "*,"):
+                self._concrete = False
+            else:
+                with self._translated("reading the index"):
+                    found = self.client.options(ignore_status=404).indices.get_alias(index=self.index)
+                if found.meta.status != 200:
+                    return None  # not created yet: ask again next time
+                self._concrete = list(found.body) == [self.index]
+        return [(self.index, doc_id) for doc_id in ids] if self._concrete else None
 
     def group_rows(self, ids: Sequence[str] = (), groups: Sequence[str] = ()) -> list[GroupRow]:
         """The documents with these ``_id`` (in every index of a pattern) and the members of these groups.
