@@ -38,9 +38,18 @@ transaction, so a kill leaves the groups as they were.
 
 Order of writes
 ---------------
-``put``: the documents are written, then their groups (a batch whose groups were
-not written is not settled, so ``simdup index --resume`` writes it again, which
-regroups it). ``delete``: the groups are rewritten as if the documents were gone,
+``put``: the groups are worked out first (the new documents' fingerprints are at
+hand; their stored near-duplicates are searched for before the write, and pairs
+within the batch are found in memory by the same block join), the documents are
+written with their own group fields, then the stored documents whose fields change
+(on Elasticsearch a partial update re-indexes a whole document: the new ones, text
+and parts included, would be indexed twice). A run killed in between leaves new
+documents whose ``dup_group_size`` disagrees with their group's members, which the
+next update touching them sees (above); a batch whose groups were not written is not
+settled, so ``simdup index --resume`` writes it again, which regroups it. Where a new
+document's key is not known before it is written (an Elasticsearch alias), or a
+document of the batch is refused, the documents are written first and regrouped
+from the store. ``delete``: the groups are rewritten as if the documents were gone,
 then the documents are deleted; a run killed in between leaves the documents with
 their old group fields, and the same ``delete`` run again finishes the job.
 

@@ -52,9 +52,10 @@ _ROW_PATH = ["hits.total", "hits.hits._index", "hits.hits._id", "hits.hits._rout
              "_shards.failed"]
 _PART_PATH = ["hits.hits._id", "hits.hits.fields", "hits.hits.matched_queries", "timed_out", "_shards.failed"]
 MAX_PART_LIMIT = 10_000
-_QUERIES_PER_SEARCH = 100
-"""Candidate queries in one search of :meth:`ElasticsearchStore.candidates_many` (100 was fastest of 50 to 1,000)."""
 """Largest ``limit`` of :meth:`ElasticsearchStore.part_candidates`: one page (``index.max_result_window``)."""
+_TERMS_QUERIES_PER_SEARCH = 100
+"""Queries in one search of :meth:`ElasticsearchStore.candidates_many` in the ``terms`` document layout (one
+``bool`` of their ``terms`` clauses: half the time of an ``_msearch`` of single searches)."""
 _REINDEX = "use a new index, which 'simdup setup' creates with the right mappings, and re-index into it"
 
 
@@ -425,37 +426,69 @@ class ElasticsearchStore(Closing):
         return ids, fps
 
     def candidates_many(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[str], np.ndarray]]:
-        """:meth:`candidates` of each ``(fingerprint, version)``: ONE search for every 100 queries.
+        """:meth:`candidates` of each ``(fingerprint, version)``: one search for many queries, 50 a ``_msearch``.
 
-        The search asks for the union of their candidates
-        (:func:`~simdup_es.es.bodies.candidates_search_many`); each hit goes to the queries
-        of its version it shares ``layout.min_match`` blocks with, which is what each
-        query's own search matches. When the union does not fit one page it is read from
-        a point in time. Partial results (a failed shard) raise.
+        A search asks for a superset of the union of its queries' candidates
+        (:func:`~simdup_es.es.bodies.candidates_union_search`, as many queries as
+        :func:`~simdup_es.es.bodies.union_size` says for the index's size; 100 a search in
+        the ``terms`` layout, :func:`~simdup_es.es.bodies.candidates_search_many`); each
+        hit goes to the queries of its version it shares ``layout.min_match`` blocks
+        with, which is what each query's own search matches. A search whose hits do not
+        fit one page (or that failed) is read again from a point in time, which raises
+        on partial results.
         """
         if not queries:
             return []
         if not self._checked:
             self._check_mapping()  # the layout the index records, before asking in one
-        out: list[tuple[list[str], np.ndarray]] = []
-        for start in range(0, len(queries), _QUERIES_PER_SEARCH):
-            chunk = queries[start : start + _QUERIES_PER_SEARCH]
-            body = bodies.candidates_search_many(chunk, self.layout, size=self.pit_page_size, doc_terms=self.doc_terms)
-            response = io.search(self.client, self.index, body, "searching candidates", _CANDIDATE_PATH)
-            hits = response.get("hits", {}).get("hits", [])
-            if response["hits"]["total"]["value"] > len(hits):
-                hits = list(io.walk(self.client, self.index, body["query"], docvalue_fields=[schema.FP, schema.VERSION],
-                                    page_size=self.pit_page_size, keep_alive=self.pit_keep_alive))
-            hits = [hit for hit in hits if schema.FP in hit.get("fields", {}) and schema.VERSION in hit["fields"]]
-            ids = [hit["_id"] for hit in hits]
-            fps = np.fromiter((int(hit["fields"][schema.FP][0], 16) for hit in hits), np.uint64, len(hits))
-            versions = np.array([hit["fields"][schema.VERSION][0] for hit in hits], dtype=object)
-            query_fps = np.fromiter((fp for fp, _ in chunk), np.uint64, len(chunk))
-            shared = sh.shared_blocks(query_fps, fps, self.layout) >= self.layout.min_match
-            for n, (_, version) in enumerate(chunk):
-                mine = np.flatnonzero(shared[n] & (versions == version))
-                out.append(([ids[i] for i in mine.tolist()], fps[mine]))
+        chunks = self._candidate_chunks(queries)
+        out: list[tuple[list[str], np.ndarray]] = [([], np.zeros(0, np.uint64))] * len(queries)
+        path = ["responses.hits.total", "responses.hits.hits._id", "responses.hits.hits.fields", "responses.error",
+                "responses.timed_out", "responses._shards.failed"]
+        for start in range(0, len(chunks), 50):
+            batch = chunks[start : start + 50]
+            with self._translated("searching candidates"):
+                response = self.client.msearch(index=self.index, searches=[line for _, body in batch for line in ({}, body)],
+                                               filter_path=path)
+            for (positions, body), got in zip(batch, response["responses"]):
+                hits = got.get("hits", {}).get("hits", [])
+                total = got.get("hits", {}).get("total", {"relation": "gte", "value": 1})
+                if ("error" in got or got.get("timed_out") or got.get("_shards", {}).get("failed")
+                        or total["relation"] != "eq" or total["value"] > len(hits)):
+                    hits = list(io.walk(self.client, self.index, body["query"], docvalue_fields=[schema.FP, schema.VERSION],
+                                        page_size=self.pit_page_size, keep_alive=self.pit_keep_alive))
+                self._assign(hits, [queries[p] for p in positions], positions, out)
         return out
+
+    def _candidate_chunks(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[int], dict[str, Any]]]:
+        """The searches of :meth:`candidates_many`: positions of the queries each serves, and its body."""
+        by_version: dict[str, list[int]] = {}
+        for n, (_, version) in enumerate(queries):
+            by_version.setdefault(version, []).append(n)
+        per = _TERMS_QUERIES_PER_SEARCH if self.doc_terms else bodies.union_size(self.count(), self.layout)
+        chunks = []
+        for version, positions in by_version.items():
+            for start in range(0, len(positions), per):
+                part = positions[start : start + per]
+                fps = [int(queries[p][0]) for p in part]
+                body = (bodies.candidates_search_many([(fp, version) for fp in fps], self.layout, size=self.pit_page_size,
+                                                      doc_terms=True) if self.doc_terms else
+                        bodies.candidates_union_search(fps, version, self.layout, size=self.pit_page_size))
+                chunks.append((part, body))
+        return chunks
+
+    def _assign(self, hits: list[dict[str, Any]], queries: Sequence[tuple[int, str]], positions: Sequence[int],
+                out: list[tuple[list[str], np.ndarray]]) -> None:
+        """Each of ``queries`` (at ``positions`` of ``out``) gets the hits of its version it shares enough blocks with."""
+        hits = [hit for hit in hits if schema.FP in hit.get("fields", {}) and schema.VERSION in hit["fields"]]
+        ids = [hit["_id"] for hit in hits]
+        fps = np.fromiter((int(hit["fields"][schema.FP][0], 16) for hit in hits), np.uint64, len(hits))
+        versions = np.array([hit["fields"][schema.VERSION][0] for hit in hits], dtype=object)
+        shared = sh.shared_blocks(np.fromiter((fp for fp, _ in queries), np.uint64, len(queries)), fps,
+                                  self.layout) >= self.layout.min_match
+        for n, (position, (_, version)) in enumerate(zip(positions, queries)):
+            mine = np.flatnonzero(shared[n] & (versions == version))
+            out[position] = ([ids[i] for i in mine.tolist()], fps[mine])
 
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
