@@ -102,10 +102,10 @@ def candidates_search_many(queries: Sequence[tuple[int, str]], layout: BlockLayo
 
     A hit is a candidate of at least one query; which ones, the client tells by
     counting shared blocks (:func:`simdup_es.simhash.shared_blocks`), so the hits carry
-    the fingerprint and its version. One search of 100 queries took half the time of
-    an ``_msearch`` of the 100 single searches: each search of a ``_msearch`` pays its
-    own query and fetch phases. All in filter context: nothing is scored. For the
-    ``terms`` document layout; block layouts ask :func:`candidates_union_search`.
+    the fingerprint and its version. All in filter context: nothing is scored. For the
+    ``terms`` document layout (whose terms are selective); in block layouts one search of
+    100 queries took from half the time of an ``_msearch`` of the 100 single searches to
+    the same (``benchmarks/bench_lookups.py``), and they ask :func:`candidates_union_search`.
     """
     clauses = [(candidate_terms_query if doc_terms else candidate_query)(fp, version, layout) for fp, version in queries]
     return {

@@ -55,7 +55,7 @@ MAX_PART_LIMIT = 10_000
 """Largest ``limit`` of :meth:`ElasticsearchStore.part_candidates`: one page (``index.max_result_window``)."""
 _TERMS_QUERIES_PER_SEARCH = 100
 """Queries in one search of :meth:`ElasticsearchStore.candidates_many` in the ``terms`` document layout (one
-``bool`` of their ``terms`` clauses: half the time of an ``_msearch`` of single searches)."""
+``bool`` of their ``terms`` clauses: one request instead of 100)."""
 _REINDEX = "use a new index, which 'simdup setup' creates with the right mappings, and re-index into it"
 
 
