@@ -615,10 +615,9 @@ class ElasticsearchStore(Closing):
                 self._concrete = False
             else:
                 with self._translated("reading the index"):
-                    found = self.client.options(ignore_status=404).indices.get_alias(index=self.index)
-                if found.meta.status != 200:
-                    return None  # not created yet: ask again next time
-                self._concrete = list(found.body) == [self.index]
+                    if not self.client.indices.exists(index=self.index):
+                        return None  # not created yet: ask again next time
+                    self._concrete = not self.client.indices.exists_alias(name=self.index)
         return [(self.index, doc_id) for doc_id in ids] if self._concrete else None
 
     def group_rows(self, ids: Sequence[str] = (), groups: Sequence[str] = ()) -> list[GroupRow]:
