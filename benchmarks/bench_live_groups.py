@@ -21,7 +21,11 @@ clock; through the keeper when it kept groups). After each trial with groups a f
 dry ``update_groups`` must find nothing to change (checked, outside the clock).
 
     .venv/bin/python benchmarks/bench_live_groups.py [--docs 1000] [--store-size 100000] [--rounds 3]
-        [--es-url http://127.0.0.1:9264]
+        [--es-url http://127.0.0.1:9264] [--write-first]
+
+``--write-first`` also measures the keeper's older way (``plan_first=False``: put the
+documents, then regroup from the store and write every changed document's fields by
+partial updates), in the same run, for a ratio beside the default way's.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from simdup_es.store.base import Store, StoredDoc
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "zh-docs.jsonl"
 BATCH = 500
+PLAIN, PLANNED, WRITE_FIRST = "without groups", "with groups", "with groups, write first"
 
 
 def records(n: int) -> list[dict[str, Any]]:
@@ -93,8 +98,8 @@ def load(store: Store, fps: np.ndarray, version: str) -> None:
           f"(groups run {sum(summary.seconds.values()):.1f} s)")
 
 
-def trial(store: Store, recs: list[dict[str, Any]], docs: list[StoredDoc], way: str, keep: bool, tag: str) -> float:
-    keeper = GroupKeeper(store) if keep else None
+def trial(store: Store, recs: list[dict[str, Any]], docs: list[StoredDoc], way: str, mode: str, tag: str) -> float:
+    keeper = GroupKeeper(store, plan_first=mode == PLANNED) if mode != PLAIN else None
     started = time.perf_counter()
     if way == "index":
         items = [from_mapping({**r, "id": f"{tag}:{r['id']}"}, Fields("text", "title", "id"), "bench") for r in recs]
@@ -112,7 +117,7 @@ def trial(store: Store, recs: list[dict[str, Any]], docs: list[StoredDoc], way: 
         assert (full.set, full.cleared) == (0, 0), ("incremental groups differ from a full run", full.to_dict())
     if keeper:
         s = keeper.summary
-        print(f"    {way} with groups: {s.updates} updates, {s.looked_at} documents looked at, {s.lookups} lookups, "
+        print(f"    {way} with groups ({mode}): {s.updates} updates, {s.looked_at} documents looked at, {s.lookups} lookups, "
               f"{s.set} set, {s.cleared} cleared, {s.seconds:.2f} s in the keeper (put and groups)")
     ids = [f"{tag}:{r['id']}" for r in recs]
     (keeper.delete if keeper else store.delete)(ids)
@@ -126,6 +131,8 @@ def main() -> None:
     parser.add_argument("--store-size", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--es-url", help="Also (instead) on this node (index simdup-bench-live).")
+    parser.add_argument("--write-first", action="store_true",
+                        help="Also measure GroupKeeper(plan_first=False): put, then regroup from the store.")
     args = parser.parse_args()
     rng = np.random.default_rng(29)
     recs = records(args.docs)
@@ -155,18 +162,21 @@ def main() -> None:
         store.setup()
         print(f"{where}: {args.docs} new documents ({sum(1 for _ in near_of)} with planted near copies)")
         load(store, fps, docs[0].version)
-        times: dict[tuple[str, bool], list[float]] = {}
+        times: dict[tuple[str, str], list[float]] = {}
+        modes = [PLAIN, PLANNED] + ([WRITE_FIRST] if args.write_first else [])
         n = 0
         for round_ in range(args.rounds):
             for way in ("index", "put"):
-                for keep in ((False, True) if round_ % 2 == 0 else (True, False)):
+                for mode in (modes if round_ % 2 == 0 else modes[::-1]):
                     n += 1
-                    times.setdefault((way, keep), []).append(trial(store, recs, docs, way, keep, f"t{n}"))
+                    times.setdefault((way, mode), []).append(trial(store, recs, docs, way, mode, f"t{n}"))
         for way in ("index", "put"):
-            plain, kept = times[(way, False)], times[(way, True)]
-            print(f"{way:5}  without groups: median {statistics.median(plain):.2f} s {[round(t, 2) for t in plain]}; "
-                  f"with groups: median {statistics.median(kept):.2f} s {[round(t, 2) for t in kept]}; "
-                  f"ratio {statistics.median(kept) / statistics.median(plain):.2f}x")
+            plain = statistics.median(times[(way, PLAIN)])
+            print(f"{way:5}  " + "; ".join(
+                f"{mode}: median {statistics.median(times[(way, mode)]):.2f} s "
+                f"{[round(t, 2) for t in times[(way, mode)]]}"
+                + (f", ratio {statistics.median(times[(way, mode)]) / plain:.2f}x" if mode != PLAIN else "")
+                for mode in modes))
         store.close()
 
 

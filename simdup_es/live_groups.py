@@ -38,9 +38,18 @@ transaction, so a kill leaves the groups as they were.
 
 Order of writes
 ---------------
-``put``: the documents are written, then their groups (a batch whose groups were
-not written is not settled, so ``simdup index --resume`` writes it again, which
-regroups it). ``delete``: the groups are rewritten as if the documents were gone,
+``put``: the groups are worked out first (the new documents' fingerprints are at
+hand; their stored near-duplicates are searched for before the write, and pairs
+within the batch are found in memory by the same block join), the documents are
+written with their own group fields, then the stored documents whose fields change
+(on Elasticsearch a partial update re-indexes a whole document: the new ones, text
+and parts included, would be indexed twice). A run killed in between leaves new
+documents whose ``dup_group_size`` disagrees with their group's members, which the
+next update touching them sees (above); a batch whose groups were not written is not
+settled, so ``simdup index --resume`` writes it again, which regroups it. Where a new
+document's key is not known before it is written (an Elasticsearch alias), or a
+document of the batch is refused, the documents are written first and regrouped
+from the store. ``delete``: the groups are rewritten as if the documents were gone,
 then the documents are deleted; a run killed in between leaves the documents with
 their old group fields, and the same ``delete`` run again finishes the job.
 
@@ -57,7 +66,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -149,10 +158,15 @@ class GroupKeeper:
     k:
         Largest distance of a near-duplicate pair; ``store.layout.k`` by default
         (``simdup groups`` takes 3, the default layout's).
+    plan_first:
+        Work out the groups of a :meth:`put` before writing it, and write the new
+        documents' group fields with them (the default); ``False`` writes first and
+        regroups from the store, as before (measured against in ``benchmarks/bench_live_groups.py``).
     """
 
-    def __init__(self, store: Store, *, k: int | None = None) -> None:
+    def __init__(self, store: Store, *, k: int | None = None, plan_first: bool = True) -> None:
         self.store = store
+        self.plan_first = plan_first
         self.k = store.layout.k if k is None else k
         if not 0 <= self.k <= store.layout.k:
             raise ConfigError(f"incremental groups need k between 0 and the store's k ({store.layout.k}), got {self.k}: "
@@ -184,8 +198,23 @@ class GroupKeeper:
     # -- the writes ---------------------------------------------------------------------------
 
     def put(self, docs: Sequence[StoredDoc]) -> BulkReport:
-        """:meth:`Store.put` the documents, then update the groups they touch."""
+        """:meth:`Store.put` the documents with their groups, then update the other documents they touch.
+
+        The groups are worked out before the write (the new documents' fingerprints
+        are known here; their stored near-duplicates are searched for first), so a new
+        document's group fields go in with it: on Elasticsearch a partial update
+        afterwards would index the whole document a second time. When the store cannot
+        name a new document's key before writing it (an alias), or some documents are
+        refused, the groups are worked out after the write instead.
+        """
         started = time.perf_counter()
+        report = self._put_planned(docs) if self.plan_first else None
+        if report is None:
+            report = self._put_then_group(docs)
+        self.summary.seconds += time.perf_counter() - started
+        return report
+
+    def _put_then_group(self, docs: Sequence[StoredDoc]) -> BulkReport:
         ids = list(dict.fromkeys(doc.id for doc in docs))
         old = self.store.group_rows(ids=ids)
         report = self.store.put(docs)
@@ -194,8 +223,41 @@ class GroupKeeper:
         new = self.store.group_rows(ids=[i for i in ids if i not in failed]) if report.written else []
         left = [row for row in old if row.id not in failed]  # replaced: they left their groups
         self._update(new, {row.group for row in old if row.group is not None}, seek=new, left=left)
-        self.summary.seconds += time.perf_counter() - started
         return report
+
+    def _put_planned(self, docs: Sequence[StoredDoc]) -> BulkReport | None:
+        """:meth:`put` with the groups worked out first; ``None`` when the store cannot name the keys."""
+        batch = {doc.id: doc for doc in docs if doc.problem() is None}  # the last of an id wins, as in put
+        keys = self.store.put_keys(list(batch)) if batch else None
+        if keys is None:
+            return None
+        old = self.store.group_rows(ids=list(batch))
+        new = [GroupRow(key, None, int(doc.fingerprint), doc.version) for key, doc in zip(keys, batch.values())]
+        labels = {row.group for row in old if row.group is not None}
+        # The stored documents of the batch's ids are about to be replaced: the new rows stand for them
+        # (``found`` keeps the first row of a key), and ``left`` holds them as they were.
+        members, plan = self._plan(new, labels, seek=new, left=old)
+        fresh = {row.key for row in new}
+        fields = {members[p].id: (group, size, kind) for p, group, size, kind in plan.set if members[p].key in fresh}
+        report = self.store.put([replace(doc, group=None, group_size=None, group_kind=None) if doc.id not in fields
+                                 else replace(doc, group=fields[doc.id][0], group_size=fields[doc.id][1],
+                                              group_kind=fields[doc.id][2]) for doc in docs], with_groups=True)
+        if batch.keys() & {doc_id for doc_id, _ in report.failed}:  # refused: the plan counted them
+            log.info("%d documents were refused: walking the near-duplicates of the batch", len(report.failed))
+            self.store.refresh()
+            self._put_failed(list(batch), old, labels | {group for group, _, _ in fields.values()})
+            return report
+        self.summary.set += len(fields)
+        self._apply(members, plan, skip=fresh)
+        self.store.refresh()
+        return report
+
+    def _put_failed(self, ids: Sequence[str], old: Sequence[GroupRow], labels: set[str]) -> None:
+        """After a planned put refused some documents, regroup what is stored under ``ids`` by walking the
+        near-duplicate graph: the written documents carry groups counted with the refused ones (and an id
+        may be both written and refused, by two documents of the batch)."""
+        new = self.store.group_rows(ids=ids)
+        self._update(new, labels, seek=new, left=old, walk=True)
 
     def delete(self, ids: Sequence[str]) -> BulkReport:
         """Update the groups as if the documents were gone, then :meth:`Store.delete` them."""
@@ -215,38 +277,56 @@ class GroupKeeper:
     # -- the update ---------------------------------------------------------------------------
 
     def _update(self, rows: Sequence[GroupRow], labels: set[str], *, seek: Sequence[GroupRow] = (),
-                drop: set[Key] = frozenset(), left: Sequence[GroupRow] = ()) -> None:  # type: ignore[assignment]
-        """Recompute and write the groups of ``rows``, the near-duplicates of ``seek`` and the groups ``labels``.
-
-        Documents keyed in ``drop`` are left out (about to be deleted); ``left`` are the
-        documents (as they were) that this write takes out of their groups.
-        """
+                drop: set[Key] = frozenset(), left: Sequence[GroupRow] = (),  # type: ignore[assignment]
+                walk: bool = False) -> None:
+        """Recompute and write the groups of ``rows``, the near-duplicates of ``seek`` and the groups ``labels``."""
         if not rows and not labels and not seek:
             return
+        members, plan = self._plan(rows, labels, seek=seek, drop=drop, left=left, walk=walk)
+        if self._apply(members, plan):
+            self.store.refresh()
+
+    def _plan(self, rows: Sequence[GroupRow], labels: set[str], *, seek: Sequence[GroupRow] = (),
+              drop: set[Key] = frozenset(), left: Sequence[GroupRow] = (),  # type: ignore[assignment]
+              walk: bool = False) -> tuple[list[GroupRow], Plan]:
+        """The closed set of ``rows``, the near-duplicates of ``seek`` and the groups ``labels`` (sorted by
+        key), and the writes that regroup it.
+
+        Documents keyed in ``drop`` are left out (about to be deleted); ``left`` are the
+        documents (as they were) that this write takes out of their groups. A row of
+        ``rows`` stands for any stored document of its key (a new version about to replace it).
+        With ``walk`` the true graph is walked whatever the stored labels say.
+        """
         found: dict[Key, GroupRow] = {row.key: row for row in rows if row.key not in drop}
         self._add(found, self._near(seek), drop)
         self._close(found, labels, drop)
-        if inconsistent_labels([row for key, row in found.items() if key not in drop], left):
-            log.warning("stored duplicate groups are not right (a killed run?): walking the near-duplicates of "
-                        "%d documents", len(found))
+        if walk or inconsistent_labels([row for key, row in found.items() if key not in drop], left):
+            if not walk:
+                log.warning("stored duplicate groups are not right (a killed run?): walking the near-duplicates "
+                            "of %d documents", len(found))
             self.summary.walked += 1
             self._walk(found, drop)
         members = sorted(found.values(), key=lambda row: row.key)
         plan = regroup(members, self.k)
-        writes = [(members[p].ref, *fields) for p, *fields in plan.set]
-        writes += [(members[p].ref, None, None, None) for p in plan.clear]
+        self.summary.updates += 1
+        self.summary.looked_at += len(members)
+        self.summary.unchanged += plan.unchanged
+        return members, plan
+
+    def _apply(self, members: Sequence[GroupRow], plan: Plan, skip: set[Key] = frozenset()) -> bool:  # type: ignore[assignment]
+        """Write ``plan`` (but not to the documents keyed in ``skip``); whether anything was written."""
+        writes = [(members[p].ref, *fields) for p, *fields in plan.set if members[p].key not in skip]
+        sets = len(writes)
+        writes += [(members[p].ref, None, None, None) for p in plan.clear if members[p].key not in skip]
+        if not writes:
+            return False
+        report = self.store.write_groups(writes)  # one call: one transaction in the embedded store
         summary = self.summary
-        summary.updates += 1
-        summary.looked_at += len(members)
-        summary.unchanged += plan.unchanged
-        if writes:
-            report = self.store.write_groups(writes)  # one call: one transaction in the embedded store
-            written = report.written
-            summary.set += min(written, len(plan.set))
-            summary.cleared += max(0, written - len(plan.set))
-            summary.gone += report.missing
-            summary.failed += report.failed
-            self.store.refresh()
+        summary.set += min(report.written, sets)
+        summary.cleared += max(0, report.written - sets)
+        summary.gone += report.missing
+        summary.failed += report.failed
+        return True
 
     def _near(self, seek: Sequence[GroupRow]) -> list[GroupRow]:
         """The stored documents within ``k`` of each of ``seek`` (same version), themselves included."""

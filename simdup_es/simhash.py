@@ -163,6 +163,26 @@ def blocks_many(fingerprints: np.ndarray, layout: BlockLayout = BlockLayout()) -
     return (np.asarray(fingerprints, dtype=np.uint64)[:, None] >> shifts) & mask
 
 
+def shared_blocks(a: np.ndarray, b: np.ndarray, layout: BlockLayout = BlockLayout()) -> np.ndarray:
+    """How many of ``layout``'s blocks each of ``a`` shares with each of ``b``: an ``(len(a), len(b))`` array.
+
+    A stored fingerprint is a candidate of a query exactly when they share
+    ``layout.min_match`` blocks (what the candidate query asks of the engine), so the
+    hits of one search for many queries can be told apart client-side.
+    """
+    x = np.asarray(a, dtype=np.uint64)[:, None] ^ np.asarray(b, dtype=np.uint64)[None, :]
+    mask = np.uint64((1 << layout.bits_per_block) - 1)
+    count = np.zeros(x.shape, dtype=np.int64)
+    for j in range(layout.blocks):
+        count += ((x >> np.uint64(j * layout.bits_per_block)) & mask) == 0
+    return count
+
+
+def shared_blocks_reference(a: int, b: int, layout: BlockLayout = BlockLayout()) -> int:
+    """:func:`shared_blocks` of one pair, by :func:`blocks`."""
+    return sum(x == y for x, y in zip(blocks(a, layout), blocks(b, layout)))
+
+
 def to_hex(fingerprint: int) -> str:
     """16 lower-case hex digits."""
     return f"{fingerprint:016x}"

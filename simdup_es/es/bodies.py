@@ -96,6 +96,77 @@ def candidate_search(
     }
 
 
+def candidates_search_many(queries: Sequence[tuple[int, str]], layout: BlockLayout = BlockLayout(), *,
+                           size: int = 10_000, doc_terms: bool = False) -> dict[str, Any]:
+    """ONE ``_search`` body for the candidates of every ``(fingerprint, version)`` of ``queries``.
+
+    A hit is a candidate of at least one query; which ones, the client tells by
+    counting shared blocks (:func:`simdup_es.simhash.shared_blocks`), so the hits carry
+    the fingerprint and its version. All in filter context: nothing is scored. For the
+    ``terms`` document layout (whose terms are selective); in block layouts one search of
+    100 queries took from half the time of an ``_msearch`` of the 100 single searches to
+    the same (``benchmarks/bench_lookups.py``), and they ask :func:`candidates_union_search`.
+    """
+    clauses = [(candidate_terms_query if doc_terms else candidate_query)(fp, version, layout) for fp, version in queries]
+    return {
+        "query": {"bool": {"filter": [{"bool": {"should": clauses, "minimum_should_match": 1}}]}},
+        "_source": False,
+        "docvalue_fields": [schema.FP, schema.VERSION],
+        "size": size,
+        "sort": ["_doc"],
+        "track_total_hits": True,
+    }
+
+
+def union_size(documents: int, layout: BlockLayout = BlockLayout(), *, most: int = 100) -> int:
+    """How many fingerprints one :func:`candidates_union_search` should hold in an index of ``documents``.
+
+    The largest number (at most ``most``, at least 1) whose search lets in no more random
+    documents than it holds queries, on average: with ``c`` fingerprints a block field
+    matches a random document with probability ``p = c / 2**bits``, and it passes when
+    ``min_match`` of the ``blocks`` fields do. 100,000 documents in 8-bit blocks: 22 (about 20
+    random hits); 10 million: 6. Measured at 100,000: 20 to 40 a search were fastest.
+    """
+    def random_hits(c: int) -> float:
+        p = min(1.0, c / 2**layout.bits_per_block)
+        tail = sum(math.comb(layout.blocks, i) * p**i * (1 - p) ** (layout.blocks - i)
+                   for i in range(layout.min_match, layout.blocks + 1))
+        return documents * tail
+
+    size = 1
+    while size < most and random_hits(size + 1) <= size + 1:
+        size += 1
+    return size
+
+
+def candidates_union_search(fingerprints: Sequence[int], version: str, layout: BlockLayout = BlockLayout(), *,
+                            size: int = 10_000) -> dict[str, Any]:
+    """ONE ``_search`` body for a superset of the candidates of every one of ``fingerprints`` (of ``version``).
+
+    One ``terms`` query per block field holds the values the fingerprints have there,
+    and a hit must match ``layout.min_match`` of them: a document sharing that many
+    blocks with one fingerprint does. So does a document whose blocks each match some
+    other fingerprint of the batch; the client keeps each query's own candidates
+    (:func:`simdup_es.simhash.shared_blocks`). :func:`union_size` says how many
+    fingerprints keep those few. The engine builds 8 scorers where a ``bool`` of
+    per-query clauses (:func:`candidates_search_many`) builds 8 a query.
+    """
+    values: list[set[str]] = [set() for _ in range(layout.blocks)]
+    for fp in fingerprints:
+        for j, block in enumerate(sh.blocks(fp, layout)):
+            values[j].add(schema.block_term(layout, block))
+    should = [{"terms": {schema.block_field(layout, j): sorted(terms)}} for j, terms in enumerate(values)]
+    return {
+        "query": {"bool": {"filter": [{"term": {schema.VERSION: version}},
+                                      {"bool": {"should": should, "minimum_should_match": layout.min_match}}]}},
+        "_source": False,
+        "docvalue_fields": [schema.FP, schema.VERSION],
+        "size": size,
+        "sort": ["_doc"],
+        "track_total_hits": True,
+    }
+
+
 def part_search(
     part_terms: Sequence[tuple[int, int]],
     key_terms: Sequence[tuple[int, int]],
@@ -265,13 +336,15 @@ def document_source(fingerprint: int, version: str, text: str | None, title: str
 def document_json(fingerprint: int, version: str, text: str | None, title: str | None,
                   layouts: tuple[BlockLayout, ...],
                   levels: tuple[str, int, Sequence[int], Sequence[int], int] | None = None,
-                  part_layout: str = schema.NESTED, doc_terms: bool = False) -> str:
+                  part_layout: str = schema.NESTED, doc_terms: bool = False,
+                  group: tuple[str, int | None, str | None] | None = None) -> str:
     """:func:`document_source` as the JSON text the client sends (``json.dumps``, ``ensure_ascii=False``,
     no spaces), written directly.
 
     ``levels`` are :func:`simdup_es.schema.levels_object`'s ``(doc_id, units, parts, keys, cut)``, the
     parts written as ``part_layout`` says (nested objects, or flat terms); ``doc_terms`` adds the
-    fingerprint's flat terms (the ``terms`` document layout, :func:`candidate_terms_query`).
+    fingerprint's flat terms (the ``terms`` document layout, :func:`candidate_terms_query`);
+    ``group`` the duplicate group fields (:func:`group_update`'s, written with the document).
     Every indexed document goes through it: building the nested dicts and serialising
     them took 38 us of the feeding process's ~100 us of CPU per document, this 10 us.
     The strings go through ``json``'s own string encoder; block terms and keys are hex,
@@ -293,6 +366,8 @@ def document_json(fingerprint: int, version: str, text: str | None, title: str |
         simdup += (f'"{schema.PART_TERMS_NAME}":[{schema.flat_terms_json(parts)}]' if part_layout == schema.FLAT
                    else f'"{schema.PARTS_NAME}":[{_parts(parts, layouts)}]')
     out.append(f'"{schema.ROOT}":{{{simdup}}}')
+    if group is not None:
+        out.append(json.dumps(group_update(*group), ensure_ascii=False, separators=(",", ":"))[1:-1])
     return "{" + ",".join(out) + "}"
 
 

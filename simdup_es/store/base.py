@@ -91,7 +91,8 @@ class StoredDoc:
 
     ``group``, ``group_size`` and ``group_kind`` are the duplicate group ``simdup groups``
     wrote and the strongest kind of link that joined the document to it (``near-duplicate``
-    or ``partial``; all ``None`` when the document is in no group); :meth:`Store.put` ignores them.
+    or ``partial``; all ``None`` when the document is in no group); :meth:`Store.put` writes them only
+    when asked (``with_groups``).
     """
 
     id: str
@@ -106,6 +107,11 @@ class StoredDoc:
     :meth:`Store.put` with the document; ``None`` writes the document level only.
     :meth:`Store.get` leaves it ``None``."""
     group_kind: str | None = None
+
+    @property
+    def group_fields(self) -> tuple[str, int | None, str | None] | None:
+        """``(group, group_size, group_kind)``, or ``None`` when the document is in no group."""
+        return None if self.group is None else (self.group, self.group_size, self.group_kind)
 
     def problem(self) -> str | None:
         """Why a store cannot keep this document, or ``None``: the same rules for every store."""
@@ -210,12 +216,18 @@ class Store(Protocol):
     def setup(self) -> None:
         """Create what the store needs (index, tables); safe to call again."""
 
-    def put(self, docs: Sequence[StoredDoc]) -> BulkReport:
+    def put(self, docs: Sequence[StoredDoc], *, with_groups: bool = False) -> BulkReport:
         """Insert or replace documents by id.
 
         Never raises for a single document (:meth:`StoredDoc.problem` says why one
-        is refused): ``written + len(failed) == len(docs)``.
+        is refused): ``written + len(failed) == len(docs)``. With ``with_groups`` a
+        document's ``group``, ``group_size`` and ``group_kind`` are written too (none
+        when ``group`` is ``None``); otherwise they are ignored and the document is in no group.
         """
+
+    def put_keys(self, ids: Sequence[str]) -> list[Key] | None:
+        """The :attr:`GroupRow.key` each id gets when put now, or ``None`` when the store cannot
+        tell before writing (an Elasticsearch alias or index pattern)."""
 
     def delete(self, ids: Sequence[str]) -> BulkReport:
         """Delete documents by id, with everything the store keeps of them (text, levels, group).

@@ -42,7 +42,7 @@ from ..es.mappings import (
     missing_level_fields,
 )
 from ..multilevel import PartCandidate
-from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Members, StoredDoc, capped_note, id_problem, query_terms,
+from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, query_terms,
                    stored_levels)
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,9 @@ _ROW_PATH = ["hits.total", "hits.hits._index", "hits.hits._id", "hits.hits._rout
 _PART_PATH = ["hits.hits._id", "hits.hits.fields", "hits.hits.matched_queries", "timed_out", "_shards.failed"]
 MAX_PART_LIMIT = 10_000
 """Largest ``limit`` of :meth:`ElasticsearchStore.part_candidates`: one page (``index.max_result_window``)."""
+_TERMS_QUERIES_PER_SEARCH = 100
+"""Queries in one search of :meth:`ElasticsearchStore.candidates_many` in the ``terms`` document layout (one
+``bool`` of their ``terms`` clauses: one request instead of 100)."""
 _REINDEX = "use a new index, which 'simdup setup' creates with the right mappings, and re-index into it"
 
 
@@ -168,6 +171,8 @@ class ElasticsearchStore(Closing):
         self._checked = False
         self._levels_checked = False
         self._groups_mapped = False
+        self._concrete: bool | None = None
+        """Whether :attr:`index` names one index (not an alias or pattern): asked once, by :meth:`put_keys`."""
 
     @property
     def settings(self) -> ConnectionSettings | None:
@@ -294,8 +299,11 @@ class ElasticsearchStore(Closing):
 
     # -- writes --------------------------------------------------------------------------------
 
-    def put(self, docs: Sequence[StoredDoc]) -> BulkReport:
+    def put(self, docs: Sequence[StoredDoc], *, with_groups: bool = False) -> BulkReport:
         """Index ``docs`` (replacing documents with the same ids) with the bulk API.
+
+        With ``with_groups`` the documents' group fields are part of what is indexed
+        (a partial update afterwards would index each document a second time).
 
         Documents that cannot be stored (:meth:`StoredDoc.problem`) or that
         Elasticsearch refuses are reported in ``failed`` with the reason; requests
@@ -307,6 +315,8 @@ class ElasticsearchStore(Closing):
         if not docs:
             return report
         self._check_mapping()
+        if with_groups:
+            self._map_groups()
         actions: list[bodies.Action] = []
         capped: dict[str, str] = {}
         for doc in docs:
@@ -326,7 +336,7 @@ class ElasticsearchStore(Closing):
             source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title,
                                           () if self.doc_terms else self.layouts, levels,
                                           schema.FLAT if index_layout.writes_flat(self.part_layout) else schema.NESTED,
-                                          self.doc_terms)
+                                          self.doc_terms, doc.group_fields if with_groups else None)
             actions.append(bodies.index_action(doc.id, source))
         for item in self._bulk(actions, report, "index"):
             if item.ok:
@@ -416,31 +426,69 @@ class ElasticsearchStore(Closing):
         return ids, fps
 
     def candidates_many(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[str], np.ndarray]]:
-        """:meth:`candidates` of each ``(fingerprint, version)``, 100 searches a ``_msearch`` request.
+        """:meth:`candidates` of each ``(fingerprint, version)``: one search for many queries, 50 a ``_msearch``.
 
-        A query whose candidates do not fit one page (or whose search failed) is asked again alone.
+        A search asks for a superset of the union of its queries' candidates
+        (:func:`~simdup_es.es.bodies.candidates_union_search`, as many queries as
+        :func:`~simdup_es.es.bodies.union_size` says for the index's size; 100 a search in
+        the ``terms`` layout, :func:`~simdup_es.es.bodies.candidates_search_many`); each
+        hit goes to the queries of its version it shares ``layout.min_match`` blocks
+        with, which is what each query's own search matches. A search whose hits do not
+        fit one page (or that failed) is read again from a point in time, which raises
+        on partial results.
         """
-        out: list[tuple[list[str], np.ndarray]] = []
+        if not queries:
+            return []
+        if not self._checked:
+            self._check_mapping()  # the layout the index records, before asking in one
+        chunks = self._candidate_chunks(queries)
+        out: list[tuple[list[str], np.ndarray]] = [([], np.zeros(0, np.uint64))] * len(queries)
         path = ["responses.hits.total", "responses.hits.hits._id", "responses.hits.hits.fields", "responses.error",
-                "responses.timed_out", "responses._shards.failed", "responses.status"]
-        for start in range(0, len(queries), 100):
-            chunk = queries[start : start + 100]
-            searches: list[dict[str, Any]] = []
-            for fp, version in chunk:
-                searches += [{}, bodies.candidate_search(fp, version, self.layout, size=self.page_size)]
+                "responses.timed_out", "responses._shards.failed"]
+        for start in range(0, len(chunks), 50):
+            batch = chunks[start : start + 50]
             with self._translated("searching candidates"):
-                response = self.client.msearch(index=self.index, searches=searches, filter_path=path)
-            for (fp, version), got in zip(chunk, response["responses"]):
+                response = self.client.msearch(index=self.index, searches=[line for _, body in batch for line in ({}, body)],
+                                               filter_path=path)
+            for (positions, body), got in zip(batch, response["responses"]):
                 hits = got.get("hits", {}).get("hits", [])
                 total = got.get("hits", {}).get("total", {"relation": "gte", "value": 1})
                 if ("error" in got or got.get("timed_out") or got.get("_shards", {}).get("failed")
-                        or total["relation"] != "eq" or total["value"] > len(hits) or not hits):
-                    out.append(self.candidates(fp, version))  # the careful way: walks, checks the mapping, raises
-                    continue
-                hits = [hit for hit in hits if schema.FP in hit.get("fields", {})]
-                out.append(([hit["_id"] for hit in hits],
-                            np.fromiter((int(hit["fields"][schema.FP][0], 16) for hit in hits), np.uint64, len(hits))))
+                        or total["relation"] != "eq" or total["value"] > len(hits)):
+                    hits = list(io.walk(self.client, self.index, body["query"], docvalue_fields=[schema.FP, schema.VERSION],
+                                        page_size=self.pit_page_size, keep_alive=self.pit_keep_alive))
+                self._assign(hits, [queries[p] for p in positions], positions, out)
         return out
+
+    def _candidate_chunks(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[int], dict[str, Any]]]:
+        """The searches of :meth:`candidates_many`: positions of the queries each serves, and its body."""
+        by_version: dict[str, list[int]] = {}
+        for n, (_, version) in enumerate(queries):
+            by_version.setdefault(version, []).append(n)
+        per = _TERMS_QUERIES_PER_SEARCH if self.doc_terms else bodies.union_size(self.count(), self.layout)
+        chunks = []
+        for version, positions in by_version.items():
+            for start in range(0, len(positions), per):
+                part = positions[start : start + per]
+                fps = [int(queries[p][0]) for p in part]
+                body = (bodies.candidates_search_many([(fp, version) for fp in fps], self.layout, size=self.pit_page_size,
+                                                      doc_terms=True) if self.doc_terms else
+                        bodies.candidates_union_search(fps, version, self.layout, size=self.pit_page_size))
+                chunks.append((part, body))
+        return chunks
+
+    def _assign(self, hits: list[dict[str, Any]], queries: Sequence[tuple[int, str]], positions: Sequence[int],
+                out: list[tuple[list[str], np.ndarray]]) -> None:
+        """Each of ``queries`` (at ``positions`` of ``out``) gets the hits of its version it shares enough blocks with."""
+        hits = [hit for hit in hits if schema.FP in hit.get("fields", {}) and schema.VERSION in hit["fields"]]
+        ids = [hit["_id"] for hit in hits]
+        fps = np.fromiter((int(hit["fields"][schema.FP][0], 16) for hit in hits), np.uint64, len(hits))
+        versions = np.array([hit["fields"][schema.VERSION][0] for hit in hits], dtype=object)
+        shared = sh.shared_blocks(np.fromiter((fp for fp, _ in queries), np.uint64, len(queries)), fps,
+                                  self.layout) >= self.layout.min_match
+        for n, (position, (_, version)) in enumerate(zip(positions, queries)):
+            mine = np.flatnonzero(shared[n] & (versions == version))
+            out[position] = ([ids[i] for i in mine.tolist()], fps[mine])
 
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
@@ -537,11 +585,7 @@ class ElasticsearchStore(Closing):
 
     def write_groups(self, writes: Sequence[tuple[Any, str | None, int | None, str | None]]) -> BulkReport:
         """Partial updates of ``dup_group`` / ``dup_group_size`` / ``dup_kind``; the fields are mapped first."""
-        if not self._groups_mapped:
-            io.put_mapping(self.client, self.index, group_mapping(), "duplicate group fields",
-                           f"the fields simdup writes ({', '.join(GROUP_FIELDS)}) must be free or mapped as simdup "
-                           "maps them")
-            self._groups_mapped = True
+        self._map_groups()
         actions = [bodies.update_action({**bodies.target(ref), "retry_on_conflict": 3}, bodies.group_update(g, s, kind))
                    for ref, g, s, kind in writes]
         items = io.bulk(self.client, actions, what="writing duplicate groups", index=self.index, chunk_size=2000,
@@ -555,6 +599,26 @@ class ElasticsearchStore(Closing):
             else:
                 report.failed.append((f"{ref['_index']}/{ref['_id']}", item.reason or ""))
         return report
+
+    def _map_groups(self) -> None:
+        if not self._groups_mapped:
+            io.put_mapping(self.client, self.index, group_mapping(), "duplicate group fields",
+                           f"the fields simdup writes ({', '.join(GROUP_FIELDS)}) must be free or mapped as simdup "
+                           "maps them")
+            self._groups_mapped = True
+
+    def put_keys(self, ids: Sequence[str]) -> list[Key] | None:
+        """``(index, id)`` of each id when the store's index is one index; ``None`` for an alias, a
+        pattern or an index not created yet (a document's index is known only once it is written)."""
+        if self._concrete is None:
+            if any(c in self.index for c in "*,"):
+                self._concrete = False
+            else:
+                with self._translated("reading the index"):
+                    if not self.client.indices.exists(index=self.index):
+                        return None  # not created yet: ask again next time
+                    self._concrete = not self.client.indices.exists_alias(name=self.index)
+        return [(self.index, doc_id) for doc_id in ids] if self._concrete else None
 
     def group_rows(self, ids: Sequence[str] = (), groups: Sequence[str] = ()) -> list[GroupRow]:
         """The documents with these ``_id`` (in every index of a pattern) and the members of these groups.

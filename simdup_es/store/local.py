@@ -109,7 +109,7 @@ from ..config import FINGERPRINT_BITS, BlockLayout
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
 from ..multilevel import PartCandidate
 from ..levels import Levels
-from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Members, StoredDoc, capped_note, id_problem, query_terms,
+from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, query_terms,
                    stored_levels)
 
 log = logging.getLogger(__name__)
@@ -679,27 +679,37 @@ class LocalStore(Closing):
                 conn.execute("COMMIT")
                 self._read_meta(conn)
 
-    def put(self, docs: Sequence[StoredDoc]) -> BulkReport:
+    def put(self, docs: Sequence[StoredDoc], *, with_groups: bool = False) -> BulkReport:
         """Insert or replace documents by id, in one transaction.
 
         A document that cannot be stored (:meth:`StoredDoc.problem`) is reported
-        in ``failed`` with its reason; the others are written.
+        in ``failed`` with its reason; the others are written. With ``with_groups``
+        their group fields follow (:meth:`write_groups`, a second transaction).
         """
         report = BulkReport()
         rows: dict[str, tuple[int, str, str | None, str | None, Levels | None]] = {}
+        groups: dict[str, tuple[str, int | None, str | None] | None] = {}
         for doc in docs:
             reason = doc.problem()
             if reason is not None:
                 report.failed.append((str(doc.id), reason))
                 continue
             rows[doc.id] = (_signed(int(doc.fingerprint)), doc.version, doc.title, doc.text, doc.levels)
+            groups[doc.id] = doc.group_fields
             report.written += 1
         if rows:
             levels = {doc_id: r[4] for doc_id, r in rows.items() if r[4] is not None}
             with self._lock:
                 report.capped = self._write(list(rows), [r[0] for r in rows.values()], [r[1] for r in rows.values()],
                                             [(r[2], r[3]) for r in rows.values()], levels)
+        grouped = [(doc_id, *fields) for doc_id, fields in groups.items() if fields is not None]
+        if with_groups and grouped:
+            self.write_groups(grouped)
         return report
+
+    def put_keys(self, ids: Sequence[str]) -> list[Key] | None:
+        """``(id,)`` of each id: the key of a document put here."""
+        return [(doc_id,) for doc_id in ids]
 
     def put_fingerprints(self, ids: Sequence[str], fingerprints: Sequence[int] | np.ndarray, version: str) -> BulkReport:
         """Bulk load: insert or replace ids with fingerprints (no title or text), one transaction.

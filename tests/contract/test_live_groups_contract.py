@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from simdup_es.groups import stored_groups, update_groups
 from simdup_es.live_groups import GroupKeeper
 from simdup_es.store.base import Store, StoredDoc
@@ -63,7 +65,8 @@ def _assert_current(store: Store) -> int:
     return full.grouped
 
 
-def test_ten_rounds_of_puts_and_deletes_keep_the_groups_of_a_full_run(store: Store) -> None:
+@pytest.mark.parametrize("plan_first", [True, False], ids=["planned", "write-first"])
+def test_ten_rounds_of_puts_and_deletes_keep_the_groups_of_a_full_run(store: Store, plan_first: bool) -> None:
     rng = random.Random(29)
     pool = Pool(rng)
     ids: list[str] = []
@@ -81,7 +84,7 @@ def test_ten_rounds_of_puts_and_deletes_keep_the_groups_of_a_full_run(store: Sto
     store.put(new_docs(40))
     store.refresh()
     update_groups(store, k=K)
-    keeper = GroupKeeper.for_store(store, None)
+    keeper = GroupKeeper.for_store(store, None, plan_first=plan_first)
     assert keeper is not None, "a store with groups gets a keeper by default"
     assert _assert_current(store) > 0
     sizes = []
@@ -160,3 +163,37 @@ def test_a_store_without_groups_gets_no_keeper_unless_asked(store: Store) -> Non
     (group,) = stored_groups(store)
     assert [key[-1] for key in group.members] == ["p", "q", "r"]
     assert GroupKeeper.for_store(store, False) is None
+
+
+def test_a_refused_document_in_a_planned_put_is_regrouped_from_the_store(store: Store) -> None:
+    a = 0x00FF00FF00FF00FF
+    store.put([_doc("a1", a, "v1"), _doc("a2", _flip(a, [3]), "v1")])
+    store.refresh()
+    update_groups(store, k=K)
+    keeper = GroupKeeper(store)
+    # "n" is written (the first), and refused (the second): the plan counted one "n" in a1's group.
+    refused = StoredDoc("n", -1, "v1")
+    report = keeper.put([_doc("n", _flip(a, [9]), "v1"), _doc("m", _flip(a, [20, 21]), "v1"), refused])
+    assert report.written == 2 and [doc_id for doc_id, _ in report.failed] == ["n"]
+    assert keeper.summary.walked == 1
+    _assert_current(store)
+    (group,) = stored_groups(store)
+    assert [key[-1] for key in group.members] == ["a1", "a2", "m", "n"]
+
+
+def test_new_documents_get_their_group_fields_in_the_put(store: Store) -> None:
+    # A new copy of a grouped document and a pair within the batch itself (no stored neighbour).
+    a = 0x1234_5678_9ABC_DEF0
+    store.put([_doc("a1", a, "v1"), _doc("a2", _flip(a, [1]), "v1")])
+    store.refresh()
+    update_groups(store, k=K)
+    (before,) = stored_groups(store)
+    keeper = GroupKeeper(store)
+    b = 0x0FED_CBA9_8765_4321
+    keeper.put([_doc("a3", _flip(a, [2]), "v1"), _doc("b1", b, "v1"), _doc("b2", _flip(b, [5, 6]), "v1"),
+                _doc("lone", 0xAAAA_AAAA_AAAA_AAAA, "v1")])
+    _assert_current(store)
+    groups = {g.id: [key[-1] for key in g.members] for g in stored_groups(store)}
+    assert groups[before.id] == ["a1", "a2", "a3"] and sorted(groups.values()) == [["a1", "a2", "a3"], ["b1", "b2"]]
+    # a1 and a2 changed size (written after the put); a3, b1, b2 went in with the put.
+    assert keeper.summary.set == 5 and keeper.summary.walked == 0

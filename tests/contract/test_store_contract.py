@@ -242,12 +242,44 @@ def test_candidates_follow_the_fingerprint_version(store: Store) -> None:
     assert ids == [] and len(fps) == 0
 
 
+def test_candidates_many_are_each_querys_candidates(store: Store) -> None:
+    # More than 100 queries (one search holds 100 on Elasticsearch), of both versions and of none stored.
+    data = corpus()
+    load(store, data.docs)
+    queries = [(q, VERSION) for q in data.queries] + [(d.fingerprint, d.version) for d in data.docs[::7]]
+    queries += [(data.queries[0], "never-indexed-version")]
+    assert len(queries) > 250
+    many = store.candidates_many(queries)
+    assert len(many) == len(queries)
+    found = 0
+    for (fp, version), (ids, fps) in zip(queries, many):
+        want_ids, want_fps = store.candidates(fp, version)
+        assert sorted(zip(ids, fps.tolist())) == sorted(zip(want_ids, want_fps.tolist())), (hex(fp), version)
+        found += bool(ids)
+    assert found > 200 and many[-1][0] == []
+
+
 def test_same_id_under_a_new_version_moves(store: Store) -> None:
     load(store, [StoredDoc("moving", 7, VERSION, "t", None)])
     load(store, [StoredDoc("moving", 7, OTHER_VERSION, "t", None)])
     assert store.count() == 1
     assert store.candidates(7, VERSION)[0] == []
     assert store.candidates(7, OTHER_VERSION)[0] == ["moving"]
+
+
+def test_put_writes_the_group_fields_only_when_asked_and_keys_are_known_before(store: Store) -> None:
+    grouped = [StoredDoc(f"g{n}", n, VERSION, group="0123456789abcdef", group_size=2, group_kind="near-duplicate")
+               for n in (1, 3)]
+    keys = store.put_keys(["g1", "g3", "plain"])
+    assert store.put([*grouped, StoredDoc("plain", 7, VERSION)], with_groups=True).written == 3
+    assert store.put([StoredDoc("ignored", 15, VERSION, group="ffffffffffffffff", group_size=2)]).written == 1
+    store.refresh()
+    rows = {row.id: row for row in store.group_rows(ids=["g1", "g3", "plain", "ignored"])}
+    assert keys == [rows[i].key for i in ("g1", "g3", "plain")]
+    assert [(rows[i].group, rows[i].size, rows[i].kind) for i in ("g1", "g3")] == [
+        ("0123456789abcdef", 2, "near-duplicate")] * 2
+    assert (rows["plain"].group, rows["ignored"].group) == (None, None)
+    assert [d.id for d in store.get(["g1"]) if d.group == "0123456789abcdef"] == ["g1"]
 
 
 def test_exclude_id(store: Store) -> None:

@@ -446,3 +446,26 @@ def test_delete_from_a_missing_index_says_so(es_client: Elasticsearch) -> None:
     with pytest.raises(NotFound, match="does not exist"):
         store.delete(["a"])
     assert not es_client.indices.exists(index=store.index)  # and no index was made by the delete
+
+
+def test_incremental_groups_through_an_alias_write_first_and_stay_exact(es_client, es_index: str) -> None:  # type: ignore[no-untyped-def]
+    # Through an alias a new document's index is not known before it is written: the keeper
+    # writes first and regroups from the store, and a full run still finds nothing to change.
+    from simdup_es.groups import stored_groups, update_groups
+    from simdup_es.live_groups import GroupKeeper
+
+    ElasticsearchStore(es_client, es_index).setup()
+    alias = f"{es_index}-alias"
+    es_client.indices.put_alias(index=es_index, name=alias)
+    store = ElasticsearchStore(es_client, alias)
+    assert store.put_keys(["a"]) is None and ElasticsearchStore(es_client, es_index).put_keys(["a"]) == [(es_index, "a")]
+    a = 0x0123_4567_89AB_CDEF
+    store.put([StoredDoc("a1", a, "v1"), StoredDoc("a2", a ^ 0b11, "v1")])
+    store.refresh()
+    update_groups(store, k=3)
+    keeper = GroupKeeper(store)
+    keeper.put([StoredDoc("a3", a ^ 0b111, "v1"), StoredDoc("b1", ~a & (2**64 - 1), "v1")])
+    full = update_groups(store, k=3, dry_run=True)
+    assert (full.set, full.cleared) == (0, 0), full.to_dict()
+    assert [[key[-1] for key in g.members] for g in stored_groups(store)] == [["a1", "a2", "a3"]]
+    assert keeper.summary.set == 3  # a1 and a2's size, a3 by a partial update after the put

@@ -133,3 +133,24 @@ _HEADER = st.one_of(
 @given(_HEADER)
 def test_header_json_is_what_the_client_sends(header: dict) -> None:
     assert JsonSerializer().dumps(bodies.header_json(header)) == JsonSerializer().dumps(header)
+
+
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=40), st.lists(st.integers(0, 2**64 - 1), max_size=40),
+       st.sampled_from([BlockLayout(8, 3), BlockLayout(8, 1), BlockLayout(4, 3), BlockLayout(16, 3)]))
+def test_a_union_search_finds_every_candidate_of_each_query(queries: list[int], others: list[int],
+                                                           layout: BlockLayout) -> None:
+    # Stored: the queries' near copies (2 bits apart) and random others. The body is read as the engine would.
+    body = bodies.candidates_union_search(queries, "v1", layout)
+    version, union = body["query"]["bool"]["filter"]
+    assert version == {"term": {schema.VERSION: "v1"}} and body["docvalue_fields"] == [schema.FP, schema.VERSION]
+    terms = {field: set(values) for clause in union["bool"]["should"] for field, values in clause["terms"].items()}
+
+    def passes(fp: int) -> bool:
+        matched = sum(schema.block_term(layout, b) in terms.get(schema.block_field(layout, j), set())
+                      for j, b in enumerate(sh.blocks(fp, layout)))
+        return matched >= union["bool"]["minimum_should_match"]
+
+    stored = [q ^ 0b101 for q in queries] + others
+    for fp in stored:
+        if any(sh.shared_blocks_reference(q, fp, layout) >= layout.min_match for q in queries):
+            assert passes(fp)

@@ -124,3 +124,14 @@ def test_large_batches_are_cut_into_passes_without_changing_results() -> None:
         sh.simhash_reference(hashes[a:b].tolist(), weights[a:b].tolist()) for a, b in zip(offsets[:300], offsets[1:301])
     ]
     assert batch[:300].tolist() == reference  # across the first passes' edges
+
+
+@given(st.lists(u64, min_size=1, max_size=6), st.lists(u64, max_size=6), st.data(), layouts)
+def test_shared_blocks_counts_as_the_reference(a: list[int], b: list[int], data: st.DataObject,
+                                               layout: BlockLayout) -> None:
+    # Near copies of a's first fingerprint too, so that high counts (candidates) occur.
+    b = b + [a[0] ^ (1 << bit) for bit in data.draw(st.lists(st.integers(0, 63), max_size=3))] + [a[0]]
+    got = sh.shared_blocks(np.array(a, dtype=np.uint64), np.array(b, dtype=np.uint64), layout)
+    assert got.shape == (len(a), len(b))
+    assert got.tolist() == [[sh.shared_blocks_reference(x, y, layout) for y in b] for x in a]
+    assert got[0, -1] == layout.blocks
