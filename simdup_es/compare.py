@@ -100,7 +100,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from itertools import chain
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, Literal, NamedTuple, cast, overload
 
 import numpy as np
 from rapidfuzz import process
@@ -314,6 +314,17 @@ class Comparison:
     stats: CompareStats = field(default_factory=lambda: CompareStats(0, 0, 0))
     runs_a: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), compare=False, repr=False)
     runs_b: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), compare=False, repr=False)
+    # Units per sentence, when known (a 5 MB query has 100,000 sentences to count otherwise).
+    lengths_a: np.ndarray | None = field(default=None, compare=False, repr=False)
+    lengths_b: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+    def unit_counts(self, side: Literal["a", "b"]) -> np.ndarray:
+        """Units of each sentence of a side (int64)."""
+        known = self.lengths_a if side == "a" else self.lengths_b
+        if known is not None:
+            return known
+        sentences = self.sentences_a if side == "a" else self.sentences_b
+        return np.fromiter((s.n_units for s in sentences), dtype=np.int64, count=len(sentences))
 
     @property
     def marked_a(self) -> frozenset[int]:
@@ -947,10 +958,7 @@ def compare(
                           f"not {params.min_units} and {params.unwrap}: prepare it with the same parameters")
     query, sentences_b, coded_b, enc = _pair_up(query, unwrap_lines(b) if params.unwrap else b)
     n_a, n_b = query.coded.lengths, coded_b.lengths
-    ii, jj, lcs = _candidates(enc, params.similar_weight, _auto_workers(workers, len(n_a) * len(n_b)))
-    p = _exact_p(lcs, n_a[ii], n_b[jj]) if ii.size else np.zeros(0)
-    keep = p >= params.similar_weight
-    cand = _Cand(ii[keep], jj[keep], lcs[keep], p[keep])
+    cand = _matrix(query, coded_b, enc, params.similar_weight, workers)
     runs_a, runs_b = shared_runs_with(query.grams(params.run_units), coded_b.codes)
     core_a, core_b = range(len(n_a)), range(len(n_b))
     if params.trim_boilerplate:
@@ -992,7 +1000,54 @@ def _comparison(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: _
         stats=CompareStats(len(core_a) * len(core_b), int(cand.i.size), word_checks),
         runs_a=runs[0],
         runs_b=runs[1],
+        lengths_a=n_a,
+        lengths_b=n_b,
     )
+
+
+def _matrix(query: PreparedText, coded_b: _Coded, enc: _Encoded, similar_weight: float, workers: int | None) -> _Cand:
+    """The candidate pairs with ``p_ij >= similar_weight``, exactly.
+
+    In large matrices only the sentences that can reach ``similar_weight`` take part: a
+    sentence's LCS with any other is at most its units that the other text has at all
+    (a 5 MB query against one document: most of its sentences are out at once).
+    """
+    n_a, n_b = query.coded.lengths, coded_b.lengths
+    pairs = len(n_a) * len(n_b)
+    rows_a = rows_b = None
+    if pairs >= _GROUPED_MIN_PAIRS:
+        codes_a, codes_b = query.coded.codes, coded_b.codes
+        in_b = np.zeros(int(max(codes_a.max(initial=0), codes_b.max(initial=0))) + 1, dtype=bool)
+        in_b[codes_b] = True
+        # b's codes for units a has are a's (all below the first code a lacks, _rank_second)
+        first_new = int(_no_surrogates(np.array([query.values.size]))[0])
+        rows_a = _may_match(query.coded, in_b[codes_a], similar_weight)
+        rows_b = _may_match(coded_b, codes_b < first_new, similar_weight)
+        enc = _Encoded(_rows(enc.a, rows_a), _rows(enc.b, rows_b), _rows(enc.folded_a, rows_a),
+                       _rows(enc.folded_b, rows_b))
+    ii, jj, lcs = _candidates(enc, similar_weight, _auto_workers(workers, pairs))
+    if rows_a is not None and rows_b is not None:
+        ii, jj = rows_a[ii], rows_b[jj]
+    p = _exact_p(lcs, n_a[ii], n_b[jj]) if ii.size else np.zeros(0)
+    keep = p >= similar_weight
+    return _Cand(ii[keep], jj[keep], lcs[keep], p[keep])
+
+
+@overload
+def _rows(sentences: list[str], rows: np.ndarray) -> list[str]: ...
+@overload
+def _rows(sentences: None, rows: np.ndarray) -> None: ...
+def _rows(sentences: list[str] | None, rows: np.ndarray) -> list[str] | None:
+    return None if sentences is None else [sentences[i] for i in rows.tolist()]
+
+
+def _may_match(coded: _Coded, present: np.ndarray, similar_weight: float) -> np.ndarray:
+    """The sentences with at least ``similar_weight`` of their units ``present`` (in the other text)."""
+    seen = np.concatenate(([0], np.cumsum(present, dtype=np.int64)))
+    ends = np.cumsum(coded.lengths)
+    found = seen[ends] - seen[ends - coded.lengths]
+    # The margin of _candidates: never narrower than the exact check that follows.
+    return np.flatnonzero(found >= (similar_weight - _CUTOFF_MARGIN) * coded.lengths)
 
 
 class _Cand(NamedTuple):

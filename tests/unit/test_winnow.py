@@ -15,6 +15,7 @@ from simdup_es.winnow import (
     shared_runs_reference,
     shared_runs_with,
     unit_codes,
+    unit_codes_reference,
     winnow,
     winnow_reference,
 )
@@ -92,3 +93,11 @@ def test_shared_runs_with_a_prepared_side_equal_the_plain_ones(a: list[int], b: 
         assert got[0].tolist() == plain[0].tolist() and got[1].tolist() == plain[1].tolist()
     ra, rb = shared_runs_reference(a, b, k)
     assert got[0].tolist() == ra and got[1].tolist() == rb
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from("的是在一不了有和人这中大为上个国。, \n"), st.sampled_from(["alpha", "Beta", "x1", "42", "é"])),
+                max_size=40).map(" ".join))
+def test_unit_codes_equal_the_reference(text: str) -> None:
+    got = unit_codes(text)
+    assert got.dtype == np.uint64 and got.tolist() == unit_codes_reference(text)
