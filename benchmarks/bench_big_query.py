@@ -13,9 +13,18 @@ Each case runs in a fresh process (so peak RSS is its own) and prints the wall t
 and peak RSS of ``find_copies`` beside, in the same run, its reference: the same
 process fingerprinting the same text alone (``unify`` + the document fingerprint +
 the levels, which every search does first and which is linear in the text), and the
-``compare`` of the query with one candidate. ``--repeat`` runs each case again.
+``compare`` of the query with one candidate (the longest stored document; this includes
+preparing the query once). Wall time and CPU time (all threads of the process): on a
+shared machine the CPU time is what the run would take alone, near enough, as the
+search is single-threaded but for RapidFuzz's threads on large matrices. ``--repeat``
+runs each case again.
 
     python benchmarks/bench_big_query.py [--dir DIR] [--mb 5] [--repeat 1] [--cases few,many]
+        [--against CHECKOUT]
+
+``--against`` names a checkout of another commit (e.g. ``git worktree add /tmp/old
+COMMIT``): every measurement is then made with its ``simdup_es`` too, alternating,
+so the two codes are compared within one run.
 
 Stores are built in ``--dir`` (kept, reused when present) or a temporary folder.
 The machine is shared: compare the figures within one run.
@@ -114,7 +123,7 @@ def run_case(store_dir: Path, query_file: Path, what: str) -> dict:
     text = query_file.read_text(encoding="utf-8")
     base = peak_mib()
     printer = PartPrinter(default_fingerprinter())
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     info: dict = {}
     if what == "fingerprint":
         unified = unify(text)
@@ -129,7 +138,10 @@ def run_case(store_dir: Path, query_file: Path, what: str) -> dict:
         with open_store(path=store_dir, read_only=True) as store:
             found = find_copies(store, text, printer=printer, compare=comparer(), limit=20)
         info = {"results": len(found), "more": found.more, "top": [m.id for m in found][:3]}
-    return {"seconds": time.perf_counter() - t, "peak_mib": peak_mib(), "start_mib": base, **info}
+    import simdup_es
+
+    return {"seconds": time.perf_counter() - t, "cpu": time.process_time() - cpu, "peak_mib": peak_mib(),
+            "start_mib": base, "module": str(Path(simdup_es.__file__).parents[1]), **info}
 
 
 def main() -> None:
@@ -140,6 +152,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--cases", default="few,many")
+    ap.add_argument("--against", type=Path, default=None, help="a checkout of another commit to measure alongside")
     ap.add_argument("--one", nargs=3, metavar=("STORE", "QUERY", "WHAT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
@@ -152,19 +165,27 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     try:
         made = build(work, args.data, args.mb, args.seed)
-        print(f"| case | query | what | wall s | peak RSS MiB | |")
-        print("|---|---:|---|---:|---:|---|")
+        print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print("| case | query | what | code | wall s | CPU s | peak RSS MiB | |")
+        print("|---|---:|---|---|---:|---:|---:|---|")
         for _ in range(args.repeat):
             for name in args.cases.split(","):
                 store_dir, query_file = made[name]
                 size = query_file.stat().st_size / 1e6
                 for what in ("fingerprint", "compare", "search"):
-                    got = subprocess.run([sys.executable, __file__, "--one", str(store_dir), str(query_file), what],
-                                         check=True, capture_output=True, text=True)
-                    r = json.loads(got.stdout.strip().splitlines()[-1])
-                    extra = {k: v for k, v in r.items() if k not in ("seconds", "peak_mib", "start_mib")}
-                    print(f"| {name} | {size:.1f} MB | {what} | {r['seconds']:.2f} | {r['peak_mib']:.0f} | {extra or ''} |",
-                          flush=True)
+                    for code in ("this", args.against):
+                        if code is None:
+                            continue
+                        env = dict(os.environ)
+                        if code != "this":  # the script's folder, then PYTHONPATH, come before the installed package
+                            env["PYTHONPATH"] = str(Path(code).resolve())
+                        got = subprocess.run([sys.executable, __file__, "--one", str(store_dir), str(query_file), what],
+                                             check=True, capture_output=True, text=True, env=env)
+                        r = json.loads(got.stdout.strip().splitlines()[-1])
+                        extra = {k: v for k, v in r.items()
+                                 if k not in ("seconds", "cpu", "peak_mib", "start_mib", "module")}
+                        print(f"| {name} | {size:.1f} MB | {what} | {'this' if code == 'this' else r['module']} "
+                              f"| {r['seconds']:.2f} | {r['cpu']:.2f} | {r['peak_mib']:.0f} | {extra or ''} |", flush=True)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
