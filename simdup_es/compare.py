@@ -100,7 +100,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from itertools import chain
-from typing import Any, Literal, cast
+from typing import Any, Literal, NamedTuple, cast, overload
 
 import numpy as np
 from rapidfuzz import process
@@ -128,7 +128,7 @@ from .sentences import (
 )
 from .thesaurus import Thesaurus, cilin_thesaurus
 from .tokens import dictionary_words
-from .winnow import shared_runs
+from .winnow import GramIndex, shared_runs_with
 
 __all__ = [
     "ALIGNMENT_MAX_CELLS",
@@ -137,9 +137,11 @@ __all__ = [
     "CompareParams",
     "CompareStats",
     "Comparison",
+    "PreparedText",
     "SentencePair",
     "compare",
     "lcs_matrix",
+    "prepare",
     "word_score",
 ]
 
@@ -166,6 +168,8 @@ _FOLD_SPAN = 256 - _FOLD_KEEP
 # Multi-character units (words) are coded in the private-use planes 15 and 16.
 _WORD_FIRST = chr(WORD_BASE)
 _PRIVATE_PLANES = re.compile("[\U000F0000-\U0010FFFF]")
+# Above this many cells (|a| * |b|) the whole-text LCS first drops the units the other text lacks.
+_FILTER_MIN_CELLS = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -310,6 +314,17 @@ class Comparison:
     stats: CompareStats = field(default_factory=lambda: CompareStats(0, 0, 0))
     runs_a: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), compare=False, repr=False)
     runs_b: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), compare=False, repr=False)
+    # Units per sentence, when known (a 5 MB query has 100,000 sentences to count otherwise).
+    lengths_a: np.ndarray | None = field(default=None, compare=False, repr=False)
+    lengths_b: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+    def unit_counts(self, side: Literal["a", "b"]) -> np.ndarray:
+        """Units of each sentence of a side (int64)."""
+        known = self.lengths_a if side == "a" else self.lengths_b
+        if known is not None:
+            return known
+        sentences = self.sentences_a if side == "a" else self.sentences_b
+        return np.fromiter((s.n_units for s in sentences), dtype=np.int64, count=len(sentences))
 
     @property
     def marked_a(self) -> frozenset[int]:
@@ -385,8 +400,11 @@ class Comparison:
 class _Encoded:
     """Both texts' sentences as strings of one code point per unit.
 
-    Codes are dense and ranked by frequency over both texts (the most common
-    unit is chr(0)), so the 160 most common units have code points below 256.
+    Codes are dense and ranked by frequency, ``a``'s units first (the most common
+    unit of ``a`` is chr(0)), then those only ``b`` has: the common units have code
+    points below 256, and ``a``'s codes do not depend on ``b``, so a query compared
+    with many texts is coded once (:class:`PreparedText`). Any one-to-one coding
+    gives the same LCS; folding (below) only widens the candidates checked exactly.
     ``folded_*`` are the same sentences with every code point below 256 (rare
     units share code points); ``None`` when the exact strings already are.
     """
@@ -436,33 +454,78 @@ def _split_lengths(whole: str, lengths: Sequence[int]) -> list[str]:
     return out
 
 
+class _Coded(NamedTuple):
+    """One text's sentences as strings of one code point per unit, and those codes as an array."""
+
+    codes: np.ndarray  # uint32, one per unit of the whole text
+    sentences: list[str]
+    lengths: np.ndarray  # int64 units per sentence
+    whole: str  # "".join(sentences)
+
+
+def _no_surrogates(rank: np.ndarray) -> np.ndarray:
+    """Dense ranks as code points, past the surrogates (which a str cannot hold alone)."""
+    codes = rank.astype(np.uint32)
+    codes[codes >= 0xD800] += 0x800
+    return codes
+
+
+def _coded(codes: np.ndarray, lengths: np.ndarray) -> _Coded:
+    whole = codes.astype("<u4").tobytes().decode("utf-32-le")
+    return _Coded(codes, _split_lengths(whole, lengths.tolist()), lengths, whole)
+
+
+def _lengths(raw: list[str]) -> np.ndarray:
+    return np.fromiter(map(len, raw), dtype=np.int64, count=len(raw))
+
+
+def _rank_first(raw_a: list[str]) -> tuple[np.ndarray, np.ndarray, _Coded]:
+    """Code ``a``'s units by their frequency in ``a`` (the most common gets 0).
+
+    Returns the distinct raw code points (sorted), the code each one got, and ``a`` coded.
+    """
+    raw = _code_points("".join(raw_a))
+    if not raw.size:
+        empty = np.zeros(0, dtype=np.uint32)
+        return empty, empty, _coded(empty, _lengths(raw_a))
+    values, inverse, counts = np.unique(raw, return_inverse=True, return_counts=True)
+    rank = np.empty(counts.size, dtype=np.int64)
+    rank[np.argsort(-counts, kind="stable")] = np.arange(counts.size)
+    table = _no_surrogates(rank)
+    return values, table, _coded(table[inverse.reshape(-1)], _lengths(raw_a))
+
+
+def _rank_second(values: np.ndarray, table: np.ndarray, raw_b: list[str]) -> tuple[_Coded, int]:
+    """Code ``b``'s units as :func:`_rank_first` coded ``a``'s; units ``a`` lacks follow, by their
+    frequency in ``b``. Returns ``b`` coded and the number of distinct units of both texts."""
+    raw = _code_points("".join(raw_b))
+    if not raw.size:
+        return _coded(raw.astype(np.uint32), _lengths(raw_b)), values.size
+    seen, inverse, counts = np.unique(raw, return_inverse=True, return_counts=True)
+    at = np.minimum(np.searchsorted(values, seen), max(values.size - 1, 0))
+    known = values[at] == seen if values.size else np.zeros(seen.size, dtype=bool)
+    rank = np.empty(seen.size, dtype=np.int64)
+    new = np.flatnonzero(~known)
+    rank[new[np.argsort(-counts[new], kind="stable")]] = values.size + np.arange(new.size)
+    codes = _no_surrogates(rank)
+    codes[known] = table[at[known]]
+    return _coded(codes[inverse.reshape(-1)], _lengths(raw_b)), values.size + new.size
+
+
+def _folded(coded: _Coded) -> list[str]:
+    """The sentences with every code point below 256: the :data:`_FOLD_KEEP` most common units
+    keep theirs, the rest share the others."""
+    codes = coded.codes
+    folded = np.where(codes < _FOLD_KEEP, codes, _FOLD_KEEP + codes % _FOLD_SPAN).astype(np.uint8)
+    return _split_lengths(folded.tobytes().decode("latin-1"), coded.lengths.tolist())
+
+
 def _encode(raw_a: list[str], raw_b: list[str]) -> _Encoded:
-    """Rank the code points of both texts by frequency (mostly numpy work)."""
-    lengths_a = [len(u) for u in raw_a]
-    lengths_b = [len(u) for u in raw_b]
-    raw = "".join(raw_a) + "".join(raw_b)
-    codes = np.frombuffer(raw.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    if codes.size:
-        _, inverse, counts = np.unique(codes, return_inverse=True, return_counts=True)
-        rank = np.empty(counts.size, dtype=np.uint32)
-        rank[np.argsort(-counts, kind="stable")] = np.arange(counts.size, dtype=np.uint32)
-        dense = rank[inverse.reshape(-1)]
-        dense[dense >= 0xD800] += 0x800  # never a surrogate
-        distinct = counts.size
-    else:
-        dense = codes
-        distinct = 0
-    whole = dense.astype("<u4").tobytes().decode("utf-32-le")
-    split_at = sum(lengths_a)
-    enc_a = _split_lengths(whole[:split_at], lengths_a)
-    enc_b = _split_lengths(whole[split_at:], lengths_b)
-    folded_a = folded_b = None
-    if distinct > 256:
-        folded = np.where(dense < _FOLD_KEEP, dense, _FOLD_KEEP + dense % _FOLD_SPAN).astype(np.uint8)
-        fwhole = folded.tobytes().decode("latin-1")
-        folded_a = _split_lengths(fwhole[:split_at], lengths_a)
-        folded_b = _split_lengths(fwhole[split_at:], lengths_b)
-    return _Encoded(enc_a, enc_b, folded_a, folded_b)
+    """Both texts coded by frequency (:func:`_rank_first`, :func:`_rank_second`; numpy work)."""
+    values, table, a = _rank_first(raw_a)
+    b, distinct = _rank_second(values, table, raw_b)
+    wide = distinct > 256
+    return _Encoded(a.sentences, b.sentences, _folded(a) if wide else None, _folded(b) if wide else None)
 
 
 def _candidates(enc: _Encoded, similar_weight: float, workers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -695,13 +758,26 @@ class CachedSegmenter:
 # ------------------------------------------------------------------------ compare
 
 
-def _whole_lcs(
-    a: str, b: str, cand: tuple[np.ndarray, np.ndarray, np.ndarray], core_a: range, core_b: range
-) -> tuple[int, bool]:
-    """LCS of the concatenated units: exact when affordable, else the sentence-chain bound."""
-    if len(a) * len(b) <= EXACT_LCS_MAX_CELLS:
-        return int(LCSseq.similarity(a, b)), True
-    return _chain_bound(cand, core_a, core_b), False
+def _whole_lcs(a: _Coded, b: _Coded, cand: _Cand, core_a: range, core_b: range) -> tuple[int, bool]:
+    """LCS of the concatenated units of the cores: exact when affordable, else the sentence-chain bound."""
+    sa, sb = a.lengths[: core_a.start].sum(), b.lengths[: core_b.start].sum()
+    codes_a = a.codes[sa : sa + a.lengths[core_a.start : core_a.stop].sum()]
+    codes_b = b.codes[sb : sb + b.lengths[core_b.start : core_b.stop].sum()]
+    if len(codes_a) * len(codes_b) > EXACT_LCS_MAX_CELLS:
+        return _chain_bound((cand.i, cand.j, cand.lcs), core_a, core_b), False
+    if len(codes_a) * len(codes_b) < _FILTER_MIN_CELLS:
+        text_a = a.whole if len(codes_a) == len(a.codes) else _text(codes_a)
+        return int(LCSseq.similarity(text_a, _text(codes_b))), True
+    # A unit the other text lacks is in no common subsequence: leave it out (the LCS is the
+    # same, and bit-parallel LCS costs the product of the lengths).
+    top = int(max(codes_a.max(initial=0), codes_b.max(initial=0))) + 1
+    in_a, in_b = np.zeros(top, dtype=bool), np.zeros(top, dtype=bool)
+    in_a[codes_a], in_b[codes_b] = True, True
+    return int(LCSseq.similarity(_text(codes_a[in_b[codes_a]]), _text(codes_b[in_a[codes_b]]))), True
+
+
+def _text(codes: np.ndarray) -> str:
+    return codes.astype("<u4").tobytes().decode("utf-32-le")
 
 
 def _chain_bound(cand: tuple[np.ndarray, np.ndarray, np.ndarray], core_a: range, core_b: range) -> int:
@@ -758,8 +834,80 @@ def _core(weights: np.ndarray, sentences: Sequence[Sentence], params: ComparePar
     return range(kept[0], kept[-1] + 1) if kept else range(0)
 
 
+class PreparedText:
+    """The query's side of :func:`compare`, worked out once (:func:`prepare`).
+
+    A search compares one query with each of its candidates. Its sentences, their
+    codes and the hashed, sorted grams of its shared runs do not depend on the
+    other text, so they are computed here once and reused: for a 5 MB query this
+    is most of each comparison's work. :func:`compare` prepares (and keeps the
+    last two prepared texts) by itself; pass one to make the reuse explicit.
+    Thread-safe: the lazily filled parts are the same whoever fills them.
+    """
+
+    __slots__ = ("_folded", "_grams", "coded", "min_units", "sentences", "table", "text", "unwrap", "values", "words")
+
+    def __init__(self, text: str, sentences: Sequence[Sentence], raw: list[str], words: dict[str, str] | None,
+                 min_units: int, unwrap: bool) -> None:
+        self.text = text
+        self.sentences = tuple(sentences)
+        self.words = words  # the word codes the text took; None: texts are coded pair by pair
+        self.min_units = min_units
+        self.unwrap = unwrap
+        self.values, self.table, self.coded = _rank_first(raw)
+        self._folded: list[str] | None = None
+        self._grams: dict[int, GramIndex] = {}
+
+    def folded(self) -> list[str]:
+        if self._folded is None:
+            self._folded = _folded(self.coded)
+        return self._folded
+
+    def grams(self, k: int) -> GramIndex:
+        got = self._grams.get(k)
+        if got is None:
+            got = self._grams[k] = GramIndex(self.coded.codes, k)
+        return got
+
+
+def prepare(a: str, params: CompareParams = CompareParams()) -> PreparedText:
+    """``a`` ready to be compared with many texts (the same results as giving :func:`compare` the text)."""
+    return _prepared(a, params.min_units, params.unwrap)
+
+
+# Two: a search holds one query at a time; a 5 MB query's preparation takes about 100 MB.
+@lru_cache(maxsize=2)
+def _prepared(a: str, min_units: int, unwrap: bool) -> PreparedText:
+    text = unwrap_lines(a) if unwrap else a  # same length: offsets into the text given stay right
+    try:
+        codes = WordCodes()
+        sentences, raw = split_sentences_coded(text, codes, min_units=min_units)
+        return PreparedText(text, sentences, raw, dict(codes), min_units, unwrap)
+    except OverflowError:
+        sentences = split_sentences(text, min_units=min_units)
+        return PreparedText(text, sentences, _raw_codes([s.units for s in sentences], [])[0], None, min_units, unwrap)
+
+
+def _pair_up(query: PreparedText, b: str) -> tuple[PreparedText, list[Sentence], _Coded, _Encoded]:
+    """``b`` split and coded against the query; the query recoded when their words do not fit one code table."""
+    try:
+        if query.words is None:
+            raise OverflowError("the query alone has more words than codes")
+        sentences_b, raw_b = split_sentences_coded(b, WordCodes(query.words), min_units=query.min_units)
+    except OverflowError:  # more distinct words than private-use code points: number them pair by pair
+        sentences_a = split_sentences(query.text, min_units=query.min_units)
+        sentences_b = split_sentences(b, min_units=query.min_units)
+        raw_a, raw_b = _raw_codes([s.units for s in sentences_a], [s.units for s in sentences_b])
+        query = PreparedText(query.text, sentences_a, raw_a, None, query.min_units, query.unwrap)
+    coded_b, distinct = _rank_second(query.values, query.table, raw_b)
+    wide = distinct > 256
+    enc = _Encoded(query.coded.sentences, coded_b.sentences, query.folded() if wide else None,
+                   _folded(coded_b) if wide else None)
+    return query, sentences_b, coded_b, enc
+
+
 def compare(
-    a: str,
+    a: str | PreparedText,
     b: str,
     params: CompareParams = CompareParams(),  # frozen, so one shared default is safe
     *,
@@ -772,7 +920,8 @@ def compare(
     Parameters
     ----------
     a, b:
-        Unified texts (:func:`simdup_es.text.unify`); ``a`` is the query.
+        Unified texts (:func:`simdup_es.text.unify`); ``a`` is the query, or the
+        query prepared with the same ``params`` (:func:`prepare`).
         Offsets in the result refer to them.
     params:
         Thresholds and options.
@@ -798,47 +947,143 @@ def compare(
 
     Raises
     ------
+    ConfigError
+        ``a`` was prepared with another ``min_units`` or ``unwrap`` than ``params``.
     ThesaurusError
         Synonyms are on, no thesaurus was given and Cilin cannot be loaded.
     """
-    if params.unwrap:  # same length: offsets into the texts given stay right
-        a, b = unwrap_lines(a), unwrap_lines(b)
-    try:
-        sentences_a, raw_a, first_codes = _split_query(a, params.min_units)
-        codes = WordCodes(first_codes)  # one code per Latin word, shared by both texts
-        sentences_b, raw_b = split_sentences_coded(b, codes, min_units=params.min_units)
-    except OverflowError:
-        sentences_a = split_sentences(a, min_units=params.min_units)
-        sentences_b = split_sentences(b, min_units=params.min_units)
-        raw_a, raw_b = _raw_codes([s.units for s in sentences_a], [s.units for s in sentences_b])
-    n, m = len(sentences_a), len(sentences_b)
-    enc = _encode(raw_a, raw_b)
-    ea, eb = enc.a, enc.b
-    n_a = np.fromiter(map(len, ea), dtype=np.int64, count=n)  # one code point per unit
-    n_b = np.fromiter(map(len, eb), dtype=np.int64, count=m)
-    ii, jj, lcs = _candidates(enc, params.similar_weight, _auto_workers(workers, n * m))
-    p = _exact_p(lcs, n_a[ii], n_b[jj]) if ii.size else np.zeros(0)
-    keep = p >= params.similar_weight
-    ii, jj, lcs, p = ii[keep], jj[keep], lcs[keep], p[keep]
-
-    core_a: range = range(n)
-    core_b: range = range(m)
-    whole_a, whole_b = "".join(ea), "".join(eb)
-    runs_a, runs_b = shared_runs(_code_points(whole_a), _code_points(whole_b), params.run_units)
+    query = a if isinstance(a, PreparedText) else prepare(a, params)
+    if (query.min_units, query.unwrap) != (params.min_units, params.unwrap):
+        raise ConfigError(f"the query was prepared with min_units={query.min_units} and unwrap={query.unwrap}, "
+                          f"not {params.min_units} and {params.unwrap}: prepare it with the same parameters")
+    query, sentences_b, coded_b, enc = _pair_up(query, unwrap_lines(b) if params.unwrap else b)
+    n_a, n_b = query.coded.lengths, coded_b.lengths
+    cand = _matrix(query, coded_b, enc, params.similar_weight, workers)
+    runs_a, runs_b = shared_runs_with(query.grams(params.run_units), coded_b.codes)
+    core_a, core_b = range(len(n_a)), range(len(n_b))
     if params.trim_boilerplate:
-        if len(whole_a) * len(whole_b) <= ALIGNMENT_MAX_CELLS:
-            weights_a, weights_b = alignment_masks(whole_a, whole_b)
-        else:
-            best_a = np.zeros(n)
-            best_b = np.zeros(m)
-            np.maximum.at(best_a, ii, p)
-            np.maximum.at(best_b, jj, p)
-            weights_a, weights_b = np.repeat(best_a, n_a), np.repeat(best_b, n_b)
-        core_a = _core(weights_a, sentences_a, params)
-        core_b = _core(weights_b, sentences_b, params)
-        inside = (ii >= core_a.start) & (ii < core_a.stop) & (jj >= core_b.start) & (jj < core_b.stop)
-        ii, jj, lcs, p = ii[inside], jj[inside], lcs[inside], p[inside]
+        core_a, core_b = _cores(query, sentences_b, coded_b, cand, params)
+        cand = cand.within(core_a, core_b)
+    pairs, word_checks = _similar_pairs(query.sentences, sentences_b, cand, params, segment, thesaurus)
+    return _comparison(query, sentences_b, coded_b, cand, pairs, word_checks, (core_a, core_b), (runs_a, runs_b), params)
 
+
+def _comparison(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: _Coded, cand: _Cand,
+                pairs: list[SentencePair], word_checks: int, cores: tuple[range, range],
+                runs: tuple[np.ndarray, np.ndarray], params: CompareParams) -> Comparison:
+    """The scores of the pairs found, as a :class:`Comparison`."""
+    n_a, n_b = query.coded.lengths, coded_b.lengths
+    core_a, core_b = cores
+    units_a = int(n_a[core_a.start : core_a.stop].sum())
+    units_b = int(n_b[core_b.start : core_b.stop].sum())
+    marked_a, marked_b = list({pr.i for pr in pairs}), list({pr.j for pr in pairs})
+    total, exact = _whole_lcs(query.coded, coded_b, cand, core_a, core_b)
+    if not exact:
+        log.debug("texts of %d and %d units: LCS bounded from the sentence matrix", units_a, units_b)
+    trimmed = params.trim_boilerplate
+    return Comparison(
+        sentences_a=query.sentences,
+        sentences_b=tuple(sentences_b),
+        pairs=tuple(pairs),
+        similarity_a=int(n_a[marked_a].sum()) / units_a if units_a else 0.0,
+        similarity_b=int(n_b[marked_b].sum()) / units_b if units_b else 0.0,
+        units_a=units_a,
+        units_b=units_b,
+        lcs=total,
+        lcs_exact=exact,
+        resemblance=resemblance(total, units_a, units_b),
+        containment_a_in_b=containment(total, units_a),
+        containment_b_in_a=containment(total, units_b),
+        core_a=(core_a.start, core_a.stop) if trimmed else None,
+        core_b=(core_b.start, core_b.stop) if trimmed else None,
+        params=params,
+        stats=CompareStats(len(core_a) * len(core_b), int(cand.i.size), word_checks),
+        runs_a=runs[0],
+        runs_b=runs[1],
+        lengths_a=n_a,
+        lengths_b=n_b,
+    )
+
+
+def _matrix(query: PreparedText, coded_b: _Coded, enc: _Encoded, similar_weight: float, workers: int | None) -> _Cand:
+    """The candidate pairs with ``p_ij >= similar_weight``, exactly.
+
+    In large matrices only the sentences that can reach ``similar_weight`` take part: a
+    sentence's LCS with any other is at most its units that the other text has at all
+    (a 5 MB query against one document: most of its sentences are out at once).
+    """
+    n_a, n_b = query.coded.lengths, coded_b.lengths
+    pairs = len(n_a) * len(n_b)
+    rows_a = rows_b = None
+    if pairs >= _GROUPED_MIN_PAIRS:
+        codes_a, codes_b = query.coded.codes, coded_b.codes
+        in_b = np.zeros(int(max(codes_a.max(initial=0), codes_b.max(initial=0))) + 1, dtype=bool)
+        in_b[codes_b] = True
+        # b's codes for units a has are a's (all below the first code a lacks, _rank_second)
+        first_new = int(_no_surrogates(np.array([query.values.size]))[0])
+        rows_a = _may_match(query.coded, in_b[codes_a], similar_weight)
+        rows_b = _may_match(coded_b, codes_b < first_new, similar_weight)
+        enc = _Encoded(_rows(enc.a, rows_a), _rows(enc.b, rows_b), _rows(enc.folded_a, rows_a),
+                       _rows(enc.folded_b, rows_b))
+    ii, jj, lcs = _candidates(enc, similar_weight, _auto_workers(workers, pairs))
+    if rows_a is not None and rows_b is not None:
+        ii, jj = rows_a[ii], rows_b[jj]
+    p = _exact_p(lcs, n_a[ii], n_b[jj]) if ii.size else np.zeros(0)
+    keep = p >= similar_weight
+    return _Cand(ii[keep], jj[keep], lcs[keep], p[keep])
+
+
+@overload
+def _rows(sentences: list[str], rows: np.ndarray) -> list[str]: ...
+@overload
+def _rows(sentences: None, rows: np.ndarray) -> None: ...
+def _rows(sentences: list[str] | None, rows: np.ndarray) -> list[str] | None:
+    return None if sentences is None else [sentences[i] for i in rows.tolist()]
+
+
+def _may_match(coded: _Coded, present: np.ndarray, similar_weight: float) -> np.ndarray:
+    """The sentences with at least ``similar_weight`` of their units ``present`` (in the other text)."""
+    seen = np.concatenate(([0], np.cumsum(present, dtype=np.int64)))
+    ends = np.cumsum(coded.lengths)
+    found = seen[ends] - seen[ends - coded.lengths]
+    # The margin of _candidates: never narrower than the exact check that follows.
+    return np.flatnonzero(found >= (similar_weight - _CUTOFF_MARGIN) * coded.lengths)
+
+
+class _Cand(NamedTuple):
+    """The candidate pairs: sentence indices, their LCS and ``p``."""
+
+    i: np.ndarray
+    j: np.ndarray
+    lcs: np.ndarray
+    p: np.ndarray
+
+    def within(self, core_a: range, core_b: range) -> _Cand:
+        ii, jj = self.i, self.j
+        inside = (ii >= core_a.start) & (ii < core_a.stop) & (jj >= core_b.start) & (jj < core_b.stop)
+        return _Cand(ii[inside], jj[inside], self.lcs[inside], self.p[inside])
+
+
+def _cores(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: _Coded, cand: _Cand,
+           params: CompareParams) -> tuple[range, range]:
+    """The trusted cores of both texts (boilerplate trimming)."""
+    whole_a, whole_b = query.coded.whole, coded_b.whole
+    if len(whole_a) * len(whole_b) <= ALIGNMENT_MAX_CELLS:
+        weights_a, weights_b = alignment_masks(whole_a, whole_b)
+    else:
+        best_a = np.zeros(len(query.sentences))
+        best_b = np.zeros(len(sentences_b))
+        np.maximum.at(best_a, cand.i, cand.p)
+        np.maximum.at(best_b, cand.j, cand.p)
+        weights_a, weights_b = np.repeat(best_a, query.coded.lengths), np.repeat(best_b, coded_b.lengths)
+    return _core(weights_a, query.sentences, params), _core(weights_b, sentences_b, params)
+
+
+def _similar_pairs(sentences_a: Sequence[Sentence], sentences_b: Sequence[Sentence], cand: _Cand,
+                   params: CompareParams, segment: Segmenter | None,
+                   thesaurus: Thesaurus | None) -> tuple[list[SentencePair], int]:
+    """The candidates marked similar, by ``p`` or the word-level check, ordered by ``(i, j)``; and
+    how many needed the word-level check."""
     if segment is None:
         segment = dictionary_words
     thes: Thesaurus | None = None
@@ -858,6 +1103,7 @@ def compare(
     pairs: list[SentencePair] = []
     word_checks = 0
     right = params.right_weight
+    ii, jj, lcs, p = cand
     order = np.lexsort((jj, ii))
     for i, j, lcs_ij, pk in zip(ii[order].tolist(), jj[order].tolist(), lcs[order].tolist(), p[order].tolist()):
         sa, sb = sentences_a[i], sentences_b[j]
@@ -871,46 +1117,7 @@ def compare(
                 continue
             rule = "synonyms"
         pairs.append(SentencePair(i, j, sa.start, sa.end, sb.start, sb.end, lcs_ij, pk, w, rule))
-
-    units_a = int(n_a[core_a.start : core_a.stop].sum())
-    units_b = int(n_b[core_b.start : core_b.stop].sum())
-    marked_a = {pr.i for pr in pairs}
-    marked_b = {pr.j for pr in pairs}
-    sim_a = int(n_a[list(marked_a)].sum()) / units_a if units_a else 0.0
-    sim_b = int(n_b[list(marked_b)].sum()) / units_b if units_b else 0.0
-    text_a = "".join(ea[core_a.start : core_a.stop])
-    text_b = "".join(eb[core_b.start : core_b.stop])
-    total, exact = _whole_lcs(text_a, text_b, (ii, jj, lcs), core_a, core_b)
-    if not exact:
-        log.debug("texts of %d and %d units: LCS bounded from the sentence matrix", units_a, units_b)
-    return Comparison(
-        sentences_a=tuple(sentences_a),
-        sentences_b=tuple(sentences_b),
-        pairs=tuple(pairs),
-        similarity_a=sim_a,
-        similarity_b=sim_b,
-        units_a=units_a,
-        units_b=units_b,
-        lcs=total,
-        lcs_exact=exact,
-        resemblance=resemblance(total, units_a, units_b),
-        containment_a_in_b=containment(total, units_a),
-        containment_b_in_a=containment(total, units_b),
-        core_a=(core_a.start, core_a.stop) if params.trim_boilerplate else None,
-        core_b=(core_b.start, core_b.stop) if params.trim_boilerplate else None,
-        params=params,
-        stats=CompareStats(len(core_a) * len(core_b), int(ii.size), word_checks),
-        runs_a=runs_a,
-        runs_b=runs_b,
-    )
-
-
-@lru_cache(maxsize=4)
-def _split_query(a: str, min_units: int) -> tuple[list[Sentence], list[str], dict[str, str]]:
-    """``a`` split and coded, with the word codes it took: a search compares one query with many texts."""
-    codes = WordCodes()
-    sentences, raw = split_sentences_coded(a, codes, min_units=min_units)
-    return sentences, raw, dict(codes)
+    return pairs, word_checks
 
 
 def _code_points(s: str) -> np.ndarray:

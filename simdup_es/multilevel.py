@@ -447,7 +447,7 @@ def copied_units(comparison: Comparison, side: Literal["a", "b"]) -> tuple[np.nd
     matrix marked), and the index of its sentence."""
     sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
     runs = comparison.runs_a if side == "a" else comparison.runs_b
-    counts = np.fromiter((s.n_units for s in sentences), dtype=np.int64, count=len(sentences))
+    counts = comparison.unit_counts(side)
     marked = np.zeros(len(sentences), dtype=bool)
     marked[list(comparison.marked_a if side == "a" else comparison.marked_b)] = True
     copied = np.repeat(marked, counts)

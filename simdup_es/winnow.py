@@ -21,13 +21,25 @@ Pure and deterministic: numpy over unit codes, with a slow, obviously-correct
 from __future__ import annotations
 
 from collections import Counter
+from itertools import compress
 
 import numpy as np
 import xxhash
 
 from .sentences import units
 
-__all__ = ["KEY_K", "KEY_W", "gram_hashes", "shared_runs", "unit_codes", "winnow", "winnow_reference", "winnowed"]
+__all__ = [
+    "KEY_K",
+    "KEY_W",
+    "GramIndex",
+    "gram_hashes",
+    "shared_runs",
+    "shared_runs_with",
+    "unit_codes",
+    "winnow",
+    "winnow_reference",
+    "winnowed",
+]
 
 KEY_K = 5
 """Units per hashed gram: 5 CJK characters (two or three words) or 5 Latin words."""
@@ -50,8 +62,20 @@ def unit_codes(text: str) -> np.ndarray:
     joined = "".join(found)
     if len(joined) == len(found):  # one character each (most Chinese text): the code points at once
         return np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    return np.fromiter((ord(u) if len(u) == 1 else max(xxhash.xxh3_64_intdigest(u.encode("utf-8")), 1 << 21)
-                        for u in found), dtype=np.uint64, count=len(found))
+    # Each distinct word hashed once; the characters' code points in one go (a 5 MB text has
+    # over a million units, where a Python step per unit costs seconds).
+    single = np.fromiter(map(len, found), dtype=np.int64, count=len(found)) == 1
+    codes = np.empty(len(found), dtype=np.uint64)
+    codes[single] = np.frombuffer("".join(compress(found, single.tolist())).encode("utf-32-le"), dtype=np.uint32)
+    words = list(compress(found, (~single).tolist()))
+    hashed = {w: max(xxhash.xxh3_64_intdigest(w.encode("utf-8")), 1 << 21) for w in set(words)}
+    codes[~single] = np.fromiter(map(hashed.__getitem__, words), dtype=np.uint64, count=len(words))
+    return codes
+
+
+def unit_codes_reference(text: str) -> list[int]:
+    """:func:`unit_codes` one unit at a time."""
+    return [ord(u) if len(u) == 1 else max(xxhash.xxh3_64_intdigest(u.encode("utf-8")), 1 << 21) for u in units(text)]
 
 
 def gram_hashes(codes: np.ndarray, k: int) -> np.ndarray:
@@ -100,7 +124,9 @@ def winnow(hashes: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray]:
     w = min(w, n)
     windows = np.lib.stride_tricks.sliding_window_view(hashes, w)
     picked = np.arange(n - w + 1) + (w - 1 - np.argmin(windows[:, ::-1], axis=1))
-    positions = np.unique(picked)
+    # Non-decreasing (a window's rightmost minimum is never left of the previous one's), so
+    # dropping repeats is np.unique without its sort.
+    positions = picked[np.concatenate(([True], picked[1:] != picked[:-1]))]
     return hashes[positions], positions
 
 
@@ -145,6 +171,47 @@ def _matched(own: np.ndarray, other: np.ndarray) -> np.ndarray:
     theirs = np.sort(other)
     count = np.searchsorted(theirs, own, side="right") - np.searchsorted(theirs, own, side="left")
     return rank < count
+
+
+class GramIndex:
+    """The grams of one code sequence, hashed and sorted once, for :func:`shared_runs_with`.
+
+    A long text compared with many others (a 5 MB query against each candidate)
+    would otherwise hash and sort its grams again for every one of them.
+    """
+
+    __slots__ = ("k", "n", "order", "sorted")
+
+    def __init__(self, codes: np.ndarray, k: int) -> None:
+        self.k = k
+        self.n = len(codes)
+        hashes = gram_hashes(codes, k)
+        # Stable: equal grams stay in text order, so the first occurrences come first.
+        self.order = np.argsort(hashes, kind="stable")
+        self.sorted = hashes[self.order]
+
+
+def shared_runs_with(a: GramIndex, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`shared_runs` of ``a``'s codes and ``b``, bit for bit, touching ``a``'s grams only
+    where ``b`` has the same: the work on ``a``'s side beyond two boolean arrays of its length
+    is ``O(len(b) log len(a))``."""
+    k = a.k
+    hb = gram_hashes(b, k)
+    # a's side: of each gram value b holds c times, the first c occurrences in a.
+    values, counts = np.unique(hb, return_counts=True)
+    lo = np.searchsorted(a.sorted, values, side="left")
+    take = np.minimum(counts, np.searchsorted(a.sorted, values, side="right") - lo)
+    total = int(take.sum())
+    offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)
+    starts_a = np.zeros(max(a.n - k + 1, 0), dtype=bool)
+    starts_a[a.order[np.repeat(lo, take) + offsets]] = True
+    # b's side: each gram among as many first occurrences of its value as a holds.
+    order = np.argsort(hb, kind="stable")
+    ranked = hb[order]
+    rank = np.empty(len(hb), dtype=np.int64)
+    rank[order] = np.arange(len(hb)) - np.searchsorted(ranked, ranked, side="left")
+    count = np.searchsorted(a.sorted, hb, side="right") - np.searchsorted(a.sorted, hb, side="left")
+    return _covered(starts_a, a.n, k), _covered(rank < count, len(b), k)
 
 
 def _covered(starts: np.ndarray, n: int, k: int) -> np.ndarray:

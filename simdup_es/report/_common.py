@@ -80,14 +80,17 @@ def as_unified(text: str | Unified) -> Unified:
     return Unified(text, text, starts, starts + 1)
 
 
-def unit_offsets(text: str, sentences: Sequence[Sentence]) -> np.ndarray | None:
+def unit_offsets(text: str, sentences: Sequence[Sentence], units: int | None = None) -> np.ndarray | None:
     """``(start, end)`` in ``text`` (the compared text) of every unit of its sentences, in order (an ``n x 2``
-    array); ``None`` if the units found here are not the ones the comparison counted."""
+    array); ``None`` if the units found here are not the ones the comparison counted. ``units``: the
+    sentences' units, when known (a 5 MB text has 100,000 sentences to count)."""
     found = _units_of(text)
-    if len(found) == sum(s.n_units for s in sentences):  # no unit outside the sentences (the usual case)
+    if units is None:
+        units = sum(s.n_units for s in sentences)
+    if len(found) == units:  # no unit outside the sentences (the usual case)
         return found
     spans = [(s.start + a, s.start + b) for s in sentences for a, b in unit_spans(s.text)]
-    if len(spans) != sum(s.n_units for s in sentences):
+    if len(spans) != units:
         return None
     return np.array(spans, dtype=np.int64).reshape(-1, 2)
 
@@ -103,7 +106,7 @@ def copied_spans(comparison: Comparison, side: Literal["a", "b"], text: str) -> 
     units in a sentence the matrix marked or in a run both texts share (:func:`simdup_es.multilevel.copied_units`)."""
     copied, _ = copied_units(comparison, side)
     sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
-    offsets = unit_offsets(text, sentences)
+    offsets = unit_offsets(text, sentences, int(comparison.unit_counts(side).sum()))
     if offsets is None or len(offsets) != copied.size:  # whole marked sentences, then
         marked = comparison.marked_a if side == "a" else comparison.marked_b
         return [(s.start, s.end) for s in sentences if s.index in marked]

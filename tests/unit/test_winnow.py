@@ -8,11 +8,14 @@ from hypothesis import strategies as st
 
 from simdup_es.parts import PartParams, text_keys
 from simdup_es.winnow import (
+    GramIndex,
     gram_hashes,
     gram_hashes_reference,
     shared_runs,
     shared_runs_reference,
+    shared_runs_with,
     unit_codes,
+    unit_codes_reference,
     winnow,
     winnow_reference,
 )
@@ -74,3 +77,27 @@ def test_unit_codes_are_code_points_of_characters_and_hashes_of_words(pieces: li
     text = "".join(pieces)
     want = [ord(u) if len(u) == 1 else max(xxhash.xxh3_64_intdigest(u.encode("utf-8")), 1 << 21) for u in units(text)]
     assert unit_codes(text).tolist() == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 3), max_size=60), st.lists(st.integers(0, 3), max_size=60), st.integers(1, 5),
+       st.lists(st.lists(st.integers(0, 3), max_size=30), max_size=3))
+def test_shared_runs_with_a_prepared_side_equal_the_plain_ones(a: list[int], b: list[int], k: int,
+                                                                others: list[list[int]]) -> None:
+    """One GramIndex reused across texts gives what shared_runs gives on each, bit for bit."""
+    index = GramIndex(np.array(a, dtype=np.uint64), k)
+    for other in [*others, b]:
+        got = shared_runs_with(index, np.array(other, dtype=np.uint64))
+        plain = shared_runs(np.array(a, dtype=np.uint64), np.array(other, dtype=np.uint64), k)
+        assert got[0].dtype == plain[0].dtype == bool
+        assert got[0].tolist() == plain[0].tolist() and got[1].tolist() == plain[1].tolist()
+    ra, rb = shared_runs_reference(a, b, k)
+    assert got[0].tolist() == ra and got[1].tolist() == rb
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from("的是在一不了有和人这中大为上个国。, \n"), st.sampled_from(["alpha", "Beta", "x1", "42", "é"])),
+                max_size=40).map(" ".join))
+def test_unit_codes_equal_the_reference(text: str) -> None:
+    got = unit_codes(text)
+    assert got.dtype == np.uint64 and got.tolist() == unit_codes_reference(text)

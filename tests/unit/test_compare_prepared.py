@@ -1,0 +1,96 @@
+"""A query prepared once (simdup_es.compare.prepare) gives what the plain call gives, bit for bit.
+
+And the large-matrix path (sentences that cannot reach ``similar_weight`` left out of the
+matrix) gives what the full matrix gives, and both what the naive reference gives.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import simdup_es.compare as compare_module
+from simdup_es.compare import CompareParams, Comparison, compare, prepare
+from simdup_es.errors import ConfigError
+from simdup_es.lcs import lcs_length_reference
+from simdup_es.winnow import shared_runs_reference
+
+PARAMS = CompareParams(use_synonyms=False)
+CHARS = "的是在一不了有和人这中大为上个国"  # few units: sentences share many, pairs pass the threshold
+WORDS = ["alpha", "beta", "gamma", "x1"]
+
+
+def segment(text: str) -> list[str]:
+    return list(text)
+
+
+unit = st.one_of(st.sampled_from(CHARS), st.sampled_from(WORDS).map(lambda w: f" {w} "))
+sentence = st.lists(unit, min_size=1, max_size=14).map(lambda units: "".join(units) + "。")
+text = st.lists(sentence, max_size=12).map("".join)
+
+
+def same(x: Comparison, y: Comparison) -> None:
+    assert x.to_dict() == y.to_dict()
+    assert x.runs_a.tolist() == y.runs_a.tolist() and x.runs_b.tolist() == y.runs_b.tolist()
+    assert (x.similarity_a, x.similarity_b, x.lcs) == (y.similarity_a, y.similarity_b, y.lcs)  # floats, unrounded
+
+
+def fresh(a: str, b: str) -> Comparison:
+    compare_module._prepared.cache_clear()  # nothing kept from an earlier call
+    return compare(a, b, PARAMS, segment=segment)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text, text, st.lists(text, max_size=3))
+def test_a_prepared_query_reused_across_texts_gives_the_plain_result(a: str, b: str, others: list[str]) -> None:
+    query = prepare(a, PARAMS)
+    for other in others:  # whatever it was compared with before
+        compare(query, other, PARAMS, segment=segment)
+    same(compare(query, b, PARAMS, segment=segment), fresh(a, b))
+
+
+@settings(max_examples=100, deadline=None)
+@given(text, text)
+def test_leaving_out_hopeless_sentences_changes_nothing(a: str, b: str) -> None:
+    """The row filter (normally above 100,000 pairs) forced on and off: the same comparison,
+    and its pairs are exactly those the naive LCS of each sentence pair puts at or above the threshold."""
+    saved = compare_module._GROUPED_MIN_PAIRS
+    try:
+        compare_module._GROUPED_MIN_PAIRS = 0
+        filtered = fresh(a, b)
+        compare_module._GROUPED_MIN_PAIRS = 10**12
+        full = fresh(a, b)
+    finally:
+        compare_module._GROUPED_MIN_PAIRS = saved
+    same(filtered, full)
+    for side, sentences in (("a", full.sentences_a), ("b", full.sentences_b)):
+        assert full.unit_counts(side).tolist() == [s.n_units for s in sentences]
+    units_a = [s.units for s in full.sentences_a]
+    units_b = [s.units for s in full.sentences_b]
+    expected = set()
+    for i, x in enumerate(units_a):
+        for j, y in enumerate(units_b):
+            if lcs_length_reference(x, y) / max(len(x), len(y)) >= PARAMS.right_weight:
+                expected.add((i, j))
+    assert {(p.i, p.j) for p in full.pairs if p.rule == "lcs"} == expected
+    whole_a = [u for s in units_a for u in s]
+    whole_b = [u for s in units_b for u in s]
+    assert full.lcs == lcs_length_reference(whole_a, whole_b)
+    ra, rb = shared_runs_reference([hash(u) for u in whole_a], [hash(u) for u in whole_b], PARAMS.run_units)
+    assert full.runs_a.tolist() == ra and full.runs_b.tolist() == rb
+
+
+def test_a_query_prepared_with_other_parameters_is_refused() -> None:
+    query = prepare("我们应该采用更好的方法来提高工作效率。", CompareParams(min_units=2))
+    with pytest.raises(ConfigError, match="prepare it with the same parameters"):
+        compare(query, "我们应该采用更好的方法。", CompareParams(min_units=4))
+
+
+def test_a_query_with_more_words_than_codes_is_compared_pair_by_pair() -> None:
+    """Past the private-use code points the query is coded with each text in turn: still the same result."""
+    words = " ".join(f"w{i}" for i in range(140_000)) + "。"
+    b = "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10。共同的句子在这里出现。"
+    got = compare(words + "共同的句子在这里出现。", b, PARAMS, segment=segment)
+    assert got.lcs == 20 == got.units_b and [p.j for p in got.pairs] == [1] and bool(got.runs_b.all())
+    assert compare(words + "共同的句子在这里出现。", b, PARAMS, segment=segment).to_dict() == got.to_dict()
