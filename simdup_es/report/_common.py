@@ -178,11 +178,11 @@ def matches_json(found: Copies, docs: Mapping[str, StoredDoc], text: str | None,
     out = []
     for m in found:
         doc, c = docs.get(m.id), m.comparison
-        spans = None
+        both: dict[str, list[dict[str, int]]] | None = None
         if c is not None and query is not None and doc is not None and doc.text:
             shown = stored_mapped(doc.text)
-            spans = {"query": spans_dict(original_spans(query, copied_spans(c, "a", query.text))),
+            both = {"query": spans_dict(original_spans(query, copied_spans(c, "a", query.text))),
                      "match": spans_dict(original_spans(shown, copied_spans(c, "b", shown.text)))}
         out.append({**m.to_dict(), "title": doc.title if doc else None,
-                    "pairs": [[p.i, p.j] for p in c.pairs] if c else None, "spans": spans})
+                    "pairs": [[p.i, p.j] for p in c.pairs] if c else None, "spans": both})
     return out
