@@ -116,10 +116,6 @@ class MultiParams:
         (docs/evaluation.md) ``whole_units=20`` raised passage-10 recall by 0.1 on two
         seeds, but one shared line between unrelated pages also counts, and oracle
         precision fell below 0.97 on one of them.
-    whole_sentences:
-        With ``whole_sentences=2`` the lone passage must span two sentences or more:
-        most lines that unrelated pages share are one sentence each, a pasted passage is
-        often more (see docs/evaluation.md for what it gains and costs).
     whole_share:
         A candidate with at least this share of both sides in copied passages is a
         ``near-duplicate`` (a whole copy) whatever its distance.
@@ -145,7 +141,6 @@ class MultiParams:
     whole_units: int = 0
     whole_fill: float = 0.9
     whole_min_share: float = 0.09
-    whole_sentences: int = 1
     whole_share: float = 0.8
     common_keys: int = 20
 
@@ -156,7 +151,7 @@ class MultiParams:
                 raise ConfigError(f"{name} must be between 0 and 1, got {value}")
         require_ints(self, ("passage_gap", "common_keys", "whole_units"), minimum=0)
         require_ints(self, ("max_candidates", "max_misses", "store_limit", "passage_units", "passage_min_units",
-                            "sentence_units", "whole_sentences"))
+                            "sentence_units"))
         if not 0 <= self.k < 64:
             raise ConfigError(f"k must be between 0 and 63, got {self.k}")
 
@@ -510,15 +505,14 @@ def counted_passages(comparison: Comparison, side: Literal["a", "b"], params: Mu
             if p.sentences > 1 or p.units >= params.sentence_units or p.units >= half]
 
 
-def lone_whole_passage(found: Sequence[Passage], sentences: int = 1) -> int:
-    """The units of a side's passage when it is the only one, of whole sentences and of at least
-    ``sentences`` of them (1, or 2 for two or more), else 0.
+def lone_whole_passage(found: Sequence[Passage]) -> int:
+    """The units of a side's passage when it is the only one and of whole sentences, else 0.
 
     A sentence or two pasted into another text are copied whole and in one place;
     template lines recur one at a time between a page's own lines (several passages),
     and a set phrase or a clause two unrelated sentences share is a piece of each.
     """
-    return found[0].units if len(found) == 1 and found[0].whole and found[0].sentences >= sentences else 0
+    return found[0].units if len(found) == 1 and found[0].whole else 0
 
 
 def copied_shares(comparison: Comparison, params: MultiParams = MultiParams(),
@@ -534,7 +528,7 @@ def copied_shares(comparison: Comparison, params: MultiParams = MultiParams(),
     a, b = counted(pa, comparison.units_a), counted(pb, comparison.units_b)
     return (sum(a) / comparison.units_a if comparison.units_a else 0.0,
             sum(b) / comparison.units_b if comparison.units_b else 0.0, min(max(a, default=0), max(b, default=0)),
-            min(lone_whole_passage(pa, params.whole_sentences), lone_whole_passage(pb, params.whole_sentences)))
+            min(lone_whole_passage(pa), lone_whole_passage(pb)))
 
 
 def judge(doc_id: str, comparison: Comparison, distance: int | None, params: MultiParams = MultiParams(),

@@ -391,23 +391,3 @@ def test_a_hard_wrapped_copy_is_a_whole_copy(corpus: dict[str, str]) -> None:
     # matrix marks most of them, where one sentence per line gave a fifth
     joined = compare(wrapped, corpus["article"], CompareParams(unwrap=True))
     assert len(joined.sentences_a) < 1.25 * len(joined.sentences_b) and min(joined.similarity_a, joined.similarity_b) > 0.8
-
-
-def test_whole_sentences_two_asks_the_lone_passage_to_span_two_sentences(corpus: dict[str, str]) -> None:
-    # whole_sentences=2: a sentence pasted alone no longer counts, the same sentence and the next do.
-    sentences = split_sentences(corpus["article"])
-    at = next(k for k in range(3, len(sentences) - 1) if 20 <= sentences[k].n_units < 40 and 12 <= sentences[k + 1].n_units)
-    source = "\n".join(s.text for s in sentences[at - 2 : at + 3])
-    lines = corpus["other"].split("\n")
-    # only the lone rule may count these passages: no share or passage length is enough
-    rule = {"whole_units": 20, "whole_min_share": 0.0, "partial_threshold": 1.0, "passage_units": 10**6}
-    one, two = MultiParams(**rule), MultiParams(**rule, whole_sentences=2)
-    for pasted, both in (("\n".join(s.text for s in sentences[at : at + 2]), True), (sentences[at].text, False)):
-        host = "\n".join(lines[: len(lines) // 2] + [pasted] + lines[len(lines) // 2 :])
-        for a, b in ((host, source), (source, host)):
-            c = compare(a, b)
-            off = MultiParams(**{**rule, "whole_units": 0})
-            assert judge("x", c, None, off) is None and judge("x", c, None, one) is not None, (pasted, a is host)
-            assert (judge("x", c, None, two) is not None) is both, (pasted, a is host)
-    with pytest.raises(ConfigError):
-        MultiParams(whole_sentences=0)
