@@ -248,7 +248,7 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
         docs = store.get(ids)
         if stored is not None:
             stored.update((d.id, d) for d in docs)
-        return {d.id: StoredText(_unified(d.text), d.fingerprint if d.version == fingerprint.version else None)
+        return {d.id: StoredText(unify_stored(d.text), d.fingerprint if d.version == fingerprint.version else None)
                 for d in docs if d.text}
 
     matches = judge_copies(unified, levels, near, found, texts, compare, query_fingerprint=fingerprint.value,
@@ -265,7 +265,7 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
 
 
 @lru_cache(maxsize=1024)
-def _unified(text: str) -> str:
+def unify_stored(text: str) -> str:
     """:func:`unify` of a stored text: the copies of a widely copied text are candidates of query after query."""
     return unify(text)
 

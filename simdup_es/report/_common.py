@@ -15,7 +15,7 @@ from ..compare import Comparison, SentencePair
 from ..lcs import UnitCodec
 from ..multilevel import Copies, copied_units, passages
 from ..offsets import Unified, unify_mapped
-from ..search import _unified
+from ..search import unify_stored
 from ..sentences import UNIT_PATTERN, Sentence, unit_spans
 from ..store.base import StoredDoc
 
@@ -153,7 +153,7 @@ class MappedTexts:
             if found is not None:
                 self._maps.move_to_end(text)
                 return found
-        mapped = unify_mapped(text, _unified(text))  # the search unified its candidates already (cached)
+        mapped = unify_mapped(text, unify_stored(text))  # the search unified its candidates already (cached)
         if len(text) <= self.budget:
             with self._lock:
                 if text not in self._maps:
