@@ -564,11 +564,14 @@ def judge(doc_id: str, comparison: Comparison, distance: int | None, params: Mul
 
 
 class Copies(list[MultiMatch]):
-    """The copies found, best first; ``more`` candidates were left unjudged once ``limit`` copies were found."""
+    """The copies found, best first; ``more`` candidates were left unjudged once ``limit`` copies were found.
+    ``unified``: the query's unified text, when the search made it (a report maps it back, see
+    :func:`simdup_es.offsets.unify_mapped`)."""
 
     def __init__(self, matches: Iterable[MultiMatch] = (), more: int = 0) -> None:
         super().__init__(matches)
         self.more = more
+        self.unified: str | None = None
 
 
 def find_copies(

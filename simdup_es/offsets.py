@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
 
@@ -33,7 +34,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from .opencc_tables import _CONFIGS, _JOIN, FlatTable, _opencc, _shortcuts, chain_tables
-from .text import _CONTROL, _HAS_CJK, _HAS_CONTROL, _NFKC_COMMON, _flags, unify
+from .text import _CONTROL, _HAS_CJK, _HAS_CONTROL, _NFKC_COMMON, _flags, unify, unify_many
 
 __all__ = ["Unified", "unify_mapped"]
 
@@ -48,29 +49,59 @@ _ALIGN_MAX = 4000
 # Where OpenCC's pieces are cut: no key of its tables holds a line break, a space or this punctuation
 # (and unify_mapped checks the result against unify's). Clauses: short pieces, quick to convert word by word.
 _OPENCC_CUT = re.compile(r"[^\n ,.;:!?()。、「」『』“”]*[\n ,.;:!?()。、「」『』“”]?")
+# A text longer than two chunks is mapped a chunk of about this many unified characters at a time (whole lines).
+_CHUNK = 500
+_LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
 
 
-@dataclass(frozen=True, eq=False)
 class Unified:
     """A text as given (``original``), its unified form (``text``) and the map between them.
 
     ``starts[j]`` and ``ends[j]`` bound the original characters unified character ``j``
-    came from (a block of several when a phrase changed length).
+    came from (a block of several when a phrase changed length). A long text is mapped
+    in chunks of whole lines, each when a span first falls in it (see :class:`_Chunks`):
+    a 5 MB query whose copies cover a few pages maps those pages, not the whole text.
     """
 
-    original: str
-    text: str
-    starts: np.ndarray
-    ends: np.ndarray
+    def __init__(self, original: str, text: str, starts: np.ndarray | None = None,
+                 ends: np.ndarray | None = None) -> None:
+        self.original = original
+        self.text = text
+        self._map = None if starts is None or ends is None else (starts, ends)
+        self._chunks: _Chunks | None = None
+
+    @property
+    def starts(self) -> np.ndarray:
+        return self._whole()[0]
+
+    @property
+    def ends(self) -> np.ndarray:
+        return self._whole()[1]
+
+    def _whole(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._map is None:
+            self._map = _mapped_whole(self.original, self.text)
+        return self._map
+
+    def _at(self, j: int) -> tuple[int, int]:
+        if self._map is None:
+            try:
+                if self._chunks is None:
+                    self._chunks = _Chunks(self.original, self.text)
+                return self._chunks.at(j)
+            except _NotLineLocal:
+                log.warning("offset map: unifying line by line differs from unify(); mapping the whole text")
+        starts, ends = self._whole()
+        return int(starts[j]), int(ends[j])
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """The original span of ``text[start:end]`` (an empty span maps to an empty one)."""
         if end <= start:
-            at = int(self.starts[start]) if start < len(self.text) else len(self.original)
+            at = self._at(start)[0] if start < len(self.text) else len(self.original)
             return at, at
-        return int(self.starts[start]), int(self.ends[end - 1])
+        return self._at(start)[0], self._at(end - 1)[1]
 
     def spans(self, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
         """:meth:`span` of each."""
@@ -80,6 +111,92 @@ class Unified:
         """The original characters of ``text[start:end]``."""
         s, e = self.span(start, end)
         return self.original[s:e]
+
+
+class _Chunks:
+    """The map of a long text, made a chunk of whole lines at a time, each when first asked for.
+
+    Unification works line by line: no step's change spans a line break (OpenCC's keys
+    hold none, NFKC runs per line) but the joining of white space around one, which maps
+    the line break between two unified lines to the run it replaced. So a stretch of whole
+    lines maps within the text as it does alone, and the line break joining two chunks
+    maps with the two lines around it. Which original line each unified line comes from
+    is found by a cheap test (a line that is white space and control characters only
+    unifies to nothing), checked on every chunk against the unified text; if the test is
+    ever wrong, each line is unified to find them.
+    """
+
+    def __init__(self, original: str, unified: str, size: int = 0) -> None:
+        self.original, self.unified = original, unified
+        self.size = size or _CHUNK
+        self.bounds = [0, *(m.end() for m in _LINE_BREAK.finditer(original)), len(original)]  # line k: [k, k+1)
+        self.u_lines = unified.split("\n") if unified else []
+        self.u_starts = list(accumulate((len(u) + 1 for u in self.u_lines), initial=0))
+        self.exact = False
+        self.lock = threading.Lock()  # a served report's threads share the maps of stored texts
+        kept = [k for k in range(len(self.bounds) - 1) if not _blank(original[self.bounds[k] : self.bounds[k + 1]])]
+        if len(kept) != len(self.u_lines):
+            kept = self._unified_lines()
+        self._chunk_lines(kept)
+
+    def _chunk_lines(self, kept: list[int]) -> None:
+        self.kept = kept
+        # Chunks: runs of unified lines of about ``size`` characters; first[c] is chunk c's first line.
+        self.first, chars = [0], 0
+        for m, line in enumerate(self.u_lines):
+            if chars >= self.size:
+                self.first.append(m)
+                chars = 0
+            chars += len(line) + 1
+        self.maps: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+
+    def _unified_lines(self) -> list[int]:
+        """The original line of each unified line, by unifying each line (exact, as costly as unifying the text)."""
+        lines = [self.original[a:b] for a, b in zip(self.bounds, self.bounds[1:])]
+        done = unify_many(lines)
+        self.exact = True
+        kept = [k for k, u in enumerate(done) if u]
+        if [done[k] for k in kept] != self.u_lines:
+            raise _NotLineLocal
+        return kept
+
+    def at(self, j: int) -> tuple[int, int]:
+        """The original span of unified character ``j``."""
+        m = bisect_right(self.u_starts, j) - 1
+        c = bisect_right(self.first, m) - 1
+        lines = (self.first[c], self.first[c + 1] if c + 1 < len(self.first) else len(self.u_lines))
+        if j >= self.u_starts[m] + len(self.u_lines[m]) and m + 1 == lines[1]:
+            lines = (m, m + 2)  # the line break joining two chunks: the two lines around it
+        with self.lock:
+            starts, ends = self._map(lines)
+        k = j - self.u_starts[lines[0]]
+        return int(starts[k]), int(ends[k])
+
+    def _map(self, lines: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        found = self.maps.get(lines)
+        if found is None:
+            first, last = lines[0], lines[1] - 1
+            at = self.bounds[self.kept[first]]
+            piece = self.original[at : self.bounds[self.kept[last] + 1]]
+            expected = self.unified[self.u_starts[first] : self.u_starts[last] + len(self.u_lines[last])]
+            got, starts, ends = _stepwise(piece)
+            if got != expected and not self.exact:  # the cheap test named the wrong lines
+                self._chunk_lines(self._unified_lines())
+                return self._map(lines)
+            if got != expected:
+                starts, ends = _aligned_map(piece, expected)
+            found = self.maps[lines] = (starts + at, ends + at)
+        return found
+
+
+class _NotLineLocal(Exception):
+    """Unifying line by line did not give the text's unified form (never seen): map the whole text."""
+
+
+def _blank(line: str) -> bool:
+    """Whether ``line`` unifies to nothing, near enough (:class:`_Chunks` checks): white space and control
+    characters only."""
+    return not line or line.isspace() or not _CONTROL.sub("", line).strip()
 
 
 def _identity(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -474,15 +591,25 @@ def unify_mapped(text: str, unified: str | None = None) -> Unified:
     >>> u.text, u.shown(4, 6), u.shown(7, 9)
     ('abc 软件\\n测试', '軟體', '測試')
     """
-    current, starts, ends = _stepwise(text)
     expected = unify(text) if unified is None else unified
+    if len(text) > 2 * _CHUNK:
+        return Unified(text, expected)  # mapped where spans fall
+    return Unified(text, expected, *_mapped_whole(text, expected))
+
+
+def _mapped_whole(text: str, expected: str) -> tuple[np.ndarray, np.ndarray]:
+    """The map of the whole of ``text``, whose unified form is ``expected``."""
+    current, starts, ends = _stepwise(text)
     if current != expected:  # a step diverged from unify: map what unify gives, coarsely
         log.warning("offset map: the stepwise unification differs from unify(); aligning the whole text")
-        starts, ends = _identity(len(text))
-        starts, ends = _compose(starts, ends, _aligned(text, expected, 0, 0) if len(text) != len(expected) else [],
-                                len(expected))
-        current = expected
-    return Unified(text, current, starts, ends)
+        return _aligned_map(text, expected)
+    return starts, ends
+
+
+def _aligned_map(text: str, expected: str) -> tuple[np.ndarray, np.ndarray]:
+    """A coarse map of ``text`` to ``expected`` by aligning them."""
+    starts, ends = _identity(len(text))
+    return _compose(starts, ends, _aligned(text, expected, 0, 0) if len(text) != len(expected) else [], len(expected))
 
 
 def _stepwise(text: str) -> tuple[str, np.ndarray, np.ndarray]:

@@ -231,6 +231,7 @@ def find_copies(
         found = _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, limit, stored)
     if stored is not None and (missing := [m.id for m in found if m.id not in stored]):
         stored.update((d.id, d) for d in store.get(missing))
+    found.unified = unified
     return found
 
 

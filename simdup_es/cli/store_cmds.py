@@ -461,7 +461,7 @@ def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | No
         if more:
             click.echo(f"{more} more copies or candidates not shown: raise --limit", err=True)
         return
-    query = unify_mapped(query_text or "") if scored and (details or html_path is not None) else None
+    query = unify_mapped(query_text or "", found.unified) if scored and (details or html_path is not None) else None
     if not found:
         click.echo("no copies (no stored document within the distance, none sharing enough text)")
         return

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -16,7 +15,7 @@ from ..lcs import UnitCodec
 from ..multilevel import Copies, copied_units, passages
 from ..offsets import Unified, unify_mapped
 from ..search import unify_stored
-from ..sentences import UNIT_PATTERN, Sentence, unit_spans
+from ..sentences import Sentence, unit_spans
 from ..store.base import StoredDoc
 
 Span = tuple[int, int]
@@ -80,37 +79,32 @@ def as_unified(text: str | Unified) -> Unified:
     return Unified(text, text, starts, starts + 1)
 
 
-def unit_offsets(text: str, sentences: Sequence[Sentence], units: int | None = None) -> np.ndarray | None:
-    """``(start, end)`` in ``text`` (the compared text) of every unit of its sentences, in order (an ``n x 2``
-    array); ``None`` if the units found here are not the ones the comparison counted. ``units``: the
-    sentences' units, when known (a 5 MB text has 100,000 sentences to count)."""
-    found = _units_of(text)
-    if units is None:
-        units = sum(s.n_units for s in sentences)
-    if len(found) == units:  # no unit outside the sentences (the usual case)
-        return found
-    spans = [(s.start + a, s.start + b) for s in sentences for a, b in unit_spans(s.text)]
-    if len(spans) != units:
-        return None
-    return np.array(spans, dtype=np.int64).reshape(-1, 2)
-
-
-@lru_cache(maxsize=16)
-def _units_of(text: str) -> np.ndarray:
-    """Every unit of ``text`` as ``(start, end)``: a report maps one document's units for each of its sources."""
-    return np.array([m.span() for m in UNIT_PATTERN.finditer(text)], dtype=np.int64).reshape(-1, 2)
-
-
 def copied_spans(comparison: Comparison, side: Literal["a", "b"], text: str) -> list[Span]:
     """Character spans in ``text`` (the compared, unified text of ``side``) of its copied passages: each run of
     units in a sentence the matrix marked or in a run both texts share (:func:`simdup_es.multilevel.copied_units`)."""
     copied, _ = copied_units(comparison, side)
     sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
-    offsets = unit_offsets(text, sentences, int(comparison.unit_counts(side).sum()))
-    if offsets is None or len(offsets) != copied.size:  # whole marked sentences, then
-        marked = comparison.marked_a if side == "a" else comparison.marked_b
-        return [(s.start, s.end) for s in sentences if s.index in marked]
-    return [(int(offsets[start, 0]), int(offsets[stop - 1, 1])) for start, stop, _ in passages(copied, 0)]
+    counts = comparison.unit_counts(side)
+    found = passages(copied, 0)
+    # Only the sentences where a passage starts or ends are looked into (a 5 MB text has 100,000 of them).
+    ends = np.cumsum(counts)
+    units: dict[int, list[Span]] = {}
+
+    def unit(k: int) -> Span | None:
+        i = int(np.searchsorted(ends, k, side="right"))
+        if i not in units:
+            units[i] = [(sentences[i].start + a, sentences[i].start + b) for a, b in unit_spans(sentences[i].text)]
+        spans = units[i]
+        return spans[k - int(ends[i]) + len(spans)] if len(spans) == counts[i] else None
+
+    out = []
+    for start, stop, _ in found:
+        first, last = unit(start), unit(stop - 1)
+        if first is None or last is None:  # not the units the comparison counted: whole marked sentences, then
+            marked = comparison.marked_a if side == "a" else comparison.marked_b
+            return [(s.start, s.end) for s in sentences if s.index in marked]
+        out.append((first[0], last[1]))
+    return out
 
 
 def original_spans(shown: Unified, spans: Sequence[Span]) -> list[Span]:
@@ -174,7 +168,7 @@ def matches_json(found: Copies, docs: Mapping[str, StoredDoc], text: str | None,
     them): each match's figures, the stored title, the marked sentence pairs, and the copied ``spans`` on both
     sides in original characters."""
     # Without ``spans`` ("spans": null) nothing is mapped: the maps cost about half of what the search does.
-    query = unify_mapped(text or "") if spans and any(m.comparison is not None for m in found) else None
+    query = unify_mapped(text or "", found.unified) if spans and any(m.comparison is not None for m in found) else None
     out = []
     for m in found:
         doc, c = docs.get(m.id), m.comparison

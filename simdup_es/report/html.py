@@ -14,6 +14,8 @@ A table of all pairs closes the page. Everything taken from the texts is escaped
 
 from __future__ import annotations
 
+import numpy as np
+
 from html import escape
 
 from ..compare import CompareParams, Comparison, SentencePair
@@ -40,6 +42,7 @@ a.copied:target{outline:3px solid #e25c00}
 a.copied mark{color:inherit;background:#ffb199;border-bottom:2px solid #d0421b}
 sup.more a{font-size:.7em;margin-left:2px;color:#0645ad}
 .trimmed{color:#999}
+.elided{display:block;color:#999;font-style:italic;margin:.4em 0}
 .legend span{padding:0 .4rem;border-radius:3px;margin-right:.6rem}
 table.pairs{border-collapse:collapse;margin-top:1.5rem;font-size:.9rem}
 table.pairs td,table.pairs th{padding:.2rem .6rem;border-bottom:1px solid #eee;vertical-align:top}
@@ -106,14 +109,26 @@ def _sentence_html(shown: Unified, sentence: Sentence, side: str, pairs: list[Se
 def _text_html(shown: Unified, side: str, comparison: Comparison, pairs_of: dict[int, list[SentencePair]],
                core: tuple[int, int] | None, changes: dict[tuple[int, int], tuple[list[Span], list[Span]]],
                prefix: str = "", colour: str | None = None, cache: EscapeCache | None = None) -> str:
-    """One side in its original characters, every sentence an element with an id, the copied ones links."""
+    """One side in its original characters, every sentence an element with an id, the copied ones links.
+
+    A side longer than ``ELIDE_FROM`` characters shows its copied sentences with ``CONTEXT`` sentences around
+    them, each stretch left out said in words (a 5 MB document beside each of its sources would make a page
+    of hundreds of megabytes; a report shows the whole document once, above its sources)."""
     sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
     original = shown.original
     _escaped = (cache if cache is not None else EscapeCache()).get_escaped
+    visible = _visible(len(sentences), pairs_of) if len(original) > ELIDE_FROM else None
     out: list[str] = []
     pos = 0
+    left_out = 0
     for s in sentences:
+        if visible is not None and not visible[s.index]:
+            left_out += 1
+            continue
         start, end = shown.span(s.start, s.end)
+        if left_out:
+            out.append(_elided(left_out))
+            pos, left_out = start, 0
         start = max(start, pos)
         out.append(_escaped(original, pos, start))
         pairs = pairs_of.get(s.index)
@@ -129,8 +144,25 @@ def _text_html(shown: Unified, side: str, comparison: Comparison, pairs_of: dict
         else:
             out.append(f'<span id="{prefix}{side}-{s.index}">{_escaped(original, start, end)}</span>')
         pos = max(pos, end)
-    out.append(_escaped(original, pos, len(original)))
+    out.append(_elided(left_out) if left_out else _escaped(original, pos, len(original)))
     return "".join(out)
+
+
+ELIDE_FROM = 50_000
+CONTEXT = 3
+
+
+def _visible(n: int, pairs_of: dict[int, list[SentencePair]]) -> np.ndarray:
+    """Which of ``n`` sentences a long side shows: the copied ones and ``CONTEXT`` on either side of each."""
+    copied = np.zeros(n + 2 * CONTEXT + 1, dtype=np.int64)
+    for i in pairs_of:  # +1 where a window opens, -1 after it closes
+        copied[i] += 1
+        copied[i + 2 * CONTEXT + 1] -= 1
+    return np.cumsum(copied)[CONTEXT : CONTEXT + n] > 0
+
+
+def _elided(n: int) -> str:
+    return f'<span class="elided">[… {n:,} sentence{"s" if n != 1 else ""} not copied from this source …]</span>'
 
 
 class EscapeCache(dict[tuple[int, int, int], str]):

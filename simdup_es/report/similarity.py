@@ -272,7 +272,7 @@ def report_from_copies(text: str, copies: Copies, docs: Mapping[str, StoredDoc],
     What :func:`similarity_report` does after the search; ``settings`` are the sentences
     saying how copies were judged (:func:`settings_in_words`).
     """
-    document = unify_mapped(text)
+    document = unify_mapped(text, copies.unified)
     left_out: list[tuple[str, str]] = []
     if doc_id is not None and not include_self:
         left_out.append((doc_id, "this document's own stored copy"))

@@ -5,10 +5,12 @@ from __future__ import annotations
 import unicodedata
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdup_es.offsets import _stepwise, unify_mapped
+from simdup_es import offsets
+from simdup_es.offsets import Unified, _Chunks, _stepwise, unify_mapped
 from simdup_es.text import unify, unify_reference
 from tests.unit.test_text_unify import _TEXTS
 
@@ -77,3 +79,42 @@ def test_a_traditional_text_is_shown_in_traditional() -> None:
     u = unify_mapped(text)
     assert u.text != text  # compared in Simplified
     assert u.shown(0, len(u.text)) == text
+
+
+# Many lines, blank ones, white space at their ends, CR/LF and control characters: what a long text's
+# chunks and the line breaks between them are made of.
+_LINES = st.lists(st.one_of(_WRITTEN, st.sampled_from(["", " ", "\t", "\x01", "\u3000", "\u200b "])),
+                  min_size=1, max_size=12).flatmap(
+    lambda lines: st.lists(st.sampled_from(["\n", "\r\n", "\r", " \n", "\n\n", "\n \u3000\n"]),
+                           min_size=len(lines), max_size=len(lines)).map(
+        lambda breaks: "".join(line + brk for line, brk in zip(lines, breaks))))
+
+
+@given(_LINES, st.integers(min_value=1, max_value=40), st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_a_long_text_maps_chunk_by_chunk_as_it_does_whole(text: str, size: int, trim: bool) -> None:
+    text = text.rstrip() if trim else text
+    unified = unify(text)
+    whole = Unified(text, unified, *_stepwise(text)[1:])
+    chunks = _Chunks(text, unified, size)
+    for j in range(len(unified)):
+        assert chunks.at(j) == (int(whole.starts[j]), int(whole.ends[j])), j
+
+
+def test_a_long_text_is_mapped_only_where_spans_fall() -> None:
+    line = "預設的使用者名稱儲存在設定檔中。\n"
+    text = line * 2000  # 32,000 characters
+    u = unify_mapped(text)
+    assert u.shown(0, len(u.text)) == text.rstrip("\n")
+    far = u.text.index("\n", 20_000) + 1
+    assert u.shown(far, u.text.index("\n", far)) == line.rstrip("\n")
+    assert u._chunks is not None and len(u._chunks.maps) <= 3  # the first, the last and the one at 20,000
+
+
+def test_lines_named_wrongly_by_the_quick_test_are_found_by_unifying_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "甲\n\n乙 \n丙"
+    # Wrong in the count (every line blank), and right in the count but wrong in which lines.
+    for wrong in (lambda line: True, lambda line: line in ("甲\n", "\n") and line != "\n" or line == "乙 \n"):
+        monkeypatch.setattr(offsets, "_blank", wrong)
+        chunks = _Chunks(text, unify(text), 1)
+        assert [text[slice(*chunks.at(j))] for j in range(5)] == ["甲", "\n\n", "乙", " \n", "丙"]

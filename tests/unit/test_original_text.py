@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import re
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -21,12 +22,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simdup_es.offsets import Unified, _stepwise
+from simdup_es.offsets import Unified, _stepwise, unify_mapped
 from simdup_es.report import render_report_html, similarity_report
-from simdup_es.report.html import pair_view
+from simdup_es.report.html import ELIDE_FROM, pair_view
 from simdup_es.search import comparer
 from simdup_es.sentences import split_sentences
-from simdup_es.text import unify_many
+from simdup_es.text import unify, unify_many
 from tests._data import data_dir
 from tests._report_docs import make_store
 
@@ -138,3 +139,19 @@ def test_every_sample_document_in_its_report_page(tmp_path: Path) -> None:
     finally:
         store.close()
     assert sources >= 8  # the sample's known copies (edited, converted, pasted) are among them
+
+
+def test_a_long_side_shows_its_copied_sentences_in_their_own_characters_and_says_what_it_leaves_out() -> None:
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    source = records[5]["text"]
+    others = [r["text"] for r in records if r["text"] != source] * 2
+    long = "\n".join(others[: len(others) // 2] + [source] + others[len(others) // 2 :])
+    assert len(long) > ELIDE_FROM
+    view = pair_view(unify_mapped(long), unify_mapped(source), comparer()(unify(long), unify(source)))
+    shown = _text_of(view, "text-a")
+    pieces = re.split(r"\[… [\d,]+ sentences? not copied from this source …\]", shown)
+    assert len(pieces) >= 2 and len(shown) < len(long) / 4
+    at = 0
+    for piece in pieces:  # what is shown is the document's own characters, in order
+        at = long.index(piece, at) + len(piece)
+    assert _text_of(view, "text-b") == source  # the short side whole
