@@ -398,7 +398,8 @@ def _opencc_step(text: str, config: str) -> tuple[str, list[Edit]]:
         at_in = list(accumulate(map(len, pieces), initial=0))
         at_out = list(accumulate(map(len, out), initial=0))
         for k in changed:
-            edits.extend(_word_edits(pieces[k], out[k], config, at_in[k], at_out[k]))
+            edits.extend((a + at_in[k], b + at_in[k], c + at_out[k], d + at_out[k])
+                         for a, b, c, d in _word_edits(pieces[k], out[k], config))
     # Converted whole, the text would come out the same (no key spans a cut); unify_mapped checks
     # its result against unify's.
     return "".join(out), edits
@@ -447,12 +448,15 @@ def _convert_nul(convert: Callable[[str], str], text: str) -> str:
 Spans = list[tuple[int, int]]
 
 
-def _word_edits(piece: str, converted: str, config: str, at_in: int, at_out: int) -> list[Edit]:
+@lru_cache(maxsize=1 << 16)
+def _word_edits(piece: str, converted: str, config: str) -> tuple[Edit, ...]:
     """Edits of one converted piece: through the chain's tables word by word when they give OpenCC's result.
 
     As OpenCC does, the segmentation table cuts the piece into segments (its words) and each
     table of the chain converts every segment on its own: no key spans two segments.
     Plain lists, not arrays: pieces are clauses, and numpy's per-call cost would dominate.
+    Kept for the next text that holds the same clause (phrases recur: the stored texts a
+    server maps again and again, a document's repeated lines).
     """
     tables = chain_tables(config)
     if tables is not None:
@@ -466,8 +470,8 @@ def _word_edits(piece: str, converted: str, config: str, at_in: int, at_out: int
             text += segment[0]
             spans += segment[1]
         if text == converted:
-            return _span_edits(spans, at_in, at_out)
-    return _aligned(piece, converted, at_in, at_out)
+            return tuple(_span_edits(spans, 0, 0))
+    return tuple(_aligned(piece, converted, 0, 0))
 
 
 def _segments(table: FlatTable, text: str) -> list[str]:

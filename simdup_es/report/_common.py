@@ -174,7 +174,7 @@ def matches_json(found: Copies, docs: Mapping[str, StoredDoc], text: str | None,
         doc, c = docs.get(m.id), m.comparison
         both: dict[str, list[dict[str, int]]] | None = None
         if c is not None and query is not None and doc is not None and doc.text:
-            shown = stored_mapped(doc.text)
+            shown = query if doc.text == query.original else stored_mapped(doc.text)  # its own stored copy
             both = {"query": spans_dict(original_spans(query, copied_spans(c, "a", query.text))),
                      "match": spans_dict(original_spans(shown, copied_spans(c, "b", shown.text)))}
         out.append({**m.to_dict(), "title": doc.title if doc else None,

@@ -117,18 +117,16 @@ def _text_html(shown: Unified, side: str, comparison: Comparison, pairs_of: dict
     sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
     original = shown.original
     _escaped = (cache if cache is not None else EscapeCache()).get_escaped
-    visible = _visible(len(sentences), pairs_of) if len(original) > ELIDE_FROM else None
+    shows = range(len(sentences)) if len(original) <= ELIDE_FROM else _visible(len(sentences), pairs_of)
     out: list[str] = []
-    pos = 0
-    left_out = 0
-    for s in sentences:
-        if visible is not None and not visible[s.index]:
-            left_out += 1
-            continue
+    pos = last = 0
+    for k in shows:
+        s = sentences[k]
         start, end = shown.span(s.start, s.end)
-        if left_out:
-            out.append(_elided(left_out))
-            pos, left_out = start, 0
+        if k > last:
+            out.append(_elided(k - last))
+            pos = start
+        last = k + 1
         start = max(start, pos)
         out.append(_escaped(original, pos, start))
         pairs = pairs_of.get(s.index)
@@ -144,7 +142,7 @@ def _text_html(shown: Unified, side: str, comparison: Comparison, pairs_of: dict
         else:
             out.append(f'<span id="{prefix}{side}-{s.index}">{_escaped(original, start, end)}</span>')
         pos = max(pos, end)
-    out.append(_elided(left_out) if left_out else _escaped(original, pos, len(original)))
+    out.append(_elided(len(sentences) - last) if last < len(sentences) else _escaped(original, pos, len(original)))
     return "".join(out)
 
 
@@ -152,13 +150,13 @@ ELIDE_FROM = 50_000
 CONTEXT = 3
 
 
-def _visible(n: int, pairs_of: dict[int, list[SentencePair]]) -> np.ndarray:
-    """Which of ``n`` sentences a long side shows: the copied ones and ``CONTEXT`` on either side of each."""
+def _visible(n: int, pairs_of: dict[int, list[SentencePair]]) -> list[int]:
+    """The sentences of ``n`` a long side shows: the copied ones and ``CONTEXT`` on either side of each."""
     copied = np.zeros(n + 2 * CONTEXT + 1, dtype=np.int64)
     for i in pairs_of:  # +1 where a window opens, -1 after it closes
         copied[i] += 1
         copied[i + 2 * CONTEXT + 1] -= 1
-    return np.cumsum(copied)[CONTEXT : CONTEXT + n] > 0
+    return np.flatnonzero(np.cumsum(copied)[CONTEXT : CONTEXT + n] > 0).tolist()
 
 
 def _elided(n: int) -> str:
