@@ -297,20 +297,20 @@ def _refuse_old_ids(store: Store, inputs: tuple[str, ...], sample: int = 20) -> 
                 "to replace them, or with --id-base . to index them under the new ids anyway")
 
 
-def _query_document(store: Store | None, fingerprinter: Fingerprinter, text: str | None, file: Path | None,
-                    doc_id: str | None, title: str | None) -> tuple[Fingerprint, str | None, str | None]:
-    """The query's fingerprint, its text (for the comparison matrix) and the id to leave out."""
+def _query_document(store: Store | None, text: str | None, file: Path | None, doc_id: str | None,
+                    title: str | None, version: str) -> tuple[Fingerprint | None, str | None, str | None, str | None]:
+    """The query's stored fingerprint (``None`` unless it is a stored document: the search computes it from the
+    text it unifies anyway), its text (for the comparison matrix), the id to leave out and its title."""
     given = [x is not None for x in (text, file, doc_id)]
     if sum(given) != 1:
         raise click.UsageError("give exactly one of --text or --file" + (" or --id" if store is not None else ""))
     if doc_id is not None:
         assert store is not None
-        return (*stored_query(store, doc_id, fingerprinter.version), doc_id)
+        return (*stored_query(store, doc_id, version), doc_id, title)
     if file is not None:
         record = read_document(str(file))  # title as 'simdup index' gives it, so the fingerprints agree
         text, title = record.text, title or record.title
-    assert text is not None
-    return fingerprinter.fingerprint(text, title), text, None
+    return None, text, None, title
 
 
 def _stored_as(store: Store, file: Path, text: str | None, id_base: Path | None) -> str | None:
@@ -383,12 +383,13 @@ def search(text: str | None, file: Path | None, doc_id: str | None, queries: str
                      id_base)
         return
     with open_store(store_opts, read_only=True, layout=BlockLayout(k=k)) as store:
-        fp, query_text, exclude = _query_document(store, fingerprinter, text, file, doc_id, title)
+        fp, query_text, exclude, title = _query_document(store, text, file, doc_id, title, fingerprinter.version)
         if file is not None:
             exclude = _stored_as(store, file, query_text, id_base)
         docs: dict[str, StoredDoc] = {}  # every result's stored document
-        found = find_copies(store, query_text, fingerprint=fp, printer=PartPrinter(fingerprinter), exclude_id=exclude,
-                            compare=comparer, params=params, matrix=not no_matrix, limit=limit, stored=docs)
+        found = find_copies(store, query_text, title=title, fingerprint=fp, printer=PartPrinter(fingerprinter),
+                            exclude_id=exclude, compare=comparer, params=params, matrix=not no_matrix, limit=limit,
+                            stored=docs)
         note_other_versions(store, fingerprinter.version)
     _show_copies(found, docs, query_text, as_json=as_json, details=details, html_path=html_path)
 
@@ -509,7 +510,8 @@ def query(text: str | None, file: Path | None, title: str | None, dsl: bool, ind
     from ..store.base import query_terms
 
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    fp, query_text, _ = _query_document(None, fingerprinter, text, file, None, title)
+    _, query_text, _, title = _query_document(None, text, file, None, title, fingerprinter.version)
+    fp = fingerprinter.fingerprint(query_text or "", title)
     levels = PartPrinter(fingerprinter).levels(query_text or "")
     part_terms, key_terms = query_terms(levels.fingerprints, [k.key for k in levels.keys])
     bodies = [candidate_search(fp.value, fp.version, BlockLayout()),
