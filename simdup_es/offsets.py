@@ -448,7 +448,7 @@ def _convert_nul(convert: Callable[[str], str], text: str) -> str:
 Spans = list[tuple[int, int]]
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 15)
 def _word_edits(piece: str, converted: str, config: str) -> tuple[Edit, ...]:
     """Edits of one converted piece: through the chain's tables word by word when they give OpenCC's result.
 
