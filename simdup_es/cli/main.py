@@ -153,8 +153,8 @@ def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, ma
             html.write(render_html(shown_a, shown_b, comparison, label_a=name_a, label_b=name_b))
         click.echo(f"wrote {html_path}", err=True)
     if as_json:
-        spans = {"a": spans_dict(original_spans(shown_a, copied_spans(comparison, "a", shown_a.text))),
-                 "b": spans_dict(original_spans(shown_b, copied_spans(comparison, "b", shown_b.text)))}
+        spans = {"a": spans_dict(original_spans(shown_a, copied_spans(comparison, "a"))),
+                 "b": spans_dict(original_spans(shown_b, copied_spans(comparison, "b")))}
         echo_json({**verdict.to_dict(), "spans": spans})
         return
     click.echo(str(verdict))

@@ -79,9 +79,9 @@ def as_unified(text: str | Unified) -> Unified:
     return Unified(text, text, starts, starts + 1)
 
 
-def copied_spans(comparison: Comparison, side: Literal["a", "b"], text: str) -> list[Span]:
-    """Character spans in ``text`` (the compared, unified text of ``side``) of its copied passages: each run of
-    units in a sentence the matrix marked or in a run both texts share (:func:`simdup_es.multilevel.copied_units`)."""
+def copied_spans(comparison: Comparison, side: Literal["a", "b"]) -> list[Span]:
+    """Character spans in the compared (unified) text of ``side`` of its copied passages: each run of units in a
+    sentence the matrix marked or in a run both texts share (:func:`simdup_es.multilevel.copied_units`)."""
     copied, _ = copied_units(comparison, side)
     sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
     counts = comparison.unit_counts(side)
@@ -175,8 +175,8 @@ def matches_json(found: Copies, docs: Mapping[str, StoredDoc], text: str | None,
         both: dict[str, list[dict[str, int]]] | None = None
         if c is not None and query is not None and doc is not None and doc.text:
             shown = query if doc.text == query.original else stored_mapped(doc.text)  # its own stored copy
-            both = {"query": spans_dict(original_spans(query, copied_spans(c, "a", query.text))),
-                     "match": spans_dict(original_spans(shown, copied_spans(c, "b", shown.text)))}
+            both = {"query": spans_dict(original_spans(query, copied_spans(c, "a"))),
+                     "match": spans_dict(original_spans(shown, copied_spans(c, "b")))}
         out.append({**m.to_dict(), "title": doc.title if doc else None,
                     "pairs": [[p.i, p.j] for p in c.pairs] if c else None, "spans": both})
     return out

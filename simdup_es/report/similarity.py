@@ -302,13 +302,13 @@ def _report(document: Unified, matches: Sequence[tuple[MultiMatch, StoredDoc, Un
     found: list[tuple[float, MultiMatch, StoredDoc, Unified, list[Span], list[Span]]] = []
     for m, doc, shown in matches:
         assert m.comparison is not None
-        spans = _kept(original_spans(document, copied_spans(m.comparison, "a", document.text)), n, excluded_mask, ink,
+        spans = _kept(original_spans(document, copied_spans(m.comparison, "a")), n, excluded_mask, ink,
                       exclusions.min_chars)
         if not spans:
             left_out.append((m.id, "all it shares with this document is excluded"))
             continue
         source_ink = _ink(shown.original)
-        source_spans = _kept(original_spans(shown, copied_spans(m.comparison, "b", shown.text)), len(shown.original),
+        source_spans = _kept(original_spans(shown, copied_spans(m.comparison, "b")), len(shown.original),
                              np.zeros(len(shown.original), dtype=bool), source_ink, exclusions.min_chars)
         found.append((int(ink[_mask(n, spans)].sum()) / total, m, doc, shown, spans, source_spans))
     found.sort(key=lambda f: (-f[0], f[1].id))
