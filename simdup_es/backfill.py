@@ -56,15 +56,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from elasticsearch import Elasticsearch
 
 from . import schema
-from .errors import InputError, StoreError
+from .errors import StoreError
 from .es import io
 from .es import layout as index_layout
 from .es.bodies import (
@@ -190,13 +190,11 @@ def backfill(
     run = _Writes(client, index, version, summary, started, on_reject=on_reject, on_progress=on_progress,
                   id_field=id_field, retry=io.Retry(max_retries, initial_backoff))
     # The document fingerprint and its levels (parts, keys) in one worker pass.
-    results = PartPrinter(fingerprinter).map_items(run.docs(hits, field, title_field), lambda doc: doc, workers=workers)
+    results = PartPrinter(fingerprinter).map_items(run.docs(hits, field, title_field), itemgetter(1), workers=workers)
     try:
-        for _, result, levels in results:
-            hit = run.pending.popleft()
+        for (hit, _), result, levels in results:
             if result.error is not None:
-                reason = result.error.reason if isinstance(result.error, InputError) else str(result.error)
-                run.mark(hit, reason)
+                run.mark(hit, result.reason)
             else:
                 fp = result.unwrap()
                 levels_doc = _levels(hit["_id"], levels, part_layout)
@@ -233,18 +231,13 @@ def _count(client: Elasticsearch, index: str, version: str, retry_errors: bool) 
 
 
 class _Writes:
-    """A backfill's updates: the batch being filled, the hits out with the workers, and the counts.
-
-    ``pending`` holds the walked hits whose text went to the workers, in order;
-    ``batch`` is ``(action, kind, hit, reject reason)`` of updates not yet sent.
-    """
+    """A backfill's updates: ``batch`` holds ``(action, kind, hit, reject reason)`` of those not yet sent."""
 
     def __init__(self, client: Elasticsearch, index: str, version: str, summary: BackfillSummary, started: float, *,
                  on_reject: Callable[[Reject], None], on_progress: Callable[[BackfillSummary], None] | None,
                  id_field: str | None, retry: io.Retry) -> None:
         self.client, self.index, self.version, self.summary, self.started = client, index, version, summary, started
         self.on_reject, self.on_progress, self.id_field, self.retry = on_reject, on_progress, id_field, retry
-        self.pending: deque[dict[str, Any]] = deque()
         self.batch: list[tuple[Any, str, dict[str, Any], str | None]] = []
 
     def reject(self, hit: Mapping[str, Any], reason: str) -> None:
@@ -263,7 +256,9 @@ class _Writes:
         kind = "no_text" if reason.startswith("no text") else "bad_text"
         self.add(hit, error_update(_simdup(hit), self.version, reason), kind, reason)
 
-    def docs(self, hits: Iterator[dict[str, Any]], field: str, title_field: str | None) -> Iterator[Doc]:
+    def docs(self, hits: Iterator[dict[str, Any]], field: str, title_field: str | None
+             ) -> Iterator[tuple[dict[str, Any], Doc]]:
+        """Each walked hit that has text, with its document; the others are marked."""
         for hit in hits:
             self.summary.scanned += 1
             source = hit.get("_source") or {}
@@ -271,8 +266,7 @@ class _Writes:
             if problem is not None:
                 self.mark(hit, problem)
                 continue
-            self.pending.append(hit)
-            yield Doc(text, title_of(source, title_field), f"{hit['_index']}/{hit['_id']}")  # type: ignore[arg-type]
+            yield hit, Doc(text, title_of(source, title_field), f"{hit['_index']}/{hit['_id']}")  # type: ignore[arg-type]
 
     def send(self) -> None:
         summary, batch = self.summary, self.batch
