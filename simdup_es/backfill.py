@@ -1,55 +1,14 @@
 """Add fingerprints to an index simdup did not create, in place, resumably.
 
-:func:`backfill` puts the mapping of the ``simdup`` fields on the index, walks it
-with a point in time and ``search_after``, fingerprints the text field on every
-core (:meth:`Fingerprinter.map <simdup_es.fingerprint.Fingerprinter.map>`) and
-writes the ``simdup`` object back with bulk partial updates. Every other field
-keeps its value, but Elasticsearch re-serialises the whole ``_source`` on a partial
-update, so numbers may change spelling (``1e+300`` becomes ``1.0E300``, digits past
-a double's precision go); the README shows how to keep fingerprints in a companion
-index instead.
-
-The index is the checkpoint
----------------------------
-The walk asks only for documents whose ``simdup.version`` is not the current
-fingerprint version, so what an earlier (interrupted) run wrote is skipped by the
-query itself, and a run after a finished one reads nothing. There is no
-checkpoint file to lose, copy or get out of step with the index, and documents
-added while nobody was looking are picked up too. For that to terminate,
-documents that cannot be fingerprinted are written as well: they get
-``simdup.version`` and a short ``simdup.error`` (``"no text: field missing"``, ...)
-and no ``simdup.fp``, so they are not read again until the version changes (or a
-run with ``retry_errors``). A new fingerprint version (other parameters or IDF
-table) therefore re-fingerprints everything.
-
+:func:`backfill` maps the ``simdup`` fields on the index, walks it with a point in time,
+fingerprints the text field on every core and writes the ``simdup`` object back with bulk
+partial updates (docs/elasticsearch.md, "Existing indices"). The index is the checkpoint:
+the walk reads only documents whose ``simdup.version`` is not current, so documents that
+cannot be fingerprinted are marked too (``simdup.error``), or a run would never end.
 Writes are conditional on the document being unchanged since the walk read it
-(``if_seq_no`` / ``if_primary_term``): a document someone else updated meanwhile is
-counted as ``changed`` and left for the next run, so a fingerprint never
-describes text the document no longer has. Documents updated *after* a run keep
-their fingerprint: applications that change text should fingerprint at ingest
-(compose the ``simdup-fingerprint`` component template and write ``simdup``) or
-clear ``simdup.version`` on the documents they change.
-
-New documents
--------------
-Running backfill again fingerprints what arrived since (it reads only documents
-that are not current), so a scheduled run keeps an index up to date. To have
-the fields mapped before the first document arrives, compose the component
-template into the index template that creates the indices::
-
-    PUT _component_template/simdup-fingerprint      (mappings/component-template.json;
-                                                     'simdup setup' installs it)
-    PUT _index_template/logs
-    {"index_patterns": ["logs-*"], "composed_of": ["simdup-fingerprint", ...], ...}
-
-Elasticsearch cannot compute the fingerprint itself: a writer that wants it at
-ingest puts the ``simdup`` object of ``simdup fingerprint`` into the document.
-
-What cannot run here
---------------------
-No painless script, ``_update_by_query`` or ``_reindex`` is used: they are missing
-on minimal distributions and often forbidden on shared clusters. The cost is one
-read and one partial update per document, both in bulk.
+(``if_seq_no``), so a fingerprint never describes text the document no longer has; one
+changed meanwhile is left for the next run. No painless script, ``_update_by_query`` or
+``_reindex``: minimal distributions lack them and shared clusters often forbid them.
 """
 
 from __future__ import annotations
