@@ -214,7 +214,7 @@ def confirm_pairs(
     while True:
         if on_done is not None and done:
             on_done(done)
-        block = [(int(a), int(b)) for a, b in _take(pending, chunk)]
+        block = [(int(a), int(b)) for a, b in itertools.islice(pending, chunk)]
         done += len(block)
         if not block:
             return out
@@ -232,15 +232,6 @@ def confirm_pairs(
             if similarity(ta, tb) >= threshold:
                 out.pairs.append((a, b))
                 uf.union(a, b)
-
-
-def _take(items: Iterator[tuple[int, int]], n: int) -> list[tuple[int, int]]:
-    out = []
-    for item in items:
-        out.append(item)
-        if len(out) == n:
-            break
-    return out
 
 
 # --- the job -------------------------------------------------------------------------------
