@@ -27,8 +27,6 @@ from .errors import StoreError
 from .es import io
 from .es import layout as index_layout
 from .es.bodies import (
-    NO_TEXT_EMPTY,
-    NO_TEXT_MISSING,
     error_update,
     field_values,
     fingerprint_update,
@@ -262,16 +260,4 @@ def _simdup(hit: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return value if isinstance(value, Mapping) else None
 
 
-__all__ = [
-    "ERROR",
-    "NO_TEXT_EMPTY",
-    "NO_TEXT_MISSING",
-    "BackfillSummary",
-    "backfill",
-    "error_update",
-    "field_values",
-    "fingerprint_update",
-    "prepare_index",
-    "text_of",
-    "walk_query",
-]
+__all__ = ["ERROR", "BackfillSummary", "backfill", "prepare_index"]

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -45,7 +44,7 @@ from .errors import ConfigError
 from .es import io
 from .es.connection import ConnectionSettings
 from .es.mappings import GROUP_FIELDS
-from .groups import NEAR_DUPLICATE, GroupsSummary, group_id, plan_writes
+from .groups import NEAR_DUPLICATE, Clock, GroupsSummary, group_id, plan_writes
 from .join import components, join_blocks, table_key, table_pairs, tables
 from .store.base import Key
 
@@ -322,7 +321,7 @@ def dask_update_groups(client: Any, settings: ConnectionSettings, index: str, *,
     threads = sum(client.nthreads().values()) or 1
     slices, buckets = slices or 2 * threads, buckets or 2 * threads
     summary = GroupsSummary()
-    clock = _Clock(summary.seconds)
+    clock = Clock(summary.seconds)
     store = ElasticsearchStore(settings, index)
     try:
         store.refresh()
@@ -442,23 +441,6 @@ def _exact(nodes: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray
     fps, codes, counts = nodes
     keep = counts >= 2
     return fps[keep], codes[keep], counts[keep]
-
-
-class _Clock:
-    def __init__(self, seconds: dict[str, float]) -> None:
-        self.seconds = seconds
-
-    def __call__(self, phase: str) -> Any:
-        @contextmanager
-        def timed() -> Any:
-            started = time.perf_counter()
-            try:
-                yield
-            finally:
-                self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - started
-                log.info("phase %s: %.1f s", phase, self.seconds[phase])
-
-        return timed()
 
 
 __all__ = ["bucket_pairs", "dask_client", "dask_update_groups", "merge_nodes", "mix", "node_buckets", "node_roots",

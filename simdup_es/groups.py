@@ -421,7 +421,7 @@ def update_groups(
     """
     summary = GroupsSummary()
     store.refresh()
-    clock = _Clock(summary.seconds, on_progress)
+    clock = Clock(summary.seconds, on_progress)
     with store.scan() as scan:
         with clock("read"):
             fps, codes, names = scan.fingerprints()
@@ -545,7 +545,7 @@ def _write_plan(store: Store, docs: Members, plan: Plan, summary: GroupsSummary)
 Progress = Callable[[str, int, "int | None"], None]
 
 
-class _Clock:
+class Clock:
     """``with clock("phase"):`` adds the block's wall time to ``seconds["phase"]`` and tells ``on_progress``."""
 
     def __init__(self, seconds: dict[str, float], on_progress: Progress | None = None) -> None:
@@ -567,10 +567,12 @@ class _Clock:
             yield
         finally:
             self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - started
+            log.info("phase %s: %.1f s", phase, self.seconds[phase])
 
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "Clock",
     "Confirmed",
     "GroupsSummary",
     "NEAR_DUPLICATE",
