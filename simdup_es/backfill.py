@@ -1,75 +1,32 @@
 """Add fingerprints to an index simdup did not create, in place, resumably.
 
-:func:`backfill` puts the mapping of the ``simdup`` fields on the index, walks it
-with a point in time and ``search_after``, fingerprints the text field on every
-core (:meth:`Fingerprinter.map <simdup_es.fingerprint.Fingerprinter.map>`) and
-writes the ``simdup`` object back with bulk partial updates. Every other field
-keeps its value, but Elasticsearch re-serialises the whole ``_source`` on a partial
-update, so numbers may change spelling (``1e+300`` becomes ``1.0E300``, digits past
-a double's precision go); the README shows how to keep fingerprints in a companion
-index instead.
-
-The index is the checkpoint
----------------------------
-The walk asks only for documents whose ``simdup.version`` is not the current
-fingerprint version, so what an earlier (interrupted) run wrote is skipped by the
-query itself, and a run after a finished one reads nothing. There is no
-checkpoint file to lose, copy or get out of step with the index, and documents
-added while nobody was looking are picked up too. For that to terminate,
-documents that cannot be fingerprinted are written as well: they get
-``simdup.version`` and a short ``simdup.error`` (``"no text: field missing"``, ...)
-and no ``simdup.fp``, so they are not read again until the version changes (or a
-run with ``retry_errors``). A new fingerprint version (other parameters or IDF
-table) therefore re-fingerprints everything.
-
+:func:`backfill` maps the ``simdup`` fields on the index, walks it with a point in time,
+fingerprints the text field on every core and writes the ``simdup`` object back with bulk
+partial updates (docs/elasticsearch.md, "Existing indices"). The index is the checkpoint:
+the walk reads only documents whose ``simdup.version`` is not current, so documents that
+cannot be fingerprinted are marked too (``simdup.error``), or a run would never end.
 Writes are conditional on the document being unchanged since the walk read it
-(``if_seq_no`` / ``if_primary_term``): a document someone else updated meanwhile is
-counted as ``changed`` and left for the next run, so a fingerprint never
-describes text the document no longer has. Documents updated *after* a run keep
-their fingerprint: applications that change text should fingerprint at ingest
-(compose the ``simdup-fingerprint`` component template and write ``simdup``) or
-clear ``simdup.version`` on the documents they change.
-
-New documents
--------------
-Running backfill again fingerprints what arrived since (it reads only documents
-that are not current), so a scheduled run keeps an index up to date. To have
-the fields mapped before the first document arrives, compose the component
-template into the index template that creates the indices::
-
-    PUT _component_template/simdup-fingerprint      (mappings/component-template.json;
-                                                     'simdup setup' installs it)
-    PUT _index_template/logs
-    {"index_patterns": ["logs-*"], "composed_of": ["simdup-fingerprint", ...], ...}
-
-Elasticsearch cannot compute the fingerprint itself: a writer that wants it at
-ingest puts the ``simdup`` object of ``simdup fingerprint`` into the document.
-
-What cannot run here
---------------------
-No painless script, ``_update_by_query`` or ``_reindex`` is used: they are missing
-on minimal distributions and often forbidden on shared clusters. The cost is one
-read and one partial update per document, both in bulk.
+(``if_seq_no``), so a fingerprint never describes text the document no longer has; one
+changed meanwhile is left for the next run. No painless script, ``_update_by_query`` or
+``_reindex``: minimal distributions lack them and shared clusters often forbid them.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from elasticsearch import Elasticsearch
 
 from . import schema
-from .errors import InputError, StoreError
+from .errors import StoreError
 from .es import io
 from .es import layout as index_layout
 from .es.bodies import (
-    NO_TEXT_EMPTY,
-    NO_TEXT_MISSING,
     error_update,
     field_values,
     fingerprint_update,
@@ -190,13 +147,11 @@ def backfill(
     run = _Writes(client, index, version, summary, started, on_reject=on_reject, on_progress=on_progress,
                   id_field=id_field, retry=io.Retry(max_retries, initial_backoff))
     # The document fingerprint and its levels (parts, keys) in one worker pass.
-    results = PartPrinter(fingerprinter).map_items(run.docs(hits, field, title_field), lambda doc: doc, workers=workers)
+    results = PartPrinter(fingerprinter).map_items(run.docs(hits, field, title_field), itemgetter(1), workers=workers)
     try:
-        for _, result, levels in results:
-            hit = run.pending.popleft()
+        for (hit, _), result, levels in results:
             if result.error is not None:
-                reason = result.error.reason if isinstance(result.error, InputError) else str(result.error)
-                run.mark(hit, reason)
+                run.mark(hit, result.reason)
             else:
                 fp = result.unwrap()
                 levels_doc = _levels(hit["_id"], levels, part_layout)
@@ -233,18 +188,13 @@ def _count(client: Elasticsearch, index: str, version: str, retry_errors: bool) 
 
 
 class _Writes:
-    """A backfill's updates: the batch being filled, the hits out with the workers, and the counts.
-
-    ``pending`` holds the walked hits whose text went to the workers, in order;
-    ``batch`` is ``(action, kind, hit, reject reason)`` of updates not yet sent.
-    """
+    """A backfill's updates: ``batch`` holds ``(action, kind, hit, reject reason)`` of those not yet sent."""
 
     def __init__(self, client: Elasticsearch, index: str, version: str, summary: BackfillSummary, started: float, *,
                  on_reject: Callable[[Reject], None], on_progress: Callable[[BackfillSummary], None] | None,
                  id_field: str | None, retry: io.Retry) -> None:
         self.client, self.index, self.version, self.summary, self.started = client, index, version, summary, started
         self.on_reject, self.on_progress, self.id_field, self.retry = on_reject, on_progress, id_field, retry
-        self.pending: deque[dict[str, Any]] = deque()
         self.batch: list[tuple[Any, str, dict[str, Any], str | None]] = []
 
     def reject(self, hit: Mapping[str, Any], reason: str) -> None:
@@ -263,7 +213,9 @@ class _Writes:
         kind = "no_text" if reason.startswith("no text") else "bad_text"
         self.add(hit, error_update(_simdup(hit), self.version, reason), kind, reason)
 
-    def docs(self, hits: Iterator[dict[str, Any]], field: str, title_field: str | None) -> Iterator[Doc]:
+    def docs(self, hits: Iterator[dict[str, Any]], field: str, title_field: str | None
+             ) -> Iterator[tuple[dict[str, Any], Doc]]:
+        """Each walked hit that has text, with its document; the others are marked."""
         for hit in hits:
             self.summary.scanned += 1
             source = hit.get("_source") or {}
@@ -271,8 +223,7 @@ class _Writes:
             if problem is not None:
                 self.mark(hit, problem)
                 continue
-            self.pending.append(hit)
-            yield Doc(text, title_of(source, title_field), f"{hit['_index']}/{hit['_id']}")  # type: ignore[arg-type]
+            yield hit, Doc(text, title_of(source, title_field), f"{hit['_index']}/{hit['_id']}")  # type: ignore[arg-type]
 
     def send(self) -> None:
         summary, batch = self.summary, self.batch
@@ -309,16 +260,4 @@ def _simdup(hit: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return value if isinstance(value, Mapping) else None
 
 
-__all__ = [
-    "ERROR",
-    "NO_TEXT_EMPTY",
-    "NO_TEXT_MISSING",
-    "BackfillSummary",
-    "backfill",
-    "error_update",
-    "field_values",
-    "fingerprint_update",
-    "prepare_index",
-    "text_of",
-    "walk_query",
-]
+__all__ = ["ERROR", "BackfillSummary", "backfill", "prepare_index"]

@@ -1,37 +1,16 @@
 """Duplicate groups on a Dask cluster: the job of :func:`simdup_es.groups.update_groups`, spread over workers.
 
-For indices past one machine (``pip install 'simdup-es[dask]'``). The same
-document-level groups as the single-process job (pairs within ``k`` of the same
-fingerprint version, connected components, ids from the first member's key, only
-differences written), in five phases of tasks:
-
-1. **read**: one task per slice of a point in time (Elasticsearch sliced search):
-   every document's fingerprint, version, ``(index, _id)`` and current group fields.
-   A slice stays in its worker's memory until the end.
-2. **nodes**: each slice's distinct ``(fingerprint, version)`` pairs go to a bucket
-   by a hash of the pair (a shuffle); each bucket counts its nodes' documents
-   (two or more: exact copies, a group without a pair).
-3. **join**: Manku's block join (:func:`simdup_es.join.table_pairs`), one table at a
-   time: every node goes to one bucket per table, by a hash of its key in that table
-   (and its version); a bucket finds the pairs of its runs of equal keys that no
-   earlier table holds, so each pair is found once, as in :func:`~simdup_es.join.join_pairs`.
-4. **components**: the pairs and exact-copy nodes go to one worker, which joins them
-   (:func:`~simdup_es.join.components`): memory for the grouped nodes only.
-5. **write**: the map of grouped nodes goes to every worker; each slice finds its
-   documents' groups, the first key and size of each group are reduced over slices,
-   and each slice writes its differences (:func:`~simdup_es.groups.plan_writes`) with
-   bulk partial updates.
-
-Only the Elasticsearch store (a point in time, sliced); no ``--matrix`` or ``--partial``.
-A killed job writes nothing before phase 5, and each write there is a final value, so
-running it again (or ``simdup groups``) finishes it.
+The same document-level groups as the single-process job, in five phases of tasks (read
+slices of a point in time; shuffle the distinct ``(fingerprint, version)`` nodes; Manku's
+block join, :func:`simdup_es.join.table_pairs`, one table at a time; components on one
+worker; each slice writes its differences), described in docs/groups.md, "How the work is
+cut". A killed job writes nothing before the last phase, whose writes are final values.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -45,7 +24,7 @@ from .errors import ConfigError
 from .es import io
 from .es.connection import ConnectionSettings
 from .es.mappings import GROUP_FIELDS
-from .groups import NEAR_DUPLICATE, GroupsSummary, group_id, plan_writes
+from .groups import NEAR_DUPLICATE, Clock, GroupsSummary, group_id, plan_writes
 from .join import components, join_blocks, table_key, table_pairs, tables
 from .store.base import Key
 
@@ -322,7 +301,7 @@ def dask_update_groups(client: Any, settings: ConnectionSettings, index: str, *,
     threads = sum(client.nthreads().values()) or 1
     slices, buckets = slices or 2 * threads, buckets or 2 * threads
     summary = GroupsSummary()
-    clock = _Clock(summary.seconds)
+    clock = Clock(summary.seconds)
     store = ElasticsearchStore(settings, index)
     try:
         store.refresh()
@@ -442,23 +421,6 @@ def _exact(nodes: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray
     fps, codes, counts = nodes
     keep = counts >= 2
     return fps[keep], codes[keep], counts[keep]
-
-
-class _Clock:
-    def __init__(self, seconds: dict[str, float]) -> None:
-        self.seconds = seconds
-
-    def __call__(self, phase: str) -> Any:
-        @contextmanager
-        def timed() -> Any:
-            started = time.perf_counter()
-            try:
-                yield
-            finally:
-                self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - started
-                log.info("phase %s: %.1f s", phase, self.seconds[phase])
-
-        return timed()
 
 
 __all__ = ["bucket_pairs", "dask_client", "dask_update_groups", "merge_nodes", "mix", "node_buckets", "node_roots",

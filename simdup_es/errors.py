@@ -38,6 +38,11 @@ def _restore_input_error(cls: type[InputError], reason: str, source: str | None)
     return cls(reason, source=source)
 
 
+def reason_of(error: BaseException) -> str:
+    """What is wrong with one input, without where: an input problem's reason, else the error's message."""
+    return error.reason if isinstance(error, InputError) else str(error)
+
+
 class EmptyDocumentError(InputError):
     """A document has no usable text after extraction and normalisation."""
 

@@ -20,9 +20,9 @@ from importlib.metadata import version as _pkg_version
 from . import pool
 from . import simhash as sh
 from .config import BlockLayout, FingerprintParams
-from .errors import EmptyDocumentError, FingerprintVersionError, InputError, SimdupError
+from .errors import EmptyDocumentError, FingerprintVersionError, InputError, SimdupError, reason_of
 from .text import unify_many
-from .tokens import _WORDLIKE, IdfTable, Lexicon, Tokenizer, weigh_batch
+from .tokens import WORDLIKE, IdfTable, Lexicon, Tokenizer, weigh_batch
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -177,7 +177,7 @@ class Fingerprinter:
         if value is None:
             # Letters or CJK characters, yet no content word: all of them were stop words.
             why = (": only stop words (such as 的, 了, a, the), which carry no content; give a longer text"
-                   if _WORDLIKE.search(doc.text) else " (empty, whitespace or punctuation only)")
+                   if WORDLIKE.search(doc.text) else " (empty, whitespace or punctuation only)")
             return Result(None, EmptyDocumentError("no words to fingerprint" + why, source=doc.source))
         return Result(Fingerprint(value, self.version), None)
 
@@ -243,6 +243,11 @@ class Result:
             raise self.error
         assert self.fingerprint is not None
         return self.fingerprint
+
+    @property
+    def reason(self) -> str:
+        """Why there is no fingerprint (an input problem's reason, else the error's message)."""
+        return reason_of(self.error) if self.error is not None else ""
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,80 +1,13 @@
 """Duplicate groups: connected components of near-duplicate pairs, written back onto the documents.
 
-``simdup groups`` reads every fingerprint of an index, finds all pairs within
-Hamming distance ``k`` (per fingerprint version: fingerprints of different
-versions are never compared), optionally keeps only the pairs the comparison
-matrix confirms, and joins pairs into groups (connected components: if A~B and
-B~C then A, B and C are one group, even when A and C are further apart). Each
-document in a group gets ``dup_group`` (the group's id), ``dup_group_size`` and
-``dup_kind``, so Kibana can filter (``dup_group:*``, ``dup_kind:partial``) and
-aggregate (terms on ``dup_group``).
-
-Kinds
------
-``dup_kind`` is the strongest kind of link the document has: ``near-duplicate``
-when it is in a document-level pair (distance <= ``k``; with the matrix, a
-confirmed one), else ``partial`` (it joined its group only through partial
-copies, ``simdup groups --partial``). Without ``--partial`` every member is a
-``near-duplicate``. A group can hold both kinds: the kind belongs to the
-document, so ``dup_kind:partial`` selects exactly the documents that only
-``--partial`` put in a group.
-
-Group ids
----------
-A group's id is the first 16 hex digits of the SHA-1 of ``index/_id`` of its
-first member in ``(index, _id)`` order (of ``id`` in the embedded store). It depends only on who is in the group,
-so re-running on unchanged data writes nothing; a new document joining a group
-keeps the group's id unless it sorts before every member; when two groups merge
-the id of the one with the first member survives; when a group splits, the part
-with the first member keeps the id. Hashing keeps ids short and uniform whatever
-the ``_id`` looks like; 64 bits make a collision unlikely below billions of
-groups.
-
-What is written
----------------
-Only differences: a document whose group, size and kind are already right is
-not touched; a document that was in a group and no longer is (its copies were
-deleted or changed, or it lost its fingerprint) gets the three fields set to
-null. Writes are bulk partial updates of those fields; nothing else changes.
-
-Partial copies
---------------
-With ``partial`` (``simdup groups --partial``, off by default) a pair also counts
-when one document holds a partial copy of the other: each document's levels
-(parts and winnowed keys, recomputed from its text with the indexing
-fingerprinter) are looked up in the store and the comparison matrix judges the
-candidates as ``simdup search`` does (:mod:`simdup_es.multilevel`). That is one
-store request per document, so it reads the ids (in one walk: ``every`` of
-:meth:`FingerprintScan.members <simdup_es.store.base.FingerprintScan.members>`)
-and texts of every document; a pair already joined is not compared again.
-Candidates come back by bare id (``_id``); they are mapped to the documents the
-scan read (keys ``(index, _id)``), so on an index pattern a candidate whose
-``_id`` is in several indices is compared with each of them.
-
-With the matrix
----------------
-Pairs are checked nearest first. A pair whose two documents are already joined
-through confirmed pairs is not compared, since it cannot change the groups; so
-a group of ``n`` true copies costs about ``n`` comparisons, not ``n**2 / 2``. A pair
-is kept when ``max(similarity_a, similarity_b) >= threshold``: at least that
-share of one of the two documents (by default half) is found copied in the
-other, which keeps a short text copied inside a long one. A pair where either
-document has no text cannot be checked and is dropped.
-
-How it reads
-------------
-Through the store seam (:meth:`Store.scan <simdup_es.store.base.Store.scan>`),
-so it works on Elasticsearch and on the embedded store alike: from one
-consistent snapshot, every fingerprint and version without ids (in
-Elasticsearch, doc values without ``_id``, which costs several times more than
-the fingerprint on segments with deleted or updated documents); then the ids
-of only the documents in groups, plus those that have a group now (they may
-have to be cleared). Pairs are found among the distinct ``(fingerprint,
-version)`` values; documents sharing one are exact duplicates and a group by
-themselves.
-
-The pure parts (pairs, components, ids, the plan of writes, the matrix
-filter) come first; :func:`update_groups` is the job that runs them over a store.
+``simdup groups`` reads every fingerprint through the store seam (:meth:`Store.scan
+<simdup_es.store.base.Store.scan>`), finds all pairs within Hamming distance ``k`` of the same
+fingerprint version, optionally keeps only those the comparison matrix confirms or adds
+partial copies, joins the pairs into connected components and writes ``dup_group``,
+``dup_group_size`` and ``dup_kind`` where they changed. Kinds, group ids, what is written and
+how it reads: docs/groups.md, "How a full run works". The pure parts (pairs, components,
+ids, the plan of writes, the matrix filter) come first; :func:`update_groups` is the job
+that runs them over a store.
 """
 
 from __future__ import annotations
@@ -281,7 +214,7 @@ def confirm_pairs(
     while True:
         if on_done is not None and done:
             on_done(done)
-        block = [(int(a), int(b)) for a, b in _take(pending, chunk)]
+        block = [(int(a), int(b)) for a, b in itertools.islice(pending, chunk)]
         done += len(block)
         if not block:
             return out
@@ -299,15 +232,6 @@ def confirm_pairs(
             if similarity(ta, tb) >= threshold:
                 out.pairs.append((a, b))
                 uf.union(a, b)
-
-
-def _take(items: Iterator[tuple[int, int]], n: int) -> list[tuple[int, int]]:
-    out = []
-    for item in items:
-        out.append(item)
-        if len(out) == n:
-            break
-    return out
 
 
 # --- the job -------------------------------------------------------------------------------
@@ -497,7 +421,7 @@ def update_groups(
     """
     summary = GroupsSummary()
     store.refresh()
-    clock = _Clock(summary.seconds, on_progress)
+    clock = Clock(summary.seconds, on_progress)
     with store.scan() as scan:
         with clock("read"):
             fps, codes, names = scan.fingerprints()
@@ -621,7 +545,7 @@ def _write_plan(store: Store, docs: Members, plan: Plan, summary: GroupsSummary)
 Progress = Callable[[str, int, "int | None"], None]
 
 
-class _Clock:
+class Clock:
     """``with clock("phase"):`` adds the block's wall time to ``seconds["phase"]`` and tells ``on_progress``."""
 
     def __init__(self, seconds: dict[str, float], on_progress: Progress | None = None) -> None:
@@ -643,10 +567,12 @@ class _Clock:
             yield
         finally:
             self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - started
+            log.info("phase %s: %.1f s", phase, self.seconds[phase])
 
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "Clock",
     "Confirmed",
     "GroupsSummary",
     "NEAR_DUPLICATE",

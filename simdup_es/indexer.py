@@ -17,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import ConfigError, InputError, StoreError
+from .errors import ConfigError, StoreError
 from .fingerprint import Doc, Fingerprinter
 from .levels import PartParams
 from .parts import PartPrinter
@@ -191,8 +191,7 @@ class _Run:
         )
         for (position, record), result, doc_levels in triples:
             if result.error is not None:
-                reason = result.error.reason if isinstance(result.error, InputError) else str(result.error)
-                self.held.append((position, Reject(record.source, reason, record.id)))
+                self.held.append((position, Reject(record.source, result.reason, record.id)))
                 continue
             fp = result.unwrap()
             yield position, StoredDoc(record.key, fp.value, fp.version, record.text, record.title, levels=doc_levels)

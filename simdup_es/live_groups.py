@@ -1,63 +1,16 @@
 """Duplicate groups that stay current: ``index`` and ``delete`` update the groups of the documents they touch.
 
-A full ``simdup groups`` (:func:`simdup_es.groups.update_groups`) reads every
-fingerprint. Between runs, a new copy would have no group and a deleted member
-would still count. :class:`GroupKeeper` keeps the document-level groups (pairs
-within distance ``k`` of the same fingerprint version, joined into connected
-components: what ``simdup groups`` writes without ``--matrix`` or ``--partial``)
-current as documents come and go, by looking only at the groups a batch touches.
-
-Why looking at the touched groups is enough
--------------------------------------------
-Say the stored groups are the components of the near-duplicate graph before a
-batch. Let ``S`` hold the batch's new documents, every stored document within
-``k`` of one of them (found with :meth:`Store.candidates_many`), the old members of a
-replaced or deleted document's group, and every member of a group one of those
-is in. ``S`` is closed: an old document next to a member of ``S`` was in that
-member's group already (their pair existed before the batch), so it is in ``S``;
-a document next to a new one is a candidate of it. So the components of the pairs
-within ``S`` (found by :func:`~simdup_es.groups.near_pairs`, as the full job finds
-them) are components of the whole graph, and the group ids, sizes and kinds
-follow by the full job's rules (:func:`~simdup_es.groups.assign_groups`): a new
-copy joins its group, two groups it links merge (the id of the one with the first
-member survives), a deleted member leaves and a split is found (the part with the
-first member keeps the id). Only differences are written
-(:func:`~simdup_es.groups.plan_writes`), so a full ``simdup groups`` afterwards
-finds nothing to change.
-
-When the stored groups are not right
-------------------------------------
-The argument needs the stored groups to be right. A run killed while writing
-group fields on Elasticsearch (bulk updates are not one transaction) may leave a
-group half rewritten; then some label in ``S`` has a member count that differs
-from the ``dup_group_size`` its members carry (:func:`inconsistent_labels`). The
-keeper then walks the true graph instead: it looks up the near-duplicates of every
-member of ``S`` until no new document turns up, which is exact whatever the
-stored labels say. In the embedded store the writes of one update are one
-transaction, so a kill leaves the groups as they were.
-
-Order of writes
----------------
-``put``: the groups are worked out first (the new documents' fingerprints are at
-hand; their stored near-duplicates are searched for before the write, and pairs
-within the batch are found in memory by the same block join), the documents are
-written with their own group fields, then the stored documents whose fields change
-(on Elasticsearch a partial update re-indexes a whole document: the new ones, text
-and parts included, would be indexed twice). A run killed in between leaves new
-documents whose ``dup_group_size`` disagrees with their group's members, which the
-next update touching them sees (above); a batch whose groups were not written is not
-settled, so ``simdup index --resume`` writes it again, which regroups it. Where a new
-document's key is not known before it is written (an Elasticsearch alias), or a
-document of the batch is refused, the documents are written first and regrouped
-from the store. ``delete``: the groups are rewritten as if the documents were gone,
-then the documents are deleted; a run killed in between leaves the documents with
-their old group fields, and the same ``delete`` run again finishes the job.
-
-What it does not keep
----------------------
-Pairs that ``--matrix`` would drop and links that ``--partial`` adds: after those
-runs, index with ``--no-groups`` and run ``simdup groups`` with the same options.
-A store whose groups hold ``partial`` members is refused (:meth:`GroupKeeper.for_store`).
+:class:`GroupKeeper` keeps the document-level groups (what ``simdup groups`` writes without
+``--matrix`` or ``--partial``) current by looking only at the groups a batch touches
+(docs/groups.md, "Groups that stay current"). That is exact: let ``S`` hold the batch's new
+documents, every stored document within ``k`` of one (:meth:`Store.candidates_many`), and
+every member of a group one of those, or a replaced or deleted document, is in. An old
+document next to a member of ``S`` was in its group already, and one next to a new document
+is its candidate, so ``S`` is closed and the components of its pairs are components of the
+whole graph; ids, sizes and kinds follow the full job's rules
+(:func:`~simdup_es.groups.assign_groups`, :func:`~simdup_es.groups.plan_writes`). The
+argument needs the stored groups to be right: where a killed run left a group half
+rewritten (:func:`inconsistent_labels`), the keeper walks the true graph instead.
 """
 
 from __future__ import annotations

@@ -1,53 +1,13 @@
 """Sentences and units of unified text.
 
-The comparison matrix works sentence by sentence, and every length in it is counted
-in *units*:
-
-- each CJK character (Han, kana, Hangul syllable) is one unit, as a Chinese reader
-  counts characters;
-- each Latin-script (or other alphabetic) word and each number is one unit, as an
-  English reader counts words. Letters and digits joined by an apostrophe or a dot
-  stay one unit: ``don't``, ``3.14``, ``e.g``, ``example.com``.
-
-Mixed sentences mix both: ``用 python 3.12 写的`` is 5 units (用, python, 3.12, 写,
-的). Punctuation and whitespace are not units. ``Num(d)`` of the comparison matrix is the number of
-units of ``d``, and LCS is computed over unit sequences.
-
-Sentence boundaries
--------------------
-A sentence ends at a line break, or after a run of terminators ``。！？；…`` or
-``! ? ;`` (NFKC turns the full-width forms and ``…`` into ``! ? ; ...``, so both
-spellings are handled), together with any closing quotes or brackets that follow
-(``。”``, ``?)``). A full stop ``.`` is treated more carefully because it has other
-jobs in Latin text:
-
-- it is no boundary when a letter or digit follows it directly (``3.14``,
-  ``v1.2``, ``example.com``, ``e.g.x``);
-- it is no boundary after a known abbreviation (``e.g.``, ``i.e.``, ``cf.``,
-  ``vs.``, ``mr.``, ``dr.``, ``fig.``, ``nos.``, ``et al.`` ...; not ``no.``,
-  which ends too many sentences), a single letter
-  (initials: ``j. smith``) or a dotted acronym (``u.s.``). A single *digit*
-  before a dot does end a sentence (``grew by 5.``); a list marker ``1.`` that
-  starts a line is then a short fragment and joins the item after it. Unified text is
-  case-folded, so the usual "capital letter follows" test is not available; the
-  price is that a sentence really ending in one of these (``... plan b.``) runs on
-  into the next one, which only makes that sentence longer.
-
-A run of two or more dots (an ellipsis) is a boundary unless a letter or digit
-follows directly.
-
-Short fragments
----------------
-Fragments with fewer than ``min_units`` units (default 4: headings like
-``第一章``, list markers like ``1.``, replies like ``好。``, a lone ``......``) are
-*merged into a neighbour* rather than dropped: a fragment that starts a line (a
-heading, a list marker) joins the sentence after it, any other fragment joins the
-sentence before it, and a text made only of short fragments becomes one sentence.
-Merging keeps every unit of the text inside some sentence, so document similarity
-(marked units / all units) keeps an honest denominator, and offsets still cover
-the text; dropping fragments would instead let a two-character reply match
-anything with p = 1 or vanish from both numerator and denominator. A merged
-sentence may span a line break.
+Every length in the comparison matrix is counted in units: a CJK character, or a Latin word
+or number (``don't``, ``3.14`` and ``example.com`` are one unit each); punctuation and
+whitespace are none. A sentence ends at a line break or after terminators (``。！？；…``,
+``! ? ;``, a full stop unless a letter or digit follows or an abbreviation, initial or
+dotted acronym precedes it) with the closing quotes after them. Fragments under
+``min_units`` units are merged into a neighbour, never dropped, so every unit of a text is
+in some sentence and document similarity keeps an honest denominator. The rules in full,
+with examples: docs/design.md, "Units and sentences".
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ from .simhash import token_hash
 
 log = logging.getLogger(__name__)
 
-_WORDLIKE = re.compile(r"[^\W_]")  # a letter, digit or CJK character somewhere in the token
+WORDLIKE = re.compile(r"[^\W_]")  # a letter, digit or CJK character somewhere in the token
 _NOUN, _VERB, _OTHER, _FUNCTION = 0, 1, 2, 3
 # jieba tags of function words: pronouns, prepositions, conjunctions, particles,
 # interjections, onomatopoeia, modal particles, punctuation, affixes.
@@ -406,13 +406,13 @@ class Tokenizer:
 
 def is_content_word(token: str) -> bool:
     """Not punctuation, whitespace or a stop word."""
-    return token not in stop_words() and _WORDLIKE.search(token) is not None
+    return token not in stop_words() and WORDLIKE.search(token) is not None
 
 
 def _content_words(tokens: Iterable[str]) -> list[str]:
     # is_content_word over many tokens, with the stop-word set looked up once.
     stop = stop_words()
-    return [t for t in tokens if t not in stop and _WORDLIKE.search(t)]
+    return [t for t in tokens if t not in stop and WORDLIKE.search(t)]
 
 
 def dictionary_words(text: str) -> list[str]:
@@ -492,7 +492,7 @@ class Lexicon:
         cache = self.cache
         compounds: list[tuple[str, tuple[str, ...]]] = []
         while new:  # the new tokens, then the new pieces of their compounds (never compounds themselves)
-            words = [t for t in new if t not in stop and _WORDLIKE.search(t)]
+            words = [t for t in new if t not in stop and WORDLIKE.search(t)]
             if len(words) < len(new):
                 cache.update(dict.fromkeys(set(new).difference(words), -1))
             if words:

@@ -12,7 +12,7 @@ import click
 
 from .. import schema
 from ..config import BlockLayout
-from ..errors import InputError, SimdupError
+from ..errors import SimdupError
 from ..fingerprint import Doc
 from ..sources import Fields, Record, record_doc
 from ..tokens import build_idf, format_idf
@@ -104,7 +104,7 @@ def fingerprint(
     done = 0
     for record, result in progress(fingerprinter.map_items(records, record_doc, workers=workers), "fingerprint"):
         if result.error is not None:
-            log.add(record.source, result.error.reason if isinstance(result.error, InputError) else str(result.error), record.id)
+            log.add(record.source, result.reason, record.id)
             continue
         fp = result.unwrap()
         done += 1

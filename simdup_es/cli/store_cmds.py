@@ -16,7 +16,7 @@ import click
 from .. import schema
 from ..config import BlockLayout, Retry
 from ..fingerprint import Fingerprint, Fingerprinter
-from ..errors import ConfigError, InputError, WorkerError
+from ..errors import ConfigError, WorkerError, reason_of
 from ..indexer import LEVELS, IndexStopped, LevelChoice, index_items
 from ..live_groups import GroupKeeper
 from ..multilevel import Copies, MultiParams
@@ -422,8 +422,7 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
         for record, found in results:
             done += 1
             if not isinstance(found, Copies):
-                reason = found.reason if isinstance(found, InputError) else str(found)
-                log.add(record.source, reason, record.id)
+                log.add(record.source, reason_of(found), record.id)
             else:
                 searched += 1
                 with_copies += bool(found)

@@ -1,91 +1,13 @@
 """The embedded store: SQLite for documents, in-memory numpy tables for candidates.
 
-Used when no Elasticsearch cluster is configured. It implements the same
-:class:`~simdup_es.store.base.Store` protocol as the Elasticsearch store, and the
-contract test suite (``tests/contract``) holds both to identical result sets.
-
-Files
------
-A store is a folder:
-
-``simdup.sqlite3`` (+ ``-wal``, ``-shm``)
-    The documents: id, fingerprint (signed int64), fingerprint version, title, text.
-    WAL mode, so readers in other processes do not block the writer.
-``index-cache.npz``
-    A snapshot of the fingerprints (``seq, fingerprint, version code`` rows) that
-    lets a new process skip reading every row back from SQLite (about 1 s per
-    million rows here). It is a cache: deleting it is always safe, and it is
-    (re)written when building the index had to read at least
-    :data:`SNAPSHOT_MIN_ROWS` rows from SQLite. It is trusted when it names this
-    store and a generation not newer than the database's, so after restoring
-    ``simdup.sqlite3`` from a backup, delete the cache too.
-
-Candidate tables
-----------------
-Pigeonhole (Manku et al.): cut the 64 bits into ``t`` blocks; two fingerprints at
-distance ``d <= k`` differ in at most ``k`` blocks, so with ``t > k`` at least one
-block is identical. :class:`TableLayout` takes ``t = k + 1`` blocks, as even as
-possible (``k = 3``: 4 blocks of 16 bits; ``k = 4``: 13+13+13+13+12). Rounding ``t``
-up to a divisor of 64 (``k = 4`` -> 8 blocks of 8 bits) would only add tables and
-shrink the keys, so buckets would be 32x larger for no gain in recall. For each
-block there is one table: all fingerprints sorted by that block's low
-``min(width, 16)`` bits, plus a ``2**key_bits + 1`` offsets array, so a bucket is
-found in O(1) (no binary search). A query gathers its ``t`` buckets (about
-``t * n / 65536`` entries, ~600 at 10M for ``k = 3``) and keeps those within ``k``
-by exact Hamming distance. This internal layout is independent of the
-Elasticsearch block fields (:class:`~simdup_es.config.BlockLayout.blocks`).
-
-:meth:`LocalStore.candidates` therefore returns exactly the documents within
-``layout.k`` (the protocol allows more; the caller's re-rank is a no-op here).
-:func:`brute_force` and :meth:`LocalStore.candidates_reference` are the slow,
-obviously-correct twins the tests hold the fast path to.
-
-Levels (issue 11)
-----------------
-A document written with :attr:`StoredDoc.levels` also gets rows in ``levels`` (its
-units and how many parts were cut), ``parts`` (its part fingerprints) and
-``sentence_keys`` (its distinct keys). :meth:`LocalStore.part_candidates`
-answers from :class:`LevelIndex`, numpy arrays read from those tables: the keys sorted
-(a binary search per query key), and the parts in ``k + 1`` tables of block groups.
-A part matches when at least ``min_match = blocks - k`` of its blocks equal the
-query part's, so at most ``k`` blocks differ and (pigeonhole again) one of ``k + 1``
-groups of whole blocks is identical: each group is a table keyed by its low 16 bits,
-and the gathered parts are checked block by block. The result is exactly
-:class:`~simdup_es.multilevel.MemoryPartIndex`'s (the contract suite compares them).
-Like the document level, the level index catches up after a write by reading only the
-documents written since its base was read (a tail index; their older entries in the
-base are marked dead), and reads everything again once that tail is large.
-
-Duplicate groups (:mod:`simdup_es.groups`) read every fingerprint through
-:meth:`LocalStore.scan` and join them with Manku's other trade-off
-(:func:`~simdup_es.join.join_pairs`); the groups are kept in their own table.
-
-Freshness
----------
-Every write transaction bumps a *generation* counter in SQLite and stamps the rows
-it writes with it. The in-memory index remembers the generation it reflects;
-catching up reads only the rows stamped later (through an index on that column),
-appends them to a small unsorted *tail* searched by brute force, and merges the
-tail into the sorted tables once it holds more than :data:`TAIL_MAX` entries.
-
-* This store's own writes are visible to the next :meth:`~LocalStore.candidates`
-  call (no :meth:`~LocalStore.refresh` needed).
-* Writes by other processes become visible after :meth:`~LocalStore.refresh`.
-* Each candidate is re-read from SQLite before it is returned (its id, current
-  fingerprint and version), so a replaced or changed document is never returned
-  with stale values.
-* :meth:`~LocalStore.delete` removes a document's rows from every table and leaves
-  a tombstone (table ``deleted``: its seq and the generation of the delete), which
-  the indexes of this and other processes read when they catch up. Seqs are never
-  reused, so a stale index entry can only name a document that is gone.
-
-Thread and process safety
--------------------------
-One :class:`LocalStore` may be shared by threads: every public method holds one
-lock, so calls are serialised. Several processes may open the same folder: SQLite
-(WAL) lets readers run beside one writer; a second writer waits up to
-``timeout`` seconds, then gets :class:`StoreBusy`. Do not put the folder on a
-network file system (SQLite's WAL needs shared memory).
+It implements the :class:`~simdup_es.store.base.Store` protocol as the Elasticsearch store
+does (``tests/contract`` holds both to identical results). docs/embedded-store.md describes
+its files, freshness, locking and the candidate tables: ``k + 1`` blocks of the fingerprint
+(pigeonhole, as Manku, Jain and Das Sarma's "Detecting near-duplicates for web crawling"),
+one table sorted by each block's low bits, so :meth:`LocalStore.candidates` returns exactly
+the documents within ``layout.k``; writes bump a generation that the in-memory indexes of
+every process catch up to by reading only later rows into a small tail.
+:func:`brute_force` and :meth:`LocalStore.candidates_reference` are the slow twins.
 """
 
 from __future__ import annotations

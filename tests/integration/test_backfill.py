@@ -19,15 +19,11 @@ from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
 from simdup_es import schema
-from simdup_es.backfill import (
-    NO_TEXT_EMPTY,
-    NO_TEXT_MISSING,
-    BackfillSummary,
-    backfill,
-)
+from simdup_es.backfill import BackfillSummary, backfill
 from simdup_es.cli import main
 from simdup_es.config import FingerprintParams
 from simdup_es.errors import StoreError
+from simdup_es.es.bodies import NO_TEXT_EMPTY, NO_TEXT_MISSING
 from simdup_es.fingerprint import Fingerprinter
 from simdup_es.parts import PartPrinter
 from simdup_es.sources import Reject

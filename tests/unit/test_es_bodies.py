@@ -11,10 +11,20 @@ from hypothesis import strategies as st
 
 from simdup_es import schema
 from simdup_es import simhash as sh
-from simdup_es.backfill import ERROR, NO_TEXT_EMPTY, NO_TEXT_MISSING, error_update, field_values, fingerprint_update, text_of, walk_query
+from simdup_es.backfill import ERROR
 from simdup_es.config import BlockLayout
 from simdup_es.es import bodies
-from simdup_es.es.bodies import candidate_query, candidate_search
+from simdup_es.es.bodies import (
+    NO_TEXT_EMPTY,
+    NO_TEXT_MISSING,
+    candidate_query,
+    candidate_search,
+    error_update,
+    field_values,
+    fingerprint_update,
+    text_of,
+    walk_query,
+)
 
 
 def document_json_reference(fingerprint: int, version: str, text: str | None, title: str | None,

@@ -301,7 +301,7 @@ def test_lexicon_values_are_each_words_own(words: list[str], marked: set[str],
 
 def _add_reference(lexicon: Lexicon, tokens: list[str]) -> None:
     """Lexicon.add, the plain loop over every token (and the pieces of compounds)."""
-    from simdup_es.tokens import _GLUED_TOKENS, _WORDLIKE, _pieces
+    from simdup_es.tokens import _GLUED_TOKENS, WORDLIKE, _pieces
 
     glued = re.compile(_GLUED_TOKENS.pattern.strip("^$"))  # for fullmatch on one token
     cache, stop = lexicon.cache, stop_words()
@@ -314,7 +314,7 @@ def _add_reference(lexicon: Lexicon, tokens: list[str]) -> None:
         if glued.fullmatch(t) and (pieces := _pieces(t)) is not None:
             compounds.append((t, pieces))
             queue += pieces
-        if t not in stop and _WORDLIKE.search(t):
+        if t not in stop and WORDLIKE.search(t):
             words[t] = None
         else:
             cache[t] = -1
