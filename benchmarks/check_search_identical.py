@@ -9,8 +9,12 @@ units of the shared runs). Run it once with the code to compare against, then wi
 yours, and ``--against`` the first file: any difference is printed and the exit
 status is 1::
 
-    PYTHONPATH=/work/main python benchmarks/check_search_identical.py --store S --out before.json
+    python benchmarks/check_search_identical.py --code /work/main --store S --out before.json
     python benchmarks/check_search_identical.py --store S --out after.json --against before.json
+
+``--code DIR`` imports ``simdup_es`` from the checkout ``DIR`` (the benchmarks put this
+checkout first on the path, so ``PYTHONPATH`` alone would not do); the first line on
+stderr says which one ran.
 
 ``--store`` is an embedded store built by ``bench_search_latency.py --store`` (read,
 not written). Each query also runs with ``limit=3``, which cuts the judging short.
@@ -25,9 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import bench_search_latency as bench  # noqa: E402  (the benchmark's corpus and queries)
+HERE = Path(__file__).resolve().parent
 
 
 def _runs(mask: Any) -> list[list[int]]:
@@ -67,7 +69,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--against", type=Path, help="an earlier --out to compare with")
+    ap.add_argument("--code", type=Path, help="a checkout to import simdup_es from (default: this one)")
     args = ap.parse_args()
+    sys.path.insert(0, str(HERE))
+    import bench_search_latency as bench  # the benchmark's corpus and queries (it puts this checkout first)
+
+    if args.code:
+        sys.path.insert(0, str(args.code.resolve()))
+        for name in [m for m in sys.modules if m == "simdup_es" or m.startswith("simdup_es.")]:
+            del sys.modules[name]  # imported above from this checkout
 
     import simdup_es
     from simdup_es import default_fingerprinter
