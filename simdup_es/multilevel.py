@@ -44,7 +44,7 @@ from . import simhash as sh
 from .compare import Comparison
 from .config import BlockLayout, require_ints
 from .errors import ConfigError, FingerprintVersionError
-from .levels import Levels
+from .levels import Levels, U64Keys
 from .winnow import KEY_K, KEY_W
 
 __all__ = [
@@ -66,6 +66,7 @@ __all__ = [
     "counted_passages",
     "passages",
     "rank_candidates",
+    "rank_candidates_reference",
 ]
 
 log = logging.getLogger(__name__)
@@ -365,6 +366,95 @@ def boilerplate(query: Levels, found: Sequence[PartCandidate], params: MultiPara
 
 def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: MultiParams = MultiParams()) -> list[Candidate]:
     """Candidates with ``evidence`` of at least ``min_coverage``, most first (see :class:`Candidate`).
+
+    The match side's coverage is estimated by the share of its keys the query has (its
+    distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units
+    has: a phrase the query repeats counts once), or by the query units its matched parts
+    cover. Keys matched one by one here and there (set phrases) cover a little of a
+    text; a copied passage, one run. All candidates at once, one row each
+    (:func:`rank_candidates_reference` goes one by one: a query has up to ``store_limit``).
+    """
+    if not found:
+        return []
+    n = query.units
+    covered, in_parts, distinct = _covers(query, found)
+    units = covered.sum(axis=1).tolist()
+    part_units = in_parts.sum(axis=1).tolist()
+    longest = _longest_runs(covered).tolist()
+    density = 2 / (KEY_W + 1)
+    out = []
+    # Scalar arithmetic as in the reference, so that every float is the same to the last bit.
+    for c, u, pu, d, run in zip(found, units, part_units, distinct.tolist(), longest, strict=True):
+        cq = u / n if n else 0.0
+        keys_there = max(1.0, (c.units - KEY_K + 1) * density)
+        cm = min(1.0, max(d / keys_there, pu / c.units)) if c.units else 0.0
+        evidence = max(cq, cm, params.partial_threshold * min(1.0, run / params.passage_units))
+        if evidence >= params.min_coverage:
+            out.append(Candidate(c.id, cq, cm, evidence))
+    out.sort(key=lambda c: (-c.evidence, -c.coverage, c.id))
+    return out
+
+
+def _covers(query: Levels, found: Sequence[PartCandidate]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per candidate (a row each): the query units under its matched keys or parts, those under
+    its parts, and how many distinct key values it matched (:func:`key_cover`, :func:`_part_cover`)."""
+    rows, n = len(found), query.units
+    key_rows = np.fromiter(itertools.chain.from_iterable(itertools.repeat(r, len(c.keys)) for r, c in enumerate(found)),
+                           dtype=np.int64)
+    key_at = np.fromiter(itertools.chain.from_iterable(c.keys for c in found), dtype=np.int64, count=key_rows.size)
+    values, positions = _key_arrays(query)
+    # A key covers its gram, and up to the next matched key when that starts at most KEY_W later.
+    order = np.lexsort((positions[key_at], key_rows)) if key_at.size else key_at
+    r, start = key_rows[order], positions[key_at[order]]
+    after = np.append(start[1:], 0)
+    close = np.append(r[1:] == r[:-1], False) & (after - start <= KEY_W)
+    end = np.maximum(np.where(close, after, start + KEY_K), start + KEY_K)
+    keys = _intervals(rows, n, r, start, end)
+    starts = _unit_starts(query)
+    part_rows = np.fromiter(itertools.chain.from_iterable(itertools.repeat(r, len(c.parts)) for r, c in enumerate(found)),
+                            dtype=np.int64)
+    part_at = np.fromiter(itertools.chain.from_iterable(c.parts for c in found), dtype=np.int64, count=part_rows.size)
+    bounds = np.array([(p.first, p.stop) for p in query.parts], dtype=np.int64).reshape(-1, 2)
+    parts = _intervals(rows, n, part_rows, starts[bounds[part_at, 0]], starts[bounds[part_at, 1]])
+    # Distinct key values per candidate (a phrase the query repeats has one value, several keys).
+    _, value_ids = np.unique(values, return_inverse=True)
+    pairs = np.unique(key_rows * max(1, values.size) + value_ids.reshape(-1)[key_at]) if key_at.size else key_at
+    distinct = np.bincount(pairs // max(1, values.size), minlength=rows)
+    return keys | parts, parts, distinct
+
+
+def _key_arrays(query: Levels) -> tuple[np.ndarray, np.ndarray]:
+    """The query's key values (uint64) and positions (int64), without making the key objects if it can."""
+    if isinstance(query.keys, U64Keys):
+        flat = np.frombuffer(query.keys.flat, dtype=np.uint64).reshape(-1, 2)
+        return flat[:, 0], flat[:, 1].astype(np.int64)
+    values = np.array(query.key_values(), dtype=np.uint64)
+    return values, np.fromiter((k.position for k in query.keys), dtype=np.int64, count=values.size)
+
+
+def _intervals(rows: int, n: int, row: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """A ``rows x n`` mask, true over ``start .. end - 1`` (clipped to ``n``) of each ``row``."""
+    edges = np.zeros((rows, n + 1), dtype=np.int32)
+    np.add.at(edges, (row, np.minimum(start, n)), 1)
+    np.add.at(edges, (row, np.minimum(end, n)), -1)
+    return np.cumsum(edges[:, :n], axis=1, dtype=np.int32) > 0
+
+
+def _longest_runs(mask: np.ndarray) -> np.ndarray:
+    """The longest run of true in each row of a 2-d mask."""
+    rows, n = mask.shape
+    padded = np.zeros((rows, n + 2), dtype=np.int8)
+    padded[:, 1:-1] = mask
+    flat = np.diff(padded.reshape(-1))
+    ups, downs = np.flatnonzero(flat == 1), np.flatnonzero(flat == -1)
+    longest = np.zeros(rows, dtype=np.int64)
+    np.maximum.at(longest, ups // (n + 2), downs - ups)
+    return longest
+
+
+def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
+                              params: MultiParams = MultiParams()) -> list[Candidate]:
+    """:func:`rank_candidates` candidate by candidate.
 
     The match side's coverage is estimated by the share of its keys the query has (its
     distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units
