@@ -14,9 +14,9 @@ file a :func:`comparer` may be given).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,6 +29,7 @@ from .errors import FingerprintVersionError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter
 from .multilevel import Copies, MultiMatch, MultiParams
 from .levels import Levels
+from .lru import ByteLRU
 from .parts import PartPrinter
 from .store.base import Store, StoredDoc
 from .text import unify
@@ -264,10 +265,19 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
     return Copies(ordered[:limit], more=matches.more + max(0, len(ordered) - limit))
 
 
-@lru_cache(maxsize=1024)
+# What the unified stored texts may hold (each about twice its text's bytes).
+UNIFY_CACHE_BYTES = 32 * 2**20
+
+unified_cache: ByteLRU[str, str] = ByteLRU(unify, lambda text, unified: sys.getsizeof(text) + sys.getsizeof(unified),
+                                           UNIFY_CACHE_BYTES)
+""":func:`unify` of stored texts, by text (so a changed document is another entry): ``unified_cache.max_bytes``
+sets its budget."""
+
+
 def unify_stored(text: str) -> str:
-    """:func:`unify` of a stored text: the copies of a widely copied text are candidates of query after query."""
-    return unify(text)
+    """:func:`unify` of a stored text, cached (:data:`unified_cache`): the copies of a widely copied text are
+    candidates of query after query."""
+    return unified_cache(text)
 
 
 def _unscored(doc_id: str, distance: int) -> MultiMatch:
