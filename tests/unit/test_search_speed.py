@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simdup_es.errors import ConfigError
 from simdup_es.levels import Key, Levels, Part
+from simdup_es.lru import ByteLRU, CacheInfo
 from simdup_es.multilevel import MultiParams, PartCandidate, rank_candidates, rank_candidates_reference
-from simdup_es.sentences import Sentence
+from simdup_es.search import unified_cache, unify_stored
+from simdup_es.sentences import Sentence, _scan, scan_cache, split_sentences_coded
+from simdup_es.text import unify
 
 
 @st.composite
@@ -34,3 +39,53 @@ def _query_and_found(draw):  # type: ignore[no-untyped-def]
 def test_rank_candidates_equals_the_reference(drawn, params: MultiParams) -> None:  # type: ignore[no-untyped-def]
     query, found = drawn
     assert rank_candidates(query, found, params) == rank_candidates_reference(query, found, params)
+
+
+# --------------------------------------------------------------------------- the stored-text caches
+
+
+def test_a_byte_lru_keeps_the_most_recent_entries_within_its_budget() -> None:
+    made: list[str] = []
+
+    def make(key: str) -> str:
+        made.append(key)
+        return key.upper()
+
+    cache = ByteLRU(make, lambda k, v: len(k), max_bytes=10)
+    assert [cache(k) for k in ("aaaa", "bbbb", "aaaa")] == ["AAAA", "BBBB", "AAAA"]
+    assert made == ["aaaa", "bbbb"]  # the second "aaaa" was a hit, and made it the most recent
+    cache("cccc")  # 12 bytes: the least recently used ("bbbb") goes
+    assert "bbbb" not in cache and "aaaa" in cache and "cccc" in cache
+    assert cache.info() == CacheInfo(hits=1, misses=3, entries=2, bytes=8, max_bytes=10)
+    assert cache("x" * 11) == "X" * 11 and "x" * 11 not in cache  # larger than the budget: made, not kept
+    assert cache.info().bytes == 8
+    cache.max_bytes = 4  # a smaller budget drops entries at once, oldest first
+    assert "aaaa" not in cache and "cccc" in cache and cache.info().bytes == 4
+    cache.clear()
+    assert cache.info() == CacheInfo(0, 0, 0, 0, 4)
+    with pytest.raises(ConfigError):
+        ByteLRU(make, lambda k, v: 1, max_bytes=-1)
+    with pytest.raises(ConfigError):
+        cache.max_bytes = True
+
+
+def test_cached_scans_and_unified_texts_equal_fresh_ones_and_stay_within_budget() -> None:
+    texts = [f"第{i}段文字在这里。它有两句话, 和 some English words {i}。\n第二行没有词" * (1 + i % 5) for i in range(60)]
+    old = (scan_cache.max_bytes, unified_cache.max_bytes)
+    try:
+        scan_cache.clear()
+        unified_cache.clear()
+        scan_cache.max_bytes = unified_cache.max_bytes = 20_000
+        for _ in range(2):
+            for t in texts:
+                fresh = _scan((t, 4))
+                assert split_sentences_coded(t, None) == split_sentences_coded(t, None)  # the second from the cache
+                got = scan_cache((t, 4))
+                assert got[0] == fresh[0] and got[3:] == fresh[3:] and got[1].tolist() == fresh[1].tolist()
+                assert unify_stored(t) == unify_stored(t) == unify(t)  # the second from the cache
+                assert scan_cache.info().bytes <= 20_000 and unified_cache.info().bytes <= 20_000
+        assert scan_cache.info().hits > 0 and unified_cache.info().hits > 0
+        assert 0 < scan_cache.info().entries < len(texts)  # bounded: not every text is kept
+    finally:
+        scan_cache.max_bytes, unified_cache.max_bytes = old
+
