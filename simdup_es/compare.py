@@ -122,24 +122,28 @@ from .sentences import (
     WORD_BASE,
     Sentence,
     WordCodes,
+    coarse_units,
     split_sentences,
     split_sentences_coded,
     unwrap_lines,
 )
 from .thesaurus import Thesaurus, cilin_thesaurus
 from .tokens import dictionary_words
-from .winnow import GramIndex, shared_runs_with
+from .winnow import GramIndex, gram_cover, gram_hashes, shared_runs_with
 
 __all__ = [
     "ALIGNMENT_MAX_CELLS",
+    "Bound",
     "CachedSegmenter",
     "EXACT_LCS_MAX_CELLS",
     "CompareParams",
     "CompareStats",
     "Comparison",
     "PreparedText",
+    "Screen",
     "SentencePair",
     "compare",
+    "compare_screened",
     "lcs_matrix",
     "prepare",
     "word_score",
@@ -845,7 +849,8 @@ class PreparedText:
     Thread-safe: the lazily filled parts are the same whoever fills them.
     """
 
-    __slots__ = ("_folded", "_grams", "coded", "min_units", "sentences", "table", "text", "unwrap", "values", "words")
+    __slots__ = ("_coarse", "_folded", "_grams", "coded", "min_units", "sentences", "table", "text", "unwrap", "values",
+                 "words")
 
     def __init__(self, text: str, sentences: Sequence[Sentence], raw: list[str], words: dict[str, str] | None,
                  min_units: int, unwrap: bool) -> None:
@@ -857,11 +862,20 @@ class PreparedText:
         self.values, self.table, self.coded = _rank_first(raw)
         self._folded: list[str] | None = None
         self._grams: dict[int, GramIndex] = {}
+        self._coarse: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def folded(self) -> list[str]:
         if self._folded is None:
             self._folded = _folded(self.coded)
         return self._folded
+
+    def coarse(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """A code per unit, all words one code, and the sorted hashes of its grams of ``k`` (:func:`_presence_bound`)."""
+        got = self._coarse.get(k)
+        if got is None:
+            points = coarse_units(self.text, self.min_units)[1]
+            got = self._coarse[k] = (points, np.sort(gram_hashes(points, k)))
+        return got
 
     def grams(self, k: int) -> GramIndex:
         got = self._grams.get(k)
@@ -952,20 +966,116 @@ def compare(
     ThesaurusError
         Synonyms are on, no thesaurus was given and Cilin cannot be loaded.
     """
+    got = _compare(a, b, params, segment, thesaurus, workers, None)
+    assert got is not None  # no screen, no refusal
+    return got
+
+
+class Bound(NamedTuple):
+    """What a comparison could mark copied at most, per unit of each side (in a sentence that may
+    be marked, or in a shared run), and the units of each side's sentences (:func:`compare_screened`)."""
+
+    copied_a: np.ndarray
+    copied_b: np.ndarray
+    lengths_a: np.ndarray
+    lengths_b: np.ndarray
+
+
+Screen = Callable[[Bound], bool]
+"""Whether a comparison with this :class:`Bound` could still matter; ``False`` spares the rest of it."""
+
+
+def compare_screened(
+    a: str | PreparedText,
+    b: str,
+    params: CompareParams,
+    screen: Screen,
+    *,
+    segment: Segmenter | None = None,
+    thesaurus: Thesaurus | None = None,
+    workers: int | None = None,
+) -> Comparison | None:
+    """:func:`compare`, or ``None`` when ``screen`` refuses an upper bound of what it could find.
+
+    The bound is worked out twice, each time only if the one before was not refused: first
+    from which units each text has at all (a sentence is marked only if ``similar_weight`` of
+    its units are in the other text; a run is shared only if its gram is in the other text,
+    words counted as one unit), then from the matrix's candidate pairs and the exact shared
+    runs. Both are supersets of what the comparison marks copied (:func:`_copied_bound`), so a
+    screen that refuses only what cannot be a copy loses nothing. With ``trim_boilerplate``
+    the shares are of the cores, which the bound does not know: every pair is compared.
+    """
+    return _compare(a, b, params, segment, thesaurus, workers, None if params.trim_boilerplate else screen)
+
+
+def _compare(a: str | PreparedText, b: str, params: CompareParams, segment: Segmenter | None, thesaurus: Thesaurus | None,
+             workers: int | None, screen: Screen | None) -> Comparison | None:
     query = a if isinstance(a, PreparedText) else prepare(a, params)
     if (query.min_units, query.unwrap) != (params.min_units, params.unwrap):
         raise ConfigError(f"the query was prepared with min_units={query.min_units} and unwrap={query.unwrap}, "
                           f"not {params.min_units} and {params.unwrap}: prepare it with the same parameters")
-    query, sentences_b, coded_b, enc = _pair_up(query, unwrap_lines(b) if params.unwrap else b)
+    b = unwrap_lines(b) if params.unwrap else b
+    if screen is not None and not screen(_presence_bound(query, b, params)):
+        return None
+    query, sentences_b, coded_b, enc = _pair_up(query, b)
     n_a, n_b = query.coded.lengths, coded_b.lengths
     cand = _matrix(query, coded_b, enc, params.similar_weight, workers)
     runs_a, runs_b = shared_runs_with(query.grams(params.run_units), coded_b.codes)
+    if screen is not None and not screen(_copied_bound(cand, (runs_a, runs_b), n_a, n_b)):
+        return None
     core_a, core_b = range(len(n_a)), range(len(n_b))
     if params.trim_boilerplate:
         core_a, core_b = _cores(query, sentences_b, coded_b, cand, params)
         cand = cand.within(core_a, core_b)
     pairs, word_checks = _similar_pairs(query.sentences, sentences_b, cand, params, segment, thesaurus)
     return _comparison(query, sentences_b, coded_b, cand, pairs, word_checks, (core_a, core_b), (runs_a, runs_b), params)
+
+
+def _copied_bound(cand: _Cand, runs: tuple[np.ndarray, np.ndarray], n_a: np.ndarray, n_b: np.ndarray) -> Bound:
+    """Units in a sentence of a candidate pair (the marked pairs are among them) or in a shared run."""
+    in_a = np.zeros(n_a.size, dtype=bool)
+    in_b = np.zeros(n_b.size, dtype=bool)
+    in_a[cand.i] = True
+    in_b[cand.j] = True
+    return Bound(np.repeat(in_a, n_a) | runs[0], np.repeat(in_b, n_b) | runs[1], n_a, n_b)
+
+
+def _presence_bound(query: PreparedText, b: str, params: CompareParams) -> Bound:
+    """:class:`Bound` from the units each text has at all, before coding ``b`` against the query.
+
+    A pair's LCS is at most the units of one sentence that the other text has, so a sentence
+    with fewer than ``similar_weight`` of its units in the other text is in no candidate pair
+    (the margin of :func:`_candidates`: never narrower than the exact check). Words all count as
+    one unit, and runs as any gram the other text has, however often: both can only add.
+    """
+    points_a, grams_a = query.coarse(params.run_units)
+    sentences_b, points_b = coarse_units(b, query.min_units)
+    lengths_b = np.fromiter((s.n_units for s in sentences_b), dtype=np.int64, count=len(sentences_b))
+    lengths_a = query.coded.lengths
+    grams_b = np.sort(gram_hashes(points_b, params.run_units))
+    runs_a = _in_sorted(gram_hashes(points_a, params.run_units), grams_b)
+    runs_b = _in_sorted(gram_hashes(points_b, params.run_units), grams_a)
+    copied_a = _may_be_marked(np.isin(points_a, points_b), lengths_a, params.similar_weight)
+    copied_b = _may_be_marked(np.isin(points_b, points_a), lengths_b, params.similar_weight)
+    k = params.run_units
+    return Bound(copied_a | gram_cover(runs_a, points_a.size, k), copied_b | gram_cover(runs_b, points_b.size, k),
+                 lengths_a, lengths_b)
+
+
+def _in_sorted(values: np.ndarray, sorted_other: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is in the sorted array ``sorted_other``."""
+    if not sorted_other.size:
+        return np.zeros(values.size, dtype=bool)
+    found: np.ndarray = sorted_other[np.minimum(np.searchsorted(sorted_other, values), sorted_other.size - 1)] == values
+    return found
+
+
+def _may_be_marked(present: np.ndarray, lengths: np.ndarray, similar_weight: float) -> np.ndarray:
+    """Per unit: whether its sentence has at least ``similar_weight`` of its units ``present``."""
+    seen = np.concatenate(([0], np.cumsum(present, dtype=np.int64)))
+    ends = np.cumsum(lengths)
+    found = seen[ends] - seen[ends - lengths]
+    return np.repeat(found >= (similar_weight - _CUTOFF_MARGIN) * lengths, lengths)
 
 
 def _comparison(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: _Coded, cand: _Cand,

@@ -31,6 +31,7 @@ stores are tested against.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 from collections import defaultdict
@@ -41,7 +42,7 @@ from typing import Literal, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from . import simhash as sh
-from .compare import Comparison
+from .compare import Bound, Comparison, Screen
 from .config import BlockLayout, require_ints
 from .errors import ConfigError, FingerprintVersionError
 from .levels import Levels, U64Keys
@@ -51,6 +52,7 @@ __all__ = [
     "Candidate",
     "Copies",
     "copied_shares",
+    "could_be_copy",
     "MemoryPartIndex",
     "MultiMatch",
     "MultiParams",
@@ -653,6 +655,42 @@ def judge(doc_id: str, comparison: Comparison, distance: int | None, params: Mul
     )
 
 
+def could_be_copy(bound: Bound, distance: int | None, params: MultiParams = MultiParams(),
+                  boilerplate: np.ndarray | None = None) -> bool:
+    """Whether :func:`judge` could find a copy in a comparison that marks copied at most ``bound``.
+
+    :func:`copied_shares` over the bound's units rather than the copied ones: a passage of
+    copied units lies inside one of the bound's, with at least its units and sentences, so
+    every share and passage here is at least the comparison's. ``False`` only when none of
+    judge's rules can hold (a lone passage of whole sentences is no bound: with
+    ``whole_units`` on, always ``True``).
+    """
+    if (distance is not None and distance <= params.k) or params.whole_units:
+        return True
+    cq, longest_a = _bound_side(bound.copied_a, bound.lengths_a, params, boilerplate)
+    cm, longest_b = _bound_side(bound.copied_b, bound.lengths_b, params, None)
+    return (min(cq, cm) >= params.whole_share or max(cq, cm) >= params.partial_threshold
+            or min(longest_a, longest_b) >= params.passage_units)
+
+
+def _bound_side(copied: np.ndarray, lengths: np.ndarray, params: MultiParams,
+                ignored: np.ndarray | None) -> tuple[float, int]:
+    """The share of a side's units in counted passages of ``copied``, and the units of the longest (as copied_shares)."""
+    units = int(lengths.sum())
+    if ignored is not None and ignored.size == copied.size:
+        copied = copied & ~ignored
+    firsts, stops, counts = _passage_arrays(copied, params.passage_gap)
+    keep = counts >= params.passage_min_units
+    if not keep.any():
+        return 0.0, 0
+    ends = np.cumsum(lengths)  # a unit's sentence: the first whose end is past it
+    first_s = np.searchsorted(ends, firsts[keep], side="right")
+    last_s = np.searchsorted(ends, stops[keep] - 1, side="right")
+    n = counts[keep]
+    counted = n[(last_s > first_s) | (n >= params.sentence_units) | (2 * n >= units)].tolist()
+    return (sum(counted) / units if units else 0.0), max(counted, default=0)
+
+
 class Copies(list[MultiMatch]):
     """The copies found, best first; ``more`` candidates were left unjudged once ``limit`` copies were found."""
 
@@ -672,6 +710,7 @@ def find_copies(
     query_fingerprint: int | None = None,
     params: MultiParams = MultiParams(),
     limit: int | None = None,
+    screened: Callable[[str, str, Screen], Comparison | None] | None = None,
 ) -> Copies:
     """Judge the document-level near-duplicates and the part candidates of one query.
 
@@ -692,6 +731,10 @@ def find_copies(
         To give part candidates their distance.
     limit:
         Stop judging once this many copies were found (``None``: no limit).
+    screened:
+        ``compare`` that may give up on a candidate that cannot be a copy
+        (:func:`simdup_es.compare.compare_screened` with its parameters bound, given
+        :func:`could_be_copy` as the screen): the same copies, found sooner.
 
     Returns
     -------
@@ -717,7 +760,12 @@ def find_copies(
             distance = distances.get(doc_id)
             if distance is None and query_fingerprint is not None and stored.fingerprint is not None:
                 distance = sh.hamming(query_fingerprint, stored.fingerprint)
-            yield judge(doc_id, compare(query_text, stored.text), distance, params, common)
+            if screened is None:
+                yield judge(doc_id, compare(query_text, stored.text), distance, params, common)
+                continue
+            screen = functools.partial(could_be_copy, distance=distance, params=params, boilerplate=common)
+            comparison = screened(query_text, stored.text, screen)
+            yield None if comparison is None else judge(doc_id, comparison, distance, params, common)
 
     out = [m for m in judged(list(distances)) if m is not None]
     at = misses = 0  # part candidates judged; rejected in a row

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from . import simhash as sh
-from .compare import Comparison, CompareParams
+from .compare import Comparison, CompareParams, Screen
 from .config import BlockLayout
 from .errors import FingerprintVersionError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter
@@ -33,6 +33,7 @@ from .lru import ByteLRU
 from .parts import PartPrinter
 from .store.base import Store, StoredDoc
 from .text import unify
+from .thesaurus import Thesaurus
 
 Comparer = Callable[[str, str], Comparison]
 """Two unified texts to their :class:`~simdup_es.compare.Comparison`."""
@@ -109,19 +110,42 @@ def sentence_rerank(
     return sorted(hits, key=lambda h: (h.comparison is None, -h.copied, h.match.distance, h.match.id))
 
 
-def comparer(params: CompareParams = CompareParams(), synonym_file: Path | None = None) -> Comparer:
+def comparer(params: CompareParams = CompareParams(), synonym_file: Path | None = None) -> MatrixComparer:
     """The comparison matrix with ``params`` bound, and one segmenter cache for all its calls.
 
     A search compares the query's sentences with every hit: with one cache they
     are segmented once. ``synonym_file`` adds synonym groups to Cilin.
     """
-    from .compare import CachedSegmenter, compare
     from .thesaurus import load_thesaurus
-    from .tokens import dictionary_words
 
-    thesaurus = load_thesaurus(synonym_file) if params.use_synonyms else None
-    segment = CachedSegmenter(dictionary_words)
-    return lambda a, b: compare(a, b, params, segment=segment, thesaurus=thesaurus)
+    return MatrixComparer(params, load_thesaurus(synonym_file) if params.use_synonyms else None)
+
+
+class MatrixComparer:
+    """:func:`simdup_es.compare.compare` with its parameters, thesaurus and a segmenter cache bound (:func:`comparer`).
+
+    A :data:`Comparer`; :meth:`screened` also lets a search skip the rest of a comparison
+    that cannot make a copy.
+    """
+
+    def __init__(self, params: CompareParams, thesaurus: Thesaurus | None) -> None:
+        from .compare import CachedSegmenter
+        from .tokens import dictionary_words
+
+        self.params = params
+        self.thesaurus = thesaurus
+        self.segment = CachedSegmenter(dictionary_words)
+
+    def __call__(self, a: str, b: str) -> Comparison:
+        from .compare import compare
+
+        return compare(a, b, self.params, segment=self.segment, thesaurus=self.thesaurus)
+
+    def screened(self, a: str, b: str, screen: Screen) -> Comparison | None:
+        """:func:`simdup_es.compare.compare_screened`: ``None`` when ``screen`` refuses a bound of the comparison."""
+        from .compare import compare_screened
+
+        return compare_screened(a, b, self.params, screen, segment=self.segment, thesaurus=self.thesaurus)
 
 
 def stored_query(store: Store, doc_id: str, version: str) -> tuple[Fingerprint, str | None]:
@@ -253,7 +277,8 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
                 for d in docs if d.text}
 
     matches = judge_copies(unified, levels, near, found, texts, compare, query_fingerprint=fingerprint.value,
-                           params=params, limit=limit)
+                           params=params, limit=limit,
+                           screened=compare.screened if isinstance(compare, MatrixComparer) else None)
     # A near-duplicate whose text the store does not keep is still one, unscored.
     judged = {m.id for m in matches}
     unscored = [_unscored(i, d) for i, d in near if i not in judged]

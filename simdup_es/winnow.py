@@ -32,6 +32,7 @@ __all__ = [
     "KEY_K",
     "KEY_W",
     "GramIndex",
+    "gram_cover",
     "gram_hashes",
     "shared_runs",
     "shared_runs_with",
@@ -159,7 +160,7 @@ def shared_runs(a: np.ndarray, b: np.ndarray, min_units: int) -> tuple[np.ndarra
     arrays of their lengths.
     """
     ha, hb = gram_hashes(a, min_units), gram_hashes(b, min_units)
-    return _covered(_matched(ha, hb), len(a), min_units), _covered(_matched(hb, ha), len(b), min_units)
+    return gram_cover(_matched(ha, hb), len(a), min_units), gram_cover(_matched(hb, ha), len(b), min_units)
 
 
 def _matched(own: np.ndarray, other: np.ndarray) -> np.ndarray:
@@ -222,10 +223,10 @@ def shared_runs_with(a: GramIndex, b: np.ndarray) -> tuple[np.ndarray, np.ndarra
         total = int(take.sum())
         offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)
         starts_a[a.order[np.repeat(begin, take) + offsets]] = True
-    return _covered(starts_a, a.n, k), _covered(starts_b, len(b), k)
+    return gram_cover(starts_a, a.n, k), gram_cover(starts_b, len(b), k)
 
 
-def _covered(starts: np.ndarray, n: int, k: int) -> np.ndarray:
+def gram_cover(starts: np.ndarray, n: int, k: int) -> np.ndarray:
     """Units covered by the grams of ``k`` starting where ``starts`` is true: unit ``i`` when a gram
     starts in ``i - k + 1 .. i``."""
     seen = np.zeros(n + 1, dtype=np.int64)

@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simdup_es.compare import Bound, CompareParams, compare, compare_screened
 from simdup_es.errors import ConfigError
 from simdup_es.levels import Key, Levels, Part
 from simdup_es.lru import ByteLRU, CacheInfo
-from simdup_es.multilevel import MultiParams, PartCandidate, rank_candidates, rank_candidates_reference
+from simdup_es.multilevel import (
+    MultiParams,
+    PartCandidate,
+    copied_units,
+    could_be_copy,
+    judge,
+    rank_candidates,
+    rank_candidates_reference,
+)
 from simdup_es.search import unified_cache, unify_stored
 from simdup_es.sentences import Sentence, _scan, scan_cache, split_sentences_coded
 from simdup_es.text import unify
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 @st.composite
@@ -89,3 +103,59 @@ def test_cached_scans_and_unified_texts_equal_fresh_ones_and_stay_within_budget(
     finally:
         scan_cache.max_bytes, unified_cache.max_bytes = old
 
+
+
+# --------------------------------------------------------------------------- the screen
+
+
+_SENTENCE = st.lists(st.sampled_from("的是在一不了有和人这中大为上个国我以要他"), min_size=1, max_size=14).map("".join)
+_WORDS = st.sampled_from(["", " alpha", " beta 42", " x1 y2"])
+
+
+@st.composite
+def _pair(draw):  # type: ignore[no-untyped-def]
+    """Two texts of a few sentences from few characters (so that sentences match), sharing some sentences."""
+    a = draw(st.lists(st.tuples(_SENTENCE, _WORDS).map("".join), max_size=8))
+    own = draw(st.lists(st.tuples(_SENTENCE, _WORDS).map("".join), max_size=8))
+    b = draw(st.permutations(own + draw(st.lists(st.sampled_from(a), max_size=6)) if a else own))
+    sep = draw(st.sampled_from(["。", "\n", "!"]))
+    return sep.join(a), sep.join(b)
+
+
+_PARAMS = [MultiParams(), MultiParams(passage_min_units=1, sentence_units=1, passage_units=3, passage_gap=0),
+           MultiParams(partial_threshold=0.05, whole_share=0.1, passage_gap=2, passage_min_units=3)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(_pair(), st.sampled_from(_PARAMS), st.sampled_from([CompareParams(), CompareParams(run_units=3, similar_weight=0.3,
+                                                                                         right_weight=0.5)]))
+def test_the_bounds_hold_every_copied_unit_and_the_screen_refuses_no_copy(pair, params: MultiParams,
+                                                                          cparams: CompareParams) -> None:  # type: ignore[no-untyped-def]
+    a, b = (unify(t) for t in pair)
+    bounds: list[Bound] = []
+    got = compare_screened(a, b, cparams, lambda bound: bounds.append(bound) or True)
+    c = compare(a, b, cparams)
+    assert got == c and len(bounds) == 2  # a screen that refuses nothing changes nothing
+    for bound in bounds:
+        for side, upper in (("a", bound.copied_a), ("b", bound.copied_b)):
+            copied, _ = copied_units(c, side)  # type: ignore[arg-type]
+            assert upper.shape == copied.shape and not (copied & ~upper).any()
+        for distance in (None, 40):
+            if judge("x", c, distance, params) is not None:
+                assert could_be_copy(bound, distance, params)
+    refused = compare_screened(a, b, cparams, lambda bound: False)
+    assert refused is None or cparams.trim_boilerplate
+
+
+def test_the_screen_spares_unrelated_texts_and_keeps_copies() -> None:
+    article = (FIXTURES / "zh_article.txt").read_text(encoding="utf-8")
+    other = (FIXTURES / "zh_other.txt").read_text(encoding="utf-8")
+    a, b = unify(article), unify(other)
+    screen = functools.partial(could_be_copy, distance=None, params=MultiParams())
+    assert compare_screened(a, b, CompareParams(), screen) is None
+    assert judge("x", compare(a, b), None) is None
+    half = unify("\n".join(article.splitlines()[:20]) + "\n" + other)
+    assert compare_screened(a, half, CompareParams(), screen) == compare(a, half)
+    # trimming: the bound does not know the cores, so nothing is screened
+    trim = CompareParams(trim_boilerplate=True)
+    assert compare_screened(a, b, trim, lambda bound: False) == compare(a, b, trim)
