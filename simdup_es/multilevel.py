@@ -760,11 +760,8 @@ def find_copies(
             distance = distances.get(doc_id)
             if distance is None and query_fingerprint is not None and stored.fingerprint is not None:
                 distance = sh.hamming(query_fingerprint, stored.fingerprint)
-            if screened is None:
-                yield judge(doc_id, compare(query_text, stored.text), distance, params, common)
-                continue
-            screen = functools.partial(could_be_copy, distance=distance, params=params, boilerplate=common)
-            comparison = screened(query_text, stored.text, screen)
+            comparison = compare(query_text, stored.text) if screened is None else screened(
+                query_text, stored.text, functools.partial(could_be_copy, distance=distance, params=params, boilerplate=common))
             yield None if comparison is None else judge(doc_id, comparison, distance, params, common)
 
     out = [m for m in judged(list(distances)) if m is not None]
