@@ -862,19 +862,22 @@ class PreparedText:
         self.values, self.table, self.coded = _rank_first(raw)
         self._folded: list[str] | None = None
         self._grams: dict[int, GramIndex] = {}
-        self._coarse: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._coarse: dict[int, _Coarse] = {}
 
     def folded(self) -> list[str]:
         if self._folded is None:
             self._folded = _folded(self.coded)
         return self._folded
 
-    def coarse(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """A code per unit, all words one code, and the sorted hashes of its grams of ``k`` (:func:`_presence_bound`)."""
+    def coarse(self, k: int) -> _Coarse:
+        """The query's units, words one code, and its grams of ``k`` (:func:`_presence_bound`)."""
         got = self._coarse.get(k)
         if got is None:
             points = coarse_units(self.text, self.min_units)[1]
-            got = self._coarse[k] = (points, np.sort(gram_hashes(points, k)))
+            top = int(points.max(initial=0))
+            has = np.zeros(top + 2, dtype=bool)
+            has[points] = True
+            got = self._coarse[k] = _Coarse(points, top, has, GramIndex(points, k))
         return got
 
     def grams(self, k: int) -> GramIndex:
@@ -971,14 +974,28 @@ def compare(
     return got
 
 
-class Bound(NamedTuple):
+class Bound:
     """What a comparison could mark copied at most, per unit of each side (in a sentence that may
-    be marked, or in a shared run), and the units of each side's sentences (:func:`compare_screened`)."""
+    be marked, or in a shared run), and the units of each side's sentences (:func:`compare_screened`).
 
-    copied_a: np.ndarray
-    copied_b: np.ndarray
-    lengths_a: np.ndarray
-    lengths_b: np.ndarray
+    ``copied_a`` may be given as a function, called on first use: the query's side is the long
+    one, and a screen may decide on the candidate's side alone.
+    """
+
+    __slots__ = ("_copied_a", "copied_b", "lengths_a", "lengths_b")
+
+    def __init__(self, copied_a: np.ndarray | Callable[[], np.ndarray], copied_b: np.ndarray, lengths_a: np.ndarray,
+                 lengths_b: np.ndarray) -> None:
+        self._copied_a = copied_a
+        self.copied_b = copied_b
+        self.lengths_a = lengths_a
+        self.lengths_b = lengths_b
+
+    @property
+    def copied_a(self) -> np.ndarray:
+        if callable(self._copied_a):
+            self._copied_a = self._copied_a()
+        return self._copied_a
 
 
 Screen = Callable[[Bound], bool]
@@ -1037,7 +1054,7 @@ def _copied_bound(cand: _Cand, runs: tuple[np.ndarray, np.ndarray], n_a: np.ndar
     in_b = np.zeros(n_b.size, dtype=bool)
     in_a[cand.i] = True
     in_b[cand.j] = True
-    return Bound(np.repeat(in_a, n_a) | runs[0], np.repeat(in_b, n_b) | runs[1], n_a, n_b)
+    return Bound(lambda: np.repeat(in_a, n_a) | runs[0], np.repeat(in_b, n_b) | runs[1], n_a, n_b)
 
 
 def _presence_bound(query: PreparedText, b: str, params: CompareParams) -> Bound:
@@ -1046,20 +1063,42 @@ def _presence_bound(query: PreparedText, b: str, params: CompareParams) -> Bound
     A pair's LCS is at most the units of one sentence that the other text has, so a sentence
     with fewer than ``similar_weight`` of its units in the other text is in no candidate pair
     (the margin of :func:`_candidates`: never narrower than the exact check). Words all count as
-    one unit, and runs as any gram the other text has, however often: both can only add.
+    one unit, and runs as any gram the other text has, however often: both can only add. The
+    work on the query's side is a few passes over arrays of its length (a 30,000-character query
+    against each candidate).
     """
-    points_a, grams_a = query.coarse(params.run_units)
+    coarse = query.coarse(params.run_units)
     sentences_b, points_b = coarse_units(b, query.min_units)
     lengths_b = np.fromiter((s.n_units for s in sentences_b), dtype=np.int64, count=len(sentences_b))
-    lengths_a = query.coded.lengths
-    grams_b = np.sort(gram_hashes(points_b, params.run_units))
-    runs_a = _in_sorted(gram_hashes(points_a, params.run_units), grams_b)
-    runs_b = _in_sorted(gram_hashes(points_b, params.run_units), grams_a)
-    copied_a = _may_be_marked(np.isin(points_a, points_b), lengths_a, params.similar_weight)
-    copied_b = _may_be_marked(np.isin(points_b, points_a), lengths_b, params.similar_weight)
     k = params.run_units
-    return Bound(copied_a | gram_cover(runs_a, points_a.size, k), copied_b | gram_cover(runs_b, points_b.size, k),
-                 lengths_a, lengths_b)
+    hashes_b = gram_hashes(points_b, k)
+    in_a = _in_sorted(hashes_b, coarse.grams.sorted)
+    copied_b = _may_be_marked(coarse.has[np.minimum(points_b, coarse.top + 1)], lengths_b, params.similar_weight)
+
+    def copied_a() -> np.ndarray:
+        # the query's grams of the values b has: their stretches of the query's sorted grams
+        values = np.unique(hashes_b[in_a])
+        lo = np.searchsorted(coarse.grams.sorted, values, side="left")
+        take = np.searchsorted(coarse.grams.sorted, values, side="right") - lo
+        offsets = np.arange(int(take.sum()), dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)
+        runs_a = np.zeros(coarse.grams.sorted.size, dtype=bool)
+        runs_a[coarse.grams.order[np.repeat(lo, take) + offsets]] = True
+        has_b = np.zeros(coarse.top + 1, dtype=bool)
+        has_b[points_b[points_b <= coarse.top]] = True  # codes past the query's top are not the query's
+        marked = _may_be_marked(has_b[coarse.points], query.coded.lengths, params.similar_weight)
+        return marked | gram_cover(runs_a, coarse.points.size, k)
+
+    return Bound(copied_a, copied_b | gram_cover(in_a, points_b.size, k), query.coded.lengths, lengths_b)
+
+
+class _Coarse(NamedTuple):
+    """The query as :func:`_presence_bound` reads it: a code per unit (words one code), the largest,
+    which codes it has (one more, always false, for codes past the largest) and its grams sorted."""
+
+    points: np.ndarray
+    top: int
+    has: np.ndarray
+    grams: GramIndex
 
 
 def _in_sorted(values: np.ndarray, sorted_other: np.ndarray) -> np.ndarray:

@@ -373,20 +373,18 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
     distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units
     has: a phrase the query repeats counts once), or by the query units its matched parts
     cover. Keys matched one by one here and there (set phrases) cover a little of a
-    text; a copied passage, one run. All candidates at once, one row each
-    (:func:`rank_candidates_reference` goes one by one: a query has up to ``store_limit``).
+    text; a copied passage, one run. All candidates at once, by the stretches of the query they
+    cover (:func:`rank_candidates_reference` goes one by one, a flag per unit: a query has up to
+    ``store_limit`` candidates, and 30,000 characters are 15,000 units).
     """
     if not found:
         return []
     n = query.units
-    covered, in_parts, distinct = _covers(query, found)
-    units = covered.sum(axis=1).tolist()
-    part_units = in_parts.sum(axis=1).tolist()
-    longest = _longest_runs(covered).tolist()
+    units, part_units, longest, distinct = (x.tolist() for x in _covers(query, found))
     density = 2 / (KEY_W + 1)
     out = []
     # Scalar arithmetic as in the reference, so that every float is the same to the last bit.
-    for c, u, pu, d, run in zip(found, units, part_units, distinct.tolist(), longest, strict=True):
+    for c, u, pu, d, run in zip(found, units, part_units, distinct, longest, strict=True):
         cq = u / n if n else 0.0
         keys_there = max(1.0, (c.units - KEY_K + 1) * density)
         cm = min(1.0, max(d / keys_there, pu / c.units)) if c.units else 0.0
@@ -397,9 +395,10 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
     return out
 
 
-def _covers(query: Levels, found: Sequence[PartCandidate]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per candidate (a row each): the query units under its matched keys or parts, those under
-    its parts, and how many distinct key values it matched (:func:`key_cover`, :func:`_part_cover`)."""
+def _covers(query: Levels, found: Sequence[PartCandidate]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per candidate: the query units under its matched keys or parts, those under its parts, the
+    longest run of the former, and how many distinct key values it matched (:func:`key_cover`,
+    :func:`_part_cover`), from the stretches they cover rather than a flag per unit."""
     rows, n = len(found), query.units
     key_rows = np.fromiter(itertools.chain.from_iterable(itertools.repeat(r, len(c.keys)) for r, c in enumerate(found)),
                            dtype=np.int64)
@@ -411,18 +410,41 @@ def _covers(query: Levels, found: Sequence[PartCandidate]) -> tuple[np.ndarray, 
     after = np.append(start[1:], 0)
     close = np.append(r[1:] == r[:-1], False) & (after - start <= KEY_W)
     end = np.maximum(np.where(close, after, start + KEY_K), start + KEY_K)
-    keys = _intervals(rows, n, r, start, end)
     starts = _unit_starts(query)
     part_rows = np.fromiter(itertools.chain.from_iterable(itertools.repeat(r, len(c.parts)) for r, c in enumerate(found)),
                             dtype=np.int64)
     part_at = np.fromiter(itertools.chain.from_iterable(c.parts for c in found), dtype=np.int64, count=part_rows.size)
     bounds = np.array([(p.first, p.stop) for p in query.parts], dtype=np.int64).reshape(-1, 2)
-    parts = _intervals(rows, n, part_rows, starts[bounds[part_at, 0]], starts[bounds[part_at, 1]])
+    part_start, part_end = starts[bounds[part_at, 0]], starts[bounds[part_at, 1]]
+    units, longest = _union(rows, n, np.concatenate((r, part_rows)), np.concatenate((start, part_start)),
+                            np.concatenate((end, part_end)))
+    part_units = _union(rows, n, part_rows, part_start, part_end)[0]
     # Distinct key values per candidate (a phrase the query repeats has one value, several keys).
     _, value_ids = np.unique(values, return_inverse=True)
     pairs = np.unique(key_rows * max(1, values.size) + value_ids.reshape(-1)[key_at]) if key_at.size else key_at
     distinct = np.bincount(pairs // max(1, values.size), minlength=rows)
-    return keys | parts, parts, distinct
+    return units, part_units, longest, distinct
+
+
+def _union(rows: int, n: int, row: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the units of ``0 .. n - 1`` inside any of its stretches ``start .. end - 1``, and the
+    longest run of such units (stretches that touch make one run, as flags per unit would)."""
+    start, end = np.minimum(start, n), np.minimum(end, n)
+    keep = start < end
+    # Each row on its own stretch of one line, a unit apart, so that rows never touch.
+    first = row[keep] * (n + 1) + start[keep]
+    last = row[keep] * (n + 1) + end[keep]
+    order = np.argsort(first, kind="stable")
+    first, last = first[order], last[order]
+    reach = np.maximum.accumulate(last) if last.size else last
+    new = np.concatenate(([True], first[1:] > reach[:-1])) if first.size else first.astype(bool)
+    begin, group = first[new], np.cumsum(new) - 1
+    stop = np.zeros(begin.size, dtype=np.int64)
+    np.maximum.at(stop, group, last)
+    owner, sizes = begin // (n + 1), stop - begin
+    longest = np.zeros(rows, dtype=np.int64)
+    np.maximum.at(longest, owner, sizes)
+    return np.bincount(owner, weights=sizes, minlength=rows).astype(np.int64), longest
 
 
 def _key_arrays(query: Levels) -> tuple[np.ndarray, np.ndarray]:
@@ -432,26 +454,6 @@ def _key_arrays(query: Levels) -> tuple[np.ndarray, np.ndarray]:
         return flat[:, 0], flat[:, 1].astype(np.int64)
     values = np.array(query.key_values(), dtype=np.uint64)
     return values, np.fromiter((k.position for k in query.keys), dtype=np.int64, count=values.size)
-
-
-def _intervals(rows: int, n: int, row: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """A ``rows x n`` mask, true over ``start .. end - 1`` (clipped to ``n``) of each ``row``."""
-    edges = np.zeros((rows, n + 1), dtype=np.int32)
-    np.add.at(edges, (row, np.minimum(start, n)), 1)
-    np.add.at(edges, (row, np.minimum(end, n)), -1)
-    return np.cumsum(edges[:, :n], axis=1, dtype=np.int32) > 0
-
-
-def _longest_runs(mask: np.ndarray) -> np.ndarray:
-    """The longest run of true in each row of a 2-d mask."""
-    rows, n = mask.shape
-    padded = np.zeros((rows, n + 2), dtype=np.int8)
-    padded[:, 1:-1] = mask
-    flat = np.diff(padded.reshape(-1))
-    ups, downs = np.flatnonzero(flat == 1), np.flatnonzero(flat == -1)
-    longest = np.zeros(rows, dtype=np.int64)
-    np.maximum.at(longest, ups // (n + 2), downs - ups)
-    return longest
 
 
 def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
@@ -663,12 +665,19 @@ def could_be_copy(bound: Bound, distance: int | None, params: MultiParams = Mult
     copied units lies inside one of the bound's, with at least its units and sentences, so
     every share and passage here is at least the comparison's. ``False`` only when none of
     judge's rules can hold (a lone passage of whole sentences is no bound: with
-    ``whole_units`` on, always ``True``).
+    ``whole_units`` on, always ``True``). The candidate's side first: when it alone may be
+    copied enough, or when nothing of it can be copied (then nothing of the query is either:
+    a marked sentence has a marked partner, a shared run is shared by both), the query's side
+    is not looked at.
     """
     if (distance is not None and distance <= params.k) or params.whole_units:
         return True
-    cq, longest_a = _bound_side(bound.copied_a, bound.lengths_a, params, boilerplate)
     cm, longest_b = _bound_side(bound.copied_b, bound.lengths_b, params, None)
+    if cm >= params.partial_threshold:
+        return True
+    if not bound.copied_b.any():
+        return False
+    cq, longest_a = _bound_side(bound.copied_a, bound.lengths_a, params, boilerplate)
     return (min(cq, cm) >= params.whole_share or max(cq, cm) >= params.partial_threshold
             or min(longest_a, longest_b) >= params.passage_units)
 

@@ -123,7 +123,8 @@ def _pair(draw):  # type: ignore[no-untyped-def]
 
 
 _PARAMS = [MultiParams(), MultiParams(passage_min_units=1, sentence_units=1, passage_units=3, passage_gap=0),
-           MultiParams(partial_threshold=0.05, whole_share=0.1, passage_gap=2, passage_min_units=3)]
+           MultiParams(partial_threshold=0.05, whole_share=0.1, passage_gap=2, passage_min_units=3),
+           MultiParams(partial_threshold=0.9, whole_share=0.95, passage_units=5, passage_min_units=2, passage_gap=1)]
 
 
 @settings(max_examples=400, deadline=None)
