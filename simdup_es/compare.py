@@ -122,14 +122,13 @@ from .sentences import (
     WORD_BASE,
     Sentence,
     WordCodes,
-    coarse_units,
     split_sentences,
     split_sentences_coded,
     unwrap_lines,
 )
 from .thesaurus import Thesaurus, cilin_thesaurus
 from .tokens import dictionary_words
-from .winnow import GramIndex, gram_cover, gram_hashes, shared_runs_with
+from .winnow import GramIndex, shared_runs_with
 
 __all__ = [
     "ALIGNMENT_MAX_CELLS",
@@ -849,8 +848,7 @@ class PreparedText:
     Thread-safe: the lazily filled parts are the same whoever fills them.
     """
 
-    __slots__ = ("_coarse", "_folded", "_grams", "coded", "min_units", "sentences", "table", "text", "unwrap", "values",
-                 "words")
+    __slots__ = ("_folded", "_grams", "coded", "min_units", "sentences", "table", "text", "unwrap", "values", "words")
 
     def __init__(self, text: str, sentences: Sequence[Sentence], raw: list[str], words: dict[str, str] | None,
                  min_units: int, unwrap: bool) -> None:
@@ -862,23 +860,11 @@ class PreparedText:
         self.values, self.table, self.coded = _rank_first(raw)
         self._folded: list[str] | None = None
         self._grams: dict[int, GramIndex] = {}
-        self._coarse: dict[int, _Coarse] = {}
 
     def folded(self) -> list[str]:
         if self._folded is None:
             self._folded = _folded(self.coded)
         return self._folded
-
-    def coarse(self, k: int) -> _Coarse:
-        """The query's units, words one code, and its grams of ``k`` (:func:`_presence_bound`)."""
-        got = self._coarse.get(k)
-        if got is None:
-            points = coarse_units(self.text, self.min_units)[1]
-            top = int(points.max(initial=0))
-            has = np.zeros(top + 2, dtype=bool)
-            has[points] = True
-            got = self._coarse[k] = _Coarse(points, top, has, GramIndex(points, k))
-        return got
 
     def grams(self, k: int) -> GramIndex:
         got = self._grams.get(k)
@@ -1014,11 +1000,9 @@ def compare_screened(
 ) -> Comparison | None:
     """:func:`compare`, or ``None`` when ``screen`` refuses an upper bound of what it could find.
 
-    The bound is worked out twice, each time only if the one before was not refused: first
-    from which units each text has at all (a sentence is marked only if ``similar_weight`` of
-    its units are in the other text; a run is shared only if its gram is in the other text,
-    words counted as one unit), then from the matrix's candidate pairs and the exact shared
-    runs. Both are supersets of what the comparison marks copied (:func:`_copied_bound`), so a
+    The bound is worked out from the matrix's candidate pairs (the marked pairs are among
+    them) and the shared runs, before the word-level check, the whole-text LCS and the
+    scores: a superset of what the comparison marks copied (:func:`_copied_bound`), so a
     screen that refuses only what cannot be a copy loses nothing. With ``trim_boilerplate``
     the shares are of the cores, which the bound does not know: every pair is compared.
     """
@@ -1032,8 +1016,6 @@ def _compare(a: str | PreparedText, b: str, params: CompareParams, segment: Segm
         raise ConfigError(f"the query was prepared with min_units={query.min_units} and unwrap={query.unwrap}, "
                           f"not {params.min_units} and {params.unwrap}: prepare it with the same parameters")
     b = unwrap_lines(b) if params.unwrap else b
-    if screen is not None and not screen(_presence_bound(query, b, params)):
-        return None
     query, sentences_b, coded_b, enc = _pair_up(query, b)
     n_a, n_b = query.coded.lengths, coded_b.lengths
     cand = _matrix(query, coded_b, enc, params.similar_weight, workers)
@@ -1055,66 +1037,6 @@ def _copied_bound(cand: _Cand, runs: tuple[np.ndarray, np.ndarray], n_a: np.ndar
     in_a[cand.i] = True
     in_b[cand.j] = True
     return Bound(lambda: np.repeat(in_a, n_a) | runs[0], np.repeat(in_b, n_b) | runs[1], n_a, n_b)
-
-
-def _presence_bound(query: PreparedText, b: str, params: CompareParams) -> Bound:
-    """:class:`Bound` from the units each text has at all, before coding ``b`` against the query.
-
-    A pair's LCS is at most the units of one sentence that the other text has, so a sentence
-    with fewer than ``similar_weight`` of its units in the other text is in no candidate pair
-    (the margin of :func:`_candidates`: never narrower than the exact check). Words all count as
-    one unit, and runs as any gram the other text has, however often: both can only add. The
-    work on the query's side is a few passes over arrays of its length (a 30,000-character query
-    against each candidate).
-    """
-    coarse = query.coarse(params.run_units)
-    sentences_b, points_b = coarse_units(b, query.min_units)
-    lengths_b = np.fromiter((s.n_units for s in sentences_b), dtype=np.int64, count=len(sentences_b))
-    k = params.run_units
-    hashes_b = gram_hashes(points_b, k)
-    in_a = _in_sorted(hashes_b, coarse.grams.sorted)
-    copied_b = _may_be_marked(coarse.has[np.minimum(points_b, coarse.top + 1)], lengths_b, params.similar_weight)
-
-    def copied_a() -> np.ndarray:
-        # the query's grams of the values b has: their stretches of the query's sorted grams
-        values = np.unique(hashes_b[in_a])
-        lo = np.searchsorted(coarse.grams.sorted, values, side="left")
-        take = np.searchsorted(coarse.grams.sorted, values, side="right") - lo
-        offsets = np.arange(int(take.sum()), dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)
-        runs_a = np.zeros(coarse.grams.sorted.size, dtype=bool)
-        runs_a[coarse.grams.order[np.repeat(lo, take) + offsets]] = True
-        has_b = np.zeros(coarse.top + 1, dtype=bool)
-        has_b[points_b[points_b <= coarse.top]] = True  # codes past the query's top are not the query's
-        marked = _may_be_marked(has_b[coarse.points], query.coded.lengths, params.similar_weight)
-        return marked | gram_cover(runs_a, coarse.points.size, k)
-
-    return Bound(copied_a, copied_b | gram_cover(in_a, points_b.size, k), query.coded.lengths, lengths_b)
-
-
-class _Coarse(NamedTuple):
-    """The query as :func:`_presence_bound` reads it: a code per unit (words one code), the largest,
-    which codes it has (one more, always false, for codes past the largest) and its grams sorted."""
-
-    points: np.ndarray
-    top: int
-    has: np.ndarray
-    grams: GramIndex
-
-
-def _in_sorted(values: np.ndarray, sorted_other: np.ndarray) -> np.ndarray:
-    """Whether each of ``values`` is in the sorted array ``sorted_other``."""
-    if not sorted_other.size:
-        return np.zeros(values.size, dtype=bool)
-    found: np.ndarray = sorted_other[np.minimum(np.searchsorted(sorted_other, values), sorted_other.size - 1)] == values
-    return found
-
-
-def _may_be_marked(present: np.ndarray, lengths: np.ndarray, similar_weight: float) -> np.ndarray:
-    """Per unit: whether its sentence has at least ``similar_weight`` of its units ``present``."""
-    seen = np.concatenate(([0], np.cumsum(present, dtype=np.int64)))
-    ends = np.cumsum(lengths)
-    found = seen[ends] - seen[ends - lengths]
-    return np.repeat(found >= (similar_weight - _CUTOFF_MARGIN) * lengths, lengths)
 
 
 def _comparison(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: _Coded, cand: _Cand,

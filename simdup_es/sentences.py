@@ -72,7 +72,6 @@ __all__ = [
     "Sentence",
     "SentenceTable",
     "WordCodes",
-    "coarse_units",
     "split_sentences",
     "split_sentences_coded",
     "split_table",
@@ -701,17 +700,6 @@ def _coded_scan(text: str, min_units: int) -> _Scan:
     to :data:`SCAN_CACHE_BYTES` (:data:`scan_cache`): a search
     compares the copies of a widely copied text with query after query."""
     return scan_cache((text, min_units))
-
-
-def coarse_units(text: str, min_units: int = DEFAULT_MIN_UNITS) -> tuple[tuple[Sentence, ...], np.ndarray]:
-    """The sentences of ``text`` and a code per unit (uint64): a CJK character's code point, and one
-    code, :data:`WORD_BASE`, for every word. Coarser than any coding of the words, so two texts share
-    at least the units and runs they would share coded finely (upper bounds of the comparison)."""
-    sentences, points, word_at, found, _, _ = _coded_scan(text, min_units)
-    if found:
-        points = points.copy()
-        points[word_at] = WORD_BASE
-    return sentences, points.astype(np.uint64)
 
 
 def _scan(key: tuple[str, int]) -> _Scan:
