@@ -738,13 +738,20 @@ class CachedSegmenter:
     ('a', 'b', 'a')
     """
 
-    __slots__ = ("_cached", "segment")
+    __slots__ = ("_cached", "_counts", "segment")
 
     def __init__(self, segment: Segmenter, maxsize: int = 4096) -> None:
         if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1:
             raise ConfigError(f"maxsize must be a positive integer, got {maxsize!r}")
         self.segment = segment
         self._cached = lru_cache(maxsize=maxsize)(lambda text: tuple(segment(text)))
+        self._counts = lru_cache(maxsize=maxsize)(lambda text: _word_counts(self, text))
+
+    def counts(self, text: str) -> Counter[str]:
+        """The words of ``text`` with their counts, blanks left out, as the word-level check reads
+        them; cached like the words (the same object each time: read it, do not change it)."""
+        got: Counter[str] = self._counts(text)
+        return got
 
     def __call__(self, text: str) -> tuple[str, ...]:
         result: tuple[str, ...] = self._cached(text)
@@ -754,8 +761,18 @@ class CachedSegmenter:
         """Hits, misses and size, as :func:`functools.lru_cache` reports them."""
         return self._cached.cache_info()
 
+    def counts_info(self) -> Any:
+        """:meth:`cache_info` of :meth:`counts` (what :func:`compare` asks for)."""
+        return self._counts.cache_info()
+
     def cache_clear(self) -> None:
         self._cached.cache_clear()
+        self._counts.cache_clear()
+
+
+def _word_counts(segment: Segmenter, text: str) -> Counter[str]:
+    # str.strip is "" exactly for empty and whitespace-only tokens.
+    return Counter(filter(str.strip, segment(text)))
 
 
 # ------------------------------------------------------------------------ compare
@@ -1161,15 +1178,17 @@ def _similar_pairs(sentences_a: Sequence[Sentence], sentences_b: Sequence[Senten
     if params.use_synonyms:
         thes = thesaurus if thesaurus is not None else cilin_thesaurus()
     # Each sentence is segmented at most once per call, however many pairs it is
-    # in (keyed by text, so a sentence found in both texts counts once too).
+    # in (keyed by text, so a sentence found in both texts counts once too); with a
+    # CachedSegmenter, once for all the calls that share it.
     counted: dict[str, Counter[str]] = {}
 
-    def words(text: str) -> Counter[str]:
+    def counted_words(text: str) -> Counter[str]:
         got = counted.get(text)
         if got is None:
-            # str.strip is "" exactly for empty and whitespace-only tokens.
-            got = counted[text] = Counter(filter(str.strip, segment(text)))
+            got = counted[text] = _word_counts(segment, text)
         return got
+
+    words = segment.counts if isinstance(segment, CachedSegmenter) else counted_words
 
     pairs: list[SentencePair] = []
     word_checks = 0
