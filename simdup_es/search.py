@@ -27,7 +27,7 @@ from .compare import Comparison, CompareParams, Screen
 from .config import BlockLayout
 from .errors import FingerprintVersionError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter
-from .multilevel import Copies, MultiMatch, MultiParams
+from .multilevel import Copies, MultiMatch, MultiParams, StoredText
 from .levels import Levels
 from .lru import ByteLRU
 from .parts import PartPrinter
@@ -262,19 +262,17 @@ def find_copies(
 def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
             compare: Comparer, params: MultiParams, limit: int, stored: dict[str, StoredDoc] | None = None) -> Copies:
     """find_copies with the query's ``unified`` text, fingerprint and levels: at most ``limit``, and how many more."""
-    from .multilevel import StoredText
     from .multilevel import find_copies as judge_copies
 
     near = [(m.id, m.distance) for m in near_duplicates(store, fingerprint, exclude_id=exclude_id) if m.distance <= params.k]
     found = store.part_candidates(levels.fingerprints, [k.key for k in levels.keys], levels.version,
                                   exclude_id=exclude_id, limit=params.store_limit)
 
-    def texts(ids: Sequence[str]) -> dict[str, StoredText]:
+    def texts(ids: Sequence[str]) -> Mapping[str, StoredText]:
         docs = store.get(ids)
         if stored is not None:
             stored.update((d.id, d) for d in docs)
-        return {d.id: StoredText(unify_stored(d.text), d.fingerprint if d.version == fingerprint.version else None)
-                for d in docs if d.text}
+        return _UnifiedTexts(docs, fingerprint.version)
 
     matches = judge_copies(unified, levels, near, found, texts, compare, query_fingerprint=fingerprint.value,
                            params=params, limit=limit,
@@ -288,6 +286,26 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
 
     ordered = sorted(matches + unscored, key=rank)
     return Copies(ordered[:limit], more=matches.more + max(0, len(ordered) - limit))
+
+
+class _UnifiedTexts(Mapping[str, StoredText]):
+    """Stored documents with text as :class:`StoredText`, each unified when first read: a batch is
+    read at once, but judging stops after a few misses in a row (the rest is never unified)."""
+
+    def __init__(self, docs: Iterable[StoredDoc], version: str) -> None:
+        self._docs = {d.id: d for d in docs if d.text}
+        self._version = version
+
+    def __getitem__(self, doc_id: str) -> StoredText:
+        d = self._docs[doc_id]
+        assert d.text is not None
+        return StoredText(unify_stored(d.text), d.fingerprint if d.version == self._version else None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._docs)
+
+    def __len__(self) -> int:
+        return len(self._docs)
 
 
 # What the unified stored texts may hold (each about twice its text's bytes).
