@@ -22,11 +22,13 @@ characters are each replaced by one drawn (seeded, per document) from the corpus
 but reads to the pipeline like Chinese of the same length and layout. Those stand for
 the bulk of a large store that a query does not copy.
 
-    python benchmarks/bench_search_latency.py [--docs 100000] [--queries 100] [--store DIR] [--index NAME]
+    python benchmarks/bench_search_latency.py [--docs 100000] [--queries 100] [--store DIR] [--index NAME] [--again]
 
 ``--store DIR`` keeps (and on a later run reuses) the embedded store; ``--index`` the
 Elasticsearch index (deleted at the end unless given). The machine is shared and noisy:
-read the figures as ratios to MinHash's in the same run.
+read the figures as ratios to MinHash's in the same run. ``--again`` adds a column:
+the same queries run a second time, when the candidates' unified texts and sentences
+are kept from the first (simdup_es.search.unified_cache, simdup_es.sentences.scan_cache).
 """
 
 from __future__ import annotations
@@ -140,7 +142,7 @@ def index(store, stored: dict[str, str]) -> float:  # type: ignore[no-untyped-de
     return time.perf_counter() - t0
 
 
-def simdup_runs(store, queries):  # type: ignore[no-untyped-def]
+def simdup_runs(store, queries, again: bool = False):  # type: ignore[no-untyped-def]
     from simdup_es import default_fingerprinter
     from simdup_es.multilevel import MultiParams
     from simdup_es.parts import PartPrinter
@@ -148,8 +150,15 @@ def simdup_runs(store, queries):  # type: ignore[no-untyped-def]
 
     printer, compare, params = PartPrinter(default_fingerprinter()), comparer(), MultiParams()
     find_copies(store, queries["2 kB"][0][1], printer=printer, compare=compare, params=params)  # warm caches
-    return time_queries(queries, lambda text: len(find_copies(store, text, printer=printer, compare=compare,
-                                                                 params=params)))
+
+    def run(text: str) -> int:
+        return len(find_copies(store, text, printer=printer, compare=compare, params=params))
+
+    first = time_queries(queries, run)
+    if not again:
+        return first, None
+    # The same queries once more: their candidates' unified texts and sentences are now kept.
+    return first, time_queries(queries, run)
 
 
 def minhash_runs(stored: dict[str, str], queries):  # type: ignore[no-untyped-def]
@@ -177,6 +186,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--store", type=Path, help="embedded store folder, kept and reused")
     ap.add_argument("--index", help="Elasticsearch index name, kept and reused (SIMDUP_TEST_ES_URL)")
+    ap.add_argument("--again", action="store_true",
+                    help="time the embedded store's queries a second time, with their candidates' texts cached")
     args = ap.parse_args()
 
     from simdup_es.store import open_store
@@ -193,7 +204,9 @@ def main() -> None:
                 log("embedded store: indexing")
                 index(store, stored)
             log("embedded store: queries")
-            results["simdup, embedded"] = simdup_runs(store, queries)
+            results["simdup, embedded"], second = simdup_runs(store, queries, args.again)
+            if second is not None:
+                results["simdup, embedded, again"] = second
 
     url = os.environ.get("SIMDUP_TEST_ES_URL")
     if url:
@@ -204,7 +217,7 @@ def main() -> None:
                     log(f"Elasticsearch {url} index {name}: indexing")
                     index(store, stored)
                 log("Elasticsearch: queries")
-                results["simdup, Elasticsearch"] = simdup_runs(store, queries)
+                results["simdup, Elasticsearch"] = simdup_runs(store, queries)[0]
         finally:
             if not args.index:
                 from elasticsearch import Elasticsearch

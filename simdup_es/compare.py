@@ -132,14 +132,17 @@ from .winnow import GramIndex, shared_runs_with
 
 __all__ = [
     "ALIGNMENT_MAX_CELLS",
+    "Bound",
     "CachedSegmenter",
     "EXACT_LCS_MAX_CELLS",
     "CompareParams",
     "CompareStats",
     "Comparison",
     "PreparedText",
+    "Screen",
     "SentencePair",
     "compare",
+    "compare_screened",
     "lcs_matrix",
     "prepare",
     "word_score",
@@ -735,13 +738,20 @@ class CachedSegmenter:
     ('a', 'b', 'a')
     """
 
-    __slots__ = ("_cached", "segment")
+    __slots__ = ("_cached", "_counts", "segment")
 
     def __init__(self, segment: Segmenter, maxsize: int = 4096) -> None:
         if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1:
             raise ConfigError(f"maxsize must be a positive integer, got {maxsize!r}")
         self.segment = segment
         self._cached = lru_cache(maxsize=maxsize)(lambda text: tuple(segment(text)))
+        self._counts = lru_cache(maxsize=maxsize)(lambda text: _word_counts(self, text))
+
+    def counts(self, text: str) -> Counter[str]:
+        """The words of ``text`` with their counts, blanks left out, as the word-level check reads
+        them; cached like the words (the same object each time: read it, do not change it)."""
+        got: Counter[str] = self._counts(text)
+        return got
 
     def __call__(self, text: str) -> tuple[str, ...]:
         result: tuple[str, ...] = self._cached(text)
@@ -751,8 +761,18 @@ class CachedSegmenter:
         """Hits, misses and size, as :func:`functools.lru_cache` reports them."""
         return self._cached.cache_info()
 
+    def counts_info(self) -> Any:
+        """:meth:`cache_info` of :meth:`counts` (what :func:`compare` asks for)."""
+        return self._counts.cache_info()
+
     def cache_clear(self) -> None:
         self._cached.cache_clear()
+        self._counts.cache_clear()
+
+
+def _word_counts(segment: Segmenter, text: str) -> Counter[str]:
+    # str.strip is "" exactly for empty and whitespace-only tokens.
+    return Counter(filter(str.strip, segment(text)))
 
 
 # ------------------------------------------------------------------------ compare
@@ -952,20 +972,88 @@ def compare(
     ThesaurusError
         Synonyms are on, no thesaurus was given and Cilin cannot be loaded.
     """
+    got = _compare(a, b, params, segment, thesaurus, workers, None)
+    assert got is not None  # no screen, no refusal
+    return got
+
+
+class Bound:
+    """What a comparison could mark copied at most, per unit of each side (in a sentence that may
+    be marked, or in a shared run), and the units of each side's sentences (:func:`compare_screened`).
+
+    ``copied_a`` may be given as a function, called on first use: the query's side is the long
+    one, and a screen may decide on the candidate's side alone.
+    """
+
+    __slots__ = ("_copied_a", "copied_b", "lengths_a", "lengths_b")
+
+    def __init__(self, copied_a: np.ndarray | Callable[[], np.ndarray], copied_b: np.ndarray, lengths_a: np.ndarray,
+                 lengths_b: np.ndarray) -> None:
+        self._copied_a = copied_a
+        self.copied_b = copied_b
+        self.lengths_a = lengths_a
+        self.lengths_b = lengths_b
+
+    @property
+    def copied_a(self) -> np.ndarray:
+        if callable(self._copied_a):
+            self._copied_a = self._copied_a()
+        return self._copied_a
+
+
+Screen = Callable[[Bound], bool]
+"""Whether a comparison with this :class:`Bound` could still matter; ``False`` spares the rest of it."""
+
+
+def compare_screened(
+    a: str | PreparedText,
+    b: str,
+    params: CompareParams,
+    screen: Screen,
+    *,
+    segment: Segmenter | None = None,
+    thesaurus: Thesaurus | None = None,
+    workers: int | None = None,
+) -> Comparison | None:
+    """:func:`compare`, or ``None`` when ``screen`` refuses an upper bound of what it could find.
+
+    The bound is worked out from the matrix's candidate pairs (the marked pairs are among
+    them) and the shared runs, before the word-level check, the whole-text LCS and the
+    scores: a superset of what the comparison marks copied (:func:`_copied_bound`), so a
+    screen that refuses only what cannot be a copy loses nothing. With ``trim_boilerplate``
+    the shares are of the cores, which the bound does not know: every pair is compared.
+    """
+    return _compare(a, b, params, segment, thesaurus, workers, None if params.trim_boilerplate else screen)
+
+
+def _compare(a: str | PreparedText, b: str, params: CompareParams, segment: Segmenter | None, thesaurus: Thesaurus | None,
+             workers: int | None, screen: Screen | None) -> Comparison | None:
     query = a if isinstance(a, PreparedText) else prepare(a, params)
     if (query.min_units, query.unwrap) != (params.min_units, params.unwrap):
         raise ConfigError(f"the query was prepared with min_units={query.min_units} and unwrap={query.unwrap}, "
                           f"not {params.min_units} and {params.unwrap}: prepare it with the same parameters")
-    query, sentences_b, coded_b, enc = _pair_up(query, unwrap_lines(b) if params.unwrap else b)
+    b = unwrap_lines(b) if params.unwrap else b
+    query, sentences_b, coded_b, enc = _pair_up(query, b)
     n_a, n_b = query.coded.lengths, coded_b.lengths
     cand = _matrix(query, coded_b, enc, params.similar_weight, workers)
     runs_a, runs_b = shared_runs_with(query.grams(params.run_units), coded_b.codes)
+    if screen is not None and not screen(_copied_bound(cand, (runs_a, runs_b), n_a, n_b)):
+        return None
     core_a, core_b = range(len(n_a)), range(len(n_b))
     if params.trim_boilerplate:
         core_a, core_b = _cores(query, sentences_b, coded_b, cand, params)
         cand = cand.within(core_a, core_b)
     pairs, word_checks = _similar_pairs(query.sentences, sentences_b, cand, params, segment, thesaurus)
     return _comparison(query, sentences_b, coded_b, cand, pairs, word_checks, (core_a, core_b), (runs_a, runs_b), params)
+
+
+def _copied_bound(cand: _Cand, runs: tuple[np.ndarray, np.ndarray], n_a: np.ndarray, n_b: np.ndarray) -> Bound:
+    """Units in a sentence of a candidate pair (the marked pairs are among them) or in a shared run."""
+    in_a = np.zeros(n_a.size, dtype=bool)
+    in_b = np.zeros(n_b.size, dtype=bool)
+    in_a[cand.i] = True
+    in_b[cand.j] = True
+    return Bound(lambda: np.repeat(in_a, n_a) | runs[0], np.repeat(in_b, n_b) | runs[1], n_a, n_b)
 
 
 def _comparison(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: _Coded, cand: _Cand,
@@ -1090,15 +1178,17 @@ def _similar_pairs(sentences_a: Sequence[Sentence], sentences_b: Sequence[Senten
     if params.use_synonyms:
         thes = thesaurus if thesaurus is not None else cilin_thesaurus()
     # Each sentence is segmented at most once per call, however many pairs it is
-    # in (keyed by text, so a sentence found in both texts counts once too).
+    # in (keyed by text, so a sentence found in both texts counts once too); with a
+    # CachedSegmenter, once for all the calls that share it.
     counted: dict[str, Counter[str]] = {}
 
-    def words(text: str) -> Counter[str]:
+    def counted_words(text: str) -> Counter[str]:
         got = counted.get(text)
         if got is None:
-            # str.strip is "" exactly for empty and whitespace-only tokens.
-            got = counted[text] = Counter(filter(str.strip, segment(text)))
+            got = counted[text] = _word_counts(segment, text)
         return got
+
+    words = segment.counts if isinstance(segment, CachedSegmenter) else counted_words
 
     pairs: list[SentencePair] = []
     word_checks = 0

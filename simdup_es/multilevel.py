@@ -31,6 +31,7 @@ stores are tested against.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 from collections import defaultdict
@@ -41,16 +42,17 @@ from typing import Literal, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from . import simhash as sh
-from .compare import Comparison
+from .compare import Bound, Comparison, Screen
 from .config import BlockLayout, require_ints
 from .errors import ConfigError, FingerprintVersionError
-from .levels import Levels
+from .levels import Levels, U64Keys
 from .winnow import KEY_K, KEY_W
 
 __all__ = [
     "Candidate",
     "Copies",
     "copied_shares",
+    "could_be_copy",
     "MemoryPartIndex",
     "MultiMatch",
     "MultiParams",
@@ -66,6 +68,7 @@ __all__ = [
     "counted_passages",
     "passages",
     "rank_candidates",
+    "rank_candidates_reference",
 ]
 
 log = logging.getLogger(__name__)
@@ -370,6 +373,97 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
     distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units
     has: a phrase the query repeats counts once), or by the query units its matched parts
     cover. Keys matched one by one here and there (set phrases) cover a little of a
+    text; a copied passage, one run. All candidates at once, by the stretches of the query they
+    cover (:func:`rank_candidates_reference` goes one by one, a flag per unit: a query has up to
+    ``store_limit`` candidates, and 30,000 characters are 15,000 units).
+    """
+    if not found:
+        return []
+    n = query.units
+    units, part_units, longest, distinct = (x.tolist() for x in _covers(query, found))
+    density = 2 / (KEY_W + 1)
+    out = []
+    # Scalar arithmetic as in the reference, so that every float is the same to the last bit.
+    for c, u, pu, d, run in zip(found, units, part_units, distinct, longest, strict=True):
+        cq = u / n if n else 0.0
+        keys_there = max(1.0, (c.units - KEY_K + 1) * density)
+        cm = min(1.0, max(d / keys_there, pu / c.units)) if c.units else 0.0
+        evidence = max(cq, cm, params.partial_threshold * min(1.0, run / params.passage_units))
+        if evidence >= params.min_coverage:
+            out.append(Candidate(c.id, cq, cm, evidence))
+    out.sort(key=lambda c: (-c.evidence, -c.coverage, c.id))
+    return out
+
+
+def _covers(query: Levels, found: Sequence[PartCandidate]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per candidate: the query units under its matched keys or parts, those under its parts, the
+    longest run of the former, and how many distinct key values it matched (:func:`key_cover`,
+    :func:`_part_cover`), from the stretches they cover rather than a flag per unit."""
+    rows, n = len(found), query.units
+    key_rows = np.fromiter(itertools.chain.from_iterable(itertools.repeat(r, len(c.keys)) for r, c in enumerate(found)),
+                           dtype=np.int64)
+    key_at = np.fromiter(itertools.chain.from_iterable(c.keys for c in found), dtype=np.int64, count=key_rows.size)
+    values, positions = _key_arrays(query)
+    # A key covers its gram, and up to the next matched key when that starts at most KEY_W later.
+    order = np.lexsort((positions[key_at], key_rows)) if key_at.size else key_at
+    r, start = key_rows[order], positions[key_at[order]]
+    after = np.append(start[1:], 0)
+    close = np.append(r[1:] == r[:-1], False) & (after - start <= KEY_W)
+    end = np.maximum(np.where(close, after, start + KEY_K), start + KEY_K)
+    starts = _unit_starts(query)
+    part_rows = np.fromiter(itertools.chain.from_iterable(itertools.repeat(r, len(c.parts)) for r, c in enumerate(found)),
+                            dtype=np.int64)
+    part_at = np.fromiter(itertools.chain.from_iterable(c.parts for c in found), dtype=np.int64, count=part_rows.size)
+    bounds = np.array([(p.first, p.stop) for p in query.parts], dtype=np.int64).reshape(-1, 2)
+    part_start, part_end = starts[bounds[part_at, 0]], starts[bounds[part_at, 1]]
+    units, longest = _union(rows, n, np.concatenate((r, part_rows)), np.concatenate((start, part_start)),
+                            np.concatenate((end, part_end)))
+    part_units = _union(rows, n, part_rows, part_start, part_end)[0]
+    # Distinct key values per candidate (a phrase the query repeats has one value, several keys).
+    _, value_ids = np.unique(values, return_inverse=True)
+    pairs = np.unique(key_rows * max(1, values.size) + value_ids.reshape(-1)[key_at]) if key_at.size else key_at
+    distinct = np.bincount(pairs // max(1, values.size), minlength=rows)
+    return units, part_units, longest, distinct
+
+
+def _union(rows: int, n: int, row: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the units of ``0 .. n - 1`` inside any of its stretches ``start .. end - 1``, and the
+    longest run of such units (stretches that touch make one run, as flags per unit would)."""
+    start, end = np.minimum(start, n), np.minimum(end, n)
+    keep = start < end
+    # Each row on its own stretch of one line, a unit apart, so that rows never touch.
+    first = row[keep] * (n + 1) + start[keep]
+    last = row[keep] * (n + 1) + end[keep]
+    order = np.argsort(first, kind="stable")
+    first, last = first[order], last[order]
+    reach = np.maximum.accumulate(last) if last.size else last
+    new = np.concatenate(([True], first[1:] > reach[:-1])) if first.size else first.astype(bool)
+    begin, group = first[new], np.cumsum(new) - 1
+    stop = np.zeros(begin.size, dtype=np.int64)
+    np.maximum.at(stop, group, last)
+    owner, sizes = begin // (n + 1), stop - begin
+    longest = np.zeros(rows, dtype=np.int64)
+    np.maximum.at(longest, owner, sizes)
+    return np.bincount(owner, weights=sizes, minlength=rows).astype(np.int64), longest
+
+
+def _key_arrays(query: Levels) -> tuple[np.ndarray, np.ndarray]:
+    """The query's key values (uint64) and positions (int64), without making the key objects if it can."""
+    if isinstance(query.keys, U64Keys):
+        flat = np.frombuffer(query.keys.flat, dtype=np.uint64).reshape(-1, 2)
+        return flat[:, 0], flat[:, 1].astype(np.int64)
+    values = np.array(query.key_values(), dtype=np.uint64)
+    return values, np.fromiter((k.position for k in query.keys), dtype=np.int64, count=values.size)
+
+
+def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
+                              params: MultiParams = MultiParams()) -> list[Candidate]:
+    """:func:`rank_candidates` candidate by candidate.
+
+    The match side's coverage is estimated by the share of its keys the query has (its
+    distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units
+    has: a phrase the query repeats counts once), or by the query units its matched parts
+    cover. Keys matched one by one here and there (set phrases) cover a little of a
     text; a copied passage, one run.
     """
     out = []
@@ -563,6 +657,49 @@ def judge(doc_id: str, comparison: Comparison, distance: int | None, params: Mul
     )
 
 
+def could_be_copy(bound: Bound, distance: int | None, params: MultiParams = MultiParams(),
+                  boilerplate: np.ndarray | None = None) -> bool:
+    """Whether :func:`judge` could find a copy in a comparison that marks copied at most ``bound``.
+
+    :func:`copied_shares` over the bound's units rather than the copied ones: a passage of
+    copied units lies inside one of the bound's, with at least its units and sentences, so
+    every share and passage here is at least the comparison's. ``False`` only when none of
+    judge's rules can hold (a lone passage of whole sentences is no bound: with
+    ``whole_units`` on, always ``True``). The candidate's side first: when it alone may be
+    copied enough, or when nothing of it can be copied (then nothing of the query is either:
+    a marked sentence has a marked partner, a shared run is shared by both), the query's side
+    is not looked at.
+    """
+    if (distance is not None and distance <= params.k) or params.whole_units:
+        return True
+    cm, longest_b = _bound_side(bound.copied_b, bound.lengths_b, params, None)
+    if cm >= params.partial_threshold:
+        return True
+    if not bound.copied_b.any():
+        return False
+    cq, longest_a = _bound_side(bound.copied_a, bound.lengths_a, params, boilerplate)
+    return (min(cq, cm) >= params.whole_share or max(cq, cm) >= params.partial_threshold
+            or min(longest_a, longest_b) >= params.passage_units)
+
+
+def _bound_side(copied: np.ndarray, lengths: np.ndarray, params: MultiParams,
+                ignored: np.ndarray | None) -> tuple[float, int]:
+    """The share of a side's units in counted passages of ``copied``, and the units of the longest (as copied_shares)."""
+    units = int(lengths.sum())
+    if ignored is not None and ignored.size == copied.size:
+        copied = copied & ~ignored
+    firsts, stops, counts = _passage_arrays(copied, params.passage_gap)
+    keep = counts >= params.passage_min_units
+    if not keep.any():
+        return 0.0, 0
+    ends = np.cumsum(lengths)  # a unit's sentence: the first whose end is past it
+    first_s = np.searchsorted(ends, firsts[keep], side="right")
+    last_s = np.searchsorted(ends, stops[keep] - 1, side="right")
+    n = counts[keep]
+    counted = n[(last_s > first_s) | (n >= params.sentence_units) | (2 * n >= units)].tolist()
+    return (sum(counted) / units if units else 0.0), max(counted, default=0)
+
+
 class Copies(list[MultiMatch]):
     """The copies found, best first; ``more`` candidates were left unjudged once ``limit`` copies were found.
     ``unified``: the query's unified text, when the search made it (a report maps it back, see
@@ -585,6 +722,7 @@ def find_copies(
     query_fingerprint: int | None = None,
     params: MultiParams = MultiParams(),
     limit: int | None = None,
+    screened: Callable[[str, str, Screen], Comparison | None] | None = None,
 ) -> Copies:
     """Judge the document-level near-duplicates and the part candidates of one query.
 
@@ -605,6 +743,10 @@ def find_copies(
         To give part candidates their distance.
     limit:
         Stop judging once this many copies were found (``None``: no limit).
+    screened:
+        ``compare`` that may give up on a candidate that cannot be a copy
+        (:func:`simdup_es.compare.compare_screened` with its parameters bound, given
+        :func:`could_be_copy` as the screen): the same copies, found sooner.
 
     Returns
     -------
@@ -630,7 +772,9 @@ def find_copies(
             distance = distances.get(doc_id)
             if distance is None and query_fingerprint is not None and stored.fingerprint is not None:
                 distance = sh.hamming(query_fingerprint, stored.fingerprint)
-            yield judge(doc_id, compare(query_text, stored.text), distance, params, common)
+            comparison = compare(query_text, stored.text) if screened is None else screened(
+                query_text, stored.text, functools.partial(could_be_copy, distance=distance, params=params, boilerplate=common))
+            yield None if comparison is None else judge(doc_id, comparison, distance, params, common)
 
     out = [m for m in judged(list(distances)) if m is not None]
     at = misses = 0  # part candidates judged; rejected in a row

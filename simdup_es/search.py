@@ -14,24 +14,26 @@ file a :func:`comparer` may be given).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
 from . import simhash as sh
-from .compare import Comparison, CompareParams
+from .compare import Comparison, CompareParams, Screen
 from .config import BlockLayout
 from .errors import FingerprintVersionError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter
-from .multilevel import Copies, MultiMatch, MultiParams
+from .multilevel import Copies, MultiMatch, MultiParams, StoredText
 from .levels import Levels
+from .lru import ByteLRU
 from .parts import PartPrinter
 from .store.base import Store, StoredDoc
 from .text import unify
+from .thesaurus import Thesaurus
 
 Comparer = Callable[[str, str], Comparison]
 """Two unified texts to their :class:`~simdup_es.compare.Comparison`."""
@@ -108,19 +110,42 @@ def sentence_rerank(
     return sorted(hits, key=lambda h: (h.comparison is None, -h.copied, h.match.distance, h.match.id))
 
 
-def comparer(params: CompareParams = CompareParams(), synonym_file: Path | None = None) -> Comparer:
+def comparer(params: CompareParams = CompareParams(), synonym_file: Path | None = None) -> MatrixComparer:
     """The comparison matrix with ``params`` bound, and one segmenter cache for all its calls.
 
     A search compares the query's sentences with every hit: with one cache they
     are segmented once. ``synonym_file`` adds synonym groups to Cilin.
     """
-    from .compare import CachedSegmenter, compare
     from .thesaurus import load_thesaurus
-    from .tokens import dictionary_words
 
-    thesaurus = load_thesaurus(synonym_file) if params.use_synonyms else None
-    segment = CachedSegmenter(dictionary_words)
-    return lambda a, b: compare(a, b, params, segment=segment, thesaurus=thesaurus)
+    return MatrixComparer(params, load_thesaurus(synonym_file) if params.use_synonyms else None)
+
+
+class MatrixComparer:
+    """:func:`simdup_es.compare.compare` with its parameters, thesaurus and a segmenter cache bound (:func:`comparer`).
+
+    A :data:`Comparer`; :meth:`screened` also lets a search skip the rest of a comparison
+    that cannot make a copy.
+    """
+
+    def __init__(self, params: CompareParams, thesaurus: Thesaurus | None) -> None:
+        from .compare import CachedSegmenter
+        from .tokens import dictionary_words
+
+        self.params = params
+        self.thesaurus = thesaurus
+        self.segment = CachedSegmenter(dictionary_words)
+
+    def __call__(self, a: str, b: str) -> Comparison:
+        from .compare import compare
+
+        return compare(a, b, self.params, segment=self.segment, thesaurus=self.thesaurus)
+
+    def screened(self, a: str, b: str, screen: Screen) -> Comparison | None:
+        """:func:`simdup_es.compare.compare_screened`: ``None`` when ``screen`` refuses a bound of the comparison."""
+        from .compare import compare_screened
+
+        return compare_screened(a, b, self.params, screen, segment=self.segment, thesaurus=self.thesaurus)
 
 
 def stored_query(store: Store, doc_id: str, version: str) -> tuple[Fingerprint, str | None]:
@@ -238,22 +263,21 @@ def find_copies(
 def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
             compare: Comparer, params: MultiParams, limit: int, stored: dict[str, StoredDoc] | None = None) -> Copies:
     """find_copies with the query's ``unified`` text, fingerprint and levels: at most ``limit``, and how many more."""
-    from .multilevel import StoredText
     from .multilevel import find_copies as judge_copies
 
     near = [(m.id, m.distance) for m in near_duplicates(store, fingerprint, exclude_id=exclude_id) if m.distance <= params.k]
     found = store.part_candidates(levels.fingerprints, [k.key for k in levels.keys], levels.version,
                                   exclude_id=exclude_id, limit=params.store_limit)
 
-    def texts(ids: Sequence[str]) -> dict[str, StoredText]:
+    def texts(ids: Sequence[str]) -> Mapping[str, StoredText]:
         docs = store.get(ids)
         if stored is not None:
             stored.update((d.id, d) for d in docs)
-        return {d.id: StoredText(unify_stored(d.text), d.fingerprint if d.version == fingerprint.version else None)
-                for d in docs if d.text}
+        return _UnifiedTexts(docs, fingerprint.version)
 
     matches = judge_copies(unified, levels, near, found, texts, compare, query_fingerprint=fingerprint.value,
-                           params=params, limit=limit)
+                           params=params, limit=limit,
+                           screened=compare.screened if isinstance(compare, MatrixComparer) else None)
     # A near-duplicate whose text the store does not keep is still one, unscored.
     judged = {m.id for m in matches}
     unscored = [_unscored(i, d) for i, d in near if i not in judged]
@@ -265,10 +289,39 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
     return Copies(ordered[:limit], more=matches.more + max(0, len(ordered) - limit))
 
 
-@lru_cache(maxsize=1024)
+class _UnifiedTexts(Mapping[str, StoredText]):
+    """Stored documents with text as :class:`StoredText`, each unified when first read: a batch is
+    read at once, but judging stops after a few misses in a row (the rest is never unified)."""
+
+    def __init__(self, docs: Iterable[StoredDoc], version: str) -> None:
+        self._docs = {d.id: d for d in docs if d.text}
+        self._version = version
+
+    def __getitem__(self, doc_id: str) -> StoredText:
+        d = self._docs[doc_id]
+        assert d.text is not None
+        return StoredText(unify_stored(d.text), d.fingerprint if d.version == self._version else None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._docs)
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+
+# What the unified stored texts may hold (each about twice its text's bytes).
+UNIFY_CACHE_BYTES = 32 * 2**20
+
+unified_cache: ByteLRU[str, str] = ByteLRU(unify, lambda text, unified: sys.getsizeof(text) + sys.getsizeof(unified),
+                                           UNIFY_CACHE_BYTES)
+""":func:`unify` of stored texts, by text (so a changed document is another entry): ``unified_cache.max_bytes``
+sets its budget."""
+
+
 def unify_stored(text: str) -> str:
-    """:func:`unify` of a stored text: the copies of a widely copied text are candidates of query after query."""
-    return unify(text)
+    """:func:`unify` of a stored text, cached (:data:`unified_cache`): the copies of a widely copied text are
+    candidates of query after query."""
+    return unified_cache(text)
 
 
 def _unscored(doc_id: str, distance: int) -> MultiMatch:

@@ -16,6 +16,7 @@ import collections
 import dataclasses
 import itertools
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .errors import ConfigError
+from .lru import ByteLRU
 
 __all__ = [
     "DEFAULT_MIN_UNITS",
@@ -636,20 +638,32 @@ def split_sentences_coded(
     OverflowError
         More distinct words than private-use code points.
     """
-    sentences, unit_points, word_at, found, bounds = _coded_scan(text, min_units)
-    if found:
-        unit_points = unit_points.copy()
-        unit_points[word_at] = WORD_BASE if words is None else _points("".join(map(words.__getitem__, found)))
+    sentences, unit_points, word_at, found, bounds, plain = _coded_scan(text, min_units)
+    if not found:  # no word to code: the same for every table
+        return list(sentences), list(plain)
+    unit_points = unit_points.copy()
+    unit_points[word_at] = WORD_BASE if words is None else _points("".join(map(words.__getitem__, found)))
     units_ = unit_points.astype("<u4").tobytes().decode("utf-32-le")
     return list(sentences), list(map(units_.__getitem__, bounds))
 
 
-@lru_cache(maxsize=2048)
-def _coded_scan(text: str, min_units: int) -> tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], list[slice]]:
+_Scan = tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], list[slice], tuple[str, ...]]
+
+# What the scans of stored texts may hold: about 25 kB for a text of 2,000 characters.
+SCAN_CACHE_BYTES = 64 * 2**20
+
+
+def _coded_scan(text: str, min_units: int) -> _Scan:
     """What :func:`split_sentences_coded` needs of ``text`` whatever the word codes: its sentences, the code
     point of each unit's first character, which units are words and their (case-folded) text, and each
-    sentence's slice of the units. Cached: a search compares the copies of a widely copied text with
-    query after query."""
+    sentence's slice of the units; and, for a text without words, each sentence's coded units. Cached up
+    to :data:`SCAN_CACHE_BYTES` (:data:`scan_cache`): a search
+    compares the copies of a widely copied text with query after query."""
+    return scan_cache((text, min_units))
+
+
+def _scan(key: tuple[str, int]) -> _Scan:
+    text, min_units = key
     table, chars = _split([text], min_units)
     starts = chars.starts
     word_at = np.searchsorted(starts, chars.word_starts)  # the units that are words
@@ -658,7 +672,23 @@ def _coded_scan(text: str, min_units: int) -> tuple[tuple[Sentence, ...], np.nda
     unit_points.flags.writeable = False  # shared by every call
     sentences = tuple(table.sentences())
     stops = list(itertools.accumulate(s.n_units for s in sentences))
-    return sentences, unit_points, word_at, found, list(map(slice, [0, *stops[:-1]], stops))
+    bounds = list(map(slice, [0, *stops[:-1]], stops))
+    plain: tuple[str, ...] = ()
+    if not found:
+        units_ = unit_points.astype("<u4").tobytes().decode("utf-32-le")
+        plain = tuple(map(units_.__getitem__, bounds))
+    return sentences, unit_points, word_at, found, bounds, plain
+
+
+def _scan_bytes(key: tuple[str, int], scan: _Scan) -> int:
+    """About the bytes a scan holds: the text, its sentences (each an object and its text), the arrays."""
+    sentences, unit_points, word_at, found, _, plain = scan
+    return (2 * sys.getsizeof(key[0]) + 240 * len(sentences) + unit_points.nbytes + word_at.nbytes
+            + sum(map(sys.getsizeof, found)) + sum(map(sys.getsizeof, plain)))
+
+
+scan_cache: ByteLRU[tuple[str, int], _Scan] = ByteLRU(_scan, _scan_bytes, SCAN_CACHE_BYTES)
+"""The scans of :func:`split_sentences_coded` by ``(text, min_units)``; ``scan_cache.max_bytes`` sets its budget."""
 
 
 def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:

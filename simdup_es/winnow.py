@@ -32,6 +32,7 @@ __all__ = [
     "KEY_K",
     "KEY_W",
     "GramIndex",
+    "gram_cover",
     "gram_hashes",
     "shared_runs",
     "shared_runs_with",
@@ -159,7 +160,7 @@ def shared_runs(a: np.ndarray, b: np.ndarray, min_units: int) -> tuple[np.ndarra
     arrays of their lengths.
     """
     ha, hb = gram_hashes(a, min_units), gram_hashes(b, min_units)
-    return _covered(_matched(ha, hb), len(a), min_units), _covered(_matched(hb, ha), len(b), min_units)
+    return gram_cover(_matched(ha, hb), len(a), min_units), gram_cover(_matched(hb, ha), len(b), min_units)
 
 
 def _matched(own: np.ndarray, other: np.ndarray) -> np.ndarray:
@@ -194,33 +195,44 @@ class GramIndex:
 def shared_runs_with(a: GramIndex, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`shared_runs` of ``a``'s codes and ``b``, bit for bit, touching ``a``'s grams only
     where ``b`` has the same: the work on ``a``'s side beyond two boolean arrays of its length
-    is ``O(len(b) log len(a))``."""
+    is ``O(len(b) log len(a))``, and beyond that only the grams both have are sorted (a
+    candidate that copies nothing shares a few)."""
     k = a.k
     hb = gram_hashes(b, k)
-    # a's side: of each gram value b holds c times, the first c occurrences in a.
-    values, counts = np.unique(hb, return_counts=True)
-    lo = np.searchsorted(a.sorted, values, side="left")
-    take = np.minimum(counts, np.searchsorted(a.sorted, values, side="right") - lo)
-    total = int(take.sum())
-    offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)
+    lo = np.searchsorted(a.sorted, hb, side="left")
+    count = np.searchsorted(a.sorted, hb, side="right") - lo  # how often a holds each gram of b
+    shared = np.flatnonzero(count)
     starts_a = np.zeros(max(a.n - k + 1, 0), dtype=bool)
-    starts_a[a.order[np.repeat(lo, take) + offsets]] = True
-    # b's side: each gram among as many first occurrences of its value as a holds.
-    order = np.argsort(hb, kind="stable")
-    ranked = hb[order]
-    rank = np.empty(len(hb), dtype=np.int64)
-    rank[order] = np.arange(len(hb)) - np.searchsorted(ranked, ranked, side="left")
-    count = np.searchsorted(a.sorted, hb, side="right") - np.searchsorted(a.sorted, hb, side="left")
-    return _covered(starts_a, a.n, k), _covered(rank < count, len(b), k)
+    starts_b = np.zeros(len(hb), dtype=bool)
+    if shared.size:
+        # Every occurrence of a value is in ``shared`` or none is, so ranks among equal values
+        # are those over all of b's grams.
+        sub = hb[shared]
+        order = np.argsort(sub, kind="stable")
+        ranked = sub[order]
+        rank = np.empty(sub.size, dtype=np.int64)
+        rank[order] = np.arange(sub.size) - np.searchsorted(ranked, ranked, side="left")
+        # b's side: each gram among as many first occurrences of its value as a holds.
+        starts_b[shared] = rank < count[shared]
+        # a's side: of each gram value b holds c times, the first c occurrences in a.
+        first = np.concatenate(([True], ranked[1:] != ranked[:-1]))
+        at = order[first]  # one gram of b per distinct value, and how many times b holds it
+        times = np.diff(np.append(np.flatnonzero(first), sub.size))
+        take = np.minimum(times, count[shared[at]])
+        begin = lo[shared[at]]
+        total = int(take.sum())
+        offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)
+        starts_a[a.order[np.repeat(begin, take) + offsets]] = True
+    return gram_cover(starts_a, a.n, k), gram_cover(starts_b, len(b), k)
 
 
-def _covered(starts: np.ndarray, n: int, k: int) -> np.ndarray:
-    """Units covered by the grams of ``k`` starting where ``starts`` is true."""
-    edges = np.zeros(n + 1, dtype=np.int64)
-    at = np.flatnonzero(starts)
-    np.add.at(edges, at, 1)
-    np.add.at(edges, at + k, -1)
-    return np.cumsum(edges[:n]) > 0
+def gram_cover(starts: np.ndarray, n: int, k: int) -> np.ndarray:
+    """Units covered by the grams of ``k`` starting where ``starts`` is true: unit ``i`` when a gram
+    starts in ``i - k + 1 .. i``."""
+    seen = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(starts, out=seen[1 : starts.size + 1])
+    seen[starts.size + 1 :] = seen[starts.size]
+    return seen[1:] > seen[np.maximum(np.arange(1, n + 1) - k, 0)]
 
 
 def shared_runs_reference(a: list[int], b: list[int], min_units: int) -> tuple[list[bool], list[bool]]:

@@ -1,0 +1,79 @@
+"""A search's caches of stored texts never answer for a document as it was (every store).
+
+The unified texts and sentence scans of candidates are kept across searches
+(:data:`simdup_es.search.unified_cache`, :data:`simdup_es.sentences.scan_cache`). A document
+replaced by ``put`` must be judged on its new text, and one removed by ``delete`` not at all;
+the results with warm caches must equal those with empty ones.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from simdup_es import default_fingerprinter
+from simdup_es.parts import PartPrinter
+from simdup_es.search import find_copies, unified_cache
+from simdup_es.sentences import scan_cache, split_sentences
+from simdup_es.store.base import Store, StoredDoc
+from simdup_es.text import unify
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@cache
+def printer() -> PartPrinter:
+    return PartPrinter(default_fingerprinter())
+
+
+def _put(store: Store, docs: dict[str, str]) -> None:
+    fp = printer().fingerprinter
+    stored = []
+    for doc_id, text in docs.items():
+        u = unify(text)
+        f = fp.fingerprint(u, unified=True)
+        stored.append(StoredDoc(doc_id, f.value, f.version, text, levels=printer().levels(u, unified=True)))
+    report = store.put(stored)
+    assert report.failed == [] and report.written == len(docs)
+    store.refresh()
+
+
+def _search(store: Store, query: str) -> list[dict[str, Any]]:
+    """Everything the search says of each hit, its stored side's sentences included."""
+    return [{**m.to_dict(), "sentences_b": [s.text for s in m.comparison.sentences_b] if m.comparison else None,
+             "pairs": [(p.i, p.j, p.b_start, p.b_end) for p in m.comparison.pairs] if m.comparison else None}
+            for m in find_copies(store, query, printer=printer())]
+
+
+def _cold(store: Store, query: str) -> list[dict[str, Any]]:
+    scan_cache.clear()
+    unified_cache.clear()
+    return _search(store, query)
+
+
+def test_a_replaced_or_deleted_document_is_not_answered_from_the_caches(store: Store) -> None:
+    article = (FIXTURES / "zh_article.txt").read_text(encoding="utf-8")
+    other = (FIXTURES / "zh_other.txt").read_text(encoding="utf-8")
+    lines = article.splitlines()
+    half = "\n".join(lines[: len(lines) // 2])
+    _put(store, {"copy": article, "other": other})
+    first = _search(store, article)
+    assert first == _cold(store, article)
+    assert [h["kind"] for h in first if h["id"] == "copy"] == ["near-duplicate"]
+    _search(store, article)  # the caches now hold "copy" as it was
+
+    # Replaced: half of it stays, the rest is other text. Judged on the new text, as a cold search judges it.
+    _put(store, {"copy": half + "\n" + other})
+    warm = _search(store, article)
+    assert warm == _cold(store, article)
+    hit = next(h for h in warm if h["id"] == "copy")
+    assert hit["sentences_b"] == [s.text for s in split_sentences(unify(half + "\n" + other))]
+    assert hit["kind"] == "partial" and hit["copied_match"] < 0.9
+
+    _search(store, article)
+    report = store.delete(["copy"])
+    assert report.failed == []
+    store.refresh()
+    gone = _search(store, article)
+    assert "copy" not in [h["id"] for h in gone] and gone == _cold(store, article)
