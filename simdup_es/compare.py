@@ -474,7 +474,7 @@ def _no_surrogates(rank: np.ndarray) -> np.ndarray:
 
 
 def _coded(codes: np.ndarray, lengths: np.ndarray) -> _Coded:
-    whole = codes.astype("<u4").tobytes().decode("utf-32-le")
+    whole = _text(codes)
     return _Coded(codes, _split_lengths(whole, lengths.tolist()), lengths, whole)
 
 

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from . import simhash as sh
-from .compare import Comparison, CompareParams, Screen
+from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare, compare_screened
 from .config import BlockLayout
 from .errors import FingerprintVersionError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter
@@ -34,6 +34,7 @@ from .parts import PartPrinter
 from .store.base import Store, StoredDoc
 from .text import unify
 from .thesaurus import Thesaurus
+from .tokens import dictionary_words
 
 Comparer = Callable[[str, str], Comparison]
 """Two unified texts to their :class:`~simdup_es.compare.Comparison`."""
@@ -105,7 +106,7 @@ def sentence_rerank(
     hits = []
     for m in matches:
         doc = docs.get(m.id)
-        comparison = compare(query, unify(doc.text)) if doc is not None and doc.text else None
+        comparison = compare(query, unify_stored(doc.text)) if doc is not None and doc.text else None
         hits.append(Hit(m, doc, comparison))
     return sorted(hits, key=lambda h: (h.comparison is None, -h.copied, h.match.distance, h.match.id))
 
@@ -129,22 +130,15 @@ class MatrixComparer:
     """
 
     def __init__(self, params: CompareParams, thesaurus: Thesaurus | None) -> None:
-        from .compare import CachedSegmenter
-        from .tokens import dictionary_words
-
         self.params = params
         self.thesaurus = thesaurus
         self.segment = CachedSegmenter(dictionary_words)
 
     def __call__(self, a: str, b: str) -> Comparison:
-        from .compare import compare
-
         return compare(a, b, self.params, segment=self.segment, thesaurus=self.thesaurus)
 
     def screened(self, a: str, b: str, screen: Screen) -> Comparison | None:
         """:func:`simdup_es.compare.compare_screened`: ``None`` when ``screen`` refuses a bound of the comparison."""
-        from .compare import compare_screened
-
         return compare_screened(a, b, self.params, screen, segment=self.segment, thesaurus=self.thesaurus)
 
 

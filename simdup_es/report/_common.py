@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -12,6 +10,7 @@ from rapidfuzz.distance import LCSseq
 
 from ..compare import Comparison, SentencePair
 from ..lcs import UnitCodec
+from ..lru import ByteLRU
 from ..multilevel import Copies, copied_units, passages
 from ..offsets import Unified, unify_mapped
 from ..search import unify_stored
@@ -125,37 +124,22 @@ def spans_dict(spans: Sequence[Span]) -> list[dict[str, int]]:
     return [{"start": s, "end": e} for s, e in spans]
 
 
-class MappedTexts:
+class MappedTexts(ByteLRU[str, Unified]):
     """The :func:`~simdup_es.offsets.unify_mapped` of stored texts, the most recent kept up to ``budget`` characters.
 
     The sources of copies recur from search to search (a widely copied text is a
     match of query after query), and mapping a text costs several times unifying it;
     a served search would otherwise map each of its sources again. Thread-safe: the
-    server's worker threads share one (two threads may map the same text at once,
-    and the second result simply replaces the first).
+    server's worker threads share one.
     """
 
     def __init__(self, budget: int = 2_000_000) -> None:
-        self.budget = budget
-        self._maps: OrderedDict[str, Unified] = OrderedDict()
-        self._chars = 0
-        self._lock = threading.Lock()
+        # The search unified its candidates already (cached): the map reuses that.
+        super().__init__(lambda text: unify_mapped(text, unify_stored(text)), lambda text, _: len(text), budget)
 
-    def __call__(self, text: str) -> Unified:
-        with self._lock:
-            found = self._maps.get(text)
-            if found is not None:
-                self._maps.move_to_end(text)
-                return found
-        mapped = unify_mapped(text, unify_stored(text))  # the search unified its candidates already (cached)
-        if len(text) <= self.budget:
-            with self._lock:
-                if text not in self._maps:
-                    self._chars += len(text)
-                self._maps[text] = mapped
-                while self._chars > self.budget:
-                    self._chars -= len(self._maps.popitem(last=False)[0])
-        return mapped
+    @property
+    def budget(self) -> int:
+        return self.max_bytes
 
 
 stored_mapped = MappedTexts()

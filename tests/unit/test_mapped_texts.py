@@ -25,8 +25,8 @@ def test_same_maps_as_unify_mapped(texts: list[str]) -> None:
     cache = MappedTexts(budget=40)
     for text in texts:
         assert same(cache(text), unify_mapped(text))
-        assert cache._chars <= cache.budget
-        assert cache._chars == sum(len(t) for t in cache._maps)
+        assert cache.info().bytes <= cache.budget
+        assert cache.info().bytes == sum(len(t) for t in cache._items)
 
 
 def test_kept_up_to_the_budget_most_recent_first() -> None:
@@ -35,9 +35,9 @@ def test_kept_up_to_the_budget_most_recent_first() -> None:
     assert cache("軟體測試。") is first  # kept
     cache("a" * 10)
     cache("b" * 10)  # 25 characters: the least recently used goes
-    assert "軟體測試。" not in cache._maps and cache._chars == 20
+    assert "軟體測試。" not in cache and cache.info().bytes == 20
     assert cache("c" * 30).text == "c" * 30  # larger than the budget: mapped, not kept
-    assert "c" * 30 not in cache._maps
+    assert "c" * 30 not in cache
 
 
 def test_threads_share_one_cache() -> None:
@@ -46,4 +46,4 @@ def test_threads_share_one_cache() -> None:
         got = list(pool.map(cache, TEXTS * 20))
     for text, mapped in zip(TEXTS * 20, got):
         assert same(mapped, unify_mapped(text))
-    assert cache._chars == sum(len(t) for t in set(TEXTS))
+    assert cache.info().bytes == sum(len(t) for t in set(TEXTS))
