@@ -152,7 +152,14 @@ def matches_json(found: Copies, docs: Mapping[str, StoredDoc], text: str | None,
     them): each match's figures, the stored title, the marked sentence pairs, and the copied ``spans`` on both
     sides in original characters."""
     # Without ``spans`` ("spans": null) nothing is mapped: the maps cost about half of what the search does.
-    query = unify_mapped(text or "", found.unified) if spans and any(m.comparison is not None for m in found) else None
+    query = None
+    if spans and any(m.comparison is not None for m in found):
+        # A stored text searched again (a document's own copies, asked for by id or as a file) is mapped once,
+        # with the stored texts, and kept; any other query is mapped for this search alone.
+        if text is not None and any(doc.text == text for doc in docs.values()):
+            query = stored_mapped(text)
+        else:
+            query = unify_mapped(text or "", found.unified)
     out = []
     for m in found:
         doc, c = docs.get(m.id), m.comparison

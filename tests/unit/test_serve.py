@@ -28,6 +28,7 @@ from simdup_es.cli import main
 from simdup_es.cli.serve_cmd import parse_size, secrets_of
 from simdup_es.indexer import index_items
 from simdup_es.parts import PartPrinter
+from simdup_es.report._common import stored_mapped
 from simdup_es.search import Verdict, comparer
 from simdup_es.serve import ServeSettings, create_app, scrub
 from simdup_es.sources import Record
@@ -162,6 +163,16 @@ def test_spans_false_answers_the_same_matches_unmapped(client: TestClient) -> No
     assert client.get("/search", params={"id": EDITED, "spans": "true"}).json()["matches"][0]["spans"]
     bad = client.post("/search", json={"text": text, "spans": "sometimes"})
     assert "spans must be true or false" in _error(bad, 400, "bad_input")
+
+
+def test_a_stored_text_searched_again_is_mapped_once(client: TestClient) -> None:
+    text = BY_ID[EDITED]["text"]
+    stored_mapped.clear()
+    first = client.post("/search", json={"text": text}).json()
+    assert text in stored_mapped  # the query is a stored text: its map is kept with the stored ones
+    assert client.post("/search", json={"text": text}).json() == first
+    other = text + "\n补上一行。"  # not stored: mapped for its search alone
+    assert client.post("/search", json={"text": other}).json()["matches"] and other not in stored_mapped
 
 
 def doc_title(store: Any, doc_id: str) -> str | None:
