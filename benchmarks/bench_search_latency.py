@@ -22,10 +22,13 @@ characters are each replaced by one drawn (seeded, per document) from the corpus
 but reads to the pipeline like Chinese of the same length and layout. Those stand for
 the bulk of a large store that a query does not copy.
 
-    python benchmarks/bench_search_latency.py [--docs 100000] [--queries 100] [--store DIR] [--index NAME] [--again]
+    python benchmarks/bench_search_latency.py [--docs 100000] [--queries 100] [--store DIR] [--index NAME]
+        [--force-merge] [--again]
 
 ``--store DIR`` keeps (and on a later run reuses) the embedded store; ``--index`` the
-Elasticsearch index (deleted at the end unless given). The machine is shared and noisy:
+Elasticsearch index (deleted at the end unless given); ``--force-merge`` merges that index
+into one segment per shard before its queries (:meth:`ElasticsearchStore.force_merge`; the
+number of segments is printed either way). The machine is shared and noisy:
 read the figures as ratios to MinHash's in the same run. ``--again`` adds a column:
 the same queries run a second time, when the candidates' unified texts and sentences
 are kept from the first (simdup_es.search.unified_cache, simdup_es.sentences.scan_cache).
@@ -186,6 +189,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--store", type=Path, help="embedded store folder, kept and reused")
     ap.add_argument("--index", help="Elasticsearch index name, kept and reused (SIMDUP_TEST_ES_URL)")
+    ap.add_argument("--force-merge", action="store_true",
+                    help="merge the Elasticsearch index into one segment per shard before its queries")
     ap.add_argument("--again", action="store_true",
                     help="time the embedded store's queries a second time, with their candidates' texts cached")
     args = ap.parse_args()
@@ -216,6 +221,12 @@ def main() -> None:
                 if store.count() < len(stored):
                     log(f"Elasticsearch {url} index {name}: indexing")
                     index(store, stored)
+                if args.force_merge:
+                    log("Elasticsearch: force merge")
+                    store.force_merge()
+                segments = store.client.indices.segments(index=name)["indices"][name]["shards"]
+                log("Elasticsearch: segments per shard: " + ", ".join(
+                    str(sum(len(c["segments"]) for c in copies if c["routing"]["primary"])) for copies in segments.values()))
                 log("Elasticsearch: queries")
                 results["simdup, Elasticsearch"] = simdup_runs(store, queries)[0]
         finally:

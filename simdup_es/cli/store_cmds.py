@@ -6,6 +6,7 @@ import itertools
 import json
 import shlex
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -171,10 +172,14 @@ def setup(doc_layout: str | None, parts: str | None, **kwargs: Any) -> None:
                    "the evaluation, in less time and space); document: nothing more (near-duplicates of whole "
                    "documents only, fastest). Index again with another choice to change it.")
 @groups_option
+@click.option("--force-merge", is_flag=True,
+              help="After indexing, merge the index's segments into one per shard (Elasticsearch and OpenSearch; "
+                   "the embedded store folds its write-ahead log into its file): searches for partial copies then "
+                   "take about a third of the time on the cluster. For an index that is done loading.")
 def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int, workers: int | None, batch_size: int, rejects: Path,
           max_retries: int, initial_backoff: float, resume: bool, levels: LevelChoice, id_base: Path | None,
-          keep_groups: bool | None,
+          keep_groups: bool | None, force_merge: bool,
           **kwargs: Any) -> None:
     """Fingerprint INPUTS and index them (JSON Lines, CSV, files or folders; - for stdin).
 
@@ -222,6 +227,11 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
             checkpoint.remove()
             store.refresh()
             total = store.count()
+            if force_merge:
+                click.echo(f"indexed {summary.indexed}; merging the index's segments (--force-merge) ...", err=True)
+                started = time.perf_counter()
+                store.force_merge()
+                click.echo(f"merged in {time.perf_counter() - started:.1f} s", err=True)
     except IndexStopped as exc:
         checkpoint.save(checkpoint.settled, checkpoint.rejects_bytes)  # there is one even if no batch got through
         s = exc.summary

@@ -999,6 +999,14 @@ class LocalStore(Closing):
             if self._index is not None:
                 self._catch_up(self._index)  # rebinds self._index if it had to start over
 
+    def force_merge(self) -> None:
+        """Nothing here is kept in segments: SQLite's statistics are brought up to date for its query
+        planner (``PRAGMA optimize``) and the write-ahead log is folded into the database file."""
+        self._writable()
+        with self._lock, self._sql() as conn:
+            conn.execute("PRAGMA optimize")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
         """Close the database and drop the in-memory index; safe to call again."""
         with self._lock:

@@ -123,6 +123,24 @@ def test_versions_count_documents_by_fingerprint_version(store: Store) -> None:
     assert store.versions() == {VERSION: 10}
 
 
+def test_force_merge_keeps_every_answer(store: Store) -> None:
+    docs = docs_of(60)
+    for i in range(0, 60, 20):  # three writes: three segments on a cluster
+        load(store, docs[i : i + 20])
+    store.delete([d.id for d in docs[:5]])
+    store.refresh()
+
+    def answers() -> tuple[int, list[tuple[list[str], list[int]]], list[StoredDoc]]:
+        found = [store.candidates(d.fingerprint, VERSION) for d in docs]
+        return store.count(), [(ids, fps.tolist()) for ids, fps in found], store.get([d.id for d in docs])
+
+    before = answers()
+    assert before[0] == 55
+    store.force_merge()
+    store.refresh()
+    assert answers() == before
+
+
 def test_setup_is_idempotent(store: Store) -> None:
     load(store, docs_of(5))
     store.setup()

@@ -189,6 +189,24 @@ def test_same_id_twice_in_one_put_keeps_the_last(es_client: Elasticsearch, es_in
     assert store.get(["d0"]) == [docs[-1]]
 
 
+def test_force_merge_leaves_one_segment_per_shard(es_client: Elasticsearch, es_index: str) -> None:
+    store = ElasticsearchStore(es_client, es_index)
+    store.setup()
+    for batch in range(4):  # each refresh writes a segment of its own
+        store.put([StoredDoc(f"d{batch}-{i}", batch * 1000 + i, VERSION) for i in range(50)])
+        store.refresh()
+
+    def segments() -> int:
+        shards = es_client.indices.segments(index=es_index)["indices"][es_index]["shards"]
+        return max(sum(len(copy["segments"]) for copy in copies if copy["routing"]["primary"])
+                   for copies in shards.values())
+
+    assert segments() > 1
+    store.force_merge()
+    assert segments() == 1
+    assert store.count() == 200
+
+
 def test_get_returns_text_title_and_fingerprint(es_client: Elasticsearch, es_index: str) -> None:
     store = ElasticsearchStore(es_client, es_index)
     store.setup()

@@ -47,6 +47,15 @@ def test_index_then_search_finds_the_known_copies(tmp_path: Path) -> None:
     assert result.exit_code == 0 and result.stdout == ""
 
 
+def test_force_merge_after_indexing_keeps_the_answers(tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    result = _run("index", SAMPLE, "--store", store, "--force-merge", "--rejects", str(tmp_path / "rejects.jsonl"))
+    assert result.exit_code == 0, result.output
+    assert "indexed 42; merging the index's segments" in result.stderr and "merged in" in result.stderr
+    result = _run("search", "--store", store, "--id", "zh-man:man7/perlnumber.7#0", "--json")
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["zh-man:man7/perlnumber.7#0~edited"]
+
+
 def test_reindexing_is_idempotent_and_rejects_are_counted(tmp_path: Path) -> None:
     store = str(tmp_path / "store")
     src = tmp_path / "in.jsonl"
