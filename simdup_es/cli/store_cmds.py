@@ -228,10 +228,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
             store.refresh()
             total = store.count()
             if force_merge:
-                click.echo(f"indexed {summary.indexed}; merging the index's segments (--force-merge) ...", err=True)
-                started = time.perf_counter()
-                store.force_merge()
-                click.echo(f"merged in {time.perf_counter() - started:.1f} s", err=True)
+                _force_merge(store, summary.indexed)
     except IndexStopped as exc:
         checkpoint.save(checkpoint.settled, checkpoint.rejects_bytes)  # there is one even if no batch got through
         s = exc.summary
@@ -259,6 +256,14 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     if log.count or (skip and rejects.exists()):
         click.echo(f"rejected records and reasons: {rejects}", err=True)
         sys.exit(1)
+
+
+def _force_merge(store: Store, indexed: int) -> None:
+    """``--force-merge``, saying so first: on a large index the merge takes minutes."""
+    click.echo(f"indexed {indexed}; merging the index's segments (--force-merge) ...", err=True)
+    started = time.perf_counter()
+    store.force_merge()
+    click.echo(f"merged in {time.perf_counter() - started:.1f} s", err=True)
 
 
 def _resume_point(checkpoint: Checkpoint, resume: bool) -> dict[str, Any] | None:
