@@ -189,7 +189,7 @@ def find_duplicates(
             from .fingerprint import default_fingerprinter
 
             fingerprinter = default_fingerprinter()
-        fingerprint = fingerprinter.fingerprint(unified, unify(title) if title else title, unified=True)
+        fingerprint = fingerprinter.fingerprint(unified, title)
     matches = near_duplicates(store, fingerprint, exclude_id=exclude_id)
     if not (matrix and text):
         matches = matches[:limit]
@@ -238,7 +238,7 @@ def find_copies(
     if fingerprint is None:
         if unified is None:
             raise ValueError("give the text to search with, or its fingerprint")
-        fingerprint = printer.fingerprinter.fingerprint(unified, unify(title) if title else title, unified=True)
+        fingerprint = printer.fingerprinter.fingerprint(unified, title)
     if not (matrix and text):
         near = near_duplicates(store, fingerprint, exclude_id=exclude_id)
         unscored = [_unscored(m.id, m.distance) for m in near if m.distance <= params.k]
@@ -246,7 +246,7 @@ def find_copies(
     else:
         assert unified is not None
         if levels is None:
-            levels = printer.levels(unified, unified=True)
+            levels = printer.levels(unified)
         found = _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, limit, stored)
     if stored is not None and (missing := [m.id for m in found if m.id not in stored]):
         stored.update((d.id, d) for d in store.get(missing))
