@@ -26,13 +26,13 @@ from . import simhash as sh
 from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare, compare_screened
 from .config import BlockLayout
 from .errors import FingerprintVersionError, NotFound, SimdupError
-from .fingerprint import Doc, Fingerprint, Fingerprinter
+from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .multilevel import Copies, MultiMatch, MultiParams, StoredText
 from .levels import Levels
 from .lru import ByteLRU
 from .parts import PartPrinter
 from .store.base import Store, StoredDoc
-from .text import unify
+from .text import UnifiedText, unify
 from .thesaurus import Thesaurus
 from .tokens import dictionary_words
 
@@ -180,16 +180,7 @@ def find_duplicates(
     fingerprinting ``text`` (with ``fingerprinter``, default parameters if
     ``None``); without ``text`` there is no sentence comparison.
     """
-    # The text is unified once (unify is not idempotent), for the fingerprint and the matrix.
-    unified = unify(text) if text is not None and (fingerprint is None or matrix and text) else None
-    if fingerprint is None:
-        if unified is None:
-            raise ValueError("give the text to search with, or its fingerprint")
-        if fingerprinter is None:
-            from .fingerprint import default_fingerprinter
-
-            fingerprinter = default_fingerprinter()
-        fingerprint = fingerprinter.fingerprint(unified, title)
+    unified, fingerprint = _query(text, title, fingerprint, fingerprinter, matrix)
     matches = near_duplicates(store, fingerprint, exclude_id=exclude_id)
     if not (matrix and text):
         matches = matches[:limit]
@@ -229,16 +220,8 @@ def find_copies(
     yet judged) left out by that limit. ``stored``, if given, gets the stored document of every result,
     by id (those the matrix read, and the others in one ``get``), for a caller that shows them.
     """
-    if printer is None:
-        from .fingerprint import default_fingerprinter
-
-        printer = PartPrinter(default_fingerprinter())
-    # The text is unified once (unify is not idempotent), for the fingerprint, the levels and the matrix.
-    unified = unify(text) if text is not None and (fingerprint is None or matrix and text) else None
-    if fingerprint is None:
-        if unified is None:
-            raise ValueError("give the text to search with, or its fingerprint")
-        fingerprint = printer.fingerprinter.fingerprint(unified, title)
+    printer = printer or PartPrinter(default_fingerprinter())
+    unified, fingerprint = _query(text, title, fingerprint, printer.fingerprinter, matrix)
     if not (matrix and text):
         near = near_duplicates(store, fingerprint, exclude_id=exclude_id)
         unscored = [_unscored(m.id, m.distance) for m in near if m.distance <= params.k]
@@ -252,6 +235,17 @@ def find_copies(
         stored.update((d.id, d) for d in store.get(missing))
     found.unified = unified
     return found
+
+
+def _query(text: str | None, title: str | None, fingerprint: Fingerprint | None, fingerprinter: Fingerprinter | None,
+           matrix: bool) -> tuple[UnifiedText | None, Fingerprint]:
+    """The query's text unified once (for the fingerprint, the levels and the matrix), and its fingerprint."""
+    unified = unify(text) if text is not None and (fingerprint is None or matrix and text) else None
+    if fingerprint is None:
+        if unified is None:
+            raise ValueError("give the text to search with, or its fingerprint")
+        fingerprint = (fingerprinter or default_fingerprinter()).fingerprint(unified, title)
+    return unified, fingerprint
 
 
 def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
@@ -346,10 +340,7 @@ def find_copies_many(
     yielded with the error instead of matches. ``exclude`` names the stored
     document to leave out of an item's results (itself, when the batch is stored).
     """
-    if printer is None:
-        from .fingerprint import default_fingerprinter
-
-        printer = PartPrinter(default_fingerprinter())
+    printer = printer or PartPrinter(default_fingerprinter())
     compare = compare or comparer()
     for item, result, levels, unified in printer.map_items_unified(items, to_doc, workers=workers):
         if result.error is not None:
