@@ -29,7 +29,7 @@ import numpy as np
 from .. import simhash as sh
 from ..config import FINGERPRINT_BITS, BlockLayout
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
-from ..multilevel import PartCandidate
+from ..multilevel import PartCandidate, best_candidates, matched_by_document
 from ..levels import Levels
 from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, query_terms,
                    stored_levels)
@@ -866,21 +866,13 @@ class LocalStore(Closing):
                 return []
             wanted = np.array([k for _, k in key_terms], dtype=np.uint64)
             for index in indexes:  # a document is alive in at most one of them
-                hit_parts: dict[int, set[int]] = {}
-                hit_keys: dict[int, set[int]] = {}
-                for i, f in part_terms:
-                    for pos in index.part_owners(f).tolist():
-                        hit_parts.setdefault(pos, set()).add(i)
-                for (i, _), owners in zip(key_terms, index.key_owners(wanted)):
-                    for pos in owners.tolist():
-                        hit_keys.setdefault(pos, set()).add(i)
-                for pos in hit_parts.keys() | hit_keys.keys():
+                owners = zip([i for i, _ in key_terms], index.key_owners(wanted))
+                matched = matched_by_document([(i, index.part_owners(f)) for i, f in part_terms], owners)
+                for pos, (part_hits, key_hits) in matched.items():
                     doc_id = index.ids[pos]
                     if index.alive[pos] and index.vcodes[pos] == code and doc_id != exclude_id:
-                        out.append(PartCandidate(doc_id, frozenset(hit_parts.get(pos, ())),
-                                                 frozenset(hit_keys.get(pos, ())), int(index.units[pos])))
-        out.sort(key=lambda c: (-(len(c.parts) + len(c.keys)), c.id))
-        return out[:limit]
+                        out.append(PartCandidate(doc_id, part_hits, key_hits, int(index.units[pos])))
+        return best_candidates(out, limit)
 
     def _level_index(self) -> list[LevelIndex] | None:
         """The level indexes, caught up with SQLite (``None``: no levels table yet).
