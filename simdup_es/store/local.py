@@ -116,8 +116,7 @@ class TableIndex:
         for j in range(layout.tables):
             key = layout.key(fps, j)
             order = np.argsort(key, kind="stable")  # radix sort for <= 16-bit keys
-            offsets = np.zeros((1 << layout.key_bits[j]) + 1, dtype=np.int64)
-            np.cumsum(np.bincount(key, minlength=1 << layout.key_bits[j]), out=offsets[1:])
+            offsets = np.concatenate(([0], np.cumsum(np.bincount(key, minlength=1 << layout.key_bits[j]), dtype=np.int64)))
             self._offsets.append(offsets)
             sorted_rows = np.take(rows, order, axis=0)  # 3x faster than rows[order] here
             self._tables.append((layout.starts[j], (1 << layout.key_bits[j]) - 1, offsets.tolist(), sorted_rows))
@@ -290,8 +289,7 @@ class LevelIndex:
         for size in sizes:
             bits = min(size * bpb, MAX_KEY_BITS)
             key = ((part_fps >> np.uint64(start * bpb)) & np.uint64((1 << bits) - 1)).astype(np.int64)
-            offsets = np.zeros((1 << bits) + 1, dtype=np.int64)
-            np.cumsum(np.bincount(key, minlength=1 << bits), out=offsets[1:])
+            offsets = np.concatenate(([0], np.cumsum(np.bincount(key, minlength=1 << bits), dtype=np.int64)))
             self._tables.append((start * bpb, (1 << bits) - 1, offsets.tolist(), np.argsort(key, kind="stable")))
             start += size
 
