@@ -28,12 +28,13 @@ from .config import BlockLayout
 from .errors import FingerprintVersionError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .multilevel import Copies, MultiMatch, MultiParams, StoredText
+from .multilevel import find_copies as judge_copies
 from .levels import Levels
 from .lru import ByteLRU
 from .parts import PartPrinter
 from .store.base import Store, StoredDoc
 from .text import UnifiedText, unify
-from .thesaurus import Thesaurus
+from .thesaurus import Thesaurus, load_thesaurus
 from .tokens import dictionary_words
 
 Comparer = Callable[[str, str], Comparison]
@@ -117,8 +118,6 @@ def comparer(params: CompareParams = CompareParams(), synonym_file: Path | None 
     A search compares the query's sentences with every hit: with one cache they
     are segmented once. ``synonym_file`` adds synonym groups to Cilin.
     """
-    from .thesaurus import load_thesaurus
-
     return MatrixComparer(params, load_thesaurus(synonym_file) if params.use_synonyms else None)
 
 
@@ -251,8 +250,6 @@ def _query(text: str | None, title: str | None, fingerprint: Fingerprint | None,
 def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
             compare: Comparer, params: MultiParams, limit: int, stored: dict[str, StoredDoc] | None = None) -> Copies:
     """find_copies with the query's ``unified`` text, fingerprint and levels: at most ``limit``, and how many more."""
-    from .multilevel import find_copies as judge_copies
-
     near = [(m.id, m.distance) for m in near_duplicates(store, fingerprint, exclude_id=exclude_id) if m.distance <= params.k]
     found = store.part_candidates(levels.fingerprints, [k.key for k in levels.keys], levels.version,
                                   exclude_id=exclude_id, limit=params.store_limit)
