@@ -95,15 +95,6 @@ class Fingerprinter:
         """Whether ``text`` is over ``params.max_bytes`` in UTF-8 (encoded only when it may be)."""
         return len(text) * 3 > self.params.max_bytes and len(text.encode("utf-8")) > self.params.max_bytes
 
-    def _check_size(self, doc: Doc) -> None:
-        text = doc.text
-        if self.too_large(text):
-            raise InputError(
-                f"document is {len(text.encode('utf-8')) / 1e6:.1f} MB, over the {self.params.max_bytes / 1e6:g} MB "
-                "limit; split it or raise max_bytes (--max-bytes)",
-                source=doc.source,
-            )
-
     def fingerprint(self, text: str, title: str | None = None) -> Fingerprint:
         """Fingerprint one document (its text and title unified, unless :class:`~simdup_es.text.UnifiedText`).
 
@@ -124,12 +115,12 @@ class Fingerprinter:
         results: list[Result | None] = [None] * len(docs)
         texts: dict[int, str] = {}
         for i, doc in enumerate(docs):
-            try:
-                self._check_size(doc)
-            except InputError as exc:
-                results[i] = Result(None, exc)
+            if not self.too_large(doc.text):
+                texts[i] = doc.text
                 continue
-            texts[i] = doc.text
+            why = (f"document is {len(doc.text.encode('utf-8')) / 1e6:.1f} MB, over the {self.params.max_bytes / 1e6:g} "
+                   "MB limit; split it or raise max_bytes (--max-bytes)")
+            results[i] = Result(None, InputError(why, source=doc.source))
         titles = {i: title for i in texts if (title := docs[i].title)}
         # Texts and titles unified in one batch: each step runs once over them all.
         both = unify_many([*texts.values(), *titles.values()])
