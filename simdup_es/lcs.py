@@ -170,9 +170,9 @@ def trusted_span(
 
     1. ``matched[k]`` is 1 where unit ``k`` is part of the LCS (fractions are
        allowed, e.g. a sentence's share of matched units);
-    2. it is smoothed by a moving average over ``window`` units (the seed's block
-       size, 16), so single chance matches inside boilerplate and single edits
-       inside the copied text do not cut the span;
+    2. it is smoothed by a moving average over ``window`` units (16 by default),
+       so single chance matches inside boilerplate and single edits inside the
+       copied text do not cut the span;
     3. the span is the stretch that maximises the sum of ``smoothed - slope``:
        every unit inside pulls its weight above the slope threshold on balance,
        and no extension at either end would (ties go to the longer span).
