@@ -368,7 +368,7 @@ def _blocks(fingerprint: int, layouts: tuple[BlockLayout, ...]) -> str:
 
 
 def _parts(parts: Sequence[int], layouts: tuple[BlockLayout, ...]) -> str:
-    """The objects of :func:`simdup_es.schema.part_object` of each part as JSON text, comma-separated."""
+    """The objects of :func:`simdup_es.schema.block_terms` of each part (a nested part) as JSON text, comma-separated."""
     if _bytewise(layouts):  # every part's bytes in one pack, formatted in one go
         return ",".join(["{" + _BYTE_BLOCKS + "}"] * len(parts)) % tuple(
             struct.pack(f"<{len(parts)}Q", *parts).hex(" ").split())
