@@ -327,11 +327,8 @@ def _split_compounds(text: str, tokens: list[str]) -> list[str]:
     """Latin compounds that are not dictionary words cut as Python jieba cuts them: a.out -> a . out."""
     if _GLUED_TEXT.search(text) is None:
         return tokens
-    split = {}
-    for t in _GLUED_TOKENS.findall("\n".join(set(tokens))):  # a regex over the distinct tokens at once
-        pieces = _pieces(t)
-        if pieces is not None:
-            split[t] = pieces
+    # A regex over the distinct tokens at once.
+    split = {t: pieces for t in _GLUED_TOKENS.findall("\n".join(set(tokens))) if (pieces := _pieces(t)) is not None}
     if not split:
         return tokens
     return _replace_joined(tokens, split)
@@ -370,13 +367,7 @@ def _replace_joined(tokens: list[str], split: Mapping[str, Sequence[str]]) -> li
 
 def _replace_tokens(tokens: list[str], split: Mapping[str, Sequence[str]]) -> list[str]:
     """Each token that is a key of ``split`` replaced by its pieces (the plain form of the join above)."""
-    out: list[str] = []
-    for t in tokens:
-        if t in split:
-            out += split[t]
-        else:
-            out.append(t)
-    return out
+    return [piece for t in tokens for piece in split.get(t, (t,))]
 
 
 class Tokenizer:
