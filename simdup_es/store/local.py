@@ -759,13 +759,9 @@ class LocalStore(Closing):
         """
         report = BulkReport()
         self._writable()
-        valid: list[str] = []
-        for doc_id in ids:
-            problem = id_problem(doc_id)
-            if problem is None:
-                valid.append(doc_id)
-            else:
-                report.failed.append((str(doc_id), problem))
+        problems = [id_problem(doc_id) for doc_id in ids]
+        report.failed += [(str(doc_id), problem) for doc_id, problem in zip(ids, problems) if problem is not None]
+        valid = [doc_id for doc_id, problem in zip(ids, problems) if problem is None]
         if not valid:
             return report
         with self._lock, self._sql() as conn:
