@@ -118,7 +118,7 @@ def run_case(store_dir: Path, query_file: Path, what: str) -> dict:
     from simdup_es.parts import PartPrinter
     from simdup_es.search import comparer, find_copies
     from simdup_es.store import open_store
-    from simdup_es.text import unify
+    from simdup_es.text import UnifiedText, unify
 
     text = query_file.read_text(encoding="utf-8")
     base = peak_mib()
@@ -127,8 +127,8 @@ def run_case(store_dir: Path, query_file: Path, what: str) -> dict:
     info: dict = {}
     if what == "fingerprint":
         unified = unify(text)
-        printer.fingerprinter.fingerprint(unified, None, unified=True)
-        printer.levels(unified, unified=True)
+        printer.fingerprinter.fingerprint(UnifiedText(unified), None)
+        printer.levels(UnifiedText(unified))
     elif what == "compare":  # the query against one stored document it contains
         other = query_file.with_suffix(".other").read_text(encoding="utf-8")
         unified = unify(text)

@@ -76,7 +76,7 @@ from simdup_es import simhash as sh  # noqa: E402
 from simdup_es.fingerprint import Fingerprinter  # noqa: E402
 from simdup_es.multilevel import MemoryPartIndex  # noqa: E402
 from simdup_es.parts import PartPrinter  # noqa: E402
-from simdup_es.text import unify  # noqa: E402
+from simdup_es.text import UnifiedText, unify  # noqa: E402
 
 DATA = Path(os.environ.get("SIMDUP_DATA") or ROOT / "data")
 PREFIX = "bench-parts-"
@@ -232,14 +232,14 @@ def _fingerprinted(texts):  # type: ignore[no-untyped-def]
     """The fingerprinter, its part printer, and the fingerprints and levels of unified ``texts`` (2 workers)."""
     fp = Fingerprinter()
     printer = PartPrinter(fp)
-    fps = [r.fingerprint.value if r.fingerprint else 0 for r in fp.map(texts_as_docs(texts), workers=2, unified=True)]
-    return fp, printer, fps, list(printer.map(texts, workers=2, unified=True))
+    fps = [r.fingerprint.value if r.fingerprint else 0 for r in fp.map(texts_as_docs(texts), workers=2)]
+    return fp, printer, fps, list(printer.map(map(UnifiedText, texts), workers=2))
 
 
 def texts_as_docs(texts):  # type: ignore[no-untyped-def]
     from simdup_es.fingerprint import Doc
 
-    return (Doc(t) for t in texts)
+    return (Doc(UnifiedText(t)) for t in texts)
 
 
 # --- --stores: the stores at 100,000 documents -------------------------------------------
@@ -358,9 +358,9 @@ def stores_main(n_docs: int, n_queries: int) -> None:  # noqa: C901 - one linear
             text = "\n".join(lines)
             queries.append(text)
         qtexts = queries
-        qfps = [r.fingerprint.value if r.fingerprint else 0 for r in fp.map(texts_as_docs(qtexts), workers=1, unified=True)]
+        qfps = [r.fingerprint.value if r.fingerprint else 0 for r in fp.map(texts_as_docs(qtexts), workers=1)]
         t = time.perf_counter()
-        qlevels = [printer.levels(x, unified=True) for x in qtexts]
+        qlevels = [printer.levels(UnifiedText(x)) for x in qtexts]
         levels_ms = 1000 * (time.perf_counter() - t) / len(qtexts)
         params = MultiParams()
         segment = CachedSegmenter(dictionary_words)

@@ -75,7 +75,7 @@ from simdup_es.compare import CachedSegmenter, CompareParams, compare  # noqa: E
 from simdup_es.fingerprint import Doc, Fingerprinter  # noqa: E402
 from simdup_es.multilevel import MemoryPartIndex, MultiParams, StoredText, copied_shares, find_copies, rank_candidates  # noqa: E402
 from simdup_es.parts import PartParams, PartPrinter  # noqa: E402
-from simdup_es.text import unify  # noqa: E402
+from simdup_es.text import UnifiedText, unify  # noqa: E402
 from simdup_es.thesaurus import cilin_thesaurus  # noqa: E402
 from simdup_es.tokens import dictionary_words  # noqa: E402
 
@@ -281,7 +281,7 @@ def main() -> None:
     t0 = time.perf_counter()
     doc_fps = {i: r.unwrap().value for i, r in fp.map_items(ids, lambda i: Doc(index[i]), workers=2) if r.error is None}
     store = MemoryPartIndex()
-    for i, levels in zip(ids, printer.map((index[i] for i in ids), workers=2, unified=True)):
+    for i, levels in zip(ids, printer.map((UnifiedText(index[i]) for i in ids), workers=2)):
         store.put_levels(i, levels, doc_fps.get(i, 0))
     print(f"fingerprinted and indexed all levels in {time.perf_counter() - t0:.0f} s", flush=True)
 
@@ -335,14 +335,14 @@ def main() -> None:
         exclude = q.id  # a host is in the index; it must not find itself
         # document level
         t = time.perf_counter()
-        qfp = fp.fingerprint(q.text, unified=True).value
+        qfp = fp.fingerprint(UnifiedText(q.text)).value
         near = store.near_duplicates(qfp, fp.version, exclude_id=exclude)
         methods["document"].found[q.id] = [i for i, _ in near]
         t_doc = time.perf_counter() - t
         methods["document"].seconds += t_doc
         # all levels, and each finer level alone
         t = time.perf_counter()
-        levels = printer.levels(q.text, unified=True)
+        levels = printer.levels(UnifiedText(q.text))
         t_levels = time.perf_counter() - t
         for name, use_parts, use_keys in (("multilevel", True, True), ("parts only", True, False), ("keys only", False, True)):
             t = time.perf_counter()

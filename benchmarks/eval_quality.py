@@ -53,7 +53,7 @@ import quality_set  # noqa: E402
 from simdup_es.compare import CompareParams, compare, lcs_matrix, word_score  # noqa: E402
 from simdup_es.fingerprint import Doc, Fingerprinter  # noqa: E402
 from simdup_es.sentences import split_sentences  # noqa: E402
-from simdup_es.text import unify  # noqa: E402
+from simdup_es.text import UnifiedText, unify  # noqa: E402
 from simdup_es.thesaurus import Thesaurus, cilin_thesaurus  # noqa: E402
 from simdup_es.tokens import Tokenizer, dictionary_words  # noqa: E402
 
@@ -419,7 +419,7 @@ def main() -> None:
     fp = Fingerprinter()
     texts = sorted({t for p in pairs for t in (p.a, p.b)})
     index = {t: n for n, t in enumerate(texts)}
-    values = [r.fingerprint.value if r.error is None else None for r in fp.map((Doc(t) for t in texts), workers=args.workers, unified=True)]
+    values = [r.fingerprint.value if r.error is None else None for r in fp.map((Doc(UnifiedText(t)) for t in texts), workers=args.workers)]
     dist = np.array([
         64 if values[index[p.a]] is None or values[index[p.b]] is None else int(bin(values[index[p.a]] ^ values[index[p.b]]).count("1"))
         for p in pairs
@@ -446,7 +446,7 @@ def main() -> None:
 
     # Pairs left out as related (shared boilerplate): how each stage treats them.
     ambiguous = summary["negatives_dropped_as_related"]
-    amb_fp = list(fp.map((Doc(t) for p in ambiguous for t in (p.a, p.b)), workers=1, unified=True))
+    amb_fp = list(fp.map((Doc(UnifiedText(t)) for p in ambiguous for t in (p.a, p.b)), workers=1))
     amb = []
     for n, p in enumerate(ambiguous):
         x, y = amb_fp[2 * n], amb_fp[2 * n + 1]

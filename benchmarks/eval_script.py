@@ -53,7 +53,7 @@ def main() -> None:
         finally:
             text_module._opencc = _OPENCC
         fp = Fingerprinter()
-        cn, tw, pure = ([r.unwrap() for r in fp.map((Doc(x) for x in texts), unified=True)] for texts in (cn, tw, pure))
+        cn, tw, pure = ([r.unwrap() for r in fp.map(Doc(text_module.UnifiedText(x)) for x in texts)] for texts in (cn, tw, pure))
         d = np.array([a.distance(b) for a, b in zip(cn, tw)])
         e = np.array([a.distance(b) for a, b in zip(cn, pure)])
         print(f"{name:32s} zh_CN~zh_TW mean {d.mean():5.2f}, within 3: {(d <= 3).mean():6.1%} | "

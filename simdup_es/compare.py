@@ -98,7 +98,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache, partial
 from itertools import chain
 from typing import Any, Literal, NamedTuple, cast, overload
 
@@ -1180,16 +1180,7 @@ def _similar_pairs(sentences_a: Sequence[Sentence], sentences_b: Sequence[Senten
     # Each sentence is segmented at most once per call, however many pairs it is
     # in (keyed by text, so a sentence found in both texts counts once too); with a
     # CachedSegmenter, once for all the calls that share it.
-    counted: dict[str, Counter[str]] = {}
-
-    def counted_words(text: str) -> Counter[str]:
-        got = counted.get(text)
-        if got is None:
-            got = counted[text] = _word_counts(segment, text)
-        return got
-
-    words = segment.counts if isinstance(segment, CachedSegmenter) else counted_words
-
+    words = segment.counts if isinstance(segment, CachedSegmenter) else cache(partial(_word_counts, segment))
     pairs: list[SentencePair] = []
     word_checks = 0
     right = params.right_weight

@@ -30,8 +30,6 @@ from .store.base import Key
 
 log = logging.getLogger(__name__)
 
-_MASK = (1 << 64) - 1
-
 
 # --- pure -----------------------------------------------------------------------------------
 
@@ -65,9 +63,7 @@ def node_buckets(fps: np.ndarray, codes: np.ndarray, buckets: int) -> list[tuple
 
 def merge_nodes(pieces: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One bucket's nodes from the pieces the slices sent it, document counts summed."""
-    fps = np.concatenate([p[0] for p in pieces]) if pieces else np.empty(0, np.uint64)
-    codes = np.concatenate([p[1] for p in pieces]) if pieces else np.empty(0, np.int64)
-    counts = np.concatenate([p[2] for p in pieces]) if pieces else np.empty(0, np.int64)
+    fps, codes, counts = (np.concatenate([p[n] for p in pieces]) if pieces else np.empty(0, np.int64) for n in range(3))
     if not len(fps):
         return fps.astype(np.uint64), codes.astype(np.int64), counts.astype(np.int64)
     nodes, inverse = np.unique(np.stack([fps, codes.astype(np.uint64)], axis=1), axis=0, return_inverse=True)
@@ -336,11 +332,8 @@ def dask_update_groups(client: Any, settings: ConnectionSettings, index: str, *,
         with clock("write"):
             for done in client.gather([client.submit(_slice_write, p, r, groups, settings, index, dry_run)
                                        for p, r in zip(parts, part_roots)]):
-                summary.set += done["set"]
-                summary.cleared += done["cleared"]
-                summary.unchanged += done["unchanged"]
-                summary.gone += done["gone"]
-                summary.failed += done["failed"]
+                for name in ("set", "cleared", "unchanged", "gone", "failed"):
+                    setattr(summary, name, getattr(summary, name) + done[name])
             if not dry_run:
                 store.refresh()
         summary.members = summary.grouped + summary.cleared

@@ -11,6 +11,7 @@ import codecs
 import io
 import re
 import zipfile
+from collections.abc import Callable
 from html import unescape
 from typing import Literal
 
@@ -197,9 +198,7 @@ def _docx_to_text(data: bytes, source: str | None) -> str:
         _check_docx_sizes(data, source)
         document = Document(io.BytesIO(data))
         lines = [p.text for p in document.paragraphs]
-        for table in document.tables:
-            for row in table.rows:
-                lines.append(" ".join(cell.text for cell in row.cells))
+        lines += [" ".join(cell.text for cell in row.cells) for table in document.tables for row in table.rows]
     except InputError:
         raise
     except Exception as exc:  # zipfile, lxml and python-docx raise many types on malformed files
@@ -207,6 +206,8 @@ def _docx_to_text(data: bytes, source: str | None) -> str:
     return "\n".join(lines)
 
 
+_READERS: dict[str, Callable[[bytes, str | None], str]] = {"html": _html_to_text, "pdf": _pdf_to_text,
+                                                          "docx": _docx_to_text}
 _HTML_TITLE = re.compile(rb"<title\b[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
 _HTML_H1 = re.compile(rb"<h1\b[^>]*>(.*?)</h1", re.IGNORECASE | re.DOTALL)
 _ANY_TAG = re.compile(r"<[^>]*>")
@@ -252,13 +253,9 @@ def extract(data: bytes, kind: Kind, *, source: str | None = None) -> str:
         raise InputError(too_large(len(data), cap), source=source)
     if kind == "text":
         return decode(data, source=source)
-    if kind == "html":
-        return _html_to_text(data, source)
-    if kind == "pdf":
-        return _pdf_to_text(data, source)
-    if kind == "docx":
-        return _docx_to_text(data, source)
-    raise InputError(f"unknown document kind {kind!r}", source=source)
+    if kind not in _READERS:
+        raise InputError(f"unknown document kind {kind!r}", source=source)
+    return _READERS[kind](data, source)
 
 
 def too_large(size: int, cap: int) -> str:

@@ -95,17 +95,8 @@ class Fingerprinter:
         """Whether ``text`` is over ``params.max_bytes`` in UTF-8 (encoded only when it may be)."""
         return len(text) * 3 > self.params.max_bytes and len(text.encode("utf-8")) > self.params.max_bytes
 
-    def _check_size(self, doc: Doc) -> None:
-        text = doc.text
-        if self.too_large(text):
-            raise InputError(
-                f"document is {len(text.encode('utf-8')) / 1e6:.1f} MB, over the {self.params.max_bytes / 1e6:g} MB "
-                "limit; split it or raise max_bytes (--max-bytes)",
-                source=doc.source,
-            )
-
-    def fingerprint(self, text: str, title: str | None = None, *, unified: bool = False) -> Fingerprint:
-        """Fingerprint one document.
+    def fingerprint(self, text: str, title: str | None = None) -> Fingerprint:
+        """Fingerprint one document (its text and title unified, unless :class:`~simdup_es.text.UnifiedText`).
 
         Raises
         ------
@@ -114,9 +105,9 @@ class Fingerprinter:
         InputError
             The text is larger than ``params.max_bytes``.
         """
-        return self.fingerprint_many([Doc(text, title)], unified=unified)[0].unwrap()
+        return self.fingerprint_many([Doc(text, title)])[0].unwrap()
 
-    def fingerprint_many(self, docs: Sequence[Doc], *, unified: bool = False) -> list[Result]:
+    def fingerprint_many(self, docs: Sequence[Doc]) -> list[Result]:
         """Fingerprint a batch in this process; bad documents give an error result, not an exception."""
         # One step at a time over the whole batch rather than one document at a
         # time: each step's tables (OpenCC's, jieba-rs's, the lexicon) stay in the
@@ -124,16 +115,16 @@ class Fingerprinter:
         results: list[Result | None] = [None] * len(docs)
         texts: dict[int, str] = {}
         for i, doc in enumerate(docs):
-            try:
-                self._check_size(doc)
-            except InputError as exc:
-                results[i] = Result(None, exc)
+            if not self.too_large(doc.text):
+                texts[i] = doc.text
                 continue
-            texts[i] = doc.text
+            why = (f"document is {len(doc.text.encode('utf-8')) / 1e6:.1f} MB, over the {self.params.max_bytes / 1e6:g} "
+                   "MB limit; split it or raise max_bytes (--max-bytes)")
+            results[i] = Result(None, InputError(why, source=doc.source))
         titles = {i: title for i in texts if (title := docs[i].title)}
-        if not unified:  # texts and titles in one batch: each step runs once over them all
-            both = unify_many([*texts.values(), *titles.values()])
-            texts, titles = dict(zip(texts, both)), dict(zip(titles, both[len(texts) :]))
+        # Texts and titles unified in one batch: each step runs once over them all.
+        both = unify_many([*texts.values(), *titles.values()])
+        texts, titles = dict(zip(texts, both)), dict(zip(titles, both[len(texts) :]))
         segmented = {i: self.tokenizer.cut(text) for i, text in texts.items()}
         values = self._hashed(segmented, [titles.get(i, "") for i in segmented])
         for i, value in zip(segmented, values):
@@ -145,21 +136,19 @@ class Fingerprinter:
         docs: Sequence[Doc],
         tokens: Sequence[list[str]],
         parts: Sequence[Sequence[tuple[int, int] | list[str]]],
-        *,
-        unified: bool = False,
     ) -> list[tuple[Result, list[int | None]]]:
         """:meth:`fingerprint_many` of documents already segmented, and the fingerprints of their parts.
 
         ``tokens[i]`` is ``self.tokenizer.cut`` or ``segment`` of the unified text of
-        ``docs[i]`` (whose text is not read again; its title is, and unified unless
-        ``unified``). Each of ``parts[i]`` is a part of that text, fingerprinted as a
-        document without title (:func:`~simdup_es.tokens.weigh_batch`): ``(start, stop)``
-        where its tokens are ``tokens[i][start:stop]``, else its own tokens. A part's
-        value is ``None`` where it has no content word. No size check.
+        ``docs[i]`` (whose text is not read again; its title is, and unified). Each of
+        ``parts[i]`` is a part of that text, fingerprinted as a document without title
+        (:func:`~simdup_es.tokens.weigh_batch`): ``(start, stop)`` where its tokens are
+        ``tokens[i][start:stop]``, else its own tokens. A part's value is ``None`` where
+        it has no content word. No size check.
         """
         titles = [doc.title or "" for doc in docs]
-        if not unified and any(titles):
-            titles = unify_many(titles)
+        if any(titles):
+            titles = unify_many(titles)  # type: ignore[assignment]
         values = iter(self._hashed(dict(enumerate(tokens)), titles, parts))
         return [(self._result(next(values), doc), [next(values) for _ in spans]) for doc, spans in zip(docs, parts)]
 
@@ -181,15 +170,12 @@ class Fingerprinter:
             return Result(None, EmptyDocumentError("no words to fingerprint" + why, source=doc.source))
         return Result(Fingerprint(value, self.version), None)
 
-    def map(
-        self, docs: Iterable[Doc], *, workers: int | None = None, chunk_size: int = 64, unified: bool = False
-    ) -> Iterator[Result]:
+    def map(self, docs: Iterable[Doc], *, workers: int | None = None, chunk_size: int = 64) -> Iterator[Result]:
         """Fingerprint a stream of documents on ``workers`` processes, in input order.
 
         ``workers=None`` uses every core; ``1`` stays in this process.
         """
-        task = functools.partial(_fingerprint_chunk, unified=unified)
-        for results in self.map_chunks(docs, task, workers=workers, chunk_size=chunk_size):
+        for results in self.map_chunks(docs, _fingerprint_chunk, workers=workers, chunk_size=chunk_size):
             yield from results
 
     def map_chunks(
@@ -256,5 +242,5 @@ def default_fingerprinter() -> Fingerprinter:
     return Fingerprinter()
 
 
-def _fingerprint_chunk(fingerprinter: Fingerprinter, docs: list[Doc], *, unified: bool) -> list[Result]:
-    return fingerprinter.fingerprint_many(docs, unified=unified)
+def _fingerprint_chunk(fingerprinter: Fingerprinter, docs: list[Doc]) -> list[Result]:
+    return fingerprinter.fingerprint_many(docs)

@@ -178,9 +178,7 @@ class _Run:
                 yield position, item
 
     def fingerprinted(self, items: Iterable[Item]) -> Generator[tuple[int, StoredDoc], None, None]:
-        def to_doc(pair: tuple[int, Record]) -> Doc:
-            return record_doc(pair[1])
-
+        to_doc: Callable[[tuple[int, Record]], Doc] = lambda pair: record_doc(pair[1])
         fingerprinter, workers, levels = self.fingerprinter, self.workers, self.levels
         # The document fingerprint and the levels (parts, keys) in one worker pass.
         triples = (

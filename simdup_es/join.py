@@ -174,10 +174,7 @@ class UnionFind:
         ra, rb = self.find(a), self.find(b)
         if ra == rb:
             return False
-        if ra < rb:
-            self.parent[rb] = ra
-        else:
-            self.parent[ra] = rb
+        self.parent[max(ra, rb)] = min(ra, rb)
         return True
 
     def connected(self, a: int, b: int) -> bool:

@@ -43,8 +43,14 @@ DEFAULT_TRIM_SLOPE = 0.5
 _SURROGATES = range(0xD800, 0xE000)
 
 
-class _CodeTable(dict):  # type: ignore[type-arg]
-    """unit -> one-character code; a missing unit gets the next free code point."""
+class UnitCodec(dict):  # type: ignore[type-arg]
+    """Maps units to single code points, one table per comparison.
+
+    Code points are handed out in order of first appearance, skipping the
+    surrogate range. Frequent units (的, 是, the, of) tend to appear early, so they
+    land below 256 where RapidFuzz is fastest. Equal units get equal code points,
+    so the LCS of two encoded strings is the LCS of the unit sequences.
+    """
 
     __slots__ = ()
 
@@ -54,33 +60,14 @@ class _CodeTable(dict):  # type: ignore[type-arg]
             n += len(_SURROGATES)
         if n > 0x10FFFF:
             raise ConfigError("more than 1.1 million distinct units in one comparison")
-        code = chr(n)
-        self[unit] = code
+        code = self[unit] = chr(n)
         return code
-
-
-class UnitCodec:
-    """Maps units to single code points, one table per comparison.
-
-    Code points are handed out in order of first appearance, skipping the
-    surrogate range. Frequent units (的, 是, the, of) tend to appear early, so they
-    land below 256 where RapidFuzz is fastest. Equal units get equal code points,
-    so the LCS of two encoded strings is the LCS of the unit sequences.
-    """
-
-    __slots__ = ("_table",)
-
-    def __init__(self) -> None:
-        self._table = _CodeTable()
-
-    def __len__(self) -> int:
-        return len(self._table)
 
     def encode(self, seq: Iterable[Hashable]) -> str:
         """One code point per unit of ``seq``."""
-        # map() over the table's __getitem__ runs in C; only new units reach
-        # Python (__missing__). About 3x faster than a loop with dict.get.
-        return "".join(map(self._table.__getitem__, seq))
+        # map() over __getitem__ runs in C; only new units reach Python (__missing__).
+        # About 3x faster than a loop with dict.get.
+        return "".join(map(self.__getitem__, seq))
 
 
 def lcs_length(a: Sequence[Hashable] | str, b: Sequence[Hashable] | str, *, score_cutoff: int | None = None) -> int:
@@ -116,7 +103,8 @@ def resemblance(lcs: int, len_a: int, len_b: int) -> float:
 
     Symmetric; 1 only for equal sequences. 0 when both are empty.
     """
-    _check_lcs(lcs, len_a, len_b)
+    if len_a < 0 or len_b < 0 or lcs < 0 or lcs > min(len_a, len_b):
+        raise ConfigError(f"LCS length {lcs} is impossible for lengths {len_a} and {len_b}")
     union = len_a + len_b - lcs
     return lcs / union if union else 0.0
 
@@ -130,11 +118,6 @@ def containment(lcs: int, len_contained: int) -> float:
     if lcs < 0 or lcs > len_contained:
         raise ConfigError(f"LCS length {lcs} is not within 0..{len_contained}")
     return lcs / len_contained if len_contained else 0.0
-
-
-def _check_lcs(lcs: int, len_a: int, len_b: int) -> None:
-    if len_a < 0 or len_b < 0 or lcs < 0 or lcs > min(len_a, len_b):
-        raise ConfigError(f"LCS length {lcs} is impossible for lengths {len_a} and {len_b}")
 
 
 def alignment_masks(a: str, b: str) -> tuple[np.ndarray, np.ndarray]:
@@ -170,9 +153,9 @@ def trusted_span(
 
     1. ``matched[k]`` is 1 where unit ``k`` is part of the LCS (fractions are
        allowed, e.g. a sentence's share of matched units);
-    2. it is smoothed by a moving average over ``window`` units (the seed's block
-       size, 16), so single chance matches inside boilerplate and single edits
-       inside the copied text do not cut the span;
+    2. it is smoothed by a moving average over ``window`` units (16 by default),
+       so single chance matches inside boilerplate and single edits inside the
+       copied text do not cut the span;
     3. the span is the stretch that maximises the sum of ``smoothed - slope``:
        every unit inside pulls its weight above the slope threshold on balance,
        and no extension at either end would (ties go to the longer span).

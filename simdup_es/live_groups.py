@@ -192,25 +192,22 @@ class GroupKeeper:
         members, plan = self._plan(new, labels, seek=new, left=old)
         fresh = {row.key for row in new}
         fields = {members[p].id: (group, size, kind) for p, group, size, kind in plan.set if members[p].key in fresh}
-        report = self.store.put([replace(doc, group=None, group_size=None, group_kind=None) if doc.id not in fields
-                                 else replace(doc, group=fields[doc.id][0], group_size=fields[doc.id][1],
-                                              group_kind=fields[doc.id][2]) for doc in docs], with_groups=True)
+        nothing = (None, None, None)
+        report = self.store.put([replace(doc, **dict(zip(("group", "group_size", "group_kind"), fields.get(doc.id, nothing))))
+                                 for doc in docs], with_groups=True)
         if batch.keys() & {doc_id for doc_id, _ in report.failed}:  # refused: the plan counted them
+            # Regroup what is stored under the batch's ids by walking the near-duplicate graph: the written
+            # documents carry groups counted with the refused ones (and an id may be both written and
+            # refused, by two documents of the batch).
             log.info("%d documents were refused: walking the near-duplicates of the batch", len(report.failed))
             self.store.refresh()
-            self._put_failed(list(batch), old, labels | {group for group, _, _ in fields.values()})
+            new = self.store.group_rows(ids=list(batch))
+            self._update(new, labels | {group for group, _, _ in fields.values()}, seek=new, left=old, walk=True)
             return report
         self.summary.set += len(fields)
         self._apply(members, plan, skip=fresh)
         self.store.refresh()
         return report
-
-    def _put_failed(self, ids: Sequence[str], old: Sequence[GroupRow], labels: set[str]) -> None:
-        """After a planned put refused some documents, regroup what is stored under ``ids`` by walking the
-        near-duplicate graph: the written documents carry groups counted with the refused ones (and an id
-        may be both written and refused, by two documents of the batch)."""
-        new = self.store.group_rows(ids=ids)
-        self._update(new, labels, seek=new, left=old, walk=True)
 
     def delete(self, ids: Sequence[str]) -> BulkReport:
         """Update the groups as if the documents were gone, then :meth:`Store.delete` them."""

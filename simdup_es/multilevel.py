@@ -65,7 +65,6 @@ __all__ = [
     "boilerplate",
     "find_copies",
     "judge",
-    "counted_passages",
     "passages",
     "rank_candidates",
     "rank_candidates_reference",
@@ -106,7 +105,7 @@ class MultiParams:
         Copied units (in a run both texts share, or in a sentence the matrix marked)
         at most ``passage_gap`` units apart form one passage; a passage counts with at
         least ``passage_min_units`` copied units in two sentences or more, or in one
-        of ``sentence_units`` or half its side (:func:`counted_passages`). Copies of
+        of ``sentence_units`` or half its side (:func:`copied_shares`). Copies of
         one text share whole runs; pages made from one template share lines between
         their own, one at a time, however many pages share them.
     whole_units, whole_fill, whole_min_share:
@@ -276,28 +275,34 @@ class MemoryPartIndex:
         if version != self.version:
             return []
         tables = self._arrays()
-        owner = self._owner
-        hit_parts: dict[int, set[int]] = defaultdict(set)
-        hit_keys: dict[int, set[int]] = defaultdict(set)
+        part_hits = []
         for i, f in enumerate(parts):
             if f is None:
                 continue
             lists = [tables[j].get(b) for j, b in enumerate(sh.blocks(f, self.layout))]
             rows = np.concatenate([x for x in lists if x is not None] or [np.zeros(0, dtype=np.int64)])
             found, counts = np.unique(rows, return_counts=True)
-            for doc in np.unique(owner[found[counts >= self.layout.min_match]]).tolist():
-                hit_parts[doc].add(i)
-        for i, key in enumerate(keys):
-            for doc in self._keys.get(key, ()):
-                hit_keys[doc].add(i)
-        out = []
-        for doc in hit_parts.keys() | hit_keys.keys():
-            if not self._alive[doc] or self._ids[doc] == exclude_id:
-                continue
-            matched = frozenset(hit_parts.get(doc, ())), frozenset(hit_keys.get(doc, ()))
-            out.append(PartCandidate(self._ids[doc], *matched, self._units[doc]))
-        out.sort(key=lambda c: (-(len(c.parts) + len(c.keys)), c.id))
-        return out[:limit]
+            part_hits.append((i, np.unique(self._owner[found[counts >= self.layout.min_match]])))
+        matched = matched_by_document(part_hits, ((i, self._keys.get(key, ())) for i, key in enumerate(keys)))
+        return best_candidates([PartCandidate(self._ids[doc], *hits, self._units[doc]) for doc, hits in matched.items()
+                                if self._alive[doc] and self._ids[doc] != exclude_id], limit)
+
+
+def matched_by_document(part_hits: Iterable[tuple[int, Iterable[int]]], key_hits: Iterable[tuple[int, Iterable[int]]]
+                        ) -> dict[int, tuple[frozenset[int], frozenset[int]]]:
+    """The query's parts and keys each document (by a store's number) matched, from ``(part or key, documents)``."""
+    parts: dict[int, set[int]] = defaultdict(set)
+    keys: dict[int, set[int]] = defaultdict(set)
+    for hits, pairs in ((parts, part_hits), (keys, key_hits)):
+        for i, docs in pairs:
+            for doc in np.asarray(docs, dtype=np.int64).tolist():
+                hits[doc].add(i)
+    return {doc: (frozenset(parts.get(doc, ())), frozenset(keys.get(doc, ()))) for doc in parts.keys() | keys.keys()}
+
+
+def best_candidates(found: Iterable[PartCandidate], limit: int) -> list[PartCandidate]:
+    """The ``limit`` candidates with the most matched parts and keys (ties by id), as a store returns them."""
+    return sorted(found, key=lambda c: (-(len(c.parts) + len(c.keys)), c.id))[:limit]
 
 
 class StoredText(NamedTuple):
@@ -585,18 +590,15 @@ def side_passages(comparison: Comparison, side: Literal["a", "b"], params: Multi
             zip(counts.tolist(), first_s.tolist(), last_s.tolist(), whole.tolist(), strict=True)]
 
 
-def counted_passages(comparison: Comparison, side: Literal["a", "b"], params: MultiParams = MultiParams(),
-                     ignored: np.ndarray | None = None) -> list[int]:
-    """Copied units of each passage of a side that counts as copied text.
+def _counted(found: Sequence[Passage], units: int, params: MultiParams) -> list[int]:
+    """Copied units of each passage of a side (of ``units``) that counts as copied text.
 
-    A passage counts with at least ``passage_min_units`` copied units, and either
-    copied units in two sentences or more (a run of text), or ``sentence_units`` of
+    A passage counts with at least ``passage_min_units`` copied units (:func:`side_passages`),
+    and either copied units in two sentences or more (a run of text), or ``sentence_units`` of
     them, or half the side (a short text copied whole). A line shared by pages made
     from one template is a sentence between their own: it counts only when long.
     """
-    half = (comparison.units_a if side == "a" else comparison.units_b) / 2
-    return [p.units for p in side_passages(comparison, side, params, ignored)
-            if p.sentences > 1 or p.units >= params.sentence_units or p.units >= half]
+    return [p.units for p in found if p.sentences > 1 or p.units >= params.sentence_units or 2 * p.units >= units]
 
 
 def lone_whole_passage(found: Sequence[Passage]) -> int:
@@ -611,15 +613,11 @@ def lone_whole_passage(found: Sequence[Passage]) -> int:
 
 def copied_shares(comparison: Comparison, params: MultiParams = MultiParams(),
                   boilerplate: np.ndarray | None = None) -> tuple[float, float, int, int]:
-    """Shares of both sides' units in counted passages (:func:`counted_passages`); the units of the
+    """Shares of both sides' units in counted passages (:func:`_counted`); the units of the
     shorter of the two sides' longest passages (a text repeating itself has a long passage on its side
     only); and of the shorter of their lone passages of whole sentences (:func:`lone_whole_passage`)."""
     pa, pb = side_passages(comparison, "a", params, boilerplate), side_passages(comparison, "b", params)
-
-    def counted(found: list[Passage], units: int) -> list[int]:
-        return [p.units for p in found if p.sentences > 1 or p.units >= params.sentence_units or 2 * p.units >= units]
-
-    a, b = counted(pa, comparison.units_a), counted(pb, comparison.units_b)
+    a, b = _counted(pa, comparison.units_a, params), _counted(pb, comparison.units_b, params)
     return (sum(a) / comparison.units_a if comparison.units_a else 0.0,
             sum(b) / comparison.units_b if comparison.units_b else 0.0, min(max(a, default=0), max(b, default=0)),
             min(lone_whole_passage(pa), lone_whole_passage(pb)))

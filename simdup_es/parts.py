@@ -25,7 +25,7 @@ import numpy as np
 from .fingerprint import Doc, Fingerprint, Fingerprinter, Result
 from .levels import Key, Lazy, Levels, Part, PartParams, SentenceRows, U64Keys, parts_of_columns, split_parts, text_keys
 from .sentences import Sentence, SentenceTable, split_sentences, split_table
-from .text import unify, unify_many
+from .text import UnifiedText, unify, unify_many
 from .winnow import winnowed
 
 T = TypeVar("T")
@@ -105,22 +105,22 @@ class PartPrinter:
     def version(self) -> str:
         return self.fingerprinter.version
 
-    def levels(self, text: str, *, unified: bool = False) -> Levels:
-        """The levels of one document (``unified=True`` if ``text`` is already unified)."""
-        return self.levels_many([text], unified=unified)[0]
+    def levels(self, text: str) -> Levels:
+        """The levels of one document (unified unless :class:`~simdup_es.text.UnifiedText`)."""
+        return self.levels_many([text])[0]
 
-    def levels_many(self, texts: Sequence[str], *, unified: bool = False) -> list[Levels]:
+    def levels_many(self, texts: Sequence[str]) -> list[Levels]:
         """Levels of many documents, their parts fingerprinted in one batch in this process."""
-        prepared = self._split_many(texts if unified else unify_many(texts))
-        docs = [Doc(split.text[p.start : p.end]) for split in prepared for p in split.parts]
-        results = self.fingerprinter.fingerprint_many(docs, unified=True)
+        prepared = self._split_many(unify_many(texts))
+        docs = [Doc(UnifiedText(split.text[p.start : p.end])) for split in prepared for p in split.parts]
+        results = self.fingerprinter.fingerprint_many(docs)
         fps = iter([r.fingerprint.value if r.fingerprint else None for r in results])
         return [self._levels(split, list(itertools.islice(fps, len(split.parts)))) for split in prepared]
 
-    def map(self, texts: Iterable[str], *, workers: int | None = None, unified: bool = False) -> Iterator[Levels]:
+    def map(self, texts: Iterable[str], *, workers: int | None = None) -> Iterator[Levels]:
         """Levels of a stream of documents, in input order, on ``workers`` processes
         (:meth:`Fingerprinter.map_chunks`): each worker splits its documents and fingerprints their parts."""
-        task = functools.partial(_levels_chunk, params=self.params, unified=unified)
+        task = functools.partial(_levels_chunk, params=self.params)
         for levels in self.fingerprinter.map_chunks(texts, task, workers=workers, chunk_size=_DOCS_PER_CHUNK,
                                                     chunk_weight=(len, _CHARS_PER_CHUNK)):
             yield from levels
@@ -131,9 +131,8 @@ class PartPrinter:
         """Each item with its document fingerprint and its levels, in input order, in one worker pass.
 
         ``to_doc`` runs here; unifying, splitting and fingerprinting the document and its
-        parts run on the workers. The text is unified once: fingerprinting the unified
-        text and title with ``unified=True`` gives the fingerprint of the raw ones (unify
-        is not idempotent, so the parts are cut from that same unified text). Levels are
+        parts run on the workers. The text is unified once, and the parts are cut from
+        that same unified text (unify is not idempotent). Levels are
         ``None`` where the document has no fingerprint (the result's error says why); a
         document over ``max_bytes`` is not split.
 
@@ -191,7 +190,7 @@ class PartPrinter:
             batch.append(Doc(split.text, next(titles) if doc.title else doc.title, doc.source))
             tokens.append(whole)
             spans.append(part_spans(split.text, whole, split.parts, fingerprinter.tokenizer.cut))
-        results = iter(fingerprinter.fingerprint_parts(batch, tokens, spans, unified=True))
+        results = iter(fingerprinter.fingerprint_parts(batch, tokens, spans))
         out = _Batch(version=self.version, texts=texts)
         for split in prepared:
             if isinstance(split, Result):
@@ -246,8 +245,8 @@ def _doc_chars(doc: Doc) -> int:
     return len(doc.text)
 
 
-def _levels_chunk(fingerprinter: Fingerprinter, texts: list[str], *, params: PartParams, unified: bool) -> list[Levels]:
-    return PartPrinter(fingerprinter, params).levels_many(texts, unified=unified)
+def _levels_chunk(fingerprinter: Fingerprinter, texts: list[str], *, params: PartParams) -> list[Levels]:
+    return PartPrinter(fingerprinter, params).levels_many(texts)
 
 
 def _items_chunk(fingerprinter: Fingerprinter, docs: list[Doc], *, params: PartParams, texts: bool = True) -> _Batch:

@@ -122,11 +122,6 @@ def _spaced_hex(keys: Sequence[int]) -> str:
     return struct.pack(f">{len(keys)}Q", *keys).hex(" ", 8)
 
 
-def part_object(fingerprint: int, layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, str]:
-    """One nested part: its blocks in every layout of ``layouts``."""
-    return block_terms(fingerprint, layouts)
-
-
 def block_terms_reference(fingerprint: int, layouts: tuple[BlockLayout, ...]) -> dict[str, str]:
     """``{block name: block term}`` of every block of ``layouts``: the plain definition."""
     return {block_name(layout, j): block_term(layout, value)
@@ -164,7 +159,7 @@ def levels_object(doc_id: str, units: int, parts: list[int], keys: list[int], cu
     if part_layout == FLAT:
         out[PART_TERMS_NAME] = [t for f in parts for t in flat_part_terms(f)]
     else:
-        out[PARTS_NAME] = [part_object(f, layouts) for f in parts]
+        out[PARTS_NAME] = [block_terms(f, layouts) for f in parts]  # a nested part: its blocks
     return out
 
 

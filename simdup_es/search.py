@@ -26,14 +26,15 @@ from . import simhash as sh
 from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare, compare_screened
 from .config import BlockLayout
 from .errors import FingerprintVersionError, NotFound, SimdupError
-from .fingerprint import Doc, Fingerprint, Fingerprinter
+from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .multilevel import Copies, MultiMatch, MultiParams, StoredText
+from .multilevel import find_copies as judge_copies
 from .levels import Levels
 from .lru import ByteLRU
 from .parts import PartPrinter
 from .store.base import Store, StoredDoc
-from .text import unify
-from .thesaurus import Thesaurus
+from .text import UnifiedText, unify
+from .thesaurus import Thesaurus, load_thesaurus
 from .tokens import dictionary_words
 
 Comparer = Callable[[str, str], Comparison]
@@ -117,8 +118,6 @@ def comparer(params: CompareParams = CompareParams(), synonym_file: Path | None 
     A search compares the query's sentences with every hit: with one cache they
     are segmented once. ``synonym_file`` adds synonym groups to Cilin.
     """
-    from .thesaurus import load_thesaurus
-
     return MatrixComparer(params, load_thesaurus(synonym_file) if params.use_synonyms else None)
 
 
@@ -180,16 +179,7 @@ def find_duplicates(
     fingerprinting ``text`` (with ``fingerprinter``, default parameters if
     ``None``); without ``text`` there is no sentence comparison.
     """
-    # The text is unified once (unify is not idempotent), for the fingerprint and the matrix.
-    unified = unify(text) if text is not None and (fingerprint is None or matrix and text) else None
-    if fingerprint is None:
-        if unified is None:
-            raise ValueError("give the text to search with, or its fingerprint")
-        if fingerprinter is None:
-            from .fingerprint import default_fingerprinter
-
-            fingerprinter = default_fingerprinter()
-        fingerprint = fingerprinter.fingerprint(unified, unify(title) if title else title, unified=True)
+    unified, fingerprint = _query(text, title, fingerprint, fingerprinter, matrix)
     matches = near_duplicates(store, fingerprint, exclude_id=exclude_id)
     if not (matrix and text):
         matches = matches[:limit]
@@ -229,16 +219,8 @@ def find_copies(
     yet judged) left out by that limit. ``stored``, if given, gets the stored document of every result,
     by id (those the matrix read, and the others in one ``get``), for a caller that shows them.
     """
-    if printer is None:
-        from .fingerprint import default_fingerprinter
-
-        printer = PartPrinter(default_fingerprinter())
-    # The text is unified once (unify is not idempotent), for the fingerprint, the levels and the matrix.
-    unified = unify(text) if text is not None and (fingerprint is None or matrix and text) else None
-    if fingerprint is None:
-        if unified is None:
-            raise ValueError("give the text to search with, or its fingerprint")
-        fingerprint = printer.fingerprinter.fingerprint(unified, unify(title) if title else title, unified=True)
+    printer = printer or PartPrinter(default_fingerprinter())
+    unified, fingerprint = _query(text, title, fingerprint, printer.fingerprinter, matrix)
     if not (matrix and text):
         near = near_duplicates(store, fingerprint, exclude_id=exclude_id)
         unscored = [_unscored(m.id, m.distance) for m in near if m.distance <= params.k]
@@ -246,7 +228,7 @@ def find_copies(
     else:
         assert unified is not None
         if levels is None:
-            levels = printer.levels(unified, unified=True)
+            levels = printer.levels(unified)
         found = _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, limit, stored)
     if stored is not None and (missing := [m.id for m in found if m.id not in stored]):
         stored.update((d.id, d) for d in store.get(missing))
@@ -254,11 +236,20 @@ def find_copies(
     return found
 
 
+def _query(text: str | None, title: str | None, fingerprint: Fingerprint | None, fingerprinter: Fingerprinter | None,
+           matrix: bool) -> tuple[UnifiedText | None, Fingerprint]:
+    """The query's text unified once (for the fingerprint, the levels and the matrix), and its fingerprint."""
+    unified = unify(text) if text is not None and (fingerprint is None or matrix and text) else None
+    if fingerprint is None:
+        if unified is None:
+            raise ValueError("give the text to search with, or its fingerprint")
+        fingerprint = (fingerprinter or default_fingerprinter()).fingerprint(unified, title)
+    return unified, fingerprint
+
+
 def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
             compare: Comparer, params: MultiParams, limit: int, stored: dict[str, StoredDoc] | None = None) -> Copies:
     """find_copies with the query's ``unified`` text, fingerprint and levels: at most ``limit``, and how many more."""
-    from .multilevel import find_copies as judge_copies
-
     near = [(m.id, m.distance) for m in near_duplicates(store, fingerprint, exclude_id=exclude_id) if m.distance <= params.k]
     found = store.part_candidates(levels.fingerprints, [k.key for k in levels.keys], levels.version,
                                   exclude_id=exclude_id, limit=params.store_limit)
@@ -346,10 +337,7 @@ def find_copies_many(
     yielded with the error instead of matches. ``exclude`` names the stored
     document to leave out of an item's results (itself, when the batch is stored).
     """
-    if printer is None:
-        from .fingerprint import default_fingerprinter
-
-        printer = PartPrinter(default_fingerprinter())
+    printer = printer or PartPrinter(default_fingerprinter())
     compare = compare or comparer()
     for item, result, levels, unified in printer.map_items_unified(items, to_doc, workers=workers):
         if result.error is not None:

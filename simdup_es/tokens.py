@@ -327,11 +327,8 @@ def _split_compounds(text: str, tokens: list[str]) -> list[str]:
     """Latin compounds that are not dictionary words cut as Python jieba cuts them: a.out -> a . out."""
     if _GLUED_TEXT.search(text) is None:
         return tokens
-    split = {}
-    for t in _GLUED_TOKENS.findall("\n".join(set(tokens))):  # a regex over the distinct tokens at once
-        pieces = _pieces(t)
-        if pieces is not None:
-            split[t] = pieces
+    # A regex over the distinct tokens at once.
+    split = {t: pieces for t in _GLUED_TOKENS.findall("\n".join(set(tokens))) if (pieces := _pieces(t)) is not None}
     if not split:
         return tokens
     return _replace_joined(tokens, split)
@@ -370,13 +367,7 @@ def _replace_joined(tokens: list[str], split: Mapping[str, Sequence[str]]) -> li
 
 def _replace_tokens(tokens: list[str], split: Mapping[str, Sequence[str]]) -> list[str]:
     """Each token that is a key of ``split`` replaced by its pieces (the plain form of the join above)."""
-    out: list[str] = []
-    for t in tokens:
-        if t in split:
-            out += split[t]
-        else:
-            out.append(t)
-    return out
+    return [piece for t in tokens for piece in split.get(t, (t,))]
 
 
 class Tokenizer:
@@ -626,8 +617,7 @@ def _weigh_batch(
     own = [span for spans in each for span in spans if not isinstance(span, tuple)]
     # Segments: the documents, then the parts with tokens of their own; the row of each token.
     listed = lexicon.rows([*docs, *own])
-    raw = np.zeros(len(listed) + 1, dtype=np.int64)
-    np.cumsum([len(r) for r in listed], out=raw[1:])
+    raw = np.concatenate(([0], np.cumsum([len(r) for r in listed], dtype=np.int64)))
     rows = np.fromiter(itertools.chain.from_iterable(listed), dtype=np.int64, count=int(raw[-1]))
     rows, moved = _split_compound_rows(rows, lexicon.pieces)
     bounds = (moved[raw] if moved is not None else raw).tolist()
@@ -637,8 +627,7 @@ def _weigh_batch(
     # A segment's distinct rows are its canonical positions, numbered 0, 1, ... within it.
     first = np.flatnonzero(np.bincount(canon, minlength=len(rows)))
     distinct = np.bincount(np.searchsorted(bounds, first, side="right") - 1, minlength=len(bounds) - 1)
-    before = np.zeros(len(distinct) + 1, dtype=np.int64)
-    np.cumsum(distinct, out=before[1:])
+    before = np.concatenate(([0], np.cumsum(distinct, dtype=np.int64)))
     number = np.empty(len(rows), dtype=np.int64)
     number[first] = np.arange(len(first)) - np.repeat(before[:-1], distinct)
     # Groups, in output order: document i, then its parts. Each counts tokens
@@ -647,11 +636,9 @@ def _weigh_batch(
     start, seg = np.array(starts, dtype=np.int64), np.array(segment, dtype=np.int64)
     size = np.array(stops, dtype=np.int64) - start
     n_groups = len(starts)
-    taken = np.zeros(n_groups + 1, dtype=np.int64)
-    np.cumsum(size, out=taken[1:])
+    taken = np.concatenate(([0], np.cumsum(size, dtype=np.int64)))
     token = np.repeat(start - taken[:-1], size) + np.arange(int(taken[-1]), dtype=np.int64)
-    key0 = np.zeros(n_groups + 1, dtype=np.int64)
-    np.cumsum(distinct[seg], out=key0[1:])
+    key0 = np.concatenate(([0], np.cumsum(distinct[seg], dtype=np.int64)))
     keys = np.repeat(key0[:-1], size) + number[canon[token]]
     if key0[-1] <= _DENSE_KEYS * (len(keys) + 128):  # a count for every key: one array, no sort
         counts = np.bincount(keys, minlength=int(key0[-1]))
@@ -665,8 +652,7 @@ def _weigh_batch(
     content = row != none
     count, group, row, at = count[content], group[content], row[content], at[content]
     sizes = np.bincount(group, minlength=n_groups)
-    offsets = np.zeros(n_groups + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
+    offsets = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))
     weights = _weights(lexicon, count, group, row, title_at[at] if title_at.any() else None, is_doc, sizes, offsets)
     return lexicon.hash_of[row], weights, offsets
 
@@ -747,8 +733,7 @@ def _split_compound_rows(rows: np.ndarray, pieces: Mapping[int, tuple[int, ...]]
     split = [pieces[c] for c in rows[found].tolist()]
     lengths = np.ones(len(rows), dtype=np.int64)
     lengths[found] = [len(p) for p in split]
-    moved = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=moved[1:])
+    moved = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
     out = np.repeat(rows, lengths)
     for at, p in zip(moved[found].tolist(), split):
         out[at : at + len(p)] = p

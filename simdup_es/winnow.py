@@ -159,19 +159,7 @@ def shared_runs(a: np.ndarray, b: np.ndarray, min_units: int) -> tuple[np.ndarra
     built on one pattern) is not copied text many times over. Returns two boolean
     arrays of their lengths.
     """
-    ha, hb = gram_hashes(a, min_units), gram_hashes(b, min_units)
-    return gram_cover(_matched(ha, hb), len(a), min_units), gram_cover(_matched(hb, ha), len(b), min_units)
-
-
-def _matched(own: np.ndarray, other: np.ndarray) -> np.ndarray:
-    """Whether each gram of ``own`` is among as many first occurrences of its value as ``other`` holds."""
-    order = np.argsort(own, kind="stable")
-    ranked = own[order]
-    rank = np.empty(len(own), dtype=np.int64)
-    rank[order] = np.arange(len(own)) - np.searchsorted(ranked, ranked, side="left")
-    theirs = np.sort(other)
-    count = np.searchsorted(theirs, own, side="right") - np.searchsorted(theirs, own, side="left")
-    return rank < count
+    return shared_runs_with(GramIndex(a, min_units), b)
 
 
 class GramIndex:
@@ -193,7 +181,7 @@ class GramIndex:
 
 
 def shared_runs_with(a: GramIndex, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`shared_runs` of ``a``'s codes and ``b``, bit for bit, touching ``a``'s grams only
+    """:func:`shared_runs` of ``a``'s codes and ``b``, touching ``a``'s grams only
     where ``b`` has the same: the work on ``a``'s side beyond two boolean arrays of its length
     is ``O(len(b) log len(a))``, and beyond that only the grams both have are sorted (a
     candidate that copies nothing shares a few)."""

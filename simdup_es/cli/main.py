@@ -15,7 +15,7 @@ from ..config import BlockLayout
 from ..errors import SimdupError
 from ..fingerprint import Doc
 from ..sources import Fields, Record, record_doc
-from ..tokens import build_idf, format_idf
+from ..tokens import Tokenizer, build_idf, format_idf
 from . import cluster_cmds, kibana_cmds, report_cmd, serve_cmd, store_cmds
 from ._common import (
     RejectLog,
@@ -177,7 +177,6 @@ def idf_build(corpus: tuple[str, ...], output: Path, text_field: str, title_fiel
     fingerprint version, so index and query with the same table.
     """
     from ..text import unify
-    from ..tokens import Tokenizer
 
     tokenizer = Tokenizer()
     log = RejectLog(None)

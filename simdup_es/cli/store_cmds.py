@@ -23,9 +23,9 @@ from ..live_groups import GroupKeeper
 from ..multilevel import Copies, MultiParams
 from ..parts import PartPrinter
 from ..search import find_copies, find_copies_many, stored_query
-from ..sources import Fields, record_doc
+from ..sources import Fields, path_id, record_doc
 from ..store import DEFAULT_INDEX, DEFAULT_PATH
-from ..store.base import NOT_FOUND, Store, StoredDoc
+from ..store.base import NOT_FOUND, Store, StoredDoc, query_terms
 from ._common import (
     Checkpoint,
     RejectLog,
@@ -287,7 +287,6 @@ def _refuse_old_ids(store: Store, inputs: tuple[str, ...], sample: int = 20) -> 
     the folder again under the new ids would add a second copy of every document.
     """
     from ..extract import kind_of
-    from ..sources import path_id
 
     for name in inputs:
         folder = Path(name)
@@ -331,8 +330,6 @@ def _query_document(store: Store | None, text: str | None, file: Path | None, do
 def _stored_as(store: Store, file: Path, text: str | None, id_base: Path | None) -> str | None:
     """The id of ``file``'s own document when the store holds it as it is now (same id, same text): a search
     for the file's copies leaves it out, and says so."""
-    from ..sources import path_id
-
     doc_id = path_id(file, id_base)
     if any(doc.text == text for doc in store.get([doc_id])):
         click.echo(f"left out {doc_id}: the file itself, as the store holds it", err=True)
@@ -521,7 +518,6 @@ def query(text: str | None, file: Path | None, title: str | None, dsl: bool, ind
     second partial-copy candidates (part fingerprints and winnowed keys).
     """
     from ..es.bodies import candidate_search, part_search
-    from ..store.base import query_terms
 
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     _, query_text, _, title = _query_document(None, text, file, None, title, fingerprinter.version)

@@ -84,16 +84,16 @@ def candidate_search(
     distance afterwards, not by relevance.
     """
     query = (candidate_terms_query if doc_terms else candidate_query)(fingerprint, version, layout)
+    return _search_body(query, [schema.FP], size, ["_doc"], exclude_id=exclude_id)  # the re-rank needs only fp
+
+
+def _search_body(query: dict[str, Any], fields: list[str], size: int, sort: list[Any], *, exclude_id: str | None = None,
+                 total: bool = True) -> dict[str, Any]:
+    """A ``_search`` body that reads the doc values ``fields`` and no ``_source``, ``exclude_id`` left out."""
     if exclude_id is not None:
         query["bool"]["must_not"] = [{"ids": {"values": [exclude_id]}}]
-    return {
-        "query": query,
-        "_source": False,
-        "docvalue_fields": [schema.FP],  # the re-rank needs only the fingerprint
-        "size": size,
-        "sort": ["_doc"],
-        "track_total_hits": True,
-    }
+    return {"query": query, "_source": False, "docvalue_fields": fields, "size": size, "sort": sort,
+            "track_total_hits": total}
 
 
 def candidates_search_many(queries: Sequence[tuple[int, str]], layout: BlockLayout = BlockLayout(), *,
@@ -108,14 +108,8 @@ def candidates_search_many(queries: Sequence[tuple[int, str]], layout: BlockLayo
     the same (``benchmarks/bench_lookups.py``), and they ask :func:`candidates_union_search`.
     """
     clauses = [(candidate_terms_query if doc_terms else candidate_query)(fp, version, layout) for fp, version in queries]
-    return {
-        "query": {"bool": {"filter": [{"bool": {"should": clauses, "minimum_should_match": 1}}]}},
-        "_source": False,
-        "docvalue_fields": [schema.FP, schema.VERSION],
-        "size": size,
-        "sort": ["_doc"],
-        "track_total_hits": True,
-    }
+    query = {"bool": {"filter": [{"bool": {"should": clauses, "minimum_should_match": 1}}]}}
+    return _search_body(query, [schema.FP, schema.VERSION], size, ["_doc"])
 
 
 def union_size(documents: int, layout: BlockLayout = BlockLayout(), *, most: int = 100) -> int:
@@ -156,15 +150,9 @@ def candidates_union_search(fingerprints: Sequence[int], version: str, layout: B
         for j, block in enumerate(sh.blocks(fp, layout)):
             values[j].add(schema.block_term(layout, block))
     should = [{"terms": {schema.block_field(layout, j): sorted(terms)}} for j, terms in enumerate(values)]
-    return {
-        "query": {"bool": {"filter": [{"term": {schema.VERSION: version}},
-                                      {"bool": {"should": should, "minimum_should_match": layout.min_match}}]}},
-        "_source": False,
-        "docvalue_fields": [schema.FP, schema.VERSION],
-        "size": size,
-        "sort": ["_doc"],
-        "track_total_hits": True,
-    }
+    query = {"bool": {"filter": [{"term": {schema.VERSION: version}},
+                                 {"bool": {"should": should, "minimum_should_match": layout.min_match}}]}}
+    return _search_body(query, [schema.FP, schema.VERSION], size, ["_doc"])
 
 
 def part_search(
@@ -206,16 +194,8 @@ def part_search(
             should.append({"constant_score": {"filter": {"bool": {"should": either}}, "_name": f"p{i}"}})
     query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1,
                                       "filter": [{"term": {schema.VERSION: version}}]}}
-    if exclude_id is not None:
-        query["bool"]["must_not"] = [{"ids": {"values": [exclude_id]}}]
-    return {
-        "query": query,
-        "_source": False,
-        "docvalue_fields": [schema.UNITS],
-        "size": limit,
-        "sort": [{"_score": "desc"}, {schema.ID: "asc"}],
-        "track_total_hits": False,
-    }
+    return _search_body(query, [schema.UNITS], limit, [{"_score": "desc"}, {schema.ID: "asc"}], exclude_id=exclude_id,
+                        total=False)
 
 
 def _nested_part(fingerprint: int, layout: BlockLayout) -> dict[str, Any]:
@@ -388,7 +368,7 @@ def _blocks(fingerprint: int, layouts: tuple[BlockLayout, ...]) -> str:
 
 
 def _parts(parts: Sequence[int], layouts: tuple[BlockLayout, ...]) -> str:
-    """The objects of :func:`simdup_es.schema.part_object` of each part as JSON text, comma-separated."""
+    """The objects of :func:`simdup_es.schema.block_terms` of each part (a nested part) as JSON text, comma-separated."""
     if _bytewise(layouts):  # every part's bytes in one pack, formatted in one go
         return ",".join(["{" + _BYTE_BLOCKS + "}"] * len(parts)) % tuple(
             struct.pack(f"<{len(parts)}Q", *parts).hex(" ").split())

@@ -14,6 +14,7 @@ write flat terms, so nothing is missed; at the end it records ``flat``.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -101,11 +102,11 @@ def flatten_parts(client: Elasticsearch, index: str, *, retry: io.Retry, batch: 
     """
     query = {"nested": {"path": schema.PARTS, "query": {"match_all": {}}}}
     moved = changed = 0
-    pending: list[Any] = []
-
-    def send() -> None:
-        nonlocal moved, changed
-        for item in io.bulk(client, pending, what="moving parts to flat terms", index=index, chunk_size=batch,
+    hits = io.walk(client, index, query, source=[f"{schema.PARTS}.*"], seq_no=True, page_size=batch)
+    while page := list(itertools.islice(hits, batch)):
+        actions = [update_action({**target(hit), "if_seq_no": hit["_seq_no"], "if_primary_term": hit["_primary_term"]},
+                                 flat_update(hit.get("_source") or {})) for hit in page]
+        for item in io.bulk(client, actions, what="moving parts to flat terms", index=index, chunk_size=batch,
                             retry=retry):
             if item.ok:
                 moved += 1
@@ -114,17 +115,8 @@ def flatten_parts(client: Elasticsearch, index: str, *, retry: io.Retry, batch: 
             else:
                 raise StoreError(f"moving the parts of {item.id!r} to flat terms failed: {item.reason}; run "
                                  "'simdup setup --parts flat' again, it goes on where this stopped")
-        pending.clear()
         if on_progress:
             on_progress(moved)
-
-    for hit in io.walk(client, index, query, source=[f"{schema.PARTS}.*"], seq_no=True, page_size=batch):
-        meta = {**target(hit), "if_seq_no": hit["_seq_no"], "if_primary_term": hit["_primary_term"]}
-        pending.append(update_action(meta, flat_update(hit.get("_source") or {})))
-        if len(pending) >= batch:
-            send()
-    if pending:
-        send()
     with io.translated(client, "refreshing", index):
         client.indices.refresh(index=index)
     return moved, changed

@@ -29,7 +29,7 @@ import numpy as np
 from .. import simhash as sh
 from ..config import FINGERPRINT_BITS, BlockLayout
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
-from ..multilevel import PartCandidate
+from ..multilevel import PartCandidate, best_candidates, matched_by_document
 from ..levels import Levels
 from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, query_terms,
                    stored_levels)
@@ -116,8 +116,7 @@ class TableIndex:
         for j in range(layout.tables):
             key = layout.key(fps, j)
             order = np.argsort(key, kind="stable")  # radix sort for <= 16-bit keys
-            offsets = np.zeros((1 << layout.key_bits[j]) + 1, dtype=np.int64)
-            np.cumsum(np.bincount(key, minlength=1 << layout.key_bits[j]), out=offsets[1:])
+            offsets = np.concatenate(([0], np.cumsum(np.bincount(key, minlength=1 << layout.key_bits[j]), dtype=np.int64)))
             self._offsets.append(offsets)
             sorted_rows = np.take(rows, order, axis=0)  # 3x faster than rows[order] here
             self._tables.append((layout.starts[j], (1 << layout.key_bits[j]) - 1, offsets.tolist(), sorted_rows))
@@ -290,8 +289,7 @@ class LevelIndex:
         for size in sizes:
             bits = min(size * bpb, MAX_KEY_BITS)
             key = ((part_fps >> np.uint64(start * bpb)) & np.uint64((1 << bits) - 1)).astype(np.int64)
-            offsets = np.zeros((1 << bits) + 1, dtype=np.int64)
-            np.cumsum(np.bincount(key, minlength=1 << bits), out=offsets[1:])
+            offsets = np.concatenate(([0], np.cumsum(np.bincount(key, minlength=1 << bits), dtype=np.int64)))
             self._tables.append((start * bpb, (1 << bits) - 1, offsets.tolist(), np.argsort(key, kind="stable")))
             start += size
 
@@ -343,12 +341,18 @@ def _unsigned(fp: int) -> int:
     return fp + _U64 if fp < 0 else fp
 
 
-def _chunks(items: Sequence, size: int = _SQL_CHUNK) -> Iterator[Sequence]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
+def _select_in(conn: sqlite3.Connection, sql: str, values: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``sql`` for ``values``, :data:`_SQL_CHUNK` at a time, each its ``{marks}`` made their placeholders."""
+    for i in range(0, len(values), _SQL_CHUNK):
+        chunk = tuple(values[i : i + _SQL_CHUNK])
+        yield from conn.execute(sql.format(marks=",".join("?" * len(chunk))), chunk)
 
 
-_SELECT_SEQS = "SELECT seq, id, fp, vcode FROM docs WHERE seq IN (?)"
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Each statement of ``script`` (``executescript`` would commit the transaction first)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value);
@@ -591,9 +595,7 @@ class LocalStore(Closing):
             conn = self._connect(create=True)
             with self._sql():
                 conn.execute("BEGIN IMMEDIATE")
-                for statement in (_SCHEMA + _LEVELS).split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+                _run_script(conn, _SCHEMA + _LEVELS)
                 conn.executemany(
                     "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
                     [("schema_version", SCHEMA_VERSION), ("generation", 0), ("store_id", uuid.uuid4().hex)],
@@ -651,14 +653,11 @@ class LocalStore(Closing):
         if not isinstance(version, str) or not version:
             raise ConfigError("version must be a non-empty string")
         report = BulkReport()
-        problems = {i: problem for i, x in enumerate(ids) if (problem := StoredDoc(x, 0, version).problem())}
-        if problems:
-            bad = list(problems)
-            report.failed = [(str(ids[i]), problem) for i, problem in problems.items()]
-            keep = np.ones(len(ids), dtype=bool)
-            keep[bad] = False
-            ids = [x for x, k in zip(ids, keep.tolist()) if k]
-            fps = fps[keep]
+        problems = [StoredDoc(x, 0, version).problem() for x in ids]
+        if any(problems):
+            report.failed = [(str(x), problem) for x, problem in zip(ids, problems) if problem]
+            keep = np.array([not problem for problem in problems], dtype=bool)
+            ids, fps = [x for x, problem in zip(ids, problems) if not problem], fps[keep]
         # Last occurrence of an id wins, as in put().
         latest = dict(zip(ids, fps.view(np.int64).tolist()))
         report.written = len(ids)
@@ -690,7 +689,7 @@ class LocalStore(Closing):
                 "INSERT OR REPLACE INTO docs (seq, id, fp, vcode, gen) VALUES (?, ?, ?, ?, ?)",
                 zip(assigned, ids, fps, (vcode[v] for v in versions), itertools.repeat(gen)),
             )
-            if seqs and self._has_groups(conn):  # a replaced document leaves its group, as in Elasticsearch
+            if seqs and self._has_table(conn, "groups"):  # a replaced document leaves its group, as in Elasticsearch
                 conn.executemany("DELETE FROM groups WHERE seq = ?", ((s,) for s in seqs.values()))
             if bodies is None:
                 if seqs:  # replaced documents lose their old title and text
@@ -700,11 +699,9 @@ class LocalStore(Closing):
                     "INSERT OR REPLACE INTO bodies (seq, title, text) VALUES (?, ?, ?)",
                     ((s, t, x) for s, (t, x) in zip(assigned, bodies)),
                 )
-            has_levels = self._has_levels(conn)
+            has_levels = self._has_table(conn, "levels")
             if levels and not has_levels:
-                for statement in _LEVELS.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+                _run_script(conn, _LEVELS)
                 has_levels = True
             if seqs and has_levels:  # a replaced document loses its old levels (as in Elasticsearch)
                 for table in _LEVEL_TABLES:
@@ -762,13 +759,9 @@ class LocalStore(Closing):
         """
         report = BulkReport()
         self._writable()
-        valid: list[str] = []
-        for doc_id in ids:
-            problem = id_problem(doc_id)
-            if problem is None:
-                valid.append(doc_id)
-            else:
-                report.failed.append((str(doc_id), problem))
+        problems = [id_problem(doc_id) for doc_id in ids]
+        report.failed += [(str(doc_id), problem) for doc_id, problem in zip(ids, problems) if problem is not None]
+        valid = [doc_id for doc_id, problem in zip(ids, problems) if problem is None]
         if not valid:
             return report
         with self._lock, self._sql() as conn:
@@ -805,11 +798,7 @@ class LocalStore(Closing):
 
     @staticmethod
     def _seqs(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, int]:
-        found: dict[str, int] = {}
-        for chunk in _chunks(ids):
-            marks = ",".join("?" * len(chunk))
-            found.update(conn.execute(f"SELECT id, seq FROM docs WHERE id IN ({marks})", tuple(chunk)))
-        return found
+        return dict(_select_in(conn, "SELECT id, seq FROM docs WHERE id IN ({marks})", ids))
 
     def candidates(self, fingerprint: int, version: str, *, exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
         """Ids and fingerprints of the documents with ``version`` within ``layout.k`` of ``fingerprint``.
@@ -833,12 +822,7 @@ class LocalStore(Closing):
             conn = self._conn
             assert conn is not None
             try:
-                if len(seqs) <= _SQL_CHUNK:
-                    rows = conn.execute(_SELECT_SEQS[:-1] + ",?" * (len(seqs) - 1) + ")", seqs).fetchall()
-                else:
-                    rows = []
-                    for chunk in _chunks(seqs):
-                        rows += conn.execute(_SELECT_SEQS[:-1] + ",?" * (len(chunk) - 1) + ")", chunk).fetchall()
+                rows = list(_select_in(conn, "SELECT seq, id, fp, vcode FROM docs WHERE seq IN ({marks})", seqs))
             except sqlite3.Error as exc:
                 raise self._translate(exc) from exc
         if len(rows) > 1:
@@ -876,21 +860,13 @@ class LocalStore(Closing):
                 return []
             wanted = np.array([k for _, k in key_terms], dtype=np.uint64)
             for index in indexes:  # a document is alive in at most one of them
-                hit_parts: dict[int, set[int]] = {}
-                hit_keys: dict[int, set[int]] = {}
-                for i, f in part_terms:
-                    for pos in index.part_owners(f).tolist():
-                        hit_parts.setdefault(pos, set()).add(i)
-                for (i, _), owners in zip(key_terms, index.key_owners(wanted)):
-                    for pos in owners.tolist():
-                        hit_keys.setdefault(pos, set()).add(i)
-                for pos in hit_parts.keys() | hit_keys.keys():
+                owners = zip([i for i, _ in key_terms], index.key_owners(wanted))
+                matched = matched_by_document([(i, index.part_owners(f)) for i, f in part_terms], owners)
+                for pos, (part_hits, key_hits) in matched.items():
                     doc_id = index.ids[pos]
                     if index.alive[pos] and index.vcodes[pos] == code and doc_id != exclude_id:
-                        out.append(PartCandidate(doc_id, frozenset(hit_parts.get(pos, ())),
-                                                 frozenset(hit_keys.get(pos, ())), int(index.units[pos])))
-        out.sort(key=lambda c: (-(len(c.parts) + len(c.keys)), c.id))
-        return out[:limit]
+                        out.append(PartCandidate(doc_id, part_hits, key_hits, int(index.units[pos])))
+        return best_candidates(out, limit)
 
     def _level_index(self) -> list[LevelIndex] | None:
         """The level indexes, caught up with SQLite (``None``: no levels table yet).
@@ -903,7 +879,7 @@ class LocalStore(Closing):
         if self._levels is not None and not self._levels_dirty:
             return self._levels
         with self._sql() as conn:
-            if not self._has_levels(conn):
+            if not self._has_table(conn, "levels"):
                 return None
             conn.execute("BEGIN")  # one consistent read
             gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
@@ -963,17 +939,12 @@ class LocalStore(Closing):
         found: dict[str, StoredDoc] = {}
         with self._lock, self._sql() as conn:
             groups = self._group_columns(conn, "g.")
-            join = " LEFT JOIN groups g ON g.seq = d.seq" if self._has_groups(conn) else ""
-            for chunk in _chunks(list(dict.fromkeys(wanted))):
-                marks = ",".join("?" * len(chunk))
-                for doc_id, fp, version, title, text, group, size, kind in conn.execute(
-                    f"SELECT d.id, d.fp, v.version, b.title, b.text, {groups} FROM docs d "
-                    f"JOIN versions v ON v.vcode = d.vcode LEFT JOIN bodies b ON b.seq = d.seq{join} "
-                    f"WHERE d.id IN ({marks})",
-                    tuple(chunk),
-                ):
-                    found[doc_id] = StoredDoc(doc_id, _unsigned(fp), version, text, title, group, size,
-                                              group_kind=kind)
+            join = " LEFT JOIN groups g ON g.seq = d.seq" if self._has_table(conn, "groups") else ""
+            for doc_id, fp, version, title, text, group, size, kind in _select_in(
+                    conn, f"SELECT d.id, d.fp, v.version, b.title, b.text, {groups} FROM docs d JOIN versions v ON "
+                    f"v.vcode = d.vcode LEFT JOIN bodies b ON b.seq = d.seq{join} WHERE d.id IN ({{marks}})",
+                    list(dict.fromkeys(wanted))):
+                found[doc_id] = StoredDoc(doc_id, _unsigned(fp), version, text, title, group, size, group_kind=kind)
         return [found[i] for i in wanted if i in found]
 
     def count(self) -> int:
@@ -1146,18 +1117,10 @@ class LocalStore(Closing):
             return 0
         return conn.execute("SELECT COALESCE(MAX(seq), 0) FROM deleted").fetchone()[0]
 
-    @staticmethod
-    def _has_levels(conn: sqlite3.Connection) -> bool:
-        return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'levels'").fetchone() is not None
-
-    @staticmethod
-    def _has_groups(conn: sqlite3.Connection) -> bool:
-        return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'groups'").fetchone() is not None
-
     @classmethod
     def _group_columns(cls, conn: sqlite3.Connection, prefix: str = "") -> str:
         """``grp, size, kind`` to select from ``groups`` (NULL for what a store made before them lacks)."""
-        if not cls._has_groups(conn):
+        if not cls._has_table(conn, "groups"):
             return "NULL, NULL, NULL"
         return f"{prefix}grp, {prefix}size, " + (f"{prefix}kind" if cls._groups_have_kind(conn) else "NULL")
 
@@ -1206,24 +1169,22 @@ class LocalStore(Closing):
         """The documents with these ids and the members of these groups, in row order (each once)."""
         found: dict[int, GroupRow] = {}
         with self._lock, self._sql() as conn:
-            has_groups = self._has_groups(conn)
+            has_groups = self._has_table(conn, "groups")
             columns = self._group_columns(conn, "g.")
             join = " LEFT JOIN groups g ON g.seq = d.seq" if has_groups else ""
             select = (f"SELECT d.seq, d.id, d.fp, v.version, {columns} FROM docs d "
                       f"JOIN versions v ON v.vcode = d.vcode{join} WHERE ")
             wanted = [("d.id", list(dict.fromkeys(ids)))] + ([("g.grp", list(dict.fromkeys(groups)))] if has_groups else [])
             for column, values in wanted:
-                for chunk in _chunks(values):
-                    marks = ",".join("?" * len(chunk))
-                    for seq, doc_id, fp, version, group, size, kind in conn.execute(
-                            f"{select}{column} IN ({marks})", tuple(chunk)):
-                        found[seq] = GroupRow((doc_id,), doc_id, _unsigned(fp), version, group, size, kind)
+                for seq, doc_id, fp, version, group, size, kind in _select_in(conn, select + column + " IN ({marks})",
+                                                                               values):
+                    found[seq] = GroupRow((doc_id,), doc_id, _unsigned(fp), version, group, size, kind)
         return [found[seq] for seq in sorted(found)]
 
     def group_kinds(self) -> dict[str, int]:
         """Documents in groups by ``dup_kind`` (``None`` for a store's groups from before kinds)."""
         with self._lock, self._sql() as conn:
-            if not self._has_groups(conn):
+            if not self._has_table(conn, "groups"):
                 return {}
             kind = "kind" if self._groups_have_kind(conn) else "NULL"
             return {str(k): n for k, n in conn.execute(f"SELECT {kind}, COUNT(*) FROM groups GROUP BY 1")}
@@ -1267,20 +1228,17 @@ class _Scan(Closing):
         out = Members()
         with self.store._sql() as conn:
             current = {}
-            if self.store._has_groups(conn):
+            if self.store._has_table(conn, "groups"):
                 current = {seq: (grp, size, kind) for seq, grp, size, kind in
                            conn.execute(f"SELECT seq, {self.store._group_columns(conn)} FROM groups")}
             seqs = sorted({seq for seq, node in nodes.items() if node >= 0 or every} | set(current))
-            for chunk in _chunks(seqs):
-                marks = ",".join("?" * len(chunk))
-                for seq, doc_id in conn.execute(f"SELECT seq, id FROM docs WHERE seq IN ({marks}) ORDER BY seq",
-                                                tuple(chunk)):
-                    pos = len(out.keys)
-                    out.keys.append((doc_id,))
-                    out.refs.append(doc_id)
-                    out.nodes.append(nodes.get(seq, -1))
-                    if seq in current:
-                        out.current[pos] = current[seq]
+            for seq, doc_id in _select_in(conn, "SELECT seq, id FROM docs WHERE seq IN ({marks}) ORDER BY seq", seqs):
+                pos = len(out.keys)
+                out.keys.append((doc_id,))
+                out.refs.append(doc_id)
+                out.nodes.append(nodes.get(seq, -1))
+                if seq in current:
+                    out.current[pos] = current[seq]
         return out
 
     def close(self) -> None:

@@ -27,7 +27,7 @@ from simdup_es.sentences import split_sentences
 from simdup_es.parts import Levels, PartPrinter
 from simdup_es.store import base
 from simdup_es.store.base import Store, StoredDoc, query_terms
-from simdup_es.text import unify
+from simdup_es.text import UnifiedText, unify
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -62,7 +62,7 @@ def texts() -> dict[str, str]:
 
 @cache
 def levels() -> dict[str, Levels]:
-    return {doc_id: printer().levels(text, unified=True) for doc_id, text in texts().items()}
+    return {doc_id: printer().levels(UnifiedText(text)) for doc_id, text in texts().items()}
 
 
 @cache
@@ -73,7 +73,7 @@ def queries() -> tuple[tuple[str, Levels], ...]:
         "passage": "\n".join(article[10:40]),
         "fresh-edit": "\n".join(line + "。另加一句" if i % 4 == 0 else line for i, line in enumerate(article[5:])),
     }
-    return tuple(levels().items()) + tuple((q, printer().levels(unify(t), unified=True)) for q, t in extra.items())
+    return tuple(levels().items()) + tuple((q, printer().levels(unify(t))) for q, t in extra.items())
 
 
 def stored(doc_id: str, lv: Levels) -> StoredDoc:
@@ -238,8 +238,8 @@ def test_find_copies_over_the_store_equals_the_reference_pipeline(store: Store) 
     docs = {**texts(), "template": "\n".join(x for k, line in enumerate(article[::4][: len(other) // 3])
                                               for x in [line, *other[3 * k : 3 * k + 3]])}
     fp = printer().fingerprinter
-    prints = {doc_id: fp.fingerprint(unify(t), unified=True) for doc_id, t in docs.items() if t.strip(" \n.")}
-    lv = {doc_id: printer().levels(unify(docs[doc_id]), unified=True) for doc_id in prints}
+    prints = {doc_id: fp.fingerprint(unify(t)) for doc_id, t in docs.items() if t.strip(" \n.")}
+    lv = {doc_id: printer().levels(unify(docs[doc_id])) for doc_id in prints}
     report = store.put([StoredDoc(doc_id, f.value, f.version, docs[doc_id], levels=lv[doc_id]) for doc_id, f in prints.items()])
     assert report.failed == [] and report.written == len(prints)
     store.refresh()
@@ -253,7 +253,7 @@ def test_find_copies_over_the_store_equals_the_reference_pipeline(store: Store) 
     for params in (MultiParams(), every_line):
         for query, exclude in (("zh_article", "zh_article"), ("template", "template"), ("planted", None), ("edited", "edited")):
             u = unify(docs[query])
-            q_lv, q_fp = printer().levels(u, unified=True), fp.fingerprint(u, unified=True)
+            q_lv, q_fp = printer().levels(UnifiedText(u)), fp.fingerprint(UnifiedText(u))
             near = [(i, d) for i, d in ref.near_duplicates(q_fp.value, q_fp.version, exclude_id=exclude) if d <= params.k]
             found = expected(ref, q_lv, exclude_id=exclude, limit=params.store_limit)
             want = judge_copies(u, q_lv, near, found, lambda ids: {i: StoredText(unify(docs[i]), prints[i].value)

@@ -17,7 +17,7 @@ from simdup_es.parts import PartPrinter
 from simdup_es.search import find_copies, unified_cache
 from simdup_es.sentences import scan_cache, split_sentences
 from simdup_es.store.base import Store, StoredDoc
-from simdup_es.text import unify
+from simdup_es.text import UnifiedText, unify
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -32,8 +32,8 @@ def _put(store: Store, docs: dict[str, str]) -> None:
     stored = []
     for doc_id, text in docs.items():
         u = unify(text)
-        f = fp.fingerprint(u, unified=True)
-        stored.append(StoredDoc(doc_id, f.value, f.version, text, levels=printer().levels(u, unified=True)))
+        f = fp.fingerprint(UnifiedText(u))
+        stored.append(StoredDoc(doc_id, f.value, f.version, text, levels=printer().levels(UnifiedText(u))))
     report = store.put(stored)
     assert report.failed == [] and report.written == len(docs)
     store.refresh()

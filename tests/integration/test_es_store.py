@@ -363,7 +363,7 @@ def test_setup_upgrades_an_index_made_before_the_levels(es_client: Elasticsearch
     es_index = plain_index
     from simdup_es.es.mappings import index_mappings
     from simdup_es.parts import PartPrinter
-    from simdup_es.text import unify
+    from simdup_es.text import UnifiedText, unify
 
     old = index_mappings()
     for name in schema.LEVEL_NAMES:
@@ -374,7 +374,7 @@ def test_setup_upgrades_an_index_made_before_the_levels(es_client: Elasticsearch
     assert plain.put([StoredDoc("old", 12345, VERSION, "written before the levels")]).written == 1
 
     text = unify(_fixture("zh_article.txt"))
-    levels = PartPrinter(_fingerprinter()).levels(text, unified=True)
+    levels = PartPrinter(_fingerprinter()).levels(UnifiedText(text))
     doc = StoredDoc("new", 999, levels.version, text, levels=levels)
     store = ElasticsearchStore(es_client, es_index)
     with pytest.raises(StoreError, match="simdup setup"):  # never a silently object-mapped `parts`

@@ -29,7 +29,7 @@ from simdup_es.multilevel import (
 from simdup_es.parts import Key, Levels, Part, PartPrinter
 from simdup_es.simhash import blocks
 from simdup_es.sentences import split_sentences
-from simdup_es.text import unify
+from simdup_es.text import UnifiedText, unify
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -53,14 +53,14 @@ def index(printer: PartPrinter, corpus: dict[str, str]) -> MemoryPartIndex:
     idx = MemoryPartIndex()
     fp = printer.fingerprinter
     for doc_id, text in corpus.items():
-        idx.put_levels(doc_id, printer.levels(text, unified=True), fp.fingerprint(text, unified=True).value)
+        idx.put_levels(doc_id, printer.levels(UnifiedText(text)), fp.fingerprint(UnifiedText(text)).value)
     return idx
 
 
 def search(printer: PartPrinter, index: MemoryPartIndex, corpus: dict[str, str], query: str, params: MultiParams = MultiParams()):  # type: ignore[no-untyped-def]
     fp = printer.fingerprinter
-    levels = printer.levels(query, unified=True)
-    qfp = fp.fingerprint(query, unified=True).value
+    levels = printer.levels(UnifiedText(query))
+    qfp = fp.fingerprint(UnifiedText(query)).value
     near = index.near_duplicates(qfp, fp.version)
     found = index.part_candidates(levels.fingerprints, [k.key for k in levels.keys], fp.version, limit=params.store_limit)
     return find_copies(query, levels, near, found, lambda ids: {i: StoredText(corpus[i]) for i in ids if i in corpus}, compare,
@@ -80,7 +80,7 @@ def test_finds_a_planted_30_percent_passage(printer: PartPrinter, index: MemoryP
     host = "\n".join(host_lines[: len(host_lines) // 2] + [passage] + host_lines[len(host_lines) // 2 :])
     # the document fingerprint alone cannot see it
     fp = printer.fingerprinter
-    assert fp.fingerprint(host, unified=True).distance(fp.fingerprint(corpus["article"], unified=True)) > 3
+    assert fp.fingerprint(UnifiedText(host)).distance(fp.fingerprint(UnifiedText(corpus["article"]))) > 3
     got = {m.id: m for m in search(printer, index, corpus, host)}
     assert got["article"].kind == "partial"
     assert got["article"].similarity_match >= 0.25  # a quarter of the article is in the host
@@ -106,7 +106,7 @@ def test_unrelated_document_finds_nothing_partial(printer: PartPrinter, index: M
 
 
 def test_candidates_report_which_query_parts_and_keys_matched(printer: PartPrinter, index: MemoryPartIndex, corpus: dict[str, str]) -> None:
-    levels = printer.levels(corpus["article"], unified=True)
+    levels = printer.levels(UnifiedText(corpus["article"]))
     keys = [k.key for k in levels.keys]
     found = index.part_candidates(levels.fingerprints, keys, levels.version, exclude_id="other")
     top = found[0]
@@ -128,15 +128,15 @@ def test_version_mismatch_is_refused(printer: PartPrinter) -> None:
 
 def test_replacing_a_document_forgets_its_old_levels(printer: PartPrinter, corpus: dict[str, str]) -> None:
     idx = MemoryPartIndex()
-    a = printer.levels(corpus["article"], unified=True)
+    a = printer.levels(UnifiedText(corpus["article"]))
     idx.put_levels("x", a)
-    idx.put_levels("x", printer.levels(corpus["en"], unified=True))
+    idx.put_levels("x", printer.levels(UnifiedText(corpus["en"])))
     assert idx.part_candidates(a.fingerprints, [k.key for k in a.keys], a.version) == []
     assert len(idx) == 1
 
 
 def test_ranking_by_coverage(printer: PartPrinter, corpus: dict[str, str]) -> None:
-    q = printer.levels(corpus["article"], unified=True)
+    q = printer.levels(UnifiedText(corpus["article"]))
     all_keys = frozenset(range(len(q.keys)))
     found = [
         PartCandidate("small", frozenset(), frozenset([0]), units=5),  # all of itself: one key covers 5 units
@@ -182,7 +182,7 @@ def test_a_widely_copied_text_is_still_found_however_many_copies(printer: PartPr
         idx = MemoryPartIndex()
         fp = printer.fingerprinter
         for doc_id, text in stored.items():
-            idx.put_levels(doc_id, printer.levels(text, unified=True), fp.fingerprint(text, unified=True).value)
+            idx.put_levels(doc_id, printer.levels(UnifiedText(text)), fp.fingerprint(UnifiedText(text)).value)
         got = {m.id: m for m in search(printer, idx, stored, corpus["article"])}
         assert set(got) == set(stored), n
         assert got["host"].kind == "partial" and got["host"].copied_query >= 0.04
@@ -193,8 +193,8 @@ def test_judging_stops_at_the_limit_and_counts_what_it_left(printer: PartPrinter
     stored = {f"copy{n:02}": "\n".join(s.text for k, s in enumerate(art) if k % 25 != n) for n in range(25)}
     idx = MemoryPartIndex()
     for doc_id, text in stored.items():
-        idx.put_levels(doc_id, printer.levels(text, unified=True))
-    q = printer.levels(corpus["article"], unified=True)
+        idx.put_levels(doc_id, printer.levels(UnifiedText(text)))
+    q = printer.levels(UnifiedText(corpus["article"]))
     found = idx.part_candidates(q.fingerprints, [k.key for k in q.keys], q.version)
     judged: list[str] = []
 
@@ -211,8 +211,8 @@ def test_judging_stops_at_the_limit_and_counts_what_it_left(printer: PartPrinter
 
 def test_levels_on_worker_processes_equal_levels_in_this_one(printer: PartPrinter, corpus: dict[str, str]) -> None:
     texts = [corpus["article"], "", "。。", corpus["other"], corpus["en"]] * 20  # several jobs: the pool runs
-    for unified in (True, False):
-        assert list(printer.map(texts, workers=2, unified=unified)) == printer.levels_many(texts, unified=unified)
+    for batch in (texts, [UnifiedText(t) for t in texts]):
+        assert list(printer.map(batch, workers=2)) == printer.levels_many(batch)
 
 
 def test_map_items_on_workers_equals_fingerprint_and_levels_of_raw_text(printer: PartPrinter, corpus: dict[str, str]) -> None:
@@ -360,7 +360,7 @@ def test_passages_equal_a_plain_scan(flags: list[bool], gap: int) -> None:
 def test_keys_many_candidates_share_are_boilerplate_unless_most_of_the_query(printer: PartPrinter, corpus: dict[str, str]) -> None:
     from simdup_es.multilevel import boilerplate
 
-    q = printer.levels(corpus["article"], unified=True)
+    q = printer.levels(UnifiedText(corpus["article"]))
     few = frozenset(range(4))  # the head's keys, in every template page
     pages = [PartCandidate(f"page{n}", frozenset(), few, 500) for n in range(20)]
     mask = boilerplate(q, pages)

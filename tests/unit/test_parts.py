@@ -17,7 +17,7 @@ from simdup_es.errors import ConfigError
 from simdup_es.fingerprint import Doc, Fingerprinter
 from simdup_es.parts import Levels, Part, PartParams, PartPrinter, part_spans, split_parts, text_keys
 from simdup_es.sentences import split_sentences
-from simdup_es.text import unify
+from simdup_es.text import UnifiedText, unify
 from tests._data import load_corpus
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -110,10 +110,10 @@ def test_bad_params_are_refused(bad: dict) -> None:
 
 def test_a_part_is_fingerprinted_like_a_document_of_its_text(printer: PartPrinter) -> None:
     text = unify((FIXTURES / "zh_other.txt").read_text(encoding="utf-8"))
-    levels = printer.levels(text, unified=True)
+    levels = printer.levels(UnifiedText(text))
     fp = printer.fingerprinter
     for p, f in zip(levels.parts, levels.fingerprints):
-        assert f == fp.fingerprint(text[p.start : p.end], unified=True).value
+        assert f == fp.fingerprint(UnifiedText(text[p.start : p.end])).value
     assert levels.version == fp.version
 
 
@@ -251,7 +251,7 @@ def test_levels_are_the_references_put_together(text: str, title: str | None) ->
         sentences=tuple(sentences),
         parts=tuple(parts),
         fingerprints=tuple(r.fingerprint.value if r.fingerprint is not None else None
-                           for r in fp.fingerprint_many([Doc(u[p.start : p.end]) for p in parts], unified=True)),
+                           for r in fp.fingerprint_many([Doc(UnifiedText(u[p.start : p.end])) for p in parts])),
         keys=tuple(text_keys(u)),
     )
     assert levels == printer.levels(text)
@@ -295,7 +295,7 @@ def test_levels_from_workers_equal_levels_made_here(printer: PartPrinter) -> Non
     import pickle
 
     texts = [unify(t) for t in ("第一句话在这里。第二句话在那里。\n新的一段，还有一句。", "这是另一篇文档的内容。", "")]
-    here = [printer.levels(t, unified=True) for t in texts]
+    here = [printer.levels(UnifiedText(t)) for t in texts]
     from simdup_es.parts import _DOCS_PER_CHUNK
 
     docs = [Doc(t) for t in texts[:2]] * _DOCS_PER_CHUNK  # two chunks: the pool runs
@@ -364,7 +364,7 @@ def test_parts_and_keys_from_workers_are_made_on_first_use(printer: PartPrinter)
         return levels, unified
 
     text = unify((FIXTURES / "zh_article.txt").read_text(encoding="utf-8"))
-    here = printer.levels(text, unified=True)
+    here = printer.levels(UnifiedText(text))
     assert len(here.parts) > 1 and len(here.keys) > 1 and any(k.key >= 2**63 for k in here.keys)
     sent, unified = unpacked(packed(here, text), "not read")
     assert unified == text

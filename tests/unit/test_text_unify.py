@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 import simdup_es.text as text_module
 from simdup_es.text import (_CJK, _CONTROL, _HAS_CJK, _HAS_CONTROL, _LINE_BREAKS, _MARKS, _SPACES, _flag_table, _flags,
-                            _lookup, _needs_spacing, _nfkc, _shortcuts, _space_table, unify, unify_many, unify_reference)
+                            _lookup, _needs_spacing, _nfkc, _shortcuts, _space_table, UnifiedText, unify, unify_many,
+                            unify_reference)
 
 ALL = "".join(map(chr, range(sys.maxunicode + 1)))
 SPACES = [c for c in ALL if c.isspace()]
@@ -120,3 +121,26 @@ def test_the_flags_follow_the_shortcuts_in_use(monkeypatch: pytest.MonkeyPatch) 
     assert unify_many(texts) == expected
     monkeypatch.undo()
     assert unify_many(texts) == expected and unify_many(texts)[0] == "用户可以用预设的文件名运行脚本"
+
+
+def test_unified_text_is_not_unified_again() -> None:
+    # The round trip of OpenCC's tables is not idempotent: unifying "并执行文件" twice adds a character.
+    import pickle
+
+    raw = "并执行文件"
+    once = unify(raw)
+    assert type(once) is UnifiedText and unify_reference(once) != once
+    assert unify(once) is once and unify_many([once, raw]) == [once, once] and unify_many([once])[0] is once
+    # A plain string is unified as ever, even one that a unification made.
+    assert unify(str(once)) == unify_reference(once) != once
+    back = pickle.loads(pickle.dumps(once))
+    assert type(back) is UnifiedText and back == once and unify(back) is back
+
+
+def test_a_unified_text_fingerprints_as_its_raw_text() -> None:
+    from simdup_es import default_fingerprinter
+
+    fp = default_fingerprinter()
+    raw, title = "读取并执行文件。再读取并执行另一个档案，输出档案。", "執行檔案"
+    assert fp.fingerprint(unify(raw), unify(title)) == fp.fingerprint(raw, title)
+    assert fp.fingerprint(unify(raw)) != fp.fingerprint(str(unify(raw)))
