@@ -178,7 +178,9 @@ class _Run:
                 yield position, item
 
     def fingerprinted(self, items: Iterable[Item]) -> Generator[tuple[int, StoredDoc], None, None]:
-        to_doc: Callable[[tuple[int, Record]], Doc] = lambda pair: record_doc(pair[1])
+        def to_doc(pair: tuple[int, Record]) -> Doc:
+            return record_doc(pair[1])
+
         fingerprinter, workers, levels = self.fingerprinter, self.workers, self.levels
         # The document fingerprint and the levels (parts, keys) in one worker pass.
         triples = (
