@@ -1,9 +1,10 @@
-"""Per-query latency of ``find_copies`` with and without the split cache, in one process.
+"""Per-query latency of ``find_copies`` with and without the candidates' caches, in one process.
 
 The store is one ``benchmarks/eval_copies.py --store DIR`` built (same --seed). Queries of the
-given rows run twice; in the second round, timed, every other query runs after the cache of
-``split_sentences_coded`` (:func:`simdup_es.sentences._coded_scan`) was emptied, so both halves
-see the same load. Emptying it before every other query understates what it saves.
+given rows run twice; in the second round, timed, every other query runs after the caches of the
+candidates' unified texts and sentence scans (:data:`simdup_es.search.unified_cache`,
+:data:`simdup_es.sentences.scan_cache`) were emptied, so both halves see the same load. Emptying
+them before every other query understates what they save.
 
     SIMDUP_DATA=data python benchmarks/bench_query_cache.py --store results/store7 --rows short --n 600
 """
@@ -24,8 +25,8 @@ import eval_copies as E  # noqa: E402
 from simdup_es import SimdupError, default_fingerprinter  # noqa: E402
 from simdup_es.multilevel import MultiParams  # noqa: E402
 from simdup_es.parts import PartPrinter  # noqa: E402
-from simdup_es.search import comparer, find_copies  # noqa: E402
-from simdup_es.sentences import _coded_scan  # noqa: E402
+from simdup_es.search import comparer, find_copies, unified_cache  # noqa: E402
+from simdup_es.sentences import scan_cache  # noqa: E402
 from simdup_es.store import open_store  # noqa: E402
 
 
@@ -46,7 +47,8 @@ def main() -> None:
             for n, q in enumerate(queries):
                 cached = (n + rnd) % 2 == 0
                 if not cached:
-                    _coded_scan.cache_clear()
+                    unified_cache.clear()
+                    scan_cache.clear()
                 t = time.perf_counter()
                 try:
                     find_copies(store, q.text, printer=printer, compare=compare, params=params, limit=100, exclude_id=q.exclude)
@@ -56,7 +58,7 @@ def main() -> None:
                     ms[cached].append(1000 * (time.perf_counter() - t))
     for cached in (False, True):
         x = np.array(ms[cached])
-        print(f"{args.rows}: {'with' if cached else 'without'} the cache, {x.size} queries: p50 {np.median(x):.2f} ms, "
+        print(f"{args.rows}: {'with' if cached else 'without'} the caches, {x.size} queries: p50 {np.median(x):.2f} ms, "
               f"p95 {np.percentile(x, 95):.2f} ms, mean {x.mean():.2f} ms")
 
 
