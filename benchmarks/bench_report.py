@@ -37,7 +37,7 @@ from simdup_es.report import Exclusions, render_report_html, report_from_copies 
 from simdup_es.search import comparer, find_copies  # noqa: E402
 from simdup_es.store.base import StoredDoc  # noqa: E402
 from simdup_es.store.local import LocalStore  # noqa: E402
-from simdup_es.text import _opencc  # noqa: E402
+from simdup_es.text import converter  # noqa: E402
 
 
 def corpus() -> list[dict[str, str]]:
@@ -58,7 +58,7 @@ def compose(records: list[dict[str, str]], n_sources: int, kb: int) -> tuple[str
     for k, source in enumerate(sources):
         passage = "\n".join(source["text"].splitlines()[1:])[:500]  # about 1.5 kB of each source
         parts.append("\n".join(next(own)[1:4])[:200])
-        parts.append(_opencc("s2t").convert(passage) if k == 0 else passage)
+        parts.append(converter("s2t").convert(passage) if k == 0 else passage)
         used += 1
     while len("\n".join(parts).encode()) < kb * 1000:
         parts.append("\n".join(next(own)[1:4])[:200])

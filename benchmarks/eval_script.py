@@ -35,7 +35,7 @@ def _t2s_only(config: str):  # type: ignore[no-untyped-def]
     return _OPENCC(config) if config == "t2s" else _Unchanged
 
 
-_OPENCC = text_module._opencc
+_OPENCC = text_module.converter
 
 
 def main() -> None:
@@ -46,12 +46,12 @@ def main() -> None:
     for name, opencc_of in {"t2s (characters only)": _t2s_only, "t2s -> s2twp -> tw2sp (simdup)": _OPENCC}.items():
         # Unified here, step by step (unify_reference, which unify equals), with the
         # configs of this option; the workers fingerprint the unified texts.
-        text_module._opencc = opencc_of
+        text_module.converter = opencc_of
         try:
             cn, tw, pure = ([text_module.unify_reference(x) for x in texts]
                             for texts in ([p["zh_cn"] for p in pairs], [p["zh_tw"] for p in pairs], s2t))
         finally:
-            text_module._opencc = _OPENCC
+            text_module.converter = _OPENCC
         fp = Fingerprinter()
         cn, tw, pure = ([r.unwrap() for r in fp.map(Doc(text_module.UnifiedText(x)) for x in texts)] for texts in (cn, tw, pure))
         d = np.array([a.distance(b) for a, b in zip(cn, tw)])

@@ -33,8 +33,8 @@ from itertools import accumulate
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from .opencc_tables import _CONFIGS, _JOIN, FlatTable, _opencc, _shortcuts, chain_tables
-from .text import _CONTROL, _HAS_CJK, _HAS_CONTROL, _NFKC_COMMON, _flags, unify, unify_many
+from .opencc_tables import CONFIGS, JOIN, FlatTable, converter, load_shortcuts, chain_tables
+from .text import CONTROL, HAS_CJK, HAS_CONTROL, NFKC_COMMON, char_flags, unify, unify_many
 
 __all__ = ["Unified", "unify_mapped"]
 
@@ -196,7 +196,7 @@ class _NotLineLocal(Exception):
 def _blank(line: str) -> bool:
     """Whether ``line`` unifies to nothing, near enough (:class:`_Chunks` checks): white space and control
     characters only."""
-    return not line or line.isspace() or not _CONTROL.sub("", line).strip()
+    return not line or line.isspace() or not CONTROL.sub("", line).strip()
 
 
 def _identity(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -347,7 +347,7 @@ def _split_run(run: str) -> list[str]:
 
 def _nfkc_step(text: str) -> tuple[str, list[Edit]]:
     """NFKC line by line; a line that is not normalised, piece by piece (see :func:`_clusters`)."""
-    for wide, narrow in _NFKC_COMMON:  # one for one (full-width punctuation): the map stays
+    for wide, narrow in NFKC_COMMON:  # one for one (full-width punctuation): the map stays
         if wide in text:
             text = text.replace(wide, narrow)
     if unicodedata.is_normalized("NFKC", text):
@@ -379,12 +379,12 @@ def _opencc_step(text: str, config: str) -> tuple[str, list[Edit]]:
     that changed length maps as a block (U盘 -> 随身碟), the rest character for character.
     Without the tables, or if they do not give OpenCC's result, the piece is aligned.
     """
-    if not _flags([text], _shortcuts())[0] & _HAS_CJK:  # no key of the three configs without a CJK character
+    if not char_flags([text], load_shortcuts())[0] & HAS_CJK:  # no key of the three configs without a CJK character
         return text, []
     which = _config_for(text, config)
     if which is None:
         return text, []
-    convert = _opencc(which).convert
+    convert = converter(which).convert
     pieces = _OPENCC_CUT.findall(text)
     out = _convert_pieces(convert, pieces)
     edits: list[Edit] = []
@@ -421,7 +421,7 @@ def _config_for(text: str, config: str) -> str | None:
     """The config to run, as :func:`simdup_es.text.to_simplified` runs it: without its normalization
     (flat tables, faster) when the text holds no character that normalization changes; none (``None``)
     for t2s when the text holds no character t2s changes."""
-    shortcuts = _shortcuts()
+    shortcuts = load_shortcuts()
     if shortcuts is None:
         return config
     mark = shortcuts.mark(text)
@@ -433,8 +433,8 @@ def _config_for(text: str, config: str) -> str | None:
 def _convert_pieces(convert: Callable[[str], str], pieces: list[str]) -> list[str]:
     """Each piece converted: joined by a character no key holds, in one call (one call per piece costs
     ten times more); one by one if a piece holds it or the join does not come apart as it went in."""
-    if all(_JOIN not in p for p in pieces) if len(pieces) < 8 else _JOIN not in "".join(pieces):
-        out = _convert_nul(convert, _JOIN.join(pieces)).split(_JOIN)
+    if all(JOIN not in p for p in pieces) if len(pieces) < 8 else JOIN not in "".join(pieces):
+        out = _convert_nul(convert, JOIN.join(pieces)).split(JOIN)
         if len(out) == len(pieces):
             return out
     return [_convert_nul(convert, p) for p in pieces]
@@ -548,7 +548,7 @@ def _cr_step(text: str) -> tuple[str, list[Edit]]:
 
 
 def _control_step(text: str) -> tuple[str, list[Edit]]:
-    return _sub(_CONTROL, "", text) if _flags([text], _shortcuts())[0] & _HAS_CONTROL else (text, [])
+    return _sub(CONTROL, "", text) if char_flags([text], load_shortcuts())[0] & HAS_CONTROL else (text, [])
 
 
 def _space_step(text: str) -> tuple[str, list[Edit]]:
@@ -576,7 +576,7 @@ _STEPS: tuple[Callable[[str], tuple[str, list[Edit]]], ...] = (
     _cr_step,
     _nfkc_step,
     _control_step,
-    *(lambda t, c=config: _opencc_step(t, c) for config in _CONFIGS),  # type: ignore[misc]
+    *(lambda t, c=config: _opencc_step(t, c) for config in CONFIGS),  # type: ignore[misc]
     _casefold_step,
     _space_step,
 )

@@ -28,15 +28,15 @@ log = logging.getLogger(__name__)
 
 
 @cache
-def _opencc(config: str):  # type: ignore[no-untyped-def]
+def converter(config: str):  # type: ignore[no-untyped-def]
     import opencc  # deferred: loading the tables costs ~50 ms and not every caller needs it
 
     return opencc.OpenCC(config)
 
-_CONFIGS = ("t2s", "s2twp", "tw2sp")
+CONFIGS = ("t2s", "s2twp", "tw2sp")
 
 @dataclass(frozen=True, eq=False)  # hashed by identity: _flag_table keeps a table for each
-class _Shortcuts:
+class Shortcuts:
     """What lets :func:`to_simplified` skip the conversion passes that cannot change a text.
 
     OpenCC converts by forward maximum matching over a table's keys, so a table
@@ -62,8 +62,8 @@ class _Shortcuts:
     main: dict[str, str]  # config -> path of the config file without its normalization, with flat tables
 
     def mark(self, text: str) -> int:
-        """The highest mark of the characters of ``text`` (0 if none); :func:`_flags` finds it for a batch at once."""
-        return int(_lookup(self.marks, text).max()) if text else 0
+        """The highest mark of the characters of ``text`` (0 if none); :func:`char_flags` finds it for a batch at once."""
+        return int(lookup(self.marks, text).max()) if text else 0
 
 
 def _dict_files(node: object) -> list[str]:
@@ -124,8 +124,8 @@ def _flatten(node: dict[str, Any], read: Callable[[str], dict[str, str]]) -> dic
     return out
 
 
-_JOIN = "\x01"  # what _convert joins a batch's texts with for one OpenCC call
-_UNWRITABLE = re.compile(f"[\t\n\r{_JOIN}]")  # the text form's separators, and _JOIN
+JOIN = "\x01"  # what _convert joins a batch's texts with for one OpenCC call
+_UNWRITABLE = re.compile(f"[\t\n\r{JOIN}]")  # the text form's separators, and JOIN
 
 
 def _changing(entries: dict[str, list[str]]) -> list[str]:
@@ -141,7 +141,7 @@ def _build_shortcuts(share: Path, tool: Path, folder: Path) -> dict[str, object]
 
     # Each table read once (a subprocess each), whichever configs and steps name it.
     read = lru_cache(maxsize=None)(lambda name: _read_table(tool, share / name))
-    configs = {name: json.loads((share / f"{name}.json").read_text(encoding="utf-8")) for name in _CONFIGS}
+    configs = {name: json.loads((share / f"{name}.json").read_text(encoding="utf-8")) for name in CONFIGS}
     normalization = {k for c in configs.values() for k in _changing(_read_dicts(read, c.get("normalization", [])))}
     if any(len(k) != 1 for k in normalization):
         raise ValueError("a normalization key of more than one character")
@@ -190,8 +190,8 @@ def _read_shortcuts(cached: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(body)
     for config in data["main"].values():
         for table in _dict_files(json.loads(_checked(Path(config)))):
-            if _JOIN.encode() in _checked(Path(table)):  # made before _build_shortcuts checked it
-                raise ValueError(f"{table} holds {_JOIN!r}")
+            if JOIN.encode() in _checked(Path(table)):  # made before _build_shortcuts checked it
+                raise ValueError(f"{table} holds {JOIN!r}")
     return data
 
 
@@ -204,7 +204,7 @@ def _checked(path: Path) -> bytes:
 
 
 @lru_cache(maxsize=1)
-def _shortcuts() -> _Shortcuts | None:
+def load_shortcuts() -> Shortcuts | None:
     """The shortcuts for the installed OpenCC, built once into the cache folder; ``None`` when they cannot be.
 
     Without them :func:`to_simplified` runs every pass, which gives the same text.
@@ -223,19 +223,19 @@ def _shortcuts() -> _Shortcuts | None:
             checked = f"{hashlib.sha1(body.encode()).hexdigest()}\n{body}".encode()
             write_atomically(cached, lambda f: f.write(checked))
         t2s, normalization = [ord(c) for c in data["t2s"]], [ord(c) for c in data["normalization"]]
-        main = {name: str(data["main"][name]) for name in _CONFIGS}
+        main = {name: str(data["main"][name]) for name in CONFIGS}
         for path in main.values():
-            _opencc(path)  # loaded now, so a config that cannot be read means no shortcuts rather than an error later
+            converter(path)  # loaded now, so a config that cannot be read means no shortcuts rather than an error later
     except (OSError, ValueError, KeyError, TypeError, RuntimeError, subprocess.SubprocessError, SimdupError) as exc:
         log.info("OpenCC runs every pass of its three configs (no shortcuts: %s: %s)", type(exc).__name__, exc)
         return None
     marks = np.zeros(max(t2s + normalization, default=0) + 2, dtype=np.uint8)  # the last one 0, for all above
     marks[t2s] = 1
     marks[normalization] = 2
-    return _Shortcuts(marks, main)
+    return Shortcuts(marks, main)
 
 
-def _lookup(table: np.ndarray, text: str) -> np.ndarray:
+def lookup(table: np.ndarray, text: str) -> np.ndarray:
     """``table`` at each code point of ``text`` (its last value for every code point past its end).
 
     Called once for a batch of texts joined: one numpy call per text costs as
@@ -290,7 +290,7 @@ def chain_tables(config: str) -> tuple[FlatTable, ...] | None:
     """The segmentation and conversion chain of one of the three configs (without its normalization) as
     :class:`FlatTable` objects, from the shortcuts' flat tables: the segmentation's first (OpenCC cuts a
     text into its words, then converts each word through the chain on its own); ``None`` without them."""
-    shortcuts = _shortcuts()
+    shortcuts = load_shortcuts()
     if shortcuts is None:
         return None
     try:

@@ -24,7 +24,7 @@ import numpy as np
 # Raw formats -> text lives in .extract; its names are re-exported here, where users import them.
 from .extract import (MAX_DOCX_UNPACKED_BYTES, MAX_DOCX_XML_BYTES, MAX_FILE_BYTES, MAX_HTML_OPEN_ELEMENTS, Kind,
                       decode, extract, html_to_text, kind_of, too_large)
-from .opencc_tables import _CONFIGS, _JOIN, _Shortcuts, _lookup, _opencc, _shortcuts
+from .opencc_tables import CONFIGS, JOIN, Shortcuts, lookup, converter, load_shortcuts
 
 __all__ = [
     "MAX_DOCX_UNPACKED_BYTES", "MAX_DOCX_XML_BYTES", "MAX_FILE_BYTES", "MAX_HTML_OPEN_ELEMENTS", "Kind",
@@ -35,7 +35,7 @@ __all__ = [
 # Control and format characters except tab and line breaks (which become spaces and
 # line breaks below). Zero-width spaces and BOMs are format characters (Cf).
 # Lone surrogates (from JSON "\\ud800" escapes) cannot be encoded and go too.
-_CONTROL = re.compile(
+CONTROL = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\ufeff\ud800-\udfff]"
 )
 _SPACES = re.compile(r"[^\S\n]+")
@@ -53,11 +53,11 @@ _CJK = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _CJK_RA
 # whole text unchanged (it is a compatibility-equivalent string), and once these
 # are gone the text is usually found normalised at the quick check, not
 # decomposed and recomposed.
-_NFKC_COMMON = tuple((c, unicodedata.normalize("NFKC", c)) for c in "，：？（）；！")
+NFKC_COMMON = tuple((c, unicodedata.normalize("NFKC", c)) for c in "，：？（）；！")
 
 
 def _nfkc(text: str) -> str:
-    for wide, narrow in _NFKC_COMMON:
+    for wide, narrow in NFKC_COMMON:
         if wide in text:
             text = text.replace(wide, narrow)
     if unicodedata.is_normalized("NFKC", text):
@@ -80,7 +80,7 @@ def to_simplified(text: str) -> str:
     regional synonym (执行 -> 运行); it does so the same way for every text.
     Text without CJK characters is returned as it is (the conversions would not
     change it), and passes that cannot change a text are skipped (see
-    :class:`_Shortcuts`): the result is always that of the three conversions.
+    :class:`Shortcuts`): the result is always that of the three conversions.
     """
     return to_simplified_many([text])[0]
 
@@ -92,29 +92,29 @@ def to_simplified_many(texts: Sequence[str]) -> list[str]:
     the table in the CPU caches: about an eighth faster than text by text.
     """
     out = list(texts)
-    shortcuts = _shortcuts()
-    _convert(out, _flags(out, shortcuts), shortcuts)
+    shortcuts = load_shortcuts()
+    _convert(out, char_flags(out, shortcuts), shortcuts)
     return out
 
 
-# What _flags finds in a text, a bit each; _MARKS are the bits of _Shortcuts.marks.
-_MARKS, _HAS_CONTROL, _HAS_CJK = 3, 4, 8
+# What char_flags finds in a text, a bit each; _MARKS are the bits of Shortcuts.marks.
+_MARKS, HAS_CONTROL, HAS_CJK = 3, 4, 8
 
 
 @lru_cache(maxsize=2)
-def _flag_table(shortcuts: _Shortcuts | None) -> np.ndarray:
-    """uint8 by code point: the shortcuts' mark, _HAS_CONTROL and _HAS_CJK; the last one 0, for every code point above."""
+def _flag_table(shortcuts: Shortcuts | None) -> np.ndarray:
+    """uint8 by code point: the shortcuts' mark, HAS_CONTROL and HAS_CJK; the last one 0, for every code point above."""
     marks = shortcuts.marks if shortcuts is not None else np.zeros(1, dtype=np.uint8)
     table = np.zeros(max(len(marks), _CJK_RANGES[-1][1] + 2), dtype=np.uint8)
     table[: len(marks)] = marks
     for lo, hi in _CJK_RANGES:
-        table[lo : hi + 1] |= _HAS_CJK
-    table[[m.start() for m in _CONTROL.finditer("".join(map(chr, range(0x10000))))]] |= _HAS_CONTROL
+        table[lo : hi + 1] |= HAS_CJK
+    table[[m.start() for m in CONTROL.finditer("".join(map(chr, range(0x10000))))]] |= HAS_CONTROL
     return table
 
 
 @lru_cache(maxsize=1)
-def _space_table() -> np.ndarray:
+def space_table() -> np.ndarray:
     """uint8 by code point: 1 for space and line break, 3 for any other white space (str.split's); the last one 0."""
     table = np.array([3 if chr(c).isspace() else 0 for c in range(0x3002)], dtype=np.uint8)  # U+3000 is the highest
     table[[ord(" "), ord("\n"), len(table) - 1]] = 1, 1, 0
@@ -132,39 +132,39 @@ def _or_pieces(values: np.ndarray, lengths: list[int]) -> np.ndarray:
     return out
 
 
-def _flags(texts: Sequence[str], shortcuts: _Shortcuts | None) -> np.ndarray:
+def char_flags(texts: Sequence[str], shortcuts: Shortcuts | None) -> np.ndarray:
     """What :func:`_flag_table` holds for the characters of each text, ORed."""
-    return _or_pieces(_lookup(_flag_table(shortcuts), "".join(texts)), [len(t) for t in texts])
+    return _or_pieces(lookup(_flag_table(shortcuts), "".join(texts)), [len(t) for t in texts])
 
 
-def _convert(out: list[str], flags: np.ndarray, shortcuts: _Shortcuts | None) -> None:
-    """:func:`to_simplified` of each text of ``out`` in place, given its :func:`_flags` with the same ``shortcuts``."""
+def _convert(out: list[str], flags: np.ndarray, shortcuts: Shortcuts | None) -> None:
+    """:func:`to_simplified` of each text of ``out`` in place, given its :func:`char_flags` with the same ``shortcuts``."""
     # Text without a CJK character is left alone; the others take the passes their mark needs.
     # (Marks are ORed here, not the highest: 3 is a text with both, which takes every pass.)
-    todo = [(i, min(f & _MARKS, 2) if shortcuts is not None else 2) for i, f in enumerate(flags.tolist()) if f & _HAS_CJK]
+    todo = [(i, min(f & _MARKS, 2) if shortcuts is not None else 2) for i, f in enumerate(flags.tolist()) if f & HAS_CJK]
     # (configs, texts, whether they may be joined): every pass of the three configs, then the shortcuts'.
-    passes: list[tuple[Sequence[str], list[int], bool]] = [(_CONFIGS, [i for i, mark in todo if mark == 2], False)]
+    passes: list[tuple[Sequence[str], list[int], bool]] = [(CONFIGS, [i for i, mark in todo if mark == 2], False)]
     if shortcuts is not None:
         passes += [
             ([shortcuts.main["t2s"]], [i for i, mark in todo if mark == 1], True),
             ([shortcuts.main["s2twp"], shortcuts.main["tw2sp"]], [i for i, mark in todo if mark < 2], True),
         ]
     for configs, which, joinable in passes:
-        # The shortcut passes convert the batch's texts joined by _JOIN, in one call: no
+        # The shortcut passes convert the batch's texts joined by JOIN, in one call: no
         # key of their tables holds it (checked when they are built and read), so no
         # match spans it and each text comes out as alone. Two thirds less time on
         # titles, 5 % on texts. (The texts that hold it, or a NUL, go one by one.)
-        joined = [i for i in which if _JOIN not in out[i] and "\0" not in out[i]] if joinable else []
+        joined = [i for i in which if JOIN not in out[i] and "\0" not in out[i]] if joinable else []
         if len(joined) > 1:
-            text = _JOIN.join([out[i] for i in joined])
+            text = JOIN.join([out[i] for i in joined])
             for config in configs:
-                text = _opencc(config).convert(text)
-            for i, converted in zip(joined, text.split(_JOIN), strict=True):
+                text = converter(config).convert(text)
+            for i, converted in zip(joined, text.split(JOIN), strict=True):
                 out[i] = converted
             done = set(joined)
             which = [i for i in which if i not in done]
         for config in configs if which else ():
-            convert = _opencc(config).convert
+            convert = converter(config).convert
             for i in which:
                 out[i] = _convert_one(convert, out[i])
 
@@ -193,7 +193,7 @@ def unify(text: str) -> UnifiedText:
 
     The same result as :func:`unify_reference`; :func:`unify_many` of batches of 64 takes
     about 0.42 of its time on the project corpus (it skips the OpenCC passes that cannot
-    change a text and runs the others on flat tables, see :class:`_Shortcuts`;
+    change a text and runs the others on flat tables, see :class:`Shortcuts`;
     ``benchmarks/bench_fingerprint.py`` measures both).
 
     >>> unify("  ＡＢＣ　軟體\\r\\n\\r\\n測試  ")
@@ -206,7 +206,7 @@ def unify_many(texts: Sequence[str]) -> list[UnifiedText]:
     """:func:`unify` of each text, each step over them all (see :func:`to_simplified_many`).
 
     A :class:`UnifiedText` is returned as it is. Steps that would not change a text are
-    skipped, found for the whole batch at once by :func:`_flags` and :func:`_needs_spacing`.
+    skipped, found for the whole batch at once by :func:`char_flags` and :func:`_needs_spacing`.
     """
     todo = [i for i, text in enumerate(texts) if not isinstance(text, UnifiedText)]
     out: list[UnifiedText] = list(texts)  # type: ignore[arg-type]  # the others replaced below
@@ -218,12 +218,12 @@ def unify_many(texts: Sequence[str]) -> list[UnifiedText]:
 def _unified(texts: Sequence[str]) -> list[str]:
     """:func:`unify_many`'s steps, over plain strings."""
     out = [_nfkc(text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text) for text in texts]
-    shortcuts = _shortcuts()
-    flags = _flags(out, shortcuts)
+    shortcuts = load_shortcuts()
+    flags = char_flags(out, shortcuts)
     # The other flags stay right once the control characters are gone: they are
     # those of the characters that stay.
-    for i in np.flatnonzero(flags & _HAS_CONTROL).tolist():
-        out[i] = _CONTROL.sub("", out[i])
+    for i in np.flatnonzero(flags & HAS_CONTROL).tolist():
+        out[i] = CONTROL.sub("", out[i])
     _convert(out, flags, shortcuts)
     out = [text.casefold() for text in out]
     # (For one text alone, the check costs about what the split and join do.)
@@ -240,7 +240,7 @@ def _needs_spacing(texts: Sequence[str]) -> np.ndarray:
     Text without is left alone by the white-space steps of :func:`unify_reference`.
     """
     # Joined by line breaks, a text's leading or trailing white space is next to one.
-    space = _lookup(_space_table(), "\n" + "\n".join(texts) + "\n")
+    space = lookup(space_table(), "\n" + "\n".join(texts) + "\n")
     one = space & 1
     values = space >> 1
     paired = one[1:] & one[:-1]
@@ -253,8 +253,8 @@ def unify_reference(text: str) -> str:
     """:func:`unify` step by step, as the design states it."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = unicodedata.normalize("NFKC", text)
-    text = _CONTROL.sub("", text)
-    text = _opencc("tw2sp").convert(_opencc("s2twp").convert(_opencc("t2s").convert(text)))
+    text = CONTROL.sub("", text)
+    text = converter("tw2sp").convert(converter("s2twp").convert(converter("t2s").convert(text)))
     text = text.casefold()
     text = _SPACES.sub(" ", text)
     return _LINE_BREAKS.sub("\n", text).strip()

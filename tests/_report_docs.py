@@ -10,7 +10,7 @@ from simdup_es import default_fingerprinter
 from simdup_es.parts import PartPrinter
 from simdup_es.store.base import StoredDoc
 from simdup_es.store.local import LocalStore
-from simdup_es.text import _opencc
+from simdup_es.text import converter
 
 SAMPLE = importlib.resources.files("simdup_es.data") / "sample.jsonl"
 RECORDS = {r["id"]: r for r in map(json.loads, SAMPLE.read_text(encoding="utf-8").splitlines())}
@@ -49,7 +49,7 @@ def composed(sources: tuple[str, ...] = SOURCES[:2], quote: bool = False) -> str
 
 def traditional(text: str) -> str:
     """``text`` in Traditional characters, Taiwan wording (OpenCC s2twp)."""
-    return str(_opencc("s2twp").convert(text))
+    return str(converter("s2twp").convert(text))
 
 
 def make_store(path: Path, ids: tuple[str, ...] = SOURCES, extra: dict[str, str] | None = None) -> LocalStore:

@@ -30,7 +30,8 @@ from ..multilevel import Copies, MultiMatch, MultiParams
 from ..offsets import Unified, unify_mapped
 from ..parts import PartPrinter
 from ..search import Comparer, comparer, find_copies
-from ..text import _lookup, _space_table
+from ..opencc_tables import lookup
+from ..text import space_table
 from ..store.base import Store, StoredDoc
 from ._common import Span, copied_spans, stored_mapped, original_spans, spans_dict
 
@@ -170,7 +171,7 @@ class SimilarityReport:
 
 def _ink(text: str) -> np.ndarray:
     """Per character of ``text``: True unless white space (what shares count)."""
-    return _lookup(_space_table(), text) == 0
+    return lookup(space_table(), text) == 0
 
 
 def _mask(n: int, spans: Sequence[tuple[int, int]]) -> np.ndarray:

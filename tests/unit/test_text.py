@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.errors import EmptyDocumentError, InputError
-from simdup_es.text import _CJK, _CONTROL, _NFKC_COMMON, _opencc, decode, extract, kind_of, unify, unify_many, unify_reference
+from simdup_es.text import _CJK, CONTROL, NFKC_COMMON, converter, decode, extract, kind_of, unify, unify_many, unify_reference
 from tests._data import fixture_text, load_corpus
 
 
@@ -37,7 +37,7 @@ def test_unify_strips_control_and_zero_width() -> None:
 _PIECES = st.sampled_from(
     ["软件", "軟體", "使用者", "預設", "檔名", "執行", "乾隆", "U盘", "B超", "程序", "后来", "後來", "〇"]
     + ["Abc", "ÄÖÜß", "ﬁ", "Ⅻ", "e\u0301", "\u0301", "가", "ｶ", "²", "…", "①"]
-    + [c for c, _ in _NFKC_COMMON] + ["，。", "ＡＢＣ", "１２３", "［", "］"]
+    + [c for c, _ in NFKC_COMMON] + ["，。", "ＡＢＣ", "１２３", "［", "］"]
     + [" ", "\t", "\n", "\r", "\r\n", "\u3000", "\u00a0", "\u1680", "\u2028", "\x0b", "\x0c", "\x1c", "\x85"]
     + ["\x00", "\x07", "\u200b", "\ufeff", "\ud800"]
 )
@@ -68,11 +68,11 @@ def test_script_conversion_leaves_text_without_cjk_alone() -> None:
     # unify skips OpenCC for text without a _CJK character: no single character
     # outside those blocks (nor any run of them here) is a key of the three tables.
     # Control characters never reach OpenCC (and NUL would end its input).
-    others = _CONTROL.sub("", "".join(chr(c) for c in range(sys.maxunicode + 1) if _CJK.match(chr(c)) is None))
+    others = CONTROL.sub("", "".join(chr(c) for c in range(sys.maxunicode + 1) if _CJK.match(chr(c)) is None))
     assert len(others) > 900_000
     for config in ("t2s", "s2twp", "tw2sp"):
-        assert _opencc(config).convert(others) == others, config
-    assert _opencc("s2twp").convert("U盘") != "U盘"  # the check can fail
+        assert converter(config).convert(others) == others, config
+    assert converter("s2twp").convert("U盘") != "U盘"  # the check can fail
 
 
 def test_html_markup_scripts_and_entities_go() -> None:

@@ -14,7 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import simdup_es.text as text_module
-from simdup_es.opencc_tables import _CONFIGS, _build_shortcuts, _dict_files, _flatten, _opencc, _read_shortcuts, _shortcuts
+from simdup_es.opencc_tables import CONFIGS, _build_shortcuts, _dict_files, _flatten, converter, _read_shortcuts, load_shortcuts
 from simdup_es.text import to_simplified, to_simplified_many
 from simdup_es.paths import package_dir as _package_dir
 from tests._data import load_corpus
@@ -25,7 +25,7 @@ TOOL = SHARE.parent.parent / "bin" / "opencc_dict"
 
 def three_passes(text: str) -> str:
     """The conversion as the configs state it, every pass run."""
-    return _opencc("tw2sp").convert(_opencc("s2twp").convert(_opencc("t2s").convert(text)))
+    return converter("tw2sp").convert(converter("s2twp").convert(converter("t2s").convert(text)))
 
 
 def entries(files: list[str]) -> list[tuple[str, list[str]]]:
@@ -45,16 +45,16 @@ def config(name: str) -> dict:
 
 
 def test_shortcuts_are_there_and_mark_what_they_should() -> None:
-    shortcuts = _shortcuts()
+    shortcuts = load_shortcuts()
     assert shortcuts is not None
     assert shortcuts.mark("软件测试，用户") == 0  # Simplified: t2s leaves it alone
-    assert shortcuts.mark("軟體測試") == 1 and _opencc("t2s").convert("軟體測試") != "軟體測試"
-    assert shortcuts.mark("\uf900") == 2 and _opencc("t2s").convert("\uf900") != "\uf900"  # a compatibility ideograph
+    assert shortcuts.mark("軟體測試") == 1 and converter("t2s").convert("軟體測試") != "軟體測試"
+    assert shortcuts.mark("\uf900") == 2 and converter("t2s").convert("\uf900") != "\uf900"  # a compatibility ideograph
     assert shortcuts.mark("abc\U0010ffff") == 0
 
 
 def test_every_changing_t2s_key_holds_a_marked_character() -> None:
-    shortcuts = _shortcuts()
+    shortcuts = load_shortcuts()
     assert shortcuts is not None
     keys = [k for k, values in entries(_dict_files(config("t2s")["conversion_chain"])) if any(v != k for v in values)]
     assert len(keys) > 5000
@@ -62,14 +62,14 @@ def test_every_changing_t2s_key_holds_a_marked_character() -> None:
 
 
 def test_normalization_keys_are_marked_and_never_made_by_a_conversion() -> None:
-    shortcuts = _shortcuts()
+    shortcuts = load_shortcuts()
     assert shortcuts is not None
     normalization = {
-        k for name in _CONFIGS for k, values in entries(_dict_files(config(name).get("normalization", []))) if values != [k]
+        k for name in CONFIGS for k, values in entries(_dict_files(config(name).get("normalization", []))) if values != [k]
     }
     assert len(normalization) > 1000
     assert all(len(k) == 1 and shortcuts.mark(k) == 2 for k in normalization)
-    produced = {c for name in _CONFIGS for _, values in entries(_dict_files(config(name)["conversion_chain"])) for v in values for c in v}
+    produced = {c for name in CONFIGS for _, values in entries(_dict_files(config(name)["conversion_chain"])) for v in values for c in v}
     assert not produced & normalization
     # NFKC replaces every one of them: unify's text never takes the long way.
     assert all(unicodedata.normalize("NFKC", k) != k for k in normalization)
@@ -102,7 +102,7 @@ def test_converting_texts_together_is_converting_each_alone(texts: list[str]) ->
 
 def test_a_nul_does_not_end_the_text() -> None:
     # OpenCC's s2twp and tw2sp stop at a NUL (a C string somewhere); to_simplified converts what follows too.
-    assert _opencc("s2twp").convert("漢\x00字") == "漢"
+    assert converter("s2twp").convert("漢\x00字") == "漢"
     assert to_simplified("使用者\x00預設") == to_simplified("使用者") + "\x00" + to_simplified("預設") == "用户\x00预设"
     assert to_simplified_many(["漢\x00字", "軟體", "檔名"]) == ["汉\x00字", "软件", "文件名"]
 
@@ -114,14 +114,14 @@ def test_to_simplified_is_the_three_passes_on_the_corpus() -> None:
     expected = [three_passes(t) for t in texts]
     assert [to_simplified(t) for t in texts] == expected
     assert [t for i in range(0, len(texts), 64) for t in to_simplified_many(texts[i : i + 64])] == expected
-    shortcuts = _shortcuts()
+    shortcuts = load_shortcuts()
     assert shortcuts is not None
     marks = [shortcuts.mark(t) for t in texts]
     assert marks.count(0) > len(texts) / 2 and marks.count(1) > 0  # both ways are taken
 
 
 def test_without_shortcuts_every_pass_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(text_module, "_shortcuts", lambda: None)
+    monkeypatch.setattr(text_module, "load_shortcuts", lambda: None)
     assert to_simplified_many(["軟體", "abc", "\uf900"]) == [three_passes(t) for t in ("軟體", "abc", "\uf900")]
     assert to_simplified_many(["軟體", "abc", "\uf900"]) == [three_passes(t) for t in ("軟體", "abc", "\uf900")]
     assert to_simplified("使用者可以用預設的檔名執行指令碼") == three_passes("使用者可以用預設的檔名執行指令碼") == "用户可以用预设的文件名运行脚本"
@@ -129,26 +129,26 @@ def test_without_shortcuts_every_pass_runs(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_shortcuts_are_built_into_an_empty_cache_and_rebuilt_when_broken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SIMDUP_CACHE", str(tmp_path))
-    _shortcuts.cache_clear()
+    load_shortcuts.cache_clear()
     try:
-        built = _shortcuts()
-        assert built is not None and sorted(p.name.split("-")[1] for p in tmp_path.glob("opencc-*-*.json") if "shortcuts" not in p.name) == sorted(_CONFIGS)
+        built = load_shortcuts()
+        assert built is not None and sorted(p.name.split("-")[1] for p in tmp_path.glob("opencc-*-*.json") if "shortcuts" not in p.name) == sorted(CONFIGS)
         (cache,) = tmp_path.glob("opencc-shortcuts-*.json")
         cache.write_text("{", encoding="utf-8")
-        _shortcuts.cache_clear()
-        again = _shortcuts()
+        load_shortcuts.cache_clear()
+        again = load_shortcuts()
         assert again is not None and (again.marks == built.marks).all() and _read_shortcuts(cache)["main"] == again.main
     finally:
-        _shortcuts.cache_clear()
+        load_shortcuts.cache_clear()
 
 
 def _build_in(folder: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     monkeypatch.setenv("SIMDUP_CACHE", str(folder))
-    _shortcuts.cache_clear()
+    load_shortcuts.cache_clear()
     try:
-        return _shortcuts()
+        return load_shortcuts()
     finally:
-        _shortcuts.cache_clear()
+        load_shortcuts.cache_clear()
 
 
 @pytest.mark.parametrize("damage", ["shortcuts", "config"])
@@ -170,18 +170,18 @@ def test_an_unwritable_cache_gives_no_shortcuts_and_the_same_text(tmp_path: Path
     blocked = tmp_path / "file"
     blocked.write_text("", encoding="utf-8")  # the cache folder's place is taken by a file
     monkeypatch.setenv("SIMDUP_CACHE", str(blocked / "cache"))
-    _shortcuts.cache_clear()
+    load_shortcuts.cache_clear()
     try:
-        assert _shortcuts() is None
+        assert load_shortcuts() is None
         assert to_simplified_many(["軟體", "abc", "\uf900"]) == [three_passes(t) for t in ("軟體", "abc", "\uf900")]
         assert to_simplified("使用者可以用預設的檔名執行指令碼") == three_passes("使用者可以用預設的檔名執行指令碼")
     finally:
-        _shortcuts.cache_clear()
+        load_shortcuts.cache_clear()
     assert [p.name for p in tmp_path.iterdir()] == ["file"]
 
 
 def test_processes_building_at_once_all_get_the_shortcuts(tmp_path: Path) -> None:
-    code = "from simdup_es.text import _shortcuts; s = _shortcuts(); print(s is not None and int(s.marks.sum()))"
+    code = "from simdup_es.text import load_shortcuts; s = load_shortcuts(); print(s is not None and int(s.marks.sum()))"
     env = {**os.environ, "SIMDUP_CACHE": str(tmp_path)}
     runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env) for _ in range(4)]
     outs = [run.communicate(timeout=120)[0].split() for run in runs]
@@ -210,7 +210,7 @@ def test_flat_configs_have_the_stock_steps_each_with_one_text_table(flat_configs
 def shadowed() -> list[str]:
     """The keys a short_circuit group of the stock configs never uses: a table before holds a start of them."""
     out = []
-    for name in _CONFIGS:
+    for name in CONFIGS:
         for part in config(name)["conversion_chain"]:
             group = part["dict"]
             if group.get("type") != "group" or group.get("match_policy") == "union":
@@ -230,7 +230,7 @@ def test_keys_the_flat_tables_leave_out_convert_as_the_stock_groups_do(flat_conf
     texts = keys + ["".join(t) for t in zip(keys, neighbours * (len(keys) // len(neighbours) + 1))]
     texts += ["".join(t) for t in zip(neighbours * (len(keys) // len(neighbours) + 1), keys)]
     for name, path in flat_configs.items():
-        assert [_opencc(path).convert(t) for t in texts] == [_opencc(name).convert(t) for t in texts], name
+        assert [converter(path).convert(t) for t in texts] == [converter(name).convert(t) for t in texts], name
 
 
 _TABLES = st.dictionaries(st.text("abc", min_size=1, max_size=3), st.text("xyz", min_size=1, max_size=2), max_size=6)
@@ -269,7 +269,7 @@ def test_a_flat_table_converts_as_its_group_does(group: object, text: str) -> No
 
 
 def every_key() -> list[str]:
-    return sorted({k for name in _CONFIGS for k, _ in entries(_dict_files(config(name)["conversion_chain"]))})
+    return sorted({k for name in CONFIGS for k, _ in entries(_dict_files(config(name)["conversion_chain"]))})
 
 
 @given(st.lists(st.deferred(lambda: st.sampled_from(every_key())) | st.text(alphabet=st.characters(min_codepoint=0x4E00, max_codepoint=0x4E80), max_size=2),
@@ -277,7 +277,7 @@ def every_key() -> list[str]:
 @settings(max_examples=300, deadline=None)
 def test_flat_configs_convert_as_the_stock_ones(flat_configs: dict[str, str], text: str) -> None:
     for name, path in flat_configs.items():
-        assert _opencc(path).convert(text) == _opencc(name).convert(text)
+        assert converter(path).convert(text) == converter(name).convert(text)
 
 
 def test_jieba_rs_is_loaded_once() -> None:

@@ -20,13 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdup_es.text as text_module
-from simdup_es.text import (_CJK, _CONTROL, _HAS_CJK, _HAS_CONTROL, _LINE_BREAKS, _MARKS, _SPACES, _flag_table, _flags,
-                            _lookup, _needs_spacing, _nfkc, _shortcuts, _space_table, UnifiedText, unify, unify_many,
+from simdup_es.text import (_CJK, CONTROL, HAS_CJK, HAS_CONTROL, _LINE_BREAKS, _MARKS, _SPACES, _flag_table, char_flags,
+                            lookup, _needs_spacing, _nfkc, load_shortcuts, space_table, UnifiedText, unify, unify_many,
                             unify_reference)
 
 ALL = "".join(map(chr, range(sys.maxunicode + 1)))
 SPACES = [c for c in ALL if c.isspace()]
-CONTROLS = [m.group() for m in _CONTROL.finditer(ALL)]
+CONTROLS = [m.group() for m in CONTROL.finditer(ALL)]
 
 # A group at a time, so that the two thousand control characters (surrogates) do not crowd out the rest.
 _PIECES = st.one_of(
@@ -71,20 +71,20 @@ def test_needs_spacing_is_whether_the_white_space_steps_change_a_text(texts: lis
 @given(st.lists(_TEXTS, max_size=8))
 @settings(max_examples=300, deadline=None)
 def test_flags_are_those_of_each_text(texts: list[str]) -> None:
-    shortcuts = _shortcuts()
+    shortcuts = load_shortcuts()
     assert shortcuts is not None
-    flags = _flags(texts, shortcuts).tolist()
-    assert [bool(f & _HAS_CJK) for f in flags] == [_CJK.search(t) is not None for t in texts]
-    assert [bool(f & _HAS_CONTROL) for f in flags] == [_CONTROL.search(t) is not None for t in texts]
+    flags = char_flags(texts, shortcuts).tolist()
+    assert [bool(f & HAS_CJK) for f in flags] == [_CJK.search(t) is not None for t in texts]
+    assert [bool(f & HAS_CONTROL) for f in flags] == [CONTROL.search(t) is not None for t in texts]
     assert [min(f & _MARKS, 2) for f in flags] == [shortcuts.mark(t) for t in texts]
 
 
 def test_the_tables_hold_every_character_as_the_references_see_it() -> None:
-    flags = _lookup(_flag_table(_shortcuts()), ALL)
+    flags = lookup(_flag_table(load_shortcuts()), ALL)
     assert len(flags) == sys.maxunicode + 1
-    assert np.flatnonzero(flags & _HAS_CONTROL).tolist() == [ord(c) for c in CONTROLS]
-    assert np.flatnonzero(flags & _HAS_CJK).tolist() == [m.start() for m in _CJK.finditer(ALL)]
-    space = _lookup(_space_table(), ALL)
+    assert np.flatnonzero(flags & HAS_CONTROL).tolist() == [ord(c) for c in CONTROLS]
+    assert np.flatnonzero(flags & HAS_CJK).tolist() == [m.start() for m in _CJK.finditer(ALL)]
+    space = lookup(space_table(), ALL)
     assert np.flatnonzero(space).tolist() == [ord(c) for c in SPACES] and len(SPACES) > 20
     assert np.flatnonzero(space == 1).tolist() == [ord("\n"), ord(" ")]
 
@@ -105,7 +105,7 @@ def test_nfkc_is_nfkc(text: str) -> None:
 
 
 def test_empty_texts_and_batches() -> None:
-    assert unify_many([]) == [] and _needs_spacing([]).tolist() == [] and _flags([], None).tolist() == []
+    assert unify_many([]) == [] and _needs_spacing([]).tolist() == [] and char_flags([], None).tolist() == []
     texts = ["", " 軟體 ", "", "\n", "abc", ""]
     assert unify_many(texts) == [unify_reference(t) for t in texts] == ["", "软件", "", "", "abc", ""]
     assert _needs_spacing(texts).tolist() == [False, True, False, True, False, False]
@@ -117,7 +117,7 @@ def test_the_flags_follow_the_shortcuts_in_use(monkeypatch: pytest.MonkeyPatch) 
     texts = ["使用者可以用預設的檔名執行指令碼", "苧麻布", "軟體\uf900", "abc"]
     expected = [unify_reference(t) for t in texts]
     _flag_table.cache_clear()
-    monkeypatch.setattr(text_module, "_shortcuts", lambda: None)
+    monkeypatch.setattr(text_module, "load_shortcuts", lambda: None)
     assert unify_many(texts) == expected
     monkeypatch.undo()
     assert unify_many(texts) == expected and unify_many(texts)[0] == "用户可以用预设的文件名运行脚本"
