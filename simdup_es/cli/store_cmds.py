@@ -174,8 +174,8 @@ def setup(doc_layout: str | None, parts: str | None, **kwargs: Any) -> None:
 @groups_option
 @click.option("--force-merge", is_flag=True,
               help="After indexing, merge the index's segments into one per shard (Elasticsearch and OpenSearch; "
-                   "the embedded store folds its write-ahead log into its file): searches for partial copies then "
-                   "take about a third of the time on the cluster. For an index that is done loading.")
+                   "the embedded store updates SQLite's statistics and checkpoints): the key lookup of a search "
+                   "for partial copies then takes about a third of the time. For an index that is done loading.")
 def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int, workers: int | None, batch_size: int, rejects: Path,
           max_retries: int, initial_backoff: float, resume: bool, levels: LevelChoice, id_base: Path | None,
