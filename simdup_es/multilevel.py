@@ -572,9 +572,14 @@ class Passage(NamedTuple):
 def side_passages(comparison: Comparison, side: Literal["a", "b"], params: MultiParams = MultiParams(),
                   ignored: np.ndarray | None = None) -> list[Passage]:
     """Every passage of a side with at least ``passage_min_units`` copied units (``ignored``: boilerplate)."""
-    copied, sentence = copied_units(comparison, side)
+    return _passages_of(*copied_units(comparison, side), params, ignored)
+
+
+def _passages_of(copied: np.ndarray, sentence: np.ndarray, params: MultiParams,
+                 ignored: np.ndarray | None) -> list[Passage]:
+    """:func:`side_passages` of a side's copied units and the sentence of each unit."""
     if ignored is not None and ignored.size == copied.size:  # boilerplate, not copied text
-        copied &= ~ignored
+        copied = copied & ~ignored
     firsts, stops, counts = _passage_arrays(copied, params.passage_gap)
     keep = counts >= params.passage_min_units
     if not keep.any():
@@ -684,17 +689,8 @@ def _bound_side(copied: np.ndarray, lengths: np.ndarray, params: MultiParams,
                 ignored: np.ndarray | None) -> tuple[float, int]:
     """The share of a side's units in counted passages of ``copied``, and the units of the longest (as copied_shares)."""
     units = int(lengths.sum())
-    if ignored is not None and ignored.size == copied.size:
-        copied = copied & ~ignored
-    firsts, stops, counts = _passage_arrays(copied, params.passage_gap)
-    keep = counts >= params.passage_min_units
-    if not keep.any():
-        return 0.0, 0
-    ends = np.cumsum(lengths)  # a unit's sentence: the first whose end is past it
-    first_s = np.searchsorted(ends, firsts[keep], side="right")
-    last_s = np.searchsorted(ends, stops[keep] - 1, side="right")
-    n = counts[keep]
-    counted = n[(last_s > first_s) | (n >= params.sentence_units) | (2 * n >= units)].tolist()
+    found = _passages_of(copied, np.repeat(np.arange(lengths.size), lengths), params, ignored)
+    counted = _counted(found, units, params)
     return (sum(counted) / units if units else 0.0), max(counted, default=0)
 
 

@@ -638,12 +638,12 @@ def split_sentences_coded(
     OverflowError
         More distinct words than private-use code points.
     """
-    sentences, unit_points, word_at, found, bounds, plain = _coded_scan(text, min_units)
+    sentences, unit_points, word_at, found, bounds, plain = scan_cache((text, min_units))
     if not found:  # no word to code: the same for every table
         return list(sentences), list(plain)
     unit_points = unit_points.copy()
     unit_points[word_at] = WORD_BASE if words is None else _points("".join(map(words.__getitem__, found)))
-    units_ = unit_points.astype("<u4").tobytes().decode("utf-32-le")
+    units_ = _points_text(unit_points)
     return list(sentences), list(map(units_.__getitem__, bounds))
 
 
@@ -653,16 +653,17 @@ _Scan = tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], list[slic
 SCAN_CACHE_BYTES = 64 * 2**20
 
 
-def _coded_scan(text: str, min_units: int) -> _Scan:
-    """What :func:`split_sentences_coded` needs of ``text`` whatever the word codes: its sentences, the code
-    point of each unit's first character, which units are words and their (case-folded) text, and each
-    sentence's slice of the units; and, for a text without words, each sentence's coded units. Cached up
-    to :data:`SCAN_CACHE_BYTES` (:data:`scan_cache`): a search
-    compares the copies of a widely copied text with query after query."""
-    return scan_cache((text, min_units))
+def _points_text(points: np.ndarray) -> str:
+    """The string of these code points."""
+    return points.astype("<u4").tobytes().decode("utf-32-le")
 
 
 def _scan(key: tuple[str, int]) -> _Scan:
+    """What :func:`split_sentences_coded` needs of ``text`` whatever the word codes: its sentences, the code
+    point of each unit's first character, which units are words and their (case-folded) text, and each
+    sentence's slice of the units; and, for a text without words, each sentence's coded units. Cached up
+    to :data:`SCAN_CACHE_BYTES` (:data:`scan_cache`): a search compares the copies of a widely copied text
+    with query after query."""
     text, min_units = key
     table, chars = _split([text], min_units)
     starts = chars.starts
@@ -675,8 +676,7 @@ def _scan(key: tuple[str, int]) -> _Scan:
     bounds = list(map(slice, [0, *stops[:-1]], stops))
     plain: tuple[str, ...] = ()
     if not found:
-        units_ = unit_points.astype("<u4").tobytes().decode("utf-32-le")
-        plain = tuple(map(units_.__getitem__, bounds))
+        plain = tuple(map(_points_text(unit_points).__getitem__, bounds))
     return sentences, unit_points, word_at, found, bounds, plain
 
 
