@@ -16,8 +16,8 @@ status is 1::
 checkout first on the path, so ``PYTHONPATH`` alone would not do); the first line on
 stderr says which one ran.
 
-``--store`` is an embedded store built by ``bench_search_latency.py --store`` (read,
-not written). Each query also runs with ``limit=3``, which cuts the judging short.
+``--store`` is an embedded store built by ``bench_search_latency.py --store``, or ``--url``
+and ``--index`` an index ``bench_search_latency.py`` loaded into a node (read, not written). Each query also runs with ``limit=3``, which cuts the judging short.
 """
 
 from __future__ import annotations
@@ -64,7 +64,10 @@ def result(copies: Any) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--store", type=Path, required=True, help="an embedded store (bench_search_latency.py --store)")
+    where = ap.add_mutually_exclusive_group(required=True)
+    where.add_argument("--store", type=Path, help="an embedded store (bench_search_latency.py --store)")
+    where.add_argument("--url", help="an Elasticsearch or OpenSearch node, with --index")
+    ap.add_argument("--index", default="bench-lat100k", help="the index at --url (bench_search_latency.py --index)")
     ap.add_argument("--queries", type=int, default=30, help="queries of the 2 kB and short kinds (30k: a tenth)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, required=True)
@@ -91,7 +94,7 @@ def main() -> None:
     printer, compare, params = PartPrinter(default_fingerprinter()), comparer(), MultiParams()
     out: dict[str, Any] = {}
     t0 = time.perf_counter()
-    with open_store(path=args.store) as store:
+    with (open_store(args.url, index=args.index) if args.url else open_store(path=args.store)) as store:
         for kind, qs in queries.items():
             for qid, text in qs:
                 for limit in (20, 3):

@@ -753,11 +753,13 @@ def find_copies(
     distances = dict(near)
     common = boilerplate(query, found, params)
     ranked = [c.id for c in rank_candidates(query, found, params) if c.id not in distances]
-    out: list[MultiMatch] = []
+    # The near-duplicates' texts and the first batch's are read at once (one request to a cluster).
+    first = list(distances) + (ranked[: params.max_candidates] if limit is None or len(distances) < limit else [])
+    read_first = (set(first), texts(first)) if first else None
 
     def judged(ids: Sequence[str]) -> Iterator[MultiMatch | None]:
         """The verdict on each of ``ids`` in turn (``None``: no copy, or no stored text)."""
-        stored_texts = texts(ids)
+        stored_texts = read_first[1] if read_first is not None and read_first[0].issuperset(ids) else texts(ids)
         for doc_id in ids:
             stored = stored_texts.get(doc_id)
             if stored is None:

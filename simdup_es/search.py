@@ -250,9 +250,16 @@ def _query(text: str | None, title: str | None, fingerprint: Fingerprint | None,
 def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
             compare: Comparer, params: MultiParams, limit: int, stored: dict[str, StoredDoc] | None = None) -> Copies:
     """find_copies with the query's ``unified`` text, fingerprint and levels: at most ``limit``, and how many more."""
-    near = [(m.id, m.distance) for m in near_duplicates(store, fingerprint, exclude_id=exclude_id) if m.distance <= params.k]
-    found = store.part_candidates(levels.fingerprints, [k.key for k in levels.keys], levels.version,
-                                  exclude_id=exclude_id, limit=params.store_limit)
+    keys = [k.key for k in levels.keys]
+    if fingerprint.version == levels.version:
+        (ids, fps), found = store.copy_candidates(fingerprint.value, levels.fingerprints, keys, levels.version,
+                                                  exclude_id=exclude_id, limit=params.store_limit)
+        near_matches = rerank(fingerprint.value, ids, fps, store.layout.k)
+    else:
+        near_matches = near_duplicates(store, fingerprint, exclude_id=exclude_id)
+        found = store.part_candidates(levels.fingerprints, keys, levels.version, exclude_id=exclude_id,
+                                      limit=params.store_limit)
+    near = [(m.id, m.distance) for m in near_matches if m.distance <= params.k]
 
     def texts(ids: Sequence[str]) -> Mapping[str, StoredText]:
         docs = store.get(ids)

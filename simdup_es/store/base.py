@@ -263,6 +263,13 @@ class Store(Protocol):
         are never part candidates.
         """
 
+    def copy_candidates(
+        self, fingerprint: int, parts: Sequence[int | None], keys: Sequence[int], version: str, *,
+        exclude_id: str | None = None, limit: int = 100,
+    ) -> tuple[tuple[list[str], np.ndarray], list[PartCandidate]]:
+        """``(candidates(fingerprint, ...), part_candidates(parts, keys, ...))`` of one query, both of ``version``
+        (a cluster answers both in one request)."""
+
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
         """Documents by id, with text, title and group; unknown ids are left out."""
 

@@ -51,6 +51,7 @@ _CANDIDATE_PATH = ["hits.total", "hits.hits._id", "hits.hits.fields", "timed_out
 _ROW_PATH = ["hits.total", "hits.hits._index", "hits.hits._id", "hits.hits._routing", "hits.hits.fields", "timed_out",
              "_shards.failed"]
 _PART_PATH = ["hits.hits._id", "hits.hits.fields", "hits.hits.matched_queries", "timed_out", "_shards.failed"]
+_BOTH_PATH = [f"responses.{path}" for path in dict.fromkeys(_CANDIDATE_PATH + _PART_PATH)] + ["responses.error"]
 MAX_PART_LIMIT = 10_000
 """Largest ``limit`` of :meth:`ElasticsearchStore.part_candidates`: one page (``index.max_result_window``)."""
 FORCE_MERGE_TIMEOUT = 6 * 3600.0
@@ -409,15 +410,23 @@ class ElasticsearchStore(Closing):
         ``search_after``, so none is missed or counted twice. Partial results
         (a failed shard) raise instead of returning fewer candidates.
         """
-        body = bodies.candidate_search(fingerprint, version, self.layout, size=self.page_size, exclude_id=exclude_id,
-                                       doc_terms=self.doc_terms)
+        body = self._candidate_body(fingerprint, version, exclude_id)
         response = io.search(self.client, self.index, body, "searching candidates", _CANDIDATE_PATH)
-        hits = response.get("hits", {}).get("hits", [])
-        if not hits and not self._checked:
+        if not response.get("hits", {}).get("hits") and not self._checked:
             layout = (self.layout, self.doc_terms)
             self._check_mapping()  # hits prove the block fields work; none may mean they are not mapped
             if (self.layout, self.doc_terms) != layout:  # the index records another layout: ask again in it
                 return self.candidates(fingerprint, version, exclude_id=exclude_id)
+        return self._candidate_hits(response, body)
+
+    def _candidate_body(self, fingerprint: int, version: str, exclude_id: str | None) -> dict[str, Any]:
+        return bodies.candidate_search(fingerprint, version, self.layout, size=self.page_size, exclude_id=exclude_id,
+                                       doc_terms=self.doc_terms)
+
+    def _candidate_hits(self, response: Mapping[str, Any], body: Mapping[str, Any]) -> tuple[list[str], np.ndarray]:
+        """The ids and fingerprints a candidate search found: all of them, read again from a point in time
+        when they did not fit its page."""
+        hits = response.get("hits", {}).get("hits", [])
         total = response["hits"]["total"]
         if total["relation"] != "eq" or total["value"] > len(hits):
             hits = list(io.walk(self.client, self.index, body["query"], docvalue_fields=[schema.FP],
@@ -501,15 +510,47 @@ class ElasticsearchStore(Closing):
         :func:`simdup_es.es.bodies.part_search`; ``limit`` is at most
         :data:`MAX_PART_LIMIT`. Partial results (a failed shard) raise.
         """
+        body = self._part_body(parts, keys, version, exclude_id, limit)
+        if body is None:
+            return []
+        return self._part_hits(io.search(self.client, self.index, body, "searching part candidates", _PART_PATH))
+
+    def copy_candidates(
+        self, fingerprint: int, parts: Sequence[int | None], keys: Sequence[int], version: str, *,
+        exclude_id: str | None = None, limit: int = 100,
+    ) -> tuple[tuple[list[str], np.ndarray], list[PartCandidate]]:
+        """:meth:`candidates` and :meth:`part_candidates` of one query, in one ``_msearch`` (the node runs both at
+        once). The store reads the index's mapping first, once (the layout to ask in); an answer that is partial
+        or does not fit its page takes the two methods' own paths."""
+        self._check_mapping()
+        body = self._part_body(parts, keys, version, exclude_id, limit)
+        if body is None:
+            return (self.candidates(fingerprint, version, exclude_id=exclude_id),
+                    self.part_candidates(parts, keys, version, exclude_id=exclude_id, limit=limit))
+        doc_body = self._candidate_body(fingerprint, version, exclude_id)
+        with self._translated("searching candidates"):
+            response = self.client.msearch(index=self.index, searches=[{}, doc_body, {}, body], filter_path=_BOTH_PATH)
+        doc_got, part_got = (dict(got) for got in response["responses"])
+        complete = [not ("error" in got or got.get("timed_out") or got.get("_shards", {}).get("failed"))
+                    for got in (doc_got, part_got)]
+        return (self._candidate_hits(doc_got, doc_body) if complete[0] else
+                self.candidates(fingerprint, version, exclude_id=exclude_id),
+                self._part_hits(part_got) if complete[1] else
+                self.part_candidates(parts, keys, version, exclude_id=exclude_id, limit=limit))
+
+    def _part_body(self, parts: Sequence[int | None], keys: Sequence[int], version: str, exclude_id: str | None,
+                   limit: int) -> dict[str, Any] | None:
+        """The part candidates' search (``None``: the query has no part or key to look up)."""
         if not 1 <= limit <= MAX_PART_LIMIT:
             raise ConfigError(f"limit must be between 1 and {MAX_PART_LIMIT}, got {limit}")
         part_terms, key_terms = query_terms(parts, keys)
         if not part_terms and not key_terms:
-            return []
+            return None
         self._check_level_mapping()
-        body = bodies.part_search(part_terms, key_terms, version, self._part_query_layout(), limit=limit,
+        return bodies.part_search(part_terms, key_terms, version, self._part_query_layout(), limit=limit,
                                   exclude_id=exclude_id, part_layout=self.part_layout)
-        response = io.search(self.client, self.index, body, "searching part candidates", _PART_PATH)
+
+    def _part_hits(self, response: Mapping[str, Any]) -> list[PartCandidate]:
         out = []
         for hit in response.get("hits", {}).get("hits", []):
             hit_parts, hit_keys = bodies.matched(hit)

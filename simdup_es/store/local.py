@@ -842,6 +842,14 @@ class LocalStore(Closing):
         """:meth:`candidates` of each ``(fingerprint, version)`` (in memory: one after the other)."""
         return [self.candidates(fp, version) for fp, version in queries]
 
+    def copy_candidates(
+        self, fingerprint: int, parts: Sequence[int | None], keys: Sequence[int], version: str, *,
+        exclude_id: str | None = None, limit: int = 100,
+    ) -> tuple[tuple[list[str], np.ndarray], list[PartCandidate]]:
+        """:meth:`candidates` and :meth:`part_candidates` of one query (:meth:`Store.copy_candidates`)."""
+        return (self.candidates(fingerprint, version, exclude_id=exclude_id),
+                self.part_candidates(parts, keys, version, exclude_id=exclude_id, limit=limit))
+
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
     ) -> list[PartCandidate]:
