@@ -513,7 +513,12 @@ class ElasticsearchStore(Closing):
         body = self._part_body(parts, keys, version, exclude_id, limit)
         if body is None:
             return []
-        return self._part_hits(io.search(self.client, self.index, body, "searching part candidates", _PART_PATH))
+        found = self._part_hits(io.search(self.client, self.index, body, "searching part candidates", _PART_PATH))
+        if found is None:  # a hit without simdup.id (level fields written by other means): ask for the _ids
+            body = {name: value for name, value in body.items() if name != "stored_fields"}
+            found = self._part_hits(io.search(self.client, self.index, body, "searching part candidates", _PART_PATH))
+        assert found is not None  # every hit has its _id now
+        return found
 
     def copy_candidates(
         self, fingerprint: int, parts: Sequence[int | None], keys: Sequence[int], version: str, *,
@@ -533,10 +538,10 @@ class ElasticsearchStore(Closing):
         doc_got, part_got = (dict(got) for got in response["responses"])
         complete = [not ("error" in got or got.get("timed_out") or got.get("_shards", {}).get("failed"))
                     for got in (doc_got, part_got)]
+        found = self._part_hits(part_got) if complete[1] else None
         return (self._candidate_hits(doc_got, doc_body) if complete[0] else
                 self.candidates(fingerprint, version, exclude_id=exclude_id),
-                self._part_hits(part_got) if complete[1] else
-                self.part_candidates(parts, keys, version, exclude_id=exclude_id, limit=limit))
+                self.part_candidates(parts, keys, version, exclude_id=exclude_id, limit=limit) if found is None else found)
 
     def _part_body(self, parts: Sequence[int | None], keys: Sequence[int], version: str, exclude_id: str | None,
                    limit: int) -> dict[str, Any] | None:
@@ -550,12 +555,16 @@ class ElasticsearchStore(Closing):
         return bodies.part_search(part_terms, key_terms, version, self._part_query_layout(), limit=limit,
                                   exclude_id=exclude_id, part_layout=self.part_layout)
 
-    def _part_hits(self, response: Mapping[str, Any]) -> list[PartCandidate]:
+    def _part_hits(self, response: Mapping[str, Any]) -> list[PartCandidate] | None:
+        """The candidates a part search found (``None`` when a hit has no id to read)."""
         out = []
         for hit in response.get("hits", {}).get("hits", []):
+            doc_id = bodies.hit_id(hit)
+            if doc_id is None:
+                return None
             hit_parts, hit_keys = bodies.matched(hit)
             units = hit.get("fields", {}).get(schema.UNITS, [0])[0]
-            out.append(PartCandidate(hit["_id"], hit_parts, hit_keys, int(units)))
+            out.append(PartCandidate(doc_id, hit_parts, hit_keys, int(units)))
         return out
 
     def _part_query_layout(self) -> BlockLayout:

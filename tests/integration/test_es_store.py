@@ -393,6 +393,26 @@ def test_setup_upgrades_an_index_made_before_the_levels(es_client: Elasticsearch
     assert store.candidates(12345, VERSION)[0] == ["old"]  # the document level as before
 
 
+def test_a_part_candidate_without_simdup_id_is_found_by_its_id(es_client: Elasticsearch, es_index: str) -> None:
+    # Part searches read each hit's id from simdup.id's doc values; level fields written by other
+    # means, without it, make the search ask for the _ids instead: nothing is lost.
+    from simdup_es.parts import PartPrinter
+    from simdup_es.text import UnifiedText, unify
+
+    store = ElasticsearchStore(es_client, es_index)
+    store.setup()
+    text = unify(_fixture("zh_article.txt"))
+    levels = PartPrinter(_fingerprinter()).levels(UnifiedText(text))
+    assert store.put([StoredDoc("ours", 999, levels.version, text, levels=levels)]).written == 1
+    source = es_client.get(index=es_index, id="ours")["_source"]
+    del source[schema.ROOT][schema.ID_NAME]
+    es_client.index(index=es_index, id="theirs", document=source, refresh=True)
+    args = (list(levels.fingerprints), [k.key for k in levels.keys], levels.version)
+    assert [c.id for c in store.part_candidates(*args)] == ["ours", "theirs"]  # (no simdup.id sorts last)
+    (ids, _), found = store.copy_candidates(999, *args)
+    assert sorted(ids) == ["ours", "theirs"] and found == store.part_candidates(*args)
+
+
 def c_all(found, levels) -> bool:  # type: ignore[no-untyped-def]
     """Every part (with a fingerprint) and every key a query looks up (at most MAX_QUERY_KEYS) matches itself."""
     from simdup_es.store.base import query_terms
