@@ -513,9 +513,9 @@ class ElasticsearchStore(Closing):
         body = self._part_body(parts, keys, version, exclude_id, limit)
         if body is None:
             return []
-        found = self._part_hits(io.search(self.client, self.index, body, "searching part candidates", _PART_PATH))
+        found = self._part_hits(io.search(self.client, self.index, bodies.ids_from_doc_values(body),
+                                          "searching part candidates", _PART_PATH))
         if found is None:  # a hit without simdup.id (level fields written by other means): ask for the _ids
-            body = {name: value for name, value in body.items() if name != "stored_fields"}
             found = self._part_hits(io.search(self.client, self.index, body, "searching part candidates", _PART_PATH))
         assert found is not None  # every hit has its _id now
         return found
@@ -534,7 +534,8 @@ class ElasticsearchStore(Closing):
                     self.part_candidates(parts, keys, version, exclude_id=exclude_id, limit=limit))
         doc_body = self._candidate_body(fingerprint, version, exclude_id)
         with self._translated("searching candidates"):
-            response = self.client.msearch(index=self.index, searches=[{}, doc_body, {}, body], filter_path=_BOTH_PATH)
+            response = self.client.msearch(index=self.index, searches=[{}, doc_body, {}, bodies.ids_from_doc_values(body)],
+                                           filter_path=_BOTH_PATH)
         doc_got, part_got = (dict(got) for got in response["responses"])
         complete = [not ("error" in got or got.get("timed_out") or got.get("_shards", {}).get("failed"))
                     for got in (doc_got, part_got)]
