@@ -511,22 +511,15 @@ class ElasticsearchStore(Closing):
         :data:`MAX_PART_LIMIT`. Partial results (a failed shard) raise.
         """
         body = self._part_body(parts, keys, version, exclude_id, limit)
-        if body is None:
-            return []
-        found = self._part_hits(io.search(self.client, self.index, bodies.ids_from_doc_values(body),
-                                          "searching part candidates", _PART_PATH))
-        if found is None:  # a hit without simdup.id (level fields written by other means): ask for the _ids
-            found = self._part_hits(io.search(self.client, self.index, body, "searching part candidates", _PART_PATH))
-        assert found is not None  # every hit has its _id now
-        return found
+        return [] if body is None else self._searched_parts(body)
 
     def copy_candidates(
         self, fingerprint: int, parts: Sequence[int | None], keys: Sequence[int], version: str, *,
         exclude_id: str | None = None, limit: int = 100,
     ) -> tuple[tuple[list[str], np.ndarray], list[PartCandidate]]:
         """:meth:`candidates` and :meth:`part_candidates` of one query, in one ``_msearch`` (the node runs both at
-        once). The store reads the index's mapping first, once (the layout to ask in); an answer that is partial
-        or does not fit its page takes the two methods' own paths."""
+        once). The store reads the index's mapping first, once (the layout to ask in); a partial answer is asked
+        again alone (which raises if it is partial again)."""
         self._check_mapping()
         body = self._part_body(parts, keys, version, exclude_id, limit)
         if body is None:
@@ -539,10 +532,9 @@ class ElasticsearchStore(Closing):
         doc_got, part_got = (dict(got) for got in response["responses"])
         complete = [not ("error" in got or got.get("timed_out") or got.get("_shards", {}).get("failed"))
                     for got in (doc_got, part_got)]
-        found = self._part_hits(part_got) if complete[1] else None
         return (self._candidate_hits(doc_got, doc_body) if complete[0] else
                 self.candidates(fingerprint, version, exclude_id=exclude_id),
-                self.part_candidates(parts, keys, version, exclude_id=exclude_id, limit=limit) if found is None else found)
+                self._searched_parts(body, part_got if complete[1] else None))
 
     def _part_body(self, parts: Sequence[int | None], keys: Sequence[int], version: str, exclude_id: str | None,
                    limit: int) -> dict[str, Any] | None:
@@ -555,6 +547,18 @@ class ElasticsearchStore(Closing):
         self._check_level_mapping()
         return bodies.part_search(part_terms, key_terms, version, self._part_query_layout(), limit=limit,
                                   exclude_id=exclude_id, part_layout=self.part_layout)
+
+    def _searched_parts(self, body: dict[str, Any], answer: Mapping[str, Any] | None = None) -> list[PartCandidate]:
+        """The candidates of a part search: its ``answer`` with ids from doc values, or asked for here. A hit
+        without ``simdup.id`` (level fields written by other means) makes it ask again for the ``_id``s."""
+        if answer is None:
+            answer = io.search(self.client, self.index, bodies.ids_from_doc_values(body), "searching part candidates",
+                               _PART_PATH)
+        found = self._part_hits(answer)
+        if found is None:
+            found = self._part_hits(io.search(self.client, self.index, body, "searching part candidates", _PART_PATH))
+        assert found is not None  # every hit has its _id now
+        return found
 
     def _part_hits(self, response: Mapping[str, Any]) -> list[PartCandidate] | None:
         """The candidates a part search found (``None`` when a hit has no id to read)."""
