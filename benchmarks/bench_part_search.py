@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +27,7 @@ from elasticsearch import Elasticsearch
 
 sys.path.insert(1, str(Path(__file__).resolve().parent))  # after PYTHONPATH: the library stays the one asked for
 import simdup_es  # noqa: E402
-from bench_scale import VERSION, node_cpu_ms  # noqa: E402
+from bench_scale import VERSION, timed  # noqa: E402
 from simdup_es import schema  # noqa: E402
 from simdup_es.store.elasticsearch import ElasticsearchStore  # noqa: E402
 
@@ -50,17 +49,8 @@ def main() -> None:
     for hit in sample:
         keys = [int(k, 16) for k in hit["_source"][schema.ROOT][schema.KEYS_NAME]]
         queries.append(keys[: len(keys) // 2] + rng.integers(0, 2**63, len(keys) - len(keys) // 2).tolist())
-    for keys in queries[:50]:
-        store.part_candidates([], keys, VERSION, limit=100)
-    latency = []
-    cpu = node_cpu_ms(client)
-    for keys in queries[50:]:
-        t = time.perf_counter()
-        store.part_candidates([], keys, VERSION, limit=100)
-        latency.append(1000 * (time.perf_counter() - t))
-    cpu = (node_cpu_ms(client) - cpu) / len(latency)
-    print(json.dumps({"queries": len(latency), "p50_ms": round(float(np.percentile(latency, 50)), 2),
-                      "p95_ms": round(float(np.percentile(latency, 95)), 2), "node_cpu_ms": round(cpu, 2)}))
+    row = timed(client, queries, lambda keys: len(store.part_candidates([], keys, VERSION, limit=100)), 50)
+    print(json.dumps({"queries": len(queries) - 50, **{name: round(value, 2) for name, value in row.items()}}))
 
 
 if __name__ == "__main__":

@@ -165,9 +165,15 @@ def missing_item_index(error: Any, index: str) -> None:
         raise NotFound(f"index {index!r} does not exist{_RUN_SETUP}")
 
 
+def partial(response: Mapping[str, Any] | ObjectApiResponse[Any]) -> bool:
+    """Whether a search (or one answer of an ``_msearch``) failed or has partial results (a shard failed or
+    timed out)."""
+    return bool("error" in response or response.get("timed_out") or response.get("_shards", {}).get("failed"))
+
+
 def check_complete(response: Mapping[str, Any] | ObjectApiResponse[Any], what: str) -> None:
     """Raise when a search answered with partial results (a shard failed or timed out)."""
-    if response.get("timed_out") or response.get("_shards", {}).get("failed"):
+    if partial(response):
         raise StoreError(
             f"{what} returned partial results (a shard failed or timed out): the answer would be incomplete, so "
             "nothing was done with it; check the cluster's health and retry"
@@ -500,6 +506,7 @@ __all__ = [
     "error_reason",
     "item_reason",
     "missing_item_index",
+    "partial",
     "put_mapping",
     "search",
     "translated",

@@ -464,8 +464,7 @@ class ElasticsearchStore(Closing):
             for (positions, body), got in zip(batch, response["responses"]):
                 hits = got.get("hits", {}).get("hits", [])
                 total = got.get("hits", {}).get("total", {"relation": "gte", "value": 1})
-                if ("error" in got or got.get("timed_out") or got.get("_shards", {}).get("failed")
-                        or total["relation"] != "eq" or total["value"] > len(hits)):
+                if io.partial(got) or total["relation"] != "eq" or total["value"] > len(hits):
                     hits = list(io.walk(self.client, self.index, body["query"], docvalue_fields=[schema.FP, schema.VERSION],
                                         page_size=self.pit_page_size, keep_alive=self.pit_keep_alive))
                 self._assign(hits, [queries[p] for p in positions], positions, out)
@@ -522,19 +521,16 @@ class ElasticsearchStore(Closing):
         again alone (which raises if it is partial again)."""
         self._check_mapping()
         body = self._part_body(parts, keys, version, exclude_id, limit)
-        if body is None:
-            return (self.candidates(fingerprint, version, exclude_id=exclude_id),
-                    self.part_candidates(parts, keys, version, exclude_id=exclude_id, limit=limit))
+        if body is None:  # no part or key to look up
+            return self.candidates(fingerprint, version, exclude_id=exclude_id), []
         doc_body = self._candidate_body(fingerprint, version, exclude_id)
         with self._translated("searching candidates"):
             response = self.client.msearch(index=self.index, searches=[{}, doc_body, {}, bodies.ids_from_doc_values(body)],
                                            filter_path=_BOTH_PATH)
         doc_got, part_got = (dict(got) for got in response["responses"])
-        complete = [not ("error" in got or got.get("timed_out") or got.get("_shards", {}).get("failed"))
-                    for got in (doc_got, part_got)]
-        return (self._candidate_hits(doc_got, doc_body) if complete[0] else
-                self.candidates(fingerprint, version, exclude_id=exclude_id),
-                self._searched_parts(body, part_got if complete[1] else None))
+        return (self.candidates(fingerprint, version, exclude_id=exclude_id) if io.partial(doc_got) else
+                self._candidate_hits(doc_got, doc_body),
+                self._searched_parts(body, None if io.partial(part_got) else part_got))
 
     def _part_body(self, parts: Sequence[int | None], keys: Sequence[int], version: str, exclude_id: str | None,
                    limit: int) -> dict[str, Any] | None:
