@@ -105,7 +105,7 @@ def prepare_index(client: Elasticsearch, index: str) -> str:
                    f"the fields simdup writes ({schema.ROOT}) must be free or mapped as simdup maps them", _EXISTING)
     if any(schema.ROOT not in (body.get("mappings", {}).get("_meta") or {}) for body in mappings.values()):
         index_layout.record(client, index, parts, blocks or schema.DEFAULT_LAYOUT.blocks)
-    return schema.FLAT if index_layout.writes_flat(parts) else schema.NESTED
+    return index_layout.written(parts)
 
 
 def backfill(

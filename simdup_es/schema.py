@@ -68,9 +68,19 @@ PART_TERMS_NAME = "pk"
 PART_TERMS = f"{ROOT}.{PART_TERMS_NAME}"
 """The flat part layout's keyword field: :func:`flat_part_terms` of every stored part."""
 
-FLAT, NESTED = "flat", "nested"
-PART_LAYOUTS = (FLAT, NESTED)
-"""How parts are kept: keyword terms of the document (``flat``), or one nested document each (``nested``)."""
+PART_QUADS_NAME, PART_FPS_NAME = "pq", "pf"
+PART_QUADS = f"{ROOT}.{PART_QUADS_NAME}"
+"""The quads part layout's keyword field: :func:`quad_part_terms` of every stored part."""
+PART_FPS = f"{ROOT}.{PART_FPS_NAME}"
+"""The quads part layout's part fingerprints (16 hex digits, doc values only): what a search checks a quad against."""
+
+QUADS, FLAT, NESTED = "quads", "flat", "nested"
+PART_LAYOUTS = (QUADS, FLAT, NESTED)
+"""How parts are kept: 14 quad terms of the document and the part fingerprints (``quads``, the default of new
+indices), 56 five-block terms of the document (``flat``), or one nested document each (``nested``); an index
+moves only to a later one of these, in place (``nested`` to ``flat`` or ``quads``, ``flat`` to ``quads``)."""
+PART_FIELDS = {QUADS: (PART_QUADS_NAME, PART_FPS_NAME), FLAT: (PART_TERMS_NAME,), NESTED: (PARTS_NAME,)}
+"""The fields of the ``simdup`` object each part layout keeps parts in."""
 FLAT_BLOCKS, FLAT_MATCH = 8, 5
 """The flat terms are keyed for 8 blocks of 8 bits with at least 5 equal (``k = 3``, the default layout)."""
 DOC_LAYOUTS = {"8x8": DEFAULT_LAYOUT.blocks, "4x16": 4, "terms": DEFAULT_LAYOUT.blocks}
@@ -153,14 +163,21 @@ def block_terms(fingerprint: int, layouts: tuple[BlockLayout, ...]) -> dict[str,
 
 def levels_object(doc_id: str, units: int, parts: list[int], keys: list[int], cut: int,
                   layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,), part_layout: str = NESTED) -> dict[str, object]:
-    """The level fields added to the ``simdup`` object (what :func:`simdup_es.store.base.stored_levels` kept);
-    parts as nested objects or, with ``part_layout="flat"``, as :func:`flat_part_terms`."""
-    out: dict[str, object] = {ID_NAME: doc_id, UNITS_NAME: units, CUT_NAME: cut, KEYS_NAME: key_terms(keys)}
+    """The level fields added to the ``simdup`` object (what :func:`simdup_es.store.base.stored_levels` kept),
+    the parts as ``part_layout`` keeps them (:func:`parts_object`)."""
+    return {ID_NAME: doc_id, UNITS_NAME: units, CUT_NAME: cut, KEYS_NAME: key_terms(keys),
+            **parts_object(parts, part_layout, layouts)}
+
+
+def parts_object(parts: Sequence[int], part_layout: str,
+                 layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, object]:
+    """The fields of the ``simdup`` object that keep ``parts`` in ``part_layout``: :func:`quad_part_terms` and
+    the fingerprints (``quads``), :func:`flat_part_terms` (``flat``), or nested objects of blocks (``nested``)."""
+    if part_layout == QUADS:
+        return {PART_QUADS_NAME: [t for f in parts for t in quad_part_terms(f)], PART_FPS_NAME: [f"{f:016x}" for f in parts]}
     if part_layout == FLAT:
-        out[PART_TERMS_NAME] = [t for f in parts for t in flat_part_terms(f)]
-    else:
-        out[PARTS_NAME] = [block_terms(f, layouts) for f in parts]  # a nested part: its blocks
-    return out
+        return {PART_TERMS_NAME: [t for f in parts for t in flat_part_terms(f)]}
+    return {PARTS_NAME: [block_terms(f, layouts) for f in parts]}  # a nested part: its blocks
 
 
 _SUBSETS = tuple(itertools.combinations(range(FLAT_BLOCKS), FLAT_MATCH))
@@ -192,6 +209,78 @@ def _flat_terms(parts: Sequence[int]) -> np.ndarray:
     return np.frombuffer(encoded, np.uint8).reshape(-1, 8)
 
 
+# The 14 planes of the affine space of 8 points (the blocks of the Steiner quadruple system S(3, 4, 8)):
+# any 3 blocks lie in exactly one of them and its complement is one too, so any 5 blocks (the complement
+# of 3) hold a whole quad. Two parts that agree on 5 blocks therefore agree on a quad.
+_QUADS = tuple(q for q in itertools.combinations(range(FLAT_BLOCKS), 4) if q[0] ^ q[1] ^ q[2] ^ q[3] == 0)
+_B64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"  # URL-safe base64's digits
+
+
+def quad_part_terms_reference(fingerprint: int) -> list[str]:
+    """The 14 quad terms of one part: for quad ``n`` (:data:`_QUADS`), the 36 bits ``n`` (4 bits) and the
+    values of its 4 byte blocks, as 6 URL-safe base64 digits, most significant first."""
+    values = sh.blocks(fingerprint, DEFAULT_LAYOUT)
+    out = []
+    for n, quad in enumerate(_QUADS):
+        bits = n
+        for j in quad:
+            bits = bits << 8 | values[j]
+        out.append("".join(chr(_B64[bits >> shift & 63]) for shift in range(30, -1, -6)))
+    return out
+
+
+_QUAD_BYTES = np.array(_QUADS, dtype=np.intp)
+_QUAD_NUMBERS = np.arange(len(_QUADS), dtype=np.uint64) << np.uint64(32)
+_SHIFTS = np.arange(30, -1, -6, dtype=np.uint64)
+_DIGITS = np.frombuffer(_B64, np.uint8)
+_QUOTED_QUAD = np.frombuffer(b'"' + b"x" * 6 + b'",', np.uint8)
+
+
+def _quad_terms(parts: Sequence[int]) -> np.ndarray:
+    """Every part's 14 quad terms as an ``(n * 14, 6)`` array of ASCII."""
+    n = len(parts)
+    table = np.frombuffer(struct.pack(f"<{n}Q", *parts), np.uint8).reshape(n, 8)[:, _QUAD_BYTES].astype(np.uint64)
+    bits = _QUAD_NUMBERS | table[..., 0] << np.uint64(24) | table[..., 1] << np.uint64(16) \
+        | table[..., 2] << np.uint64(8) | table[..., 3]
+    return _DIGITS[(bits.reshape(-1, 1) >> _SHIFTS) & np.uint64(63)]
+
+
+def quad_part_terms(fingerprint: int) -> list[str]:
+    """:func:`quad_part_terms_reference`, with numpy (every part of every document indexed goes through it)."""
+    joined = _quad_terms([fingerprint]).tobytes().decode("ascii")
+    return [joined[i : i + 6] for i in range(0, len(joined), 6)]
+
+
+def quad_terms_json(parts: Sequence[int]) -> str:
+    """:func:`quad_part_terms` of every part, as comma-separated JSON strings, made in one piece."""
+    if not parts:
+        return ""
+    terms = _quad_terms(parts)
+    out = np.broadcast_to(_QUOTED_QUAD, (len(terms), len(_QUOTED_QUAD))).copy()
+    out[:, 1:7] = terms
+    return out.tobytes()[:-1].decode("ascii")
+
+
+def part_fps_json(parts: Sequence[int]) -> str:
+    """The part fingerprints of the quads layout (:data:`PART_FPS`) as comma-separated JSON strings."""
+    return ",".join(f'"{p:016x}"' for p in parts)
+
+
+def equal_blocks(a: int, b: int) -> int:
+    """How many of the 8 byte blocks of two fingerprints are equal."""
+    return sum(x == y for x, y in zip(int(a).to_bytes(8, "little"), int(b).to_bytes(8, "little")))
+
+
+def flat_part_fingerprints(terms: Sequence[str]) -> list[int]:
+    """The part fingerprints that :func:`flat_part_terms` made ``terms`` of (56 a part, in order): a part's
+    first term holds its blocks 0 to 4, its last its blocks 3 to 7."""
+    out = []
+    for i in range(0, len(terms) - len(_SUBSETS) + 1, len(_SUBSETS)):
+        low, high = (base64.urlsafe_b64decode(terms[i + k]) for k in (0, len(_SUBSETS) - 1))
+        out.append(int.from_bytes(low[1:] + high[3:], "little"))
+    return out
+
+
 def flat_part_terms(fingerprint: int) -> list[str]:
     """:func:`flat_part_terms_reference`, from one ``b64encode`` (every part of every document indexed
     goes through it)."""
@@ -210,7 +299,7 @@ def flat_terms_json(parts: Sequence[int]) -> str:
     return out.tobytes()[:-1].decode("ascii")
 
 
-def index_meta(parts: str = FLAT, blocks: int = DEFAULT_LAYOUT.blocks, doc_terms: bool = False) -> dict[str, Any]:
+def index_meta(parts: str = QUADS, blocks: int = DEFAULT_LAYOUT.blocks, doc_terms: bool = False) -> dict[str, Any]:
     """What an index's mapping ``_meta`` records of its layout: ``{"simdup": {"parts": ..., "blocks": ...}}``
     (and ``"doc_terms": true`` for the ``terms`` document layout)."""
     return {ROOT: {"parts": parts, "blocks": blocks, **({"doc_terms": True} if doc_terms else {})}}

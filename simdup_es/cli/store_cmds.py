@@ -140,8 +140,10 @@ def _documents(n: int) -> str:
                    "index; for very large indices) or 4x16 (4 blocks of 16 bits, 1 of 4 equal). Recorded in the "
                    "index; searches follow it. Elasticsearch only (docs/scale.md).")
 @click.option("--parts", type=click.Choice(list(schema.PART_LAYOUTS)), default=None,
-              help="How a new index keeps parts: flat (default; keyword terms, one Lucene document per document) "
-                   "or nested. 'flat' on an index with nested parts upgrades it in place. Elasticsearch only.")
+              help="How a new index keeps parts: quads (default; 14 keyword terms a part and its fingerprint, one "
+                   "Lucene document per document), flat (56 terms a part, as indices made before quads) or nested. "
+                   "On an existing index, moves its parts in place to a later layout (nested to flat or quads, flat "
+                   "to quads). Elasticsearch only.")
 def setup(doc_layout: str | None, parts: str | None, **kwargs: Any) -> None:
     """Install the index templates and create the index (safe to repeat)."""
     layout = BlockLayout(schema.DOC_LAYOUTS[doc_layout]) if doc_layout else BlockLayout()

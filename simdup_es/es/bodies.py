@@ -177,25 +177,38 @@ def part_search(
     protocol's ranking, cut at ``limit`` by the engine.
 
     With ``part_layout="flat"`` a part clause is a ``terms`` query on the part's 56 flat
-    terms (:func:`flat_part_clause`): one clause, exact, no nested document; with
-    ``"nested+flat"`` (an index being upgraded) either.
+    terms (:func:`flat_part_clause`): one clause, exact, no nested document. With
+    ``"quads"`` it is a ``terms`` query on its 14 quad terms (:func:`quad_part_clause`),
+    which every part sharing 5 blocks matches, and a few others: the body asks for the
+    hits' part fingerprints (``simdup.pf``), and :func:`checked` keeps the exact matches.
+    With two layouts joined by ``+`` (an index being upgraded, :mod:`simdup_es.es.layout`)
+    a part clause is either.
     """
     should: list[dict[str, Any]] = [
         {"constant_score": {"filter": {"term": {schema.KEYS: schema.key_term(key)}}, "_name": f"k{i}"}}
         for i, key in key_terms
     ]
+    layouts = part_layout.split("+")
     for i, fingerprint in part_terms:
-        if part_layout == schema.FLAT:
-            should.append({"constant_score": {"filter": flat_part_clause(fingerprint, layout), "_name": f"p{i}"}})
-        elif part_layout == schema.NESTED:
+        if layouts == [schema.NESTED]:
             should.append({"nested": {**_nested_part(fingerprint, layout), "_name": f"p{i}"}})
-        else:  # both, while an index is upgraded (simdup_es.es.layout)
-            either = [{"nested": _nested_part(fingerprint, layout)}, flat_part_clause(fingerprint, layout)]
-            should.append({"constant_score": {"filter": {"bool": {"should": either}}, "_name": f"p{i}"}})
+            continue
+        clauses = [_part_clause(name, fingerprint, layout) for name in layouts]
+        either = clauses[0] if len(clauses) == 1 else {"bool": {"should": clauses}}
+        should.append({"constant_score": {"filter": either, "_name": f"p{i}"}})
     query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1,
                                       "filter": [{"term": {schema.VERSION: version}}]}}
-    return _search_body(query, [schema.UNITS], limit, [{"_score": "desc"}, {schema.ID: "asc"}], exclude_id=exclude_id,
+    fields = [schema.UNITS, schema.PART_FPS] if schema.QUADS in layouts else [schema.UNITS]
+    return _search_body(query, fields, limit, [{"_score": "desc"}, {schema.ID: "asc"}], exclude_id=exclude_id,
                         total=False)
+
+
+def _part_clause(part_layout: str, fingerprint: int, layout: BlockLayout) -> dict[str, Any]:
+    if part_layout == schema.QUADS:
+        return quad_part_clause(fingerprint, layout)
+    if part_layout == schema.FLAT:
+        return flat_part_clause(fingerprint, layout)
+    return {"nested": _nested_part(fingerprint, layout)}
 
 
 def ids_from_doc_values(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -240,6 +253,31 @@ def flat_part_clause(fingerprint: int, layout: BlockLayout = BlockLayout()) -> d
         return {"terms": {schema.PART_TERMS: terms}}
     return {"bool": {"should": [{"term": {schema.PART_TERMS: t}} for t in terms],
                      "minimum_should_match": math.comb(layout.min_match, schema.FLAT_MATCH)}}
+
+
+def quad_part_clause(fingerprint: int, layout: BlockLayout = BlockLayout()) -> dict[str, Any]:
+    """The filter for documents with a part sharing a quad of blocks with ``fingerprint``
+    (:func:`simdup_es.schema.quad_part_terms`): every part sharing at least 5 of 8 blocks
+    does, and a part sharing only a quad too (one pair of parts in 300 million, for
+    fingerprints as random as a hash's); :func:`checked` drops those."""
+    if layout.blocks != schema.FLAT_BLOCKS or layout.min_match < schema.FLAT_MATCH:
+        raise ConfigError(f"quad parts are keyed for 8 blocks with at least 5 equal; the layout {layout} asks for "
+                          f"{layout.min_match} of {layout.blocks}: use k <= 3, or an index with nested parts")
+    return {"terms": {schema.PART_QUADS: schema.quad_part_terms(fingerprint)}}
+
+
+def checked(hit: Mapping[str, Any], parts: frozenset[int], query: Mapping[int, int], min_match: int) -> frozenset[int]:
+    """Of the query parts a hit ``matched``, those it has a part sharing ``min_match`` of 8 blocks with.
+
+    ``query`` maps a query part's index to its fingerprint. A hit with no part fingerprints
+    (``simdup.pf``) matched through exact terms (nested or flat parts, while an index is
+    upgraded): its parts are kept as they are.
+    """
+    stored = hit.get("fields", {}).get(schema.PART_FPS)
+    if not stored:
+        return parts
+    fps = [int(f, 16) for f in stored]
+    return frozenset(i for i in parts if any(schema.equal_blocks(query[i], f) >= min_match for f in fps))
 
 
 def matched(hit: Mapping[str, Any]) -> tuple[frozenset[int], frozenset[int]]:
@@ -356,8 +394,13 @@ def document_json(fingerprint: int, version: str, text: str | None, title: str |
         doc_id, units, parts, keys, cut = levels
         simdup += (f',"{schema.ID_NAME}":{_string(doc_id)},"{schema.UNITS_NAME}":{int(units)},'
                    f'"{schema.CUT_NAME}":{int(cut)},"{schema.KEYS_NAME}":[{schema.key_terms_json(keys)}],')
-        simdup += (f'"{schema.PART_TERMS_NAME}":[{schema.flat_terms_json(parts)}]' if part_layout == schema.FLAT
-                   else f'"{schema.PARTS_NAME}":[{_parts(parts, layouts)}]')
+        if part_layout == schema.QUADS:
+            simdup += (f'"{schema.PART_QUADS_NAME}":[{schema.quad_terms_json(parts)}],'
+                       f'"{schema.PART_FPS_NAME}":[{schema.part_fps_json(parts)}]')
+        elif part_layout == schema.FLAT:
+            simdup += f'"{schema.PART_TERMS_NAME}":[{schema.flat_terms_json(parts)}]'
+        else:
+            simdup += f'"{schema.PARTS_NAME}":[{_parts(parts, layouts)}]'
     out.append(f'"{schema.ROOT}":{{{simdup}}}')
     if group is not None:
         out.append(json.dumps(group_update(*group), ensure_ascii=False, separators=(",", ":"))[1:-1])
@@ -490,6 +533,7 @@ __all__ = [
     "candidate_query",
     "candidate_search",
     "candidate_terms_query",
+    "checked",
     "document_json",
     "document_source",
     "error_update",
@@ -504,6 +548,7 @@ __all__ = [
     "matched",
     "page_search",
     "part_search",
+    "quad_part_clause",
     "stored_fingerprint",
     "target",
     "text_of",

@@ -1,15 +1,16 @@
-"""An index's recorded layout (its mapping's ``_meta``) and the upgrade of nested parts to flat terms.
+"""An index's recorded layout (its mapping's ``_meta``) and the in-place move of its parts to a later layout.
 
 The layout an index was made with (:func:`simdup_es.schema.index_meta`: how parts are
 kept, how many blocks the document fingerprint is cut into) lives in its mapping, so
 every process that opens the index reads the same one. An index without it was made
 before layouts were recorded: nested parts, 8 blocks.
 
-:func:`flatten_parts` upgrades an index with nested parts in place, without
-re-reading any text: a nested part's 8 block terms are the bytes of its fingerprint,
-so its flat terms can be made from them. While it runs the index records
-``nested+flat`` (:data:`MIGRATING`): searches ask for a part either way and writers
-write flat terms, so nothing is missed; at the end it records ``flat``.
+:func:`move_parts` moves an index's parts to a later layout (nested to flat or quads,
+flat to quads) in place, without re-reading any text: a nested part's 8 block terms and
+a flat part's 56 terms both hold its fingerprint, from which the new terms are made.
+While it runs the index records ``old+new`` (:func:`migrating`): searches ask for a part
+either way and writers write the new layout, so nothing is missed; at the end it records
+the new one.
 """
 
 from __future__ import annotations
@@ -28,13 +29,25 @@ from .bodies import target, update_action
 
 log = logging.getLogger(__name__)
 
-MIGRATING = "nested+flat"
-"""The part layout an index records while :func:`flatten_parts` moves its parts to flat terms."""
+def migrating(old: str, new: str) -> str:
+    """The part layout an index records while :func:`move_parts` moves its parts from ``old`` to ``new``."""
+    return f"{old}+{new}"
 
 
-def writes_flat(parts: str) -> bool:
-    """Whether documents written to an index of part layout ``parts`` get flat terms (rather than nested parts)."""
-    return parts != schema.NESTED
+def searched(parts: str) -> tuple[str, ...]:
+    """The part layouts a search asks in, in an index of part layout ``parts`` (both while it moves)."""
+    return tuple(parts.split("+"))
+
+
+def written(parts: str) -> str:
+    """The part layout documents are written in, in an index of part layout ``parts`` (the new one while it moves)."""
+    return searched(parts)[-1]
+
+
+def later(new: str, old: str) -> bool:
+    """Whether parts may move from layout ``old`` to ``new`` (nested, then flat, then quads)."""
+    order = schema.PART_LAYOUTS[::-1]
+    return order.index(new) > order.index(old)
 
 
 def recorded(mappings: Mapping[str, Any]) -> tuple[str, int | None]:
@@ -44,17 +57,17 @@ def recorded(mappings: Mapping[str, Any]) -> tuple[str, int | None]:
     if len(layouts) > 1:
         names = ", ".join(sorted(mappings))
         raise StoreError(f"the indices {names} were made with different layouts ({sorted(layouts)}): search them "
-                         "one at a time, or upgrade them with 'simdup setup --parts flat' on each")
-    return layouts.pop() if layouts else (schema.FLAT, None)
+                         "one at a time, or upgrade them with 'simdup setup --parts quads' on each")
+    return layouts.pop() if layouts else (schema.QUADS, None)
 
 
 def _layout(mapping: Mapping[str, Any]) -> tuple[str, int | None]:
     """:func:`simdup_es.schema.layout_of` an index's mapping; one that holds no parts yet and records
-    nothing is new to simdup, and gets flat parts."""
+    nothing is new to simdup, and gets the default part layout (quads)."""
     if schema.ROOT not in (mapping.get("_meta") or {}):
         props = mapping.get("properties", {}).get(schema.ROOT, {}).get("properties", {})
         if schema.PARTS_NAME not in props:
-            return schema.FLAT, None
+            return schema.QUADS, None
     return schema.layout_of(mapping.get("_meta"))
 
 
@@ -83,38 +96,40 @@ def _part_fingerprint(part: Mapping[str, Any]) -> int:
     return int.from_bytes(bytes(int(part[schema.block_name(schema.DEFAULT_LAYOUT, j)], 16) for j in range(8)), "little")
 
 
-def flat_update(source: Mapping[str, Any]) -> dict[str, Any]:
-    """The partial ``doc`` that replaces a ``_source``'s nested parts by their flat terms."""
-    parts = (source.get(schema.ROOT) or {}).get(schema.PARTS_NAME) or []
-    fps = [_part_fingerprint(p) for p in parts]
-    terms = [t for f in fps for t in schema.flat_part_terms(f)]
-    return {schema.ROOT: {schema.PART_TERMS_NAME: terms, schema.PARTS_NAME: None}}
+def part_update(source: Mapping[str, Any], old: str, new: str) -> dict[str, Any]:
+    """The partial ``doc`` that replaces a ``_source``'s parts of layout ``old`` by parts of layout ``new``."""
+    simdup = source.get(schema.ROOT) or {}
+    fps = [_part_fingerprint(p) for p in simdup.get(schema.PARTS_NAME) or []] if old == schema.NESTED \
+        else schema.flat_part_fingerprints(simdup.get(schema.PART_TERMS_NAME) or [])
+    return {schema.ROOT: {**dict.fromkeys(schema.PART_FIELDS[old]), **schema.parts_object(fps, new)}}
 
 
-def flatten_parts(client: Elasticsearch, index: str, *, retry: io.Retry, batch: int = 1000,
-                  on_progress: Callable[[int], None] | None = None) -> tuple[int, int]:
-    """Move every document's nested parts of ``index`` to flat terms; ``(moved, changed meanwhile)``.
+def move_parts(client: Elasticsearch, index: str, old: str, new: str, *, retry: io.Retry, batch: int = 1000,
+               on_progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+    """Move every document's parts of ``index`` from layout ``old`` to ``new``; ``(moved, changed meanwhile)``.
 
-    The index must record :data:`MIGRATING` first (so searches and writers meanwhile
+    The index must record :func:`migrating` first (so searches and writers meanwhile
     find parts either way). A document changed during the walk (a 409 on its
-    ``if_seq_no``) was rewritten by a writer, which wrote flat terms: it is counted,
+    ``if_seq_no``) was rewritten by a writer, which wrote the new layout: it is counted,
     not retried. Refreshes the index when done.
     """
-    query = {"nested": {"path": schema.PARTS, "query": {"match_all": {}}}}
+    field = f"{schema.ROOT}.{schema.PART_FIELDS[old][0]}"
+    query = ({"nested": {"path": schema.PARTS, "query": {"match_all": {}}}} if old == schema.NESTED
+             else {"exists": {"field": field}})
     moved = changed = 0
-    hits = io.walk(client, index, query, source=[f"{schema.PARTS}.*"], seq_no=True, page_size=batch)
+    hits = io.walk(client, index, query, source=[f"{field}*"], seq_no=True, page_size=batch)
     while page := list(itertools.islice(hits, batch)):
         actions = [update_action({**target(hit), "if_seq_no": hit["_seq_no"], "if_primary_term": hit["_primary_term"]},
-                                 flat_update(hit.get("_source") or {})) for hit in page]
-        for item in io.bulk(client, actions, what="moving parts to flat terms", index=index, chunk_size=batch,
+                                 part_update(hit.get("_source") or {}, old, new)) for hit in page]
+        for item in io.bulk(client, actions, what=f"moving parts to the {new} layout", index=index, chunk_size=batch,
                             retry=retry):
             if item.ok:
                 moved += 1
             elif item.status == 409:
                 changed += 1
             else:
-                raise StoreError(f"moving the parts of {item.id!r} to flat terms failed: {item.reason}; run "
-                                 "'simdup setup --parts flat' again, it goes on where this stopped")
+                raise StoreError(f"moving the parts of {item.id!r} to the {new} layout failed: {item.reason}; run "
+                                 f"'simdup setup --parts {new}' again, it goes on where this stopped")
         if on_progress:
             on_progress(moved)
     with io.translated(client, "refreshing", index):
@@ -122,4 +137,4 @@ def flatten_parts(client: Elasticsearch, index: str, *, retry: io.Retry, batch: 
     return moved, changed
 
 
-__all__ = ["MIGRATING", "doc_terms", "flat_update", "flatten_parts", "read", "record", "recorded", "writes_flat"]
+__all__ = ["doc_terms", "later", "migrating", "move_parts", "part_update", "read", "record", "recorded", "searched", "written"]

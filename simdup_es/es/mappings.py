@@ -54,7 +54,7 @@ def fingerprint_mapping(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,
     return simdup
 
 
-def index_mappings(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,), parts: str = schema.FLAT,
+def index_mappings(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,), parts: str = schema.QUADS,
                    doc_terms: bool = False) -> dict[str, Any]:
     """Full mappings of an index simdup creates: component template + index template fields, and
     in ``_meta`` its layout (:func:`simdup_es.schema.index_meta`: ``parts``, the blocks of ``layouts[0]``)."""
@@ -107,13 +107,13 @@ def missing_level_fields(mappings: dict[str, Any], layouts: Iterable[BlockLayout
     out = {}
     for name, body in mappings.items():
         props = body.get("mappings", {}).get("properties", {}).get(schema.ROOT, {}).get("properties", {})
-        flat = schema.layout_of(body.get("mappings", {}).get("_meta"))[0] == schema.FLAT
-        needed = [*schema.LEVEL_NAMES[:-1], schema.PART_TERMS_NAME if flat else schema.PARTS_NAME]
+        written = schema.layout_of(body.get("mappings", {}).get("_meta"))[0].split("+")[-1]  # see es.layout.written
+        needed = [*schema.LEVEL_NAMES[:-1], *schema.PART_FIELDS[written]]
         missing = [f"{schema.ROOT}.{f}" for f in needed
                    if props.get(f, {}).get("type", "object") != wanted[f].get("type", "object")]
         part_props = props.get(schema.PARTS_NAME, {}).get("properties", {})
-        missing += [] if flat else [f"{schema.PARTS}.{f}" for f in wanted[schema.PARTS_NAME]["properties"]
-                                    if part_props.get(f, {}).get("type") != "keyword"]
+        missing += [] if written != schema.NESTED else [f"{schema.PARTS}.{f}" for f in wanted[schema.PARTS_NAME]["properties"]
+                                                        if part_props.get(f, {}).get("type") != "keyword"]
         if missing:
             out[name] = missing
     return out

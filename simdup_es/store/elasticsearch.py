@@ -163,8 +163,9 @@ class ElasticsearchStore(Closing):
         self.parts = parts
         self.doc_terms = doc_terms
         """The ``terms`` document layout (``simdup setup --layout terms``): asked at setup, or as the index records."""
-        self.part_layout = parts or schema.FLAT
-        """How this index keeps parts (``flat``, ``nested``, or ``nested+flat`` while upgrading), once read."""
+        self.part_layout = parts or schema.QUADS
+        """How this index keeps parts (``quads``, ``flat``, ``nested``, or two of them joined by ``+`` while it
+        moves from one to the other), once read."""
         if isinstance(client, ConnectionSettings):
             self._settings: ConnectionSettings | None = client
             self._client: Elasticsearch | None = None
@@ -240,18 +241,24 @@ class ElasticsearchStore(Closing):
             raise ConfigError(f"index {self.index!r} was made with {blocks} blocks per fingerprint, not "
                               f"{self.layout.blocks}: the document layout is chosen when an index is created; use a "
                               "new index and index the documents into it")
-        if parts == schema.FLAT and self.parts == schema.NESTED:
-            raise ConfigError(f"index {self.index!r} keeps parts as flat terms; it cannot go back to nested parts: "
-                              "use a new index for nested parts")
+        current = index_layout.written(parts)
+        target = self.parts or current
+        if target != current and not index_layout.later(target, current):
+            raise ConfigError(f"index {self.index!r} keeps parts in the {current} layout; it cannot go back to "
+                              f"{target} parts: use a new index for {target} parts")
+        if "+" in parts and target != current:
+            raise ConfigError(f"index {self.index!r} is moving its parts to the {current} layout: finish with "
+                              f"'simdup setup --parts {current}', then ask for {target} parts")
         # New fields only (the levels of issue 11, dup_kind, on an index made before them): no reindex.
         io.put_mapping(self.client, self.index, {schema.ROOT: fingerprint_mapping(self.layouts), **group_mapping()},
                        "fingerprint and duplicate group fields", _REINDEX)
-        if parts != schema.FLAT and self.parts == schema.FLAT:
-            index_layout.record(self.client, self.index, index_layout.MIGRATING, blocks)
-            moved, changed = index_layout.flatten_parts(self.client, self.index, retry=self.retry)
-            log.info("index %s: parts of %d documents moved to flat terms (%d rewritten meanwhile)", self.index,
-                     moved, changed)
-            parts = schema.FLAT
+        source = index_layout.searched(parts)[0]
+        if self.parts is not None and source != target:
+            index_layout.record(self.client, self.index, index_layout.migrating(source, target), blocks)
+            moved, changed = index_layout.move_parts(self.client, self.index, source, target, retry=self.retry)
+            log.info("index %s: parts of %d documents moved from the %s to the %s layout (%d rewritten meanwhile)",
+                     self.index, moved, source, target, changed)
+            parts = target
         index_layout.record(self.client, self.index, parts, blocks, doc_terms)
         self._adopt(parts, blocks)
         self.doc_terms = doc_terms
@@ -338,7 +345,7 @@ class ElasticsearchStore(Closing):
             # mapping and follows the layout the index records (no request more for other indices).
             source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title,
                                           () if self.doc_terms else self.layouts, levels,
-                                          schema.FLAT if index_layout.writes_flat(self.part_layout) else schema.NESTED,
+                                          index_layout.written(self.part_layout),
                                           self.doc_terms, doc.group_fields if with_groups else None)
             actions.append(bodies.index_action(doc.id, source))
         for item in self._bulk(actions, report, "index"):
@@ -510,7 +517,7 @@ class ElasticsearchStore(Closing):
         :data:`MAX_PART_LIMIT`. Partial results (a failed shard) raise.
         """
         body = self._part_body(parts, keys, version, exclude_id, limit)
-        return [] if body is None else self._searched_parts(body)
+        return [] if body is None else self._searched_parts(body, parts)
 
     def copy_candidates(
         self, fingerprint: int, parts: Sequence[int | None], keys: Sequence[int], version: str, *,
@@ -530,7 +537,7 @@ class ElasticsearchStore(Closing):
         doc_got, part_got = (dict(got) for got in response["responses"])
         return (self.candidates(fingerprint, version, exclude_id=exclude_id) if io.partial(doc_got) else
                 self._candidate_hits(doc_got, doc_body),
-                self._searched_parts(body, None if io.partial(part_got) else part_got))
+                self._searched_parts(body, parts, None if io.partial(part_got) else part_got))
 
     def _part_body(self, parts: Sequence[int | None], keys: Sequence[int], version: str, exclude_id: str | None,
                    limit: int) -> dict[str, Any] | None:
@@ -544,29 +551,49 @@ class ElasticsearchStore(Closing):
         return bodies.part_search(part_terms, key_terms, version, self._part_query_layout(), limit=limit,
                                   exclude_id=exclude_id, part_layout=self.part_layout)
 
-    def _searched_parts(self, body: dict[str, Any], answer: Mapping[str, Any] | None = None) -> list[PartCandidate]:
-        """The candidates of a part search: its ``answer`` with ids from doc values, or asked for here. A hit
-        without ``simdup.id`` (level fields written by other means) makes it ask again for the ``_id``s."""
-        if answer is None:
-            answer = io.search(self.client, self.index, bodies.ids_from_doc_values(body), "searching part candidates",
-                               _PART_PATH)
-        found = self._part_hits(answer)
-        if found is None:
-            found = self._part_hits(io.search(self.client, self.index, body, "searching part candidates", _PART_PATH))
-        assert found is not None  # every hit has its _id now
-        return found
+    def _searched_parts(self, body: dict[str, Any], parts: Sequence[int | None],
+                        answer: Mapping[str, Any] | None = None) -> list[PartCandidate]:
+        """The candidates of a part search for the query ``parts``: its ``answer`` with ids from doc values, or
+        asked for here. A hit without ``simdup.id`` (level fields written by other means) makes it ask again
+        for the ``_id``s.
 
-    def _part_hits(self, response: Mapping[str, Any]) -> list[PartCandidate] | None:
-        """The candidates a part search found (``None`` when a hit has no id to read)."""
-        out = []
-        for hit in response.get("hits", {}).get("hits", []):
-            doc_id = bodies.hit_id(hit)
-            if doc_id is None:
-                return None
+        A hit that matched a query part by a quad only (:func:`simdup_es.es.bodies.checked`) loses that part,
+        and the hit if it keeps nothing; the rest are ranked again as the search ranks them (matched parts and
+        keys, then id). The engine cut its ranking at ``size`` before that, so when a hit lost a part and one
+        that was cut could now rank among the first ``size``, the search is asked again for twice as many.
+        """
+        limit = body["size"]
+        while True:
+            if answer is None:
+                answer = io.search(self.client, self.index, bodies.ids_from_doc_values(body),
+                                   "searching part candidates", _PART_PATH)
+            hits = answer.get("hits", {}).get("hits", [])
+            if any(bodies.hit_id(hit) is None for hit in hits):
+                answer = io.search(self.client, self.index, body, "searching part candidates", _PART_PATH)
+                hits = answer.get("hits", {}).get("hits", [])
+            found, dropped = self._part_hits(hits, parts)
+            if not dropped:
+                return found
+            found.sort(key=_rank)
+            if len(hits) < body["size"] or body["size"] >= MAX_PART_LIMIT or _cut_after(found, limit, hits[-1]):
+                return found[:limit]
+            body, answer = {**body, "size": min(2 * body["size"], MAX_PART_LIMIT)}, None
+
+    def _part_hits(self, hits: Sequence[Mapping[str, Any]], parts: Sequence[int | None]
+                   ) -> tuple[list[PartCandidate], bool]:
+        """The candidates of a part search's hits, each with the query parts it shares 5 blocks with, and
+        whether a hit lost a part to that check."""
+        query = {i: f for i, f in enumerate(parts) if f is not None}
+        min_match = self._part_query_layout().min_match
+        out, dropped = [], False
+        for hit in hits:
             hit_parts, hit_keys = bodies.matched(hit)
-            units = hit.get("fields", {}).get(schema.UNITS, [0])[0]
-            out.append(PartCandidate(doc_id, hit_parts, hit_keys, int(units)))
-        return out
+            kept = bodies.checked(hit, hit_parts, query, min_match) if hit_parts else hit_parts
+            dropped |= kept != hit_parts
+            if kept or hit_keys:
+                units = hit.get("fields", {}).get(schema.UNITS, [0])[0]
+                out.append(PartCandidate(str(bodies.hit_id(hit)), kept, hit_keys, int(units)))
+        return out, dropped
 
     def _part_query_layout(self) -> BlockLayout:
         """Flat parts are kept in 8 blocks whatever the index's document layout: the query's ``k`` in 8 blocks."""
@@ -728,6 +755,21 @@ class ElasticsearchStore(Closing):
         if self._settings is not None and self._client is not None:
             self._client.close()
             self._client = None
+
+
+def _rank(found: PartCandidate) -> tuple[int, str]:
+    """A part search's order: most matched parts and keys first, then by id."""
+    return -len(found.parts) - len(found.keys), found.id
+
+
+def _cut_after(found: list[PartCandidate], limit: int, last: Mapping[str, Any]) -> bool:
+    """Whether the first ``limit`` of ``found`` (ranked, checked) are the first of the whole ranking, though the
+    engine cut its own ranking (unchecked: a hit's score only falls in the check) after the hit ``last``: every
+    hit cut ranked after ``last``, so it cannot pass a candidate ranked before ``last`` was."""
+    if len(found) < limit:
+        return False
+    parts, keys = bodies.matched(last)
+    return _rank(found[limit - 1]) <= (-len(parts) - len(keys), str(bodies.hit_id(last)))
 
 
 def _chunked(values: list[str], size: int) -> list[list[str]]:

@@ -2,8 +2,8 @@
 
 ``local`` is the embedded store in a temporary folder. ``elasticsearch`` is an
 :class:`~simdup_es.store.elasticsearch.ElasticsearchStore` on a fresh index of the
-node named by ``SIMDUP_TEST_ES_URL`` (flat parts, the default), ``elasticsearch-nested``
-the same with nested parts (indices made before flat parts); those params are marked ``integration`` and
+node named by ``SIMDUP_TEST_ES_URL`` (quad parts, the default), ``elasticsearch-flat`` and
+``elasticsearch-nested`` the same with the part layouts of indices made before; those params are marked ``integration`` and
 fail (never skip) when no node is configured (fixtures in ``tests/conftest.py``).
 """
 
@@ -17,6 +17,7 @@ from simdup_es.config import BlockLayout
 from simdup_es.store.base import Store
 
 STORES = ["local", pytest.param("elasticsearch", marks=pytest.mark.integration),
+          pytest.param("elasticsearch-flat", marks=pytest.mark.integration),
           pytest.param("elasticsearch-nested", marks=pytest.mark.integration)]
 
 
@@ -32,8 +33,8 @@ def store(request: pytest.FixtureRequest, tmp_path) -> Iterator[Store]:
         # Imported here so the local half runs before the Elasticsearch store exists.
         from simdup_es.store.elasticsearch import ElasticsearchStore
 
-        # "elasticsearch" is a new index (flat parts); "elasticsearch-nested" one made with nested parts.
-        parts = "nested" if request.param == "elasticsearch-nested" else None
+        # "elasticsearch" is a new index (quad parts); "elasticsearch-flat" and "-nested" are made with those parts.
+        parts = request.param.partition("-")[2] or None
         made = ElasticsearchStore(
             request.getfixturevalue("es_client"), request.getfixturevalue("es_index"), layout, parts=parts
         )

@@ -174,10 +174,10 @@ def test_backfill_resumes_skips_current_and_leaves_other_fields_alone(
         fp = fingerprinter.fingerprint(text, _title(source))
         levels = PartPrinter(fingerprinter).levels(text)
         parts, keys, cut = stored_levels(levels)
-        # An index new to simdup gets flat parts.
+        # An index new to simdup gets quad parts.
         assert simdup == {**schema.fingerprint_object(fp.value, fp.version),
-                          **schema.levels_object(doc_id, levels.units, parts, keys, cut, part_layout=schema.FLAT)}, doc_id
-        assert simdup[schema.PART_TERMS_NAME] or not levels.parts  # the levels are written, not only the document level
+                          **schema.levels_object(doc_id, levels.units, parts, keys, cut, part_layout=schema.QUADS)}, doc_id
+        assert simdup[schema.PART_QUADS_NAME] or not levels.parts  # the levels are written, not only the document level
         assert hit.get("_routing") == docs[doc_id][1]
     assert after["missing"]["_source"][schema.ROOT]["error"] == NO_TEXT_MISSING
     assert after["null"]["_source"][schema.ROOT]["error"] == NO_TEXT_MISSING

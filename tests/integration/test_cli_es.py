@@ -97,7 +97,7 @@ def test_index_levels_document_and_keys(es_url: str, es_index: str, es_client, t
 
     assert count({"exists": {"field": "simdup.b0"}}) == 42
     assert count({"exists": {"field": "simdup.sk"}}) == 0
-    assert count({"exists": {"field": "simdup.pk"}}) == 0
+    assert count({"exists": {"field": "simdup.pq"}}) == 0
     # Near-duplicates are found; the copy with a paragraph deleted (partial, d > 3) is not.
     result = _run(es_url, es_index, "search", "--id", "zh-man:man8/nmbd.8#3", "--json")
     assert result.exit_code == 0, result.output
@@ -108,10 +108,11 @@ def test_index_levels_document_and_keys(es_url: str, es_index: str, es_client, t
     result = _run(es_url, es_index, "index", SAMPLE, "--rejects", rejects, "--levels", "keys")
     assert result.exit_code == 0 and "holds 42 documents" in result.stderr
     assert count({"exists": {"field": "simdup.sk"}}) > 30
-    assert count({"exists": {"field": "simdup.pk"}}) == 0
+    assert count({"exists": {"field": "simdup.pq"}}) == 0
     result = _run(es_url, es_index, "index", SAMPLE, "--rejects", rejects)
     assert result.exit_code == 0 and "holds 42 documents" in result.stderr
-    assert count({"exists": {"field": "simdup.pk"}}) > 30  # flat parts (a new index's default)
+    assert count({"exists": {"field": "simdup.pq"}}) > 30 and count({"exists": {"field": "simdup.pf"}}) > 30  # quad parts
+    assert count({"exists": {"field": "simdup.pk"}}) == 0  # (a new index's default)
     assert count({"nested": {"path": "simdup.parts", "query": {"match_all": {}}}}) == 0
     result = _run(es_url, es_index, "search", "--id", "zh-man:man8/nmbd.8#3", "--json")
     assert "zh-man:man8/nmbd.8#3~paragraph-deleted" in result.stdout

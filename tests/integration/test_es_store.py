@@ -474,9 +474,9 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
         parts, keys, cut = stored_levels(lv)
         want[r["id"]] = bodies.document_source(fp.value, fp.version, r["text"], r.get("title"), store.layouts,
                                                schema.levels_object(r["id"], lv.units, parts, keys, cut,
-                                                                    part_layout=schema.FLAT))
+                                                                    part_layout=schema.QUADS))
     assert got == want
-    assert any(source[schema.ROOT][schema.PART_TERMS_NAME] for source in got.values()) == (levels == "all")
+    assert any(source[schema.ROOT][schema.PART_QUADS_NAME] for source in got.values()) == (levels == "all")
 
 
 def test_delete_from_a_missing_index_says_so(es_client: Elasticsearch) -> None:

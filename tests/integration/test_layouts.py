@@ -1,7 +1,9 @@
-"""Index layouts on a real node: flat parts (one Lucene document per stored document), the upgrade of
-nested parts in place, and the 4 x 16-bit document layout chosen at setup and recorded in the index."""
+"""Index layouts on a real node: quad and flat parts (one Lucene document per stored document), the move
+of nested and flat parts in place, and the 4 x 16-bit document layout chosen at setup and recorded in the index."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
@@ -28,25 +30,48 @@ def _answers(store: ElasticsearchStore) -> dict[str, list]:
     return {q: levels_contract.ask(store, lv, limit=50) for q, lv in levels_contract.queries()}
 
 
-def test_flat_parts_are_one_lucene_document_per_stored_document(es_client, es_index) -> None:  # type: ignore[no-untyped-def]
+def test_quad_and_flat_parts_are_one_lucene_document_per_stored_document(es_client, es_index) -> None:  # type: ignore[no-untyped-def]
     store = ElasticsearchStore(es_client, es_index)
     store.setup()
-    assert _meta(es_client, es_index) == {"simdup": {"parts": "flat", "blocks": 8}}
+    assert _meta(es_client, es_index) == {"simdup": {"parts": "quads", "blocks": 8}}
     docs = levels_contract.levels()
     levels_contract.load_levels(store, docs)
     assert sum(len(lv.stored()[0]) for lv in docs.values()) > 2 * len(docs)  # the documents do have parts
     assert _lucene_docs(es_client, es_index) == store.count() == len(docs)
-    nested = ElasticsearchStore(es_client, es_index + "-nested", parts="nested")
-    nested.setup()
     try:
-        levels_contract.load_levels(nested, docs)
-        assert _lucene_docs(es_client, es_index + "-nested") > 2 * nested.count()  # a hidden document per part
-        assert _answers(store) == _answers(nested)
+        for parts in ("flat", "nested"):
+            other = ElasticsearchStore(es_client, f"{es_index}-{parts}", parts=parts)
+            other.setup()
+            levels_contract.load_levels(other, docs)
+            hidden = _lucene_docs(es_client, f"{es_index}-{parts}") - other.count()
+            assert hidden > len(docs) if parts == "nested" else hidden == 0  # nested: a hidden document per part
+            assert _answers(store) == _answers(other)
     finally:
-        es_client.indices.delete(index=es_index + "-nested")
+        es_client.indices.delete(index=f"{es_index}-flat,{es_index}-nested", ignore_unavailable=True)
 
 
-def test_setup_parts_flat_upgrades_a_nested_index_in_place(es_client, es_index) -> None:  # type: ignore[no-untyped-def]
+def test_a_part_sharing_only_a_quad_is_no_candidate(es_client, es_index) -> None:  # type: ignore[no-untyped-def]
+    from simdup_es.store.base import StoredDoc
+
+    store = ElasticsearchStore(es_client, es_index)
+    store.setup()
+    query = 0x0123456789ABCDEF
+    others = sorted(set(range(8)) - set(schema._QUADS[0]))
+    four = query ^ sum(0x5A << (8 * j) for j in others)  # equal on the first quad's 4 blocks only
+    five = query ^ sum(0x5A << (8 * j) for j in others[1:])
+    assert schema.equal_blocks(query, four) == 4 and schema.equal_blocks(query, five) == 5
+    assert set(schema.quad_part_terms(query)) & set(schema.quad_part_terms(four))  # the quad term is shared
+    levels = levels_contract.levels()
+    template = next(lv for lv in levels.values() if len(lv.stored()[0]) >= 2)
+    for doc_id, fp in [("four", four), ("five", five)]:
+        stored = dataclasses.replace(template, fingerprints=(fp,) * len(template.fingerprints))
+        store.put([StoredDoc(doc_id, fp, template.version, "text", None, levels=stored)])
+    store.refresh()
+    found = store.part_candidates([None, query], [], template.version)
+    assert [(c.id, c.parts) for c in found] == [("five", frozenset({1}))]
+
+
+def test_setup_parts_moves_a_nested_index_to_flat_then_quads_in_place(es_client, es_index) -> None:  # type: ignore[no-untyped-def]
     old = ElasticsearchStore(es_client, es_index, parts="nested")
     old.setup()
     docs = levels_contract.levels()
@@ -67,6 +92,16 @@ def test_setup_parts_flat_upgrades_a_nested_index_in_place(es_client, es_index) 
     assert _answers(upgraded) == before
     with pytest.raises(ConfigError, match="cannot go back"):
         ElasticsearchStore(es_client, es_index, parts="nested").setup()
+
+    quads = ElasticsearchStore(es_client, es_index, parts="quads")
+    quads.setup()
+    assert _meta(es_client, es_index) == {"owner": "someone", "simdup": {"parts": "quads", "blocks": 8}}
+    source = es_client.get(index=es_index, id=next(iter(docs)))["_source"][schema.ROOT]
+    assert source.get(schema.PART_TERMS_NAME) is None and source[schema.PART_QUADS_NAME] and source[schema.PART_FPS_NAME]
+    assert _answers(ElasticsearchStore(es_client, es_index)) == before
+    assert _answers(quads) == before
+    with pytest.raises(ConfigError, match="cannot go back"):
+        ElasticsearchStore(es_client, es_index, parts="flat").setup()
 
 
 def test_the_4x16_layout_is_recorded_and_exact_against_brute_force(es_client, es_index) -> None:  # type: ignore[no-untyped-def]
@@ -89,7 +124,7 @@ def test_the_4x16_layout_is_recorded_and_exact_against_brute_force(es_client, es
 def test_the_terms_layout_is_recorded_and_exact_against_brute_force(es_client, es_index) -> None:  # type: ignore[no-untyped-def]
     store = ElasticsearchStore(es_client, es_index, doc_terms=True)
     store.setup()
-    assert _meta(es_client, es_index)["simdup"] == {"parts": "flat", "blocks": 8, "doc_terms": True}
+    assert _meta(es_client, es_index)["simdup"] == {"parts": "quads", "blocks": 8, "doc_terms": True}
     store_contract.test_candidates_cover_brute_force_and_rerank_equals_it(store)
     source = es_client.get(index=es_index, id="base-0")["_source"][schema.ROOT]
     assert source[schema.DOC_TERMS_NAME] == schema.flat_part_terms(int(source["fp"], 16))

@@ -43,7 +43,8 @@ def test_component_template_has_every_fingerprint_field_as_keyword() -> None:
     assert props[schema.GROUP_KIND]["type"] == "keyword"  # Kibana filters and aggregates on it
     # ... and nothing else: a stale field name would linger here unnoticed.
     assert set(props) == {schema.ROOT, schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND}
-    levels = {schema.ID, schema.UNITS, schema.PARTS_CUT, schema.KEYS, schema.PARTS, schema.PART_TERMS, schema.DOC_TERMS}
+    levels = {schema.ID, schema.UNITS, schema.PARTS_CUT, schema.KEYS, schema.PARTS, schema.PART_TERMS, schema.DOC_TERMS,
+              schema.PART_QUADS, schema.PART_FPS}
     assert {f"{schema.ROOT}.{name}" for name in props[schema.ROOT]["properties"]} == set(wanted) | {schema.ERROR} | levels
 
 
@@ -83,7 +84,8 @@ def test_block_fields_are_for_term_matching_only() -> None:
 def test_the_block_terms_schema_writes_fit_the_mapping() -> None:
     obj = schema.fingerprint_object(0xE28764262E8514DA, "1.test")
     props = _json("component-template.json")["template"]["mappings"]["properties"][schema.ROOT]["properties"]
-    assert set(obj) == set(props) - {schema.ERROR.split(".")[1], schema.PART_TERMS_NAME, schema.DOC_TERMS_NAME} - set(schema.LEVEL_NAMES)
+    assert set(obj) == set(props) - {schema.ERROR.split(".")[1], schema.DOC_TERMS_NAME} - set(schema.LEVEL_NAMES) - {
+        f for fields in schema.PART_FIELDS.values() for f in fields}
     assert all(isinstance(v, str) for v in obj.values())
 
 
