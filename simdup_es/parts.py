@@ -24,9 +24,9 @@ import numpy as np
 
 from .fingerprint import Doc, Fingerprint, Fingerprinter, Result
 from .levels import Key, Lazy, Levels, Part, PartParams, SentenceRows, U64Keys, parts_of_columns, split_parts, text_keys
-from .sentences import Sentence, SentenceTable, split_sentences, split_table
+from .sentences import Sentence, SentenceTable, split_sentences, split_table_units
 from .text import UnifiedText, unify, unify_many
-from .winnow import winnowed
+from .winnow import batch_codes, winnow_many
 
 T = TypeVar("T")
 
@@ -42,9 +42,9 @@ _CHARS_PER_CHUNK = 256_000
 __all__ = ["Key", "Levels", "Part", "PartParams", "PartPrinter", "split_parts", "text_keys"]
 
 
-def _flat_keys(text: str, params: PartParams) -> U64Keys:
-    """:func:`text_keys` as flat numbers, the key objects made on first use."""
-    values, positions = winnowed(text, params.key_units, params.key_window)
+def _flat_keys(values: np.ndarray, positions: np.ndarray) -> U64Keys:
+    """:func:`text_keys` from a text's winnowed hashes and their positions, as flat numbers, the key objects made on
+    first use."""
     rows = np.empty((len(values), 2), dtype=np.uint64)
     rows[:, 0], rows[:, 1] = values, positions
     return U64Keys(rows.tobytes())
@@ -202,8 +202,9 @@ class PartPrinter:
 
     def _split_many(self, texts: Sequence[str]) -> list[_Split]:
         """Unified texts cut into sentences (all at once, as a table) and parts, with their keys."""
-        table, params = split_table(texts), self.params
+        (table, found), params = split_table_units(texts), self.params
         first, counts = table.first.tolist(), table.units.tolist()
+        winnowed = winnow_many(batch_codes(found), found.first, params.key_units, params.key_window)
         if params.with_parts:
             starts, ends = table.start.tolist(), table.end.tolist()
             lines = np.flatnonzero(table.line_starts())
@@ -217,7 +218,7 @@ class PartPrinter:
             if params.with_parts and j > i:
                 paragraphs = itertools.pairwise([0, *lines[line_first[k] : line_first[k + 1]], j - i])
                 parts = parts_of_columns(starts[i:j], ends[i:j], counts[i:j], paragraphs, before, params)
-            out.append(_Split(u, SentenceRows(table, k), parts, _flat_keys(u, params), before[-1]))
+            out.append(_Split(u, SentenceRows(table, k), parts, _flat_keys(*winnowed[k]), before[-1]))
         return out
 
     def _levels(self, split: _Split, fps: Sequence[int | None]) -> Levels:

@@ -31,10 +31,13 @@ __all__ = [
     "DEFAULT_MIN_UNITS",
     "Sentence",
     "SentenceTable",
+    "UnitPoints",
     "WordCodes",
     "split_sentences",
     "split_sentences_coded",
     "split_table",
+    "split_table_units",
+    "unit_points",
     "unit_spans",
     "units",
     "unwrap_lines",
@@ -574,6 +577,40 @@ def split_table(texts: Sequence[str], *, min_units: int = DEFAULT_MIN_UNITS) -> 
         ``min_units`` is not a positive integer.
     """
     return _split(texts, min_units)[0]
+
+
+class UnitPoints(NamedTuple):
+    """The units of a batch of texts, text after text (:func:`unit_points`)."""
+
+    points: np.ndarray
+    """uint32: the code point of each unit's first character."""
+    word_at: np.ndarray
+    """The units that are Latin words or numbers."""
+    words: list[str]
+    """Their text, case-folded (as :func:`units` gives them)."""
+    first: np.ndarray
+    """int64: each text's first unit, then the number of units."""
+
+
+def unit_points(texts: Sequence[str]) -> UnitPoints:
+    """The units of ``texts`` (those of :func:`units`, with numpy), all at once."""
+    texts = tuple(texts)
+    return _unit_points(texts, _chars("\n".join(texts)))
+
+
+def split_table_units(texts: Sequence[str], *, min_units: int = DEFAULT_MIN_UNITS) -> tuple[SentenceTable, UnitPoints]:
+    """:func:`split_table` and :func:`unit_points` of ``texts``, from one scan of them."""
+    texts = tuple(texts)
+    table, chars = _split(texts, min_units)
+    return table, _unit_points(texts, chars)
+
+
+def _unit_points(texts: tuple[str, ...], chars: _Chars) -> UnitPoints:
+    joined = "\n".join(texts)
+    words = [joined[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
+    base = np.fromiter(itertools.accumulate((len(t) + 1 for t in texts), initial=0), dtype=np.int64, count=len(texts) + 1)
+    return UnitPoints(chars.points[chars.starts], np.searchsorted(chars.starts, chars.word_starts), words,
+                      np.searchsorted(chars.starts, base))
 
 
 def _split(texts: Sequence[str], min_units: int) -> tuple[SentenceTable, _Chars]:

@@ -21,23 +21,24 @@ Pure and deterministic: numpy over unit codes, with a slow, obviously-correct
 from __future__ import annotations
 
 from collections import Counter
-from itertools import compress
 
 import numpy as np
 import xxhash
 
-from .sentences import units
+from .sentences import UnitPoints, unit_points, units
 
 __all__ = [
     "KEY_K",
     "KEY_W",
     "GramIndex",
+    "batch_codes",
     "gram_cover",
     "gram_hashes",
     "shared_runs",
     "shared_runs_with",
     "unit_codes",
     "winnow",
+    "winnow_many",
     "winnow_reference",
     "winnowed",
 ]
@@ -56,21 +57,20 @@ _M2 = np.uint64(0x94D049BB133111EB)
 def unit_codes(text: str) -> np.ndarray:
     """One unsigned 64-bit code per unit of ``text`` (:func:`simdup_es.sentences.units`).
 
-    A CJK character is its code point, a Latin word or number the XXH3-64 of its
-    UTF-8 (plus 2**21, past every code point, where the hash is small).
+    A unit of one character (a CJK character, a one-letter word) is its code point, a
+    longer Latin word or number the XXH3-64 of its UTF-8 (plus 2**21, past every code
+    point, where the hash is small).
     """
-    found = units(text)
-    joined = "".join(found)
-    if len(joined) == len(found):  # one character each (most Chinese text): the code points at once
-        return np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    # Each distinct word hashed once; the characters' code points in one go (a 5 MB text has
-    # over a million units, where a Python step per unit costs seconds).
-    single = np.fromiter(map(len, found), dtype=np.int64, count=len(found)) == 1
-    codes = np.empty(len(found), dtype=np.uint64)
-    codes[single] = np.frombuffer("".join(compress(found, single.tolist())).encode("utf-32-le"), dtype=np.uint32)
-    words = list(compress(found, (~single).tolist()))
-    hashed = {w: max(xxhash.xxh3_64_intdigest(w.encode("utf-8")), 1 << 21) for w in set(words)}
-    codes[~single] = np.fromiter(map(hashed.__getitem__, words), dtype=np.uint64, count=len(words))
+    return batch_codes(unit_points([text]))
+
+
+def batch_codes(found: UnitPoints) -> np.ndarray:
+    """:func:`unit_codes` of a batch's units (:func:`simdup_es.sentences.unit_points`), text after text."""
+    codes = found.points.astype(np.uint64)
+    if found.words:  # each distinct word hashed once
+        hashed = {w: ord(w) if len(w) == 1 else max(xxhash.xxh3_64_intdigest(w.encode("utf-8")), 1 << 21)
+                  for w in set(found.words)}
+        codes[found.word_at] = np.fromiter(map(hashed.__getitem__, found.words), dtype=np.uint64, count=len(found.words))
     return codes
 
 
@@ -143,6 +143,32 @@ def winnow_reference(hashes: list[int], w: int) -> tuple[list[int], list[int]]:
         positions.add(start + max(i for i, h in enumerate(window) if h == low))
     ordered = sorted(positions)
     return [hashes[p] for p in ordered], ordered
+
+
+def winnow_many(codes: np.ndarray, first: np.ndarray, k: int, w: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`winnow` of :func:`gram_hashes` of each text of a batch, with numpy over the batch at once.
+
+    ``codes`` are the units of the texts end to end (:func:`batch_codes`), ``first`` each text's first unit
+    and then their number. Returns each text's kept hashes and their positions in the text: the same as
+    one text at a time, without numpy's cost per call for each of them.
+    """
+    hashes = gram_hashes(codes, k)
+    starts, stops = first[:-1], np.maximum(first[1:] - k + 1, first[:-1])  # each text's grams
+    grams = stops - starts
+    picked = np.zeros(0, dtype=np.int64)
+    if len(hashes) >= w:  # every window of w grams of the batch, the rightmost minimum of each
+        windows = np.lib.stride_tricks.sliding_window_view(hashes, w)
+        picked = np.arange(len(windows)) + (w - 1 - np.argmin(windows[:, ::-1], axis=1))
+    out = []
+    for start, n in zip(starts.tolist(), grams.tolist(), strict=True):
+        if n < w:  # one window, shorter than w (or none)
+            chosen = [start + n - 1 - int(np.argmin(hashes[start : start + n][::-1]))] if n else []
+            positions = np.array(chosen, dtype=np.int64)
+        else:
+            positions = picked[start : start + n - w + 1]
+            positions = positions[np.concatenate(([True], positions[1:] != positions[:-1]))]
+        out.append((hashes[positions], positions - start))
+    return out
 
 
 def winnowed(text: str, k: int = KEY_K, w: int = KEY_W) -> tuple[np.ndarray, np.ndarray]:

@@ -7,8 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.parts import PartParams, text_keys
+from simdup_es.sentences import unit_points
 from simdup_es.winnow import (
     GramIndex,
+    batch_codes,
     gram_hashes,
     gram_hashes_reference,
     shared_runs,
@@ -17,6 +19,7 @@ from simdup_es.winnow import (
     unit_codes,
     unit_codes_reference,
     winnow,
+    winnow_many,
     winnow_reference,
 )
 
@@ -101,3 +104,21 @@ def test_shared_runs_with_a_prepared_side_equal_the_plain_ones(a: list[int], b: 
 def test_unit_codes_equal_the_reference(text: str) -> None:
     got = unit_codes(text)
     assert got.dtype == np.uint64 and got.tolist() == unit_codes_reference(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(codes, max_size=6), st.integers(1, 6), st.integers(1, 8))
+def test_a_batch_winnows_as_its_texts_one_by_one(texts: list[list[int]], k: int, w: int) -> None:
+    first = np.cumsum([0, *map(len, texts)])
+    got = winnow_many(np.array([c for t in texts for c in t], dtype=np.uint64), first, k, w)
+    for (values, positions), seq in zip(got, texts, strict=True):
+        assert (values.tolist(), positions.tolist()) == winnow_reference(gram_hashes_reference(seq, k), w)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(st.sampled_from("的是一了。, \nAbß3.İ'\U00020000"), max_size=20), max_size=5))
+def test_a_batch_s_unit_codes_are_its_texts_codes_end_to_end(texts: list[str]) -> None:
+    found = unit_points(texts)
+    codes = batch_codes(found)
+    for t, text in enumerate(texts):
+        assert codes[found.first[t] : found.first[t + 1]].tolist() == unit_codes_reference(text)
