@@ -7,11 +7,11 @@ Two indices grow through ``--sizes`` on the node at ``--url`` (one shard each):
   1 of 4; with ``--doc-terms`` also the 56 terms of the ``terms`` layout, in
   ``bench-scale-doc-terms``). Queried through :meth:`ElasticsearchStore.candidates` and
   the exact re-rank; ``candidates`` is the mean number the re-rank gets (first 100 queries).
-* ``levels-nested`` and ``levels-flat``: the document level plus the levels (winnowed
-  keys ``simdup.sk`` and part fingerprints, as nested documents or as flat terms), the
-  same documents in both, up to ``--level-sizes``. Queried through
+* ``levels-<parts>`` for each of ``--parts`` (``nested``, ``flat``, ``quads``): the document level
+  plus the levels (winnowed keys ``simdup.sk`` and part fingerprints, kept as that part
+  layout keeps them), the same documents in each, up to ``--level-sizes``. Queried through
   :meth:`ElasticsearchStore.part_candidates` with the same queries; the first 50 must
-  answer the same candidates in both.
+  answer the same candidates in each.
 
 At each size it prints, per query kind: wall-clock latency p50/p95 in the client
 (request, response, parsing), the node's process CPU per query (``_nodes/stats``
@@ -44,7 +44,7 @@ of one run, not across runs.
 
     SIMDUP_ES_PORT=9265 SIMDUP_ES_HEAP=4g scripts/es-server start
     python benchmarks/bench_scale.py --url http://127.0.0.1:9265 \\
-        [--sizes 100000,1000000,10000000] [--level-sizes 100000,1000000] [--parts nested]
+        [--sizes 100000,1000000,10000000] [--level-sizes 100000,1000000] [--parts flat,quads]
 """
 
 from __future__ import annotations

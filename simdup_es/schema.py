@@ -17,17 +17,23 @@ also carries, in the same object::
                 "sk": ["00a3f1c2d4e5f607", ...],
                 "parts": [{"b0": "3c", ..., "b7": "91"}, ...]}}
 
-In the flat part layout (the default of new indices, :data:`FLAT`) the parts are not nested
-documents but keyword terms of the same document::
+In the quad part layout (the default of new indices, :data:`QUADS`) the parts are not nested
+documents but keyword terms of the same document, with their fingerprints as doc values::
+
+    {"simdup": {..., "pq": ["DvzauJ", "HvzWdF", ...], "pf": ["0123456789abcdef", ...]}}
+
+14 terms per part, one for each of the 14 quads of its 8 blocks (:func:`quad_part_terms`):
+every 5 blocks hold a quad, so two parts with at least 5 equal blocks share a term, and a
+search checks each shared term against the stored fingerprints. In the flat part layout
+(:data:`FLAT`, indices made before quads) a part is 56 terms, one for each choice of 5 of
+its 8 blocks (:func:`flat_part_terms`), which two parts share exactly when at least 5 of
+their blocks are equal::
 
     {"simdup": {..., "pk": ["ANoUhS4m", "AdoUhS5k", ...]}}
 
-56 terms per part, one for each choice of 5 of its 8 blocks (:func:`flat_part_terms`): two
-parts share a term exactly when at least 5 of their 8 blocks are equal, so a ``terms``
-query on one query part's 56 terms finds the documents with such a part, with no hidden
-Lucene document per part. The index records its layout in its mapping's ``_meta``
-(:func:`index_meta`); an index without it holds nested parts (:data:`NESTED`), as
-indices made before the flat layout do.
+Neither makes a hidden Lucene document per part. The index records its layout in its
+mapping's ``_meta`` (:func:`index_meta`); an index without it holds nested parts
+(:data:`NESTED`), as indices made before the flat layout do.
 
 ``sk`` are the distinct winnowed keys (16 hex digits, :mod:`simdup_es.winnow`), ``parts`` nested objects with the
 blocks of one part fingerprint each (so 5 of 8 blocks are matched within one part),
