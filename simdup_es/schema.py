@@ -201,7 +201,6 @@ def flat_part_terms_reference(fingerprint: int) -> list[str]:
 
 
 _CHOICES = np.arange(len(_SUBSETS), dtype=np.uint8)
-_QUOTED = np.frombuffer(b'"' + b"x" * 8 + b'",', np.uint8)
 
 
 def _flat_terms(parts: Sequence[int]) -> np.ndarray:
@@ -239,7 +238,6 @@ _QUAD_BYTES = np.array(_QUADS, dtype=np.intp)
 _QUAD_NUMBERS = np.arange(len(_QUADS), dtype=np.uint64) << np.uint64(32)
 _SHIFTS = np.arange(30, -1, -6, dtype=np.uint64)
 _DIGITS = np.frombuffer(_B64, np.uint8)
-_QUOTED_QUAD = np.frombuffer(b'"' + b"x" * 6 + b'",', np.uint8)
 
 
 def _quad_terms(parts: Sequence[int]) -> np.ndarray:
@@ -259,11 +257,13 @@ def quad_part_terms(fingerprint: int) -> list[str]:
 
 def quad_terms_json(parts: Sequence[int]) -> str:
     """:func:`quad_part_terms` of every part, as comma-separated JSON strings, made in one piece."""
-    if not parts:
-        return ""
-    terms = _quad_terms(parts)
-    out = np.broadcast_to(_QUOTED_QUAD, (len(terms), len(_QUOTED_QUAD))).copy()
-    out[:, 1:7] = terms
+    return _json_strings(_quad_terms(parts)) if parts else ""
+
+
+def _json_strings(terms: np.ndarray) -> str:
+    """Rows of ASCII (terms of one width) as comma-separated JSON strings, made in one piece."""
+    out = np.full((len(terms), terms.shape[1] + 3), ord('"'), np.uint8)
+    out[:, 1:-2], out[:, -1] = terms, ord(",")
     return out.tobytes()[:-1].decode("ascii")
 
 
@@ -297,12 +297,7 @@ def flat_part_terms(fingerprint: int) -> list[str]:
 def flat_terms_json(parts: Sequence[int]) -> str:
     """:func:`flat_part_terms` of every part, as comma-separated JSON strings, made in one piece (a
     term two parts share is written twice, which indexes the same)."""
-    if not parts:
-        return ""
-    terms = _flat_terms(parts)
-    out = np.broadcast_to(_QUOTED, (len(terms), len(_QUOTED))).copy()
-    out[:, 1:9] = terms
-    return out.tobytes()[:-1].decode("ascii")
+    return _json_strings(_flat_terms(parts)) if parts else ""
 
 
 def index_meta(parts: str = QUADS, blocks: int = DEFAULT_LAYOUT.blocks, doc_terms: bool = False) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from .bodies import target, update_action
 
 log = logging.getLogger(__name__)
 
+
 def migrating(old: str, new: str) -> str:
     """The part layout an index records while :func:`move_parts` moves its parts from ``old`` to ``new``."""
     return f"{old}+{new}"
