@@ -180,7 +180,7 @@ def parts_object(parts: Sequence[int], part_layout: str,
     """The fields of the ``simdup`` object that keep ``parts`` in ``part_layout``: :func:`quad_part_terms` and
     the fingerprints (``quads``), :func:`flat_part_terms` (``flat``), or nested objects of blocks (``nested``)."""
     if part_layout == QUADS:
-        return {PART_QUADS_NAME: [t for f in parts for t in quad_part_terms(f)], PART_FPS_NAME: [f"{f:016x}" for f in parts]}
+        return {PART_QUADS_NAME: [t for f in parts for t in quad_part_terms(f)], PART_FPS_NAME: [sh.to_hex(f) for f in parts]}
     if part_layout == FLAT:
         return {PART_TERMS_NAME: [t for f in parts for t in flat_part_terms(f)]}
     return {PARTS_NAME: [block_terms(f, layouts) for f in parts]}  # a nested part: its blocks
@@ -269,12 +269,7 @@ def _json_strings(terms: np.ndarray) -> str:
 
 def part_fps_json(parts: Sequence[int]) -> str:
     """The part fingerprints of the quads layout (:data:`PART_FPS`) as comma-separated JSON strings."""
-    return ",".join(f'"{p:016x}"' for p in parts)
-
-
-def equal_blocks(a: int, b: int) -> int:
-    """How many of the 8 byte blocks of two fingerprints are equal."""
-    return sum(x == y for x, y in zip(int(a).to_bytes(8, "little"), int(b).to_bytes(8, "little")))
+    return ",".join(f'"{sh.to_hex(p)}"' for p in parts)
 
 
 def flat_part_fingerprints(terms: Sequence[str]) -> list[int]:

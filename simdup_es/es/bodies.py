@@ -23,6 +23,8 @@ import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import schema
 from .. import simhash as sh
 from ..config import BlockLayout
@@ -276,8 +278,9 @@ def checked(hit: Mapping[str, Any], parts: frozenset[int], query: Mapping[int, i
     stored = hit.get("fields", {}).get(schema.PART_FPS)
     if not stored:
         return parts
-    fps = [int(f, 16) for f in stored]
-    return frozenset(i for i in parts if any(schema.equal_blocks(query[i], f) >= min_match for f in fps))
+    asked = sorted(parts)
+    shared = sh.shared_blocks(np.array([query[i] for i in asked], np.uint64), np.array([int(f, 16) for f in stored], np.uint64))
+    return frozenset(i for i, most in zip(asked, shared.max(axis=1).tolist(), strict=True) if most >= min_match)
 
 
 def matched(hit: Mapping[str, Any]) -> tuple[frozenset[int], frozenset[int]]:
