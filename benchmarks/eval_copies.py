@@ -58,8 +58,11 @@ How to run, and how long it takes (shared 2-core machine)
 
 The default (8,050 queries, 18,000 stored documents) took 6.7 minutes with the machine
 shared (load 6), ``--quick`` (1,360 queries, 11,000 documents) 2.3. Prints the table to stdout, progress to stderr, and with
-``--out`` writes copies.json (every figure) and misses.jsonl (the missed targets, for
-reading). Deterministic for a seed.
+``--out`` writes copies.json (every figure), misses.jsonl (the missed targets, for
+reading) and hits.json (every query's hits by method). Deterministic for a seed.
+
+Precision is also given by what the query asks for (its rows), to show where the hits
+outside a query's family come from.
 """
 
 from __future__ import annotations
@@ -757,7 +760,8 @@ def score(c: Corpus, runs: dict[str, dict]) -> dict:
     for name, run in runs.items():
         found_pairs: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # row -> [found, pairs]
         n_queries: dict[str, int] = defaultdict(int)
-        strict = oracle = hits = 0
+        # [hits, strict, oracle] overall and by the query's kind (its rows), to see where wrong hits come from
+        counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
         false_hits = []
         for q in c.queries:
             got = set(run["hits"][q.id])
@@ -766,18 +770,20 @@ def score(c: Corpus, runs: dict[str, dict]) -> dict:
                 found_pairs[row][0] += sum(t in got for t in targets)
                 found_pairs[row][1] += len(targets)
             qsh = None
+            mine = counts[" + ".join(sorted(q.targets))]
             for h in run["hits"][q.id]:
-                hits += 1
                 if q.family & c.tags[h]:
-                    strict += 1
-                    oracle += 1
-                    continue
-                if qsh is None:
-                    qsh = shingles(unify(q.text))
-                if oracle_copy(qsh, sh(h)):
-                    oracle += 1
-                elif len(false_hits) < 200:
-                    false_hits.append((q.id, h))
+                    verdict = (1, 1)
+                else:
+                    qsh = qsh if qsh is not None else shingles(unify(q.text))
+                    verdict = (0, int(oracle_copy(qsh, sh(h))))
+                    if not verdict[1] and len(false_hits) < 200:
+                        false_hits.append((q.id, h))
+                for tally in (mine, counts[""]):
+                    tally[0] += 1
+                    tally[1] += verdict[0]
+                    tally[2] += verdict[1]
+        hits, strict, oracle = counts.pop("")
         ms = np.array(run["ms"])
         pairs = sum(v[1] for v in found_pairs.values())
         res[name] = {
@@ -793,6 +799,8 @@ def score(c: Corpus, runs: dict[str, dict]) -> dict:
             "ms_mean": float(ms.mean()),
             "index_seconds": run.get("index_seconds"),
             "false_hits": false_hits,
+            "by_kind": {kind: {"hits": h, "precision_strict": st / h if h else float("nan"),
+                               "precision_oracle": o / h if h else float("nan")} for kind, (h, st, o) in sorted(counts.items())},
         }
     return res
 
@@ -801,7 +809,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke test of 2-3 minutes")
-    ap.add_argument("--out", type=Path, default=None, help="write copies.json and misses.jsonl here")
+    ap.add_argument("--out", type=Path, default=None, help="write copies.json, misses.jsonl and hits.json here")
     ap.add_argument("--workers", type=int, default=2, help="indexing processes")
     ap.add_argument("--store", type=Path, default=None, help="build the store here (kept) rather than in a temporary folder")
     ap.add_argument("--reuse", action="store_true", help="query the store --store holds (built by an earlier run of the "
@@ -847,6 +855,12 @@ def main() -> None:
     print(f"| ms per query, p50 / p95 / mean | {s['ms_p50']:.1f} / {s['ms_p95']:.1f} / {s['ms_mean']:.1f} | "
           f"{m['ms_p50']:.2f} / {m['ms_p95']:.2f} / {m['ms_mean']:.2f} |")
     print(f"| index, s | {s['index_seconds']:.0f} | {m['index_seconds']:.0f} |")
+    print("\n| query asks for (rows) | simdup hits | oracle / strict precision | minhash hits | oracle / strict |")
+    print("|---|---:|---:|---:|---:|")
+    for kind, a in s["by_kind"].items():
+        b = m["by_kind"].get(kind, {"hits": 0, "precision_oracle": float("nan"), "precision_strict": float("nan")})
+        print(f"| {kind} | {a['hits']} | {a['precision_oracle']:.3f} / {a['precision_strict']:.3f} | {b['hits']} | "
+              f"{b['precision_oracle']:.3f} / {b['precision_strict']:.3f} |")
     bpd = runs["simdup"]["store_bytes"] / max(1, runs["simdup"]["store_count"])
     print(f"\nembedded store: {runs['simdup']['store_bytes'] / 1e6:.1f} MB for {runs['simdup']['store_count']} documents, "
           f"{bpd:,.0f} bytes per document; {len(runs['simdup']['rejected'])} rejected at indexing, "
@@ -868,7 +882,8 @@ def main() -> None:
                         if missed:
                             f.write(json.dumps({"method": name, "row": row, "query": q.id, "missed": missed,
                                                 "hits": run["hits"][q.id][:20]}, ensure_ascii=False) + "\n")
-        log(f"wrote {args.out / 'copies.json'} and misses.jsonl")
+        (args.out / "hits.json").write_text(json.dumps({name: run["hits"] for name, run in runs.items()}))
+        log(f"wrote {args.out / 'copies.json'}, misses.jsonl and hits.json")
 
 
 if __name__ == "__main__":
