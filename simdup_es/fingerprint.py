@@ -118,8 +118,8 @@ class Fingerprinter:
             if not self.too_large(doc.text):
                 texts[i] = doc.text
                 continue
-            why = (f"document is {len(doc.text.encode('utf-8')) / 1e6:.1f} MB, over the {self.params.max_bytes / 1e6:g} "
-                   "MB limit; split it or raise max_bytes (--max-bytes)")
+            why = (f"document is {_size(len(doc.text.encode('utf-8')))}, over the {_size(self.params.max_bytes)} limit; "
+                   "split it or raise max_bytes (--max-bytes)")
             results[i] = Result(None, InputError(why, source=doc.source))
         titles = {i: title for i in texts if (title := docs[i].title)}
         # Texts and titles unified in one batch: each step runs once over them all.
@@ -244,3 +244,8 @@ def default_fingerprinter() -> Fingerprinter:
 
 def _fingerprint_chunk(fingerprinter: Fingerprinter, docs: list[Doc]) -> list[Result]:
     return fingerprinter.fingerprint_many(docs)
+
+
+def _size(n: int) -> str:
+    """Bytes for a message: ``12 bytes``, ``3.4 kB``, ``1.2 MB``."""
+    return f"{n:,} bytes" if n < 1000 else f"{n / 1e3:.1f} kB" if n < 1_000_000 else f"{n / 1e6:.1f} MB"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,7 +28,7 @@ from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare
 from .config import BlockLayout
 from .errors import FingerprintVersionError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
-from .multilevel import Copies, MultiMatch, MultiParams, StoredText
+from .multilevel import Copies, Kind, MultiMatch, MultiParams, StoredText, judge
 from .multilevel import find_copies as judge_copies
 from .levels import Levels
 from .lru import ByteLRU
@@ -357,7 +358,8 @@ def find_copies_many(
 
 @dataclass(frozen=True)
 class Verdict:
-    """Two documents compared: fingerprint distance (near-duplicates when at most ``k``) and the matrix."""
+    """Two documents compared: the judgement :func:`find_copies` makes of a hit (:func:`simdup_es.multilevel.judge`,
+    document distance ``k``), from the fingerprint distance and the matrix."""
 
     a: Fingerprint
     b: Fingerprint
@@ -368,18 +370,32 @@ class Verdict:
     def distance(self) -> int:
         return self.a.distance(self.b)
 
+    @cached_property
+    def match(self) -> MultiMatch | None:
+        """The kind and copied shares, as a search would give B for A; ``None``: not a copy."""
+        return judge("b", self.comparison, self.distance, MultiParams(k=self.k))
+
+    @property
+    def kind(self) -> Kind | None:
+        return self.match.kind if self.match is not None else None
+
     @property
     def near_duplicate(self) -> bool:
-        return self.distance <= self.k
+        """Within distance ``k``, or both texts mostly copied."""
+        return self.kind == "near-duplicate"
 
     def __str__(self) -> str:
-        d = self.distance
-        verdict = "near-duplicates" if self.near_duplicate else "not near-duplicates"
+        d, m = self.distance, self.match
+        copied = f"{m.copied_query:.0%} of A and {m.copied_match:.0%} of B copied" if m is not None else ""
+        verdict = ("near-duplicates" if self.near_duplicate else f"a partial copy ({copied})" if m is not None
+                   else "not copies")
         return (f"fingerprints {self.a.hex} / {self.b.hex}: distance {d}/64, similarity {sh.similarity(d):.1f}% "
                 f"-> {verdict} (k = {self.k})")
 
     def to_dict(self) -> dict[str, Any]:
-        d = self.distance
+        d, m = self.distance, self.match
         return {"a": self.a.hex, "b": self.b.hex, "distance": d, "similarity": round(sh.similarity(d), 2),
-                "near_duplicate": self.near_duplicate, "version": self.a.version,
+                "kind": self.kind, "near_duplicate": self.near_duplicate,
+                "copied_a": round(m.copied_query, 6) if m is not None else 0.0,
+                "copied_b": round(m.copied_match, 6) if m is not None else 0.0, "version": self.a.version,
                 "comparison": self.comparison.to_dict()}

@@ -50,6 +50,7 @@ class Fields:
     text: str = "text"
     title: str | None = "title"
     id: str | None = "id"
+    require_id: bool = False  # a record without an id is rejected (the id field was chosen), not given a content id
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,8 @@ def from_mapping(record: object, fields: Fields, source: str, *, surrogates: boo
             return Reject(source, f"field {fields.text!r} is null: give the record a text (or choose another field "
                                   "with --text-field)", id=rid)
         return Reject(source, f"no {fields.text!r} field (choose the text field with --text-field)", id=rid)
+    if rid is None and fields.require_id:
+        return Reject(source, f"no id in field {fields.id!r} (the id field chosen with --id-field)")
     return Record(text, source, rid, title)
 
 
@@ -225,12 +228,24 @@ def read_jsonl(lines: Iterable[bytes] | BinaryIO, name: str, fields: Fields) -> 
 
 def read_csv(lines: Iterable[str], name: str, fields: Fields) -> Iterator[Item]:
     csv.field_size_limit(sys.maxsize)
-    reader = csv.DictReader(lines)
+    # strict: a quote never closed is an error at the end, not one record swallowing the rest of the file
+    reader = csv.DictReader(lines, strict=True)
+    start = 2  # the line the next record starts on (the header is line 1)
     try:
         for row in reader:
-            yield from_mapping(row, fields, f"{name}:{reader.line_num}")
+            where = f"{name}:{start}"
+            start = reader.line_num + 1
+            # More values than the header has names (a comma in an unquoted field cut it), or too few to
+            # hold the text; a missing optional field at the end is only missing.
+            if None in row or row.get(fields.text, "") is None:
+                got = len(row) - (None in row) + len(row.get(None) or ()) - sum(v is None for v in row.values())
+                yield Reject(where, f"has {got} fields, the header {len(reader.fieldnames or ())}: quote a field "
+                             "that holds a comma")
+                continue
+            yield from_mapping(row, fields, where)
     except csv.Error as exc:
-        yield Reject(f"{name}:{reader.line_num}", f"malformed CSV: {exc}; the rest of the file was not read")
+        yield Reject(f"{name}:{start}", f"malformed CSV from this line on ({exc}; a quote opened and never "
+                     "closed?); the rest of the file was not read")
 
 
 def _read_document(path: Path, cap: int, name: str) -> bytes:
@@ -274,8 +289,9 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None, id_base:
     except OSError as exc:
         yield Reject(name, f"cannot read: {exc.strerror or exc}")
         return
-    # The document's own title when it has one (HTML <title>, a Markdown # heading), else the file name.
-    yield Record(text, name, path_id(path, id_base), document_title(data, text, kind, suffix) or path.stem)
+    # The document's own title when it has one (HTML <title>, a Markdown # heading), never the file
+    # name: titles weigh in the fingerprint, and a copy saved under another name is still a copy.
+    yield Record(text, name, path_id(path, id_base), document_title(data, text, kind, suffix))
 
 
 def _unreadable(path: Path) -> str | None:

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from contextlib import contextmanager
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
@@ -19,16 +19,28 @@ from ..errors import ConfigError, InputError
 from ..sources import Fields, Item, Record, Reject, read_file, read_jsonl, read_paths
 from ..extract import kind_of
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def field_options(func: F) -> F:
     """--text-field/--title-field/--id-field for JSON Lines and CSV input."""
-    func = click.option("--id-field", default="id", show_default=True, help="Record field with the document id.")(func)
+    func = click.option("--id-field", default="id", show_default=True,
+                        help="Record field with the document id (a record without one gets an id made from its "
+                             "content; when you name the field, a record without it is rejected).")(func)
     func = click.option("--title-field", default="title", show_default=True, help="Record field with the title.")(func)
     func = click.option("--text-field", default="text", show_default=True, help="Record field with the text.")(func)
     return func
+
+
+def record_fields(text_field: str, title_field: str, id_field: str) -> Fields:
+    """The fields of :func:`field_options`; an id field named on the command line is required of every record."""
+    source = click.get_current_context().get_parameter_source("id_field")
+    named = source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+    return Fields(text_field, title_field or None, id_field or None, require_id=named and bool(id_field))
 
 
 def id_base_option(func: F) -> F:
@@ -50,7 +62,8 @@ def fingerprint_options(func: F) -> F:
         help="File of domain words (one per line) that weigh more.",
     )(func)
     func = click.option(
-        "--max-bytes", default=FingerprintParams.max_bytes, show_default=True, help="Refuse larger documents."
+        "--max-bytes", type=click.IntRange(min=1), default=FingerprintParams.max_bytes, show_default=True,
+        help="Refuse larger documents."
     )(func)
     return func
 
@@ -61,7 +74,7 @@ def bulk_options(func: F) -> F:
                         show_default=True, help="Where rejected records go, with their reasons (JSON Lines).")(func)
     func = click.option("--batch-size", type=click.IntRange(min=1), default=500, show_default=True,
                         help="Documents per bulk request.")(func)
-    return click.option("--workers", type=int, help="Fingerprinting processes (default: all cores).")(func)
+    return click.option("--workers", type=click.IntRange(min=1), help="Fingerprinting processes (default: all cores).")(func)
 
 
 def make_fingerprinter(idf_path: Path | None, marked_words: Path | None, max_bytes: int) -> Fingerprinter:
@@ -171,15 +184,17 @@ def _is_regular_file(path: Path) -> bool:
 
 
 class RejectLog:
-    """Writes rejected items to a JSON Lines file (if asked) and counts them.
+    """Writes rejected items to a JSON Lines file (if asked) and counts them; without a file, or the first
+    ``show`` of them, on stderr too.
 
     ``keep`` (bytes) keeps that much of an existing file and appends after it:
     a resumed run continues the rejects of the run it resumes.
     """
 
-    def __init__(self, path: Path | None, keep: int | None = None) -> None:
+    def __init__(self, path: Path | None, keep: int | None = None, show: int = 0) -> None:
         self.path = path
         self.count = 0
+        self.show = show  # the first rejects also shown on stderr when they go to the file
         # Opened now: an unwritable path fails before any work, and no stale file
         # from an earlier run survives this one.
         self._file: TextIO | None = None
@@ -208,7 +223,7 @@ class RejectLog:
         line = {"source": source, "id": id, "reason": reason}
         if self._file:
             self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
-        else:
+        if not self._file or self.count <= self.show:
             click.echo(f"rejected {source}: {reason}", err=True)
 
     def close(self) -> None:
@@ -218,6 +233,13 @@ class RejectLog:
             self._file = None
             if empty and self.path and self._removable:
                 self.path.unlink(missing_ok=True)  # nothing was rejected
+
+
+def output_console() -> Console:
+    """A rich console for stdout: a terminal's width; piped, ``COLUMNS`` or 160 (rich would cut at 80)."""
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() or os.environ.get("COLUMNS") else Console(width=160)
 
 
 def open_output(path: Path, *, append: bool = False) -> TextIO:
@@ -308,9 +330,12 @@ def split(items: Iterable[Item], rejects: RejectLog) -> Iterator[Record]:
             yield item
 
 
-def read_document(arg: str, label: str = "literal text") -> Record:
+def read_document(arg: str, label: str = "literal text", *, text: bool = False) -> Record:
     """A document argument: an existing file is read (as ``simdup index`` reads it,
-    title included, so fingerprints agree); anything else is literal text named ``label``."""
+    title included, so fingerprints agree); anything else (all of it with ``text``) is
+    literal text named ``label``."""
+    if text:
+        return Record(arg, label)
     path = Path(arg)
     try:
         is_file = path.is_file()
@@ -322,8 +347,8 @@ def read_document(arg: str, label: str = "literal text") -> Record:
             reason = getattr(items[0], "reason", "holds several records; give one document") if items else "empty"
             raise InputError(reason, source=arg)
         return items[0]
-    if kind_of(arg) or "/" in arg:
-        raise InputError("no such file (to use literal text that looks like a path, quote it differently)", source=arg)
+    if kind_of(arg) or "/" in arg and not any(ch.isspace() or ord(ch) > 0x2E7F for ch in arg):  # a path, mistyped
+        raise InputError("no such file (give --text to compare it as text)", source=arg)
     return Record(arg, label)
 
 

@@ -121,13 +121,15 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
 @fingerprint_options
 @compare_options
 @retry_options
-@click.option("--workers", type=int, help="With --partial: fingerprinting processes (default: all cores).")
+@click.option("--workers", type=click.IntRange(min=1), help="With --partial: fingerprinting processes (default: all cores).")
 @click.option("--dry-run", is_flag=True, help="Compute and count, write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (and, with --list, each group as "
               "a JSON line after it).")
 @click.option("--list", "list_groups", is_flag=True,
               help="Then print every group the store holds, one line each: group id, kind (near-duplicate, "
-                   "partial, or mixed), size and member ids, tab-separated; largest first.")
+                   "partial, or mixed), size and member ids, tab-separated; largest first. The groups are "
+                   "computed first, as without --list (give --partial again to keep partial groups); "
+                   "with --dry-run the stored groups are only read.")
 @click.option("--dask", "dask_address", metavar="ADDRESS",
               help="Run on a Dask cluster: a scheduler address (tcp://host:8786), or local[:N] for N worker "
                    "processes here. Elasticsearch indices only (--es-url), without --matrix and --partial; "

@@ -12,9 +12,9 @@ import click
 
 from .. import schema
 from ..config import BlockLayout
-from ..errors import SimdupError
+from ..errors import ConfigError, SimdupError
 from ..fingerprint import Doc
-from ..sources import Fields, Record, record_doc
+from ..sources import Record, record_doc
 from ..tokens import Tokenizer, build_idf, format_idf
 from . import cluster_cmds, kibana_cmds, report_cmd, serve_cmd, store_cmds
 from ._common import (
@@ -22,6 +22,7 @@ from ._common import (
     echo_json,
     compare_options,
     field_options,
+    record_fields,
     id_base_option,
     fingerprint_options,
     make_comparer,
@@ -70,7 +71,7 @@ serve_cmd.register(main)
 @id_base_option
 @fingerprint_options
 @click.option("--blocks", "n_blocks", default=8, show_default=True, help="Blocks to split the fingerprint into.")
-@click.option("--workers", type=int, help="Processes to use (default: all cores).")
+@click.option("--workers", type=click.IntRange(min=1), help="Processes to use (default: all cores).")
 @click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), help="Write rejected records here (JSON Lines).")
 def fingerprint(
     inputs: tuple[str, ...],
@@ -96,7 +97,7 @@ def fingerprint(
         raise click.UsageError("give INPUTS or --text")
     layout = BlockLayout(blocks=n_blocks, k=min(3, n_blocks - 1))
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    fields = Fields(text_field, title_field or None, id_field or None)
+    fields = record_fields(text_field, title_field, id_field)
     log = RejectLog(rejects)
     literal = [Record(t, f"--text[{i}]") for i, t in enumerate(texts)]
     read = read_inputs(inputs, fields, skip=[rejects] if rejects else [], id_base=id_base)
@@ -126,8 +127,9 @@ def fingerprint(
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the report.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write an HTML report here.")
 @click.option("--max-pairs", default=30, show_default=True, help="Sentence pairs shown in the terminal.")
+@click.option("--text", "as_text", is_flag=True, help="A and B are texts, never file names.")
 def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, max_bytes: int, as_json: bool,
-            html_path: Path | None, max_pairs: int, **kwargs: Any) -> None:
+            html_path: Path | None, max_pairs: int, as_text: bool, **kwargs: Any) -> None:
     """Compare two documents A and B (files, or literal text).
 
     Prints the fingerprint distance, then the comparison matrix: which sentences
@@ -140,7 +142,7 @@ def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, ma
 
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     comparer = make_comparer(kwargs)
-    doc_a, doc_b = read_document(a, "A"), read_document(b, "B")
+    doc_a, doc_b = read_document(a, "A", text=as_text), read_document(b, "B", text=as_text)
     html = open_output(html_path) if html_path is not None else None
     fa, fb = (fingerprinter.fingerprint_many([Doc(r.text, r.title, r.source)])[0].unwrap() for r in (doc_a, doc_b))
     # Compared unified; shown, and pointed into, as given.
@@ -181,7 +183,7 @@ def idf_build(corpus: tuple[str, ...], output: Path, text_field: str, title_fiel
     tokenizer = Tokenizer()
     log = RejectLog(None)
     out = open_output(output)  # before the corpus is read, not after
-    records = split(read_inputs(corpus, Fields(text_field, title_field or None, id_field or None)), log)
+    records = split(read_inputs(corpus, record_fields(text_field, title_field, id_field)), log)
     table, n = build_idf(tokenizer.words(unify(r.text)) for r in progress(records, "idf"))
     with out:
         if n == 0:
@@ -204,9 +206,13 @@ def sample(folder: Path) -> None:
     from importlib import resources
 
     lines = resources.files("simdup_es.data").joinpath("sample.jsonl").read_text(encoding="utf-8").splitlines()
-    folder.mkdir(parents=True, exist_ok=True)
-    for line in lines:
-        doc = json.loads(line)
-        name = doc["id"].replace(":", "_").replace("/", "_").replace("#", "-")
-        (folder / f"{name}.txt").write_text(doc["text"] + "\n", encoding="utf-8")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for line in lines:
+            doc = json.loads(line)
+            name = doc["id"].replace(":", "_").replace("/", "_").replace("#", "-")
+            (folder / f"{name}.txt").write_text(doc["text"] + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write the sample into {folder}: {exc.strerror or exc} "
+                          f"({exc.filename or folder}); name a folder you can write") from None
     click.echo(f"wrote {len(lines)} documents to {folder}/", err=True)

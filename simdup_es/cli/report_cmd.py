@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ from ..config import BlockLayout
 from ..multilevel import MultiParams
 from ..parts import PartPrinter
 from ._common import (compare_options, compare_params, echo_json, fingerprint_options, make_comparer, make_fingerprinter,
-                      open_output, read_document)
+                      open_output, output_console, read_document)
 from .store_cmds import open_store, pop_store_opts, query_source_options, store_options
 
 
@@ -33,7 +32,7 @@ from .store_cmds import open_store, pop_store_opts, query_source_options, store_
               help="Largest Hamming distance of a near-duplicate.")
 @click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
               show_default=True, help="A partial copy has at least this share of either side copied.")
-@click.option("--limit", default=20, show_default=True, help="At most this many sources.")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most this many sources.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the report as a self-contained HTML page here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (offsets in characters of the document).")
@@ -77,19 +76,18 @@ def report(text: str | None, file: Path | None, doc_id: str | None, title: str |
 
 def _print(result: Any) -> None:
     """The headline, the sources in their colours, the notes and the copied passages."""
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console() if sys.stdout.isatty() else Console(width=160)
+    console = output_console()
     console.print(Text(result.headline, style="bold"))
     if result.sources:
         table = Table("", "source", "kind", "of this document", "of the source")
         table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=30)
         for s in result.sources:
-            table.add_row(Text("  ", style=f"on {s.colour}"), s.id,
+            table.add_row(Text("  ", style=f"on {s.colour}"), Text(s.id),  # ids and titles are no markup
                           "near-duplicate" if s.kind == "near-duplicate" else "partial copy",
-                          f"{s.share_of_document:.0%}", f"{s.share_of_source:.0%}", s.title or "")
+                          f"{s.share_of_document:.0%}", f"{s.share_of_source:.0%}", Text(s.title or ""))
         console.print(table)
     for note in [*result.exclusions.in_words(), *(f"Left out: {i} ({why})." for i, why in result.left_out)]:
         console.print(Text(f"- {note}", style="dim"))

@@ -17,7 +17,7 @@ import click
 from .. import schema
 from ..config import BlockLayout, Retry
 from ..fingerprint import Fingerprint, Fingerprinter
-from ..errors import ConfigError, WorkerError, reason_of
+from ..errors import ConfigError, InputError, WorkerError, reason_of
 from ..indexer import LEVELS, IndexStopped, LevelChoice, index_items
 from ..live_groups import GroupKeeper
 from ..multilevel import Copies, MultiParams
@@ -33,6 +33,8 @@ from ._common import (
     compare_options,
     echo_json,
     field_options,
+    output_console,
+    record_fields,
     fingerprint_options,
     id_base_option,
     make_comparer,
@@ -132,6 +134,10 @@ def _documents(n: int) -> str:
     return f"{n} document" + ("" if n == 1 else "s")
 
 
+# Rejects shown on stderr as they happen, besides the rejects file.
+SHOWN_REJECTS = 5
+
+
 @click.command()
 @store_options
 @click.option("--layout", "doc_layout", type=click.Choice(list(schema.DOC_LAYOUTS)), default=None,
@@ -209,22 +215,26 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     'simdup groups'; --groups: start groups in a store without any).
     """
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    fields = Fields(text_field, title_field or None, id_field or None)
+    fields = record_fields(text_field, title_field, id_field)
     checkpoint = Checkpoint(rejects, inputs, fields)
     state = _resume_point(checkpoint, resume)
     skip = state["settled"] if state else 0
-    log = RejectLog(rejects, keep=state["rejects_bytes"] if state else None)
+    log: RejectLog | None = None
     try:
         with open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
                 progress_bar("indexing") as update:
+            # Opened once the store is there: a run that cannot start leaves the last run's rejects alone.
+            log = RejectLog(rejects, keep=state["rejects_bytes"] if state else None, show=SHOWN_REJECTS)
+            on_reject, rejects_size = log.add, log.size
             if id_base is None:
                 _refuse_old_ids(store, inputs)
             keeper = GroupKeeper.for_store(store, keep_groups)
+            before = store.count()
             items = read_inputs(inputs, fields, skip=(rejects, checkpoint.path), id_base=id_base)  # not its outputs
             summary = index_items(items, store, fingerprinter, workers=workers,
-                                  batch_size=batch_size, on_reject=lambda r: log.add(r.source, r.reason, r.id),
+                                  batch_size=batch_size, on_reject=lambda r: on_reject(r.source, r.reason, r.id),
                                   on_progress=update, skip=skip,
-                                  on_settled=lambda n: checkpoint.save(n, log.size()), levels=levels,
+                                  on_settled=lambda n: checkpoint.save(n, rejects_size()), levels=levels,
                                   write=keeper.put if keeper else None)
             checkpoint.remove()
             store.refresh()
@@ -249,10 +259,15 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
             click.echo(f"stopped: run the same command with --resume to go on from {checkpoint.path}", err=True)
         raise
     finally:
-        log.close()
+        if log is not None:
+            log.close()
+    assert log is not None
     resumed = f" (after {skip} settled by the stopped run)" if skip else ""
     click.echo(f"read {summary.read}{resumed}, indexed {summary.indexed}, rejected {summary.rejected} "
                f"in {summary.seconds:.1f} s ({summary.rate:,.0f} docs/s); the store holds {_documents(total)}", err=True)
+    if (replaced := before + summary.indexed - total) > 0:  # (or deleted meanwhile by another writer)
+        click.echo(f"{replaced} of the indexed records replaced a document of the same id, stored before or earlier "
+                   "in this input", err=True)
     if keeper is not None:
         _echo_groups(keeper)
     if log.count or (skip and rejects.exists()):
@@ -356,7 +371,8 @@ def query_source_options(func: F) -> F:
 @id_base_option
 @fingerprint_options
 @compare_options
-@click.option("--limit", default=20, show_default=True, help="Show at most this many matches per query.")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Show at most this many matches per query.")
 @click.option("-k", "--k", "k", type=click.IntRange(0, 7), default=3, show_default=True,
               help="Largest Hamming distance of a near-duplicate. Above 3 the comparison matrix should decide: see the README.")
 @click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
@@ -366,7 +382,7 @@ def query_source_options(func: F) -> F:
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write an HTML report of the best hit here.")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
-@click.option("--workers", type=int, help="With --queries: fingerprinting processes (default: all cores).")
+@click.option("--workers", type=click.IntRange(min=1), help="With --queries: fingerprinting processes (default: all cores).")
 @click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=Path("search-rejects.jsonl"),
               show_default=True, help="With --queries: where rejected query records go, with their reasons "
               "(not index's rejects.jsonl, which may hold a stopped run's resume point).")
@@ -392,7 +408,7 @@ def search(text: str | None, file: Path | None, doc_id: str | None, queries: str
             raise click.UsageError("give --queries, or one of --text, --file or --id")
         if no_matrix:
             raise click.UsageError("--queries finds partial copies with the comparison matrix: leave out --no-matrix")
-        fields = Fields(text_field, title_field or None, id_field or None)
+        fields = record_fields(text_field, title_field, id_field)
         _search_many(queries, fields, store_opts, fingerprinter, comparer, params, limit, workers, rejects, as_json,
                      id_base)
         return
@@ -401,9 +417,14 @@ def search(text: str | None, file: Path | None, doc_id: str | None, queries: str
         if file is not None:
             exclude = _stored_as(store, file, query_text, id_base)
         docs: dict[str, StoredDoc] = {}  # every result's stored document
-        found = find_copies(store, query_text, title=title, fingerprint=fp, printer=PartPrinter(fingerprinter),
-                            exclude_id=exclude, compare=comparer, params=params, matrix=not no_matrix, limit=limit,
-                            stored=docs)
+        try:
+            found = find_copies(store, query_text, title=title, fingerprint=fp, printer=PartPrinter(fingerprinter),
+                                exclude_id=exclude, compare=comparer, params=params, matrix=not no_matrix,
+                                limit=limit, stored=docs)
+        except InputError as exc:  # the query cannot be fingerprinted: say which file
+            if file is None or exc.source is not None:
+                raise
+            raise type(exc)(exc.reason, source=str(file)) from None
         note_other_versions(store, fingerprinter.version)
     _show_copies(found, docs, query_text, as_json=as_json, details=details, html_path=html_path)
 
@@ -423,7 +444,7 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
                  comparer: Callable[[str, str], Any] | None, params: MultiParams, limit: int, workers: int | None,
                  rejects: Path, as_json: bool, id_base: Path | None = None) -> None:
     """``search --queries``: one line per query, in input order; bad records to the rejects file."""
-    log = RejectLog(rejects)
+    log = RejectLog(rejects, show=SHOWN_REJECTS)
     done = searched = with_copies = 0
     with open_store(store_opts, read_only=True, layout=BlockLayout(k=params.k)) as store, \
             progress_bar("searching") as update:
@@ -478,21 +499,22 @@ def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | No
     query = unify_mapped(query_text or "", found.unified) if scored and (details or html_path is not None) else None
     if not found:
         click.echo("no copies (no stored document within the distance, none sharing enough text)")
+        if html_path is not None:
+            click.echo(f"{html_path} not written: no copy to show", err=True)
         return
-    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    # On a terminal the table fits its width; piped, rich would cut it at 80 columns.
-    console = Console() if sys.stdout.isatty() else Console(width=160)
+    console = output_console()
     table = Table("id", "kind", "d", "query copied", "match copied")
     table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=24)
     table.columns[0].overflow = "fold"
     table.columns[0].min_width = 24
     for m in found:
         doc, c = docs.get(m.id), m.comparison
-        table.add_row(m.id, m.kind, "-" if m.distance is None else str(m.distance),
+        table.add_row(Text(m.id), m.kind, "-" if m.distance is None else str(m.distance),  # ids are no markup
                       f"{m.copied_query:.0%}" if c else "-", f"{m.copied_match:.0%}" if c else "-",
-                      (doc.title or "") if doc else "")
+                      Text((doc.title or "") if doc else ""))
     console.print(table)
     if more:
         click.echo(f"{more} more copies or candidates not shown: raise --limit")
@@ -555,6 +577,7 @@ def delete(ids: tuple[str, ...], ids_from: Any, keep_groups: bool | None, **kwar
         wanted += [line.rstrip("\r\n") for line in ids_from if line.strip()]
     if not wanted:
         raise click.UsageError("give the ids to delete as arguments, or --ids-from FILE (one id a line)")
+    wanted = list(dict.fromkeys(wanted))  # an id named twice is deleted once, not "not found" the second time
     with open_store(pop_store_opts(kwargs)) as store:
         keeper = GroupKeeper.for_store(store, keep_groups)
         grouped = 0 if keeper else sum(doc.group is not None for doc in store.get(wanted))

@@ -51,6 +51,28 @@ def test_compare_files_and_text() -> None:
     assert result.exit_code == 1 and "no words" in result.output and "Traceback" not in result.output
 
 
+def test_compare_judges_as_search_does(tmp_path: Path) -> None:
+    """A whole copy is a near-duplicate whatever its distance, a pasted third a partial copy: compare says what
+    search would (it used to call the first "not near-duplicates", distance 8 > k)."""
+    text = (FIXTURES / "zh_article.txt").read_text(encoding="utf-8")
+    lines = text.split("\n")
+    cases = {"whole.txt": ("\n".join(line for i, line in enumerate(lines) if i % 6), "near-duplicate"),
+             "third.txt": ((FIXTURES / "zh_other.txt").read_text(encoding="utf-8") + "\n"
+                           + "\n".join(lines[: len(lines) // 3]), "partial"),
+             "other.txt": ((FIXTURES / "zh_other.txt").read_text(encoding="utf-8"), None)}
+    for name, (copy, kind) in cases.items():
+        (tmp_path / name).write_text(copy, encoding="utf-8")
+        result = CliRunner().invoke(main, ["compare", str(FIXTURES / "zh_article.txt"), str(tmp_path / name), "--json"])
+        assert result.exit_code == 0, result.output
+        out = json.loads(result.stdout)
+        assert out["kind"] == kind and out["near_duplicate"] == (kind == "near-duplicate"), (name, out["distance"])
+        assert (out["copied_a"] > 0) == (kind is not None)
+    assert json.loads(CliRunner().invoke(main, ["compare", str(FIXTURES / "zh_article.txt"), str(tmp_path / "whole.txt"),
+                                                "--json"]).stdout)["distance"] > 3
+    shown = CliRunner().invoke(main, ["compare", str(FIXTURES / "zh_article.txt"), str(tmp_path / "third.txt")])
+    assert "-> a partial copy (" in shown.stdout
+
+
 def test_compare_missing_file_is_a_clear_error() -> None:
     result = CliRunner().invoke(main, ["compare", "nope/a.txt", "b"])
     assert result.exit_code == 1 and "nope/a.txt: no such file" in result.output
@@ -74,5 +96,5 @@ def test_oversized_file_is_rejected_by_name_and_the_run_goes_on(tmp_path: Path) 
     small.write_text((FIXTURES / "zh_other.txt").read_text(encoding="utf-8"), encoding="utf-8")
     result = CliRunner().invoke(main, ["fingerprint", str(big), str(small)])
     assert result.exit_code == 1
-    assert f"rejected {big}: document is 52.5 MB, over the 10 MB limit" in result.stderr
+    assert f"rejected {big}: document is 52.5 MB, over the 10.0 MB limit" in result.stderr
     assert len(result.stdout.splitlines()) == 1 and "fingerprinted 1, rejected 1, total 2" in result.stderr

@@ -548,3 +548,34 @@ def test_ids_the_store_refuses_are_rejects_named_by_file_and_line(tmp_path: Path
     assert [r["source"] for r in rows] == [f"{src}:2", f"{src}:4"]
     assert [r["id"] for r in rows] == ["", "a" * 600]
     assert rows[0]["reason"].startswith("the store refused it: ") and "512 bytes" in rows[1]["reason"]
+
+
+def test_first_use_papercuts(tmp_path: Path) -> None:
+    """What a new user met: rejects shown where they happen, a chosen id field required, repeated ids and
+    ids named twice accounted for, ids shown as written, an empty query file named."""
+    store, rejects = str(tmp_path / "store"), tmp_path / "rejects.jsonl"
+    records = tmp_path / "in.jsonl"
+    records.write_text('{"id": "[bold]a[red]", "text": "第一版的内容，讲的是如何在家里种植西红柿和黄瓜。"}\n'
+                       '{"id": "b", "text": "第二版的内容，讲的是怎样在阳台上养花和草。"}\n'
+                       '{"id": "b", "text": "第三版的内容，讲的是怎样在阳台上养花和草。"}\n{broken\n', encoding="utf-8")
+    result = _run("index", str(records), "--store", store, "--rejects", str(rejects))
+    assert result.exit_code == 1 and f"rejected {records}:4: malformed JSON" in result.stderr
+    assert "read 4, indexed 3, rejected 1" in result.stderr and "the store holds 2 documents" in result.stderr
+    assert "1 of the indexed records replaced a document of the same id" in result.stderr
+    # A run that cannot start leaves the last run's rejects alone.
+    assert _run("index", str(records), "--es-url", "http://127.0.0.1:9", "--rejects", str(rejects)).exit_code == 1
+    assert len(rejects.read_text(encoding="utf-8").splitlines()) == 1
+    # A mistyped id field rejects every record instead of giving each a new content id.
+    result = _run("index", str(records), "--store", store, "--id-field", "docid", "--rejects", str(rejects))
+    assert "indexed 0, rejected 4" in result.stderr and "no id in field 'docid'" in result.stderr
+    assert "the store holds 2 documents" in result.stderr
+    result = _run("search", "--store", store, "--text", "第一版的内容，讲的是如何在家里种植西红柿和黄瓜。")
+    assert result.exit_code == 0 and "[bold]a[red]" in result.stdout
+    empty = tmp_path / "empty.txt"
+    empty.write_text("，。\n", encoding="utf-8")
+    result = _run("search", "--store", store, "--file", str(empty))
+    assert result.exit_code == 1 and f"{empty}: no words to fingerprint" in result.output
+    result = _run("delete", "b", "b", "--store", store)
+    assert result.exit_code == 0 and "deleted 1, not found 0" in result.stderr
+    result = _run("sample", str(records / "x"))
+    assert result.exit_code == 1 and "cannot write the sample into" in result.output and "Traceback" not in result.output

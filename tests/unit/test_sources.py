@@ -156,8 +156,9 @@ def test_a_null_text_field_is_called_null_not_missing() -> None:
     assert isinstance(missing, Reject) and "no 'text' field" in missing.reason
 
 
-def test_a_document_is_titled_by_its_own_title_else_its_file_name(tmp_path: Path) -> None:
-    """The title was always the file name, though an HTML page or a Markdown file names itself."""
+def test_a_document_is_titled_by_its_own_title_never_its_file_name(tmp_path: Path) -> None:
+    """An HTML page or a Markdown file names itself; a file name is no title (titles weigh in the fingerprint,
+    and a copy saved under another name is still a copy)."""
     body = "<p>第一篇文档的正文内容在这里，讲的是今年的工作安排。</p>"
     _write(tmp_path / "page.html", f"<html><head><title>\n 年度 &amp; 总结 </title></head><body><h1>别的</h1>{body}</body></html>")
     _write(tmp_path / "heading.html", f"<html><body><h1>只有<b>一级</b>标题</h1>{body}</body></html>")
@@ -165,5 +166,21 @@ def test_a_document_is_titled_by_its_own_title_else_its_file_name(tmp_path: Path
     _write(tmp_path / "notes.md", "前言\n\n# 工作 安排 #\n\n## 细节\n\n正文。\n")
     _write(tmp_path / "plain.txt", "# 不是标题：纯文本\n正文。\n")
     titles = {Path(r.source).name: r.title for r in read_paths([tmp_path], id_base=tmp_path) if isinstance(r, Record)}
-    assert titles == {"page.html": "年度 & 总结", "heading.html": "只有一级标题", "bare.html": "bare",
-                      "notes.md": "工作 安排", "plain.txt": "plain"}
+    assert titles == {"page.html": "年度 & 总结", "heading.html": "只有一级标题", "bare.html": None,
+                      "notes.md": "工作 安排", "plain.txt": None}
+    _write(tmp_path / "主机名.txt", (tmp_path / "plain.txt").read_text(encoding="utf-8"))
+    (a, b) = (r for r in read_paths([tmp_path / "plain.txt", tmp_path / "主机名.txt"]) if isinstance(r, Record))
+    assert (a.text, a.title) == (b.text, b.title)
+
+
+def test_csv_with_a_quote_never_closed_or_a_row_of_the_wrong_width_says_so(tmp_path: Path) -> None:
+    """An unclosed quote used to swallow every later row into one record, silently."""
+    f = _write(tmp_path / "q.csv", 'id,text\nc1,"第一行西红柿。\nc2,第二行养猫和狗。\nc3,第三行红烧肉。\n')
+    (item,) = read_paths([f])
+    assert isinstance(item, Reject) and item.source == f"{f}:2" and "never closed" in item.reason
+    f = _write(tmp_path / "w.csv", 'id,text,title\nc1,第一行西红柿。\nc2\nc3,第三行,红烧肉。,x\n"c4","好的文本内容"\n')
+    items = list(read_paths([f]))
+    assert [(type(i).__name__, i.source) for i in items] == [("Record", f"{f}:2"), ("Reject", f"{f}:3"),
+                                                            ("Reject", f"{f}:4"), ("Record", f"{f}:5")]
+    assert isinstance(items[1], Reject) and "has 1 fields, the header 3" in items[1].reason
+    assert isinstance(items[2], Reject) and "has 4 fields, the header 3" in items[2].reason
