@@ -6,7 +6,7 @@ request plus a cost per posting walked, postings growing with N; an upper bound 
 Lucene skips) and as ``c * N**alpha`` (log-log least squares: what was measured), prints the fits and the projection to 1 billion documents on S shards, and draws
 ``docs/scale.png``.
 
-    python benchmarks/plot_scale.py --inputs bench-out/doc.jsonl,bench-out/levels.jsonl
+    python benchmarks/plot_scale.py   # the runs in benchmarks/scale-runs/, which docs/scale.md reports
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ def power(rows: list[dict], key: str) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--inputs", default="bench-out/doc.jsonl,bench-out/doc-terms.jsonl,bench-out/levels.jsonl")
+    ap.add_argument("--inputs", default=",".join(sorted(str(p) for p in (ROOT / "benchmarks" / "scale-runs").glob("*.jsonl"))),
+                    help="bench_scale.py outputs, comma-separated (default: the runs docs/scale.md reports)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "scale.png"))
     ap.add_argument("--shards", default="1,16,64,256")
     args = ap.parse_args()
@@ -118,7 +119,7 @@ def main() -> None:
     ax_lat.set_ylabel("latency in the client, ms")
     ax_lat.set_title("latency (2 shared cores, noisy)")
     ax_cpu.legend(fontsize=8)
-    ax_lat.legend(fontsize=7)
+    ax_lat.legend(fontsize=6, ncol=2, loc="upper left")
     fig.tight_layout()
     fig.savefig(args.out, dpi=110)
     print(f"wrote {args.out}")
