@@ -378,7 +378,10 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
     distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units
     has: a phrase the query repeats counts once), or by the query units its matched parts
     cover. Keys matched one by one here and there (set phrases) cover a little of a
-    text; a copied passage, one run. All candidates at once, by the stretches of the query they
+    text; a copied passage, one run. The match side's share counts in full only from a run of
+    ``passage_min_units`` (what the judge needs of a copy): a short text sharing one set phrase
+    would otherwise rank ahead of a pasted passage, and its misses end the judging before it.
+    All candidates at once, by the stretches of the query they
     cover (:func:`rank_candidates_reference` goes one by one, a flag per unit: a query has up to
     ``store_limit`` candidates, and 30,000 characters are 15,000 units).
     """
@@ -393,7 +396,8 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
         cq = u / n if n else 0.0
         keys_there = max(1.0, (c.units - KEY_K + 1) * density)
         cm = min(1.0, max(d / keys_there, pu / c.units)) if c.units else 0.0
-        evidence = max(cq, cm, params.partial_threshold * min(1.0, run / params.passage_units))
+        evidence = max(cq, cm * min(1.0, run / params.passage_min_units),
+                       params.partial_threshold * min(1.0, run / params.passage_units))
         if evidence >= params.min_coverage:
             out.append(Candidate(c.id, cq, cm, evidence))
     out.sort(key=lambda c: (-c.evidence, -c.coverage, c.id))
@@ -483,7 +487,8 @@ def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
         shared = max(len({query.keys[i].key for i in c.keys}) / keys_there, int(in_parts.sum()) / c.units) if c.units else 0.0
         cm = min(1.0, shared)
         longest = int(_passage_arrays(mask, 0)[2].max(initial=0))
-        evidence = max(cq, cm, params.partial_threshold * min(1.0, longest / params.passage_units))
+        evidence = max(cq, cm * min(1.0, longest / params.passage_min_units),
+                       params.partial_threshold * min(1.0, longest / params.passage_units))
         if evidence >= params.min_coverage:
             out.append(Candidate(c.id, cq, cm, evidence))
     out.sort(key=lambda c: (-c.evidence, -c.coverage, c.id))

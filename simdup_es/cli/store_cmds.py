@@ -219,11 +219,10 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     checkpoint = Checkpoint(rejects, inputs, fields)
     state = _resume_point(checkpoint, resume)
     skip = state["settled"] if state else 0
-    log: RejectLog | None = None
+    log: RejectLog | None = None  # opened once the store is: a run that cannot start keeps the last rejects file
     try:
         with open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
                 progress_bar("indexing") as update:
-            # Opened once the store is there: a run that cannot start leaves the last run's rejects alone.
             log = RejectLog(rejects, keep=state["rejects_bytes"] if state else None, show=SHOWN_REJECTS)
             on_reject, rejects_size = log.add, log.size
             if id_base is None:
@@ -261,18 +260,23 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     finally:
         if log is not None:
             log.close()
-    assert log is not None
+    _indexed(summary, skip, before, total, keeper)
+    if (log is not None and log.count) or (skip and rejects.exists()):
+        click.echo(f"rejected records and reasons: {rejects}", err=True)
+        sys.exit(1)
+
+
+def _indexed(summary: Any, skip: int, before: int, total: int, keeper: GroupKeeper | None) -> None:
+    """The end of ``simdup index``: what was read, indexed and rejected; replaced documents; the groups."""
     resumed = f" (after {skip} settled by the stopped run)" if skip else ""
-    click.echo(f"read {summary.read}{resumed}, indexed {summary.indexed}, rejected {summary.rejected} "
-               f"in {summary.seconds:.1f} s ({summary.rate:,.0f} docs/s); the store holds {_documents(total)}", err=True)
+    click.echo(f"read {summary.read}{resumed}, indexed {summary.indexed}, rejected {summary.rejected} in "
+               f"{summary.seconds:.1f} s ({summary.rate:,.0f} docs/s); the store holds {_documents(total)}",
+               err=True)
     if (replaced := before + summary.indexed - total) > 0:  # (or deleted meanwhile by another writer)
         click.echo(f"{replaced} of the indexed records replaced a document of the same id, stored before or earlier "
                    "in this input", err=True)
     if keeper is not None:
         _echo_groups(keeper)
-    if log.count or (skip and rejects.exists()):
-        click.echo(f"rejected records and reasons: {rejects}", err=True)
-        sys.exit(1)
 
 
 def _force_merge(store: Store, indexed: int) -> None:
