@@ -13,8 +13,11 @@ ensure_venv() {
         # shellcheck disable=SC1091
         source .venv/bin/activate
     fi
-    local client=${SIMDUP_ES_CLIENT:-$(python -c 'import elasticsearch; print(elasticsearch.__versionstr__.split(".")[0])' \
-        2>/dev/null || echo 8)}
+    local client=${SIMDUP_ES_CLIENT:-}
+    if [[ -z $client ]]; then
+        client=$(python -c 'import elasticsearch; print(elasticsearch.__versionstr__.split(".")[0])' 2>/dev/null || true)
+        [[ $client == 8 || $client == 9 ]] || client=8
+    fi
     case $client in
         8 | 9) extras=${extras:+$extras,}es$client ;;
         *) printf '%s: SIMDUP_ES_CLIENT must be 8 or 9, got %s\n' "$(basename "$0")" "$client" >&2; return 2 ;;

@@ -85,8 +85,9 @@ class MultiParams:
         Document distance up to which a hit is a ``near-duplicate`` whatever the matrix
         says (the document-level rule).
     min_coverage:
-        A part candidate goes to the comparison matrix only if its matched parts and
-        keys cover at least this share of the query or of itself.
+        A part candidate goes to the comparison matrix only if its evidence
+        (:class:`Candidate`: the share of the query or of itself its matched parts and keys
+        cover) is at least this.
     max_candidates, max_misses:
         Part candidates are judged best first, their texts read ``max_candidates`` at a
         time, until ``max_misses`` in a row were no copy or the caller's ``limit`` of
@@ -316,9 +317,11 @@ class StoredText(NamedTuple):
 class Candidate:
     """A part candidate: its coverage of the query and of itself, and how likely the matrix confirms it.
 
-    ``evidence`` is the larger coverage, or, for a candidate whose matched keys and parts
-    form one long run (a passage pasted into a long document, a small share of both),
-    the share a passage of ``passage_units`` would need to be judged a copy.
+    ``evidence`` is the larger coverage (that of itself in full only when its matched keys and
+    parts make a run of ``passage_min_units`` query units, in proportion below), or, for a
+    candidate whose matched keys and parts form one long run (a passage pasted into a long
+    document, a small share of both), the share a passage of ``passage_units`` would need to
+    be judged a copy.
     """
 
     id: str

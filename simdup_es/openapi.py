@@ -71,10 +71,12 @@ def openapi(version: str) -> dict[str, Any]:
             "post": {"summary": "Copies of a stored document or a text", "requestBody": _body(search_body),
                      "responses": {"200": _json(_SEARCH_RESULT), **_errors(400, 404, 409, 413)}}},
         "/compare": {
-            "get": {"summary": "Two stored documents compared", "parameters": _query(("a", "b", "k"), ("a", "b")),
+            "get": {"summary": "Two stored documents compared", "parameters": _query(("a", "b", "k", "partial_threshold"),
+                                                                                      ("a", "b")),
                     "responses": {"200": _json({"type": "object"}), **_errors(400, 404)}},
             "post": {"summary": "Two texts or stored documents compared", "requestBody": _body(
-                {"type": "object", "required": ["a", "b"], "properties": {"a": _SIDE, "b": _SIDE, "k": {"type": "integer"}}}),
+                {"type": "object", "required": ["a", "b"], "properties": {"a": _SIDE, "b": _SIDE, "k": {"type": "integer"},
+                                                           "partial_threshold": _SEARCH_FIELDS["partial_threshold"]}}),
                 "responses": {"200": _json({"type": "object"}), **_errors(400, 404, 413)}}},
         "/report/{doc_id}": {"get": {
             "summary": "The copy report of a stored document: an HTML page, or JSON", "parameters": report_params,

@@ -25,7 +25,6 @@ import numpy as np
 
 from . import simhash as sh
 from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare, compare_screened
-from .config import BlockLayout
 from .errors import FingerprintVersionError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .multilevel import Copies, Kind, MultiMatch, MultiParams, StoredText, judge
@@ -364,7 +363,11 @@ class Verdict:
     a: Fingerprint
     b: Fingerprint
     comparison: Comparison
-    k: int = BlockLayout().k
+    params: MultiParams = MultiParams()
+
+    @property
+    def k(self) -> int:
+        return self.params.k
 
     @property
     def distance(self) -> int:
@@ -372,8 +375,8 @@ class Verdict:
 
     @cached_property
     def match(self) -> MultiMatch | None:
-        """The kind and copied shares, as a search would give B for A; ``None``: not a copy."""
-        return judge("b", self.comparison, self.distance, MultiParams(k=self.k))
+        """The kind and copied shares, as a search with ``params`` would give B for A; ``None``: not a copy."""
+        return judge("b", self.comparison, self.distance, self.params)
 
     @property
     def kind(self) -> Kind | None:
@@ -386,9 +389,9 @@ class Verdict:
 
     def __str__(self) -> str:
         d, m = self.distance, self.match
-        copied = f"{m.copied_query:.0%} of A and {m.copied_match:.0%} of B copied" if m is not None else ""
-        verdict = ("near-duplicates" if self.near_duplicate else f"a partial copy ({copied})" if m is not None
-                   else "not copies")
+        copied = f" ({m.copied_query:.0%} of A and {m.copied_match:.0%} of B copied)" if m is not None else ""
+        verdict = ("near-duplicates" if self.near_duplicate else "a partial copy" if m is not None
+                   else "not copies") + copied
         return (f"fingerprints {self.a.hex} / {self.b.hex}: distance {d}/64, similarity {sh.similarity(d):.1f}% "
                 f"-> {verdict} (k = {self.k})")
 

@@ -46,7 +46,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .compare import CompareParams
-from .config import BlockLayout, Retry
+from .config import Retry
 from .errors import (
     ConfigError,
     FingerprintVersionError,
@@ -328,13 +328,13 @@ class Service:
                                            "needs: index it with its text")
         return doc.text, doc.title, query.id
 
-    def compare_pair(self, a: Query, b: Query, k: int) -> dict[str, Any]:
-        """``simdup compare --json`` of two texts or stored documents."""
+    def compare_pair(self, a: Query, b: Query, params: MultiParams) -> dict[str, Any]:
+        """``simdup compare --json`` of two texts or stored documents, judged as a search with ``params`` would."""
         from .text import unify
 
         (text_a, title_a, label_a), (text_b, title_b, label_b) = self._side(a), self._side(b)
         fa, fb = (self.fingerprinter.fingerprint(t, title) for t, title in ((text_a, title_a), (text_b, title_b)))
-        verdict = Verdict(fa, fb, self.compare(unify(text_a), unify(text_b)), k=k)
+        verdict = Verdict(fa, fb, self.compare(unify(text_a), unify(text_b)), params)
         return {"a_label": label_a, "b_label": label_b, **verdict.to_dict()}
 
     def index(self, docs: list[Any], levels: IndexLevels) -> dict[str, Any]:
@@ -460,8 +460,10 @@ class App:
                 raise ApiError(400, "bad_input", f"compare: give '{side}' as a text, or an object with 'id' (a stored "
                                                  "document) or 'text' (and 'title')")
             sides.append(_text_query(value, f"compare {side}"))
-        k = _int(params, "k", BlockLayout().k, 0, 63)
-        body, timing = await self.run(self.service.compare_pair, sides[0], sides[1], k)
+        # Judged as this server's searches are: its k and partial threshold unless the request gives others.
+        judged = MultiParams(k=_int(params, "k", self.service.store.layout.k, 0, 63), partial_threshold=_float(
+            params, "partial_threshold", self.settings.partial_threshold, 0.0, 1.0))
+        body, timing = await self.run(self.service.compare_pair, sides[0], sides[1], judged)
         return self.json(body, timing)
 
     async def report(self, request: Request) -> Response:

@@ -227,25 +227,36 @@ def read_jsonl(lines: Iterable[bytes] | BinaryIO, name: str, fields: Fields) -> 
 
 
 def read_csv(lines: Iterable[str], name: str, fields: Fields) -> Iterator[Item]:
+    """Records of a CSV file with a header line; a row that cannot be read is one reject, at the line it starts on."""
     csv.field_size_limit(sys.maxsize)
     # strict: a quote never closed is an error at the end, not one record swallowing the rest of the file
-    reader = csv.DictReader(lines, strict=True)
-    start = 2  # the line the next record starts on (the header is line 1)
-    try:
-        for row in reader:
-            where = f"{name}:{start}"
-            start = reader.line_num + 1
-            # More values than the header has names (a comma in an unquoted field cut it), or too few to
-            # hold the text; a missing optional field at the end is only missing.
-            if None in row or row.get(fields.text, "") is None:
-                got = len(row) - (None in row) + len(row.get(None) or ()) - sum(v is None for v in row.values())
-                yield Reject(where, f"has {got} fields, the header {len(reader.fieldnames or ())}: quote a field "
-                             "that holds a comma")
-                continue
-            yield from_mapping(row, fields, where)
-    except csv.Error as exc:
-        yield Reject(f"{name}:{start}", f"malformed CSV from this line on ({exc}; a quote opened and never "
-                     "closed?); the rest of the file was not read")
+    reader = csv.reader(lines, strict=True)
+    header: list[str] | None = None
+    start = 1  # the line the next row starts on
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            where, start = f"{name}:{start}", reader.line_num + 1
+            if "unexpected end of data" in str(exc):
+                yield Reject(where, "a quote opened in this row is never closed; the rest of the file was not read")
+                return
+            yield Reject(where, f"malformed CSV ({exc}): a quoted field must be quoted whole, its quotes doubled (\"\")")
+            continue
+        where, start = f"{name}:{start}", reader.line_num + 1
+        if not row:  # a blank line
+            continue
+        if header is None:
+            header = row
+            continue
+        if len(row) > len(header):
+            yield Reject(where, f"has {len(row)} fields, the header {len(header)}: quote a field that holds a comma")
+        elif fields.text in header[len(row):]:
+            yield Reject(where, f"has {len(row)} fields, the header {len(header)}: the {fields.text!r} field is missing")
+        else:  # optional fields missing at the end are only missing
+            yield from_mapping(dict(zip(header, row)), fields, where)
 
 
 def _read_document(path: Path, cap: int, name: str) -> bytes:

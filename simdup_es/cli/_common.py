@@ -38,8 +38,7 @@ def field_options(func: F) -> F:
 
 def record_fields(text_field: str, title_field: str, id_field: str) -> Fields:
     """The fields of :func:`field_options`; an id field named on the command line is required of every record."""
-    source = click.get_current_context().get_parameter_source("id_field")
-    named = source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+    named = click.get_current_context().get_parameter_source("id_field") is click.core.ParameterSource.COMMANDLINE
     return Fields(text_field, title_field or None, id_field or None, require_id=named and bool(id_field))
 
 
@@ -183,6 +182,10 @@ def _is_regular_file(path: Path) -> bool:
         return False
 
 
+# Rejects shown on stderr as they happen, besides the rejects file.
+SHOWN_REJECTS = 5
+
+
 class RejectLog:
     """Writes rejected items to a JSON Lines file (if asked) and counts them; without a file, or the first
     ``show`` of them, on stderr too.
@@ -195,8 +198,8 @@ class RejectLog:
         self.path = path
         self.count = 0
         self.show = show  # the first rejects also shown on stderr when they go to the file
-        # Opened now: an unwritable path fails before any work, and no stale file
-        # from an earlier run survives this one.
+        # Opened now (by ``simdup index`` once the store is open): an unwritable path fails
+        # before any work, and no stale file from an earlier run survives this one.
         self._file: TextIO | None = None
         # Only a regular file named directly is removed when it ends empty: never a
         # device (``--rejects /dev/null``), a FIFO or a symlink's target.
@@ -286,7 +289,8 @@ class Checkpoint:
         self.path = (rejects.with_name(rejects.stem + ".resume.json") if regular
                      else Path("simdup-index.resume.json").absolute())
         self.run = {"inputs": [os.path.abspath(i) if i != "-" else i for i in inputs],  # no lookup: any name
-                    "fields": [fields.text, fields.title, fields.id]}
+                    # (the required id only when it is: resume points written before it still match)
+                    "fields": [fields.text, fields.title, fields.id, *(["id required"] if fields.require_id else [])]}
         self.settled = self.rejects_bytes = 0  # the last state saved (or loaded)
 
     def load(self) -> dict[str, Any] | None:
@@ -347,9 +351,18 @@ def read_document(arg: str, label: str = "literal text", *, text: bool = False) 
             reason = getattr(items[0], "reason", "holds several records; give one document") if items else "empty"
             raise InputError(reason, source=arg)
         return items[0]
-    if kind_of(arg) or "/" in arg and not any(ch.isspace() or ord(ch) > 0x2E7F for ch in arg):  # a path, mistyped
+    # A mistyped path, not text: a document's name, a path without spaces or CJK, or one in an existing folder.
+    if kind_of(arg) or "/" in arg and (not any(ch.isspace() or ord(ch) > 0x2E7F for ch in arg)
+                                       or _is_folder(path.parent)):
         raise InputError("no such file (give --text to compare it as text)", source=arg)
     return Record(arg, label)
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return path != Path(".") and path.is_dir()
+    except OSError:  # a name too long
+        return False
 
 
 def compare_options(func: F) -> F:

@@ -14,10 +14,12 @@ from .. import schema
 from ..config import BlockLayout
 from ..errors import ConfigError, SimdupError
 from ..fingerprint import Doc
-from ..sources import Record, record_doc
+from ..multilevel import MultiParams
+from ..sources import Fields, Record, record_doc
 from ..tokens import Tokenizer, build_idf, format_idf
 from . import cluster_cmds, kibana_cmds, report_cmd, serve_cmd, store_cmds
 from ._common import (
+    SHOWN_REJECTS,
     RejectLog,
     echo_json,
     compare_options,
@@ -98,7 +100,7 @@ def fingerprint(
     layout = BlockLayout(blocks=n_blocks, k=min(3, n_blocks - 1))
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     fields = record_fields(text_field, title_field, id_field)
-    log = RejectLog(rejects)
+    log = RejectLog(rejects, show=SHOWN_REJECTS)
     literal = [Record(t, f"--text[{i}]") for i, t in enumerate(texts)]
     read = read_inputs(inputs, fields, skip=[rejects] if rejects else [], id_base=id_base)
     records = itertools.chain(literal, split(read, log))
@@ -128,8 +130,13 @@ def fingerprint(
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write an HTML report here.")
 @click.option("--max-pairs", default=30, show_default=True, help="Sentence pairs shown in the terminal.")
 @click.option("--text", "as_text", is_flag=True, help="A and B are texts, never file names.")
+@click.option("-k", "--k", "k", type=click.IntRange(0, 63), default=MultiParams.k, show_default=True,
+              help="Largest Hamming distance of a near-duplicate, as in 'simdup search'.")
+@click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
+              show_default=True, help="Share of either side copied that makes a partial copy, as in 'simdup search'.")
 def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, max_bytes: int, as_json: bool,
-            html_path: Path | None, max_pairs: int, as_text: bool, **kwargs: Any) -> None:
+            html_path: Path | None, max_pairs: int, as_text: bool, k: int, partial_threshold: float,
+            **kwargs: Any) -> None:
     """Compare two documents A and B (files, or literal text).
 
     Prints the fingerprint distance, then the comparison matrix: which sentences
@@ -148,7 +155,7 @@ def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, ma
     # Compared unified; shown, and pointed into, as given.
     shown_a, shown_b = unify_mapped(doc_a.text), unify_mapped(doc_b.text)
     name_a, name_b = Path(doc_a.source).name, Path(doc_b.source).name
-    verdict = Verdict(fa, fb, comparer(shown_a.text, shown_b.text))
+    verdict = Verdict(fa, fb, comparer(shown_a.text, shown_b.text), MultiParams(k=k, partial_threshold=partial_threshold))
     comparison = verdict.comparison
     if html is not None:
         with html:
@@ -183,7 +190,7 @@ def idf_build(corpus: tuple[str, ...], output: Path, text_field: str, title_fiel
     tokenizer = Tokenizer()
     log = RejectLog(None)
     out = open_output(output)  # before the corpus is read, not after
-    records = split(read_inputs(corpus, record_fields(text_field, title_field, id_field)), log)
+    records = split(read_inputs(corpus, Fields(text_field, title_field or None, id_field or None)), log)  # ids unused
     table, n = build_idf(tokenizer.words(unify(r.text)) for r in progress(records, "idf"))
     with out:
         if n == 0:

@@ -20,7 +20,7 @@ from ..fingerprint import Fingerprint, Fingerprinter
 from ..errors import ConfigError, InputError, WorkerError, reason_of
 from ..indexer import LEVELS, IndexStopped, LevelChoice, index_items
 from ..live_groups import GroupKeeper
-from ..multilevel import Copies, MultiParams
+from ..multilevel import Copies, MultiMatch, MultiParams
 from ..parts import PartPrinter
 from ..search import find_copies, find_copies_many, stored_query
 from ..sources import Fields, path_id, record_doc
@@ -28,6 +28,7 @@ from ..store import DEFAULT_INDEX, DEFAULT_PATH
 from ..store.base import NOT_FOUND, Store, StoredDoc, query_terms
 from ._common import (
     Checkpoint,
+    SHOWN_REJECTS,
     RejectLog,
     bulk_options,
     compare_options,
@@ -134,10 +135,6 @@ def _documents(n: int) -> str:
     return f"{n} document" + ("" if n == 1 else "s")
 
 
-# Rejects shown on stderr as they happen, besides the rejects file.
-SHOWN_REJECTS = 5
-
-
 @click.command()
 @store_options
 @click.option("--layout", "doc_layout", type=click.Choice(list(schema.DOC_LAYOUTS)), default=None,
@@ -228,7 +225,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
             if id_base is None:
                 _refuse_old_ids(store, inputs)
             keeper = GroupKeeper.for_store(store, keep_groups)
-            before = store.count()
+            before = _counted(store)
             items = read_inputs(inputs, fields, skip=(rejects, checkpoint.path), id_base=id_base)  # not its outputs
             summary = index_items(items, store, fingerprinter, workers=workers,
                                   batch_size=batch_size, on_reject=lambda r: on_reject(r.source, r.reason, r.id),
@@ -236,8 +233,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
                                   on_settled=lambda n: checkpoint.save(n, rejects_size()), levels=levels,
                                   write=keeper.put if keeper else None)
             checkpoint.remove()
-            store.refresh()
-            total = store.count()
+            total = _counted(store)
             if force_merge:
                 _force_merge(store, summary.indexed)
     except IndexStopped as exc:
@@ -264,6 +260,12 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     if (log is not None and log.count) or (skip and rejects.exists()):
         click.echo(f"rejected records and reasons: {rejects}", err=True)
         sys.exit(1)
+
+
+def _counted(store: Store) -> int:
+    """The documents the store holds, its last writes included (a stopped run's)."""
+    store.refresh()
+    return store.count()
 
 
 def _indexed(summary: Any, skip: int, before: int, total: int, keeper: GroupKeeper | None) -> None:
@@ -483,7 +485,7 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
 def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | None, *, as_json: bool,
                  details: int, html_path: Path | None) -> None:
     from ..offsets import Unified, unify_mapped
-    from ..report import matches_json, render_html, render_terminal
+    from ..report import matches_json, render_terminal
 
     more = found.more
     shown: dict[str, Unified] = {}  # stored texts as given, mapped from what was compared
@@ -494,17 +496,18 @@ def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | No
         return shown[doc.id]
 
     scored = [(m, docs[m.id]) for m in found if m.comparison is not None and m.id in docs and docs[m.id].text]
+    query = unify_mapped(query_text or "", found.unified) if scored and (details or html_path is not None) else None
+    if html_path is not None and not scored:
+        click.echo(f"{html_path} not written: no compared copy to show", err=True)
     if as_json:
         for hit in matches_json(found, docs, query_text):
             echo_json(hit)
         if more:
             click.echo(f"{more} more copies or candidates not shown: raise --limit", err=True)
+        _best_html(html_path, scored, query, mapped)
         return
-    query = unify_mapped(query_text or "", found.unified) if scored and (details or html_path is not None) else None
     if not found:
         click.echo("no copies (no stored document within the distance, none sharing enough text)")
-        if html_path is not None:
-            click.echo(f"{html_path} not written: no copy to show", err=True)
         return
     from rich.table import Table
     from rich.text import Text
@@ -525,12 +528,21 @@ def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | No
     for m, doc in scored[:details]:
         assert m.comparison is not None and query is not None
         render_terminal(query, mapped(doc), m.comparison, console=console, label_a="query", label_b=m.id, max_pairs=10)
-    if html_path is not None and scored:
-        best, doc = scored[0]
-        assert best.comparison is not None and query is not None
-        with open_output(html_path) as out:
-            out.write(render_html(query, mapped(doc), best.comparison, label_a="query", label_b=best.id))
-        click.echo(f"wrote {html_path} (the best hit; 'simdup report' shows every source)", err=True)
+    _best_html(html_path, scored, query, mapped)
+
+
+def _best_html(html_path: Path | None, scored: list[tuple[MultiMatch, StoredDoc]], query: Any,
+               mapped: Callable[[StoredDoc], Any]) -> None:
+    """``search --html``: the best compared hit side by side with the query."""
+    from ..report import render_html
+
+    if html_path is None or not scored:
+        return
+    best, doc = scored[0]
+    assert best.comparison is not None and query is not None
+    with open_output(html_path) as out:
+        out.write(render_html(query, mapped(doc), best.comparison, label_a="query", label_b=best.id))
+    click.echo(f"wrote {html_path} (the best hit; 'simdup report' shows every source)", err=True)
 
 
 @click.command()
@@ -586,8 +598,7 @@ def delete(ids: tuple[str, ...], ids_from: Any, keep_groups: bool | None, **kwar
         keeper = GroupKeeper.for_store(store, keep_groups)
         grouped = 0 if keeper else sum(doc.group is not None for doc in store.get(wanted))
         report = keeper.delete(wanted) if keeper else store.delete(wanted)
-        store.refresh()
-        total = store.count()
+        total = _counted(store)
     missing = [doc_id for doc_id, reason in report.failed if reason == NOT_FOUND]
     failed = [(doc_id, reason) for doc_id, reason in report.failed if reason != NOT_FOUND]
     for doc_id in missing[:5]:

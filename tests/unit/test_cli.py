@@ -98,3 +98,16 @@ def test_oversized_file_is_rejected_by_name_and_the_run_goes_on(tmp_path: Path) 
     assert result.exit_code == 1
     assert f"rejected {big}: document is 52.5 MB, over the 10.0 MB limit" in result.stderr
     assert len(result.stdout.splitlines()) == 1 and "fingerprinted 1, rejected 1, total 2" in result.stderr
+
+
+def test_compare_tells_a_mistyped_path_from_text(tmp_path: Path) -> None:
+    """Text with a slash is text; a path in an existing folder, or with a document's suffix, is a missing file."""
+    a, b = "会议时间改为2024/05/06下午三点，请大家准时参加。", "会议时间改为2024/05/07下午三点，请大家准时参加。"
+    result = CliRunner().invoke(main, ["compare", a, b, "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["kind"] == "near-duplicate", result.output
+    (tmp_path / "资料").mkdir()
+    for missing in (str(tmp_path / "资料" / "甲"), "nope/a.txt"):
+        result = CliRunner().invoke(main, ["compare", missing, a])
+        assert result.exit_code == 1 and f"{missing}: no such file (give --text" in result.output
+    result = CliRunner().invoke(main, ["compare", "--text", "nope/a.txt 的文本", "nope/a.txt 的文本", "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["distance"] == 0

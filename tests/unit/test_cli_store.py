@@ -579,3 +579,12 @@ def test_first_use_papercuts(tmp_path: Path) -> None:
     assert result.exit_code == 0 and "deleted 1, not found 0" in result.stderr
     result = _run("sample", str(records / "x"))
     assert result.exit_code == 1 and "cannot write the sample into" in result.output and "Traceback" not in result.output
+
+
+def test_the_first_five_rejects_are_shown_the_rest_only_written(tmp_path: Path) -> None:
+    records = tmp_path / "bad.jsonl"
+    records.write_text("".join(f"{{broken {i}\n" for i in range(7)), encoding="utf-8")
+    result = _run("index", str(records), "--store", str(tmp_path / "store"), "--rejects", str(tmp_path / "r.jsonl"))
+    shown = [line for line in result.stderr.splitlines() if line.startswith("rejected ") and "malformed JSON" in line]
+    assert result.exit_code == 1 and [line.split(":")[1] for line in shown] == ["1", "2", "3", "4", "5"]
+    assert len((tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines()) == 7

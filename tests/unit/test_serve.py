@@ -29,12 +29,15 @@ from simdup_es.cli.serve_cmd import parse_size, secrets_of
 from simdup_es.indexer import index_items
 from simdup_es.parts import PartPrinter
 from simdup_es.report._common import stored_mapped
+from simdup_es.multilevel import MultiParams
 from simdup_es.search import Verdict, comparer
+from simdup_es.sentences import split_sentences
 from simdup_es.serve import ServeSettings, create_app, scrub
 from simdup_es.sources import Record
 from simdup_es.store import open_store
 from simdup_es.store.local import LocalStore
 from simdup_es.text import unify
+from tests._data import FIXTURES
 
 SAMPLE = importlib.resources.files("simdup_es.data") / "sample.jsonl"
 RECORDS = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
@@ -208,8 +211,18 @@ def test_compare_two_ids_and_two_texts_is_compare_json(client: TestClient) -> No
     k = by_id["distance"] - 1
     strict = client.get("/compare", params={"a": a["id"], "b": b["id"], "k": k}).json()
     within_k = Verdict(fp.fingerprint(a["text"], a["title"]), fp.fingerprint(b["text"], b.get("title")),
-                       comparer()(unify(a["text"]), unify(b["text"])), k=k).to_dict()
+                       comparer()(unify(a["text"]), unify(b["text"])), MultiParams(k=k)).to_dict()
     assert {key: strict[key] for key in within_k} == within_k and strict["distance"] == by_id["distance"]
+
+def test_compare_judges_with_the_servers_partial_threshold_or_the_requests(client: TestClient) -> None:
+    """Two sentences (22 units) of an article under a sentence of another text: a partial copy by share only."""
+    article = (FIXTURES / "zh_article.txt").read_text(encoding="utf-8")
+    other = (FIXTURES / "zh_other.txt").read_text(encoding="utf-8")
+    sentences = split_sentences(unify(article))
+    pair = {"a": article, "b": other.split("。")[0] + "。\n" + sentences[23].text + sentences[24].text}
+    got = client.post("/compare", json=pair).json()
+    assert got["kind"] == "partial" and 0.2 < got["copied_b"] < 0.5
+    assert client.post("/compare", json={**pair, "partial_threshold": 0.9}).json()["kind"] is None
 
 
 def test_report_page_of_a_stored_document(client: TestClient) -> None:

@@ -182,5 +182,9 @@ def test_csv_with_a_quote_never_closed_or_a_row_of_the_wrong_width_says_so(tmp_p
     items = list(read_paths([f]))
     assert [(type(i).__name__, i.source) for i in items] == [("Record", f"{f}:2"), ("Reject", f"{f}:3"),
                                                             ("Reject", f"{f}:4"), ("Record", f"{f}:5")]
-    assert isinstance(items[1], Reject) and "has 1 fields, the header 3" in items[1].reason
-    assert isinstance(items[2], Reject) and "has 4 fields, the header 3" in items[2].reason
+    assert isinstance(items[1], Reject) and "has 1 fields, the header 3: the 'text' field is missing" in items[1].reason
+    assert isinstance(items[2], Reject) and "has 4 fields, the header 3: quote a field" in items[2].reason
+    # A quoted field that goes on after its quote is one reject; blank lines keep the line numbers right.
+    f = _write(tmp_path / "b.csv", 'id,text\n\nc1,"引用"的内容很多\n\nc2,第二行\n')
+    items = list(read_paths([f]))
+    assert [(type(i).__name__, i.source) for i in items] == [("Reject", f"{f}:3"), ("Record", f"{f}:5")]
