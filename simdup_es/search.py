@@ -27,7 +27,7 @@ from . import simhash as sh
 from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare, compare_screened
 from .errors import FingerprintVersionError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
-from .multilevel import Copies, Kind, MultiMatch, MultiParams, StoredText, judge
+from .multilevel import Copies, Kind, MultiMatch, MultiParams, StoredText, copied_shares, judge
 from .multilevel import find_copies as judge_copies
 from .levels import Levels
 from .lru import ByteLRU
@@ -387,18 +387,19 @@ class Verdict:
         """Within distance ``k``, or both texts mostly copied."""
         return self.kind == "near-duplicate"
 
+    @cached_property
+    def copied(self) -> tuple[float, float]:
+        """The share of A and of B in copied passages (what the kind is decided on), copy or not."""
+        return copied_shares(self.comparison, self.params)[:2]
+
     def __str__(self) -> str:
-        d, m = self.distance, self.match
-        copied = f" ({m.copied_query:.0%} of A and {m.copied_match:.0%} of B copied)" if m is not None else ""
-        verdict = ("near-duplicates" if self.near_duplicate else "a partial copy" if m is not None
-                   else "not copies") + copied
+        d, (a, b) = self.distance, self.copied
+        verdict = "near-duplicates" if self.near_duplicate else "a partial copy" if self.kind else "not copies"
         return (f"fingerprints {self.a.hex} / {self.b.hex}: distance {d}/64, similarity {sh.similarity(d):.1f}% "
-                f"-> {verdict} (k = {self.k})")
+                f"-> {verdict} ({a:.0%} of A and {b:.0%} of B copied; k = {self.k})")
 
     def to_dict(self) -> dict[str, Any]:
-        d, m = self.distance, self.match
+        d, (a, b) = self.distance, self.copied
         return {"a": self.a.hex, "b": self.b.hex, "distance": d, "similarity": round(sh.similarity(d), 2),
-                "kind": self.kind, "near_duplicate": self.near_duplicate,
-                "copied_a": round(m.copied_query, 6) if m is not None else 0.0,
-                "copied_b": round(m.copied_match, 6) if m is not None else 0.0, "version": self.a.version,
-                "comparison": self.comparison.to_dict()}
+                "kind": self.kind, "near_duplicate": self.near_duplicate, "copied_a": round(a, 6),
+                "copied_b": round(b, 6), "version": self.a.version, "comparison": self.comparison.to_dict()}
