@@ -38,8 +38,13 @@ def field_options(func: F) -> F:
 
 def record_fields(text_field: str, title_field: str, id_field: str) -> Fields:
     """The fields of :func:`field_options`; an id field named on the command line is required of every record."""
-    named = click.get_current_context().get_parameter_source("id_field") is click.core.ParameterSource.COMMANDLINE
-    return Fields(text_field, title_field or None, id_field or None, require_id=named and bool(id_field))
+    return Fields(text_field, title_field or None, id_field or None, require_id=_named("id_field") and bool(id_field))
+
+
+def _named(param: str) -> bool:
+    """Whether the running command's option ``param`` was given on the command line."""
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and ctx.get_parameter_source(param) is click.core.ParameterSource.COMMANDLINE
 
 
 def id_base_option(func: F) -> F:
@@ -92,14 +97,20 @@ def read_inputs(inputs: tuple[str, ...], fields: Fields, skip: Iterable[Path] = 
     """Items from INPUT arguments: files, folders, or ``-`` for JSON Lines on stdin.
 
     Folder walks leave out simdup's own outputs, and the files in ``skip`` (the command's).
-    Document files get ids relative to ``id_base`` (default: the current folder).
+    Document files get ids relative to ``id_base`` (default: the current folder). When
+    ``--title-field`` was given and no record had that field, says so at the end.
     """
     skip = tuple(skip)
+    records = titled = 0
     for name in inputs:
-        if name == "-":
-            yield from read_jsonl(sys.stdin.buffer, "<stdin>", fields)
-        else:
-            yield from read_paths([Path(name)], fields, skip=skip, id_base=id_base)
+        items = (read_jsonl(sys.stdin.buffer, "<stdin>", fields) if name == "-"
+                 else read_paths([Path(name)], fields, skip=skip, id_base=id_base))
+        for item in items:
+            if isinstance(item, Record):
+                records, titled = records + 1, titled + (item.title is not None)
+            yield item
+    if records and not titled and fields.title and _named("title_field"):  # a mistyped field name, most likely
+        click.echo(f"no record had a title in field {fields.title!r}: check --title-field", err=True)
 
 
 @contextmanager

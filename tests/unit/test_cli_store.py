@@ -569,6 +569,9 @@ def test_first_use_papercuts(tmp_path: Path) -> None:
     result = _run("index", str(records), "--store", store, "--id-field", "docid", "--rejects", str(rejects))
     assert "indexed 0, rejected 4" in result.stderr and "no id in field 'docid'" in result.stderr
     assert "the store holds 2 documents" in result.stderr
+    result = _run("index", str(records), "--store", store, "--title-field", "headline", "--rejects", str(rejects))
+    assert "no record had a title in field 'headline': check --title-field" in result.stderr
+    assert "no record had" not in _run("index", str(records), "--store", store, "--rejects", str(rejects)).stderr
     result = _run("search", "--store", store, "--text", "第一版的内容，讲的是如何在家里种植西红柿和黄瓜。")
     assert result.exit_code == 0 and "[bold]a[red]" in result.stdout
     empty = tmp_path / "empty.txt"
