@@ -390,7 +390,8 @@ class Verdict:
     @cached_property
     def copied(self) -> tuple[float, float]:
         """The share of A and of B in copied passages (what the kind is decided on), copy or not."""
-        return copied_shares(self.comparison, self.params)[:2]
+        m = self.match  # a copy carries them; only a non-copy counts them again
+        return (m.copied_query, m.copied_match) if m is not None else copied_shares(self.comparison, self.params)[:2]
 
     def __str__(self) -> str:
         d, (a, b) = self.distance, self.copied

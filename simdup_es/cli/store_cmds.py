@@ -18,7 +18,7 @@ from .. import schema
 from ..config import BlockLayout, Retry
 from ..fingerprint import Fingerprint, Fingerprinter
 from ..errors import ConfigError, InputError, WorkerError, reason_of
-from ..indexer import LEVELS, IndexStopped, LevelChoice, index_items
+from ..indexer import LEVELS, IndexStopped, IndexSummary, LevelChoice, index_items
 from ..live_groups import GroupKeeper
 from ..multilevel import Copies, MultiMatch, MultiParams
 from ..parts import PartPrinter
@@ -268,7 +268,7 @@ def _counted(store: Store) -> int:
     return store.count()
 
 
-def _indexed(summary: Any, skip: int, before: int, total: int, keeper: GroupKeeper | None) -> None:
+def _indexed(summary: IndexSummary, skip: int, before: int, total: int, keeper: GroupKeeper | None) -> None:
     """The end of ``simdup index``: what was read, indexed and rejected; replaced documents; the groups."""
     resumed = f" (after {skip} settled by the stopped run)" if skip else ""
     click.echo(f"read {summary.read}{resumed}, indexed {summary.indexed}, rejected {summary.rejected} in "
