@@ -529,6 +529,46 @@ def stored_fingerprint(source: Mapping[str, Any]) -> tuple[int, str] | None:
     return sh.from_hex(fp["fp"]), fp["version"]
 
 
+# --- merges and disk space -------------------------------------------------------------------
+
+_MERGE_WATERMARK = "indices.merge.disk.watermark.high"
+_FLOOD_STAGE = "cluster.routing.allocation.disk.watermark.flood_stage"
+_BYTE_UNITS = {"b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40, "pb": 1 << 50}
+
+
+def _byte_size(text: str) -> int | None:
+    match = re.fullmatch(r"\s*([0-9.]+)\s*([kmgtp]?b)\s*", text.lower())
+    return int(float(match[1]) * _BYTE_UNITS[match[2]]) if match else None
+
+
+def merge_free_bytes(settings: Mapping[str, Any], total: int) -> int | None:
+    """Free bytes below which a node starts no merge, from ``GET _cluster/settings?include_defaults&flat_settings``;
+    ``None`` when the cluster has no such rule.
+
+    Elasticsearch 8.19 and 9.1 hold merges (``_forcemerge`` too) back while the disk is fuller than
+    ``indices.merge.disk.watermark.high``: a share of the disk used (``95%`` or ``0.95``; by default the
+    allocation flood stage, and then at most 100 GB free is asked for) or a size left free (``50gb``).
+    Clusters without the rule (OpenSearch, older Elasticsearch) have no
+    ``indices.merge.disk.check_interval`` setting.
+    """
+    flat: dict[str, Any] = {}
+    for scope in ("defaults", "persistent", "transient"):  # later scopes win
+        flat.update(settings.get(scope) or {})
+    if "indices.merge.disk.check_interval" not in flat:
+        return None
+    explicit = _MERGE_WATERMARK in flat
+    value = str(flat.get(_MERGE_WATERMARK) or flat.get(_FLOOD_STAGE) or "95%").strip()
+    size = _byte_size(value)
+    if size is not None:
+        return size
+    used = float(value[:-1]) / 100 if value.endswith("%") else float(value)
+    needed = round(total * (1 - used))
+    headroom = _byte_size(str(flat.get(f"{_MERGE_WATERMARK}.max_headroom", "")))
+    if headroom is None and not explicit:
+        headroom = 100 << 30
+    return min(needed, headroom) if headroom is not None else needed
+
+
 __all__ = [
     "NO_TEXT_EMPTY",
     "NO_TEXT_MISSING",
@@ -549,6 +589,7 @@ __all__ = [
     "ids_from_doc_values",
     "index_action",
     "matched",
+    "merge_free_bytes",
     "page_search",
     "part_search",
     "quad_part_clause",

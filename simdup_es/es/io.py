@@ -32,7 +32,7 @@ from elasticsearch import Elasticsearch
 from ..common import BulkReport, Closing
 from ..config import Retry
 from ..errors import ConfigError, ConnectionFailed, NotFound, SimdupError, StoreError
-from .bodies import Action, header_json, page_search
+from .bodies import Action, header_json, merge_free_bytes, page_search
 from .engine import (OpenSearchClient, client_mismatch, not_elasticsearch, product_of, redact_url, streaming_bulk,
                      uses_point_in_time)
 
@@ -188,6 +188,28 @@ def put_mapping(client: Elasticsearch, index: str, properties: dict[str, Any], w
             client.indices.put_mapping(index=index, properties=properties)
         except es.BadRequestError as exc:
             raise StoreError(f"index {index!r} maps the {what} differently ({error_reason(exc)}): {fix}") from exc
+
+
+def merges_held_back(client: Elasticsearch) -> list[str]:
+    """The nodes whose disk is too full for the cluster to start a merge, each as ``"name (3.1% of
+    252 GB free)"``; empty when none is, or the cluster has no such rule (:func:`bodies.merge_free_bytes`)."""
+    try:
+        with translated(client, "reading the cluster's disk settings"):
+            settings = dict(client.cluster.get_settings(include_defaults=True, flat_settings=True))
+            stats = client.nodes.stats(metric="fs", filter_path=["nodes.*.name", "nodes.*.fs.total"])
+    except StoreError as exc:
+        if isinstance(exc.__cause__, es.AuthorizationException):  # a user without cluster:monitor: cannot tell
+            log.debug("cannot read the nodes' disk space: %s", exc)
+            return []
+        raise
+    held = []
+    for node in (stats.get("nodes") or {}).values():
+        fs = node.get("fs", {}).get("total", {})
+        total, free = int(fs.get("total_in_bytes") or 0), int(fs.get("available_in_bytes") or 0)
+        needed = merge_free_bytes(settings, total) if total else None
+        if needed is not None and free < needed:
+            held.append(f"{node.get('name')} ({free / total:.1%} of {total / (1 << 30):.0f} GiB free)")
+    return held
 
 
 # --- reading --------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ message; URLs are shown without any ``user:password@`` part.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -56,6 +57,9 @@ MAX_PART_LIMIT = 10_000
 """Largest ``limit`` of :meth:`ElasticsearchStore.part_candidates`: one page (``index.max_result_window``)."""
 FORCE_MERGE_TIMEOUT = 6 * 3600.0
 """Seconds :meth:`ElasticsearchStore.force_merge` waits for the cluster (a merge that outlasts it goes on there)."""
+FORCE_MERGE_WAIT = 60.0
+"""Seconds one ``_forcemerge`` request is given: a merge still running then is asked after again, once the
+nodes' disks are checked (Elasticsearch starts no merge on a nearly full disk, and the request would wait for good)."""
 _TERMS_QUERIES_PER_SEARCH = 100
 """Queries in one search of :meth:`ElasticsearchStore.candidates_many` in the ``terms`` document layout (one
 ``bool`` of their ``terms`` clauses: one request instead of 100)."""
@@ -645,7 +649,8 @@ class ElasticsearchStore(Closing):
 
     def force_merge(self) -> None:
         """Merge the index's segments into one per shard (``_forcemerge``), waiting up to
-        :data:`FORCE_MERGE_TIMEOUT` for the cluster to finish.
+        :data:`FORCE_MERGE_TIMEOUT` for the cluster to finish; raises :class:`StoreError` when a node's disk
+        is too full for Elasticsearch to start the merge.
 
         A search sends a few hundred level keys, each looked up in every segment: at
         100,000 documents in 16 segments the key query took about three times as long
@@ -653,9 +658,26 @@ class ElasticsearchStore(Closing):
         the cluster's own policy, so merge an index once it is loaded, not one taking
         writes all the time.
         """
+        started = time.monotonic()
         with self._translated("force-merging"):
-            self.client.options(request_timeout=FORCE_MERGE_TIMEOUT).indices.forcemerge(
-                index=self.index, max_num_segments=1)
+            while True:
+                held = io.merges_held_back(self.client)
+                if held:
+                    raise StoreError(
+                        f"cannot force-merge {self.index!r}: Elasticsearch starts no merge while a node's disk is "
+                        f"fuller than indices.merge.disk.watermark.high (95% by default), and that is so on "
+                        f"{', '.join(held)}; free disk space and run again (a merge already asked for stays queued "
+                        "on the cluster)")
+                try:
+                    # A request sent while the merge runs waits for it, then finds nothing left to merge.
+                    self.client.options(request_timeout=FORCE_MERGE_WAIT).indices.forcemerge(
+                        index=self.index, max_num_segments=1)
+                    break
+                except es.ConnectionTimeout:
+                    waited = time.monotonic() - started
+                    if waited >= FORCE_MERGE_TIMEOUT:
+                        raise
+                    log.info("the force merge of %s is still running after %.0f s", self.index, waited)
         self.refresh()  # OpenSearch searches the merged segment only from the next refresh
 
     # -- whole-index jobs ----------------------------------------------------------------------

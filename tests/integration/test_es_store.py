@@ -207,6 +207,35 @@ def test_force_merge_leaves_one_segment_per_shard(es_client: Elasticsearch, es_i
     assert store.count() == 200
 
 
+def test_force_merge_on_a_disk_too_full_to_merge_says_so_instead_of_waiting(es_client: Elasticsearch,
+                                                                             es_index: str) -> None:
+    from simdup_es.es import io
+
+    store = ElasticsearchStore(es_client, es_index)
+    store.setup()
+    store.put([StoredDoc(f"d{i}", i, VERSION) for i in range(10)])
+    store.refresh()
+    settings = es_client.cluster.get_settings(include_defaults=True, flat_settings=True)
+    if "indices.merge.disk.check_interval" not in settings["defaults"]:  # OpenSearch, Elasticsearch < 8.19
+        assert io.merges_held_back(es_client) == []
+        store.force_merge()
+        return
+    watermark = "indices.merge.disk.watermark.high"
+    before = settings["persistent"].get(watermark)
+    assert io.merges_held_back(es_client) == []  # the test node merges on any disk (scripts/es-server)
+    es_client.cluster.put_settings(persistent={watermark: "1%"})  # 99% of the disk must be free to merge
+    try:
+        held = io.merges_held_back(es_client)
+        assert len(held) == 1 and "GiB free" in held[0]
+        with pytest.raises(StoreError, match=r"cannot force-merge .*watermark.*free disk space"):
+            store.force_merge()
+    finally:
+        es_client.cluster.put_settings(persistent={watermark: before})
+    assert io.merges_held_back(es_client) == []
+    store.force_merge()
+    assert store.count() == 10
+
+
 def test_get_returns_text_title_and_fingerprint(es_client: Elasticsearch, es_index: str) -> None:
     store = ElasticsearchStore(es_client, es_index)
     store.setup()

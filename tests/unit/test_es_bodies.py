@@ -164,3 +164,23 @@ def test_a_union_search_finds_every_candidate_of_each_query(queries: list[int], 
     for fp in stored:
         if any(sh.shared_blocks_reference(q, fp, layout) >= layout.min_match for q in queries):
             assert passes(fp)
+
+
+def test_merge_free_bytes_follows_the_merge_watermark() -> None:
+    gib = 1 << 30
+    rule = {"indices.merge.disk.check_interval": "5s"}
+    total = 1000 * gib
+    # Not set: the flood stage's 95%, at most 100 GB free asked for.
+    assert bodies.merge_free_bytes({"defaults": rule}, total) == 50 * gib
+    assert bodies.merge_free_bytes({"defaults": rule}, 4000 * gib) == 100 * gib
+    # Set: a share used (percent or ratio, no headroom unless given) or a size left free; later scopes win.
+    assert bodies.merge_free_bytes({"defaults": rule, "persistent": {bodies._MERGE_WATERMARK: "90%"}}, total) == 100 * gib
+    assert bodies.merge_free_bytes({"defaults": rule, "persistent": {bodies._MERGE_WATERMARK: "0.5"}}, total) == 500 * gib
+    assert bodies.merge_free_bytes({"defaults": {**rule, bodies._MERGE_WATERMARK: "50%"},
+                                    "transient": {bodies._MERGE_WATERMARK: "100%"}}, total) == 0
+    assert bodies.merge_free_bytes({"defaults": rule, "persistent": {bodies._MERGE_WATERMARK: "20gb"}}, total) == 20 * gib
+    assert bodies.merge_free_bytes({"defaults": {**rule, f"{bodies._MERGE_WATERMARK}.max_headroom": "30gb"},
+                                    "persistent": {bodies._MERGE_WATERMARK: "50%"}}, total) == 30 * gib
+    # No such rule (OpenSearch, Elasticsearch before 8.19).
+    assert bodies.merge_free_bytes({"defaults": {"cluster.routing.allocation.disk.watermark.flood_stage": "95%"}},
+                                   total) is None
