@@ -109,6 +109,16 @@ def test_oracle_shingle_rule() -> None:
     assert ec.shared_share(set(), a) == 0.0
 
 
+
+def test_labelled_shares_are_the_oracles_share_of_each_pair() -> None:
+    c = ec.Corpus()
+    c.put("whole", "abcdefghijklmnopqrst", {"s"})
+    c.put("part", "abcdefghijkl" + "0123456789" * 3, {"s"})
+    c.queries.append(ec.Query("q", "abcdefghijklmnopqrst", frozenset({"s"}), {"row": ["whole", "part"]}))
+    shares = ec.labelled_shares(c)
+    # the query's 13 shingles are the smaller side; the part holds the 5 of its first 12 characters
+    assert shares == {"row": [1.0, pytest.approx(5 / 13)]}
+
 LICENCE = """MIT License
 
 Copyright (c) <year> <copyright holders>
