@@ -390,13 +390,16 @@ def compare_options(func: F) -> F:
                      help="Extra synonym groups, one per line, merged with Cilin."),
         click.option("--no-synonyms", is_flag=True, help="Word-level check without the thesaurus."),
         click.option("--trim-boilerplate", is_flag=True, help="Score only the trusted central part (headers, footers out)."),
+        click.option("--unwrap", is_flag=True,
+                     help="Read hard-wrapped text (PDF, mail) as its sentences: a line break after a full line that "
+                          "does not end a sentence does not end one."),
     ]
     for option in reversed(options):
         func = option(func)
     return func
 
 
-COMPARE_KEYS = ("similar_weight", "right_weight", "synonym_file", "no_synonyms", "trim_boilerplate")
+COMPARE_KEYS = ("similar_weight", "right_weight", "synonym_file", "no_synonyms", "trim_boilerplate", "unwrap")
 
 
 def compare_params(kwargs: dict[str, Any]) -> Any:
@@ -404,7 +407,8 @@ def compare_params(kwargs: dict[str, Any]) -> Any:
     from ..compare import CompareParams
 
     return CompareParams(similar_weight=kwargs["similar_weight"], right_weight=kwargs["right_weight"],
-                         use_synonyms=not kwargs["no_synonyms"], trim_boilerplate=kwargs["trim_boilerplate"])
+                         use_synonyms=not kwargs["no_synonyms"], trim_boilerplate=kwargs["trim_boilerplate"],
+                         unwrap=kwargs["unwrap"])
 
 
 def make_comparer(kwargs: dict[str, Any]) -> Callable[[str, str], Any]:

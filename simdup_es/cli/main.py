@@ -146,8 +146,10 @@ def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, ma
     from ..offsets import unify_mapped
     from ..report import copied_spans, original_spans, render_html, render_terminal, spans_dict
     from ..search import Verdict
+    from ..sentences import unwrap_lines
 
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
+    unwrap = kwargs["unwrap"]
     comparer = make_comparer(kwargs)
     doc_a, doc_b = read_document(a, "A", text=as_text), read_document(b, "B", text=as_text)
     html = open_output(html_path) if html_path is not None else None
@@ -168,6 +170,11 @@ def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, ma
         return
     click.echo(str(verdict))
     render_terminal(shown_a, shown_b, comparison, label_a=name_a, label_b=name_b, max_pairs=max_pairs)
+    wrapped = [name for name, shown in ((name_a, shown_a), (name_b, shown_b)) if unwrap_lines(shown.text) != shown.text]
+    if wrapped and not unwrap:
+        verb, its = ("looks", "its") if len(wrapped) == 1 else ("look", "their")
+        click.echo(f"note: {' and '.join(wrapped)} {verb} hard-wrapped (PDF, mail): {its} line breaks end sentences here, "
+                   "which lowers the similarity; --unwrap reads them as sentences", err=True)
 
 
 @main.group()

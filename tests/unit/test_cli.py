@@ -73,6 +73,25 @@ def test_compare_judges_as_search_does(tmp_path: Path) -> None:
     assert "-> a partial copy (" in shown.stdout
 
 
+
+def test_compare_unwrap_reads_a_hard_wrapped_copy_as_its_sentences(tmp_path: Path) -> None:
+    """A PDF's text breaks lines inside sentences: the copy is whole either way, but its sentences (and the
+    similarity, which compares sentences) are the original's only with --unwrap, which compare suggests."""
+    text = (FIXTURES / "zh_article.txt").read_text(encoding="utf-8")
+    wrapped = tmp_path / "wrapped.txt"
+    wrapped.write_text("\n".join(line[i : i + 30] for line in text.split("\n") for i in range(0, max(len(line), 1), 30)),
+                       encoding="utf-8")
+    args = ["compare", str(FIXTURES / "zh_article.txt"), str(wrapped)]
+    plain, unwrapped = (CliRunner().invoke(main, [*args, *extra, "--json"]) for extra in ([], ["--unwrap"]))
+    assert plain.exit_code == unwrapped.exit_code == 0, plain.output
+    before, after = (json.loads(r.stdout) for r in (plain, unwrapped))
+    assert before["kind"] == after["kind"] == "near-duplicate"
+    assert before["comparison"]["scores"]["similarity_b"] < 0.7 < 0.9 < after["comparison"]["scores"]["similarity_b"]
+    shown = CliRunner().invoke(main, args)
+    assert "wrapped.txt looks hard-wrapped" in shown.stderr and "--unwrap" in shown.stderr
+    assert "hard-wrapped" not in CliRunner().invoke(main, [*args, "--unwrap"]).stderr
+
+
 def test_compare_missing_file_is_a_clear_error() -> None:
     result = CliRunner().invoke(main, ["compare", "nope/a.txt", "b"])
     assert result.exit_code == 1 and "nope/a.txt: no such file" in result.output
