@@ -49,9 +49,9 @@ help page in two modules, a sentence quoted in many pages). Precision is over al
 of all queries. Beside each row, the median share the oracle would see in its labelled
 pairs (and how many are under 20 %); beside precision, the median share of the hits the
 oracle rejects: when a row's pairs share less than those hits, no rule over shared text
-finds that row in full at the oracle's precision. Time per query is one process, wall clock: ``find_copies`` for simdup
-(fingerprint, levels, store lookups, comparison matrix); MinHash of the query plus the
-LSH lookup for MinHash.
+finds that row in full at the oracle's precision. Time per query is one process, wall
+clock: ``find_copies`` for simdup (fingerprint, levels, store lookups, comparison
+matrix); MinHash of the query plus the LSH lookup for MinHash.
 
 How to run, and how long it takes (shared 2-core machine)
 ---------------------------------------------------------

@@ -192,7 +192,7 @@ def put_mapping(client: Elasticsearch, index: str, properties: dict[str, Any], w
 
 def merges_held_back(client: Elasticsearch) -> list[str]:
     """The nodes whose disk is too full for the cluster to start a merge, each as ``"name (3.1% of
-    252 GB free)"``; empty when none is, or the cluster has no such rule (:func:`bodies.merge_free_bytes`)."""
+    252 GiB free)"``; empty when none is, or the cluster has no such rule (:func:`bodies.merge_free_bytes`)."""
     try:
         with translated(client, "reading the cluster's disk settings"):
             settings = dict(client.cluster.get_settings(include_defaults=True, flat_settings=True))
