@@ -273,7 +273,7 @@ def dask_client(address: str) -> Iterator[Any]:
         if workers and not (workers.isdigit() and int(workers) > 0):
             raise ConfigError(f"--dask local:N needs a number of workers, got {address!r}")
         with LocalCluster(n_workers=int(workers) if workers else None, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+                          dashboard_address=":0") as cluster, Client(cluster) as client:
             yield client
     else:
         with Client(address) as client:
