@@ -16,6 +16,7 @@ from html import unescape
 from typing import Literal
 
 from .errors import EmptyDocumentError, InputError
+from .sentences import unwrap_lines
 
 Kind = Literal["text", "html", "pdf", "docx"]
 
@@ -173,7 +174,9 @@ def _pdf_to_text(data: bytes, source: str | None) -> str:
             f"PDF has no text layer ({len(pages)} page(s), probably scanned images); run OCR on it first",
             source=source,
         )
-    return text
+    # A PDF's lines are its layout's, not its sentences': a line break after a full line
+    # that ends no sentence (across a page break too) is a space, as the text reads.
+    return unwrap_lines(text)
 
 
 def _check_docx_sizes(data: bytes, source: str | None) -> None:
