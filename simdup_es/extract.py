@@ -162,7 +162,7 @@ def _pdf_to_text(data: bytes, source: str | None) -> str:
 
     try:
         reader = PdfReader(io.BytesIO(data))
-        pages = [page.extract_text() or "" for page in reader.pages]
+        pages = [(page.extract_text() or "").rstrip("\n") for page in reader.pages]
     except LimitReachedError as exc:
         # pypdf's own caps (75 MB per decompressed stream by default): a decompression bomb.
         raise InputError(f"PDF stream over pypdf's size limits (a decompression bomb?): {exc}", source=source) from None

@@ -132,32 +132,34 @@ def test_pdf_without_text_layer_is_an_empty_document() -> None:
 
 
 
-def _text_pdf(lines: list[str]) -> bytes:
-    """A one-page PDF showing ``lines`` in Helvetica, one under the other, as a PDF's layout breaks them."""
+def _text_pdf(*pages: list[str]) -> bytes:
+    """A PDF showing each page's lines in Helvetica, one under the other, as a PDF's layout breaks them."""
     from pypdf import PdfWriter
     from pypdf.generic import DictionaryObject, NameObject, StreamObject
 
     writer = PdfWriter()
-    page = writer.add_blank_page(width=612, height=792)
     font = DictionaryObject({NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
                              NameObject("/BaseFont"): NameObject("/Helvetica")})
-    page[NameObject("/Resources")] = DictionaryObject(
-        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})})
-    content = StreamObject()
-    content.set_data("\n".join(["BT /F1 11 Tf 72 720 Td 14 TL", *(f"({line}) Tj T*" for line in lines), "ET"]).encode())
-    page[NameObject("/Contents")] = writer._add_object(content)
+    fonts = DictionaryObject({NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})})
+    for lines in pages:
+        page = writer.add_blank_page(width=612, height=792)
+        page[NameObject("/Resources")] = fonts
+        content = StreamObject()
+        content.set_data("\n".join(["BT /F1 11 Tf 72 720 Td 14 TL", *(f"({line}) Tj T*" for line in lines), "ET"]).encode())
+        page[NameObject("/Contents")] = writer._add_object(content)
     buf = io.BytesIO()
     writer.write(buf)
     return buf.getvalue()
 
 
 def test_pdf_lines_broken_inside_a_sentence_are_joined() -> None:
-    lines = ["The quick brown fox jumps over the lazy dog and keeps", "running through the field until the sun sets.",
+    """Joined across a page break too; a line that ends a sentence, or is short (a heading), still ends there."""
+    first = ["The quick brown fox jumps over the lazy dog and keeps", "running through the field until the sun sets.",
              "Another sentence starts here and goes on for a while", "before it ends on this short line.", "Heading",
-             "A last line."]
-    text = extract(_text_pdf(lines), "pdf")
-    assert text.split("\n")[:4] == [f"{lines[0]} {lines[1]}", f"{lines[2]} {lines[3]}", "Heading", "A last line."]
-
+             "A sentence that runs over the end of the page and so"]
+    second = ["goes on at the top of the next one, where it ends.", "A last line."]
+    assert extract(_text_pdf(first, second), "pdf").split("\n") == [
+        f"{first[0]} {first[1]}", f"{first[2]} {first[3]}", "Heading", f"{first[5]} {second[0]}", "A last line."]
 
 def test_broken_pdf_and_docx_are_input_errors() -> None:
     with pytest.raises(InputError, match="cannot read PDF"):
