@@ -83,7 +83,7 @@ def test_groups_tells_its_progress_phase_by_phase(tmp_path: Path) -> None:
     store = tmp_path / "store"
     assert CliRunner().invoke(main, ["index", SAMPLE, "--store", str(store)]).exit_code == 0
     compare = make_comparer({"similar_weight": 0.6, "right_weight": 0.8, "synonym_file": None, "no_synonyms": False,
-                             "trim_boilerplate": False})
+                             "trim_boilerplate": False, "unwrap": False})
     heard: list[tuple[str, int, int | None]] = []
     with LocalStore(store) as opened:
         update_groups(opened, partial=PartialLinks(PartPrinter(Fingerprinter()), compare, MultiParams(), 1),
