@@ -666,8 +666,9 @@ class ElasticsearchStore(Closing):
                     raise StoreError(
                         f"cannot force-merge {self.index!r}: Elasticsearch starts no merge while a node's disk is "
                         f"fuller than indices.merge.disk.watermark.high (95% by default), and that is so on "
-                        f"{', '.join(held)}; free disk space and run again (a merge already asked for stays queued "
-                        "on the cluster)")
+                        f"{', '.join(held)}; what was written is kept and searchable, only the merge is left: free "
+                        f"disk space, then merge with POST /{self.index}/_forcemerge?max_num_segments=1 (a merge "
+                        "already asked for stays queued on the cluster and runs once there is space)")
                 try:
                     # A request sent while the merge runs waits for it, then finds nothing left to merge.
                     self.client.options(request_timeout=FORCE_MERGE_WAIT).indices.forcemerge(
