@@ -1,4 +1,4 @@
-"""Plain types every layer may use: the result of a bulk write, and a ``with`` helper.
+"""Plain types every layer may use: the result of a bulk write, a ``with`` helper, and byte sizes.
 
 This module imports nothing from the package, so :mod:`simdup_es.errors`, the
 Elasticsearch layer (:mod:`simdup_es.es`) and the stores (:mod:`simdup_es.store`)
@@ -7,8 +7,19 @@ can all depend on it. :mod:`simdup_es.store.base` re-exports both names.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(?:([kmgtp])i?b?|b)?\s*", re.IGNORECASE)
+_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+
+
+def byte_size(text: str) -> int | None:
+    """Bytes from ``10M``, ``512k``, ``1.5MB``, ``100gb`` or ``2000`` (k, M, G, T, P are powers of 1024, as
+    Elasticsearch's sizes); ``None`` when ``text`` is not a size."""
+    found = _SIZE.fullmatch(text)
+    return int(float(found[1]) * _UNITS[found[2].lower()] if found[2] else float(found[1])) if found else None
 
 
 class Closing:

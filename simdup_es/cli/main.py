@@ -170,8 +170,9 @@ def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, ma
         return
     click.echo(str(verdict))
     render_terminal(shown_a, shown_b, comparison, label_a=name_a, label_b=name_b, max_pairs=max_pairs)
-    wrapped = [name for name, shown in ((name_a, shown_a), (name_b, shown_b)) if unwrap_lines(shown.text) != shown.text]
-    if wrapped and not unwrap:
+    wrapped = [] if unwrap else [name for name, shown in ((name_a, shown_a), (name_b, shown_b))
+                                 if unwrap_lines(shown.text) != shown.text]
+    if wrapped:
         verb, its = ("looks", "its") if len(wrapped) == 1 else ("look", "their")
         click.echo(f"note: {' and '.join(wrapped)} {verb} hard-wrapped (PDF, mail): {its} line breaks end sentences here, "
                    "which lowers the similarity; --unwrap reads them as sentences", err=True)

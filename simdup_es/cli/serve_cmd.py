@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
-import re
 import signal
 import socket
 import traceback
@@ -16,6 +15,7 @@ from urllib.parse import urlsplit
 
 import click
 
+from ..common import byte_size
 from ..config import BlockLayout
 from ..errors import ConfigError, SimdupError
 from ..multilevel import MultiParams
@@ -24,16 +24,11 @@ from ._common import compare_options, compare_params, fingerprint_options, make_
 from ..store.base import Store
 from .store_cmds import note_other_versions, open_store, pop_store_opts, store_options
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
-
-
 def parse_size(text: str) -> int:
     """Bytes from ``10M``, ``512k``, ``1.5MB`` or ``2000000`` (k, M, G are powers of 1024)."""
-    found = _SIZE.match(text)
-    if not found:
+    size = byte_size(text)
+    if size is None:
         raise click.BadParameter(f"{text!r} is not a size: give bytes, or a number with k, M or G (e.g. 10M)")
-    unit = (found.group(2) or "b")[0].lower()
-    size = int(float(found.group(1)) * {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[unit])
     if size < 1:
         raise click.BadParameter("the size must be at least 1 byte")
     return size

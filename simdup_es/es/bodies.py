@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import schema
 from .. import simhash as sh
+from ..common import byte_size
 from ..config import BlockLayout
 from ..errors import ConfigError
 
@@ -533,13 +534,6 @@ def stored_fingerprint(source: Mapping[str, Any]) -> tuple[int, str] | None:
 
 _MERGE_WATERMARK = "indices.merge.disk.watermark.high"
 _FLOOD_STAGE = "cluster.routing.allocation.disk.watermark.flood_stage"
-_BYTE_UNITS = {"b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40, "pb": 1 << 50}
-
-
-def _byte_size(text: str) -> int | None:
-    match = re.fullmatch(r"\s*([0-9.]+)\s*([kmgtp]?b)\s*", text.lower())
-    return int(float(match[1]) * _BYTE_UNITS[match[2]]) if match else None
-
 
 def merge_free_bytes(settings: Mapping[str, Any], total: int) -> int | None:
     """Free bytes below which a node starts no merge, from ``GET _cluster/settings?include_defaults&flat_settings``;
@@ -558,12 +552,12 @@ def merge_free_bytes(settings: Mapping[str, Any], total: int) -> int | None:
         return None
     explicit = _MERGE_WATERMARK in flat
     value = str(flat.get(_MERGE_WATERMARK) or flat.get(_FLOOD_STAGE) or "95%").strip()
-    size = _byte_size(value)
-    if size is not None:
-        return size
-    used = float(value[:-1]) / 100 if value.endswith("%") else float(value)
+    try:
+        used = float(value[:-1]) / 100 if value.endswith("%") else float(value)  # a bare number is a ratio
+    except ValueError:
+        return byte_size(value)  # a size left free
     needed = round(total * (1 - used))
-    headroom = _byte_size(str(flat.get(f"{_MERGE_WATERMARK}.max_headroom", "")))
+    headroom = byte_size(str(flat.get(f"{_MERGE_WATERMARK}.max_headroom", "")))
     if headroom is None and not explicit:
         headroom = 100 << 30
     return min(needed, headroom) if headroom is not None else needed

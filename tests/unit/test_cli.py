@@ -73,7 +73,6 @@ def test_compare_judges_as_search_does(tmp_path: Path) -> None:
     assert "-> a partial copy (" in shown.stdout
 
 
-
 def test_compare_unwrap_reads_a_hard_wrapped_copy_as_its_sentences(tmp_path: Path) -> None:
     """A PDF's text breaks lines inside sentences: the copy is whole either way, but its sentences (and the
     similarity, which compares sentences) are the original's only with --unwrap, which compare suggests."""
