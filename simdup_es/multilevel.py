@@ -334,6 +334,13 @@ class Candidate:
         return max(self.coverage_query, self.coverage_match)
 
 
+def _judging_order(c: Candidate) -> tuple[float, float, str]:
+    """The order candidates are judged in: by evidence plus the smaller of the two coverages. When
+    ``limit`` copies are found before every candidate is judged, the query's edited copies (most of
+    both sides) come before texts that hold all of it as a small part of theirs, or that it holds."""
+    return -(c.evidence + min(c.coverage_query, c.coverage_match)), -c.coverage, c.id
+
+
 def _unit_starts(query: Levels) -> np.ndarray:
     """The unit offset of each of the query's sentences, and the units after the last."""
     return np.cumsum([0, *(s.n_units for s in query.sentences)])
@@ -375,7 +382,8 @@ def boilerplate(query: Levels, found: Sequence[PartCandidate], params: MultiPara
 
 
 def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: MultiParams = MultiParams()) -> list[Candidate]:
-    """Candidates with ``evidence`` of at least ``min_coverage``, most first (see :class:`Candidate`).
+    """Candidates with ``evidence`` of at least ``min_coverage``, in judging order (:class:`Candidate`,
+    :func:`_judging_order`).
 
     The match side's coverage is estimated by the share of its keys the query has (its
     distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units
@@ -403,7 +411,7 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
                        params.partial_threshold * min(1.0, run / params.passage_units))
         if evidence >= params.min_coverage:
             out.append(Candidate(c.id, cq, cm, evidence))
-    out.sort(key=lambda c: (-c.evidence, -c.coverage, c.id))
+    out.sort(key=_judging_order)
     return out
 
 
@@ -494,7 +502,7 @@ def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
                        params.partial_threshold * min(1.0, longest / params.passage_units))
         if evidence >= params.min_coverage:
             out.append(Candidate(c.id, cq, cm, evidence))
-    out.sort(key=lambda c: (-c.evidence, -c.coverage, c.id))
+    out.sort(key=_judging_order)
     return out
 
 

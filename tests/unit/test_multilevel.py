@@ -25,6 +25,7 @@ from simdup_es.multilevel import (
     judge,
     passages,
     rank_candidates,
+    rank_candidates_reference,
 )
 from simdup_es.parts import Key, Levels, Part, PartPrinter
 from simdup_es.simhash import blocks
@@ -150,6 +151,22 @@ def test_ranking_by_coverage(printer: PartPrinter, corpus: dict[str, str]) -> No
     assert [c.id for c in ranked][:2] == ["big", "small"] and "a-part" in {c.id for c in ranked}
     assert ranked[1].coverage_match == 1.0 and ranked[1].evidence == 5 / MultiParams().passage_min_units
     assert ranked[0].coverage_query > 0.9
+
+
+def test_an_edited_copy_is_judged_before_a_text_holding_the_whole_query(printer: PartPrinter,
+                                                                         corpus: dict[str, str]) -> None:
+    # When limit copies are found before every candidate is judged, the query's own edited copy must be
+    # among them rather than longer texts that hold the query whole (or short ones it holds whole).
+    q = printer.levels(UnifiedText(corpus["article"]))
+    most = frozenset(range(len(q.keys) * 4 // 5))
+    found = [
+        PartCandidate("holds-it", frozenset(), frozenset(range(len(q.keys))), units=10 * q.units),
+        PartCandidate("edited-copy", frozenset(), most, units=q.units),
+    ]
+    ranked = rank_candidates(q, found)
+    assert ranked[1].evidence > ranked[0].evidence  # it holds more of the query...
+    assert [c.id for c in ranked] == ["edited-copy", "holds-it"]  # ...but the copy covers both sides
+    assert rank_candidates_reference(q, found) == ranked
 
 
 def test_judge_kinds(corpus: dict[str, str]) -> None:
