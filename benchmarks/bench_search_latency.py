@@ -165,13 +165,9 @@ def simdup_runs(store, queries, again: bool = False):  # type: ignore[no-untyped
 
 
 def minhash_runs(stored: dict[str, str], queries):  # type: ignore[no-untyped-def]
-    import xxhash
-    from datasketch import MinHash, MinHashLSH
+    from datasketch import MinHashLSH
 
-    def mh(text: str) -> MinHash:
-        m = MinHash(num_perm=128, hashfunc=xxhash.xxh32_intdigest)
-        m.update_batch([w.encode() for w in eval_copies.minhash_tokens(text)])
-        return m
+    mh = eval_copies.minhash
 
     t0 = time.perf_counter()
     lsh = MinHashLSH(threshold=0.5, num_perm=128)

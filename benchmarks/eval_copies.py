@@ -436,6 +436,16 @@ def minhash_tokens(text: str) -> set[str]:
     return {s[i : i + 5] for i in range(max(1, len(s) - 4))}
 
 
+def minhash(text: str):  # type: ignore[no-untyped-def]
+    """The peer's MinHash of a text (128 permutations over :func:`minhash_tokens`)."""
+    import xxhash
+    from datasketch import MinHash
+
+    m = MinHash(num_perm=128, hashfunc=xxhash.xxh32_intdigest)
+    m.update_batch([w.encode() for w in minhash_tokens(text)])
+    return m
+
+
 # ------------------------------------------------------------------ the set
 
 
@@ -725,14 +735,9 @@ def run_simdup(c: Corpus, store_dir: Path, workers: int, log: Callable[[str], No
 
 
 def run_minhash(c: Corpus, log: Callable[[str], None]) -> dict:
-    import xxhash
-    from datasketch import MinHash, MinHashLSH
+    from datasketch import MinHashLSH
 
-    def mh(text: str) -> MinHash:
-        m = MinHash(num_perm=128, hashfunc=xxhash.xxh32_intdigest)
-        m.update_batch([w.encode() for w in minhash_tokens(text)])
-        return m
-
+    mh = minhash
     t0 = time.perf_counter()
     lsh = MinHashLSH(threshold=0.5, num_perm=128)
     with lsh.insertion_session() as session:

@@ -318,13 +318,9 @@ def index_store(store, stored: Mapping[str, str], workers: int, log: Callable[[s
 
 def run_minhash(stored: Mapping[str, str], queries: Sequence[Query], log: Callable[[str], None]) -> tuple[dict, dict]:
     """MinHash LSH over the stored texts: every query's hits, and the same hits cut at ``LIMIT``, best first."""
-    import xxhash
-    from datasketch import MinHash, MinHashLSH
+    from datasketch import MinHashLSH
 
-    def mh(text: str) -> MinHash:
-        m = MinHash(num_perm=128, hashfunc=xxhash.xxh32_intdigest)
-        m.update_batch([w.encode() for w in eval_copies.minhash_tokens(text)])
-        return m
+    mh = eval_copies.minhash
 
     t0 = time.perf_counter()
     lsh = MinHashLSH(threshold=0.5, num_perm=128)
