@@ -167,15 +167,14 @@ def simdup_runs(store, queries, again: bool = False):  # type: ignore[no-untyped
 def minhash_runs(stored: dict[str, str], queries):  # type: ignore[no-untyped-def]
     from datasketch import MinHashLSH
 
-    mh = eval_copies.minhash
 
     t0 = time.perf_counter()
     lsh = MinHashLSH(threshold=0.5, num_perm=128)
     with lsh.insertion_session() as session:
         for doc_id, text in stored.items():
-            session.insert(doc_id, mh(text))
+            session.insert(doc_id, eval_copies.minhash(text))
     log(f"  MinHash LSH of {len(stored):,} documents in {time.perf_counter() - t0:.0f} s")
-    return time_queries(queries, lambda text: len(lsh.query(mh(text))))
+    return time_queries(queries, lambda text: len(lsh.query(eval_copies.minhash(text))))
 
 
 def main() -> None:

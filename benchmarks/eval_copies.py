@@ -691,11 +691,11 @@ def build_licences(c: Corpus, seed: int, n: int, n_variants: int, log: Callable[
 
 
 def run_simdup(c: Corpus, store_dir: Path, workers: int, log: Callable[[str], None], reuse: bool = False) -> dict:
-    from simdup_es import SimdupError, default_fingerprinter
+    from simdup_es import default_fingerprinter
     from simdup_es.indexer import index_items
     from simdup_es.multilevel import MultiParams
     from simdup_es.parts import PartPrinter
-    from simdup_es.search import comparer, find_copies
+    from simdup_es.search import comparer
     from simdup_es.sources import Record
     from simdup_es.store import open_store
 
@@ -717,37 +717,48 @@ def run_simdup(c: Corpus, store_dir: Path, workers: int, log: Callable[[str], No
         out["store_bytes"] = sum(p.stat().st_size for p in store_dir.rglob("*") if p.is_file())
         log(f"simdup: indexed {out['indexed']} documents ({len(rejects)} rejected) in {out['index_seconds']:.0f} s; "
             f"store {out['store_bytes'] / 1e6:.1f} MB")
-        printer, compare, params = PartPrinter(fingerprinter), comparer(), MultiParams()
-        t_all = time.perf_counter()
-        for n, q in enumerate(c.queries):
-            t = time.perf_counter()
-            try:
-                found = [m.id for m in find_copies(store, q.text, printer=printer, compare=compare, params=params,
-                                                   limit=LIMIT, exclude_id=q.exclude)]
-            except SimdupError as exc:  # a query the pipeline refuses (no words left): nothing found
-                found = []
-                out["failed"].append((q.id, str(exc)))
-            out["ms"].append(1000 * (time.perf_counter() - t))
-            out["hits"][q.id] = found
-            if (n + 1) % 500 == 0:
-                log(f"  simdup {n + 1}/{len(c.queries)} queries, {time.perf_counter() - t_all:.0f} s")
+        out.update(query_all(store, [(q.id, q.text, q.exclude) for q in c.queries], PartPrinter(fingerprinter),
+                             comparer(), MultiParams(), log))
+    return out
+
+
+def query_all(store, queries: Sequence[tuple[str, str, str | None]], printer, compare, params,  # type: ignore[no-untyped-def]
+              log: Callable[[str], None], label: str = "simdup", every: int = 500) -> dict:
+    """Each ``(id, text, id to leave out)`` through ``find_copies`` (``LIMIT``): ``hits`` (ids) by query id,
+    ``ms`` per query, and the queries the pipeline ``failed`` (refused: nothing found)."""
+    from simdup_es import SimdupError
+    from simdup_es.search import find_copies
+
+    out: dict = {"hits": {}, "ms": [], "failed": []}
+    t_all = time.perf_counter()
+    for n, (qid, text, exclude) in enumerate(queries):
+        t = time.perf_counter()
+        try:
+            found = [m.id for m in find_copies(store, text, printer=printer, compare=compare, params=params,
+                                               limit=LIMIT, exclude_id=exclude)]
+        except SimdupError as exc:  # a query the pipeline refuses (no words left): nothing found
+            found = []
+            out["failed"].append((qid, str(exc)))
+        out["ms"].append(1000 * (time.perf_counter() - t))
+        out["hits"][qid] = found
+        if (n + 1) % every == 0:
+            log(f"  {label}: {n + 1}/{len(queries)} queries, {time.perf_counter() - t_all:.0f} s")
     return out
 
 
 def run_minhash(c: Corpus, log: Callable[[str], None]) -> dict:
     from datasketch import MinHashLSH
 
-    mh = minhash
     t0 = time.perf_counter()
     lsh = MinHashLSH(threshold=0.5, num_perm=128)
     with lsh.insertion_session() as session:
         for doc_id, text in c.stored.items():
-            session.insert(doc_id, mh(text))
+            session.insert(doc_id, minhash(text))
     out: dict = {"hits": {}, "ms": [], "index_seconds": time.perf_counter() - t0}
     log(f"minhash: indexed {len(c.stored)} documents in {out['index_seconds']:.0f} s")
     for n, q in enumerate(c.queries):
         t = time.perf_counter()
-        got = lsh.query(mh(q.text))
+        got = lsh.query(minhash(q.text))
         out["ms"].append(1000 * (time.perf_counter() - t))
         out["hits"][q.id] = sorted(i for i in got if i != q.exclude)
         if (n + 1) % 2000 == 0:

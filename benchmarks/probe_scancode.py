@@ -84,7 +84,9 @@ import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -254,50 +256,15 @@ def build(wheel: Path, seed: int, n_queries: int, n_copies: int, log: Callable[[
 # ------------------------------------------------------------------ running
 
 
-def simdup_search(store, queries: Sequence[Query], texts: Mapping[str, str], params, log: Callable[[str], None],
-                  label: str) -> dict:
-    """Every query through find_copies as eval_copies.run_simdup does: hits by query and ms per query."""
-    from simdup_es import SimdupError
-    from simdup_es.search import find_copies
-
-    out: dict = {"hits": {}, "ms": [], "failed": [], "full": 0}
-    t_all = time.perf_counter()
-    for n, q in enumerate(queries):
-        t = time.perf_counter()
-        try:
-            found = find_copies(store, texts[q.id], printer=SHARED.printer, compare=SHARED.compare, params=params,
-                                limit=LIMIT, exclude_id=q.id)
-            out["full"] += int(len(found) >= LIMIT)
-            hits = [m.id for m in found]
-        except SimdupError as exc:  # a query the pipeline refuses: nothing found
-            hits = []
-            out["failed"].append((q.id, str(exc)))
-        out["ms"].append(1000 * (time.perf_counter() - t))
-        out["hits"][q.id] = hits
-        if (n + 1) % 300 == 0:
-            log(f"  simdup {label}: {n + 1}/{len(queries)} queries, {time.perf_counter() - t_all:.0f} s")
-    return out
-
-
-class _Shared:
+@cache
+def shared() -> SimpleNamespace:
     """The fingerprinter, part printer and comparer, made once (the comparer's segmenter cache is shared)."""
+    from simdup_es import default_fingerprinter
+    from simdup_es.parts import PartPrinter
+    from simdup_es.search import comparer
 
-    def __init__(self) -> None:
-        self._made = False
-
-    def make(self) -> None:
-        if not self._made:
-            from simdup_es import default_fingerprinter
-            from simdup_es.parts import PartPrinter
-            from simdup_es.search import comparer
-
-            self.fingerprinter = default_fingerprinter()
-            self.printer = PartPrinter(self.fingerprinter)
-            self.compare = comparer()
-            self._made = True
-
-
-SHARED = _Shared()
+    fingerprinter = default_fingerprinter()
+    return SimpleNamespace(fingerprinter=fingerprinter, printer=PartPrinter(fingerprinter), compare=comparer())
 
 
 def index_store(store, stored: Mapping[str, str], workers: int, log: Callable[[str], None]) -> float:
@@ -307,7 +274,7 @@ def index_store(store, stored: Mapping[str, str], workers: int, log: Callable[[s
     t0 = time.perf_counter()
     rejects: list = []
     summary = index_items((Record(text, "probe-scancode", i) for i, text in stored.items()), store,
-                          SHARED.fingerprinter, on_reject=rejects.append, workers=workers)
+                          shared().fingerprinter, on_reject=rejects.append, workers=workers)
     store.refresh()
     seconds = time.perf_counter() - t0
     log(f"simdup: indexed {summary.indexed} documents ({len(rejects)} rejected) in {seconds:.0f} s")
@@ -320,28 +287,25 @@ def run_minhash(stored: Mapping[str, str], queries: Sequence[Query], log: Callab
     """MinHash LSH over the stored texts: every query's hits, and the same hits cut at ``LIMIT``, best first."""
     from datasketch import MinHashLSH
 
-    mh = eval_copies.minhash
-
     t0 = time.perf_counter()
     lsh = MinHashLSH(threshold=0.5, num_perm=128)
     sigs = {}  # kept to rank the hits by estimated Jaccard
     with lsh.insertion_session() as session:
         for doc_id, text in stored.items():
-            sigs[doc_id] = mh(text)
+            sigs[doc_id] = eval_copies.minhash(text)
             session.insert(doc_id, sigs[doc_id])
     out: dict = {"hits": {}, "ms": [], "index_seconds": time.perf_counter() - t0}
     top: dict = {"hits": {}, "ms": out["ms"]}
     log(f"minhash: indexed {len(stored)} documents in {out['index_seconds']:.0f} s")
     for q in queries:
         t = time.perf_counter()
-        m = mh(stored[q.id])
+        m = eval_copies.minhash(stored[q.id])
         got = lsh.query(m)
         out["ms"].append(1000 * (time.perf_counter() - t))
         out["hits"][q.id] = sorted(i for i in got if i != q.id)
         # The same hits cut at LIMIT, most similar first (estimated Jaccard, then id), as a list a user is shown.
         estimate = {i: m.jaccard(sigs[i]) for i in out["hits"][q.id]} if len(out["hits"][q.id]) > LIMIT else {}
         top["hits"][q.id] = sorted(out["hits"][q.id], key=lambda i: (-estimate.get(i, 1.0), i))[:LIMIT]
-    out["full"] = top["full"] = sum(len(h) >= LIMIT for h in top["hits"].values())
     return out, top
 
 
@@ -387,7 +351,8 @@ def score(queries: Sequence[Query], run: dict, oracle: Oracle) -> dict:
     return {"recall": {r: (f / n if n else float("nan")) for r, (f, n) in found.items()},
             "hits": hits, "precision_strict": strict / hits if hits else float("nan"),
             "precision_oracle": right / hits if hits else float("nan"),
-            "ms_p50": float(np.median(ms)), "ms_p95": float(np.percentile(ms, 95)), "full": run.get("full", 0)}
+            "ms_p50": float(np.median(ms)), "ms_p95": float(np.percentile(ms, 95)),
+            "full": sum(len(h) >= LIMIT for h in run["hits"].values())}
 
 
 def hit_kinds(queries: Sequence[Query], hits: Mapping[str, Sequence[str]], expression: Mapping[str, str]) -> tuple[float, ...]:
@@ -425,8 +390,8 @@ def diagnose(store, probe: Probe, q: Query, missed: Sequence[str], hits: Sequenc
     params = MultiParams()
     text = probe.stored[q.id]
     unified = unify(text)
-    fp = SHARED.fingerprinter.fingerprint(unified)
-    levels = SHARED.printer.levels(unified)
+    fp = shared().fingerprinter.fingerprint(unified)
+    levels = shared().printer.levels(unified)
     keys = [k.key for k in levels.keys]
     (ids, fps), found = store.copy_candidates(fp.value, levels.fingerprints, keys, levels.version, exclude_id=q.id,
                                               limit=params.store_limit)
@@ -447,17 +412,17 @@ def diagnose(store, probe: Probe, q: Query, missed: Sequence[str], hits: Sequenc
         return Recording({i: StoredText(unify(d.text), d.fingerprint if d.version == fp.version else None)
                           for i, d in docs.items() if d.text})
 
-    replay = judge_copies(unified, levels, near, found, texts, SHARED.compare, query_fingerprint=fp.value,
+    replay = judge_copies(unified, levels, near, found, texts, shared().compare, query_fingerprint=fp.value,
                           params=params, limit=LIMIT)
     replay_ok = sorted(m.id for m in replay[:LIMIT]) == sorted(hits)  # find_copies cuts at limit after judging
-    big = {m.id for m in find_copies(store, text, printer=SHARED.printer, compare=SHARED.compare,
+    big = {m.id for m in find_copies(store, text, printer=shared().printer, compare=shared().compare,
                                      params=replace(params, store_limit=BIG), limit=BIG, exclude_id=q.id)}
     out = []
     for p in missed:
         ptext = probe.stored[p]
         punified = unify(ptext)
-        distance = sh.hamming(fp.value, SHARED.fingerprinter.fingerprint(punified).value)
-        comparison = SHARED.compare(unified, punified)
+        distance = sh.hamming(fp.value, shared().fingerprinter.fingerprint(punified).value)
+        comparison = shared().compare(unified, punified)
         with_bp = judge(p, comparison, distance, params, common)
         without_bp = judge(p, comparison, distance, params, None)
         cq, cm, longest, _ = copied_shares(comparison, params, common)
@@ -542,7 +507,6 @@ def main() -> None:
     probe = build(wheel_path(args.wheel, args.cache, log), args.seed, args.queries, args.copies, log)
     queries = probe.queries
     log(f"{len(probe.stored)} documents to store, {len(queries)} queries")
-    SHARED.make()
     oracle = Oracle(probe.stored)
     runs: dict[str, dict] = {}
     tmp = Path(tempfile.mkdtemp(prefix="simdup-probe-scancode-"))
@@ -550,7 +514,9 @@ def main() -> None:
         with open_store(path=tmp / "store", create=True) as store:
             index_seconds = index_store(store, probe.stored, args.workers, log)
             for name, change in VARIANTS.items():
-                runs[name] = simdup_search(store, queries, probe.stored, MultiParams(**change), log, name)
+                runs[name] = eval_copies.query_all(store, [(q.id, probe.stored[q.id], q.id) for q in queries],
+                                                   shared().printer, shared().compare, MultiParams(**change), log,
+                                                   f"simdup {name}", every=300)
             runs["minhash"], runs["minhash top"] = run_minhash(probe.stored, queries, log)
             scores = {name: score(queries, run, oracle) for name, run in runs.items()}
             hits = runs["default"]["hits"]
