@@ -94,8 +94,11 @@ class MultiParams:
         copies was found: the budget grows with the copies there are, never cutting
         them silently.
     store_limit:
-        At most this many candidates asked of the store (most matched parts and keys
-        first, ties by id); a bound on work for queries made of common phrases.
+        At first this many candidates are asked of the store (most matched parts and keys
+        first, ties by id): a bound on work for queries made of common phrases. When all of
+        them were judged and copies kept coming (``Copies.ran_out``), ``find_copies`` of
+        :mod:`simdup_es.search` asks for four times as many, while that confirms more
+        copies, up to :data:`simdup_es.search.MAX_STORE_LIMIT`.
     partial_threshold:
         A candidate is a ``partial`` copy when at least this share of the query's, or
         of its own, units are in copied passages.
@@ -712,12 +715,14 @@ def _bound_side(copied: np.ndarray, lengths: np.ndarray, params: MultiParams,
 
 class Copies(list[MultiMatch]):
     """The copies found, best first; ``more`` candidates were left unjudged once ``limit`` copies were found.
-    ``unified``: the query's unified text, when the search made it (a report maps it back, see
-    :func:`simdup_es.offsets.unify_mapped`)."""
+    ``ran_out``: judging ended because the candidates did, not on ``max_misses`` misses in a row or at
+    ``limit`` (a caller whose store cut the candidates asks it for more). ``unified``: the query's
+    unified text, when the search made it (a report maps it back, see :func:`simdup_es.offsets.unify_mapped`)."""
 
-    def __init__(self, matches: Iterable[MultiMatch] = (), more: int = 0) -> None:
+    def __init__(self, matches: Iterable[MultiMatch] = (), more: int = 0, ran_out: bool = False) -> None:
         super().__init__(matches)
         self.more = more
+        self.ran_out = ran_out
         self.unified: str | None = None
 
 
@@ -761,10 +766,9 @@ def find_copies(
     Returns
     -------
     Copies
-        Near-duplicates first (by distance), then partial copies by the larger
-        copied share; ties by id. Every near-duplicate by distance is judged; part
-        candidates best first, until ``params.max_misses`` in a row were no copy or
-        ``limit`` copies were found (:class:`MultiParams`).
+        Near-duplicates first (by distance), then partial copies by the larger copied share; ties
+        by id. Every near-duplicate by distance is judged; part candidates best first, until
+        ``params.max_misses`` in a row were no copy or ``limit`` copies were found (:class:`MultiParams`).
     """
     distances = dict(near)
     common = boilerplate(query, found, params)
@@ -800,4 +804,5 @@ def find_copies(
                 break
     out.sort(key=lambda m: (m.kind != "near-duplicate", m.distance if m.distance is not None and m.kind == "near-duplicate"
                             else 65, -max(m.copied_query, m.copied_match), m.id))
-    return Copies(out, more=len(ranked) - at if limit is not None and len(out) >= limit else 0)
+    full = limit is not None and len(out) >= limit
+    return Copies(out, len(ranked) - at if full else 0, not full and 0 < len(ranked) <= at and misses < params.max_misses)

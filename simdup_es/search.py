@@ -14,6 +14,7 @@ file a :func:`comparer` may be given).
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from . import simhash as sh
 from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare, compare_screened
 from .errors import FingerprintVersionError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
-from .multilevel import Copies, Kind, MultiMatch, MultiParams, StoredText, copied_shares, judge
+from .multilevel import Copies, Kind, MultiMatch, MultiParams, PartCandidate, StoredText, copied_shares, judge
 from .multilevel import find_copies as judge_copies
 from .levels import Levels
 from .lru import ByteLRU
@@ -36,6 +37,12 @@ from .store.base import Store, StoredDoc
 from .text import UnifiedText, unify
 from .thesaurus import Thesaurus, load_thesaurus
 from .tokens import dictionary_words
+
+logger = logging.getLogger(__name__)
+
+MAX_STORE_LIMIT = 10_000
+"""The most part candidates :func:`find_copies` asks of a store for one query (a cluster's default
+``index.max_result_window``), however often the query's text was copied."""
 
 Comparer = Callable[[str, str], Comparison]
 """Two unified texts to their :class:`~simdup_es.compare.Comparison`."""
@@ -267,9 +274,25 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
             stored.update((d.id, d) for d in docs)
         return _UnifiedTexts(docs, fingerprint.version)
 
-    matches = judge_copies(unified, levels, near, found, texts, compare, query_fingerprint=fingerprint.value,
-                           params=params, limit=limit,
-                           screened=compare.screened if isinstance(compare, MatrixComparer) else None)
+    def judge_all(found: Sequence[PartCandidate]) -> Copies:
+        return judge_copies(unified, levels, near, found, texts, compare, query_fingerprint=fingerprint.value,
+                            params=params, limit=limit,
+                            screened=compare.screened if isinstance(compare, MatrixComparer) else None)
+
+    matches, asked = judge_all(found), params.store_limit
+    # The store cut its candidates and every one was judged with copies still coming: a text copied
+    # more often than the cut asks for more, as long as the larger list confirms more copies.
+    while matches.ran_out and len(found) >= asked < MAX_STORE_LIMIT:
+        asked = min(asked * 4, MAX_STORE_LIMIT)
+        found = store.part_candidates(levels.fingerprints, keys, levels.version, exclude_id=exclude_id, limit=asked)
+        more = judge_all(found)
+        logger.debug("%d candidates asked of the store: %d copies, against %d", asked, len(more), len(matches))
+        if len(more) <= len(matches):
+            break
+        matches = more
+    if matches.ran_out and len(found) >= MAX_STORE_LIMIT:
+        logger.warning("%d copies confirmed among the store's first %d candidates, and the rest not judged",
+                       len(matches), MAX_STORE_LIMIT)
     # A near-duplicate whose text the store does not keep is still one, unscored.
     judged = {m.id for m in matches}
     unscored = [_unscored(i, d) for i, d in near if i not in judged]

@@ -347,3 +347,21 @@ def test_indexing_sentence_keys_alone_finds_partial_copies_by_keys(store: Store)
     assert not found[0].parts and len(found[0].keys) > 5
     assert {m.id: m.kind for m in find_copies(store, docs["zh_article"], printer=printer(),
                                                exclude_id="zh_article")} == {"planted": "partial"}
+
+
+def test_a_store_cut_below_the_copies_is_asked_again(store: Store) -> None:
+    # Asked for 2 candidates where the article has more copies (its pieces, the edited copy, the
+    # planted host...), find_copies asks the store for more while the judge keeps confirming.
+    fp = printer().fingerprinter
+    docs = {doc_id: t for doc_id, t in texts().items() if t.strip(" \n.")}
+    prints = {doc_id: fp.fingerprint(UnifiedText(t)) for doc_id, t in docs.items()}
+    report = store.put([StoredDoc(doc_id, f.value, f.version, docs[doc_id], levels=levels()[doc_id])
+                        for doc_id, f in prints.items()])
+    assert report.failed == []
+    store.refresh()
+    got = find_copies(store, docs["zh_article"], printer=printer(), exclude_id="zh_article",
+                      params=MultiParams(store_limit=2), limit=100)
+    whole = find_copies(store, docs["zh_article"], printer=printer(), exclude_id="zh_article",
+                        params=MultiParams(store_limit=1000), limit=100)
+    assert [m.to_dict() for m in got] == [m.to_dict() for m in whole]
+    assert sum(m.kind == "partial" for m in got) > 2 and got.more == 0

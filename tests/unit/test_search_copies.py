@@ -153,3 +153,28 @@ def test_the_query_text_is_unified_once(store: Any, monkeypatch: pytest.MonkeyPa
     [(_, many)] = find_copies_many(store, [q], lambda r: Doc(r["text"], r["title"]), workers=1, exclude=lambda r: r["id"])
     assert calls.count(q["text"]) == 1
     assert [m.to_dict() for m in many] == expected  # type: ignore[union-attr]
+
+
+def test_a_text_copied_more_often_than_the_store_cut_gets_every_copy(tmp_path: Any) -> None:
+    # Half of a man page pasted into twelve unrelated pages; the store is asked for 3 candidates
+    # at first, and asked for more while the judge keeps confirming copies.
+    printer = PartPrinter(default_fingerprinter())
+    source = BY_ID["zh-man-page:man1/systemd-delta.1"]
+    lines = source["text"].splitlines()
+    hosts = [r for r in RECORDS if "systemd-delta" not in r["id"] and len(r["text"]) > 500][:12]
+    local = LocalStore(tmp_path / "store")
+    local.setup()
+    for h in hosts:
+        host = h["text"].splitlines()
+        text = "\n".join(host[: len(host) // 2] + lines[: len(lines) // 2] + host[len(host) // 2 :])
+        fp = printer.fingerprinter.fingerprint(text)
+        local.put([StoredDoc("in-" + h["id"], fp.value, fp.version, text, levels=printer.levels(text))])
+    local.refresh()
+    try:
+        cut = find_copies(local, source["text"], params=MultiParams(store_limit=3), limit=100)
+        whole = find_copies(local, source["text"], params=MultiParams(store_limit=1000), limit=100)
+    finally:
+        local.close()
+    assert len(hosts) == 12
+    assert {c.id for c in cut} == {c.id for c in whole} == {"in-" + h["id"] for h in hosts}
+    assert cut.more == 0
