@@ -24,6 +24,10 @@ Rows (recall = share of the labelled (query, target) pairs whose target was foun
   family; the host is stored, and so are the source's copies (a widely copied text).
   ``host->source``: the host asks for the source; ``source->host``: the source asks
   for the host.
+- ``widely-copied *``: 40 more such sources with 30-40 edited copies each (where the
+  copy count of a text must not hide it: boilerplate is what unrelated pages share, not
+  what many copies share) and a 20 % passage of each in a host; the source asks for its
+  copies and its host, the host for the source.
 - ``short-*``: 40-160 character pieces of corpus paragraphs (microblog-sized), each
   stored among short distractors of other documents; the edited piece asks for it:
   one or two characters replaced, one clause deleted, an emoji and ``#话题#``
@@ -58,9 +62,11 @@ How to run, and how long it takes (shared 2-core machine)
 
     SIMDUP_DATA=/work/main/data python benchmarks/eval_copies.py --seed 7 --out results/copies
     SIMDUP_DATA=/work/main/data python benchmarks/eval_copies.py --quick   # smoke test
+    SIMDUP_DATA=/work/main/data python benchmarks/eval_copies.py --store DIR --reuse --params '{"common_keys": 0}'
 
-The default (8,050 queries, 18,000 stored documents) took 6.7 minutes with the machine
-shared (load 6), ``--quick`` (1,360 queries, 11,000 documents) 2.3. Prints the table to stdout, progress to stderr, and with
+The default (8,130 queries, 19,400 stored documents) takes 3-7 minutes depending on the
+machine's load, ``--quick`` about 2. ``--store DIR`` keeps the store, ``--reuse`` queries it
+again (a change to search or judging, not to fingerprints), ``--params`` changes MultiParams. Prints the table to stdout, progress to stderr, and with
 ``--out`` writes copies.json (every figure), misses.jsonl (the missed targets, for
 reading) and hits.json (every query's hits by method). Deterministic for a seed.
 
@@ -108,6 +114,7 @@ ROWS = (
     "passage-10 host->source", "passage-10 source->host",
     "passage-30 host->source", "passage-30 source->host",
     "passage-60 host->source", "passage-60 source->host",
+    "widely-copied copies-of-source", "widely-copied passage-20 host->source", "widely-copied passage-20 source->host",
     "short-1char", "short-2char", "short-clause-deleted", "short-emoji-hashtag", "short-repost", "short-traditional",
     "word-every-sentence", "traditional", "man-tw", "licences",
 )
@@ -116,6 +123,7 @@ PASSAGES = (0.1, 0.3, 0.6)
 
 SIZES = {  # default, --quick
     "sources": (150, 30),  # copies-of-source and passage sources
+    "widely": (40, 8),  # sources with 30-40 copies each, and a passage of each in a host
     "short": (1000, 150),
     "distractors": (5000, 800),
     "word": (150, 30),
@@ -491,7 +499,7 @@ def build(seed: int, size: dict[str, int], log: Callable[[str], None]) -> Corpus
     docs = sorted((json.loads(line) for line in open(DATA / "zh-docs.jsonl", encoding="utf-8")), key=lambda d: d["id"])
     modern = [d for d in docs if d["id"].startswith(tuple(p + ":" for p in quality_set.MODERN))]
     rng.shuffle(modern)
-    pools: dict[str, list[Source]] = {k: [] for k in ("foreign", "sources", "word", "traditional")}
+    pools: dict[str, list[Source]] = {k: [] for k in ("foreign", "sources", "widely", "word", "traditional")}
     rest: list[dict] = []
     for d in modern:
         src = make_source(d["id"], d["text"])
@@ -500,6 +508,8 @@ def build(seed: int, size: dict[str, int], log: Callable[[str], None]) -> Corpus
             pools["foreign"].append(src)
         elif len(pools["sources"]) < size["sources"] and n >= 10 and src.n_units <= 6000:
             pools["sources"].append(src)
+        elif len(pools["widely"]) < size["widely"] and n >= 10 and src.n_units <= 6000:
+            pools["widely"].append(src)
         elif len(pools["word"]) < size["word"] and n >= 8:
             pools["word"].append(src)
         elif len(pools["traditional"]) < size["traditional"] and n >= 3:
@@ -550,6 +560,26 @@ def build(seed: int, size: dict[str, int], log: Callable[[str], None]) -> Corpus
         for cid in r.sample(copies, 2):
             c.queries.append(Query(cid, c.stored[cid], frozenset(tags), {"copy-finds-source": [src.id]}, exclude=cid))
     log(f"{len(pools['sources'])} sources with {n_copies} copies and {3 * len(pools['sources'])} hosts")
+    # ---- widely copied: the more a text is copied, the more its copies must still be found
+    n_copies = 0
+    for src in pools["widely"]:
+        r = random.Random(f"{seed}:widely:{src.id}")
+        tags = c.tags[src.id]
+        copies = [f"{src.id}~copy{k}" for k in range(r.randint(30, 40))]
+        for cid in copies:
+            c.put(cid, make_copy(src, r.choice(COPY_EDITS), r, foreign, editor, segment, is_word, vocab), tags)
+        n_copies += len(copies)
+        fits = [f for f in foreign if _family_of(f.id) != _family_of(src.id) and f.n_units >= src.n_units]
+        fits = fits or sorted((f for f in foreign if _family_of(f.id) != _family_of(src.id)), key=lambda f: -f.n_units)[:20]
+        host = r.choice(fits)
+        hid = f"{src.id}~host20"
+        text, _ = paste_passage(src, 0.2, host, r)
+        c.put(hid, text, tags | {"host:" + host.id})
+        c.queries.append(Query(hid, text, c.tags[hid], {"widely-copied passage-20 host->source": [src.id]}, exclude=hid))
+        c.queries.append(Query(src.id, raw[src.id], frozenset(tags), {"widely-copied copies-of-source": copies,
+                                                                      "widely-copied passage-20 source->host": [hid]},
+                               exclude=src.id))
+    log(f"{len(pools['widely'])} widely copied sources with {n_copies} copies, each in a host")
 
     # ---- short texts
     short_rows = ("short-1char", "short-2char", "short-clause-deleted", "short-emoji-hashtag", "short-repost",
@@ -690,7 +720,8 @@ def build_licences(c: Corpus, seed: int, n: int, n_variants: int, log: Callable[
 # ------------------------------------------------------------------ running
 
 
-def run_simdup(c: Corpus, store_dir: Path, workers: int, log: Callable[[str], None], reuse: bool = False) -> dict:
+def run_simdup(c: Corpus, store_dir: Path, workers: int, log: Callable[[str], None], reuse: bool = False,
+               params: dict | None = None) -> dict:
     from simdup_es import default_fingerprinter
     from simdup_es.indexer import index_items
     from simdup_es.multilevel import MultiParams
@@ -718,7 +749,7 @@ def run_simdup(c: Corpus, store_dir: Path, workers: int, log: Callable[[str], No
         log(f"simdup: indexed {out['indexed']} documents ({len(rejects)} rejected) in {out['index_seconds']:.0f} s; "
             f"store {out['store_bytes'] / 1e6:.1f} MB")
         out.update(query_all(store, [(q.id, q.text, q.exclude) for q in c.queries], PartPrinter(fingerprinter),
-                             comparer(), MultiParams(), log))
+                             comparer(), MultiParams(**(params or {})), log))
     return out
 
 
@@ -857,6 +888,8 @@ def main() -> None:
     ap.add_argument("--store", type=Path, default=None, help="build the store here (kept) rather than in a temporary folder")
     ap.add_argument("--reuse", action="store_true", help="query the store --store holds (built by an earlier run of the "
                     "same seed and sizes with this fingerprinter) rather than building it: for judge and search changes")
+    ap.add_argument("--params", type=json.loads, default={}, help="MultiParams other than the defaults, as JSON "
+                    "(e.g. '{\"max_misses\": 10}'): to measure a change of threshold before making it")
     args = ap.parse_args()
     size = {k: v[1] if args.quick else v[0] for k, v in SIZES.items()}
     started = time.perf_counter()
@@ -875,7 +908,7 @@ def main() -> None:
     try:
         if args.reuse and args.store is None:
             ap.error("--reuse needs --store")
-        runs = {"simdup": run_simdup(c, store_dir, args.workers, log, args.reuse), "minhash": run_minhash(c, log)}
+        runs = {"simdup": run_simdup(c, store_dir, args.workers, log, args.reuse, args.params), "minhash": run_minhash(c, log)}
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -883,7 +916,7 @@ def main() -> None:
     s, m = res["simdup"], res["minhash"]
     wall = time.perf_counter() - started
     print(f"\nretrieval of copies: {len(c.queries)} queries, {len(c.stored)} stored documents, seed {args.seed}"
-          f"{' (quick)' if args.quick else ''}, limit {LIMIT}, default MultiParams\n")
+          f"{' (quick)' if args.quick else ''}, limit {LIMIT}, MultiParams {args.params or 'defaults'}\n")
     shares = labelled_shares(c)
     print(f"| row | queries | pairs | simdup recall | minhash recall | pairs' shared share, p50 (below {ORACLE_SHARE}) |")
     print("|---|---:|---:|---:|---:|---:|")

@@ -484,6 +484,7 @@ def _jaccard(a: str, b: str) -> float:
 
 
 def main() -> None:
+    global LIMIT
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--wheel", type=Path, default=None, help="the scancode-toolkit wheel (else looked for in --cache)")
@@ -495,7 +496,11 @@ def main() -> None:
     ap.add_argument("--show", type=int, default=15, help="missed pairs printed one by one")
     ap.add_argument("--workers", type=int, default=2, help="indexing processes")
     ap.add_argument("--out", type=Path, default=None, help="write probe.json (figures) and misses.json here")
+    ap.add_argument("--limit", type=int, default=LIMIT, help="hits per query, of simdup and of MinHash's best list")
+    ap.add_argument("--variants", type=lambda s: ["default", *(v for v in s.split(",") if v and v != "default")],
+                    default=list(VARIANTS), help=f"MultiParams changes run beside the defaults (of {', '.join(VARIANTS)})")
     args = ap.parse_args()
+    LIMIT = eval_copies.LIMIT = args.limit
     started = time.perf_counter()
 
     def log(msg: str) -> None:
@@ -513,9 +518,9 @@ def main() -> None:
     try:
         with open_store(path=tmp / "store", create=True) as store:
             index_seconds = index_store(store, probe.stored, args.workers, log)
-            for name, change in VARIANTS.items():
+            for name in args.variants:
                 runs[name] = eval_copies.query_all(store, [(q.id, probe.stored[q.id], q.id) for q in queries],
-                                                   shared().printer, shared().compare, MultiParams(**change), log,
+                                                   shared().printer, shared().compare, MultiParams(**VARIANTS[name]), log,
                                                    f"simdup {name}", every=300)
             runs["minhash"], runs["minhash top"] = run_minhash(probe.stored, queries, log)
             scores = {name: score(queries, run, oracle) for name, run in runs.items()}
@@ -597,7 +602,7 @@ def main() -> None:
                           f"{sc['minhash']['precision_strict']:.3f} / {sc['minhash']['precision_oracle']:.3f} |"
                           if row == "all" else " | |"))
     print("\nsimdup with one rule changed (same store, same queries):\n")
-    names = list(VARIANTS)
+    names = args.variants
     print("| | " + " | ".join(names) + " |\n|---|" + "---:|" * len(names))
     for row in (*ROWS, "all"):
         if counts[row]["pairs"]:

@@ -716,8 +716,10 @@ def _bound_side(copied: np.ndarray, lengths: np.ndarray, params: MultiParams,
 class Copies(list[MultiMatch]):
     """The copies found, best first; ``more`` candidates were left unjudged once ``limit`` copies were found.
     ``ran_out``: judging ended because the candidates did, not on ``max_misses`` misses in a row or at
-    ``limit`` (a caller whose store cut the candidates asks it for more). ``unified``: the query's
-    unified text, when the search made it (a report maps it back, see :func:`simdup_es.offsets.unify_mapped`)."""
+    ``limit``, and the store's last candidate was among them (a caller whose store cut its candidates
+    there asks it for more: past a cut made among candidates too weak to judge, none would be judged
+    either). ``unified``: the query's unified text, when the search made it (a report maps it back, see
+    :func:`simdup_es.offsets.unify_mapped`)."""
 
     def __init__(self, matches: Iterable[MultiMatch] = (), more: int = 0, ran_out: bool = False) -> None:
         super().__init__(matches)
@@ -781,8 +783,7 @@ def find_copies(
         """The verdict on each of ``ids`` in turn (``None``: no copy, or no stored text)."""
         stored_texts = read_first[1] if read_first is not None and read_first[0].issuperset(ids) else texts(ids)
         for doc_id in ids:
-            stored = stored_texts.get(doc_id)
-            if stored is None:
+            if (stored := stored_texts.get(doc_id)) is None:
                 yield None
                 continue
             distance = distances.get(doc_id)
@@ -805,4 +806,5 @@ def find_copies(
     out.sort(key=lambda m: (m.kind != "near-duplicate", m.distance if m.distance is not None and m.kind == "near-duplicate"
                             else 65, -max(m.copied_query, m.copied_match), m.id))
     full = limit is not None and len(out) >= limit
-    return Copies(out, len(ranked) - at if full else 0, not full and 0 < len(ranked) <= at and misses < params.max_misses)
+    ran_out = 0 < len(ranked) <= at and misses < params.max_misses and found[-1].id in {*ranked, *distances}
+    return Copies(out, len(ranked) - at if full else 0, ran_out and not full)

@@ -223,9 +223,14 @@ def test_judging_stops_at_the_limit_and_counts_what_it_left(printer: PartPrinter
 
     every = find_copies(corpus["article"], q, [], found, texts, compare)
     assert len(every) == 25 and every.more == 0  # judging goes on while it confirms copies
+    assert every.ran_out  # every candidate judged, copies still coming: a store that cut them is asked for more
     judged.clear()
     some = find_copies(corpus["article"], q, [], found, texts, compare, limit=12)
     assert len(judged) == 20 and len(some) == 12 and some.more == 13  # texts read 10 at a time, judged up to the limit
+    assert not some.ran_out
+    # The store's last candidate too weak to judge (one shared key): past it, none would be judged either.
+    weak = PartCandidate("weak", frozenset(), frozenset({0}), 10_000)
+    assert not find_copies(corpus["article"], q, [], [*found, weak], texts, compare).ran_out
 
 
 def test_levels_on_worker_processes_equal_levels_in_this_one(printer: PartPrinter, corpus: dict[str, str]) -> None:
