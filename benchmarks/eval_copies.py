@@ -66,8 +66,8 @@ How to run, and how long it takes (shared 2-core machine)
 
 The default (8,130 queries, 19,400 stored documents) takes 3-7 minutes depending on the
 machine's load, ``--quick`` about 2. ``--store DIR`` keeps the store, ``--reuse`` queries it
-again (a change to search or judging, not to fingerprints), ``--params`` changes MultiParams. Prints the table to stdout, progress to stderr, and with
-``--out`` writes copies.json (every figure), misses.jsonl (the missed targets, for
+again (a change to search or judging, not to fingerprints), ``--params`` changes MultiParams.
+Prints the table to stdout, progress to stderr, and with ``--out`` writes copies.json (every figure), misses.jsonl (the missed targets, for
 reading) and hits.json (every query's hits by method). Deterministic for a seed.
 
 Precision is also given by what the query asks for (its rows), to show where the hits
@@ -483,6 +483,12 @@ def _family_of(doc_id: str) -> str:
     return f"{prefix}:{rest.split('/')[0].split('#')[0]}"
 
 
+def _hosts_for(src: Source, foreign: list[Source]) -> list[Source]:
+    """Held-out documents of another family that can take a passage of ``src``: as long, or else the 20 longest."""
+    fits = [f for f in foreign if _family_of(f.id) != _family_of(src.id) and f.n_units >= src.n_units]
+    return fits or sorted((f for f in foreign if _family_of(f.id) != _family_of(src.id)), key=lambda f: -f.n_units)[:20]
+
+
 def _corpus_tags(doc_id: str) -> set[str]:
     return {doc_id, "page:" + doc_id.split("#")[0]} if doc_id.startswith("zh-man:") else {doc_id}
 
@@ -546,8 +552,7 @@ def build(seed: int, size: dict[str, int], log: Callable[[str], None]) -> Corpus
             copies.append(cid)
         n_copies += len(copies)
         targets: dict[str, list[str]] = {"copies-of-source": copies}
-        fits = [f for f in foreign if _family_of(f.id) != _family_of(src.id) and f.n_units >= src.n_units]
-        fits = fits or sorted((f for f in foreign if _family_of(f.id) != _family_of(src.id)), key=lambda f: -f.n_units)[:20]
+        fits = _hosts_for(src, foreign)
         for frac in PASSAGES:
             pct = round(frac * 100)
             host = r.choice(fits)
@@ -569,9 +574,7 @@ def build(seed: int, size: dict[str, int], log: Callable[[str], None]) -> Corpus
         for cid in copies:
             c.put(cid, make_copy(src, r.choice(COPY_EDITS), r, foreign, editor, segment, is_word, vocab), tags)
         n_copies += len(copies)
-        fits = [f for f in foreign if _family_of(f.id) != _family_of(src.id) and f.n_units >= src.n_units]
-        fits = fits or sorted((f for f in foreign if _family_of(f.id) != _family_of(src.id)), key=lambda f: -f.n_units)[:20]
-        host = r.choice(fits)
+        host = r.choice(_hosts_for(src, foreign))
         hid = f"{src.id}~host20"
         text, _ = paste_passage(src, 0.2, host, r)
         c.put(hid, text, tags | {"host:" + host.id})
