@@ -59,13 +59,16 @@ How to run
 ----------
 
     python benchmarks/probe_scancode.py [--seed 7] [--wheel PATH]
+    python benchmarks/probe_scancode.py --limit 1000 --variants default --diagnose 0 --show 0
 
 Without ``--wheel`` the wheel is looked for in ``--cache`` (data/cache/scancode) and
 fetched there when missing (``python -m pip download --no-deps scancode-toolkit==32.3.0``).
 Prints markdown tables to stdout, progress to stderr; ``--out DIR`` also writes every
 figure, the followed misses and every query's hits as JSON. The default took 10 minutes
 on a shared 2-core machine (labels 0.5, indexing 0.05, each simdup pass about 2, the
-miss diagnosis 1); deterministic for a seed.
+miss diagnosis 1); deterministic for a seed. ``--limit`` sets the hits per query of simdup and
+of MinHash's best list (a simdup pass at 1,000 takes about 15 minutes: it judges a thousand
+candidates a query); ``--variants`` the MultiParams changes run beside the defaults.
 """
 
 from __future__ import annotations
