@@ -167,7 +167,6 @@ def simdup_runs(store, queries, again: bool = False):  # type: ignore[no-untyped
 def minhash_runs(stored: dict[str, str], queries):  # type: ignore[no-untyped-def]
     from datasketch import MinHashLSH
 
-
     t0 = time.perf_counter()
     lsh = MinHashLSH(threshold=0.5, num_perm=128)
     with lsh.insertion_session() as session:

@@ -541,48 +541,32 @@ def build(seed: int, size: dict[str, int], log: Callable[[str], None]) -> Corpus
     editor = quality_set.SynonymEditor(cilin_thesaurus(), segment)
     is_word = lambda t: is_content_word(t) and _CJK.search(t) is not None  # noqa: E731 - Chinese words
     vocab = sorted({w for f in foreign for w in segment(f.text) if is_word(w)})
-    n_copies = 0
-    for src in pools["sources"]:
-        r = random.Random(f"{seed}:copies:{src.id}")
-        tags = c.tags[src.id]
-        copies = []
-        for k in range(r.randint(8, 12)):
-            cid = f"{src.id}~copy{k}"
-            c.put(cid, make_copy(src, r.choice(COPY_EDITS), r, foreign, editor, segment, is_word, vocab), tags)
-            copies.append(cid)
-        n_copies += len(copies)
-        targets: dict[str, list[str]] = {"copies-of-source": copies}
-        fits = _hosts_for(src, foreign)
-        for frac in PASSAGES:
-            pct = round(frac * 100)
-            host = r.choice(fits)
-            hid = f"{src.id}~host{pct}"
-            text, _ = paste_passage(src, frac, host, r)
-            c.put(hid, text, tags | {"host:" + host.id})
-            targets[f"passage-{pct} source->host"] = [hid]
-            c.queries.append(Query(hid, text, c.tags[hid], {f"passage-{pct} host->source": [src.id]}, exclude=hid))
-        c.queries.append(Query(src.id, raw[src.id], frozenset(tags), targets, exclude=src.id))
-        for cid in r.sample(copies, 2):
-            c.queries.append(Query(cid, c.stored[cid], frozenset(tags), {"copy-finds-source": [src.id]}, exclude=cid))
-    log(f"{len(pools['sources'])} sources with {n_copies} copies and {3 * len(pools['sources'])} hosts")
-    # ---- widely copied: the more a text is copied, the more its copies must still be found
-    n_copies = 0
-    for src in pools["widely"]:
-        r = random.Random(f"{seed}:widely:{src.id}")
-        tags = c.tags[src.id]
-        copies = [f"{src.id}~copy{k}" for k in range(r.randint(30, 40))]
-        for cid in copies:
-            c.put(cid, make_copy(src, r.choice(COPY_EDITS), r, foreign, editor, segment, is_word, vocab), tags)
-        n_copies += len(copies)
-        host = r.choice(_hosts_for(src, foreign))
-        hid = f"{src.id}~host20"
-        text, _ = paste_passage(src, 0.2, host, r)
-        c.put(hid, text, tags | {"host:" + host.id})
-        c.queries.append(Query(hid, text, c.tags[hid], {"widely-copied passage-20 host->source": [src.id]}, exclude=hid))
-        c.queries.append(Query(src.id, raw[src.id], frozenset(tags), {"widely-copied copies-of-source": copies,
-                                                                      "widely-copied passage-20 source->host": [hid]},
-                               exclude=src.id))
-    log(f"{len(pools['widely'])} widely copied sources with {n_copies} copies, each in a host")
+    # Then the widely copied sources: the more a text is copied, the more its copies must still be found.
+    for pool, prefix, n_range, fracs, askers in (("sources", "", (8, 12), PASSAGES, 2),
+                                                 ("widely", "widely-copied ", (30, 40), (0.2,), 0)):
+        n_copies = 0
+        for src in pools[pool]:
+            r = random.Random(f"{seed}:{'copies' if pool == 'sources' else pool}:{src.id}")
+            tags = c.tags[src.id]
+            copies = [f"{src.id}~copy{k}" for k in range(r.randint(*n_range))]
+            for cid in copies:
+                c.put(cid, make_copy(src, r.choice(COPY_EDITS), r, foreign, editor, segment, is_word, vocab), tags)
+            n_copies += len(copies)
+            targets: dict[str, list[str]] = {prefix + "copies-of-source": copies}
+            fits = _hosts_for(src, foreign)
+            for frac in fracs:
+                pct = round(frac * 100)
+                host = r.choice(fits)
+                hid = f"{src.id}~host{pct}"
+                text, _ = paste_passage(src, frac, host, r)
+                c.put(hid, text, tags | {"host:" + host.id})
+                targets[f"{prefix}passage-{pct} source->host"] = [hid]
+                c.queries.append(Query(hid, text, c.tags[hid], {f"{prefix}passage-{pct} host->source": [src.id]},
+                                       exclude=hid))
+            c.queries.append(Query(src.id, raw[src.id], frozenset(tags), targets, exclude=src.id))
+            for cid in r.sample(copies, askers):
+                c.queries.append(Query(cid, c.stored[cid], frozenset(tags), {"copy-finds-source": [src.id]}, exclude=cid))
+        log(f"{len(pools[pool])} {pool} sources with {n_copies} copies and {len(fracs) * len(pools[pool])} hosts")
 
     # ---- short texts
     short_rows = ("short-1char", "short-2char", "short-clause-deleted", "short-emoji-hashtag", "short-repost",
@@ -757,8 +741,8 @@ def run_simdup(c: Corpus, store_dir: Path, workers: int, log: Callable[[str], No
 
 
 def query_all(store, queries: Sequence[tuple[str, str, str | None]], printer, compare, params,  # type: ignore[no-untyped-def]
-              log: Callable[[str], None], label: str = "simdup", every: int = 500) -> dict:
-    """Each ``(id, text, id to leave out)`` through ``find_copies`` (``LIMIT``): ``hits`` (ids) by query id,
+              log: Callable[[str], None], label: str = "simdup", every: int = 500, limit: int = LIMIT) -> dict:
+    """Each ``(id, text, id to leave out)`` through ``find_copies`` (``limit``): ``hits`` (ids) by query id,
     ``ms`` per query, and the queries the pipeline ``failed`` (refused: nothing found)."""
     from simdup_es import SimdupError
     from simdup_es.search import find_copies
@@ -769,7 +753,7 @@ def query_all(store, queries: Sequence[tuple[str, str, str | None]], printer, co
         t = time.perf_counter()
         try:
             found = [m.id for m in find_copies(store, text, printer=printer, compare=compare, params=params,
-                                               limit=LIMIT, exclude_id=exclude)]
+                                               limit=limit, exclude_id=exclude)]
         except SimdupError as exc:  # a query the pipeline refuses (no words left): nothing found
             found = []
             out["failed"].append((qid, str(exc)))

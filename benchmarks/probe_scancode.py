@@ -503,7 +503,7 @@ def main() -> None:
     ap.add_argument("--variants", type=lambda s: ["default", *(v for v in s.split(",") if v and v != "default")],
                     default=list(VARIANTS), help=f"MultiParams changes run beside the defaults (of {', '.join(VARIANTS)})")
     args = ap.parse_args()
-    LIMIT = eval_copies.LIMIT = args.limit
+    LIMIT = args.limit
     started = time.perf_counter()
 
     def log(msg: str) -> None:
@@ -524,7 +524,7 @@ def main() -> None:
             for name in args.variants:
                 runs[name] = eval_copies.query_all(store, [(q.id, probe.stored[q.id], q.id) for q in queries],
                                                    shared().printer, shared().compare, MultiParams(**VARIANTS[name]), log,
-                                                   f"simdup {name}", every=300)
+                                                   f"simdup {name}", every=300, limit=LIMIT)
             runs["minhash"], runs["minhash top"] = run_minhash(probe.stored, queries, log)
             scores = {name: score(queries, run, oracle) for name, run in runs.items()}
             hits = runs["default"]["hits"]

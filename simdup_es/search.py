@@ -282,7 +282,11 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
     matches, asked = judge_all(found), params.store_limit
     # The store cut its candidates and every one was judged with copies still coming: a text copied
     # more often than the cut asks for more, as long as the larger list confirms more copies.
-    while matches.ran_out and len(found) >= asked < MAX_STORE_LIMIT:
+    while matches.ran_out and len(found) >= asked:
+        if asked >= MAX_STORE_LIMIT:
+            logger.warning("%d copies confirmed among the store's first %d candidates, and the rest not judged",
+                           len(matches), asked)
+            break
         asked = min(asked * 4, MAX_STORE_LIMIT)
         found = store.part_candidates(levels.fingerprints, keys, levels.version, exclude_id=exclude_id, limit=asked)
         more = judge_all(found)
@@ -290,9 +294,6 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
         if len(more) <= len(matches):
             break
         matches = more
-    if matches.ran_out and len(found) >= MAX_STORE_LIMIT:
-        logger.warning("%d copies confirmed among the store's first %d candidates, and the rest not judged",
-                       len(matches), MAX_STORE_LIMIT)
     # A near-duplicate whose text the store does not keep is still one, unscored.
     judged = {m.id for m in matches}
     unscored = [_unscored(i, d) for i, d in near if i not in judged]
