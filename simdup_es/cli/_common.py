@@ -351,22 +351,32 @@ def read_document(arg: str, label: str = "literal text", *, text: bool = False) 
     literal text named ``label``."""
     if text:
         return Record(arg, label)
-    path = Path(arg)
-    try:
-        is_file = path.is_file()
-    except OSError:  # literal text longer than a file name (ENAMETOOLONG)
-        is_file = False
-    if is_file:
+    path = existing_file(arg)
+    if path is not None:
         items = list(read_file(path, Fields()))
         if len(items) != 1 or not isinstance(items[0], Record):
             reason = getattr(items[0], "reason", "holds several records; give one document") if items else "empty"
             raise InputError(reason, source=arg)
         return items[0]
-    # A mistyped path, not text: a document's name, a path without spaces or CJK, or one in an existing folder.
-    if kind_of(arg) or "/" in arg and (not any(ch.isspace() or ord(ch) > 0x2E7F for ch in arg)
-                                       or _is_folder(path.parent)):
-        raise InputError("no such file (give --text to compare it as text)", source=arg)
+    if looks_like_path(arg):
+        raise InputError("no such file (give --text to use it as text)", source=arg)
     return Record(arg, label)
+
+
+def existing_file(arg: str) -> Path | None:
+    """``arg`` as a path when it names a file (``None`` for text, or a name too long to be one)."""
+    path = Path(arg)
+    try:
+        return path if path.is_file() else None
+    except OSError:  # literal text longer than a file name (ENAMETOOLONG)
+        return None
+
+
+def looks_like_path(arg: str) -> bool:
+    """Whether ``arg``, which names no file, is a mistyped path rather than text: a document's name,
+    a path without spaces or CJK, or one in an existing folder."""
+    return bool(kind_of(arg)) or "/" in arg and (not any(ch.isspace() or ord(ch) > 0x2E7F for ch in arg)
+                                                 or _is_folder(Path(arg).parent))
 
 
 def _is_folder(path: Path) -> bool:

@@ -12,7 +12,7 @@ from ..multilevel import MultiParams
 from ..parts import PartPrinter
 from ._common import (compare_options, compare_params, echo_json, fingerprint_options, make_comparer, make_fingerprinter,
                       open_output, output_console, read_document)
-from .store_cmds import open_store, pop_store_opts, query_source_options, store_options
+from .store_cmds import open_store, pop_store_opts, query_source, query_source_options, store_options
 
 
 @click.command()
@@ -36,11 +36,11 @@ from .store_cmds import open_store, pop_store_opts, query_source_options, store_
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the report as a self-contained HTML page here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (offsets in characters of the document).")
-def report(text: str | None, file: Path | None, doc_id: str | None, title: str | None, idf_path: Path | None,
-           marked_words: Path | None, max_bytes: int, exclude_quotations: bool, exclude_references: bool,
+def report(query_arg: str | None, text: str | None, file: Path | None, doc_id: str | None, title: str | None,
+           idf_path: Path | None, marked_words: Path | None, max_bytes: int, exclude_quotations: bool, exclude_references: bool,
            min_chars: int, include_self: bool, k: int, partial_threshold: float, limit: int, html_path: Path | None,
            as_json: bool, **kwargs: Any) -> None:
-    """A similarity report of one document (a file, a text or a stored document) against the store.
+    """A similarity report of one document, QUERY (a file, or text) or a stored document, against the store.
 
     How much of the document is copied and from how many sources; every source with
     its own colour, its kind and its share both ways; the document in its own
@@ -49,8 +49,9 @@ def report(text: str | None, file: Path | None, doc_id: str | None, title: str |
     """
     from ..report import Exclusions, render_report_html, similarity_report
 
+    text, file = query_source(query_arg, text, file)
     if sum(x is not None for x in (text, file, doc_id)) != 1:
-        raise click.UsageError("give exactly one of --text, --file or --id")
+        raise click.UsageError("give exactly one of QUERY, --text, --file or --id")
     exclusions = Exclusions(quotations=exclude_quotations, references=exclude_references, min_chars=min_chars)
     params = compare_params(kwargs)
     compare = make_comparer(kwargs)

@@ -33,7 +33,9 @@ from ._common import (
     bulk_options,
     compare_options,
     echo_json,
+    existing_file,
     field_options,
+    looks_like_path,
     output_console,
     record_fields,
     fingerprint_options,
@@ -340,7 +342,7 @@ def _query_document(store: Store | None, text: str | None, file: Path | None, do
     text it unifies anyway), its text (for the comparison matrix), the id to leave out and its title."""
     given = [x is not None for x in (text, file, doc_id)]
     if sum(given) != 1:
-        raise click.UsageError("give exactly one of --text or --file" + (" or --id" if store is not None else ""))
+        raise click.UsageError("give exactly one of QUERY, --text" + (", --file or --id" if store is not None else " or --file"))
     if doc_id is not None:
         assert store is not None
         return (*stored_query(store, doc_id, version), doc_id, title)
@@ -361,10 +363,27 @@ def _stored_as(store: Store, file: Path, text: str | None, id_base: Path | None)
 
 
 def query_source_options(func: F) -> F:
+    """QUERY (a file, or text), --text, --file and --title; :func:`query_source` reads QUERY."""
     func = click.option("--title", help="Title of the query text (titles weigh in fingerprints).")(func)
     func = click.option("--file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Query file.")(func)
     func = click.option("--text", help="Query text.")(func)
+    func = click.argument("query_arg", metavar="[QUERY]", required=False)(func)
     return func
+
+
+def query_source(query: str | None, text: str | None, file: Path | None) -> tuple[str | None, Path | None]:
+    """``(text, file)`` with the QUERY argument in its place: a file when it names one, else text (as
+    ``simdup compare`` reads A and B); a mistyped path is an error rather than a query."""
+    if query is None:
+        return text, file
+    if text is not None or file is not None:
+        raise click.UsageError("give the query as QUERY or with --text or --file, not both")
+    path = existing_file(query)
+    if path is not None:
+        return None, path
+    if looks_like_path(query):
+        raise InputError("no such file (give --text to search for it as text)", source=query)
+    return query, None
 
 
 @click.command()
@@ -392,12 +411,13 @@ def query_source_options(func: F) -> F:
 @click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=Path("search-rejects.jsonl"),
               show_default=True, help="With --queries: where rejected query records go, with their reasons "
               "(not index's rejects.jsonl, which may hold a stopped run's resume point).")
-def search(text: str | None, file: Path | None, doc_id: str | None, queries: str | None, title: str | None,
+def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: str | None, queries: str | None,
+           title: str | None,
            text_field: str, title_field: str, id_field: str, idf_path: Path | None, marked_words: Path | None,
            max_bytes: int, limit: int, k: int, partial_threshold: float, no_matrix: bool, details: int,
            html_path: Path | None, as_json: bool, workers: int | None, rejects: Path, id_base: Path | None,
            **kwargs: Any) -> None:
-    """Find near-duplicates and partial copies of a text, a file, a stored document or many queries.
+    """Find near-duplicates and partial copies of QUERY (a file, or text), a stored document or many queries.
 
     Near-duplicates: documents sharing at least 8 - k of 8 fingerprint blocks
     (5 for the default k = 3) within Hamming distance k. Partial copies: documents
@@ -405,19 +425,22 @@ def search(text: str | None, file: Path | None, doc_id: str | None, queries: str
     comparison matrix finds copied to at least --partial-threshold of either side.
     Results are near-duplicates first (nearest first), then partial copies.
     """
+    text, file = query_source(query_arg, text, file)
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     comparer = None if no_matrix else make_comparer(kwargs)
     params = MultiParams(k=k, partial_threshold=partial_threshold)
     store_opts = pop_store_opts(kwargs)
     if queries is not None:
         if any(x is not None for x in (text, file, doc_id)):
-            raise click.UsageError("give --queries, or one of --text, --file or --id")
+            raise click.UsageError("give --queries, or one of QUERY, --text, --file or --id")
         if no_matrix:
             raise click.UsageError("--queries finds partial copies with the comparison matrix: leave out --no-matrix")
         fields = record_fields(text_field, title_field, id_field)
         _search_many(queries, fields, store_opts, fingerprinter, comparer, params, limit, workers, rejects, as_json,
                      id_base)
         return
+    if sum(x is not None for x in (text, file, doc_id)) != 1:  # said before the store is opened
+        raise click.UsageError("give exactly one of QUERY, --text, --file or --id, or --queries")
     with open_store(store_opts, read_only=True, layout=BlockLayout(k=k)) as store:
         fp, query_text, exclude, title = _query_document(store, text, file, doc_id, title, fingerprinter.version)
         if file is not None:
@@ -550,15 +573,16 @@ def _best_html(html_path: Path | None, scored: list[tuple[MultiMatch, StoredDoc]
 @click.option("--dsl", is_flag=True, help="Print the Elasticsearch request body (what this command does).")
 @click.option("--index", default=DEFAULT_INDEX, envvar="SIMDUP_INDEX", show_default=True)
 @fingerprint_options
-def query(text: str | None, file: Path | None, title: str | None, dsl: bool, index: str, idf_path: Path | None,
-          marked_words: Path | None, max_bytes: int) -> None:
-    """Print the search requests for a text or file, ready for Kibana Dev Tools.
+def query(query_arg: str | None, text: str | None, file: Path | None, title: str | None, dsl: bool, index: str,
+          idf_path: Path | None, marked_words: Path | None, max_bytes: int) -> None:
+    """Print the search requests for QUERY (a file, or text), ready for Kibana Dev Tools.
 
     The first finds near-duplicate candidates (document fingerprint blocks), the
     second partial-copy candidates (part fingerprints and winnowed keys).
     """
     from ..es.bodies import candidate_search, part_search
 
+    text, file = query_source(query_arg, text, file)
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     _, query_text, _, title = _query_document(None, text, file, None, title, fingerprinter.version)
     fp = fingerprinter.fingerprint(query_text or "", title)

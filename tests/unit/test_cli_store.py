@@ -117,6 +117,30 @@ def test_search_file_leaves_itself_out_and_finds_its_copies(tmp_path: Path) -> N
     assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == [str(doc)]
 
 
+def test_search_and_report_take_the_query_as_an_argument_a_file_or_text(tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    assert _run("index", SAMPLE, "--store", store).exit_code == 0
+    text = next(json.loads(line)["text"] for line in open(SAMPLE, encoding="utf-8")
+                if json.loads(line)["id"] == "zh-man:man7/perlnumber.7#0")
+    doc = tmp_path / "query.txt"
+    doc.write_text(text, encoding="utf-8")
+    for command in ("search", "report"):
+        as_file = _run(command, "--store", store, "--file", str(doc), "--json")
+        as_text = _run(command, "--store", store, "--text", text, "--json")
+        assert as_file.exit_code == as_text.exit_code == 0, (as_file.output, as_text.output)
+        assert "perlnumber.7#0~edited" in as_file.stdout and "perlnumber.7#0~edited" in as_text.stdout
+        assert _run(command, "--store", store, str(doc), "--json").stdout == as_file.stdout
+        assert _run(command, "--store", store, text, "--json").stdout == as_text.stdout
+        mistyped = _run(command, "--store", store, str(tmp_path / "quer.txt"))
+        assert mistyped.exit_code == 1 and "quer.txt: no such file (give --text" in mistyped.output
+        both = _run(command, "--store", store, str(doc), "--text", text)
+        assert both.exit_code == 2 and "not both" in both.output
+    assert _run("query", str(doc)).stdout == _run("query", "--file", str(doc)).stdout != ""
+    nothing = _run("search", "--store", store)  # said before the store is opened
+    assert nothing.exit_code == 2 and "give exactly one of QUERY" in nothing.output
+    assert "embedded store" not in nothing.output
+
+
 def test_bad_options_and_paths_are_one_line_errors(tmp_path: Path) -> None:
     store = str(tmp_path / "store")
     (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")

@@ -221,7 +221,7 @@ def test_cli_report_terminal_json_and_html(store: LocalStore, tmp_path: Path) ->
     assert lines(SOURCES[0])[1][:10] in out.stdout
     assert html.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     out = runner.invoke(main, ["report", "--store", str(store.path)])
-    assert out.exit_code == 2 and "exactly one of --text, --file or --id" in out.output
+    assert out.exit_code == 2 and "exactly one of QUERY, --text, --file or --id" in out.output
 
 
 def test_search_and_compare_json_point_into_the_original_text(store: LocalStore, tmp_path: Path) -> None:
