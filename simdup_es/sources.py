@@ -378,11 +378,15 @@ def read_paths(paths: Iterable[Path], fields: Fields = Fields(), *, skip: Collec
             yield Reject(str(path), f"cannot read: {exc.strerror or exc}")
             continue
         if is_dir:
+            empty = True
             for child, unreadable in _walk(path, {p.absolute() for p in skip}):
+                empty = False
                 if unreadable is not None:
                     yield Reject(str(child), unreadable)
                     continue
                 yield from read_file(child, fields, id_base=id_base)
+            if empty:  # not a record to reject, but most likely not what was meant
+                log.warning("%s: no files in this folder (hidden files and simdup's own outputs are skipped)", path)
         elif path.exists():
             yield from read_file(path, fields, id_base=id_base)
         else:

@@ -646,6 +646,8 @@ def delete(ids: tuple[str, ...], ids_from: Any, keep_groups: bool | None, **kwar
 def _echo_groups(keeper: GroupKeeper) -> None:
     """One line on what the incremental group updates of a run did."""
     s = keeper.summary
+    if not (s.updates or s.failed):  # nothing was written: nothing to say
+        return
     walked = f"; {s.walked} found stored groups not right and walked the near-duplicates" if s.walked else ""
     click.echo(f"duplicate groups: {s.updates} updates looked at {_documents(s.looked_at)} ({s.lookups} "
                f"near-duplicate lookups), wrote {s.set} group fields, cleared {s.cleared} in {s.seconds:.1f} s{walked}",

@@ -426,7 +426,7 @@ def test_search_says_how_many_documents_another_fingerprint_version_hides(tmp_pa
     assert "0.older" in _run("search", "--store", store, "--text", text, "--json").stderr
 
 
-def test_index_and_delete_keep_the_groups_current(tmp_path: Path) -> None:
+def test_index_and_delete_keep_the_groups_current(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     from simdup_es.store.local import LocalStore
 
     store = str(tmp_path / "store")
@@ -447,6 +447,10 @@ def test_index_and_delete_keep_the_groups_current(tmp_path: Path) -> None:
         assert a.group == b.group == c.group is not None and a.group_size == c.group_size == 3
     full = _run("groups", "--store", store, "--dry-run", "--json")  # a repair finds nothing to do
     assert json.loads(full.stdout)["set"] == 0 and json.loads(full.stdout)["cleared"] == 0
+    (tmp_path / "empty").mkdir()  # nothing read: a warning, and no line on group updates that did not happen
+    result = _run("index", str(tmp_path / "empty"), "--store", store, "--rejects", str(tmp_path / "rejects.jsonl"))
+    assert result.exit_code == 0 and "read 0, indexed 0, rejected 0" in result.stderr
+    assert "empty: no files in this folder" in caplog.text and "duplicate groups:" not in result.stderr
 
     result = _run("delete", original, original + "~edited", "--store", store)
     assert result.exit_code == 0 and "cleared 1" in result.stderr, result.output
