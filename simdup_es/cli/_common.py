@@ -358,6 +358,8 @@ def read_document(arg: str, label: str = "literal text", *, text: bool = False) 
             reason = getattr(items[0], "reason", "holds several records; give one document") if items else "empty"
             raise InputError(reason, source=arg)
         return items[0]
+    if is_folder(Path(arg)):
+        raise InputError("a folder, not a document (give --text to use its name as text)", source=arg)
     if looks_like_path(arg):
         raise InputError("no such file (give --text to use it as text)", source=arg)
     return Record(arg, label)
@@ -376,10 +378,11 @@ def looks_like_path(arg: str) -> bool:
     """Whether ``arg``, which names no file, is a mistyped path rather than text: a document's name,
     a path without spaces or CJK, or one in an existing folder."""
     return bool(kind_of(arg)) or "/" in arg and (not any(ch.isspace() or ord(ch) > 0x2E7F for ch in arg)
-                                                 or _is_folder(Path(arg).parent))
+                                                 or is_folder(Path(arg).parent))
 
 
-def _is_folder(path: Path) -> bool:
+def is_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder other than the current one (``False`` for a name too long to be one)."""
     try:
         return path != Path(".") and path.is_dir()
     except OSError:  # a name too long

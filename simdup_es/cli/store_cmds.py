@@ -35,6 +35,7 @@ from ._common import (
     echo_json,
     existing_file,
     field_options,
+    is_folder,
     looks_like_path,
     output_console,
     record_fields,
@@ -381,6 +382,9 @@ def query_source(query: str | None, text: str | None, file: Path | None) -> tupl
     path = existing_file(query)
     if path is not None:
         return None, path
+    if is_folder(Path(query)):
+        raise click.UsageError(f"{query} is a folder, not a document ('simdup search --queries {query}' searches "
+                               "with each of its documents)")
     if looks_like_path(query):
         raise InputError("no such file (give --text to search for it as text)", source=query)
     return query, None
@@ -412,11 +416,10 @@ def query_source(query: str | None, text: str | None, file: Path | None) -> tupl
               show_default=True, help="With --queries: where rejected query records go, with their reasons "
               "(not index's rejects.jsonl, which may hold a stopped run's resume point).")
 def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: str | None, queries: str | None,
-           title: str | None,
-           text_field: str, title_field: str, id_field: str, idf_path: Path | None, marked_words: Path | None,
-           max_bytes: int, limit: int, k: int, partial_threshold: float, no_matrix: bool, details: int,
-           html_path: Path | None, as_json: bool, workers: int | None, rejects: Path, id_base: Path | None,
-           **kwargs: Any) -> None:
+           title: str | None, text_field: str, title_field: str, id_field: str, idf_path: Path | None,
+           marked_words: Path | None, max_bytes: int, limit: int, k: int, partial_threshold: float, no_matrix: bool,
+           details: int, html_path: Path | None, as_json: bool, workers: int | None, rejects: Path,
+           id_base: Path | None, **kwargs: Any) -> None:
     """Find near-duplicates and partial copies of QUERY (a file, or text), a stored document or many queries.
 
     Near-duplicates: documents sharing at least 8 - k of 8 fingerprint blocks

@@ -129,3 +129,5 @@ def test_compare_tells_a_mistyped_path_from_text(tmp_path: Path) -> None:
         assert result.exit_code == 1 and f"{missing}: no such file (give --text" in result.output
     result = CliRunner().invoke(main, ["compare", "--text", "nope/a.txt 的文本", "nope/a.txt 的文本", "--json"])
     assert result.exit_code == 0 and json.loads(result.stdout)["distance"] == 0
+    result = CliRunner().invoke(main, ["compare", str(tmp_path / "资料"), a])
+    assert result.exit_code == 1 and "资料: a folder, not a document" in result.output

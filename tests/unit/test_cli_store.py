@@ -135,6 +135,8 @@ def test_search_and_report_take_the_query_as_an_argument_a_file_or_text(tmp_path
         assert mistyped.exit_code == 1 and "quer.txt: no such file (give --text" in mistyped.output
         both = _run(command, "--store", store, str(doc), "--text", text)
         assert both.exit_code == 2 and "not both" in both.output
+        folder = _run(command, "--store", store, str(tmp_path))
+        assert folder.exit_code == 2 and "is a folder, not a document" in folder.output
     assert _run("query", str(doc)).stdout == _run("query", "--file", str(doc)).stdout != ""
     nothing = _run("search", "--store", store)  # said before the store is opened
     assert nothing.exit_code == 2 and "give exactly one of QUERY" in nothing.output
