@@ -343,7 +343,7 @@ def _query_document(store: Store | None, text: str | None, file: Path | None, do
     text it unifies anyway), its text (for the comparison matrix), the id to leave out and its title."""
     given = [x is not None for x in (text, file, doc_id)]
     if sum(given) != 1:
-        raise click.UsageError("give exactly one of QUERY, --text" + (", --file or --id" if store is not None else " or --file"))
+        raise click.UsageError("give exactly one of QUERY, --text or --file")  # (search says so, with --id, first)
     if doc_id is not None:
         assert store is not None
         return (*stored_query(store, doc_id, version), doc_id, title)
