@@ -395,33 +395,45 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
     text; a copied passage, one run. The match side's share counts in full only from a run of
     ``passage_min_units`` (what the judge needs of a copy): a short text sharing one set phrase
     would otherwise rank ahead of a pasted passage, and its misses end the judging before it.
-    All candidates at once, by the stretches of the query they
+    A run inside one of the query's sentences counts as the judge counts a passage in one
+    sentence: in full from ``sentence_units`` or half the candidate, in proportion below
+    (:func:`_sentence_run`). All candidates at once, by the stretches of the query they
     cover (:func:`rank_candidates_reference` goes one by one, a flag per unit: a query has up to
     ``store_limit`` candidates, and 30,000 characters are 15,000 units).
     """
     if not found:
         return []
     n = query.units
-    units, part_units, longest, distinct = (x.tolist() for x in _covers(query, found))
+    units, part_units, longest, distinct, (owner, first, size) = _covers(query, found)
+    inner = _unit_starts(query)[1:-1]  # where a sentence ends and the next begins
+    after = np.searchsorted(inner, first, side="right")
+    crosses = (after < inner.size) & (inner[np.minimum(after, max(inner.size - 1, 0))] < first + size) if inner.size \
+        else np.zeros(size.size, dtype=bool)
+    need = _one_sentence_need(np.array([c.units for c in found], dtype=np.float64), params)[owner]
+    runs = np.zeros(len(found))
+    np.maximum.at(runs, owner, np.where(crosses, size, size * np.minimum(1.0, size / need)))
     density = 2 / (KEY_W + 1)
     out = []
     # Scalar arithmetic as in the reference, so that every float is the same to the last bit.
-    for c, u, pu, d, run in zip(found, units, part_units, distinct, longest, strict=True):
+    for c, u, pu, d, run, long in zip(found, units.tolist(), part_units.tolist(), distinct.tolist(), runs.tolist(),
+                                      longest.tolist(), strict=True):
         cq = u / n if n else 0.0
         keys_there = max(1.0, (c.units - KEY_K + 1) * density)
         cm = min(1.0, max(d / keys_there, pu / c.units)) if c.units else 0.0
         evidence = max(cq, cm * min(1.0, run / params.passage_min_units),
-                       params.partial_threshold * min(1.0, run / params.passage_units))
+                       params.partial_threshold * min(1.0, long / params.passage_units))
         if evidence >= params.min_coverage:
             out.append(Candidate(c.id, cq, cm, evidence))
     out.sort(key=_judging_order)
     return out
 
 
-def _covers(query: Levels, found: Sequence[PartCandidate]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _covers(query: Levels, found: Sequence[PartCandidate]
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per candidate: the query units under its matched keys or parts, those under its parts, the
     longest run of the former, and how many distinct key values it matched (:func:`key_cover`,
-    :func:`_part_cover`), from the stretches they cover rather than a flag per unit."""
+    :func:`_part_cover`), from the stretches they cover rather than a flag per unit; and every run
+    (:func:`_union_runs`)."""
     rows, n = len(found), query.units
     key_rows = np.fromiter(itertools.chain.from_iterable(itertools.repeat(r, len(c.keys)) for r, c in enumerate(found)),
                            dtype=np.int64)
@@ -439,19 +451,20 @@ def _covers(query: Levels, found: Sequence[PartCandidate]) -> tuple[np.ndarray, 
     part_at = np.fromiter(itertools.chain.from_iterable(c.parts for c in found), dtype=np.int64, count=part_rows.size)
     bounds = np.array([(p.first, p.stop) for p in query.parts], dtype=np.int64).reshape(-1, 2)
     part_start, part_end = starts[bounds[part_at, 0]], starts[bounds[part_at, 1]]
-    units, longest = _union(rows, n, np.concatenate((r, part_rows)), np.concatenate((start, part_start)),
-                            np.concatenate((end, part_end)))
-    part_units = _union(rows, n, part_rows, part_start, part_end)[0]
+    runs = _union_runs(n, np.concatenate((r, part_rows)), np.concatenate((start, part_start)),
+                       np.concatenate((end, part_end)))
+    units, longest = _per_row(rows, *runs)
+    part_units = _per_row(rows, *_union_runs(n, part_rows, part_start, part_end))[0]
     # Distinct key values per candidate (a phrase the query repeats has one value, several keys).
     _, value_ids = np.unique(values, return_inverse=True)
     pairs = np.unique(key_rows * max(1, values.size) + value_ids.reshape(-1)[key_at]) if key_at.size else key_at
     distinct = np.bincount(pairs // max(1, values.size), minlength=rows)
-    return units, part_units, longest, distinct
+    return units, part_units, longest, distinct, runs
 
 
-def _union(rows: int, n: int, row: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the units of ``0 .. n - 1`` inside any of its stretches ``start .. end - 1``, and the
-    longest run of such units (stretches that touch make one run, as flags per unit would)."""
+def _union_runs(n: int, row: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The runs of units of ``0 .. n - 1`` inside any of a row's stretches ``start .. end - 1`` (stretches
+    that touch make one run, as flags per unit would): the row, first unit and size of each."""
     start, end = np.minimum(start, n), np.minimum(end, n)
     keep = start < end
     # Each row on its own stretch of one line, a unit apart, so that rows never touch.
@@ -464,10 +477,27 @@ def _union(rows: int, n: int, row: np.ndarray, start: np.ndarray, end: np.ndarra
     begin, group = first[new], np.cumsum(new) - 1
     stop = np.zeros(begin.size, dtype=np.int64)
     np.maximum.at(stop, group, last)
-    owner, sizes = begin // (n + 1), stop - begin
+    owner = begin // (n + 1)
+    return owner, begin - owner * (n + 1), stop - begin
+
+
+def _per_row(rows: int, owner: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the units in its runs (:func:`_union_runs`) and the longest run."""
     longest = np.zeros(rows, dtype=np.int64)
     np.maximum.at(longest, owner, sizes)
     return np.bincount(owner, weights=sizes, minlength=rows).astype(np.int64), longest
+
+
+def _one_sentence_need(units: np.ndarray, params: MultiParams) -> np.ndarray:
+    """The copied units a passage inside one sentence needs to count, for texts of these units (as
+    :func:`copied_shares` counts one: ``sentence_units``, or half the side, at least ``passage_min_units``)."""
+    return np.minimum(params.sentence_units, np.maximum(params.passage_min_units, units / 2))
+
+
+def _sentence_run(length: int, crosses: bool, need: float) -> float:
+    """A run of the query under a candidate's keys and parts, as :func:`rank_candidates` weighs it: whole
+    when it crosses a sentence end of the query, else in proportion to what one sentence ``need`` s."""
+    return length if crosses else length * min(1.0, length / need)
 
 
 def _key_arrays(query: Levels) -> tuple[np.ndarray, np.ndarray]:
@@ -487,7 +517,7 @@ def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
     distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units
     has: a phrase the query repeats counts once), or by the query units its matched parts
     cover. Keys matched one by one here and there (set phrases) cover a little of a
-    text; a copied passage, one run.
+    text; a copied passage, one run. Each run of the query it covers counts by :func:`_sentence_run`.
     """
     out = []
     density = 2 / (KEY_W + 1)
@@ -500,8 +530,12 @@ def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
         keys_there = max(1.0, (c.units - KEY_K + 1) * density)
         shared = max(len({query.keys[i].key for i in c.keys}) / keys_there, int(in_parts.sum()) / c.units) if c.units else 0.0
         cm = min(1.0, shared)
-        longest = int(_passage_arrays(mask, 0)[2].max(initial=0))
-        evidence = max(cq, cm * min(1.0, longest / params.passage_min_units),
+        first, stop, lengths = (x.tolist() for x in _passage_arrays(mask, 0))
+        need = float(_one_sentence_need(np.array([c.units], dtype=np.float64), params)[0])
+        run = max((_sentence_run(n, any(a < e < b for e in starts[1:-1].tolist()), need)
+                   for a, b, n in zip(first, stop, lengths)), default=0)
+        longest = max(lengths, default=0)
+        evidence = max(cq, cm * min(1.0, run / params.passage_min_units),
                        params.partial_threshold * min(1.0, longest / params.passage_units))
         if evidence >= params.min_coverage:
             out.append(Candidate(c.id, cq, cm, evidence))

@@ -29,8 +29,9 @@ from simdup_es.multilevel import (
 )
 from simdup_es.parts import Key, Levels, Part, PartPrinter
 from simdup_es.simhash import blocks
-from simdup_es.sentences import split_sentences
+from simdup_es.sentences import Sentence, split_sentences
 from simdup_es.text import UnifiedText, unify
+from simdup_es.winnow import KEY_K, KEY_W
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -146,11 +147,33 @@ def test_ranking_by_coverage(printer: PartPrinter, corpus: dict[str, str]) -> No
         PartCandidate("a-part", frozenset([0]), frozenset(), units=q.units),  # a part alone, no key
     ]
     ranked = rank_candidates(q, found, MultiParams(min_coverage=0.05))
-    # "small" is all of itself, but one key's run is under passage_min_units: less than the judge needs of a
-    # copy, so it ranks after "big" (a short text sharing a set phrase used to stop the judging early).
-    assert [c.id for c in ranked][:2] == ["big", "small"] and "a-part" in {c.id for c in ranked}
-    assert ranked[1].coverage_match == 1.0 and ranked[1].evidence == 5 / MultiParams().passage_min_units
+    # "small" is all of itself, but one key's run is under passage_min_units, inside one sentence of the
+    # query: less than the judge needs of a copy, so it ranks after "big" (a short text sharing a set
+    # phrase used to stop the judging early), and after the candidate holding a part.
+    assert [c.id for c in ranked][:3] == ["big", "a-part", "small"]
+    small = ranked[2]
+    p = MultiParams()
+    assert small.coverage_match == 1.0 and small.evidence == 5 * (5 / p.passage_min_units) / p.passage_min_units
     assert ranked[0].coverage_query > 0.9
+
+
+def test_a_run_inside_one_sentence_ranks_as_the_judge_counts_it() -> None:
+    # A query of two sentences (20 and 80 units); two candidates of 60 units, each matching 4 keys in one
+    # 14-unit run: "inside" within the first sentence, "across" over the end of it.
+    sentences = (Sentence(0, 0, 20, "a" * 20, 20), Sentence(1, 20, 100, "b" * 80, 80))
+    keys = tuple(Key(v, at) for v, at in enumerate([4, 7, 10, 13, 14, 17, 20, 23]))
+    q = Levels("v", 100, sentences, (), (), keys)
+    found = [PartCandidate("inside", frozenset(), frozenset(range(4)), units=60),
+             PartCandidate("across", frozenset(), frozenset(range(4, 8)), units=60)]
+    for rank in (rank_candidates, rank_candidates_reference):
+        across, inside = rank(q, found, MultiParams(min_coverage=0.0))
+        assert (across.id, inside.id) == ("across", "inside") and across.coverage_match == inside.coverage_match
+        # The run counts whole across a sentence end (14 units, over passage_min_units); inside one
+        # sentence it needs half the 60-unit candidate to count whole, so its share of itself counts
+        # 14 * 14 / 30 / 12 and the query's share (14 of 100 units) is its evidence.
+        assert across.evidence == across.coverage_match == 4 / ((60 - KEY_K + 1) * 2 / (KEY_W + 1))
+        assert inside.evidence == inside.coverage_query == 14 / 100 < across.evidence
+
 
 
 def test_an_edited_copy_is_judged_before_a_text_holding_the_whole_query(printer: PartPrinter,

@@ -49,7 +49,8 @@ def _query_and_found(draw):  # type: ignore[no-untyped-def]
 
 
 @settings(max_examples=300, deadline=None)
-@given(_query_and_found(), st.sampled_from([MultiParams(), MultiParams(min_coverage=0.0, passage_units=7)]))
+@given(_query_and_found(), st.sampled_from([MultiParams(), MultiParams(min_coverage=0.0, passage_units=7),
+                                            MultiParams(min_coverage=0.0, passage_min_units=3, sentence_units=5)]))
 def test_rank_candidates_equals_the_reference(drawn, params: MultiParams) -> None:  # type: ignore[no-untyped-def]
     query, found = drawn
     assert rank_candidates(query, found, params) == rank_candidates_reference(query, found, params)
