@@ -453,8 +453,9 @@ def _covers(query: Levels, found: Sequence[PartCandidate]
     part_start, part_end = starts[bounds[part_at, 0]], starts[bounds[part_at, 1]]
     runs = _union_runs(n, np.concatenate((r, part_rows)), np.concatenate((start, part_start)),
                        np.concatenate((end, part_end)))
-    units, longest = _per_row(rows, *runs)
-    part_units = _per_row(rows, *_union_runs(n, part_rows, part_start, part_end))[0]
+    units, longest = _per_row(rows, runs[0], runs[2])
+    part_owner, _, part_sizes = _union_runs(n, part_rows, part_start, part_end)
+    part_units = _per_row(rows, part_owner, part_sizes)[0]
     # Distinct key values per candidate (a phrase the query repeats has one value, several keys).
     _, value_ids = np.unique(values, return_inverse=True)
     pairs = np.unique(key_rows * max(1, values.size) + value_ids.reshape(-1)[key_at]) if key_at.size else key_at
@@ -481,7 +482,7 @@ def _union_runs(n: int, row: np.ndarray, start: np.ndarray, end: np.ndarray) -> 
     return owner, begin - owner * (n + 1), stop - begin
 
 
-def _per_row(rows: int, owner: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _per_row(rows: int, owner: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the units in its runs (:func:`_union_runs`) and the longest run."""
     longest = np.zeros(rows, dtype=np.int64)
     np.maximum.at(longest, owner, sizes)
@@ -496,7 +497,8 @@ def _one_sentence_need(units: np.ndarray, params: MultiParams) -> np.ndarray:
 
 def _sentence_run(length: int, crosses: bool, need: float) -> float:
     """A run of the query under a candidate's keys and parts, as :func:`rank_candidates` weighs it: whole
-    when it crosses a sentence end of the query, else in proportion to what one sentence ``need`` s."""
+    when it crosses a sentence end of the query, else scaled by how much of ``need`` (what a passage in
+    one sentence needs, :func:`_one_sentence_need`) it has."""
     return length if crosses else length * min(1.0, length / need)
 
 
@@ -531,7 +533,7 @@ def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
         shared = max(len({query.keys[i].key for i in c.keys}) / keys_there, int(in_parts.sum()) / c.units) if c.units else 0.0
         cm = min(1.0, shared)
         first, stop, lengths = (x.tolist() for x in _passage_arrays(mask, 0))
-        need = float(_one_sentence_need(np.array([c.units], dtype=np.float64), params)[0])
+        need = min(params.sentence_units, max(params.passage_min_units, c.units / 2))
         run = max((_sentence_run(n, any(a < e < b for e in starts[1:-1].tolist()), need)
                    for a, b, n in zip(first, stop, lengths)), default=0)
         longest = max(lengths, default=0)
