@@ -406,9 +406,8 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
     n = query.units
     units, part_units, longest, distinct, (owner, first, size) = _covers(query, found)
     inner = _unit_starts(query)[1:-1]  # where a sentence ends and the next begins
-    after = np.searchsorted(inner, first, side="right")
-    crosses = (after < inner.size) & (inner[np.minimum(after, max(inner.size - 1, 0))] < first + size) if inner.size \
-        else np.zeros(size.size, dtype=bool)
+    # a sentence end strictly inside the run
+    crosses = np.searchsorted(inner, first, side="right") < np.searchsorted(inner, first + size, side="left")
     need = _one_sentence_need(np.array([c.units for c in found], dtype=np.float64), params)[owner]
     runs = np.zeros(len(found))
     np.maximum.at(runs, owner, np.where(crosses, size, size * np.minimum(1.0, size / need)))
@@ -489,10 +488,10 @@ def _per_row(rows: int, owner: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarra
     return np.bincount(owner, weights=sizes, minlength=rows).astype(np.int64), longest
 
 
-def _one_sentence_need(units: np.ndarray, params: MultiParams) -> np.ndarray:
-    """The copied units a passage inside one sentence needs to count, for texts of these units (as
-    :func:`copied_shares` counts one: ``sentence_units``, or half the side, at least ``passage_min_units``)."""
-    return np.minimum(params.sentence_units, np.maximum(params.passage_min_units, units / 2))
+def _one_sentence_need(units: np.ndarray | int, params: MultiParams) -> np.ndarray:
+    """The copied units a passage inside one sentence needs to count, in a side of ``units``: at least
+    ``passage_min_units``, and ``sentence_units`` or half the side (the judge's rule, :func:`_counted`)."""
+    return np.maximum(params.passage_min_units, np.minimum(params.sentence_units, np.divide(units, 2)))
 
 
 def _sentence_run(length: int, crosses: bool, need: float) -> float:
@@ -533,7 +532,7 @@ def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
         shared = max(len({query.keys[i].key for i in c.keys}) / keys_there, int(in_parts.sum()) / c.units) if c.units else 0.0
         cm = min(1.0, shared)
         first, stop, lengths = (x.tolist() for x in _passage_arrays(mask, 0))
-        need = min(params.sentence_units, max(params.passage_min_units, c.units / 2))
+        need = max(params.passage_min_units, min(params.sentence_units, c.units / 2))
         run = max((_sentence_run(n, any(a < e < b for e in starts[1:-1].tolist()), need)
                    for a, b, n in zip(first, stop, lengths)), default=0)
         longest = max(lengths, default=0)
@@ -658,7 +657,8 @@ def _counted(found: Sequence[Passage], units: int, params: MultiParams) -> list[
     them, or half the side (a short text copied whole). A line shared by pages made
     from one template is a sentence between their own: it counts only when long.
     """
-    return [p.units for p in found if p.sentences > 1 or p.units >= params.sentence_units or 2 * p.units >= units]
+    need = _one_sentence_need(units, params)
+    return [p.units for p in found if p.sentences > 1 or p.units >= need]
 
 
 def lone_whole_passage(found: Sequence[Passage]) -> int:
