@@ -34,7 +34,7 @@ from .levels import Levels
 from .lru import ByteLRU
 from .parts import PartPrinter
 from .store.base import Store, StoredDoc
-from .text import UnifiedText, unify
+from .text import UnifiedText, unify, unify_many
 from .thesaurus import Thesaurus, load_thesaurus
 from .tokens import dictionary_words
 
@@ -272,7 +272,7 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
         docs = store.get(ids)
         if stored is not None:
             stored.update((d.id, d) for d in docs)
-        return _UnifiedTexts(docs, fingerprint.version)
+        return _UnifiedTexts(docs, fingerprint.version, ids)
 
     def judge_all(found: Sequence[PartCandidate]) -> Copies:
         return judge_copies(unified, levels, near, found, texts, compare, query_fingerprint=fingerprint.value,
@@ -306,17 +306,25 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
 
 
 class _UnifiedTexts(Mapping[str, StoredText]):
-    """Stored documents with text as :class:`StoredText`, each unified when first read: a batch is
-    read at once, but judging stops after a few misses in a row (the rest is never unified)."""
+    """Stored documents with text as :class:`StoredText`, unified when first read: a batch is read at
+    once, but judging stops after a few misses in a row (the rest is never unified). The text asked
+    for is unified with the next few of ``ids`` (the judging order): OpenCC takes several texts in
+    one call for about a third less time on 2 kB texts, two thirds on short ones."""
 
-    def __init__(self, docs: Iterable[StoredDoc], version: str) -> None:
+    def __init__(self, docs: Iterable[StoredDoc], version: str, ids: Sequence[str]) -> None:
         self._docs = {d.id: d for d in docs if d.text}
         self._version = version
+        self._order = [i for i in dict.fromkeys(ids) if i in self._docs]
+        self._at = {doc_id: at for at, doc_id in enumerate(self._order)}
+        self._unified: dict[str, str] = {}
 
     def __getitem__(self, doc_id: str) -> StoredText:
         d = self._docs[doc_id]
-        assert d.text is not None
-        return StoredText(unify_stored(d.text), d.fingerprint if d.version == self._version else None)
+        if doc_id not in self._unified:
+            at = self._at.get(doc_id, len(self._order))
+            batch = [doc_id, *(i for i in self._order[at + 1 : at + UNIFY_AHEAD] if i not in self._unified)]
+            self._unified.update(zip(batch, unify_stored_many([self._docs[i].text or "" for i in batch]), strict=True))
+        return StoredText(self._unified[doc_id], d.fingerprint if d.version == self._version else None)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._docs)
@@ -324,6 +332,10 @@ class _UnifiedTexts(Mapping[str, StoredText]):
     def __len__(self) -> int:
         return len(self._docs)
 
+
+# How many stored texts are unified in one call: the one judged and the next ones, which are
+# judged too unless the limit is reached (judging ends only after 5 misses in a row).
+UNIFY_AHEAD = 5
 
 # What the unified stored texts may hold (each about twice its text's bytes).
 UNIFY_CACHE_BYTES = 32 * 2**20
@@ -338,6 +350,11 @@ def unify_stored(text: str) -> str:
     """:func:`unify` of a stored text, cached (:data:`unified_cache`): the copies of a widely copied text are
     candidates of query after query."""
     return unified_cache(text)
+
+
+def unify_stored_many(texts: Sequence[str]) -> list[str]:
+    """:func:`unify_stored` of each text, those not cached unified in one :func:`unify_many` call."""
+    return unified_cache.many(texts, unify_many)  # type: ignore[arg-type]  # list[UnifiedText] is a list[str]
 
 
 def _unscored(doc_id: str, distance: int) -> MultiMatch:

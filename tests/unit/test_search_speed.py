@@ -84,6 +84,39 @@ def test_a_byte_lru_keeps_the_most_recent_entries_within_its_budget() -> None:
         cache.max_bytes = True
 
 
+def test_a_byte_lru_makes_the_missing_keys_of_many_in_one_call() -> None:
+    calls: list[list[str]] = []
+
+    def make_many(keys: list[str]) -> list[str]:
+        calls.append(keys)
+        return [k.upper() for k in keys]
+
+    cache = ByteLRU(str.upper, lambda k, v: len(k), max_bytes=10)
+    cache("bb")
+    assert cache.many(["aa", "bb", "cc", "aa"], make_many) == ["AA", "BB", "CC", "AA"]
+    assert calls == [["aa", "cc"]]  # a hit and a repeated key are not made again
+    assert cache.many(["cc", "aa"], make_many) == ["CC", "AA"] and len(calls) == 1
+    assert cache.info() == CacheInfo(hits=3, misses=3, entries=3, bytes=6, max_bytes=10)
+    # 5 more bytes drop the least recently used ("bb"); 11 bytes are made, not kept
+    assert cache.many(["ddddd", "e" * 11], make_many) == ["DDDDD", "E" * 11]
+    assert "bb" not in cache and "aa" in cache and "ddddd" in cache and "e" * 11 not in cache and cache.info().bytes == 9
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.sampled_from(["軟體測試。", "软件测试", "  ＡＢＣ\r\n\r\n", "后來的發展", "", "x\u3000y", "臺灣"]), max_size=6)
+       .map(lambda parts: "".join(parts)), st.integers(0, 7))
+def test_stored_texts_unified_in_batches_equal_each_unified_alone(text: str, at: int) -> None:
+    from simdup_es.search import _UnifiedTexts
+    from simdup_es.store.base import StoredDoc
+
+    docs = [StoredDoc(f"d{i}", i, "v", text[i:] + f"第{i}篇", None) for i in range(8)]
+    unified_cache.clear()
+    got = _UnifiedTexts(docs, "v", [d.id for d in docs])
+    order = [f"d{(at + i) % 8}" for i in range(8)]  # read from any one onwards, wrapping round
+    assert [got[i].text for i in order] == [unify(text[int(i[1:]):] + f"第{i[1:]}篇") for i in order]
+    assert all(got[i].fingerprint == int(i[1:]) for i in order)
+
+
 def test_cached_scans_and_unified_texts_equal_fresh_ones_and_stay_within_budget() -> None:
     texts = [f"第{i}段文字在这里。它有两句话, 和 some English words {i}。\n第二行没有词" * (1 + i % 5) for i in range(60)]
     old = (scan_cache.max_bytes, unified_cache.max_bytes)
