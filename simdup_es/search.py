@@ -308,8 +308,8 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
 class _UnifiedTexts(Mapping[str, StoredText]):
     """Stored documents with text as :class:`StoredText`, unified when first read: a batch is read at
     once, but judging stops after a few misses in a row (the rest is never unified). The text asked
-    for is unified with the next few of ``ids`` (the judging order): OpenCC takes several texts in
-    one call for about a third less time on 2 kB texts, two thirds on short ones."""
+    for is unified with the next few of ``ids`` (the judging order): OpenCC takes less time over
+    several texts in one call than over each alone (``benchmarks/bench_search_breakdown.py``)."""
 
     def __init__(self, docs: Iterable[StoredDoc], version: str, ids: Sequence[str]) -> None:
         self._docs = {d.id: d for d in docs if d.text}
