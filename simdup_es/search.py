@@ -322,7 +322,12 @@ class _UnifiedTexts(Mapping[str, StoredText]):
         d = self._docs[doc_id]
         if doc_id not in self._unified:
             at = self._at.get(doc_id, len(self._order))
-            batch = [doc_id, *(i for i in self._order[at + 1 : at + UNIFY_AHEAD] if i not in self._unified)]
+            batch, chars = [doc_id], len(d.text or "")
+            for i in (i for i in self._order[at + 1 : at + UNIFY_AHEAD] if i not in self._unified):
+                chars += len(self._docs[i].text or "")
+                if chars > UNIFY_AHEAD_CHARS:
+                    break
+                batch.append(i)
             self._unified.update(zip(batch, unify_stored_many([self._docs[i].text or "" for i in batch]), strict=True))
         return StoredText(self._unified[doc_id], d.fingerprint if d.version == self._version else None)
 
@@ -334,8 +339,11 @@ class _UnifiedTexts(Mapping[str, StoredText]):
 
 
 # How many stored texts are unified in one call: the one judged and the next ones, which are
-# judged too unless the limit is reached (judging ends only after 5 misses in a row).
+# judged too unless the limit is reached (judging ends only after 5 misses in a row). Long texts
+# gain little from sharing a call, and one never judged would be unified for nothing: the next
+# ones join while the call holds at most UNIFY_AHEAD_CHARS characters.
 UNIFY_AHEAD = 5
+UNIFY_AHEAD_CHARS = 20_000
 
 # What the unified stored texts may hold (each about twice its text's bytes).
 UNIFY_CACHE_BYTES = 32 * 2**20

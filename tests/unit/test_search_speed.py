@@ -104,17 +104,22 @@ def test_a_byte_lru_makes_the_missing_keys_of_many_in_one_call() -> None:
 
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.sampled_from(["軟體測試。", "软件测试", "  ＡＢＣ\r\n\r\n", "后來的發展", "", "x\u3000y", "臺灣"]), max_size=6)
-       .map(lambda parts: "".join(parts)), st.integers(0, 7))
-def test_stored_texts_unified_in_batches_equal_each_unified_alone(text: str, at: int) -> None:
+       .map(lambda parts: "".join(parts)), st.integers(0, 7), st.sampled_from([20_000, 30, 5]))
+def test_stored_texts_unified_in_batches_equal_each_unified_alone(text: str, at: int, chars: int) -> None:
+    from simdup_es import search
     from simdup_es.search import _UnifiedTexts
     from simdup_es.store.base import StoredDoc
 
     docs = [StoredDoc(f"d{i}", i, "v", text[i:] + f"第{i}篇", None) for i in range(8)]
     unified_cache.clear()
-    got = _UnifiedTexts(docs, "v", [d.id for d in docs])
-    order = [f"d{(at + i) % 8}" for i in range(8)]  # read from any one onwards, wrapping round
-    assert [got[i].text for i in order] == [unify(text[int(i[1:]):] + f"第{i[1:]}篇") for i in order]
-    assert all(got[i].fingerprint == int(i[1:]) for i in order)
+    old, search.UNIFY_AHEAD_CHARS = search.UNIFY_AHEAD_CHARS, chars  # a batch cut short by its characters too
+    try:
+        got = _UnifiedTexts(docs, "v", [d.id for d in docs])
+        order = [f"d{(at + i) % 8}" for i in range(8)]  # read from any one onwards, wrapping round
+        assert [got[i].text for i in order] == [unify(text[int(i[1:]):] + f"第{i[1:]}篇") for i in order]
+        assert all(got[i].fingerprint == int(i[1:]) for i in order)
+    finally:
+        search.UNIFY_AHEAD_CHARS = old
 
 
 def test_cached_scans_and_unified_texts_equal_fresh_ones_and_stay_within_budget() -> None:
