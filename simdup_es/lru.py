@@ -70,13 +70,9 @@ class ByteLRU(Generic[K, V]):
                 return got[0]
             self._misses += 1
         value = self._make(key)
-        size = self._size(key, value)
-        if size <= self._max:
-            with self._lock:
-                if key not in self._items:
-                    self._items[key] = (value, size)
-                    self._bytes += size
-                    self._evict(self._max)
+        with self._lock:
+            self._keep(key, value)
+            self._evict(self._max)
         return value
 
     def many(self, keys: Sequence[K], make_many: Callable[[list[K]], list[V]]) -> list[V]:
@@ -100,12 +96,16 @@ class ByteLRU(Generic[K, V]):
             with self._lock:
                 for key, value in zip(missing, made, strict=True):
                     found[key] = value
-                    size = self._size(key, value)
-                    if size <= self._max and key not in self._items:
-                        self._items[key] = (value, size)
-                        self._bytes += size
+                    self._keep(key, value)
                 self._evict(self._max)
         return [found[key] for key in keys]
+
+    def _keep(self, key: K, value: V) -> None:
+        """Hold ``key -> value`` unless it is held already or larger than the whole budget (under the lock)."""
+        size = self._size(key, value)
+        if size <= self._max and key not in self._items:
+            self._items[key] = (value, size)
+            self._bytes += size
 
     def _evict(self, budget: int) -> None:
         while self._bytes > budget and self._items:

@@ -532,7 +532,7 @@ def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
         shared = max(len({query.keys[i].key for i in c.keys}) / keys_there, int(in_parts.sum()) / c.units) if c.units else 0.0
         cm = min(1.0, shared)
         first, stop, lengths = (x.tolist() for x in _passage_arrays(mask, 0))
-        need = max(params.passage_min_units, min(params.sentence_units, c.units / 2))
+        need = float(_one_sentence_need(c.units, params))
         run = max((_sentence_run(n, any(a < e < b for e in starts[1:-1].tolist()), need)
                    for a, b, n in zip(first, stop, lengths)), default=0)
         longest = max(lengths, default=0)
