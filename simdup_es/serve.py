@@ -317,11 +317,11 @@ class Service:
         found, docs, text = self.copies(req)
         return {"id": req.query.id, "matches": matches_json(found, docs, text, spans=req.spans), "more": found.more}
 
-    def _side(self, query: Query) -> tuple[str, str | None, str]:
-        """Text, title and label of one side of a comparison."""
+    def _side(self, query: Query, side: str) -> tuple[str, str | None, str]:
+        """Text, title and label of one side of a comparison (its id, or the side's name for a text)."""
         if query.id is None:
             assert query.text is not None
-            return query.text, query.title, "query"
+            return query.text, query.title, side
         doc = self._stored(query.id)
         if not doc.text:
             raise ApiError(409, "no_text", f"document {query.id!r} is stored without its text, which the comparison "
@@ -330,12 +330,14 @@ class Service:
 
     def compare_pair(self, a: Query, b: Query, params: MultiParams) -> dict[str, Any]:
         """``simdup compare --json`` of two texts or stored documents, judged as a search with ``params`` would."""
-        from .text import unify
+        from .offsets import unify_mapped
+        from .report import verdict_json
 
-        (text_a, title_a, label_a), (text_b, title_b, label_b) = self._side(a), self._side(b)
+        (text_a, title_a, label_a), (text_b, title_b, label_b) = self._side(a, "a"), self._side(b, "b")
         fa, fb = (self.fingerprinter.fingerprint(t, title) for t, title in ((text_a, title_a), (text_b, title_b)))
-        verdict = Verdict(fa, fb, self.compare(unify(text_a), unify(text_b)), params)
-        return {"a_label": label_a, "b_label": label_b, **verdict.to_dict()}
+        shown_a, shown_b = unify_mapped(text_a), unify_mapped(text_b)
+        verdict = Verdict(fa, fb, self.compare(shown_a.text, shown_b.text), params)
+        return {"a_label": label_a, "b_label": label_b, **verdict_json(verdict, shown_a, shown_b)}
 
     def index(self, docs: list[Any], levels: IndexLevels) -> dict[str, Any]:
         """Write documents (``POST /documents``, JSON objects); each one is indexed or rejected with its reason."""

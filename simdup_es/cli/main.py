@@ -144,7 +144,7 @@ def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, ma
     containment.
     """
     from ..offsets import unify_mapped
-    from ..report import copied_spans, original_spans, render_html, render_terminal, spans_dict
+    from ..report import render_html, render_terminal, verdict_json
     from ..search import Verdict
     from ..sentences import unwrap_lines
 
@@ -164,9 +164,7 @@ def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, ma
             html.write(render_html(shown_a, shown_b, comparison, label_a=name_a, label_b=name_b))
         click.echo(f"wrote {html_path}", err=True)
     if as_json:
-        spans = {"a": spans_dict(original_spans(shown_a, copied_spans(comparison, "a"))),
-                 "b": spans_dict(original_spans(shown_b, copied_spans(comparison, "b")))}
-        echo_json({**verdict.to_dict(), "spans": spans})
+        echo_json(verdict_json(verdict, shown_a, shown_b))
         return
     click.echo(str(verdict))
     render_terminal(shown_a, shown_b, comparison, label_a=name_a, label_b=name_b, max_pairs=max_pairs)

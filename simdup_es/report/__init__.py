@@ -16,7 +16,7 @@ them in the user's own characters) and the comparison.
 
 from __future__ import annotations
 
-from ._common import copied_spans, matches_json, original_spans, spans_dict
+from ._common import copied_spans, matches_json, original_spans, spans_dict, verdict_json
 from .html import pair_view, render_html
 from .page import render_report_html
 from .similarity import Exclusions, SimilarityReport, Source, report_from_copies, similarity_report
@@ -24,4 +24,4 @@ from .terminal import render_terminal, terminal_report
 
 __all__ = ["Exclusions", "SimilarityReport", "Source", "copied_spans", "matches_json", "original_spans", "pair_view",
            "render_html", "render_report_html", "render_terminal", "report_from_copies", "similarity_report",
-           "spans_dict", "terminal_report"]
+           "spans_dict", "terminal_report", "verdict_json"]

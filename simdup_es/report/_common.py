@@ -13,7 +13,7 @@ from ..lcs import UnitCodec
 from ..lru import ByteLRU
 from ..multilevel import Copies, copied_units, passages
 from ..offsets import Unified, unify_mapped
-from ..search import unify_stored
+from ..search import Verdict, unify_stored
 from ..sentences import Sentence, unit_spans
 from ..store.base import StoredDoc
 
@@ -122,6 +122,32 @@ def original_spans(shown: Unified, spans: Sequence[Span]) -> list[Span]:
 def spans_dict(spans: Sequence[Span]) -> list[dict[str, int]]:
     """JSON form of spans: ``[{"start": s, "end": e}, ...]``."""
     return [{"start": s, "end": e} for s, e in spans]
+
+
+def verdict_json(verdict: Verdict, shown_a: Unified, shown_b: Unified) -> dict[str, Any]:
+    """``simdup compare --json``: the verdict, its comparison in the texts as given, and the copied spans.
+
+    The matrix compares the unified texts; a reader and a program pointing into the
+    texts they sent need the sentences, pairs and cores in those texts' own characters
+    and offsets, as :func:`original_spans` gives the copied passages.
+    """
+    comparison = verdict.comparison
+    out = verdict.to_dict()
+    d = dict(out["comparison"])
+    for side, shown in (("a", shown_a), ("b", shown_b)):
+        d[f"sentences_{side}"] = [{**s, **_as_given(shown, s["start"], s["end"])} for s in d[f"sentences_{side}"]]
+        core = d[f"core_{side}"]
+        if core is not None and core["chars"]:
+            d[f"core_{side}"] = {**core, "chars": list(shown.span(*core["chars"]))}
+    d["pairs"] = [{**p, "a": list(shown_a.span(*p["a"])), "b": list(shown_b.span(*p["b"]))} for p in d["pairs"]]
+    spans = {"a": spans_dict(original_spans(shown_a, copied_spans(comparison, "a"))),
+             "b": spans_dict(original_spans(shown_b, copied_spans(comparison, "b")))}
+    return {**out, "comparison": d, "spans": spans}
+
+
+def _as_given(shown: Unified, start: int, end: int) -> dict[str, Any]:
+    s, e = shown.span(start, end)
+    return {"start": s, "end": e, "text": shown.original[s:e]}
 
 
 class MappedTexts(ByteLRU[str, Unified]):

@@ -51,6 +51,25 @@ def test_compare_files_and_text() -> None:
     assert result.exit_code == 1 and "no words" in result.output and "Traceback" not in result.output
 
 
+def test_compare_json_gives_sentences_and_pairs_in_the_texts_as_given() -> None:
+    """Full-width letters and digits, Traditional script: the JSON points into the texts the user gave, not
+    into their unified forms (which the matrix compares)."""
+    a = "ＡＢＣ公司發佈了新產品，價格為１００元。\n這款產品的軟體由我們自己開發，支援多種語言。"
+    b = "ABC公司发布了新产品，价格为100元。\n这款产品的软件由我们自己开发，支持多种语言。"
+    result = CliRunner().invoke(main, ["compare", "--text", a, b, "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    comparison = out["comparison"]
+    for text, sentences in ((a, comparison["sentences_a"]), (b, comparison["sentences_b"])):
+        assert [s["text"] for s in sentences] == [text[s["start"] : s["end"]] for s in sentences]
+        assert "".join(s["text"] for s in sentences).replace("\n", "") == text.replace("\n", "")
+    assert comparison["sentences_a"][0]["text"].startswith("ＡＢＣ公司發佈")
+    assert comparison["pairs"] and all(a[p["a"][0] : p["a"][1]] and b[p["b"][0] : p["b"][1]] for p in comparison["pairs"])
+    first = next(p for p in comparison["pairs"] if p["i"] == 0)
+    assert a[first["a"][0] : first["a"][1]] == comparison["sentences_a"][0]["text"]
+    assert out["spans"]["a"] and a[out["spans"]["a"][0]["start"]] == "Ａ"
+
+
 def test_compare_judges_as_search_does(tmp_path: Path) -> None:
     """A whole copy is a near-duplicate whatever its distance, a pasted third a partial copy: compare says what
     search would (it used to call the first "not near-duplicates", distance 8 > k)."""

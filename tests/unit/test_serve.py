@@ -28,6 +28,8 @@ from simdup_es.cli import main
 from simdup_es.cli.serve_cmd import parse_size, secrets_of
 from simdup_es.indexer import index_items
 from simdup_es.parts import PartPrinter
+from simdup_es.offsets import unify_mapped
+from simdup_es.report import verdict_json
 from simdup_es.report._common import stored_mapped
 from simdup_es.multilevel import MultiParams
 from simdup_es.search import Verdict, comparer
@@ -199,19 +201,23 @@ def test_a_smaller_k_keeps_nearer_duplicates_only(client: TestClient) -> None:
 def test_compare_two_ids_and_two_texts_is_compare_json(client: TestClient) -> None:
     a, b = BY_ID[EDITED], BY_ID[EDITED + "~edited"]
     fp = default_fingerprinter()
-    verdict = Verdict(fp.fingerprint(a["text"], a["title"]), fp.fingerprint(b["text"], b.get("title")),
-                      comparer()(unify(a["text"]), unify(b["text"]))).to_dict()
+    shown_a, shown_b = unify_mapped(a["text"]), unify_mapped(b["text"])
+    verdict = verdict_json(Verdict(fp.fingerprint(a["text"], a["title"]), fp.fingerprint(b["text"], b.get("title")),
+                                   comparer()(shown_a.text, shown_b.text)), shown_a, shown_b)
     by_id = client.get("/compare", params={"a": a["id"], "b": b["id"]}).json()
     assert {k: by_id[k] for k in verdict} == verdict and by_id["a_label"] == a["id"]
+    assert [s["text"] for s in by_id["comparison"]["sentences_b"]] == [
+        b["text"][s["start"] : s["end"]] for s in by_id["comparison"]["sentences_b"]]
     by_text = client.post("/compare", json={"a": {"text": a["text"], "title": a["title"]},
                                             "b": {"text": b["text"], "title": b.get("title")}}).json()
     assert {k: by_text[k] for k in verdict} == verdict and by_text["near_duplicate"]
+    assert (by_text["a_label"], by_text["b_label"]) == ("a", "b")
     plain = client.post("/compare", json={"a": a["text"], "b": {"id": b["id"]}}).json()
     assert plain["comparison"] == verdict["comparison"]
     k = by_id["distance"] - 1
     strict = client.get("/compare", params={"a": a["id"], "b": b["id"], "k": k}).json()
-    within_k = Verdict(fp.fingerprint(a["text"], a["title"]), fp.fingerprint(b["text"], b.get("title")),
-                       comparer()(unify(a["text"]), unify(b["text"])), MultiParams(k=k)).to_dict()
+    within_k = verdict_json(Verdict(fp.fingerprint(a["text"], a["title"]), fp.fingerprint(b["text"], b.get("title")),
+                                    comparer()(shown_a.text, shown_b.text), MultiParams(k=k)), shown_a, shown_b)
     assert {key: strict[key] for key in within_k} == within_k and strict["distance"] == by_id["distance"]
 
 def test_compare_judges_with_the_servers_partial_threshold_or_the_requests(client: TestClient) -> None:
