@@ -16,11 +16,13 @@ import click
 from ..config import FingerprintParams, Retry
 from ..fingerprint import Fingerprinter
 from ..errors import ConfigError, InputError
-from ..sources import Fields, Item, Record, Reject, read_file, read_jsonl, read_paths
+from ..sources import Fields, Item, Record, Reject, path_id, read_file, read_jsonl, read_paths
 from ..extract import kind_of
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from ..store.base import Store
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -45,6 +47,15 @@ def _named(param: str) -> bool:
     """Whether the running command's option ``param`` was given on the command line."""
     ctx = click.get_current_context(silent=True)
     return ctx is not None and ctx.get_parameter_source(param) is click.core.ParameterSource.COMMANDLINE
+
+
+def stored_ids(store: Store, ids: list[str]) -> list[str]:
+    """``ids``, each one the store does not hold replaced by the id ``index`` gives the file it names, when the
+    store holds that one (``./corpus/a.txt`` or an absolute path for ``corpus/a.txt``, indexed from here)."""
+    held = {doc.id for doc in store.get(ids)}
+    as_paths = {doc_id: path_id(Path(doc_id)) for doc_id in ids if doc_id not in held}
+    found = {doc.id for doc in store.get([p for doc_id, p in as_paths.items() if p != doc_id])}
+    return [as_paths[doc_id] if as_paths.get(doc_id) in found else doc_id for doc_id in ids]
 
 
 def id_base_option(func: F) -> F:

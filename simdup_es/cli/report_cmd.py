@@ -8,10 +8,11 @@ from typing import Any
 import click
 
 from ..config import BlockLayout
+from ..errors import NotFound
 from ..multilevel import MultiParams
 from ..parts import PartPrinter
 from ._common import (compare_options, compare_params, echo_json, fingerprint_options, make_comparer, make_fingerprinter,
-                      open_output, output_console, read_document)
+                      open_output, output_console, read_document, stored_ids)
 from .store_cmds import open_store, pop_store_opts, query_source, query_source_options, store_options
 
 
@@ -47,7 +48,7 @@ def report(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
     characters with each copied passage coloured by its source (--html), and each
     source side by side with it.
     """
-    from ..report import Exclusions, render_report_html, similarity_report
+    from ..report import Exclusions, SimilarityReport, render_report_html, similarity_report
 
     text, file = query_source(query_arg, text, file)
     if sum(x is not None for x in (text, file, doc_id)) != 1:
@@ -61,10 +62,19 @@ def report(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
         record = read_document(str(file))  # extracted as 'simdup index' reads it, title included
         text, title, label = record.text, title or record.title, file.name
     with open_store(pop_store_opts(kwargs), read_only=True, layout=BlockLayout(k=k)) as store:
-        result = similarity_report(store, text, doc_id=doc_id, title=title, label=label or "this document",
-                                   exclusions=exclusions, include_self=include_self, params=params,
-                                   multi=MultiParams(k=k, partial_threshold=partial_threshold), compare=compare,
-                                   printer=PartPrinter(fingerprinter), limit=limit)
+        def run(doc_id: str | None, label: str | None) -> SimilarityReport:
+            return similarity_report(store, text, doc_id=doc_id, title=title, label=label or "this document",
+                                     exclusions=exclusions, include_self=include_self, params=params,
+                                     multi=MultiParams(k=k, partial_threshold=partial_threshold), compare=compare,
+                                     printer=PartPrinter(fingerprinter), limit=limit)
+
+        try:
+            result = run(doc_id, label)
+        except NotFound:
+            stored = stored_ids(store, [doc_id])[0] if doc_id is not None else doc_id
+            if stored == doc_id:
+                raise
+            result = run(stored, stored)  # a file named another way than index named it (./a.txt for a.txt)
     if html_path is not None:
         with open_output(html_path) as out:
             out.write(render_report_html(result))

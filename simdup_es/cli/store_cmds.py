@@ -17,7 +17,7 @@ import click
 from .. import schema
 from ..config import BlockLayout, Retry
 from ..fingerprint import Fingerprint, Fingerprinter
-from ..errors import ConfigError, InputError, WorkerError, reason_of
+from ..errors import ConfigError, InputError, NotFound, WorkerError, reason_of
 from ..indexer import LEVELS, IndexStopped, IndexSummary, LevelChoice, index_items
 from ..live_groups import GroupKeeper
 from ..multilevel import Copies, MultiMatch, MultiParams
@@ -49,6 +49,7 @@ from ._common import (
     read_inputs,
     retry_options,
     split,
+    stored_ids,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -346,7 +347,13 @@ def _query_document(store: Store | None, text: str | None, file: Path | None, do
         raise click.UsageError("give exactly one of QUERY, --text or --file")  # (search says so, with --id, first)
     if doc_id is not None:
         assert store is not None
-        return (*stored_query(store, doc_id, version), doc_id, title)
+        try:
+            return (*stored_query(store, doc_id, version), doc_id, title)
+        except NotFound:
+            (stored,) = stored_ids(store, [doc_id])
+            if stored == doc_id:
+                raise
+            return (*stored_query(store, stored, version), stored, title)
     if file is not None:
         record = read_document(str(file))  # title as 'simdup index' gives it, so the fingerprints agree
         text, title = record.text, title or record.title
@@ -622,6 +629,7 @@ def delete(ids: tuple[str, ...], ids_from: Any, keep_groups: bool | None, **kwar
         raise click.UsageError("give the ids to delete as arguments, or --ids-from FILE (one id a line)")
     wanted = list(dict.fromkeys(wanted))  # an id named twice is deleted once, not "not found" the second time
     with open_store(pop_store_opts(kwargs)) as store:
+        wanted = list(dict.fromkeys(stored_ids(store, wanted)))
         keeper = GroupKeeper.for_store(store, keep_groups)
         grouped = 0 if keeper else sum(doc.group is not None for doc in store.get(wanted))
         report = keeper.delete(wanted) if keeper else store.delete(wanted)

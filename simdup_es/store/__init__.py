@@ -74,8 +74,10 @@ def open_store(
 
         folder = Path(path) if path else DEFAULT_PATH
         if not create and not folder.exists():
+            above = _store_above(folder)
+            hint = f"; the store at {above} was made in another folder: give --store {above}" if above else ""
             raise NotFound(f"no embedded store at {folder}: index documents first ('simdup index --store {folder} "
-                           "FILES'), or give --es-url for a cluster")
+                           f"FILES'), or give --es-url for a cluster{hint}")
         store = LocalStore(folder, layout, read_only=read_only)
     if create:
         try:
@@ -87,3 +89,14 @@ def open_store(
 
 
 __all__ = ["DEFAULT_INDEX", "DEFAULT_PATH", "BulkReport", "Store", "StoredDoc", "open_store"]
+
+
+def _store_above(folder: Path) -> str | None:
+    """The default store of a folder above the current one (as a relative path), when ``folder`` is the default."""
+    if folder != DEFAULT_PATH:
+        return None
+    here = Path.cwd()
+    for up, parent in enumerate(here.parents, start=1):
+        if (parent / DEFAULT_PATH / "simdup.sqlite3").exists():
+            return str(Path(*[".."] * up) / DEFAULT_PATH)
+    return None

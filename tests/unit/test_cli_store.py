@@ -533,6 +533,37 @@ def test_indexing_an_edited_file_again_replaces_it_however_it_is_named(
     assert "relative to the current folder" in _run("index", "--help").output
 
 
+def test_a_file_named_another_way_is_its_stored_id_for_search_report_and_delete(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``./docs/a.txt`` or the absolute path name the document ``index`` stored as ``docs/a.txt``."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("第一篇文档的正文内容在这里，讲的是今年的工作安排。", encoding="utf-8")
+    (docs / "b.txt").write_text("第一篇文档的正文内容在这里，讲的是今年的工作安排和出行。", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert _run("index", "docs", "--store", "store").exit_code == 0
+    for name in ("./docs/a.txt", str(docs / "a.txt")):
+        found = _run("search", "--id", name, "--store", "store", "--json")
+        assert found.exit_code == 0 and "docs/b.txt" in found.stdout and "docs/a.txt" not in found.stdout, found.output
+        reported = _run("report", "--id", name, "--store", "store", "--json")
+        assert reported.exit_code == 0 and json.loads(reported.stdout)["sources"], reported.output
+    assert "no document with id './docs/c.txt'" in _run("search", "--id", "./docs/c.txt", "--store", "store").output
+    deleted = _run("delete", "./docs/a.txt", str(docs / "a.txt"), "docs/b.txt", "--store", "store")
+    assert deleted.exit_code == 0 and "deleted 2, not found 0; the store holds 0 documents" in deleted.stderr, deleted.output
+
+
+def test_a_search_in_a_subfolder_names_the_store_above(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("第一篇文档的正文内容在这里，讲的是今年的工作安排。", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert _run("index", "docs").exit_code == 0
+    monkeypatch.chdir(tmp_path / "docs")
+    result = _run("search", "a.txt")
+    assert result.exit_code == 1 and "no embedded store at .simdup" in result.output
+    assert "the store at ../.simdup was made in another folder: give --store ../.simdup" in result.output
+    assert _run("search", "a.txt", "--store", "../.simdup").exit_code == 0
+
+
 def test_a_folder_indexed_under_folder_relative_ids_is_not_indexed_twice(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     docs = tmp_path / "docs"
