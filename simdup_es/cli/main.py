@@ -167,6 +167,11 @@ def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, ma
         echo_json(verdict_json(verdict, shown_a, shown_b))
         return
     click.echo(str(verdict))
+    if verdict.kind is None and comparison.pairs:
+        p = verdict.params
+        click.echo(f"note: the sentences marked below share too little to count as copied: a passage counts from "
+                   f"{p.passage_min_units} copied units (within one sentence, from {p.sentence_units} or half its "
+                   "text)", err=True)
     render_terminal(shown_a, shown_b, comparison, label_a=name_a, label_b=name_b, max_pairs=max_pairs)
     wrapped = [] if unwrap else [name for name, shown in ((name_a, shown_a), (name_b, shown_b))
                                  if unwrap_lines(shown.text) != shown.text]

@@ -136,7 +136,16 @@ def groups_option(func: F) -> F:
 
 def _documents(n: int) -> str:
     """``1 document``, ``2 documents``."""
-    return f"{n} document" + ("" if n == 1 else "s")
+    return _counted_as(n, "document")
+
+
+def _counted_as(n: int, word: str, plural: str | None = None) -> str:
+    """``1 copy``, ``2 copies``: ``n`` and the word in its number."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
+def _more_note(more: int) -> str:
+    return f"{_counted_as(more, 'more copy', 'more copies')} or candidate{'' if more == 1 else 's'} not shown: raise --limit"
 
 
 @click.command()
@@ -536,7 +545,7 @@ def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | No
         for hit in matches_json(found, docs, query_text):
             echo_json(hit)
         if more:
-            click.echo(f"{more} more copies or candidates not shown: raise --limit", err=True)
+            click.echo(_more_note(more), err=True)
         _best_html(html_path, scored, query, mapped)
         return
     if not found:
@@ -557,7 +566,7 @@ def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | No
                       Text((doc.title or "") if doc else ""))
     console.print(table)
     if more:
-        click.echo(f"{more} more copies or candidates not shown: raise --limit")
+        click.echo(_more_note(more))
     for m, doc in scored[:details]:
         assert m.comparison is not None and query is not None
         render_terminal(query, mapped(doc), m.comparison, console=console, label_a="query", label_b=m.id, max_pairs=10)
@@ -660,9 +669,9 @@ def _echo_groups(keeper: GroupKeeper) -> None:
     if not (s.updates or s.failed):  # nothing was written: nothing to say
         return
     walked = f"; {s.walked} found stored groups not right and walked the near-duplicates" if s.walked else ""
-    click.echo(f"duplicate groups: {s.updates} updates looked at {_documents(s.looked_at)} ({s.lookups} "
-               f"near-duplicate lookups), wrote {s.set} group fields, cleared {s.cleared} in {s.seconds:.1f} s{walked}",
-               err=True)
+    click.echo(f"duplicate groups: {_counted_as(s.updates, 'update')} looked at {_documents(s.looked_at)} "
+               f"({_counted_as(s.lookups, 'near-duplicate lookup')}), wrote {s.set} group fields, "
+               f"cleared {s.cleared} in {s.seconds:.1f} s{walked}", err=True)
     for name, reason in s.failed[:5]:
         click.echo(f"group fields not written {name}: {reason}; run 'simdup groups' to repair", err=True)
 

@@ -129,7 +129,7 @@ def test_groups_list_and_delete_on_a_real_node(es_url: str, es_index: str) -> No
     assert result.exit_code == 1, result.output
     assert "deleted 1, not found 1; the store holds 41 documents" in result.stderr
     # The store has groups: the delete updated them (its original is alone now), so a full run finds nothing to do.
-    assert "duplicate groups: 1 updates looked at 1 document (0 near-duplicate lookups), wrote 0 group fields, " \
+    assert "duplicate groups: 1 update looked at 1 document (0 near-duplicate lookups), wrote 0 group fields, " \
         "cleared 1" in result.stderr
     full = _run(es_url, es_index, "groups", "--dry-run", "--json")
     assert (json.loads(full.stdout)["set"], json.loads(full.stdout)["cleared"]) == (0, 0), full.output

@@ -70,6 +70,15 @@ def test_compare_json_gives_sentences_and_pairs_in_the_texts_as_given() -> None:
     assert out["spans"]["a"] and a[out["spans"]["a"][0]["start"]] == "Ａ"
 
 
+def test_compare_says_why_marked_sentences_are_not_a_copy() -> None:
+    """Two 10-character texts, 8 characters alike: the matrix marks the pair, the judge counts no passage."""
+    result = CliRunner().invoke(main, ["compare", "--text", "你好世界今天天气很好", "你好世界今天天气不错"])
+    assert result.exit_code == 0 and "-> not copies" in result.stdout, result.output
+    assert "share too little to count as copied: a passage counts from 12 copied units" in result.stderr
+    copied = CliRunner().invoke(main, ["compare", str(FIXTURES / "zh_article.txt"), str(FIXTURES / "zh_article_tw.txt")])
+    assert copied.exit_code == 0 and "share too little" not in copied.output
+
+
 def test_compare_judges_as_search_does(tmp_path: Path) -> None:
     """A whole copy is a near-duplicate whatever its distance, a pasted third a partial copy: compare says what
     search would (it used to call the first "not near-duplicates", distance 8 > k)."""

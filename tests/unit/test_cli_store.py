@@ -442,7 +442,7 @@ def test_index_and_delete_keep_the_groups_current(tmp_path: Path, caplog: pytest
                       encoding="utf-8")
     result = _run("index", str(copies), "--store", store, "--rejects", str(tmp_path / "rejects.jsonl"))
     assert result.exit_code == 0, result.output
-    assert "duplicate groups: 1 updates looked at 3 documents (1 near-duplicate lookups), wrote 3 group fields" \
+    assert "duplicate groups: 1 update looked at 3 documents (1 near-duplicate lookup), wrote 3 group fields" \
         in result.stderr
     with LocalStore(tmp_path / "store") as opened:
         a, b, c = opened.get([original, original + "~edited", "new-copy"])
