@@ -142,7 +142,7 @@ class GroupKeeper:
                                   "--partial'), which incremental groups cannot keep: index with --no-groups, then "
                                   "run 'simdup groups --partial' again")
             log.warning("the store's groups hold partial copies: they are not updated incrementally; run "
-                        "'simdup groups --partial' after indexing")
+                        "'simdup groups --partial' after this change")
             return None
         if wanted or kinds:
             return cls(store, **kwargs)

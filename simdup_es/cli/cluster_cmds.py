@@ -55,7 +55,7 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
     --field text of every document whose fingerprint is missing or of another
     version and writes it back with partial updates. No other field changes its
     value, but Elasticsearch re-serialises _source, so numbers may change their
-    spelling (1e+300 reads 1.0E300): see the README for a companion index instead.
+    spelling (1e+300 reads 1.0E300): see docs/elasticsearch.md for a companion index instead.
     Documents without usable text are marked (simdup.error) so they are not
     read again. Run it again later to fingerprint documents that arrived since.
 

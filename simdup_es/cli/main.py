@@ -216,8 +216,8 @@ def sample(folder: Path) -> None:
     """Write the sample corpus into FOLDER as text files, to try simdup on.
 
     42 real Chinese documents (man pages, LibreOffice help, classical poems) shipped in
-    the package; some are copies of others: a zh_TW conversion (``…-tw``), an edited
-    copy (``~edited``), a paragraph deleted or appended, an exact copy. Existing files
+    the package; some are copies of others: a zh_TW conversion (zh-man-page-tw_...), an
+    edited copy (...~edited), a paragraph deleted or appended, an exact copy. Existing files
     of the same names are replaced; nothing else in FOLDER is touched.
     """
     import json

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ..config import BlockLayout
-from ..errors import NotFound
+from ..errors import InputError, NotFound
 from ..multilevel import MultiParams
 from ..parts import PartPrinter
 from ._common import (compare_options, compare_params, echo_json, fingerprint_options, make_comparer, make_fingerprinter,
@@ -70,6 +70,10 @@ def report(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
 
         try:
             result = run(doc_id, label)
+        except InputError as exc:  # the document cannot be fingerprinted: say which file
+            if file is None or exc.source is not None:
+                raise
+            raise type(exc)(exc.reason, source=str(file)) from None
         except NotFound:
             stored = stored_ids(store, [doc_id])[0] if doc_id is not None else doc_id
             if stored == doc_id:
@@ -97,7 +101,7 @@ def _print(result: Any) -> None:
         table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=30)
         for s in result.sources:
             table.add_row(Text("  ", style=f"on {s.colour}"), Text(s.id),  # ids and titles are no markup
-                          "near-duplicate" if s.kind == "near-duplicate" else "partial copy",
+                          s.kind,
                           f"{s.share_of_document:.0%}", f"{s.share_of_source:.0%}", Text(s.title or ""))
         console.print(table)
     for note in [*result.exclusions.in_words(), *(f"Left out: {i} ({why})." for i, why in result.left_out)]:

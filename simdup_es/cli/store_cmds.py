@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import shlex
 import sys
 import time
@@ -224,6 +225,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     updates the groups it touches (--no-groups: leave them to the next
     'simdup groups'; --groups: start groups in a store without any).
     """
+    _refuse_missing_inputs(inputs)
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     fields = record_fields(text_field, title_field, id_field)
     checkpoint = Checkpoint(rejects, inputs, fields)
@@ -271,8 +273,31 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
             log.close()
     _indexed(summary, skip, before, total, keeper)
     if (log is not None and log.count) or (skip and rejects.exists()):
-        click.echo(f"rejected records and reasons: {rejects}", err=True)
+        click.echo(_rejects_note(rejects, log), err=True)
         sys.exit(1)
+
+
+def _rejects_note(rejects: Path, log: RejectLog | None) -> str:
+    shown = f" (the first {log.show} of {log.count} are above)" if log is not None and log.count > log.show > 0 else ""
+    return f"rejected records and reasons: {rejects}{shown}"
+
+
+def _refuse_missing_inputs(inputs: tuple[str, ...]) -> None:
+    """Stop before a store is made for nothing when no input exists (a typo, most likely)."""
+    missing = [name for name in inputs if name != "-" and _no_such_path(name)]
+    if missing and len(missing) == len(inputs):
+        raise click.ClickException(f"no such file or folder: {', '.join(missing)}; nothing was indexed")
+
+
+def _no_such_path(name: str) -> bool:
+    """Whether nothing is at ``name`` (other failures, a name too long, are the reader's to report as rejects)."""
+    try:
+        os.lstat(name)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        pass
+    return False
 
 
 def _counted(store: Store) -> int:
@@ -402,7 +427,7 @@ def query_source(query: str | None, text: str | None, file: Path | None) -> tupl
         raise click.UsageError(f"{query} is a folder, not a document ('simdup search --queries {query}' searches "
                                "with each of its documents)")
     if looks_like_path(query):
-        raise InputError("no such file (give --text to search for it as text)", source=query)
+        raise InputError("no such file (give --text to use it as text)", source=query)
     return query, None
 
 
@@ -419,7 +444,8 @@ def query_source(query: str | None, text: str | None, file: Path | None) -> tupl
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
               help="Show at most this many matches per query.")
 @click.option("-k", "--k", "k", type=click.IntRange(0, 7), default=3, show_default=True,
-              help="Largest Hamming distance of a near-duplicate. Above 3 the comparison matrix should decide: see the README.")
+              help="Largest Hamming distance of a near-duplicate. Above 3 the comparison matrix should decide: "
+                   "see docs/design.md.")
 @click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
               show_default=True, help="A partial copy has at least this share of either side copied.")
 @click.option("--no-matrix", is_flag=True, help="Document level only: stop after the Hamming re-rank (no partial copies).")

@@ -63,7 +63,7 @@ def _document_html(report: SimilarityReport) -> str:
 def _sources_html(report: SimilarityReport) -> str:
     rows = []
     for k, s in enumerate(report.sources):
-        kind = "near-duplicate" if s.kind == "near-duplicate" else "partial copy"
+        kind = "near-duplicate" if s.kind == "near-duplicate" else "partial"  # the kind as search and groups name it
         rows.append(
             f'<tr id="row-{k}"><td><span class="swatch" style="background:{s.colour}"></span></td>'
             f'<td><a href="#source-{k}">{escape(s.id)}</a></td><td>{escape(s.title or "")}</td><td>{kind}</td>'

@@ -552,6 +552,19 @@ def test_a_file_named_another_way_is_its_stored_id_for_search_report_and_delete(
     assert deleted.exit_code == 0 and "deleted 2, not found 0; the store holds 0 documents" in deleted.stderr, deleted.output
 
 
+def test_index_of_only_missing_paths_makes_no_store_and_many_rejects_say_where_the_rest_are(tmp_path: Path) -> None:
+    result = _run("index", str(tmp_path / "nope"), "--store", str(tmp_path / "store"))
+    assert result.exit_code == 1 and "no such file or folder: " in result.output and "nothing was indexed" in result.output
+    assert not (tmp_path / "store").exists() and not (tmp_path / "rejects.jsonl").exists()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(f"{{oops {i}\n" for i in range(7)), encoding="utf-8")
+    rejects = tmp_path / "rejects.jsonl"
+    result = _run("index", str(bad), str(tmp_path / "nope"), "--store", str(tmp_path / "store"), "--rejects", str(rejects))
+    assert result.exit_code == 1 and "read 8, indexed 0, rejected 8" in result.stderr, result.output
+    assert f"rejected records and reasons: {rejects} (the first 5 of 8 are above)" in result.stderr
+    assert len(rejects.read_text(encoding="utf-8").splitlines()) == 8
+
+
 def test_a_search_in_a_subfolder_names_the_store_above(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.txt").write_text("第一篇文档的正文内容在这里，讲的是今年的工作安排。", encoding="utf-8")
