@@ -267,7 +267,8 @@ def dask_client(address: str) -> Iterator[Any]:
     try:
         from distributed import Client, LocalCluster
     except ImportError as exc:
-        raise ConfigError("the distributed groups job needs Dask: pip install 'simdup-es[dask]'") from exc
+        raise ConfigError("the distributed groups job needs Dask: pip install 'simdup-es[dask]' (in a checkout of simdup-es: "
+                          "pip install '.[dask]')") from exc
     if address == "local" or address.startswith("local:"):
         workers = address.partition(":")[2]
         if workers and not (workers.isdigit() and int(workers) > 0):

@@ -133,7 +133,7 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
 @click.option("--dask", "dask_address", metavar="ADDRESS",
               help="Run on a Dask cluster: a scheduler address (tcp://host:8786), or local[:N] for N worker "
                    "processes here. Elasticsearch indices only (--es-url), without --matrix and --partial; "
-                   "needs pip install 'simdup-es[dask]'. See docs/groups.md.")
+                   "needs pip install 'simdup-es[dask]' (in a checkout: '.[dask]'). See docs/groups.md.")
 def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: bool, partial_threshold: float,
            idf_path: Path | None, marked_words: Path | None, max_bytes: int, workers: int | None,
            max_retries: int, initial_backoff: float, dry_run: bool, as_json: bool, list_groups: bool,

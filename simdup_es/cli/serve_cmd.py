@@ -92,7 +92,8 @@ def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host
 
         from ..serve import ServeSettings, create_app, retry_within
     except ImportError as exc:
-        raise ConfigError(f"simdup serve needs Starlette and uvicorn ({exc}): pip install 'simdup-es[serve]'") from None
+        raise ConfigError(f"simdup serve needs Starlette and uvicorn ({exc}): pip install 'simdup-es[serve]' (in a checkout of "
+                          "simdup-es: pip install '.[serve]')") from None
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     judged_by = compare_params(kwargs)
     compare = make_comparer(kwargs)

@@ -46,7 +46,7 @@ ENGINES = ("auto", ELASTICSEARCH, OPENSEARCH)
 """Values of ``SIMDUP_ES_ENGINE`` / ``--engine``; ``auto`` asks the cluster."""
 
 CLIENT_PIN = "pip install 'elasticsearch>=8.13,<9'"
-OPENSEARCH_EXTRA = "pip install 'simdup-es[opensearch]'"
+OPENSEARCH_EXTRA = "pip install 'simdup-es[opensearch]' (in a checkout of simdup-es: pip install '.[opensearch]')"
 
 
 def redact_url(url: str) -> str:
