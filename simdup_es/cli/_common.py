@@ -49,6 +49,11 @@ def _named(param: str) -> bool:
     return ctx is not None and ctx.get_parameter_source(param) is click.core.ParameterSource.COMMANDLINE
 
 
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """``1 copy``, ``2 copies``: ``n`` and the word in its number."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
 def stored_ids(store: Store, ids: list[str]) -> list[str]:
     """``ids``, each one the store does not hold replaced by the id ``index`` gives the file it names, when the
     store holds that one (``./corpus/a.txt`` or an absolute path for ``corpus/a.txt``, indexed from here)."""

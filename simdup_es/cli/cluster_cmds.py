@@ -16,6 +16,7 @@ from ._common import (
     RejectLog,
     bulk_options,
     compare_options,
+    counted,
     echo_json,
     fingerprint_options,
     make_comparer,
@@ -191,8 +192,9 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: boo
         matrix_note += (f"; {summary.exact} documents have the same fingerprint as another (distance 0: "
                         "grouped without a pair)")
     if partial:
-        matrix_note += (f"; {summary.partial} pairs joined by a partial copy "
-                        f"({summary.kinds.get('partial', 0)} documents in a group only by them)")
+        matrix_note += (f"; {counted(summary.partial, 'pair')} joined by a partial copy "
+                        f"({counted(summary.kinds.get('partial', 0), 'document')} in a group only by them), "
+                        f"{summary.whole} by a whole copy past distance {k} (near-duplicates by what was copied)")
     verb = "would write" if dry_run else "wrote"
     times = ", ".join(f"{name} {sec:.1f} s" for name, sec in summary.seconds.items())
     click.echo(

@@ -48,6 +48,7 @@ from ._common import (
     progress_bar,
     read_document,
     read_inputs,
+    counted,
     retry_options,
     split,
     stored_ids,
@@ -137,16 +138,11 @@ def groups_option(func: F) -> F:
 
 def _documents(n: int) -> str:
     """``1 document``, ``2 documents``."""
-    return _counted_as(n, "document")
-
-
-def _counted_as(n: int, word: str, plural: str | None = None) -> str:
-    """``1 copy``, ``2 copies``: ``n`` and the word in its number."""
-    return f"{n} {word if n == 1 else plural or word + 's'}"
+    return counted(n, "document")
 
 
 def _more_note(more: int) -> str:
-    return f"{_counted_as(more, 'more copy', 'more copies')} or candidate{'' if more == 1 else 's'} not shown: raise --limit"
+    return f"{counted(more, 'more copy', 'more copies')} or candidate{'' if more == 1 else 's'} not shown: raise --limit"
 
 
 @click.command()
@@ -695,8 +691,8 @@ def _echo_groups(keeper: GroupKeeper) -> None:
     if not (s.updates or s.failed):  # nothing was written: nothing to say
         return
     walked = f"; {s.walked} found stored groups not right and walked the near-duplicates" if s.walked else ""
-    click.echo(f"duplicate groups: {_counted_as(s.updates, 'update')} looked at {_documents(s.looked_at)} "
-               f"({_counted_as(s.lookups, 'near-duplicate lookup')}), wrote {s.set} group fields, "
+    click.echo(f"duplicate groups: {counted(s.updates, 'update')} looked at {_documents(s.looked_at)} "
+               f"({counted(s.lookups, 'near-duplicate lookup')}), wrote {s.set} group fields, "
                f"cleared {s.cleared} in {s.seconds:.1f} s{walked}", err=True)
     for name, reason in s.failed[:5]:
         click.echo(f"group fields not written {name}: {reason}; run 'simdup groups' to repair", err=True)
