@@ -255,9 +255,6 @@ class GroupsSummary:
     confirmed: int = 0
     partial: int = 0
     """With ``partial``: pairs joined by a partial copy (not already joined otherwise)."""
-    whole: int = 0
-    """With ``partial``: pairs joined by a whole copy past distance ``k`` (both sides mostly copied: what a
-    search calls a near-duplicate), not already joined otherwise."""
     kinds: dict[str, int] = field(default_factory=dict)
     """Documents in groups by ``dup_kind``: ``near-duplicate``, ``partial``."""
     no_text: int = 0
@@ -323,9 +320,8 @@ class PartialLinks:
 
 def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: PartialLinks,
                   text_field: str = "text", joined: UnionFind | None = None,
-                  on_done: Callable[[int], None] | None = None) -> Iterator[tuple[int, int, Kind]]:
-    """Pairs of positions in ``docs`` where one holds a copy of the other (:mod:`simdup_es.multilevel`), and its
-    kind: ``near-duplicate`` for a whole copy (both sides mostly copied, whatever the distance), else ``partial``.
+                  on_done: Callable[[int], None] | None = None) -> Iterator[tuple[int, int]]:
+    """Pairs of positions in ``docs`` where one holds a partial copy of the other (:mod:`simdup_es.multilevel`).
 
     Only documents of the printer's fingerprint version are looked up (``versions[p]``
     is ``docs``' ``p``). A pair already connected in ``joined`` is not compared; pairs
@@ -373,7 +369,7 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
         # Any copy the matrix confirms links (a whole copy past distance k is a near-duplicate by its shares).
         for m in find_copies(text, levels, [], found, texts, links.compare, params=links.params):
             if joined.union(p, int(m.id)):
-                yield p, int(m.id), m.kind
+                yield p, int(m.id)
 
 
 def _positions_by_id(keys: Sequence[Key]) -> dict[str, list[int]]:
@@ -455,19 +451,16 @@ def update_groups(
             kept = confirmed.pairs
     else:
         kept = list(doc_pairs(docs.nodes, node_pairs))
-    links: list[tuple[int, int]] = []  # joined by a partial copy
-    whole: list[tuple[int, int]] = []  # by a whole copy past distance k
+    links: list[tuple[int, int]] = []
     if partial is not None:
         with clock("partial"):
             versions = [names[node_codes[n]] if n >= 0 else "" for n in docs.nodes]
-            found = _partial_links(store, docs, versions, kept, partial, text_field,
+            links = _partial_links(store, docs, versions, kept, partial, text_field,
                                    clock.counter("partial", len(docs.keys)))
-            links = [(p, q) for p, q, kind in found if kind != NEAR_DUPLICATE]
-            whole = [(p, q) for p, q, kind in found if kind == NEAR_DUPLICATE]
-            summary.partial, summary.whole = len(links), len(whole)
+            summary.partial = len(links)
     with clock("components"):
-        groups = assign_groups(docs.keys, kept + whole + links)
-        kinds = link_kinds(kept + whole, links)
+        groups = assign_groups(docs.keys, kept + links)
+        kinds = link_kinds(kept, links)
         desired = {pos: (group, size, kinds[pos]) for pos, (group, size) in groups.items()}
         plan = plan_writes(docs.current, desired)
         sizes = dict(groups.values())
@@ -528,7 +521,7 @@ def stored_groups(store: Store) -> list[StoredGroup]:
 
 def _partial_links(store: Store, docs: Members, versions: Sequence[str], kept: list[tuple[int, int]],
                    partial: PartialLinks, text_field: str,
-                   on_done: Callable[[int], None] | None = None) -> list[tuple[int, int, Kind]]:
+                   on_done: Callable[[int], None] | None = None) -> list[tuple[int, int]]:
     """:func:`partial_pairs` of the members, skipping pairs already joined by the near-duplicate pairs ``kept``."""
     joined = UnionFind()
     for a, b in kept:

@@ -192,9 +192,8 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: boo
         matrix_note += (f"; {summary.exact} documents have the same fingerprint as another (distance 0: "
                         "grouped without a pair)")
     if partial:
-        matrix_note += (f"; {counted(summary.partial, 'pair')} joined by a partial copy "
-                        f"({counted(summary.kinds.get('partial', 0), 'document')} in a group only by them), "
-                        f"{summary.whole} by a whole copy past distance {k} (near-duplicates by what was copied)")
+        matrix_note += (f"; {counted(summary.partial, 'pair')} joined by a copy the matrix confirmed, whole or partial "
+                        f"({counted(summary.kinds.get('partial', 0), 'document')} in a group only by them: kind partial)")
     verb = "would write" if dry_run else "wrote"
     times = ", ".join(f"{name} {sec:.1f} s" for name, sec in summary.seconds.items())
     click.echo(

@@ -196,7 +196,6 @@ KIND = schema.GROUP_KIND
 SAMPLE = str(resources.files("simdup_es.data") / "sample.jsonl")
 SOURCE, CUT = "zh-man:man8/nmbd.8#3", "zh-man:man8/nmbd.8#3~paragraph-deleted"
 EDITED = ("zh-man:man7/perlnumber.7#0", "zh-man:man7/perlnumber.7#0~edited")
-HOLDER = "zh-debref:ch09#1"  # holds a paragraph of another help page: a partial copy
 
 
 def _sample() -> dict[str, dict[str, Any]]:
@@ -238,27 +237,25 @@ def test_cli_groups_partial_writes_the_kind_kibana_filters_on(es_url: str, es_cl
     result = CliRunner().invoke(main, ["groups", *base, "--partial", "--workers", "1", "--json"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
-    assert summary["partial"] >= 1 and summary["whole"] >= 1 and summary["members"] == len(_sample())  # one walk
+    assert summary["partial"] >= 1 and summary["members"] == len(_sample())  # every document, in one walk
     es_client.indices.refresh(index=es_index)
-    ids = [SOURCE, CUT, *EDITED, HOLDER]
-    source = {d["_id"]: d["_source"] for d in es_client.mget(index=es_index, ids=ids)["docs"]}
-    # The deleted-paragraph copy is a whole copy past distance 3 (a near-duplicate by what was copied).
-    assert source[SOURCE][GROUP] == source[CUT][GROUP] and source[SOURCE][KIND] == source[CUT][KIND] == "near-duplicate"
-    assert {source[i][KIND] for i in EDITED} == {"near-duplicate"} and source[HOLDER][KIND] == "partial"
+    source = {d["_id"]: d["_source"] for d in es_client.mget(index=es_index, ids=[SOURCE, CUT, *EDITED])["docs"]}
+    assert source[SOURCE][GROUP] == source[CUT][GROUP] and source[SOURCE][KIND] == source[CUT][KIND] == "partial"
+    assert {source[i][KIND] for i in EDITED} == {"near-duplicate"}
     # What a Kibana filter and a terms aggregation on dup_kind see: the summary's counts.
     answer = es_client.search(index=es_index, size=0, aggs={"kinds": {"terms": {"field": KIND}}})
     counts = {b["key"]: b["doc_count"] for b in answer["aggregations"]["kinds"]["buckets"]}
-    assert counts == summary["kinds"] and counts["partial"] >= 1
-    # Without --partial the members only the matrix joined leave their groups; dup_kind goes with them.
+    assert counts == summary["kinds"] and counts["partial"] >= 2
+    # Without --partial the partial-only members leave their groups; dup_kind goes with them.
     result = CliRunner().invoke(main, ["groups", *base, "--json"])
-    assert json.loads(result.stdout)["cleared"] >= summary["kinds"]["partial"] + 2
+    assert json.loads(result.stdout)["cleared"] == summary["kinds"]["partial"]
     es_client.indices.refresh(index=es_index)
     cut = es_client.get(index=es_index, id=CUT)["_source"]
     assert (cut[GROUP], cut[SIZE], cut[KIND]) == (None, None, None)
 
 
 def test_partial_copies_across_indices_with_the_same_id(es_client: Elasticsearch, es_index: str) -> None:
-    """A pattern over two indices, each with a document "1": a copy of the other's (a paragraph deleted, past distance 3).
+    """A pattern over two indices, each with a document "1": a partial copy of the other's.
 
     Candidates come back by bare _id; the query's own id must not hide the other index's
     document, and the link must join the two keys (index, _id), not one of them twice.
@@ -273,11 +270,11 @@ def test_partial_copies_across_indices_with_the_same_id(es_client: Elasticsearch
             store.setup()
             store.put([StoredDoc("1", fp.value, fp.version, text, levels=printer.levels(text))])
         summary = update_groups(ElasticsearchStore(es_client, f"{es_index}-*"), partial=_partial_links())
-        assert (summary.partial, summary.whole, summary.groups, summary.grouped) == (0, 1, 1, 2)
+        assert (summary.partial, summary.groups, summary.grouped) == (1, 1, 2)
         for name in names:
             es_client.indices.refresh(index=name)
         got = {(h["_index"], h["_id"]): (h["_source"][GROUP], h["_source"][KIND])
                for h in es_client.search(index=f"{es_index}-*", size=10)["hits"]["hits"]}
-        assert got == {(n, "1"): (group_id((names[0], "1")), "near-duplicate") for n in names}
+        assert got == {(n, "1"): (group_id((names[0], "1")), "partial") for n in names}
     finally:
         es_client.options(ignore_status=404).indices.delete(index=",".join(names))
