@@ -28,6 +28,7 @@ messages never carry a credential (:func:`scrub`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -59,7 +60,7 @@ from .fingerprint import Fingerprint, Fingerprinter
 from .multilevel import Copies, MultiParams
 from .parts import PartPrinter
 from .report import Exclusions, SimilarityReport, matches_json, render_report_html, report_from_copies
-from .report.similarity import settings_in_words
+from .report.similarity import report_limit, settings_in_words
 from .search import Comparer, Verdict, comparer, find_copies, stored_query
 from .sources import Fields, Reject, from_mapping
 from .store.base import Store, StoredDoc
@@ -195,6 +196,14 @@ def _flag(params: Mapping[str, Any], name: str, default: bool = False) -> bool:
     raise ApiError(400, "bad_input", f"{name} must be true or false, got {value!r}")
 
 
+def _format(params: Mapping[str, Any], default: str) -> str:
+    """A report's ``format``: ``json`` or ``html``."""
+    value = params.get("format", default)
+    if value not in ("json", "html"):
+        raise ApiError(400, "bad_input", f"format must be 'json' or 'html', got {value!r}")
+    return str(value)
+
+
 def _exclusions(params: Mapping[str, Any]) -> Exclusions:
     """What a report leaves out: ``exclude_quotations``, ``exclude_references`` (true/false), ``min_chars``."""
     return Exclusions(quotations=_flag(params, "exclude_quotations"), references=_flag(params, "exclude_references"),
@@ -235,10 +244,26 @@ def _text_query(params: Mapping[str, Any], where: str) -> Query:
         if not isinstance(doc_id, str) or not doc_id:
             raise ApiError(400, "bad_input", f"{where}: 'id' must be a non-empty string")
         return Query(id=doc_id)
+    for name in ("text", "title"):  # a number is a mistake here, not a text (JSON Lines ids aside)
+        if params.get(name) is not None and not isinstance(params[name], str):
+            raise ApiError(400, "bad_input", f"{where}: '{name}' must be a string, got {type(params[name]).__name__}")
     item = from_mapping(dict(params), Fields(id=None), where)
     if isinstance(item, Reject):
         raise ApiError(400, "bad_input", f"{item.source}: {item.reason}")
     return Query(text=item.text, title=item.title)
+
+
+SEARCH_FIELDS = frozenset({"id", "text", "title", "k", "limit", "levels", "partial_threshold", "spans"})
+REPORT_FIELDS = SEARCH_FIELDS | {"format", "exclude_quotations", "exclude_references", "min_chars"}
+COMPARE_FIELDS = frozenset({"a", "b", "k", "partial_threshold"})
+
+
+def known_fields(params: Mapping[str, Any], known: frozenset[str], where: str) -> None:
+    """Refuse a field the route does not know (a misspelt ``limt`` would otherwise be ignored silently)."""
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ApiError(400, "bad_input", f"{where}: unknown field{'s' * (len(unknown) > 1)} {', '.join(unknown)}; "
+                                         f"the fields are {', '.join(sorted(known))}")
 
 
 def search_request(params: Mapping[str, Any], settings: ServeSettings, k: int) -> SearchRequest:
@@ -352,11 +377,11 @@ class Service:
 
     def report(self, req: SearchRequest, exclusions: Exclusions) -> SimilarityReport:
         """The similarity report of the query against the store (``simdup report``), its own stored copy left out."""
-        found, docs, text = self.copies(req)
+        found, docs, text = self.copies(dataclasses.replace(req, limit=report_limit(req.limit, req.query.id, False)))
         words = settings_in_words(self.settings.compare_params,
                                   MultiParams(k=req.k, partial_threshold=req.partial_threshold))
         return report_from_copies(text or "", found, docs, doc_id=req.query.id, label=req.query.label,
-                                  exclusions=exclusions, settings=words)
+                                  exclusions=exclusions, settings=words, limit=req.limit)
 
 
 # --------------------------------------------------------------------------- HTTP
@@ -445,6 +470,7 @@ class App:
     async def search(self, request: Request) -> Response:
         params = (dict(request.query_params) if request.method == "GET"
                   else await read_object(request, self.settings.max_body_bytes))
+        known_fields(params, SEARCH_FIELDS, "search")
         body, timing = await self.run(self.service.search, self._search_params(params))
         return self.json(body, timing)
 
@@ -454,6 +480,7 @@ class App:
                                       **{side: {"id": request.query_params.get(side)} for side in ("a", "b")}}
         else:
             params = await read_object(request, self.settings.max_body_bytes)
+        known_fields(params, COMPARE_FIELDS, "compare")
         sides = []
         for side in ("a", "b"):
             value = params.get(side)
@@ -463,7 +490,9 @@ class App:
                                                  "document) or 'text' (and 'title')")
             sides.append(_text_query(value, f"compare {side}"))
         # Judged as this server's searches are: its k and partial threshold unless the request gives others.
-        judged = MultiParams(k=_int(params, "k", self.service.store.layout.k, 0, 63), partial_threshold=_float(
+        k = self.service.store.layout.k
+        hint = f" (this server finds near-duplicates up to k = {k}; start it with a larger -k for more)"
+        judged = MultiParams(k=_int(params, "k", k, 0, k, hint), partial_threshold=_float(
             params, "partial_threshold", self.settings.partial_threshold, 0.0, 1.0))
         body, timing = await self.run(self.service.compare_pair, sides[0], sides[1], judged)
         return self.json(body, timing)
@@ -474,13 +503,15 @@ class App:
         if as_json:
             doc_id = doc_id[: -len(".json")]
         params = {**request.query_params, "id": doc_id, "text": None}
-        return await self._report(params, as_json or params.get("format") == "json")
+        return await self._report(params, as_json or _format(params, "html") == "json")
 
     async def report_posted(self, request: Request) -> Response:
-        params = await read_object(request, self.settings.max_body_bytes)
-        return await self._report(params, params.get("format") != "html")
+        # The search options may come as query parameters too; the body's win.
+        params = {**request.query_params, **await read_object(request, self.settings.max_body_bytes)}
+        return await self._report(params, _format(params, "json") == "json")
 
     async def _report(self, params: Mapping[str, Any], as_json: bool) -> Response:
+        known_fields(params, REPORT_FIELDS, "report")
         req, exclusions = self._search_params(params), _exclusions(params)
         report, timing = await self.run(self.service.report, req, exclusions)
         if as_json:

@@ -234,8 +234,9 @@ def similarity_report(
     exclusions:
         What is not counted (:class:`Exclusions`); stated on the report.
     include_self:
-        Count the document's own stored copy: by default a source with the same id, or
-        (when the document is given as text) the same unified text, is left out and named.
+        Count the document's own stored copy: by default the source with the same id, or
+        (when the document is given as text) one source with the very same text, is left out
+        and named; other stored documents with that text are its exact copies.
     params, multi, compare:
         The comparison matrix's parameters (``compare`` defaults to :func:`simdup_es.search.comparer`
         of ``params``) and the copy search's (:class:`~simdup_es.multilevel.MultiParams`).
@@ -258,17 +259,25 @@ def similarity_report(
         text, title = found[0].text, title if title is not None else found[0].title
     docs: dict[str, StoredDoc] = {}
     copies = find_copies(store, text, title=title, printer=printer, exclude_id=None if include_self else doc_id,
-                         compare=compare or comparer(params), params=multi, limit=limit, stored=docs)
+                         compare=compare or comparer(params), params=multi, limit=report_limit(limit, doc_id, include_self),
+                         stored=docs)
     return report_from_copies(text, copies, docs, doc_id=doc_id, label=label or doc_id or title or "this document",
                               exclusions=exclusions, include_self=include_self,
-                              settings=settings_in_words(params, multi))
+                              settings=settings_in_words(params, multi), limit=limit)
+
+
+def report_limit(limit: int, doc_id: str | None, include_self: bool) -> int:
+    """How many copies to ask the search for, for a report of at most ``limit`` sources: one more when the
+    document's own stored copy is found by its text (no id), which :func:`report_from_copies` leaves out."""
+    return limit + 1 if doc_id is None and not include_self else limit
 
 
 def report_from_copies(text: str, copies: Copies, docs: Mapping[str, StoredDoc], *, doc_id: str | None = None,
                        label: str = "this document", exclusions: Exclusions = Exclusions(), include_self: bool = False,
-                       settings: Sequence[str] = ()) -> SimilarityReport:
+                       settings: Sequence[str] = (), limit: int | None = None) -> SimilarityReport:
     """The report from a search already made: ``copies`` of ``text`` (:func:`simdup_es.search.find_copies`,
-    made with ``exclude_id=doc_id`` unless ``include_self``) and the stored documents they name.
+    made with ``exclude_id=doc_id`` unless ``include_self``, and :func:`report_limit`) and the stored documents
+    they name; at most ``limit`` sources.
 
     What :func:`similarity_report` does after the search; ``settings`` are the sentences
     saying how copies were judged (:func:`settings_in_words`).
@@ -278,17 +287,22 @@ def report_from_copies(text: str, copies: Copies, docs: Mapping[str, StoredDoc],
     if doc_id is not None and not include_self:
         left_out.append((doc_id, "this document's own stored copy"))
     matches: list[tuple[MultiMatch, StoredDoc, Unified]] = []
+    own = not include_self and doc_id is None  # the own stored copy is to be found by its text
+    more = copies.more
     for m in copies:
         doc = docs.get(m.id)
         if m.comparison is None or doc is None or not doc.text:
             left_out.append((m.id, "a near-duplicate stored without its text, so nothing can be shown"))
             continue
-        shown = stored_mapped(doc.text)  # mapped for an earlier report or search, or now
-        if not include_self and doc_id is None and doc.text == document.original:
+        if own and doc.text == document.original:  # one of them: the others are exact copies
             left_out.append((m.id, "the same text as this document: its own stored copy"))
+            own = False
             continue
-        matches.append((m, doc, shown))
-    return _report(document, matches, exclusions, label, tuple(settings), left_out, copies.more)
+        if limit is not None and len(matches) == limit:
+            more += 1
+            continue
+        matches.append((m, doc, stored_mapped(doc.text)))  # mapped for an earlier report or search, or now
+    return _report(document, matches, exclusions, label, tuple(settings), left_out, more)
 
 
 def _report(document: Unified, matches: Sequence[tuple[MultiMatch, StoredDoc, Unified]], exclusions: Exclusions,

@@ -75,6 +75,18 @@ def test_three_sources_each_with_its_colour_and_shares(store: LocalStore) -> Non
     assert [i for i, _ in report.left_out] == ["self"]
 
 
+def test_a_text_leaves_out_one_stored_copy_of_itself_and_reports_the_others_within_the_limit(tmp_path: Path) -> None:
+    """Two stored documents hold the very text: one is its own stored copy, the other an exact copy; the limit
+    counts sources, not the copy left out."""
+    with make_store(tmp_path / "store", extra={"self": DOC3, "twin": DOC3}) as twins:
+        report = similarity_report(twins, DOC3)
+        assert [i for i, _ in report.left_out] == ["self"] and "twin" in {s.id for s in report.sources}
+        one = similarity_report(twins, DOC3, limit=1)
+        assert len(one.sources) == 1 and one.more >= 4 and [i for i, _ in one.left_out] == ["self"]
+        by_id = similarity_report(twins, None, doc_id="twin", limit=1)
+        assert [s.id for s in by_id.sources] == ["self"] and [i for i, _ in by_id.left_out] == ["twin"]
+
+
 def test_quotations_excluded_are_not_marked(store: LocalStore) -> None:
     report = similarity_report(store, DOC3, exclusions=Exclusions(quotations=True))
     quote_start = DOC3.index("「")

@@ -219,6 +219,8 @@ def test_compare_two_ids_and_two_texts_is_compare_json(client: TestClient) -> No
     within_k = verdict_json(Verdict(fp.fingerprint(a["text"], a["title"]), fp.fingerprint(b["text"], b.get("title")),
                                     comparer()(shown_a.text, shown_b.text), MultiParams(k=k)), shown_a, shown_b)
     assert {key: strict[key] for key in within_k} == within_k and strict["distance"] == by_id["distance"]
+    assert "up to k = 3" in _error(client.get("/compare", params={"a": a["id"], "b": b["id"], "k": 10}), 400, "bad_input")
+    _error(client.post("/compare", json={"a": a["text"], "b": b["text"], "kk": 1}), 400, "bad_input")
 
 def test_compare_judges_with_the_servers_partial_threshold_or_the_requests(client: TestClient) -> None:
     """Two sentences (22 units) of an article under a sentence of another text: a partial copy by share only."""
@@ -256,6 +258,14 @@ def test_report_json_points_into_the_original_text(client: TestClient) -> None:
     excluded = client.get(f"/report/{quote(SOURCE, safe='')}.json", params={"min_chars": 100000}).json()
     assert excluded["share"] == 0 and body["share"] > 0
     _error(client.get(f"/report/{quote(SOURCE, safe='')}.json", params={"exclude_quotations": "maybe"}), 400, "bad_input")
+    # POST takes the options as query parameters too (the body's win); a format or a field it does not know is refused.
+    limited = client.post("/report", params={"limit": 1}, json={"text": original}).json()
+    assert len(limited["sources"]) == 1 and limited["more"] >= 1
+    assert "format must be 'json' or 'html'" in _error(client.post("/report", json={"text": original, "format": "xml"}),
+                                                       400, "bad_input")
+    _error(client.get(f"/report/{quote(SOURCE, safe='')}", params={"format": "xml"}), 400, "bad_input")
+    assert "unknown field sorce" in _error(client.get(f"/report/{quote(SOURCE, safe='')}", params={"sorce": "x"}),
+                                           400, "bad_input")
 
 
 def test_a_document_without_copies_has_a_report_too(client: TestClient) -> None:
@@ -290,7 +300,8 @@ def test_unknown_id_is_404_everywhere(client: TestClient) -> None:
     (b'{"id": "a", "text": "b"}', "bad_input"), (b"{}", "bad_input"), (b'{"text": 5.5, "levels": "x"}', "bad_input"),
     (b'{"text": "x", "k": 9}', "bad_input"), (b'{"text": "x", "limit": -1}', "bad_input"),
     (b'{"text": "x", "limit": true}', "bad_input"), (b'{"text": "x", "partial_threshold": "half"}', "bad_input"),
-    (b'{"text": ["x"]}', "bad_input"), (b'{"text": "   "}', "bad_input"),
+    (b'{"text": ["x"]}', "bad_input"), (b'{"text": "   "}', "bad_input"), (b'{"text": 123}', "bad_input"),
+    (b'{"text": "x", "title": 5}', "bad_input"), (b'{"text": "x", "limt": 5}', "bad_input"),
     (b'{"text": "' + "长".encode() * 30000, "bad_json"), (b'[' + b'"x", ' * 20000 + b'"x"]', "bad_json"),  # decoded on a thread
 ])
 def test_bad_requests_are_400_with_a_message(client: TestClient, body: bytes, kind: str) -> None:
