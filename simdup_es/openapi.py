@@ -29,10 +29,48 @@ _MATCH = {"type": "object", "properties": {
     **{name: {"type": ["number", "null"]} for name in (
         "copied_query", "copied_match", "similarity_query", "similarity_match", "containment_query_in_match",
         "containment_match_in_query")},
-    "pairs": {"type": ["array", "null"], "items": {"type": "array", "items": {"type": "integer"}}}}}
+    "pairs": {"type": ["array", "null"], "items": {"type": "array", "items": {"type": "integer"}}},
+    "spans": {"type": ["object", "null"], "description": "The copied passages in the original characters of the query "
+              "and the match: {'query': [{start, end}], 'match': [...]}; null without the matrix or with spans=false.",
+              "properties": {"query": {"type": "array", "items": {"$ref": "#/components/schemas/Span"}},
+                             "match": {"type": "array", "items": {"$ref": "#/components/schemas/Span"}}}}}}
 _SEARCH_RESULT = {"type": "object", "properties": {
     "id": {"type": ["string", "null"]}, "matches": {"type": "array", "items": _MATCH},
     "more": {"type": "integer", "description": "Copies or unjudged candidates the limit left out."}}}
+_SPAN = {"type": "object", "required": ["start", "end"], "properties": {"start": {"type": "integer"},
+                                                                    "end": {"type": "integer"}}}
+_SENTENCE = {"type": "object", "properties": {
+    "index": {"type": "integer"}, "start": {"type": "integer"}, "end": {"type": "integer"}, "units": {"type": "integer"},
+    "text": {"type": "string", "description": "The sentence in the text's own characters (start:end)."}}}
+_COMPARE_RESULT = {"type": "object", "description": "simdup compare --json, with the two labels.", "properties": {
+    "a_label": {"type": "string"}, "b_label": {"type": "string"},
+    "a": {"type": "string", "description": "A's fingerprint (16 hex digits)"}, "b": {"type": "string"},
+    "distance": {"type": "integer"}, "similarity": {"type": "number", "description": "Fingerprint bits alike, percent."},
+    "kind": {"type": ["string", "null"], "enum": ["near-duplicate", "partial", None]},
+    "near_duplicate": {"type": "boolean"}, "copied_a": {"type": "number"}, "copied_b": {"type": "number"},
+    "version": {"type": "string"},
+    "comparison": {"type": "object", "properties": {
+        "scores": {"type": "object"}, "pairs": {"type": "array", "items": {"type": "object"}},
+        "sentences_a": {"type": "array", "items": _SENTENCE}, "sentences_b": {"type": "array", "items": _SENTENCE},
+        "core_a": {"type": ["object", "null"]}, "core_b": {"type": ["object", "null"]},
+        "params": {"type": "object"}, "stats": {"type": "object"}}},
+    "spans": {"type": "object", "properties": {"a": {"type": "array", "items": _SPAN}, "b": {"type": "array", "items": _SPAN}}}}}
+_REPORT_RESULT = {"type": "object", "description": "simdup report --json; offsets in the document's own characters.",
+                  "properties": {
+    "document": {"type": "object", "properties": {"label": {"type": "string"}, "chars": {"type": "integer"}}},
+    "share": {"type": "number"}, "headline": {"type": "string"},
+    "sources": {"type": "array", "items": {"type": "object", "properties": {
+        "id": {"type": "string"}, "title": {"type": ["string", "null"]}, "kind": {"type": "string"},
+        "colour": {"type": "string"}, "distance": {"type": ["integer", "null"]}, "share_of_document": {"type": "number"},
+        "share_of_source": {"type": "number"}, "spans": {"type": "array", "items": _SPAN},
+        "source_spans": {"type": "array", "items": _SPAN}}}},
+    "passages": {"type": "array", "items": {"type": "object", "properties": {
+        "start": {"type": "integer"}, "end": {"type": "integer"}, "source": {"type": "string"}}}},
+    "excluded": {"type": "array", "items": {"type": "object"}}, "exclusions": {"type": "array", "items": {"type": "string"}},
+    "settings": {"type": "array", "items": {"type": "string"}},
+    "left_out": {"type": "array", "items": {"type": "object", "properties": {
+        "id": {"type": "string"}, "reason": {"type": "string"}}}},
+    "more": {"type": "integer"}}}
 _SIDE = {"oneOf": [{"type": "string"}, {"type": "object", "properties": {
     "id": {"type": "string"}, "text": {"type": "string"}, "title": {"type": "string"}}}]}
 
@@ -56,7 +94,7 @@ def _body(schema: dict[str, Any]) -> dict[str, Any]:
 
 def openapi(version: str) -> dict[str, Any]:
     """The description, for the package ``version``."""
-    search_params = _query(("id", "k", "limit", "levels", "partial_threshold", "spans"), ("id",))
+    search_params = _query(("id", "text", "title", "k", "limit", "levels", "partial_threshold", "spans"))
     report_params = [{"name": "doc_id", "in": "path", "required": True, "schema": {"type": "string"},
                       "description": "The stored id, percent-encoded; '.json' at the end answers JSON."},
                      *_query(("k", "limit", "levels", "partial_threshold", "exclude_quotations", "exclude_references",
@@ -66,28 +104,28 @@ def openapi(version: str) -> dict[str, Any]:
         "/health": {"get": {"summary": "The store answers: documents, fingerprint versions", "responses": {
             "200": _json({"type": "object"}), **_errors()}}},
         "/search": {
-            "get": {"summary": "Copies of a stored document", "parameters": search_params,
+            "get": {"summary": "Copies of a stored document or a text (give id or text)", "parameters": search_params,
                     "responses": {"200": _json(_SEARCH_RESULT), **_errors(400, 404, 409)}},
             "post": {"summary": "Copies of a stored document or a text", "requestBody": _body(search_body),
                      "responses": {"200": _json(_SEARCH_RESULT), **_errors(400, 404, 409, 413)}}},
         "/compare": {
             "get": {"summary": "Two stored documents compared", "parameters": _query(("a", "b", "k", "partial_threshold"),
                                                                                       ("a", "b")),
-                    "responses": {"200": _json({"type": "object"}), **_errors(400, 404)}},
+                    "responses": {"200": _json(_COMPARE_RESULT), **_errors(400, 404)}},
             "post": {"summary": "Two texts or stored documents compared", "requestBody": _body(
                 {"type": "object", "required": ["a", "b"], "properties": {"a": _SIDE, "b": _SIDE, "k": {"type": "integer"},
                                                            "partial_threshold": _SEARCH_FIELDS["partial_threshold"]}}),
-                "responses": {"200": _json({"type": "object"}), **_errors(400, 404, 413)}}},
+                "responses": {"200": _json(_COMPARE_RESULT), **_errors(400, 404, 413)}}},
         "/report/{doc_id}": {"get": {
             "summary": "The copy report of a stored document: an HTML page, or JSON", "parameters": report_params,
             "responses": {"200": {"description": "OK", "content": {"text/html": {"schema": {"type": "string"}},
-                                                                   "application/json": {"schema": {"type": "object"}}}},
+                                                                   "application/json": {"schema": _REPORT_RESULT}}},
                           **_errors(400, 404)}}},
         "/report": {"post": {"summary": "The copy report of a text or stored document", "requestBody": _body(
             {"type": "object", "properties": {**_SEARCH_FIELDS, "exclude_quotations": {"type": "boolean"},
                                               "exclude_references": {"type": "boolean"}, "min_chars": {"type": "integer"},
                                               "format": {"type": "string", "enum": ["json", "html"]}}}),
-            "responses": {"200": _json({"type": "object"}), **_errors(400, 404, 413)}}},
+            "responses": {"200": _json(_REPORT_RESULT), **_errors(400, 404, 413)}}},
         "/documents": {"post": {"summary": "Index documents (only when the server allows it)", "requestBody": _body(
             {"type": "object", "properties": {"documents": {"type": "array", "items": {"type": "object", "properties": {
                 "id": {"type": "string"}, "text": {"type": "string"}, "title": {"type": "string"}}}},
@@ -99,4 +137,4 @@ def openapi(version: str) -> dict[str, Any]:
     }
     return {"openapi": "3.1.0", "info": {"title": "simdup serve", "version": version,
                                          "description": "Near-duplicates and partial copies over HTTP (docs/serve.md)."},
-            "paths": paths}
+            "paths": paths, "components": {"schemas": {"Span": _SPAN}}}

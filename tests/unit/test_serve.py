@@ -282,6 +282,19 @@ def test_openapi_describes_every_route(client: TestClient) -> None:
                  for method in ops}
     assert described == routes
 
+    # The answers have the fields the description names, and no others.
+    def fields(path: str, method: str) -> set[str]:
+        return set(spec["paths"][path][method]["responses"]["200"]["content"]["application/json"]["schema"]["properties"])
+
+    found = client.get("/search", params={"id": EDITED}).json()
+    assert set(found) == fields("/search", "get") and found["matches"]
+    match_fields = set(spec["paths"]["/search"]["get"]["responses"]["200"]["content"]["application/json"]["schema"][
+        "properties"]["matches"]["items"]["properties"])
+    assert all(set(m) == match_fields for m in found["matches"])
+    assert set(client.get("/compare", params={"a": EDITED, "b": EDITED + "~edited"}).json()) == fields("/compare", "get")
+    assert set(client.post("/report", json={"id": EDITED}).json()) == fields("/report", "post")
+    assert {p["name"] for p in spec["paths"]["/search"]["get"]["parameters"]} >= {"id", "text"}
+
 
 # --------------------------------------------------------------------------- errors
 
