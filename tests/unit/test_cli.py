@@ -79,6 +79,22 @@ def test_compare_says_why_marked_sentences_are_not_a_copy() -> None:
     assert copied.exit_code == 0 and "share too little" not in copied.output
 
 
+def test_copied_spans_take_the_stop_or_bracket_that_closes_a_sentence(tmp_path: Path) -> None:
+    """A whole copy (Traditional against Simplified) is copied to its last character: the ')' after the last
+    unit, and every 。 of a sentence copied to its end."""
+    import importlib.resources
+
+    sample = importlib.resources.files("simdup_es.data").joinpath("sample.jsonl").read_text(encoding="utf-8")
+    docs = {d["id"]: d["text"] for d in map(json.loads, sample.splitlines())}
+    a, b = docs["zh-man-page-tw:man3/flockfile.3"], docs["zh-man-page:man3/flockfile.3"]
+    result = CliRunner().invoke(main, ["compare", "--text", a, b, "--json"])
+    assert result.exit_code == 0, result.output
+    spans = json.loads(result.stdout)["spans"]
+    assert a.rstrip().endswith(")") and spans["a"][-1]["end"] == len(a.rstrip())
+    covered = {i for span in spans["a"] for i in range(span["start"], span["end"])}
+    assert all(i in covered for i, c in enumerate(a) if c == "。" and i - 1 in covered)
+
+
 def test_compare_judges_as_search_does(tmp_path: Path) -> None:
     """A whole copy is a near-duplicate whatever its distance, a pasted third a partial copy: compare says what
     search would (it used to call the first "not near-duplicates", distance 8 > k)."""
