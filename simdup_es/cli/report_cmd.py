@@ -13,7 +13,7 @@ from ..multilevel import MultiParams
 from ..parts import PartPrinter
 from ._common import (compare_options, compare_params, echo_json, fingerprint_options, make_comparer, make_fingerprinter,
                       open_output, output_console, read_document, stored_ids)
-from .store_cmds import _stored_as, open_store, pop_store_opts, query_source, query_source_options, store_options
+from .store_cmds import open_store, own_stored_id, pop_store_opts, query_source, query_source_options, store_options
 
 
 @click.command()
@@ -70,14 +70,14 @@ def report(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
 
         try:
             # A file the store holds as it is (same id, same text) is left out by its id, not by its text.
-            result = run(_stored_as(store, file, text, None) if file is not None else doc_id, label)
+            result = run(own_stored_id(store, file, text, None) if file is not None else doc_id, label)
         except InputError as exc:  # the document cannot be fingerprinted: say which file
             if file is None or exc.source is not None:
                 raise
             raise type(exc)(exc.reason, source=str(file)) from None
         except NotFound:
-            stored = stored_ids(store, [doc_id])[0] if doc_id is not None else doc_id
-            if stored == doc_id:
+            stored = stored_ids(store, [doc_id])[0] if doc_id is not None else None
+            if stored in (None, doc_id):
                 raise
             result = run(stored, stored)  # a file named another way than index named it (./a.txt for a.txt)
     if html_path is not None:

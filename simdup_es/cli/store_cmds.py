@@ -29,26 +29,26 @@ from ..store import DEFAULT_INDEX, DEFAULT_PATH
 from ..store.base import NOT_FOUND, Store, StoredDoc, query_terms
 from ._common import (
     Checkpoint,
-    SHOWN_REJECTS,
     RejectLog,
+    SHOWN_REJECTS,
     bulk_options,
     compare_options,
+    counted,
     echo_json,
     existing_file,
     field_options,
-    is_folder,
-    looks_like_path,
-    output_console,
-    record_fields,
     fingerprint_options,
     id_base_option,
+    is_folder,
+    looks_like_path,
     make_comparer,
     make_fingerprinter,
     open_output,
+    output_console,
     progress_bar,
     read_document,
     read_inputs,
-    counted,
+    record_fields,
     retry_options,
     split,
     stored_ids,
@@ -390,7 +390,7 @@ def _query_document(store: Store | None, text: str | None, file: Path | None, do
     return None, text, None, title
 
 
-def _stored_as(store: Store, file: Path, text: str | None, id_base: Path | None) -> str | None:
+def own_stored_id(store: Store, file: Path, text: str | None, id_base: Path | None) -> str | None:
     """The id of ``file``'s own document when the store holds it as it is now (same id, same text): a search
     for the file's copies leaves it out, and says so."""
     doc_id = path_id(file, id_base)
@@ -485,7 +485,7 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
     with open_store(store_opts, read_only=True, layout=BlockLayout(k=k)) as store:
         fp, query_text, exclude, title = _query_document(store, text, file, doc_id, title, fingerprinter.version)
         if file is not None:
-            exclude = _stored_as(store, file, query_text, id_base)
+            exclude = own_stored_id(store, file, query_text, id_base)
         docs: dict[str, StoredDoc] = {}  # every result's stored document
         try:
             found = find_copies(store, query_text, title=title, fingerprint=fp, printer=PartPrinter(fingerprinter),
