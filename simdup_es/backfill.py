@@ -138,6 +138,8 @@ def backfill(
     started = time.perf_counter()
     version = fingerprinter.version
     part_layout = prepare_index(client, index)
+    if (field, title_field) != ("text", "title"):  # where searches, reports and groups read them too
+        index_layout.record_source_fields(client, index, field, title_field)
     summary, query = _count(client, index, version, retry_errors)
     if on_progress:
         on_progress(summary)

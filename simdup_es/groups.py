@@ -291,7 +291,7 @@ def copied_share(compare: Callable[[str, str], Any]) -> Callable[[str, str], flo
     return similarity
 
 
-def cached_texts(store: Store, docs: Members, field: str, prepare: Callable[[str], str] = str,
+def cached_texts(store: Store, docs: Members, field: str | None, prepare: Callable[[str], str] = str,
                  *, cache_size: int = 20_000) -> Callable[[list[int]], dict[int, str | None]]:
     """A ``texts`` function for :func:`confirm_pairs`: the store's texts, prepared, through a small cache."""
     cache: dict[int, str | None] = {}
@@ -319,7 +319,7 @@ class PartialLinks:
 
 
 def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: PartialLinks,
-                  text_field: str = "text", joined: UnionFind | None = None,
+                  text_field: str | None = None, joined: UnionFind | None = None,
                   on_done: Callable[[int], None] | None = None) -> Iterator[tuple[int, int]]:
     """Pairs of positions in ``docs`` where one holds a partial copy of the other (:mod:`simdup_es.multilevel`).
 
@@ -401,7 +401,7 @@ def update_groups(
     k: int = 3,
     similarity: Callable[[str, str], float] | None = None,
     threshold: float = DEFAULT_THRESHOLD,
-    text_field: str = "text",
+    text_field: str | None = None,
     prepare_text: Callable[[str], str] = str,
     partial: PartialLinks | None = None,
     dry_run: bool = False,
@@ -520,7 +520,7 @@ def stored_groups(store: Store) -> list[StoredGroup]:
 
 
 def _partial_links(store: Store, docs: Members, versions: Sequence[str], kept: list[tuple[int, int]],
-                   partial: PartialLinks, text_field: str,
+                   partial: PartialLinks, text_field: str | None,
                    on_done: Callable[[int], None] | None = None) -> list[tuple[int, int]]:
     """:func:`partial_pairs` of the members, skipping pairs already joined by the near-duplicate pairs ``kept``."""
     joined = UnionFind()

@@ -301,6 +301,17 @@ def index_meta(parts: str = QUADS, blocks: int = DEFAULT_LAYOUT.blocks, doc_term
     return {ROOT: {"parts": parts, "blocks": blocks, **({"doc_terms": True} if doc_terms else {})}}
 
 
+TEXT_FIELD_KEY, TITLE_FIELD_KEY = "text_field", "title_field"
+"""Keys of an index's ``_meta.simdup``: the ``_source`` fields that hold its documents' text and title, when
+they are not ``text`` and ``title`` (recorded by ``simdup backfill --field``)."""
+
+
+def source_fields_of(meta: Mapping[str, Any] | None) -> tuple[str, str]:
+    """``(text field, title field)`` an index's mapping ``_meta`` records (``text`` and ``title`` by default)."""
+    got = (meta or {}).get(ROOT) or {}
+    return str(got.get(TEXT_FIELD_KEY) or "text"), str(got.get(TITLE_FIELD_KEY) or "title")
+
+
 def doc_terms_of(meta: Mapping[str, Any] | None) -> bool:
     """Whether an index's mapping ``_meta`` records the ``terms`` document layout."""
     return bool(((meta or {}).get(ROOT) or {}).get("doc_terms"))

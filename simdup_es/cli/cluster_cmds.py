@@ -113,8 +113,9 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
 @click.option("--matrix", is_flag=True, help="Keep only pairs the comparison matrix confirms (reads the texts).")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="With --matrix: keep a pair when at least this share of either document is copied in the other.")
-@click.option("--field", "text_field", default="text", show_default=True,
-              help="With --matrix: the text field (Elasticsearch; the embedded store keeps one).")
+@click.option("--field", "text_field", default=None,
+              help="With --matrix or --partial: the text field (Elasticsearch; by default 'text', or the field "
+                   "'simdup backfill --field' recorded in the index; the embedded store keeps one).")
 @click.option("--partial", is_flag=True, help="Also join documents linked by a partial copy (one part lookup and "
               "the comparison matrix per document; give the --idf/--marked-words used when indexing).")
 @click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=0.2, show_default=True,
@@ -135,7 +136,7 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
               help="Run on a Dask cluster: a scheduler address (tcp://host:8786), or local[:N] for N worker "
                    "processes here. Elasticsearch indices only (--es-url), without --matrix and --partial; "
                    "needs pip install 'simdup-es[dask]' (in a checkout: '.[dask]'). See docs/groups.md.")
-def groups(k: int, matrix: bool, threshold: float, text_field: str, partial: bool, partial_threshold: float,
+def groups(k: int, matrix: bool, threshold: float, text_field: str | None, partial: bool, partial_threshold: float,
            idf_path: Path | None, marked_words: Path | None, max_bytes: int, workers: int | None,
            max_retries: int, initial_backoff: float, dry_run: bool, as_json: bool, list_groups: bool,
            dask_address: str | None, **kwargs: Any) -> None:

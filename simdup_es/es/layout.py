@@ -86,10 +86,32 @@ def doc_terms(mappings: Mapping[str, Any]) -> bool:
 
 def record(client: Elasticsearch, index: str, parts: str, blocks: int, doc_terms: bool = False) -> None:
     """Record the layout in the ``_meta`` of ``index``'s mapping, keeping its other ``_meta`` keys."""
-    with io.translated(client, "recording the layout in the mapping", index):
+    _record(client, index, "recording the layout in the mapping", schema.index_meta(parts, blocks, doc_terms)[schema.ROOT])
+
+
+def record_source_fields(client: Elasticsearch, index: str, text_field: str, title_field: str | None) -> None:
+    """Record which ``_source`` fields hold the text and title (``simdup backfill --field``), so that every store
+    that opens the index reads them, for the comparison matrix and the reports."""
+    fields = {schema.TEXT_FIELD_KEY: text_field, **({schema.TITLE_FIELD_KEY: title_field} if title_field else {})}
+    _record(client, index, "recording the text field in the mapping", fields)
+
+
+def _record(client: Elasticsearch, index: str, action: str, values: Mapping[str, Any]) -> None:
+    """Merge ``values`` into ``_meta.simdup`` of each index of ``index``, keeping every other ``_meta`` key."""
+    with io.translated(client, action, index):
         for name, body in client.indices.get_mapping(index=index).items():
-            meta = {**(body.get("mappings", {}).get("_meta") or {}), **schema.index_meta(parts, blocks, doc_terms)}
+            meta = dict(body.get("mappings", {}).get("_meta") or {})
+            meta[schema.ROOT] = {**(meta.get(schema.ROOT) or {}), **values}
             client.indices.put_mapping(index=name, body={"_meta": meta})
+
+
+def source_fields(mappings: Mapping[str, Any]) -> tuple[str, str]:
+    """The ``(text, title)`` fields a ``GET _mapping`` answer records; the indices behind an alias must agree."""
+    found = {schema.source_fields_of(body.get("mappings", {}).get("_meta")) for body in mappings.values()}
+    if len(found) > 1:
+        raise StoreError(f"the indices {', '.join(sorted(mappings))} keep their text in different fields "
+                         f"({sorted(found)}): search them one at a time")
+    return found.pop() if found else ("text", "title")
 
 
 def _part_fingerprint(part: Mapping[str, Any]) -> int:

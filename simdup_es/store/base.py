@@ -297,8 +297,9 @@ class Store(Protocol):
     def scan(self) -> FingerprintScan:
         """A consistent view of every fingerprint, for jobs over the whole store."""
 
-    def texts(self, refs: Sequence[Any], field: str = "text") -> list[str | None]:
-        """The text (``field`` in Elasticsearch) of documents a scan found; ``None`` where there is none."""
+    def texts(self, refs: Sequence[Any], field: str | None = None) -> list[str | None]:
+        """The text (``field`` in Elasticsearch, by default the one the index records) of documents a scan found;
+        ``None`` where there is none."""
 
     def write_groups(self, writes: Sequence[tuple[Any, str | None, int | None, str | None]]) -> BulkReport:
         """Set (or, with ``None``, clear) ``(group, size, kind)`` of documents a scan found; nothing else changes."""

@@ -177,6 +177,9 @@ class ElasticsearchStore(Closing):
             self._settings = None
             self._client = as_client(client)
         self._checked = False
+        self._source_fields: tuple[str, str] | None = None
+        """Where the documents keep their text and title: ``text`` and ``title``, or what the index records
+        (``simdup backfill --field body``); read with the mapping, once."""
         self._levels_checked = False
         self._groups_mapped = False
         self._concrete: bool | None = None
@@ -307,6 +310,7 @@ class ElasticsearchStore(Closing):
         with self._translated("reading the mapping"):
             response = dict(self.client.indices.get_mapping(index=self.index))
         self._adopt(*index_layout.recorded(response))
+        self._source_fields = index_layout.source_fields(response)
         self.doc_terms = index_layout.doc_terms(response)
         for name, missing in missing_fields(response, self.layouts).items():
             raise StoreError(f"index {name!r} has no {what} {', '.join(missing)}: {advice}")
@@ -605,11 +609,26 @@ class ElasticsearchStore(Closing):
             return self.layout
         return BlockLayout(schema.FLAT_BLOCKS, self.layout.k)
 
+    def source_fields(self) -> tuple[str, str]:
+        """The ``_source`` fields of the documents' text and title (``text`` and ``title`` unless the index
+        records others, as ``simdup backfill --field`` does)."""
+        if self._source_fields is None:
+            with self._translated("reading the mapping"):
+                try:
+                    response = dict(self.client.indices.get_mapping(index=self.index))
+                except es.NotFoundError:  # no index yet: nothing to read either way
+                    return ("text", "title")
+            self._source_fields = index_layout.source_fields(response)
+        return self._source_fields
+
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
         """Documents by id, in the order asked; unknown ids (and documents without a fingerprint) are left out."""
         wanted = list(dict.fromkeys(ids))
         out: list[StoredDoc] = []
-        includes = ["title", "text", schema.FP, schema.VERSION, *GROUP_FIELDS]
+        if not wanted:
+            return out
+        text_field, title_field = self.source_fields()
+        includes = [title_field, text_field, schema.FP, schema.VERSION, *GROUP_FIELDS]
         for start in range(0, len(wanted), 1000):
             with self._translated("reading documents"):
                 response = self.client.mget(index=self.index, ids=wanted[start : start + 1000], source_includes=includes)
@@ -626,7 +645,8 @@ class ElasticsearchStore(Closing):
                 if stored is None:
                     log.debug("document %r in %s has no fingerprint; left out", doc["_id"], self.index)
                     continue
-                out.append(StoredDoc(doc["_id"], *stored, source.get("text"), source.get("title"),
+                out.append(StoredDoc(doc["_id"], *stored, _source_text(source, text_field),
+                                     _source_text(source, title_field, " "),
                                      source.get(schema.GROUP), source.get(schema.GROUP_SIZE),
                                      group_kind=source.get(schema.GROUP_KIND)))
         return out
@@ -688,8 +708,10 @@ class ElasticsearchStore(Closing):
         Elasticsearch; on OpenSearch each walk is its own scroll snapshot (docs/engines.md)."""
         return _Scan(self)
 
-    def texts(self, refs: Sequence[Any], field: str = "text") -> list[str | None]:
-        """``field`` of the documents ``refs`` (hits of a :meth:`scan`) address, by ``mget``."""
+    def texts(self, refs: Sequence[Any], field: str | None = None) -> list[str | None]:
+        """``field`` (by default the index's text field, :meth:`source_fields`) of the documents ``refs``
+        (hits of a :meth:`scan`) address, by ``mget``."""
+        field = field or self.source_fields()[0]
         out: list[str | None] = []
         for start in range(0, len(refs), 500):
             part = refs[start : start + 500]
@@ -882,3 +904,12 @@ __all__ = [
     "install_templates",
     "redact_url",
 ]
+
+
+def _source_text(source: Mapping[str, Any], field: str, joiner: str = "\n\n") -> str | None:
+    """The string a ``_source`` field holds (``text`` or a dotted path such as ``body.zh``); several strings are
+    joined as ``simdup backfill`` fingerprinted them (a text's with blank lines, a title's with spaces)."""
+    if field in source and (isinstance(source[field], str) or source[field] is None):
+        return source[field]  # the common case, as it is
+    values = [v for v in bodies.field_values(source, field) if isinstance(v, str)]
+    return joiner.join(values) if values else None

@@ -1141,9 +1141,9 @@ class LocalStore(Closing):
         """Every fingerprint, from one SQLite read transaction (a consistent snapshot); holds the store's lock."""
         return _Scan(self)
 
-    def texts(self, refs: Sequence[Any], field: str = "text") -> list[str | None]:
+    def texts(self, refs: Sequence[Any], field: str | None = None) -> list[str | None]:
         """The text of the documents with ids ``refs``; ``None`` for unknown ids or documents without text."""
-        if field != "text":
+        if field not in (None, "text"):
             raise ConfigError(f"the embedded store keeps one text field, 'text'; got {field!r}")
         found = {doc.id: doc.text for doc in self.get(refs)}
         return [found.get(ref) for ref in refs]

@@ -293,6 +293,31 @@ def test_cli_backfill(es_url: str, es_client: Elasticsearch, own_index: str, tmp
     assert "skipped 3 with a current fingerprint (2 of them marked unusable earlier); scanned 0" in result.stderr
 
 
+def test_an_index_backfilled_from_another_field_is_read_from_it(es_url: str, es_client: Elasticsearch,
+                                                                  own_index: str) -> None:
+    """The text in ``body`` and the title in ``headline``: searches, reports and groups read them there (they read
+    ``text`` and found no copy but the near-duplicates, unscored)."""
+    records = {r["id"]: r for r in _records()}
+    source, cut = records["zh-man:man8/nmbd.8#3"], records["zh-man:man8/nmbd.8#3~paragraph-deleted"]
+    _create(es_client, own_index, {doc_id: ({"body": r["text"], "headline": r["title"]}, None)
+                                   for doc_id, r in (("source", source), ("cut", cut))})
+    base = ["--es-url", es_url, "--index", own_index]
+    result = CliRunner().invoke(main, ["backfill", *base, "--field", "body", "--title-field", "headline"])
+    assert result.exit_code == 0, result.output
+    from simdup_es.store.elasticsearch import ElasticsearchStore
+
+    (doc,) = ElasticsearchStore(es_client, own_index).get(["source"])
+    assert (doc.text, doc.title) == (source["text"], source["title"])
+    found = CliRunner().invoke(main, ["search", *base, "--id", "source", "--json"])
+    assert found.exit_code == 0, found.output
+    (hit,) = [json.loads(line) for line in found.stdout.splitlines()]
+    assert hit["id"] == "cut" and hit["copied_match"] > 0.9 and hit["spans"]["match"]
+    report = CliRunner().invoke(main, ["report", *base, "--id", "source", "--json"])
+    assert report.exit_code == 0 and [s["id"] for s in json.loads(report.stdout)["sources"]] == ["cut"], report.output
+    grouped = CliRunner().invoke(main, ["groups", *base, "--partial", "--workers", "1", "--json"])
+    assert grouped.exit_code == 0 and json.loads(grouped.stdout.splitlines()[0])["grouped"] == 2, grouped.output
+
+
 def test_missing_index_is_a_clear_error(es_url: str, own_index: str) -> None:
     result = CliRunner().invoke(main, ["backfill", "--es-url", es_url, "--index", own_index, "--field", "body"])
     assert result.exit_code == 1 and "does not exist" in result.output
