@@ -108,6 +108,10 @@ class ConnectionSettings:
             raise ConfigError("give either an API key or a user and password, not both")
         if (self.username is None) != (self.password is None):
             raise ConfigError("basic auth needs both a user and a password (SIMDUP_ES_USER, SIMDUP_ES_PASSWORD)")
+        for name, value, where in (("API key", self.api_key, "SIMDUP_ES_API_KEY / --api-key"),
+                                   ("user", self.username, "SIMDUP_ES_USER / --user"),
+                                   ("password", self.password, "SIMDUP_ES_PASSWORD / --password")):
+            _check_credential(name, value, where)
         if self.ca_certs is not None:
             object.__setattr__(self, "ca_certs", Path(self.ca_certs))
             if not self.ca_certs.is_file():
@@ -226,6 +230,23 @@ class ConnectionSettings:
         except (ValueError, TypeError) as exc:  # a URL it refuses; its message quotes the URL, password and all
             raise ConfigError(f"{_url_name(self.engine)} {redact_url(self.url)!r} is not valid ({type(exc).__name__}): "
                               "it must look like https://host:9200 (SIMDUP_ES_URL / --es-url)") from None
+
+
+def _check_credential(name: str, value: str | None, where: str) -> None:
+    """Refuse what no HTTP header can carry, saying which setting, never its value (the clients' own errors
+    quote the whole header)."""
+    if value is None:
+        return
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ConfigError(f"the {name} holds a control character (a line end from a file written on Windows?): "
+                          f"check {where}")
+    if name == "API key" and not value.isascii():
+        raise ConfigError(f"the {name} holds characters that are not ASCII, which an API key never has: check {where}")
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError:
+        raise ConfigError(f"the {name} holds characters that HTTP basic auth cannot send (outside Latin-1): "
+                          f"check {where}, or use an API key") from None
 
 
 _engines: dict[ConnectionSettings, Engine] = {}

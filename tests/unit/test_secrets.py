@@ -58,3 +58,18 @@ def test_the_whole_output_of_a_real_process_holds_no_password(tmp_path) -> None:
     assert run.returncode == 1
     assert PASSWORD not in run.stdout + run.stderr and "Traceback" not in run.stderr
     assert run.stderr.strip().splitlines()[-1].startswith("Error: cluster URL 'http://***@127.0.0.1:99999'")
+
+
+@pytest.mark.parametrize(("env", "said"), [
+    ({"SIMDUP_ES_API_KEY": "c2VjcmV0a2V5OnNlY3JldA==\r"}, "the API key holds a control character"),
+    ({"SIMDUP_ES_API_KEY": "密钥c2VjcmV0"}, "the API key holds characters that are not ASCII"),
+    ({"SIMDUP_ES_USER": "elastic", "SIMDUP_ES_PASSWORD": "pässwörd密"}, "the password holds characters that HTTP basic"),
+    ({"SIMDUP_ES_USER": "elastic", "SIMDUP_ES_PASSWORD": "secret\n"}, "the password holds a control character"),
+])
+def test_a_credential_no_header_can_carry_is_named_not_quoted(env: dict[str, str], said: str) -> None:
+    """A CRLF env file left a '\\r' on the key: the client's error quoted the whole header, key and all."""
+    result = CliRunner().invoke(main, ["search", "--text", "今天天气很好，我们去公园散步吧。", "--es-url",
+                                       "http://127.0.0.1:9"], env={"SIMDUP_STORE": None, **env})
+    assert result.exit_code == 1 and said in result.output and "Traceback" not in result.output, result.output
+    secret = next(v for k, v in env.items() if k != "SIMDUP_ES_USER").strip()
+    assert secret not in result.output and "cluster URL" not in result.output
