@@ -84,14 +84,22 @@ def error_reason(exc: es.ApiError) -> str:
 
 
 def item_reason(error: Any) -> str:
-    """``type: reason (caused by ...)`` of the ``error`` object of a bulk item or ``mget`` doc."""
+    """``type: reason (caused by ...)`` of the ``error`` object of a bulk item or ``mget`` doc, each reason cut to
+    :data:`REASON_CHARS` (a field too long for a keyword comes back with the start of its value: the document)."""
     if not isinstance(error, dict):
-        return str(error)
-    text = f"{error.get('type', 'error')}: {error.get('reason', '')}".rstrip(": ")
+        return _cut(str(error))
+    text = f"{error.get('type', 'error')}: {_cut(str(error.get('reason', '')))}".rstrip(": ")
     cause = error.get("caused_by")
     if isinstance(cause, dict) and cause.get("reason"):
-        text += f" (caused by {cause.get('type', 'error')}: {cause['reason']})"
+        text += f" (caused by {cause.get('type', 'error')}: {_cut(str(cause['reason']))})"
     return text
+
+
+REASON_CHARS = 300
+
+
+def _cut(reason: str) -> str:
+    return reason if len(reason) <= REASON_CHARS else f"{reason[:REASON_CHARS]}... ({len(reason):,} characters)"
 
 
 _RUN_SETUP = ": run 'simdup setup' (or 'simdup index', which creates it) first"

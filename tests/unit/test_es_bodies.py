@@ -184,3 +184,17 @@ def test_merge_free_bytes_follows_the_merge_watermark() -> None:
     # No such rule (OpenSearch, Elasticsearch before 8.19).
     assert bodies.merge_free_bytes({"defaults": {"cluster.routing.allocation.disk.watermark.flood_stage": "95%"}},
                                    total) is None
+
+
+def test_a_reason_quoting_the_document_is_cut() -> None:
+    """A text too long for a keyword field comes back with a 'preview' of the value: the document itself."""
+    from simdup_es.es.io import REASON_CHARS, item_reason
+
+    preview = "长" * 20_000
+    error = {"type": "document_parsing_exception", "reason": "[1:9] failed to parse",
+             "caused_by": {"type": "illegal_argument_exception",
+                           "reason": f"Document contains at least one immense term in field=\"text\": '{preview}'"}}
+    reason = item_reason(error)
+    assert reason.startswith("document_parsing_exception: [1:9] failed to parse (caused by illegal_argument_exception: ")
+    assert len(reason) < 2 * REASON_CHARS + 200 and "20,0" in reason and preview not in reason
+    assert item_reason({"type": "x", "reason": "short"}) == "x: short"
