@@ -88,9 +88,11 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
             click.echo("interrupted: what was written stays; run the same command again to go on", err=True)
             sys.exit(130)
         except StoreError:
-            # The index is the resume point: the next run reads only documents not done yet.
-            click.echo("stopped: what was written stays, documents not written yet keep no current fingerprint; "
-                       "run the same command again to go on", err=True)
+            # The index is the resume point: the next run reads only documents not done yet. (A run that stopped
+            # before it counted the work, a missing index say, has nothing to go on with: the error says why.)
+            if bar:
+                click.echo("stopped: what was written stays, documents not written yet keep no current fingerprint; "
+                           "run the same command again to go on", err=True)
             raise
     marked = f" ({summary.marked} of them marked unusable earlier)" if summary.marked else ""
     changed = f", changed meanwhile {summary.changed} (the next run does them)" if summary.changed else ""

@@ -167,6 +167,11 @@ def setup(doc_layout: str | None, parts: str | None, **kwargs: Any) -> None:
             blocks = "56 terms" if getattr(store, "doc_terms", False) else \
                 f"{store.layout.blocks} blocks of {store.layout.bits_per_block} bits"
             described = f" ({store.part_layout} parts, {blocks})"
+        if moved := getattr(store, "moved", None):
+            old, new, n, changed = moved
+            click.echo(f"moved the parts of {_documents(n)} from the {old} to the {new} layout"
+                       + (f" ({changed} rewritten meanwhile, by a writer: already in the {new} layout)" if changed else ""),
+                       err=True)
         click.echo(f"ready: {_documents(store.count())}{described}", err=True)
 
 
@@ -663,6 +668,8 @@ def delete(ids: tuple[str, ...], ids_from: Any, keep_groups: bool | None, **kwar
         wanted = list(dict.fromkeys(stored_ids(store, wanted)))
         keeper = GroupKeeper.for_store(store, keep_groups)
         grouped = 0 if keeper else sum(doc.group is not None for doc in store.get(wanted))
+        # Groups made with --partial are remade with it: a plain run would drop their partial links.
+        regroup = "simdup groups --partial" if grouped and store.group_kinds().get("partial") else "simdup groups"
         report = keeper.delete(wanted) if keeper else store.delete(wanted)
         total = _counted(store)
     missing = [doc_id for doc_id, reason in report.failed if reason == NOT_FOUND]
@@ -678,7 +685,7 @@ def delete(ids: tuple[str, ...], ids_from: Any, keep_groups: bool | None, **kwar
         _echo_groups(keeper)
     if grouped:
         were = "deleted document was in a duplicate group" if grouped == 1 else "deleted documents were in duplicate groups"
-        click.echo(f"{grouped} {were}: run 'simdup groups' to update the groups they left", err=True)
+        click.echo(f"{grouped} {were}: run '{regroup}' to update the groups they left", err=True)
     if missing:
         click.echo("check the ids not found ('simdup search --id ID' reads a stored document)", err=True)
     if report.failed:

@@ -177,6 +177,8 @@ class ElasticsearchStore(Closing):
             self._settings = None
             self._client = as_client(client)
         self._checked = False
+        self.moved: tuple[str, str, int, int] | None = None
+        """What :meth:`setup` moved: ``(old part layout, new one, documents moved, rewritten meanwhile)``."""
         self._source_fields: tuple[str, str] | None = None
         """Where the documents keep their text and title: ``text`` and ``title``, or what the index records
         (``simdup backfill --field body``); read with the mapping, once."""
@@ -265,6 +267,7 @@ class ElasticsearchStore(Closing):
             moved, changed = index_layout.move_parts(self.client, self.index, source, target, retry=self.retry)
             log.info("index %s: parts of %d documents moved from the %s to the %s layout (%d rewritten meanwhile)",
                      self.index, moved, source, target, changed)
+            self.moved = (source, target, moved, changed)
             parts = target
         index_layout.record(self.client, self.index, parts, blocks, doc_terms)
         self._adopt(parts, blocks)

@@ -321,3 +321,4 @@ def test_an_index_backfilled_from_another_field_is_read_from_it(es_url: str, es_
 def test_missing_index_is_a_clear_error(es_url: str, own_index: str) -> None:
     result = CliRunner().invoke(main, ["backfill", "--es-url", es_url, "--index", own_index, "--field", "body"])
     assert result.exit_code == 1 and "does not exist" in result.output
+    assert "run the same command again" not in result.output  # nothing to go on with

@@ -6,7 +6,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from click.testing import CliRunner
 
+from simdup_es.cli import main
 from simdup_es import schema
 from simdup_es import simhash as sh
 from simdup_es.config import BlockLayout
@@ -71,7 +73,7 @@ def test_a_part_sharing_only_a_quad_is_no_candidate(es_client, es_index) -> None
     assert [(c.id, c.parts) for c in found] == [("five", frozenset({1}))]
 
 
-def test_setup_parts_moves_a_nested_index_to_flat_then_quads_in_place(es_client, es_index) -> None:  # type: ignore[no-untyped-def]
+def test_setup_parts_moves_a_nested_index_to_flat_then_quads_in_place(es_client, es_index, es_url) -> None:  # type: ignore[no-untyped-def]
     old = ElasticsearchStore(es_client, es_index, parts="nested")
     old.setup()
     docs = levels_contract.levels()
@@ -93,8 +95,15 @@ def test_setup_parts_moves_a_nested_index_to_flat_then_quads_in_place(es_client,
     with pytest.raises(ConfigError, match="cannot go back"):
         ElasticsearchStore(es_client, es_index, parts="nested").setup()
 
+    # The command says what it moved (a walk over the whole index, which the log alone told before).
+    with_parts = es_client.count(index=es_index, query={"exists": {"field": schema.PART_TERMS}})["count"]
+    moved = CliRunner().invoke(main, ["setup", "--es-url", es_url, "--index", es_index, "--parts", "quads"])
+    assert moved.exit_code == 0, moved.output
+    assert f"moved the parts of {with_parts} documents from the flat to the quads layout" in moved.stderr
+    assert with_parts >= 2
     quads = ElasticsearchStore(es_client, es_index, parts="quads")
     quads.setup()
+    assert quads.moved is None  # nothing left to move
     assert _meta(es_client, es_index) == {"owner": "someone", "simdup": {"parts": "quads", "blocks": 8}}
     source = es_client.get(index=es_index, id=next(iter(docs)))["_source"][schema.ROOT]
     assert source.get(schema.PART_TERMS_NAME) is None and source[schema.PART_QUADS_NAME] and source[schema.PART_FPS_NAME]

@@ -124,3 +124,13 @@ def test_groups_draws_progress_on_a_terminal_only(tmp_path: Path) -> None:
     piped = subprocess.run(command, capture_output=True, text=True)
     assert piped.returncode == 0 and "looking up partial copies" not in piped.stderr
     assert "would write" in piped.stderr
+
+
+def test_delete_in_a_store_grouped_with_partial_says_to_regroup_with_partial(tmp_path: Path) -> None:
+    """A plain 'simdup groups' would drop the partial links: delete names the run that keeps them."""
+    store = tmp_path / "store"
+    assert CliRunner().invoke(main, ["index", SAMPLE, "--store", str(store)]).exit_code == 0
+    assert CliRunner().invoke(main, ["groups", "--store", str(store), "--partial", "--workers", "1"]).exit_code == 0
+    result = CliRunner().invoke(main, ["delete", NEAR[0], "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    assert "run 'simdup groups --partial' to update the groups they left" in result.stderr
