@@ -201,15 +201,15 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str | None, parti
     times = ", ".join(f"{name} {sec:.1f} s" for name, sec in summary.seconds.items())
     click.echo(
         f"{summary.fingerprinted} fingerprints ({summary.distinct} distinct, {summary.versions} "
-        f"version{'s' * (summary.versions != 1)}); {summary.pairs} pairs within distance {k}{matrix_note}; "
-        f"{summary.groups} groups with {summary.grouped} documents (largest {summary.largest}); "
+        f"version{'s' * (summary.versions != 1)}); {counted(summary.pairs, 'pair')} within distance {k}{matrix_note}; "
+        f"{counted(summary.groups, 'group')} with {counted(summary.grouped, 'document')} (largest {summary.largest}); "
         f"{verb} {summary.set} group fields, cleared {summary.cleared}, {summary.unchanged} unchanged ({times})",
         err=True,
     )
     if list_groups:
         members = sum(len(g.members) for g in listed)
         now = "the store holds (a dry run changed none)" if dry_run else "the store holds now"
-        click.echo(f"listed {len(listed)} groups with {members} documents: those {now}", err=True)
+        click.echo(f"listed {counted(len(listed), 'group')} with {counted(members, 'document')}: those {now}", err=True)
     if summary.gone:
         click.echo(f"{summary.gone} documents were deleted while the groups were computed", err=True)
     if summary.failed:

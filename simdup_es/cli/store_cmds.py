@@ -501,7 +501,7 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
                 raise
             raise type(exc)(exc.reason, source=str(file)) from None
         note_other_versions(store, fingerprinter.version)
-    _show_copies(found, docs, query_text, as_json=as_json, details=details, html_path=html_path)
+    _show_copies(found, docs, query_text, as_json=as_json, details=details, html_path=html_path, matrix=not no_matrix)
 
 
 def note_other_versions(store: Store, version: str) -> None:
@@ -552,7 +552,7 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
 
 
 def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | None, *, as_json: bool,
-                 details: int, html_path: Path | None) -> None:
+                 details: int, html_path: Path | None, matrix: bool = True) -> None:
     from ..offsets import Unified, unify_mapped
     from ..report import matches_json, render_terminal
 
@@ -576,7 +576,8 @@ def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | No
         _best_html(html_path, scored, query, mapped)
         return
     if not found:
-        click.echo("no copies (no stored document within the distance, none sharing enough text)")
+        click.echo("no copies (no stored document within the distance" + (", none sharing enough text)" if matrix
+                                                                           else "; --no-matrix looks no further)"))
         return
     from rich.table import Table
     from rich.text import Text

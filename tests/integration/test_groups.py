@@ -179,7 +179,7 @@ def test_cli_groups(es_url: str, es_client: Elasticsearch, es_index: str) -> Non
     assert json.loads(result.stdout)["groups"] == 1 and "would write 2 group fields" in result.stderr
     result = CliRunner().invoke(main, base)
     assert result.exit_code == 0, result.output
-    assert "1 pairs within distance 3" in result.stderr and "1 groups with 2 documents (largest 2)" in result.stderr
+    assert "1 pair within distance 3" in result.stderr and "1 group with 2 documents (largest 2)" in result.stderr
     assert "wrote 2 group fields, cleared 0, 0 unchanged" in result.stderr
     result = CliRunner().invoke(main, [*base, "--k", "0"])
     assert result.exit_code == 0 and "cleared 2" in result.stderr

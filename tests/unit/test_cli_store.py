@@ -500,7 +500,7 @@ def test_groups_list_on_the_embedded_store(tmp_path: Path) -> None:
     assert ["zh-man-page-tw:man1/systemd-delta.1", "zh-man-page:man1/systemd-delta.1"] in [r[3:] for r in lines]
     assert "listed 6 groups with 12 documents" in result.stderr
     # Only 1 pair within distance 3 but 6 groups: the summary says where the others come from.
-    assert "1 pairs within distance 3; 10 documents have the same fingerprint as another (distance 0: grouped " \
+    assert "1 pair within distance 3; 10 documents have the same fingerprint as another (distance 0: grouped " \
         "without a pair); 6 groups with 12 documents" in result.stderr
 
     result = _run("groups", "--store", store, "--list", "--json", "--dry-run")
