@@ -201,7 +201,10 @@ class ConnectionSettings:
         parts = urlsplit(self.url)
         if parts.scheme != "https":
             global _plain_http_warned
-            if not _plain_http_warned and (self.api_key or self.username is not None or "@" in parts.netloc):
+            # Not for this machine: the traffic to a loopback address never reaches a network.
+            loopback = (parts.hostname or "") in ("127.0.0.1", "localhost", "::1")
+            if not _plain_http_warned and not loopback and (self.api_key or self.username is not None
+                                                            or "@" in parts.netloc):
                 _plain_http_warned = True
                 log.warning("credentials go over plain %s:// to %s, readable by anyone on the way: use an https:// "
                             "URL (SIMDUP_ES_URL / --es-url)", parts.scheme, redact_url(self.url))
