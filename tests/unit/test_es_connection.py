@@ -130,7 +130,7 @@ def test_credentials_over_plain_http_warn_once_per_process(auth: dict[str, str],
 
     monkeypatch.setattr(connection, "_plain_http_warned", False)
     caplog.set_level(logging.WARNING)
-    url = f"http://127.0.0.1:{_closed_port()}"
+    url = "http://es.example:9200"  # not this machine (no request is made: the engine is named)
     for _ in range(3):
         ConnectionSettings(url=url, engine="elasticsearch", **auth).client().close()
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
@@ -147,6 +147,8 @@ def test_no_plain_http_warning_without_credentials_or_over_https(caplog: pytest.
     caplog.set_level(logging.WARNING)
     ConnectionSettings(url="http://127.0.0.1:9", engine="elasticsearch").client().close()
     ConnectionSettings(url="https://127.0.0.1:9", engine="elasticsearch", username="u", password="p").client().close()
+    for here in ("http://127.0.0.1:9", "http://localhost:9", "http://[::1]:9"):  # this machine: no network on the way
+        ConnectionSettings(url=here, engine="elasticsearch", username="u", password="p").client().close()
     assert not [r for r in caplog.records if "plain http" in r.getMessage()]
 
 

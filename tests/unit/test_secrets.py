@@ -74,16 +74,3 @@ def test_a_credential_no_header_can_carry_is_named_not_quoted(env: dict[str, str
     secret = next(v for k, v in env.items() if k != "SIMDUP_ES_USER").strip()
     assert secret not in result.output and "cluster URL" not in result.output
 
-
-def test_credentials_over_plain_http_are_warned_of_once_but_not_to_this_machine(
-        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    from simdup_es.es import connection
-
-    for url, warned in (("http://127.0.0.1:9200", False), ("http://localhost:9200", False),
-                        ("http://es.example:9200", True), ("https://es.example:9200", False)):
-        monkeypatch.setattr(connection, "_plain_http_warned", False)
-        caplog.clear()
-        with caplog.at_level("WARNING", logger="simdup_es.es.connection"):
-            ConnectionSettings(url=url, username="elastic", password=PASSWORD, engine="elasticsearch").client().close()
-        assert any("plain http://" in r.getMessage() for r in caplog.records) == warned, url
-        assert PASSWORD not in caplog.text
