@@ -73,9 +73,11 @@ def import_(kibana_url: str, dashboards: str, base_url: str, date_field: str, us
     Run 'simdup setup' first so the index and its mappings exist, and
     'simdup groups' to fill dup_group; the panels are empty until then.
     """
+    from ..es.connection import is_loopback
+
     target = Target(kibana_url, username=user, password=password, api_key=api_key, ca_certs=ca_cert,
                     verify_certs=not insecure)
-    if (user or api_key) and kibana_url.startswith("http:") and not _loopback(kibana_url):
+    if (user or api_key) and kibana_url.startswith("http:") and not is_loopback(kibana_url):
         click.echo("warning: credentials go to Kibana over plain http://: use https:// outside a trusted network",
                    err=True)
     chosen = detect(target) if dashboards == "auto" else dashboards
@@ -83,12 +85,6 @@ def import_(kibana_url: str, dashboards: str, base_url: str, date_field: str, us
     count = import_objects(target, data, chosen)  # type: ignore[arg-type]
     click.echo(f"imported {count} saved objects into {chosen}; documents link to {base_url.rstrip('/')}/report/ID; "
                f"dashboard: {kibana_url.rstrip('/')}{DASHBOARD_PATH}", err=True)
-
-
-def _loopback(url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    return (urlsplit(url).hostname or "") in {"127.0.0.1", "localhost", "::1"}
 
 
 def register(main: click.Group) -> None:

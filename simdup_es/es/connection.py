@@ -202,9 +202,8 @@ class ConnectionSettings:
         if parts.scheme != "https":
             global _plain_http_warned
             # Not for this machine: the traffic to a loopback address never reaches a network.
-            loopback = (parts.hostname or "") in ("127.0.0.1", "localhost", "::1")
-            if not _plain_http_warned and not loopback and (self.api_key or self.username is not None
-                                                            or "@" in parts.netloc):
+            if not _plain_http_warned and not is_loopback(self.url) and (self.api_key or self.username is not None
+                                                                         or "@" in parts.netloc):
                 _plain_http_warned = True
                 log.warning("credentials go over plain %s:// to %s, readable by anyone on the way: use an https:// "
                             "URL (SIMDUP_ES_URL / --es-url)", parts.scheme, redact_url(self.url))
@@ -233,6 +232,11 @@ class ConnectionSettings:
         except (ValueError, TypeError) as exc:  # a URL it refuses; its message quotes the URL, password and all
             raise ConfigError(f"{_url_name(self.engine)} {redact_url(self.url)!r} is not valid ({type(exc).__name__}): "
                               "it must look like https://host:9200 (SIMDUP_ES_URL / --es-url)") from None
+
+
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` names this machine (its traffic never reaches a network)."""
+    return (urlsplit(url).hostname or "") in {"127.0.0.1", "localhost", "::1"}
 
 
 def _check_credential(name: str, value: str | None, where: str) -> None:

@@ -89,8 +89,8 @@ def copied_spans(comparison: Comparison, side: Literal["a", "b"]) -> list[Span]:
     ends = np.cumsum(counts)
     units: dict[int, list[Span]] = {}
 
-    def unit(k: int) -> tuple[Span, Span] | None:
-        """Unit ``k``'s span, and the span with what closes its sentence when it is the sentence's last unit."""
+    def unit(k: int) -> Span | None:
+        """Unit ``k``'s span, with what closes its sentence when it is the sentence's last unit."""
         i = int(np.searchsorted(ends, k, side="right"))
         if i not in units:
             units[i] = [(sentences[i].start + a, sentences[i].start + b) for a, b in unit_spans(sentences[i].text)]
@@ -105,7 +105,7 @@ def copied_spans(comparison: Comparison, side: Literal["a", "b"]) -> list[Span]:
             text, offset = sentences[i].text, sentences[i].start
             while end - offset < len(text) and text[end - offset] in _CLOSERS:
                 end += 1
-        return spans[at], (spans[at][0], end)
+        return spans[at][0], end
 
     out = []
     for start, stop, _ in found:
@@ -113,7 +113,7 @@ def copied_spans(comparison: Comparison, side: Literal["a", "b"]) -> list[Span]:
         if first is None or last is None:  # not the units the comparison counted: whole marked sentences, then
             marked = comparison.marked_a if side == "a" else comparison.marked_b
             return [(s.start, s.end) for s in sentences if s.index in marked]
-        out.append((first[0][0], last[1][1]))
+        out.append((first[0], last[1]))
     return out
 
 

@@ -93,10 +93,12 @@ __all__ = ["DEFAULT_INDEX", "DEFAULT_PATH", "BulkReport", "Store", "StoredDoc", 
 
 def _store_above(folder: Path) -> str | None:
     """The default store of a folder above the current one (as a relative path), when ``folder`` is the default."""
+    from .local import DB_NAME
+
     if folder != DEFAULT_PATH:
         return None
     here = Path.cwd()
     for up, parent in enumerate(here.parents, start=1):
-        if (parent / DEFAULT_PATH / "simdup.sqlite3").exists():
+        if (parent / DEFAULT_PATH / DB_NAME).exists():
             return str(Path(*[".."] * up) / DEFAULT_PATH)
     return None

@@ -648,8 +648,8 @@ class ElasticsearchStore(Closing):
                 if stored is None:
                     log.debug("document %r in %s has no fingerprint; left out", doc["_id"], self.index)
                     continue
-                out.append(StoredDoc(doc["_id"], *stored, _source_text(source, text_field),
-                                     _source_text(source, title_field, " "),
+                out.append(StoredDoc(doc["_id"], *stored, _source_value(source, text_field, _text_of),
+                                     _source_value(source, title_field, bodies.title_of),
                                      source.get(schema.GROUP), source.get(schema.GROUP_SIZE),
                                      group_kind=source.get(schema.GROUP_KIND)))
         return out
@@ -909,10 +909,15 @@ __all__ = [
 ]
 
 
-def _source_text(source: Mapping[str, Any], field: str, joiner: str = "\n\n") -> str | None:
-    """The string a ``_source`` field holds (``text`` or a dotted path such as ``body.zh``); several strings are
-    joined as ``simdup backfill`` fingerprinted them (a text's with blank lines, a title's with spaces)."""
+def _source_value(source: Mapping[str, Any], field: str, read: Callable[[Mapping[str, Any], str], str | None]
+                  ) -> str | None:
+    """The string a ``_source`` field holds, as it is; else (a dotted path such as ``body.zh``, an array) what
+    ``read`` makes of it, as ``simdup backfill`` read it to fingerprint (:func:`simdup_es.es.bodies.text_of`,
+    :func:`~simdup_es.es.bodies.title_of`)."""
     if field in source and (isinstance(source[field], str) or source[field] is None):
-        return source[field]  # the common case, as it is
-    values = [v for v in bodies.field_values(source, field) if isinstance(v, str)]
-    return joiner.join(values) if values else None
+        return source[field]
+    return read(source, field)
+
+
+def _text_of(source: Mapping[str, Any], field: str) -> str | None:
+    return bodies.text_of(source, field)[0]
