@@ -139,7 +139,7 @@ class GroupKeeper:
         if kinds.get(PARTIAL):
             if wanted:
                 raise ConfigError(f"{kinds[PARTIAL]} documents are in groups by partial copies ('simdup groups "
-                                  "--partial'), which incremental groups cannot keep: index with --no-groups, then "
+                                  "--partial'), which incremental groups cannot keep: give --no-groups, then "
                                   "run 'simdup groups --partial' again")
             log.warning("the store's groups hold partial copies: they are not updated incrementally; run "
                         "'simdup groups --partial' after this change")

@@ -70,7 +70,8 @@ def report(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
 
         try:
             # A file the store holds as it is (same id, same text) is left out by its id, not by its text.
-            result = run(own_stored_id(store, file, text, None) if file is not None else doc_id, label)
+            own = own_stored_id(store, file, text, None) if file is not None and not include_self else None
+            result = run(own if file is not None else doc_id, label)
         except InputError as exc:  # the document cannot be fingerprinted: say which file
             if file is None or exc.source is not None:
                 raise

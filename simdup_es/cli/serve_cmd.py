@@ -102,29 +102,30 @@ def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host
                              threads=threads, limit=limit, max_limit=max(limit, 1000),
                              partial_threshold=partial_threshold, secrets=secrets_of(store_opts),
                              compare_params=judged_by)
-    def serve_here(sock: socket.socket | None = None) -> None:
-        """Open the store and run the app in this process (on ``sock``, inherited, when there are workers)."""
+    mode = "reading and indexing" if allow_index else "read-only"
+    where = f"on http://{host}:{port}" + (f" in {workers} processes" if workers > 1 else "")
+    announce = f"serving {mode} {where} (GET /health; Ctrl-C stops)"
+
+    def serve_here(sock: socket.socket, alone: bool = False) -> None:
+        """Open the store and run the app in this process on ``sock`` (inherited, when there are workers)."""
         with open_store(store_opts, create=allow_index, read_only=not allow_index, layout=BlockLayout(k=k),
                         retry=retry_within(timeout)) as store:
             app = create_app(store, fingerprinter=fingerprinter, compare=compare, settings=settings)
-            if sock is None:
+            if alone:  # said once the store is open and the port taken, so it is not said before a failure
                 _look_at(store, fingerprinter.version)
-                uvicorn.run(app, host=host, port=port, log_level=log_level)
-            else:
-                uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
+                click.echo(announce, err=True)
+            uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
 
-    mode = "reading and indexing" if allow_index else "read-only"
-    where = f"on http://{host}:{port}" + (f" in {workers} processes" if workers > 1 else "")
     if workers == 1:
-        click.echo(f"serving {mode} {where} (GET /health; Ctrl-C stops)", err=True)
-        serve_here()
+        with contextlib.closing(_listen_or_fail(host, port)) as sock, contextlib.suppress(KeyboardInterrupt):
+            serve_here(sock, alone=True)  # (uvicorn passes on the SIGINT it stopped for, once it has stopped)
         return
     with open_store(store_opts, create=allow_index, read_only=not allow_index, layout=BlockLayout(k=k)) as store:
         _look_at(store, fingerprinter.version)  # once, not in every worker
     # Loaded before the fork, so the workers share the dictionaries' pages.
     PartPrinter(fingerprinter).levels("预热。这是一段文字。")
     compare("预热。", "预热。")
-    click.echo(f"serving {mode} {where} (GET /health; Ctrl-C stops)", err=True)
+    click.echo(announce, err=True)
     run_workers(serve_here, workers, host, port)
 
 
@@ -154,6 +155,14 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _listen_or_fail(host: str, port: int) -> socket.socket:
+    """:func:`_listen`, or a :class:`ConfigError` saying why not (the port taken, say)."""
+    try:
+        return _listen(host, port)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
 def run_workers(serve_one: Callable[[socket.socket], None], workers: int, host: str, port: int) -> None:
     """``serve_one(sock)`` in ``workers`` forked processes sharing one listening socket, until a signal.
 
@@ -163,10 +172,7 @@ def run_workers(serve_one: Callable[[socket.socket], None], workers: int, host: 
     """
     if not hasattr(os, "fork"):
         raise ConfigError("--workers above 1 needs fork (Linux, macOS): run one process a port behind a proxy instead")
-    try:
-        sock = _listen(host, port)
-    except OSError as exc:
-        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock = _listen_or_fail(host, port)
     pids: list[int] = []
     for _ in range(workers):
         pid = os.fork()

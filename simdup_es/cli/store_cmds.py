@@ -160,7 +160,12 @@ def _more_note(more: int) -> str:
 def setup(doc_layout: str | None, parts: str | None, **kwargs: Any) -> None:
     """Install the index templates and create the index (safe to repeat)."""
     layout = BlockLayout(schema.DOC_LAYOUTS[doc_layout]) if doc_layout else BlockLayout()
-    with open_store(pop_store_opts(kwargs), create=True, layout=layout, parts=parts,
+    opts = pop_store_opts(kwargs)
+    if (doc_layout or parts) and not opts["es_url"]:
+        given = " and ".join(f"--{name}" for name, value in (("layout", doc_layout), ("parts", parts)) if value)
+        raise click.UsageError(f"{given}: for an Elasticsearch or OpenSearch index (give --es-url); the embedded "
+                               "store has one layout")
+    with open_store(opts, create=True, layout=layout, parts=parts,
                     doc_terms=doc_layout == "terms") as store:
         described = ""
         if hasattr(store, "part_layout"):
@@ -617,7 +622,7 @@ def _best_html(html_path: Path | None, scored: list[tuple[MultiMatch, StoredDoc]
 
 @click.command()
 @query_source_options
-@click.option("--dsl", is_flag=True, help="Print the Elasticsearch request body (what this command does).")
+@click.option("--dsl", is_flag=True, hidden=True, help="Accepted and ignored: printing the request bodies is what query does.")
 @click.option("--index", default=DEFAULT_INDEX, envvar="SIMDUP_INDEX", show_default=True)
 @fingerprint_options
 def query(query_arg: str | None, text: str | None, file: Path | None, title: str | None, dsl: bool, index: str,

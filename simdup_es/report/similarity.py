@@ -152,6 +152,10 @@ class SimilarityReport:
     def headline(self) -> str:
         """"28% of this document is copied, from 3 sources" (or that none was found)."""
         if not self.sources:
+            excluded = sum(why == _ALL_EXCLUDED for _, why in self.left_out)
+            if excluded:
+                sources = "1 source shares" if excluded == 1 else f"{excluded} sources share"
+                return f"No copied text counts: {sources} only excluded text."
             return "No copied text found in the store."
         n = len(self.sources)
         return f"{100 * self.share:.0f}% of this document is copied, from {n} source{'s' if n != 1 else ''}"
@@ -305,6 +309,9 @@ def report_from_copies(text: str, copies: Copies, docs: Mapping[str, StoredDoc],
     return _report(document, matches, exclusions, label, tuple(settings), left_out, more)
 
 
+_ALL_EXCLUDED = "all it shares with this document is excluded"
+
+
 def _report(document: Unified, matches: Sequence[tuple[MultiMatch, StoredDoc, Unified]], exclusions: Exclusions,
             label: str, settings: tuple[str, ...], left_out: list[tuple[str, str]], more: int) -> SimilarityReport:
     """The report from the judged copies: spans in original characters, exclusions, one source per character."""
@@ -320,7 +327,7 @@ def _report(document: Unified, matches: Sequence[tuple[MultiMatch, StoredDoc, Un
         spans = _kept(original_spans(document, copied_spans(m.comparison, "a")), n, excluded_mask, ink,
                       exclusions.min_chars)
         if not spans:
-            left_out.append((m.id, "all it shares with this document is excluded"))
+            left_out.append((m.id, _ALL_EXCLUDED))
             continue
         source_ink = _ink(shown.original)
         source_spans = _kept(original_spans(shown, copied_spans(m.comparison, "b")), len(shown.original),

@@ -83,7 +83,7 @@ def test_search_html_report_and_missing_store(tmp_path: Path) -> None:
 
 
 def test_query_dsl_prints_a_pasteable_body() -> None:
-    result = _run("query", "--dsl", "--text", "近似重复文档检测的查询文本", "--index", "docs")
+    result = _run("query", "--text", "近似重复文档检测的查询文本", "--index", "docs")
     assert result.exit_code == 0, result.output
     first, second = result.stdout.split("\n\n")
     head, _, body = first.partition("\n")
@@ -107,6 +107,8 @@ def test_search_file_leaves_itself_out_and_finds_its_copies(tmp_path: Path) -> N
     result = _run("search", "--store", store, "--file", str(doc), "--json")
     assert result.exit_code == 0, result.output
     assert result.stdout == "" and "left out" in result.stderr  # the file itself, as stored
+    result = _run("report", "--store", store, "--file", str(doc), "--include-self", "--json")
+    assert "left out" not in result.stderr and [s["id"] for s in json.loads(result.stdout)["sources"]] == [str(doc)]
     copy = tmp_path / "elsewhere" / doc.name  # the same text and title under another id: found at distance 0
     copy.parent.mkdir()
     shutil.copy(doc, copy)
@@ -295,6 +297,8 @@ def test_one_document_is_counted_in_the_singular(tmp_path: Path) -> None:
     assert "the store holds 1 document\n" in result.stderr and "1 documents" not in result.stderr
     result = _run("setup", "--store", store)
     assert result.exit_code == 0 and "ready: 1 document\n" in result.stderr, result.output
+    result = _run("setup", "--store", store, "--layout", "4x16", "--parts", "nested")  # a cluster's options
+    assert result.exit_code == 2 and "--layout and --parts: for an Elasticsearch or OpenSearch index" in result.output
 
 
 def test_outputs_go_into_folders_that_do_not_exist_yet(tmp_path: Path) -> None:

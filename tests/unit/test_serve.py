@@ -564,6 +564,16 @@ def test_the_serve_command_says_what_is_wrong(tmp_path: Path) -> None:
     assert run.exit_code != 0 and "not a size" in run.output
 
 
+def test_serve_does_not_say_it_serves_before_it_fails(folder: Path, tmp_path: Path) -> None:
+    run = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "none")])
+    assert run.exit_code != 0 and "no embedded store" in run.output and "serving" not in run.output
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        run = CliRunner().invoke(main, ["serve", "--store", str(folder), "--port", str(taken.getsockname()[1])])
+    assert run.exit_code != 0 and "cannot listen on 127.0.0.1" in run.output and "serving" not in run.output
+
+
 def test_the_workers_socket_gets_nodelay_connections() -> None:
     """asyncio sets TCP_NODELAY only on connections of a socket with proto TCP: without it, 40 ms a small answer."""
     import asyncio
