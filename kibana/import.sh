@@ -94,8 +94,15 @@ wait_until "the cluster" es_ready
 
 # The component template first: the index template is composed of it.
 put_template() { # PATH FILE
-    curl -fsS -X PUT "$ES_URL/$1" -H 'Content-Type: application/json' --data-binary "@$2" >/dev/null \
-        || die "PUT $1 failed"
+    # Not -f: the cluster's answer says why it refused (a template of the same priority, say).
+    answer=$(curl -sS -w '\n%{http_code}' -X PUT "$ES_URL/$1" -H 'Content-Type: application/json' --data-binary "@$2") \
+        || die "PUT $1 failed: the cluster at $ES_URL did not answer"
+    nl='
+'
+    case "${answer##*"$nl"}" in
+        2??) ;;
+        *) die "PUT $1 failed (HTTP ${answer##*"$nl"}): ${answer%"$nl"*}" ;;
+    esac
     say "installed $1"
 }
 put_template "_component_template/$COMPONENT_TEMPLATE" "$MAPPINGS/component-template.json"

@@ -27,6 +27,7 @@ from .errors import StoreError
 from .es import io
 from .es import layout as index_layout
 from .es.bodies import (
+    current_query,
     error_update,
     field_values,
     fingerprint_update,
@@ -177,7 +178,7 @@ def _count(client: Elasticsearch, index: str, version: str, retry_errors: bool) 
     with io.translated(client, "counting documents", index):
         client.indices.refresh(index=index)  # what an interrupted run wrote must be visible to the query
         summary.total = client.count(index=index)["count"]
-        summary.current = client.count(index=index, query={"term": {schema.VERSION: version}})["count"]
+        summary.current = client.count(index=index, query=current_query(version))["count"]
         summary.marked = client.count(
             index=index, query={"bool": {"filter": [{"term": {schema.VERSION: version}}, {"exists": {"field": ERROR}}]}}
         )["count"]

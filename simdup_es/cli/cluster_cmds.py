@@ -53,8 +53,9 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
     """Add fingerprints to an existing index, in place.
 
     Adds the simdup fields to the index's mapping, then fingerprints the
-    --field text of every document whose fingerprint is missing or of another
-    version and writes it back with partial updates. No other field changes its
+    --field text of every document whose fingerprint is missing, of another
+    version or without its levels (parts and keys, which partial copies are found
+    by) and writes it back with partial updates. No other field changes its
     value, but Elasticsearch re-serialises _source, so numbers may change their
     spelling (1e+300 reads 1.0E300): see docs/elasticsearch.md for a companion index instead.
     Documents without usable text are marked (simdup.error) so they are not

@@ -14,8 +14,11 @@ from .. import schema
 from ..config import BlockLayout
 from ..errors import ConfigError, SimdupError
 from ..fingerprint import Doc
+from ..indexer import LEVELS, LevelChoice
 from ..multilevel import MultiParams
+from ..parts import PartParams, PartPrinter
 from ..sources import Fields, Record, record_doc
+from ..store.base import stored_levels
 from ..tokens import Tokenizer, build_idf, format_idf
 from . import cluster_cmds, kibana_cmds, report_cmd, serve_cmd, store_cmds
 from ._common import (
@@ -27,6 +30,7 @@ from ._common import (
     record_fields,
     id_base_option,
     fingerprint_options,
+    part_layout_option,
     make_comparer,
     make_fingerprinter,
     open_output,
@@ -75,6 +79,11 @@ serve_cmd.register(main)
 @click.option("--blocks", "n_blocks", default=8, show_default=True, help="Blocks to split the fingerprint into.")
 @click.option("--workers", type=click.IntRange(min=1), help="Processes to use (default: all cores).")
 @click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), help="Write rejected records here (JSON Lines).")
+@click.option("--levels", type=click.Choice(LEVELS), default="all", show_default=True,
+              help="What the 'simdup' object holds besides the document fingerprint, as 'simdup index --levels' writes "
+                   "it: all (parts and winnowed keys, without which a search finds no partial copy of the document), "
+                   "keys, or document.")
+@part_layout_option
 def fingerprint(
     inputs: tuple[str, ...],
     texts: tuple[str, ...],
@@ -87,13 +96,17 @@ def fingerprint(
     n_blocks: int,
     workers: int | None,
     rejects: Path | None,
+    levels: LevelChoice,
+    part_layout: str,
     id_base: Path | None,
 ) -> None:
     """Fingerprint documents; print one JSON line each.
 
     INPUTS are files (.txt .md .html .pdf .docx, or .jsonl/.csv collections),
     folders, or - for JSON Lines on stdin. Exit status 1 means some records were
-    rejected; the summary on stderr counts them.
+    rejected; the summary on stderr counts them. Each line's "simdup" object is what
+    'simdup index' writes into a document (its levels included): a writer that puts it
+    into the document at ingest needs no backfill.
     """
     if not inputs and not texts:
         raise click.UsageError("give INPUTS or --text")
@@ -105,16 +118,24 @@ def fingerprint(
     read = read_inputs(inputs, fields, skip=[rejects] if rejects else [], id_base=id_base)
     records = itertools.chain(literal, split(read, log))
     done = 0
-    for record, result in progress(fingerprinter.map_items(records, record_doc, workers=workers), "fingerprint"):
+    results = (((record, result, None) for record, result in fingerprinter.map_items(records, record_doc, workers=workers))
+               if levels == "document" else
+               PartPrinter(fingerprinter, PartParams(with_parts=levels == "all")).map_items(records, record_doc,
+                                                                                             workers=workers))
+    for record, result, doc_levels in progress(results, "fingerprint"):
         if result.error is not None:
             log.add(record.source, result.reason, record.id)
             continue
         fp = result.unwrap()
         done += 1
         # "simdup" is the object a writer puts in a document (the index's fields, blocks as hex terms).
+        simdup: dict[str, object] = {**schema.fingerprint_object(fp.value, fp.version, (layout,))}
+        if doc_levels is not None:
+            parts, keys, cut = stored_levels(doc_levels)
+            simdup |= schema.levels_object(record.key, doc_levels.units, parts, keys, cut, (layout,), part_layout)
         echo_json({"id": record.key, "source": record.source, "fingerprint": fp.hex,
                    "blocks": [schema.block_term(layout, b) for b in fp.blocks(layout)], "version": fp.version,
-                   "simdup": schema.fingerprint_object(fp.value, fp.version, (layout,))})
+                   "simdup": simdup})
     log.close()
     click.echo(f"fingerprinted {done}, rejected {log.count}, total {done + log.count}", err=True)
     if log.count:

@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 import shlex
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -39,6 +40,7 @@ from ._common import (
     field_options,
     fingerprint_options,
     id_base_option,
+    part_layout_option,
     is_folder,
     looks_like_path,
     make_comparer,
@@ -238,8 +240,10 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     state = _resume_point(checkpoint, resume)
     skip = state["settled"] if state else 0
     log: RejectLog | None = None  # opened once the store is: a run that cannot start keeps the last rejects file
+    stopped_by: dict[str, int] = {}
     try:
-        with open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
+        with _terminate_as_interrupt(stopped_by), \
+                open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
                 progress_bar("indexing") as update:
             log = RejectLog(rejects, keep=state["rejects_bytes"] if state else None, show=SHOWN_REJECTS)
             on_reject, rejects_size = log.add, log.size
@@ -268,8 +272,11 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
         raise
     except KeyboardInterrupt:
         if checkpoint.path.exists():
-            click.echo(f"interrupted: run the same command with --resume to go on from {checkpoint.path}", err=True)
-        sys.exit(130)
+            click.echo(f"interrupted: not written: input records from number {checkpoint.settled + 1} on; run the same "
+                       f"command with --resume to go on from {checkpoint.path}", err=True)
+        else:
+            click.echo("interrupted before any record was written", err=True)
+        sys.exit(128 + stopped_by.get("signal", signal.SIGINT))
     except WorkerError:
         if checkpoint.path.exists():
             click.echo(f"stopped: run the same command with --resume to go on from {checkpoint.path}", err=True)
@@ -281,6 +288,25 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     if (log is not None and log.count) or (skip and rejects.exists()):
         click.echo(_rejects_note(rejects, log), err=True)
         sys.exit(1)
+
+
+@contextmanager
+def _terminate_as_interrupt(stopped_by: dict[str, int]) -> Iterator[None]:
+    """SIGTERM (a service manager, ``kill``) stops the run as Ctrl-C does: the resume point is said; ``stopped_by``
+    gets the signal's number."""
+    def stop(signum: int, frame: object) -> None:
+        stopped_by["signal"] = signum
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread (a test runner's): leave SIGTERM alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _rejects_note(rejects: Path, log: RejectLog | None) -> str:
@@ -624,9 +650,10 @@ def _best_html(html_path: Path | None, scored: list[tuple[MultiMatch, StoredDoc]
 @query_source_options
 @click.option("--dsl", is_flag=True, hidden=True, help="Accepted and ignored: printing the request bodies is what query does.")
 @click.option("--index", default=DEFAULT_INDEX, envvar="SIMDUP_INDEX", show_default=True)
+@part_layout_option
 @fingerprint_options
 def query(query_arg: str | None, text: str | None, file: Path | None, title: str | None, dsl: bool, index: str,
-          idf_path: Path | None, marked_words: Path | None, max_bytes: int) -> None:
+          part_layout: str, idf_path: Path | None, marked_words: Path | None, max_bytes: int) -> None:
     """Print the search requests for QUERY (a file, or text), ready for Kibana Dev Tools.
 
     The first finds near-duplicate candidates (document fingerprint blocks), the
@@ -641,7 +668,8 @@ def query(query_arg: str | None, text: str | None, file: Path | None, title: str
     levels = PartPrinter(fingerprinter).levels(query_text or "")
     part_terms, key_terms = query_terms(levels.fingerprints, [k.key for k in levels.keys])
     bodies = [candidate_search(fp.value, fp.version, BlockLayout()),
-              part_search(part_terms, key_terms, fp.version, BlockLayout(), limit=MultiParams.store_limit)]
+              part_search(part_terms, key_terms, fp.version, BlockLayout(), limit=MultiParams.store_limit,
+                          part_layout=part_layout)]
     for n, body in enumerate(bodies):
         click.echo(("\n" if n else "") + f"GET {index}/_search")
         click.echo(json.dumps(body, ensure_ascii=False, indent=2))

@@ -292,12 +292,21 @@ def matched(hit: Mapping[str, Any]) -> tuple[frozenset[int], frozenset[int]]:
     return (frozenset(int(n[1:]) for n in names if n[:1] == "p"), frozenset(int(n[1:]) for n in names if n[:1] == "k"))
 
 
+def current_query(version: str, *, retry_errors: bool = False) -> dict[str, Any]:
+    """Documents a backfill leaves alone: at ``version`` with their levels, or marked unusable (unless ``retry_errors``).
+
+    A document at ``version`` without levels (its fingerprint written at ingest without them) is
+    not current: a search would find no partial copy of it.
+    """
+    done: list[dict[str, Any]] = [{"exists": {"field": schema.UNITS}}]
+    if not retry_errors:
+        done.append({"exists": {"field": schema.ERROR}})
+    return {"bool": {"filter": [{"term": {schema.VERSION: version}}], "should": done, "minimum_should_match": 1}}
+
+
 def walk_query(version: str, *, retry_errors: bool = False) -> dict[str, Any]:
-    """Documents that still need a backfill: not yet at ``version`` (or marked unusable, with ``retry_errors``)."""
-    current: dict[str, Any] = {"term": {schema.VERSION: version}}
-    if retry_errors:
-        current = {"bool": {"filter": [current], "must_not": [{"exists": {"field": schema.ERROR}}]}}
-    return {"bool": {"must_not": [current]}}
+    """Documents that still need a backfill: not :func:`current_query`."""
+    return {"bool": {"must_not": [current_query(version, retry_errors=retry_errors)]}}
 
 
 def page_search(
@@ -571,6 +580,7 @@ __all__ = [
     "candidate_search",
     "candidate_terms_query",
     "checked",
+    "current_query",
     "document_json",
     "document_source",
     "error_update",

@@ -60,14 +60,49 @@ def test_index_search_and_reindex_on_a_real_node(es_url: str, es_index: str, es_
     found = {h["_id"] for h in es_client.search(index=es_index, body=body)["hits"]["hits"]}
     assert {"zh-man:man7/perlnumber.7#0", "zh-man:man7/perlnumber.7#0~edited"} <= found
 
-    # The part-level request finds the partial copy the document-level one misses.
+    # The part-level request finds the partial copy the document-level one misses, by its parts too.
     doc = es_client.get(index=es_index, id="zh-man:man8/nmbd.8#3")["_source"]
-    printed = CliRunner().invoke(main, ["query", "--dsl", "--text", doc["text"], "--title", doc["title"],
-                                        "--index", es_index])
+    printed = CliRunner().invoke(main, ["query", "--text", doc["text"], "--title", doc["title"], "--index", es_index])
     first, second = printed.stdout.split("\n\n")
     near = {h["_id"] for h in es_client.search(index=es_index, body=json.loads(first.partition("\n")[2]))["hits"]["hits"]}
-    parts = {h["_id"] for h in es_client.search(index=es_index, body=json.loads(second.partition("\n")[2]))["hits"]["hits"]}
-    assert "zh-man:man8/nmbd.8#3~paragraph-deleted" in parts - near
+    hits = es_client.search(index=es_index, body=json.loads(second.partition("\n")[2]))["hits"]["hits"]
+    assert "zh-man:man8/nmbd.8#3~paragraph-deleted" in {h["_id"] for h in hits} - near
+    assert any(name.startswith("p") for h in hits for name in h.get("matched_queries", []))
+
+
+def test_fingerprints_written_at_ingest_find_partial_copies(es_url: str, es_index: str, es_client,  # type: ignore[no-untyped-def]
+                                                            tmp_path: Path) -> None:
+    """A writer puts the object 'simdup fingerprint' prints into each document; without its levels
+    (an older writer's), backfill adds them rather than skipping the document as current."""
+    assert _run(es_url, es_index, "setup").exit_code == 0
+    records = {r["id"]: r for r in map(json.loads, Path(SAMPLE).read_text(encoding="utf-8").splitlines())}
+    wanted = ["zh-man:man8/nmbd.8#3", "zh-man:man8/nmbd.8#3~paragraph-deleted"]
+    src = tmp_path / "two.jsonl"
+    src.write_text("".join(json.dumps(records[i], ensure_ascii=False) + "\n" for i in wanted), encoding="utf-8")
+
+    def ingest(*levels: str) -> None:
+        printed = CliRunner().invoke(main, ["fingerprint", str(src), "--workers", "1", *levels])
+        assert printed.exit_code == 0, printed.output
+        operations: list[dict] = []
+        for line in map(json.loads, printed.stdout.splitlines()):
+            record = records[line["id"]]
+            operations += [{"index": {"_id": line["id"]}}, {"text": record["text"], "title": record["title"],
+                                                            "simdup": line["simdup"]}]
+        assert not es_client.bulk(index=es_index, operations=operations, refresh=True)["errors"]
+
+    def found() -> list[dict]:
+        result = _run(es_url, es_index, "search", "--id", wanted[0], "--json")
+        assert result.exit_code == 0, result.output
+        return [json.loads(line) for line in result.stdout.splitlines()]
+
+    ingest()
+    (hit,) = found()
+    assert hit["id"] == wanted[1] and hit["distance"] > 3 and hit["spans"]["match"]
+    ingest("--levels", "document")  # the fingerprint alone: the copy is too far for it
+    assert found() == []
+    result = _run(es_url, es_index, "backfill", "--field", "text")
+    assert result.exit_code == 0 and "fingerprinted 2" in result.stderr, result.output
+    assert [h["id"] for h in found()] == [wanted[1]]
 
 
 def test_groups_partial_on_a_real_node(es_url: str, es_index: str, es_client) -> None:  # type: ignore[no-untyped-def]

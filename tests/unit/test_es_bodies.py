@@ -83,10 +83,12 @@ def test_updates_null_what_they_do_not_set() -> None:
     assert error_update(None, "v1", "r") == {schema.ROOT: {"version": "v1", "error": "r"}}
 
 
-def test_walk_query_excludes_the_current_version() -> None:
-    assert walk_query("v1") == {"bool": {"must_not": [{"term": {schema.VERSION: "v1"}}]}}
+def test_walk_query_excludes_the_current_version_with_its_levels() -> None:
+    current = walk_query("v1")["bool"]["must_not"][0]["bool"]
+    assert current["filter"] == [{"term": {schema.VERSION: "v1"}}] and current["minimum_should_match"] == 1
+    assert current["should"] == [{"exists": {"field": schema.UNITS}}, {"exists": {"field": ERROR}}]
     retry = walk_query("v1", retry_errors=True)["bool"]["must_not"][0]["bool"]
-    assert retry["must_not"] == [{"exists": {"field": ERROR}}]
+    assert retry["should"] == [{"exists": {"field": schema.UNITS}}]  # a marked document is read again
 
 
 def test_part_search_names_every_clause_and_scores_each_one() -> None:
