@@ -114,10 +114,11 @@ class ElasticsearchStore(Closing):
     pit_page_size, pit_keep_alive:
         Page size and keep-alive of point-in-time walks (candidate pages, :meth:`scan`).
     parts:
-        How :meth:`setup` keeps parts in a new index: ``"flat"`` (the default: keyword terms
-        of the document, :func:`simdup_es.schema.flat_part_terms`) or ``"nested"`` (one
-        nested document per part, as before). ``"flat"`` given for an existing index with
-        nested parts upgrades it in place (:func:`simdup_es.es.layout.flatten_parts`).
+        How :meth:`setup` keeps parts in a new index: ``"quads"`` (the default, ``None``: 14
+        keyword terms and the fingerprint of each part, :func:`simdup_es.schema.quad_part_terms`),
+        ``"flat"`` (56 terms a part, :func:`simdup_es.schema.flat_part_terms`) or ``"nested"``
+        (one nested document per part). A later layout given for an existing index upgrades
+        its parts in place (nested to flat or quads, flat to quads; :mod:`simdup_es.es.layout`).
         Reads and writes follow what the index records (its mapping's ``_meta``), as they
         do the document layout it records (``4x16`` indices: see ``simdup setup --layout``).
     doc_terms:
@@ -215,8 +216,8 @@ class ElasticsearchStore(Closing):
         ``title``, ``text``) in the create request, whether or not its name
         matches the template's ``simdup-*`` pattern, and records its layout
         (parts, document blocks) in the mapping's ``_meta``. An existing index gets
-        the fingerprint fields added; its other fields are left alone; with
-        ``parts="flat"`` its nested parts, if any, become flat terms. A user allowed
+        the fingerprint fields added; its other fields are left alone; with a later
+        ``parts`` layout than its own, its parts are moved to it. A user allowed
         to manage the index but not templates gets a warning, not an error.
         """
         try:
