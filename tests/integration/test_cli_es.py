@@ -173,3 +173,21 @@ def test_groups_list_and_delete_on_a_real_node(es_url: str, es_index: str) -> No
     result = _run(es_url, es_index, "groups", "--list", "--json")
     assert result.exit_code == 0, result.output
     assert len(result.stdout.splitlines()) == 1 + 5  # the summary, then the 5 groups left
+
+
+def test_a_write_blocked_index_stops_the_run_and_rejects_nothing(es_url: str, es_index: str, es_client,  # type: ignore[no-untyped-def]
+                                                                   tmp_path: Path) -> None:
+    """A block on the index is no fault of the documents: the run stops with the advice, and --resume writes them all
+    once the block is gone."""
+    assert _run(es_url, es_index, "setup").exit_code == 0
+    es_client.indices.put_settings(index=es_index, settings={"index.blocks.write": True})
+    rejects = tmp_path / "rejects.jsonl"
+    try:
+        result = _run(es_url, es_index, "index", SAMPLE, "--rejects", str(rejects))
+        assert result.exit_code == 1 and "refuses writes to index" in result.output, result.output
+        assert "index.blocks.write" in result.output and "--resume" in result.output
+        assert not rejects.exists() or rejects.read_text(encoding="utf-8") == ""
+    finally:
+        es_client.indices.put_settings(index=es_index, settings={"index.blocks.write": None})
+    result = _run(es_url, es_index, "index", SAMPLE, "--rejects", str(rejects), "--resume")
+    assert result.exit_code == 0 and "holds 42 documents" in result.stderr, result.output
