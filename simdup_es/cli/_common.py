@@ -54,11 +54,12 @@ def counted(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else plural or word + 's'}"
 
 
-def stored_ids(store: Store, ids: list[str]) -> list[str]:
-    """``ids``, each one the store does not hold replaced by the id ``index`` gives the file it names, when the
-    store holds that one (``./corpus/a.txt`` or an absolute path for ``corpus/a.txt``, indexed from here)."""
+def stored_ids(store: Store, ids: list[str], id_base: Path | None = None) -> list[str]:
+    """``ids``, each one the store does not hold replaced by the id ``index`` (with ``id_base``) gives the file it
+    names, when the store holds that one (``./corpus/a.txt`` or an absolute path for ``corpus/a.txt``, indexed from
+    here; ``corpus/a.txt`` for ``a.txt``, indexed with ``--id-base corpus``)."""
     held = {doc.id for doc in store.get(ids)}
-    as_paths = {doc_id: path_id(Path(doc_id)) for doc_id in ids if doc_id not in held}
+    as_paths = {doc_id: path_id(Path(doc_id), id_base) for doc_id in ids if doc_id not in held}
     found = {doc.id for doc in store.get([p for doc_id, p in as_paths.items() if p != doc_id])}
     return [as_paths[doc_id] if as_paths.get(doc_id) in found else doc_id for doc_id in ids]
 

@@ -12,7 +12,7 @@ from ..errors import InputError, NotFound
 from ..multilevel import MultiParams
 from ..parts import PartPrinter
 from ._common import (compare_options, compare_params, echo_json, fingerprint_options, make_comparer, make_fingerprinter,
-                      open_output, output_console, read_document, stored_ids)
+                      id_base_option, open_output, output_console, read_document, stored_ids)
 from .store_cmds import open_store, own_stored_id, pop_store_opts, query_source, query_source_options, store_options
 
 
@@ -20,6 +20,7 @@ from .store_cmds import open_store, own_stored_id, pop_store_opts, query_source,
 @query_source_options
 @click.option("--id", "doc_id", help="Report on this stored document (its stored copy is left out).")
 @store_options
+@id_base_option
 @fingerprint_options
 @compare_options
 @click.option("--exclude-quotations", is_flag=True, help="Do not count text in 「」 『』 “” or \"\" quotation marks.")
@@ -40,7 +41,7 @@ from .store_cmds import open_store, own_stored_id, pop_store_opts, query_source,
 def report(query_arg: str | None, text: str | None, file: Path | None, doc_id: str | None, title: str | None,
            idf_path: Path | None, marked_words: Path | None, max_bytes: int, exclude_quotations: bool, exclude_references: bool,
            min_chars: int, include_self: bool, k: int, partial_threshold: float, limit: int, html_path: Path | None,
-           as_json: bool, **kwargs: Any) -> None:
+           as_json: bool, id_base: Path | None, **kwargs: Any) -> None:
     """A similarity report of one document, QUERY (a file, or text) or a stored document, against the store.
 
     How much of the document is copied and from how many sources; every source with
@@ -70,14 +71,14 @@ def report(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
 
         try:
             # A file the store holds as it is (same id, same text) is left out by its id, not by its text.
-            own = own_stored_id(store, file, text, None) if file is not None and not include_self else None
+            own = own_stored_id(store, file, text, id_base) if file is not None and not include_self else None
             result = run(own if file is not None else doc_id, label)
         except InputError as exc:  # the document cannot be fingerprinted: say which file
             if file is None or exc.source is not None:
                 raise
             raise type(exc)(exc.reason, source=str(file)) from None
         except NotFound:
-            stored = stored_ids(store, [doc_id])[0] if doc_id is not None else None
+            stored = stored_ids(store, [doc_id], id_base)[0] if doc_id is not None else None
             if stored in (None, doc_id):
                 raise
             result = run(stored, stored)  # a file named another way than index named it (./a.txt for a.txt)

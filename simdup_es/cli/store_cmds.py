@@ -405,7 +405,8 @@ def _refuse_old_ids(store: Store, inputs: tuple[str, ...], sample: int = 20) -> 
 
 
 def _query_document(store: Store | None, text: str | None, file: Path | None, doc_id: str | None,
-                    title: str | None, version: str) -> tuple[Fingerprint | None, str | None, str | None, str | None]:
+                    title: str | None, version: str, id_base: Path | None = None
+                    ) -> tuple[Fingerprint | None, str | None, str | None, str | None]:
     """The query's stored fingerprint (``None`` unless it is a stored document: the search computes it from the
     text it unifies anyway), its text (for the comparison matrix), the id to leave out and its title."""
     given = [x is not None for x in (text, file, doc_id)]
@@ -416,7 +417,7 @@ def _query_document(store: Store | None, text: str | None, file: Path | None, do
         try:
             return (*stored_query(store, doc_id, version), doc_id, title)
         except NotFound:
-            (stored,) = stored_ids(store, [doc_id])
+            (stored,) = stored_ids(store, [doc_id], id_base)
             if stored == doc_id:
                 raise
             return (*stored_query(store, stored, version), stored, title)
@@ -519,7 +520,7 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
     if sum(x is not None for x in (text, file, doc_id)) != 1:  # said before the store is opened
         raise click.UsageError("give exactly one of QUERY, --text, --file or --id, or --queries")
     with open_store(store_opts, read_only=True, layout=BlockLayout(k=k)) as store:
-        fp, query_text, exclude, title = _query_document(store, text, file, doc_id, title, fingerprinter.version)
+        fp, query_text, exclude, title = _query_document(store, text, file, doc_id, title, fingerprinter.version, id_base)
         if file is not None:
             exclude = own_stored_id(store, file, query_text, id_base)
         docs: dict[str, StoredDoc] = {}  # every result's stored document
@@ -683,8 +684,9 @@ def query(query_arg: str | None, text: str | None, file: Path | None, title: str
 @click.option("--ids-from", "ids_from", type=click.File("r", encoding="utf-8"),
               help="Also delete the ids in this file, one a line (- for stdin; empty lines are skipped).")
 @store_options
+@id_base_option
 @groups_option
-def delete(ids: tuple[str, ...], ids_from: Any, keep_groups: bool | None, **kwargs: Any) -> None:
+def delete(ids: tuple[str, ...], ids_from: Any, id_base: Path | None, keep_groups: bool | None, **kwargs: Any) -> None:
     """Delete the documents with these IDS from the store (text, fingerprints, levels, group).
 
     Prints "deleted N, not found M" on stderr; exit status 1 when an id was not
@@ -699,7 +701,7 @@ def delete(ids: tuple[str, ...], ids_from: Any, keep_groups: bool | None, **kwar
         raise click.UsageError("give the ids to delete as arguments, or --ids-from FILE (one id a line)")
     wanted = list(dict.fromkeys(wanted))  # an id named twice is deleted once, not "not found" the second time
     with open_store(pop_store_opts(kwargs)) as store:
-        wanted = list(dict.fromkeys(stored_ids(store, wanted)))
+        wanted = list(dict.fromkeys(stored_ids(store, wanted, id_base)))
         keeper = GroupKeeper.for_store(store, keep_groups)
         grouped = 0 if keeper else sum(doc.group is not None for doc in store.get(wanted))
         # Groups made with --partial are remade with it: a plain run would drop their partial links.

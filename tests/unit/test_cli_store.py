@@ -554,6 +554,16 @@ def test_a_file_named_another_way_is_its_stored_id_for_search_report_and_delete(
     assert "no document with id './docs/c.txt'" in _run("search", "--id", "./docs/c.txt", "--store", "store").output
     deleted = _run("delete", "./docs/a.txt", str(docs / "a.txt"), "docs/b.txt", "--store", "store")
     assert deleted.exit_code == 0 and "deleted 2, not found 0; the store holds 0 documents" in deleted.stderr, deleted.output
+    # Indexed with --id-base docs (ids a.txt, b.txt): the same option names the files the same way.
+    assert _run("index", "docs", "--store", "based", "--id-base", "docs").exit_code == 0
+    found = _run("search", "--id", "docs/a.txt", "--id-base", "docs", "--store", "based", "--json")
+    assert found.exit_code == 0 and [json.loads(line)["id"] for line in found.stdout.splitlines()] == ["b.txt"]
+    reported = _run("report", "--id", "docs/a.txt", "--id-base", "docs", "--store", "based", "--json")
+    assert reported.exit_code == 0 and [s["id"] for s in json.loads(reported.stdout)["sources"]] == ["b.txt"]
+    reported = _run("report", "docs/a.txt", "--id-base", "docs", "--store", "based", "--json")
+    assert "left out a.txt" in reported.stderr and [s["id"] for s in json.loads(reported.stdout)["sources"]] == ["b.txt"]
+    deleted = _run("delete", "docs/a.txt", "--store", "based", "--id-base", "docs")
+    assert deleted.exit_code == 0 and "deleted 1, not found 0" in deleted.stderr, deleted.output
 
 
 def test_index_of_only_missing_paths_makes_no_store_and_many_rejects_say_where_the_rest_are(tmp_path: Path) -> None:
