@@ -180,6 +180,10 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str | None, parti
         raise click.UsageError("--dask groups document-level pairs: leave out --matrix and --partial")
     with open_store(pop_store_opts(kwargs), read_only=dry_run, retry=Retry(max_retries, initial_backoff)) as store, \
             phase_progress() as on_progress:
+        if not store.versions() and (documents := store.count()):  # before anything is written to it
+            raise click.ClickException(
+                f"none of the store's {documents} documents has a fingerprint: nothing to group. Fingerprint them "
+                "first ('simdup backfill --field FIELD' for an index of your own, 'simdup index' for files)")
         if dask_address:
             summary = _dask_groups(store, dask_address, k, dry_run)
         else:
@@ -213,6 +217,9 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str | None, parti
         click.echo(f"listed {counted(len(listed), 'group')} with {counted(members, 'document')}: those {now}", err=True)
     if summary.gone:
         click.echo(f"{summary.gone} documents were deleted while the groups were computed", err=True)
+    if not summary.groups and not dry_run and not matrix and not partial:
+        click.echo("no groups, so 'index' and 'delete' do not keep groups current yet: give them --groups to have a "
+                   "new copy start its group", err=True)
     if summary.failed:
         for name, reason in summary.failed[:5]:
             click.echo(f"not written {name}: {reason}", err=True)

@@ -190,6 +190,15 @@ def test_groups_of_a_missing_index_is_a_clear_error(es_url: str, es_index: str) 
     assert result.exit_code == 1 and "does not exist" in result.output
 
 
+def test_groups_of_an_index_without_fingerprints_says_so_and_writes_nothing(es_url: str, es_client: Elasticsearch,
+                                                                           es_index: str) -> None:
+    es_client.index(index=es_index, id="1", document={"body": "第一篇文档的正文。"}, refresh=True)
+    before = es_client.indices.get_mapping(index=es_index)
+    result = CliRunner().invoke(main, ["groups", "--es-url", es_url, "--index", es_index])
+    assert result.exit_code == 1 and "none of the store's 1 documents has a fingerprint" in result.output, result.output
+    assert "simdup backfill --field" in result.output and es_client.indices.get_mapping(index=es_index) == before
+
+
 # --- the kind of duplicate (dup_kind) and groups --partial ---------------------------------------
 
 KIND = schema.GROUP_KIND

@@ -185,6 +185,12 @@ def test_groups_on_the_embedded_store(tmp_path: Path) -> None:
             assert a.group is not None and a.group == b.group and a.group_size == b.group_size == 2
     result = _run("groups", "--store", store, "--matrix")
     assert result.exit_code == 0 and "the matrix compared 6, kept 6" in result.stderr and "12 unchanged" in result.stderr
+    assert "no groups" not in result.stderr
+    lone = tmp_path / "lone.jsonl"  # a store without copies: groups are not kept until one is asked for
+    lone.write_text('{"id": "a", "text": "第一篇文档的正文内容在这里。"}\n', encoding="utf-8")
+    assert _run("index", str(lone), "--store", str(tmp_path / "lone")).exit_code == 0
+    result = _run("groups", "--store", str(tmp_path / "lone"))
+    assert result.exit_code == 0 and "no groups, so 'index' and 'delete' do not keep groups current yet" in result.stderr
 
 
 def test_search_says_the_kind_and_finds_the_deleted_paragraph_copy(tmp_path: Path) -> None:
