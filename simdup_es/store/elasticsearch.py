@@ -181,6 +181,8 @@ class ElasticsearchStore(Closing):
         self.moved: tuple[str, str, int, int] | None = None
         """What :meth:`setup` moved: ``(old part layout, new one, documents moved, rewritten meanwhile)``."""
         self._source_fields: tuple[str, str] | None = None
+        self._several = False  # the name (an alias, a pattern) stands for several indices: mget cannot read by id
+        self._write_checked = False
         """Where the documents keep their text and title: ``text`` and ``title``, or what the index records
         (``simdup backfill --field body``); read with the mapping, once."""
         self._levels_checked = False
@@ -292,8 +294,22 @@ class ElasticsearchStore(Closing):
         """
         if not self._checked:
             self._refuse_missing(missing_keyword_fields, "keyword mapping for", "run 'simdup setup' to add the "
-                                 "fingerprint fields, and (re-)index the documents with this block layout")
+                                 "fingerprint fields (fields mapped otherwise need a new index), then fingerprint the "
+                                 "documents: 'simdup backfill --field FIELD' for an index of your own, 'simdup index' "
+                                 "for files")
             self._checked = True
+
+    def _check_write_index(self) -> None:
+        """Refuse to write through a name that stands for several indices unless it is an alias with a write index
+        (otherwise every document would be refused, one by one)."""
+        with self._translated("reading the aliases"):
+            indices = dict(self.client.indices.get_alias(index=self.index))  # each index the name stands for
+        if len(indices) > 1 and not any((body.get("aliases") or {}).get(self.index, {}).get("is_write_index")
+                                        for body in indices.values()):
+            raise StoreError(f"{self.index!r} stands for several indices and names none to write to: give --index one "
+                             f"index, or make one of them the alias's write index (POST _aliases with "
+                             f"{{\"add\": {{\"index\": \"...\", \"alias\": \"{self.index}\", \"is_write_index\": true}}}})")
+        self._write_checked = True
 
     def _check_level_mapping(self) -> None:
         """Refuse to write or search levels in an index without their fields (checked once per store).
@@ -314,7 +330,7 @@ class ElasticsearchStore(Closing):
         with self._translated("reading the mapping"):
             response = dict(self.client.indices.get_mapping(index=self.index))
         self._adopt(*index_layout.recorded(response))
-        self._source_fields = index_layout.source_fields(response)
+        self._source_fields, self._several = index_layout.source_fields(response), len(response) > 1
         self.doc_terms = index_layout.doc_terms(response)
         for name, missing in missing_fields(response, self.layouts).items():
             raise StoreError(f"index {name!r} has no {what} {', '.join(missing)}: {advice}")
@@ -337,6 +353,8 @@ class ElasticsearchStore(Closing):
         if not docs:
             return report
         self._check_mapping()
+        if not self._write_checked:
+            self._check_write_index()
         if with_groups:
             self._map_groups()
         actions: list[bodies.Action] = []
@@ -622,7 +640,7 @@ class ElasticsearchStore(Closing):
                     response = dict(self.client.indices.get_mapping(index=self.index))
                 except es.NotFoundError:  # no index yet: nothing to read either way
                     return ("text", "title")
-            self._source_fields = index_layout.source_fields(response)
+            self._source_fields, self._several = index_layout.source_fields(response), len(response) > 1
         return self._source_fields
 
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
@@ -634,9 +652,7 @@ class ElasticsearchStore(Closing):
         text_field, title_field = self.source_fields()
         includes = [title_field, text_field, schema.FP, schema.VERSION, *GROUP_FIELDS]
         for start in range(0, len(wanted), 1000):
-            with self._translated("reading documents"):
-                response = self.client.mget(index=self.index, ids=wanted[start : start + 1000], source_includes=includes)
-            for doc in response["docs"]:
+            for doc in self._read(wanted[start : start + 1000], includes):
                 error = doc.get("error")
                 if error:
                     io.missing_item_index(error, self.index)
@@ -654,6 +670,20 @@ class ElasticsearchStore(Closing):
                                      source.get(schema.GROUP), source.get(schema.GROUP_SIZE),
                                      group_kind=source.get(schema.GROUP_KIND)))
         return out
+
+    def _read(self, ids: list[str], includes: list[str]) -> list[dict[str, Any]]:
+        """``mget``'s ``docs`` for ``ids``; for a name that stands for several indices (which ``mget`` refuses), a search
+        by id, each id's first hit as a found doc (seen after a refresh, where ``mget`` reads the latest write)."""
+        if not self._several:
+            with self._translated("reading documents"):
+                return list(self.client.mget(index=self.index, ids=ids, source_includes=includes)["docs"])
+        body = {"query": {"ids": {"values": ids}}, "size": 10_000, "_source": {"includes": includes},
+                "sort": [{"_index": "asc"}]}
+        hits = io.search(self.client, self.index, body, "reading documents")["hits"]["hits"]
+        first: dict[str, dict[str, Any]] = {}
+        for hit in hits:
+            first.setdefault(hit["_id"], {**hit, "found": True})
+        return [first[doc_id] for doc_id in ids if doc_id in first]
 
     def count(self) -> int:
         """Number of documents in the index (after the last refresh)."""

@@ -191,3 +191,28 @@ def test_a_write_blocked_index_stops_the_run_and_rejects_nothing(es_url: str, es
         es_client.indices.put_settings(index=es_index, settings={"index.blocks.write": None})
     result = _run(es_url, es_index, "index", SAMPLE, "--rejects", str(rejects), "--resume")
     assert result.exit_code == 0 and "holds 42 documents" in result.stderr, result.output
+
+
+def test_an_alias_over_two_indices_is_searched_and_written_only_with_a_write_index(  # type: ignore[no-untyped-def]
+        es_url: str, es_index: str, es_client, tmp_path: Path) -> None:
+    one, two, alias = f"{es_index}-a", f"{es_index}-b", es_index
+    records = {r["id"]: r for r in map(json.loads, Path(SAMPLE).read_text(encoding="utf-8").splitlines())}
+    halves = {one: ["zh-man:man8/nmbd.8#3"], two: ["zh-man:man8/nmbd.8#3~paragraph-deleted", "zh-man:man7/perlnumber.7#0"]}
+    try:
+        for name, ids in halves.items():
+            src = tmp_path / f"{name}.jsonl"
+            src.write_text("".join(json.dumps(records[i], ensure_ascii=False) + "\n" for i in ids), encoding="utf-8")
+            assert _run(es_url, name, "setup").exit_code == 0
+            assert _run(es_url, name, "index", str(src), "--rejects", str(tmp_path / "r.jsonl")).exit_code == 0
+        es_client.indices.update_aliases(actions=[{"add": {"index": one, "alias": alias}},
+                                                  {"add": {"index": two, "alias": alias}}])
+        found = _run(es_url, alias, "search", "--id", "zh-man:man8/nmbd.8#3", "--json")  # mget refuses such a name
+        assert found.exit_code == 0, found.output
+        assert [json.loads(line)["id"] for line in found.stdout.splitlines()] == ["zh-man:man8/nmbd.8#3~paragraph-deleted"]
+        report = _run(es_url, alias, "report", "--text", records["zh-man:man8/nmbd.8#3"]["text"], "--json")
+        assert report.exit_code == 0 and json.loads(report.stdout)["sources"], report.output
+        rejects = tmp_path / "rejects.jsonl"
+        refused = _run(es_url, alias, "index", str(tmp_path / f"{one}.jsonl"), "--rejects", str(rejects))
+        assert refused.exit_code == 1 and "names none to write to" in refused.output and not rejects.exists()
+    finally:
+        es_client.options(ignore_status=404).indices.delete(index=[one, two])
