@@ -75,10 +75,13 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
         stack.callback(log.close)
         bar: list[Callable[[int], None]] = []
 
+        last: list[Any] = []  # the summary as it stood at the last progress report
+
         def progress(summary: Any) -> None:
             if not bar:  # the total is known once the work is counted
                 bar.append(stack.enter_context(progress_bar(f"backfill {index}", summary.to_scan)))
             bar[0](summary.done)
+            last[:] = [summary]
 
         try:
             summary = run(client, index, field, fingerprinter, title_field=title_field, id_field=id_field,
@@ -86,27 +89,32 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
                           retry_errors=retry_errors, workers=workers, batch_size=batch_size,
                           max_retries=max_retries, initial_backoff=initial_backoff)
         except KeyboardInterrupt:
+            if last:
+                click.echo("so far: " + _backfilled(last[0], fingerprinter.version), err=True)
             click.echo("interrupted: what was written stays; run the same command again to go on", err=True)
             sys.exit(130)
         except StoreError:
             # The index is the resume point: the next run reads only documents not done yet. (A run that stopped
             # before it counted the work, a missing index say, has nothing to go on with: the error says why.)
             if bar:
+                click.echo("so far: " + _backfilled(last[0], fingerprinter.version), err=True)
                 click.echo("stopped: what was written stays, documents not written yet keep no current fingerprint; "
                            "run the same command again to go on", err=True)
             raise
-    marked = f" ({summary.marked} of them marked unusable earlier)" if summary.marked else ""
-    changed = f", changed meanwhile {summary.changed} (the next run does them)" if summary.changed else ""
-    click.echo(
-        f"{summary.total} documents; skipped {summary.current} with a current fingerprint{marked}; "
-        f"scanned {summary.scanned}: fingerprinted {summary.fingerprinted}, without text field "
-        f"{summary.without_text}, rejected {summary.rejected}{changed} in {summary.seconds:.1f} s "
-        f"({summary.rate:,.0f} docs/s); version {fingerprinter.version}",
-        err=True,
-    )
+    click.echo(_backfilled(summary, fingerprinter.version), err=True)
     if summary.rejected:
         click.echo(f"rejected documents and reasons: {rejects}", err=True)
         sys.exit(1)
+
+
+def _backfilled(summary: Any, version: str) -> str:
+    """What a backfill did (so far): counted, skipped, written, rejected."""
+    marked = f" ({summary.marked} of them marked unusable earlier)" if summary.marked else ""
+    changed = f", changed meanwhile {summary.changed} (the next run does them)" if summary.changed else ""
+    return (f"{summary.total} documents; skipped {summary.current} with a current fingerprint{marked}; "
+            f"scanned {summary.scanned}: fingerprinted {summary.fingerprinted}, without text field "
+            f"{summary.without_text}, rejected {summary.rejected}{changed} in {summary.seconds:.1f} s "
+            f"({summary.rate:,.0f} docs/s); version {version}")
 
 
 @click.command()

@@ -19,7 +19,7 @@ import click
 from .. import schema
 from ..config import BlockLayout, Retry
 from ..fingerprint import Fingerprint, Fingerprinter
-from ..errors import ConfigError, InputError, NotFound, WorkerError, reason_of
+from ..errors import ConfigError, InputError, NotFound, SimdupError, WorkerError, reason_of
 from ..indexer import LEVELS, IndexStopped, IndexSummary, LevelChoice, index_items
 from ..live_groups import GroupKeeper
 from ..multilevel import Copies, MultiMatch, MultiParams
@@ -260,7 +260,11 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
             checkpoint.remove()
             total = _counted(store)
             if force_merge:
-                _force_merge(store, summary.indexed)
+                try:
+                    _force_merge(store, summary.indexed)
+                except SimdupError:
+                    _indexed(summary, skip, before, total, keeper)  # every record is settled: only the merge failed
+                    raise
     except IndexStopped as exc:
         checkpoint.save(checkpoint.settled, checkpoint.rejects_bytes)  # there is one even if no batch got through
         s = exc.summary

@@ -182,3 +182,29 @@ def test_a_bulk_request_is_sent_max_retries_plus_one_times_with_the_documented_w
     assert proxy.bulk_requests == retries + 1, (proxy.bulk_requests, proxy.counts)
     waits = sum(backoff * 2**n for n in range(retries))  # 0.2 + 0.4 + 0.8, as --max-retries' help says
     assert waits <= took < waits + 15, took  # 15 s: starting the CLI, jieba, the index's creation
+
+
+def test_a_backfill_the_node_stops_says_what_it_did_and_the_next_run_finishes(
+        proxy: FaultProxy, es_client, es_index: str) -> None:  # type: ignore[no-untyped-def]
+    """The node dies after the 3rd bulk request: the run says its counts so far, and a run again fingerprints the rest."""
+    own = "own-" + es_index.removeprefix("simdup-")
+    n = 1000
+    operations: list[dict] = []
+    for i in range(n):
+        operations += [{"index": {"_id": f"d{i}"}}, {"body": f"第{i}号通知。今天{i % 97}点开会，讨论第{i * 7 % 1013}项工作。"}]
+    es_client.bulk(index=own, operations=operations, refresh=True)
+    args = ["backfill", "--index", own, "--field", "body", "--batch-size", "100", "--workers", "1",
+            "--max-retries", "1", "--initial-backoff", "0.01"]
+    try:
+        proxy.down_after = 3
+        stopped = CliRunner().invoke(main, [*args, "--es-url", proxy.url])
+        assert stopped.exit_code == 1 and "Traceback" not in stopped.output, stopped.output
+        assert f"so far: {n} documents; skipped 0 with a current fingerprint; scanned " in stopped.output
+        assert "run the same command again to go on" in stopped.output
+        proxy.down, proxy.down_after = False, None
+        again = CliRunner().invoke(main, [*args, "--es-url", proxy.url])
+        assert again.exit_code == 0, again.output
+        es_client.indices.refresh(index=own)
+        assert es_client.count(index=own, query={"exists": {"field": "simdup.units"}})["count"] == n
+    finally:
+        es_client.options(ignore_status=404).indices.delete(index=own)
