@@ -445,8 +445,13 @@ class Verdict:
     def __str__(self) -> str:
         d, (a, b) = self.distance, self.copied
         verdict = "near-duplicates" if self.near_duplicate else "a partial copy" if self.kind else "not copies"
+        note = ""
+        if self.kind and min(a, b) == 0:  # copied text is shown on both sides, but counts on one only
+            p = self.params
+            note = (f"; what {'A' if a == 0 else 'B'} shares is too short to count on its side: a passage counts from "
+                    f"{p.passage_min_units} units, within one sentence from {p.sentence_units} or half the text")
         return (f"fingerprints {self.a.hex} / {self.b.hex}: distance {d}/64, similarity {sh.similarity(d):.1f}% "
-                f"-> {verdict} ({a:.0%} of A and {b:.0%} of B copied; k = {self.k})")
+                f"-> {verdict} ({a:.0%} of A and {b:.0%} of B copied; k = {self.k}{note})")
 
     def to_dict(self) -> dict[str, Any]:
         d, (a, b) = self.distance, self.copied

@@ -76,7 +76,15 @@ def test_compare_says_why_marked_sentences_are_not_a_copy() -> None:
     assert result.exit_code == 0 and "-> not copies" in result.stdout, result.output
     assert "share too little to count as copied: a passage counts from 12 copied units" in result.stderr
     copied = CliRunner().invoke(main, ["compare", str(FIXTURES / "zh_article.txt"), str(FIXTURES / "zh_article_tw.txt")])
-    assert copied.exit_code == 0 and "share too little" not in copied.output
+    assert copied.exit_code == 0 and "share too little" not in copied.output and "too short to count" not in copied.output
+    # One sentence of the article, all of A: copied on A's side, a sentence among many on B's.
+    article = (FIXTURES / "zh_article.txt").read_text(encoding="utf-8")
+    sentence = next(s for line in article.splitlines() for s in line.split("。") if 25 <= len(s.strip()) <= 50) + "。"
+    one = CliRunner().invoke(main, ["compare", "--text", sentence, article, "--json"])
+    got = json.loads(one.stdout)
+    assert got["kind"] == "partial" and got["copied_a"] == 1.0 and got["copied_b"] == 0 and got["spans"]["b"]
+    one = CliRunner().invoke(main, ["compare", "--text", sentence, article])
+    assert "of B copied; k = 3; what B shares is too short to count on its side" in one.stdout, one.output
 
 
 def test_copied_spans_take_the_stop_or_bracket_that_closes_a_sentence(tmp_path: Path) -> None:
