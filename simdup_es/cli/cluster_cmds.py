@@ -202,23 +202,7 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str | None, parti
         echo_json(summary.to_dict())
     if list_groups:
         _list_groups(listed, as_json)
-    matrix_note = (f"; the matrix compared {summary.compared}, kept {summary.confirmed}"
-                   + (f" ({summary.no_text} pairs without text dropped)" if summary.no_text else "")) if matrix else ""
-    if summary.exact:  # groups without a pair: say where they come from
-        matrix_note += (f"; {summary.exact} documents have the same fingerprint as another (distance 0: "
-                        "grouped without a pair)")
-    if partial:
-        matrix_note += (f"; {counted(summary.partial, 'pair')} joined by a copy the matrix confirmed, whole or partial "
-                        f"({counted(summary.kinds.get('partial', 0), 'document')} in a group only by them: kind partial)")
-    verb = "would write" if dry_run else "wrote"
-    times = ", ".join(f"{name} {sec:.1f} s" for name, sec in summary.seconds.items())
-    click.echo(
-        f"{summary.fingerprinted} fingerprints ({summary.distinct} distinct, {summary.versions} "
-        f"version{'s' * (summary.versions != 1)}); {counted(summary.pairs, 'pair')} within distance {k}{matrix_note}; "
-        f"{counted(summary.groups, 'group')} with {counted(summary.grouped, 'document')} (largest {summary.largest}); "
-        f"{verb} {summary.set} group fields, cleared {summary.cleared}, {summary.unchanged} unchanged ({times})",
-        err=True,
-    )
+    click.echo(_grouped(summary, k, matrix, partial, dry_run), err=True)
     if list_groups:
         members = sum(len(g.members) for g in listed)
         now = "the store holds (a dry run changed none)" if dry_run else "the store holds now"
@@ -233,6 +217,26 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str | None, parti
             click.echo(f"not written {name}: {reason}", err=True)
         click.echo(f"{len(summary.failed)} documents could not be updated; run again to retry", err=True)
         sys.exit(1)
+
+
+def _grouped(summary: Any, k: int, matrix: bool, partial: bool, dry_run: bool) -> str:
+    """What a groups run found and wrote, in one line."""
+    matrix_note = (f"; the matrix compared {summary.compared}, kept {summary.confirmed}"
+                   + (f" ({summary.no_text} pairs without text dropped)" if summary.no_text else "")) if matrix else ""
+    if summary.exact:  # groups without a pair: say where they come from
+        matrix_note += (f"; {summary.exact} documents have the same fingerprint as another (distance 0: "
+                        "grouped without a pair)")
+    if partial:
+        matrix_note += (f"; {counted(summary.partial, 'pair')} joined by a copy the matrix confirmed, whole or partial "
+                        f"({counted(summary.kinds.get('partial', 0), 'document')} in a group only by them: kind partial)")
+    verb = "would write" if dry_run else "wrote"
+    times = ", ".join(f"{name} {sec:.1f} s" for name, sec in summary.seconds.items())
+    return (
+        f"{summary.fingerprinted} fingerprints ({summary.distinct} distinct, {summary.versions} "
+        f"version{'s' * (summary.versions != 1)}); {counted(summary.pairs, 'pair')} within distance {k}{matrix_note}; "
+        f"{counted(summary.groups, 'group')} with {counted(summary.grouped, 'document')} (largest {summary.largest}); "
+        f"{verb} {summary.set} group fields, cleared {summary.cleared}, {summary.unchanged} unchanged ({times})"
+    )
 
 
 def _dask_groups(store: Any, address: str, k: int, dry_run: bool) -> Any:

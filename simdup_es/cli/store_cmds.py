@@ -260,26 +260,12 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
             checkpoint.remove()
             total = _counted(store)
             if force_merge:
-                try:
-                    _force_merge(store, summary.indexed)
-                except SimdupError:
-                    _indexed(summary, skip, before, total, keeper)  # every record is settled: only the merge failed
-                    raise
+                _force_merge(store, summary.indexed, lambda: _indexed(summary, skip, before, total, keeper))
     except IndexStopped as exc:
-        checkpoint.save(checkpoint.settled, checkpoint.rejects_bytes)  # there is one even if no batch got through
-        s = exc.summary
-        click.echo(f"read {s.read}, indexed {s.indexed}, rejected {s.rejected} in {s.seconds:.1f} s, then stopped",
-                   err=True)
-        where = f" ({exc.next_source})" if exc.next_source and s.settled == checkpoint.settled else ""
-        click.echo(f"not written: input records from number {checkpoint.settled + 1}{where} on; the resume point "
-                   f"is {checkpoint.path}: run the same command with --resume to go on there", err=True)
+        _stopped(exc, checkpoint)
         raise
     except KeyboardInterrupt:
-        if checkpoint.path.exists():
-            click.echo(f"interrupted: not written: input records from number {checkpoint.settled + 1} on; run the same "
-                       f"command with --resume to go on from {checkpoint.path}", err=True)
-        else:
-            click.echo("interrupted before any record was written", err=True)
+        click.echo(_interrupted(checkpoint), err=True)
         sys.exit(128 + stopped_by.get("signal", signal.SIGINT))
     except WorkerError:
         if checkpoint.path.exists():
@@ -355,11 +341,35 @@ def _indexed(summary: IndexSummary, skip: int, before: int, total: int, keeper: 
         _echo_groups(keeper)
 
 
-def _force_merge(store: Store, indexed: int) -> None:
-    """``--force-merge``, saying so first: on a large index the merge takes minutes."""
+def _stopped(exc: IndexStopped, checkpoint: Checkpoint) -> None:
+    """What ``index`` says when the store stopped it: its counts, and where the resume point is."""
+    checkpoint.save(checkpoint.settled, checkpoint.rejects_bytes)  # there is one even if no batch got through
+    s = exc.summary
+    click.echo(f"read {s.read}, indexed {s.indexed}, rejected {s.rejected} in {s.seconds:.1f} s, then stopped", err=True)
+    where = f" ({exc.next_source})" if exc.next_source and s.settled == checkpoint.settled else ""
+    click.echo(f"not written: input records from number {checkpoint.settled + 1}{where} on; the resume point "
+               f"is {checkpoint.path}: run the same command with --resume to go on there", err=True)
+
+
+def _interrupted(checkpoint: Checkpoint) -> str:
+    """What an interrupted ``index`` says: where the resume point is and from which record nothing was written."""
+    # The file, not the last save's value: the signal may have come between writing it and noting that.
+    if checkpoint.path.exists() and checkpoint.load() is not None:
+        return (f"interrupted: not written: input records from number {checkpoint.settled + 1} on; run the same "
+                f"command with --resume to go on from {checkpoint.path}")
+    return "interrupted before any record was written"
+
+
+def _force_merge(store: Store, indexed: int, say_indexed: Callable[[], None]) -> None:
+    """``--force-merge``, saying so first: on a large index the merge takes minutes. When it fails, every record
+    is settled all the same: ``say_indexed`` says so before the error."""
     click.echo(f"indexed {indexed}; merging the index's segments (--force-merge) ...", err=True)
     started = time.perf_counter()
-    store.force_merge()
+    try:
+        store.force_merge()
+    except SimdupError:
+        say_indexed()
+        raise
     click.echo(f"merged in {time.perf_counter() - started:.1f} s", err=True)
 
 

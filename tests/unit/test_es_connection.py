@@ -38,7 +38,7 @@ def test_unreachable_cluster_fails_fast_and_clearly(caplog: pytest.LogCaptureFix
     with pytest.raises(ConnectionFailed, match="cannot reach Elasticsearch at") as info:
         store.setup()
     assert url in str(info.value) and "SIMDUP_ES_URL" in str(info.value)
-    store._checked = True  # past the mapping check: the bulk path's own retries
+    store._checked = store._write_checked = True  # past the mapping and alias checks: the bulk path's own retries
     with pytest.raises(ConnectionFailed, match="cannot reach") as info:
         store.put([StoredDoc("1", 1, VERSION)])
     assert info.value.report.written == 0  # type: ignore[attr-defined]

@@ -316,7 +316,7 @@ def test_a_run_stopped_by_a_signal_says_where_and_resumes_there(signum: int, tmp
     _, err = run.communicate(timeout=60)
     assert run.returncode == 128 + signum, err
     settled = json.loads(resume.read_text(encoding="utf-8"))["settled"]
-    assert 0 < settled < n and f"not written: input records from number {settled + 1} on" in err and "--resume" in err
+    assert 0 < settled < n and f"not written: input records from number {settled + 1} on" in err and "--resume" in err, err
     again = subprocess.run([*args, "--resume"], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     assert f"the store holds {n} documents" in again.stderr and not resume.exists()
