@@ -181,10 +181,10 @@ class ElasticsearchStore(Closing):
         self.moved: tuple[str, str, int, int] | None = None
         """What :meth:`setup` moved: ``(old part layout, new one, documents moved, rewritten meanwhile)``."""
         self._source_fields: tuple[str, str] | None = None
-        self._several = False  # the name (an alias, a pattern) stands for several indices: mget cannot read by id
-        self._write_checked = False
         """Where the documents keep their text and title: ``text`` and ``title``, or what the index records
         (``simdup backfill --field body``); read with the mapping, once."""
+        self._several = False  # the name (an alias, a pattern) stands for several indices: mget cannot read by id
+        self._write_checked = False  # a name for several indices has a write index (checked before the first write)
         self._levels_checked = False
         self._groups_mapped = False
         self._concrete: bool | None = None
