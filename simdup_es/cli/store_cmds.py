@@ -547,6 +547,10 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
                 raise
             raise type(exc)(exc.reason, source=str(file)) from None
         note_other_versions(store, fingerprinter.version)
+        if not found and not no_matrix and not store.count_with_levels() and (documents := store.count()):
+            click.echo(f"note: none of the store's {counted(documents, 'document')} was stored with its levels ('index "
+                       "--levels document'): only near-duplicates of whole documents can be found; index them again "
+                       "without it to find partial copies", err=True)
     _show_copies(found, docs, query_text, as_json=as_json, details=details, html_path=html_path, matrix=not no_matrix)
 
 

@@ -276,6 +276,9 @@ class Store(Protocol):
     def count(self) -> int:
         """Number of documents."""
 
+    def count_with_levels(self) -> int:
+        """Number of documents stored with their levels (``index --levels document`` writes none)."""
+
     def versions(self) -> dict[str, int]:
         """Number of documents by fingerprint version (documents without one left out).
 

@@ -690,6 +690,11 @@ class ElasticsearchStore(Closing):
         with self._translated("counting documents"):
             return int(self.client.count(index=self.index)["count"])
 
+    def count_with_levels(self) -> int:
+        """Number of documents stored with their levels (after the last refresh)."""
+        with self._translated("counting documents with levels"):
+            return int(self.client.count(index=self.index, query={"exists": {"field": schema.UNITS}})["count"])
+
     def versions(self) -> dict[str, int]:
         """Number of documents by fingerprint version (after the last refresh)."""
         body = {"size": 0, "aggs": {"v": {"terms": {"field": schema.VERSION, "size": 1000}}}}

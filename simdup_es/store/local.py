@@ -960,6 +960,11 @@ class LocalStore(Closing):
         with self._lock, self._sql() as conn:
             return conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
 
+    def count_with_levels(self) -> int:
+        """Number of documents stored with their levels, as committed in SQLite."""
+        with self._lock, self._sql() as conn:
+            return conn.execute("SELECT COUNT(*) FROM levels").fetchone()[0] if self._has_table(conn, "levels") else 0
+
     def versions(self) -> dict[str, int]:
         """Number of documents by fingerprint version, as committed in SQLite."""
         with self._lock, self._sql() as conn:

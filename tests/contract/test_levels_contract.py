@@ -314,6 +314,7 @@ def test_indexing_without_levels_writes_document_fingerprints_alone(store: Store
     summary = index_items(iter(records), store, fp, on_reject=rejected.append, workers=1, levels="document")
     assert (summary.indexed, rejected) == (3, [])
     store.refresh()
+    assert (store.count(), store.count_with_levels()) == (3, 0)
     article = fp.fingerprint(docs["zh_article"])
     assert "zh_article" in store.candidates(article.value, article.version)[0]
     query = levels()["zh_article"]
@@ -323,6 +324,7 @@ def test_indexing_without_levels_writes_document_fingerprints_alone(store: Store
 
     index_items(iter(records), store, fp, on_reject=rejected.append, workers=1)
     store.refresh()
+    assert store.count_with_levels() == 3
     assert [c.id for c in store.part_candidates(query.fingerprints, keys, query.version, exclude_id="zh_article")] == \
            ["planted"]
     assert {m.id: m.kind for m in find_copies(store, docs["zh_article"], printer=printer(),

@@ -685,3 +685,15 @@ def test_the_first_five_rejects_are_shown_the_rest_only_written(tmp_path: Path) 
     shown = [line for line in result.stderr.splitlines() if line.startswith("rejected ") and "malformed JSON" in line]
     assert result.exit_code == 1 and [line.split(":")[1] for line in shown] == ["1", "2", "3", "4", "5"]
     assert len((tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines()) == 7
+
+
+def test_a_search_of_a_store_without_levels_says_why_it_finds_no_partial_copy(tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    assert _run("index", SAMPLE, "--store", store, "--levels", "document").exit_code == 0
+    text = next(json.loads(line)["text"] for line in open(SAMPLE, encoding="utf-8")
+                if json.loads(line)["id"] == "zh-man:man8/nmbd.8#3~paragraph-deleted")
+    result = _run("search", "--store", store, "--text", text)
+    assert result.exit_code == 0 and "none of the store's 42 documents was stored with its levels" in result.stderr
+    assert _run("index", SAMPLE, "--store", store).exit_code == 0  # with levels: found, and nothing to say
+    result = _run("search", "--store", store, "--text", text, "--json")
+    assert result.stdout and "stored with its levels" not in result.stderr
