@@ -12,6 +12,7 @@ holds every store to the same results.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -20,12 +21,14 @@ import numpy as np
 
 from ..common import BulkReport as BulkReport, Closing as Closing  # re-exported: they lived here
 from ..config import BlockLayout
+from ..errors import ConfigError
 from ..multilevel import PartCandidate
 from ..levels import Levels
 
 MAX_ID_BYTES = 512
 """Longest id in UTF-8 bytes (Elasticsearch refuses a whole bulk request for a longer ``_id``)."""
 _U64 = 1 << 64
+_SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: no text encoding can write it
 
 MAX_STORED_PARTS = 1000
 """Most part fingerprints a store keeps per document. Elasticsearch refuses a document
@@ -80,6 +83,14 @@ NOT_FOUND = "not found"
 """The reason :meth:`Store.delete` gives for an id the store does not have."""
 
 
+def listed(items: Any, what: str) -> list[Any]:
+    """``items`` as a list; a lone string or :class:`StoredDoc`, where a sequence of them is wanted, is refused (a
+    string would be taken for its characters: ``delete("doc")`` deleting ``d``, ``o`` and ``c``)."""
+    if isinstance(items, (str, StoredDoc)):
+        raise ConfigError(f"give the {what} as a list: [{items!r}], not {items!r} alone")
+    return list(items)
+
+
 def id_problem(doc_id: object) -> str | None:
     """Why ``doc_id`` cannot name a stored document (the rules of :meth:`StoredDoc.problem`), or ``None``."""
     return StoredDoc(doc_id, 0, "-").problem()  # type: ignore[arg-type]  # checked there
@@ -129,6 +140,10 @@ class StoredDoc:
             return "fingerprint version must be a non-empty string"
         if not ((self.title is None or isinstance(self.title, str)) and (self.text is None or isinstance(self.text, str))):
             return "title and text must be strings or None"
+        for name, value in (("id", self.id), ("title", self.title), ("text", self.text)):
+            if value is not None and (lone := _SURROGATE.search(value)) is not None:
+                return (f"{name} holds a lone surrogate (U+{ord(lone.group()):04X} at offset {lone.start()}), which no "
+                        "store can write: decode the input with errors='replace', or mend it")
         if self.levels is not None:
             if not isinstance(self.levels, Levels):
                 return f"levels must be Levels or None, got {type(self.levels).__name__}"

@@ -43,8 +43,8 @@ from ..es.mappings import (
     missing_level_fields,
 )
 from ..multilevel import PartCandidate
-from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, query_terms,
-                   stored_levels)
+from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, listed,
+                   query_terms, stored_levels)
 
 log = logging.getLogger(__name__)
 
@@ -350,6 +350,7 @@ class ElasticsearchStore(Closing):
         unreachable; the exception's ``report`` holds what was written until then.
         """
         report = BulkReport()
+        docs = listed(docs, "documents")
         if not docs:
             return report
         self._check_mapping()
@@ -416,7 +417,7 @@ class ElasticsearchStore(Closing):
         """
         report = BulkReport()
         actions: list[bodies.Action] = []
-        for doc_id in ids:
+        for doc_id in listed(ids, "ids"):
             problem = id_problem(doc_id)
             if problem:
                 report.failed.append((str(doc_id), problem))
@@ -645,7 +646,7 @@ class ElasticsearchStore(Closing):
 
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
         """Documents by id, in the order asked; unknown ids (and documents without a fingerprint) are left out."""
-        wanted = list(dict.fromkeys(ids))
+        wanted = list(dict.fromkeys(listed(ids, "ids")))
         out: list[StoredDoc] = []
         if not wanted:
             return out

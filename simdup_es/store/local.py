@@ -31,8 +31,8 @@ from ..config import FINGERPRINT_BITS, BlockLayout
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
 from ..multilevel import PartCandidate, best_candidates, matched_by_document
 from ..levels import Levels
-from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, query_terms,
-                   stored_levels)
+from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, listed,
+                   query_terms, stored_levels)
 
 log = logging.getLogger(__name__)
 
@@ -613,7 +613,7 @@ class LocalStore(Closing):
         report = BulkReport()
         rows: dict[str, tuple[int, str, str | None, str | None, Levels | None]] = {}
         groups: dict[str, tuple[str, int | None, str | None] | None] = {}
-        for doc in docs:
+        for doc in listed(docs, "documents"):
             reason = doc.problem()
             if reason is not None:
                 report.failed.append((str(doc.id), reason))
@@ -759,6 +759,7 @@ class LocalStore(Closing):
         """
         report = BulkReport()
         self._writable()
+        ids = listed(ids, "ids")
         problems = [id_problem(doc_id) for doc_id in ids]
         report.failed += [(str(doc_id), problem) for doc_id, problem in zip(ids, problems) if problem is not None]
         valid = [doc_id for doc_id, problem in zip(ids, problems) if problem is None]
@@ -943,7 +944,7 @@ class LocalStore(Closing):
 
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
         """Documents by id, in the order asked; unknown ids are left out."""
-        wanted = list(ids)
+        wanted = listed(ids, "ids")
         found: dict[str, StoredDoc] = {}
         with self._lock, self._sql() as conn:
             groups = self._group_columns(conn, "g.")

@@ -14,6 +14,7 @@ from functools import cache
 import numpy as np
 import pytest
 
+from simdup_es.errors import ConfigError
 from simdup_es.search import rerank
 from simdup_es.store.base import BulkReport, Store, StoredDoc
 
@@ -199,16 +200,27 @@ def test_edge_fingerprints_round_trip(store: Store) -> None:
         assert dict(zip(ids, fps.tolist()))[d.id] == d.fingerprint
 
 
+def test_one_id_or_document_alone_is_refused_where_a_list_is_wanted(store: Store) -> None:
+    store.put(docs_of(4))
+    store.refresh()
+    for call in (lambda: store.delete("doc"), lambda: store.get("doc"), lambda: store.put(docs_of(1)[0])):  # type: ignore[arg-type]
+        with pytest.raises(ConfigError, match="as a list"):
+            call()
+    assert store.count() == 4
+
+
 def test_bad_records_are_reported_and_the_rest_written(store: Store) -> None:
     good = docs_of(4)
     bad = [
         StoredDoc("too-big", 1 << 64, VERSION),
         StoredDoc("negative", -1, VERSION),
+        StoredDoc("surrogate", 1, VERSION, text="半个\ud800字符"),  # no store can write it (UTF-8 cannot)
     ]
     report = store.put(good[:2] + bad + good[2:])
     assert report.written == 4
-    assert sorted(i for i, _ in report.failed) == ["negative", "too-big"]
+    assert sorted(i for i, _ in report.failed) == ["negative", "surrogate", "too-big"]
     assert all(reason for _, reason in report.failed)
+    assert "lone surrogate (U+D800 at offset 2)" in dict(report.failed)["surrogate"]
     store.refresh()
     assert store.count() == 4
 
