@@ -41,9 +41,9 @@ def open_store(
     installed, ``pip install 'simdup-es[opensearch]'``): the engine is asked, or
     named with ``engine="elasticsearch"`` / ``"opensearch"`` (``SIMDUP_ES_ENGINE``).
 
-    ``url`` falls back to ``SIMDUP_ES_URL``, ``path`` to ``SIMDUP_STORE`` (then
-    ``.simdup``), ``index`` to ``SIMDUP_INDEX`` (then ``simdup-docs``); giving both
-    a URL and a folder is an error. ``connection`` holds further
+    When neither ``url`` nor ``path`` is given, they come from ``SIMDUP_ES_URL`` and
+    ``SIMDUP_STORE`` (then ``.simdup``); ``index`` falls back to ``SIMDUP_INDEX`` (then
+    ``simdup-docs``). Giving both a URL and a folder is an error, as is an unknown keyword. ``connection`` holds further
     :class:`~simdup_es.es.connection.ConnectionSettings` (``api_key``,
     ``username``, ``password``, ``ca_certs``, ``verify_certs``, ``engine``, ...; the
     ``SIMDUP_ES_*`` variables fill the rest). ``create`` sets the store up
@@ -51,16 +51,21 @@ def open_store(
     :class:`NotFound`. ``read_only`` opens the embedded store for reading alone
     (nothing created or changed on disk: a store in a folder the user may not write
     can be searched); it does not change an Elasticsearch store. ``parts`` is how a new
-    Elasticsearch index keeps parts (``"flat"``, the default, or ``"nested"``; ``"flat"``
-    upgrades an existing index with nested parts at setup: docs/scale.md); the embedded
+    Elasticsearch index keeps parts (``"quads"``, the default, ``"flat"`` or ``"nested"``; a later
+    layout upgrades an existing index's parts at setup: docs/scale.md); the embedded
     store has its own tables and ignores it, as it does ``doc_terms`` (a new index with the
     ``terms`` document layout). Close the store when done (it is a context manager).
     """
-    url = url or os.environ.get("SIMDUP_ES_URL") or None
-    path = path or os.environ.get("SIMDUP_STORE") or None
     if url and path:
-        raise ConfigError("give an Elasticsearch URL or an embedded store folder (--es-url or --store, "
-                          "SIMDUP_ES_URL or SIMDUP_STORE), not both")
+        raise ConfigError("give an Elasticsearch URL or an embedded store folder (url= or path=; --es-url or --store), "
+                          "not both")
+    if not url and not path:  # what is given wins over the environment
+        url, path = os.environ.get("SIMDUP_ES_URL") or None, os.environ.get("SIMDUP_STORE") or None
+        if url and path:
+            raise ConfigError("SIMDUP_ES_URL and SIMDUP_STORE are both set: unset one, or give url= or path= "
+                              "(--es-url or --store)")
+    if any(value is not None for value in connection.values()):
+        _check_connection_names(connection)
     store: Any
     if url:
         from ..es.connection import ConnectionSettings
@@ -89,6 +94,19 @@ def open_store(
 
 
 __all__ = ["DEFAULT_INDEX", "DEFAULT_PATH", "BulkReport", "Store", "StoredDoc", "open_store"]
+
+
+def _check_connection_names(connection: dict[str, Any]) -> None:
+    """Refuse a keyword that is no connection setting (a misspelt ``readonly=True`` was ignored, and the store
+    opened for writing)."""
+    from dataclasses import fields
+
+    from ..es.connection import ConnectionSettings
+
+    unknown = sorted(set(connection) - {f.name for f in fields(ConnectionSettings)})
+    if unknown:
+        raise ConfigError(f"open_store() got unknown options {', '.join(unknown)}: it takes url, path, index, layout, "
+                          "create, read_only, parts, doc_terms and the connection settings of ConnectionSettings")
 
 
 def _store_above(folder: Path) -> str | None:

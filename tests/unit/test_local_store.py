@@ -668,3 +668,19 @@ def test_delete_refuses_a_read_only_store(tmp_path: Path) -> None:
         store.put([StoredDoc("a", 1, V)])
     with LocalStore(tmp_path / "s", read_only=True) as store, pytest.raises(StoreError, match="read-only"):
         store.delete(["a"])
+
+
+def test_open_store_takes_what_is_given_over_the_environment_and_refuses_unknown_options(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from simdup_es.store import open_store
+
+    monkeypatch.setenv("SIMDUP_ES_URL", "http://127.0.0.1:9")  # a cluster configured for the command line
+    with open_store(path=tmp_path / "s", create=True) as store:
+        assert isinstance(store, LocalStore)
+    with pytest.raises(ConfigError, match="unknown options readonly"):  # it opened writable, and wrote
+        open_store(path=tmp_path / "s", readonly=True)
+    with pytest.raises(ConfigError, match="not both"):
+        open_store("http://127.0.0.1:9", path=tmp_path / "s")
+    monkeypatch.setenv("SIMDUP_STORE", str(tmp_path / "s"))
+    with pytest.raises(ConfigError, match="SIMDUP_ES_URL and SIMDUP_STORE are both set"):
+        open_store()
