@@ -14,13 +14,18 @@ is the document level alone), with thresholds in :class:`MultiParams`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import BlockLayout, FingerprintParams
 from .errors import SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .simhash import blocks, similarity
 from .text import unify
+
+if TYPE_CHECKING:  # loaded on first use (__getattr__ below); type checkers see them here
+    from .multilevel import MultiParams
+    from .search import Hit, find_copies, find_duplicates
+    from .store import open_store
 
 __all__ = [
     "BlockLayout",
@@ -65,3 +70,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -71,11 +71,15 @@ class FingerprintParams:
         if self.max_count < 1:
             raise ConfigError(f"max_count must be at least 1, got {self.max_count}")
         for name in ("noun_boost", "verb_boost", "other_boost", "length_boost", "mark_boost", "title_boost"):
+            if isinstance(getattr(self, name), bool) or not isinstance(getattr(self, name), (int, float)):
+                raise ConfigError(f"{name} must be a number, got {getattr(self, name)!r}")
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must not be negative, got {getattr(self, name)}")
         if self.max_bytes < 1:
             raise ConfigError(f"max_bytes must be positive, got {self.max_bytes}")
         # Accept any iterable of words and str paths, but store the frozen forms.
+        if isinstance(self.marked_words, str):  # it would be taken for its characters
+            raise ConfigError(f"marked_words must be a collection of words, not one string: {{{self.marked_words!r}}}")
         object.__setattr__(self, "marked_words", frozenset(w.casefold() for w in self.marked_words))
         if self.idf_path is not None:
             object.__setattr__(self, "idf_path", Path(self.idf_path))

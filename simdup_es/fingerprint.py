@@ -20,7 +20,7 @@ from importlib.metadata import version as _pkg_version
 from . import pool
 from . import simhash as sh
 from .config import BlockLayout, FingerprintParams
-from .errors import EmptyDocumentError, FingerprintVersionError, InputError, SimdupError, reason_of
+from .errors import ConfigError, EmptyDocumentError, FingerprintVersionError, InputError, SimdupError, reason_of
 from .text import unify_many
 from .tokens import WORDLIKE, IdfTable, Lexicon, Tokenizer, weigh_batch
 
@@ -50,6 +50,8 @@ class Fingerprint:
 
     def distance(self, other: Fingerprint) -> int:
         """Hamming distance; refuses fingerprints of different versions."""
+        if not isinstance(other, Fingerprint):
+            raise ConfigError(f"a distance is between two Fingerprints, not a Fingerprint and a {type(other).__name__}")
         if self.version != other.version:
             raise FingerprintVersionError(
                 f"fingerprint versions differ ({self.version} vs {other.version}): "
@@ -115,6 +117,9 @@ class Fingerprinter:
         results: list[Result | None] = [None] * len(docs)
         texts: dict[int, str] = {}
         for i, doc in enumerate(docs):
+            if (wrong := _not_text(doc)) is not None:
+                results[i] = Result(None, InputError(wrong, source=doc.source))
+                continue
             if not self.too_large(doc.text):
                 texts[i] = doc.text
                 continue
@@ -244,6 +249,16 @@ def default_fingerprinter() -> Fingerprinter:
 
 def _fingerprint_chunk(fingerprinter: Fingerprinter, docs: list[Doc]) -> list[Result]:
     return fingerprinter.fingerprint_many(docs)
+
+
+def _not_text(doc: Doc) -> str | None:
+    """Why ``doc`` holds no text to fingerprint (its text or title not a string), or ``None``."""
+    if not isinstance(doc.text, str):
+        decode = ": decode it first" if isinstance(doc.text, (bytes, bytearray)) else ""
+        return f"text must be a str, got {type(doc.text).__name__}{decode}"
+    if doc.title is not None and not isinstance(doc.title, str):
+        return f"title must be a str or None, got {type(doc.title).__name__}"
+    return None
 
 
 def _size(n: int) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -26,7 +27,7 @@ import numpy as np
 
 from . import simhash as sh
 from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare, compare_screened
-from .errors import FingerprintVersionError, NotFound, SimdupError
+from .errors import ConfigError, FingerprintVersionError, InputError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .multilevel import Copies, Kind, MultiMatch, MultiParams, PartCandidate, StoredText, copied_shares, judge
 from .multilevel import find_copies as judge_copies
@@ -186,8 +187,11 @@ def find_duplicates(
     fingerprinting ``text`` (with ``fingerprinter``, default parameters if
     ``None``); without ``text`` there is no sentence comparison.
     """
+    _check_limit(limit)
     unified, fingerprint = _query(text, title, fingerprint, fingerprinter, matrix)
     matches = near_duplicates(store, fingerprint, exclude_id=exclude_id)
+    if not matches:
+        _note_version(store, fingerprint.version)
     if not (matrix and text):
         matches = matches[:limit]
     docs = {d.id: d for d in store.get([m.id for m in matches])}
@@ -226,6 +230,9 @@ def find_copies(
     yet judged) left out by that limit. ``stored``, if given, gets the stored document of every result,
     by id (those the matrix read, and the others in one ``get``), for a caller that shows them.
     """
+    if not isinstance(params, MultiParams):
+        raise ConfigError(f"params must be MultiParams (the search's thresholds), got {type(params).__name__}")
+    _check_limit(limit)
     printer = printer or PartPrinter(default_fingerprinter())
     unified, fingerprint = _query(text, title, fingerprint, printer.fingerprinter, matrix)
     if not (matrix and text):
@@ -239,17 +246,50 @@ def find_copies(
         found = _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, limit, stored)
     if stored is not None and (missing := [m.id for m in found if m.id not in stored]):
         stored.update((d.id, d) for d in store.get(missing))
+    if not found:
+        _note_version(store, fingerprint.version)
     found.unified = unified
     return found
+
+
+# The fingerprint versions each store was asked about (once: an empty answer may be for want of them).
+_versions_noted: weakref.WeakKeyDictionary[Store, set[str]] = weakref.WeakKeyDictionary()
+
+
+def version_said(store: Store, version: str) -> None:
+    """The caller says itself what the store's fingerprint versions mean for searches of ``version`` (the command
+    line's note): searches need not log it."""
+    _versions_noted.setdefault(store, set()).add(version)
+
+
+def _note_version(store: Store, version: str) -> None:
+    """Log, once per store and version, that the store holds no document of ``version``: its searches find nothing."""
+    noted = _versions_noted.setdefault(store, set())
+    if version in noted:
+        return
+    noted.add(version)
+    held = store.versions()
+    if held and version not in held:
+        logger.warning("the store holds no document of fingerprint version %s (it holds %s): searches fingerprinted so "
+                    "find nothing; use the FingerprintParams (IDF table, marked words) the store was indexed with",
+                    version, ", ".join(sorted(held)))
+
+
+def _check_limit(limit: object) -> None:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ConfigError(f"limit must be a positive integer, got {limit!r}")
 
 
 def _query(text: str | None, title: str | None, fingerprint: Fingerprint | None, fingerprinter: Fingerprinter | None,
            matrix: bool) -> tuple[UnifiedText | None, Fingerprint]:
     """The query's text unified once (for the fingerprint, the levels and the matrix), and its fingerprint."""
+    if text is not None and not isinstance(text, str):
+        raise InputError(f"the text to search with must be a str, got {type(text).__name__}"
+                         + (": decode it first" if isinstance(text, (bytes, bytearray)) else ""))
     unified = unify(text) if text is not None and (fingerprint is None or matrix and text) else None
     if fingerprint is None:
         if unified is None:
-            raise ValueError("give the text to search with, or its fingerprint")
+            raise ConfigError("give the text to search with, or its fingerprint")
         fingerprint = (fingerprinter or default_fingerprinter()).fingerprint(unified, title)
     return unified, fingerprint
 

@@ -21,6 +21,7 @@ import numpy as np
 import xxhash
 
 from .config import FINGERPRINT_BITS, BlockLayout
+from .errors import ConfigError
 
 MASK64 = (1 << 64) - 1
 _QUANT = float(1 << 24)  # the heaviest token of a document weighs 2**24 units
@@ -145,11 +146,15 @@ def hamming_many(query: int, fingerprints: np.ndarray) -> np.ndarray:
 
 def similarity(distance: int) -> float:
     """Similarity in percent, ``(1 - d/64) * 100``."""
+    if not 0 <= distance <= FINGERPRINT_BITS:
+        raise ConfigError(f"a distance between two fingerprints is 0 to {FINGERPRINT_BITS}, got {distance}")
     return (1.0 - distance / FINGERPRINT_BITS) * 100.0
 
 
 def blocks(fingerprint: int, layout: BlockLayout = BlockLayout()) -> tuple[int, ...]:
     """Cut a fingerprint into ``layout.blocks`` blocks, lowest bits first."""
+    if not 0 <= fingerprint < 1 << FINGERPRINT_BITS:
+        raise ConfigError(f"a fingerprint is a {FINGERPRINT_BITS}-bit unsigned integer, got {fingerprint}")
     b = layout.bits_per_block
     mask = (1 << b) - 1
     return tuple((fingerprint >> (j * b)) & mask for j in range(layout.blocks))

@@ -538,6 +538,7 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
         if file is not None:
             exclude = own_stored_id(store, file, query_text, id_base)
         docs: dict[str, StoredDoc] = {}  # every result's stored document
+        note_other_versions(store, fingerprinter.version)
         try:
             found = find_copies(store, query_text, title=title, fingerprint=fp, printer=PartPrinter(fingerprinter),
                                 exclude_id=exclude, compare=comparer, params=params, matrix=not no_matrix,
@@ -546,7 +547,6 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
             if file is None or exc.source is not None:
                 raise
             raise type(exc)(exc.reason, source=str(file)) from None
-        note_other_versions(store, fingerprinter.version)
         if not found and not no_matrix and not store.count_with_levels() and (documents := store.count()):
             click.echo(f"note: none of the store's {counted(documents, 'document')} was stored with its levels ('index "
                        "--levels document'): only near-duplicates of whole documents can be found; index them again "
@@ -556,6 +556,9 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
 
 def note_other_versions(store: Store, version: str) -> None:
     """Say on stderr how many stored documents a search cannot find because of their fingerprint version."""
+    from ..search import version_said
+
+    version_said(store, version)
     other = {v: n for v, n in store.versions().items() if v != version}
     if other:
         n = sum(other.values())
@@ -573,6 +576,7 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
     done = searched = with_copies = 0
     with open_store(store_opts, read_only=True, layout=BlockLayout(k=params.k)) as store, \
             progress_bar("searching") as update:
+        note_other_versions(store, fingerprinter.version)
         records = split(read_inputs((queries,), fields, skip=(rejects,), id_base=id_base), log)
         results = find_copies_many(store, records, record_doc,
                                    printer=PartPrinter(fingerprinter), compare=comparer, params=params, limit=limit,
@@ -593,7 +597,6 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
                     click.echo(f"{record.key}\t" + (", ".join(f"{m.id} ({m.kind}, d={m.distance})" for m in found)
                                                      or "no copies") + (f", and {more} more (raise --limit)" if more else ""))
             update(done)
-        note_other_versions(store, fingerprinter.version)
     log.close()
     click.echo(f"searched {searched} queries, {with_copies} with copies; rejected {log.count}", err=True)
     if log.count:

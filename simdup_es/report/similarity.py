@@ -254,6 +254,9 @@ def similarity_report(
     NotFound
         ``text`` is ``None`` and the store has no text for ``doc_id``.
     """
+    if not isinstance(params, CompareParams) or not isinstance(multi, MultiParams):
+        raise ConfigError(f"params must be CompareParams (the comparison's) and multi MultiParams (the search's), got "
+                          f"{type(params).__name__} and {type(multi).__name__}")
     if text is None:
         if doc_id is None:
             raise ConfigError("give the text of the document to check, or the id of a stored document")

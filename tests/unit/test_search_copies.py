@@ -178,3 +178,40 @@ def test_a_text_copied_more_often_than_the_store_cut_gets_every_copy(tmp_path: A
     assert len(hosts) == 12
     assert {c.id for c in cut} == {c.id for c in whole} == {"in-" + h["id"] for h in hosts}
     assert cut.more == 0
+
+
+def test_the_library_refuses_what_is_no_text_or_no_parameter_with_its_own_errors(store: Any) -> None:
+    import simdup_es
+    from simdup_es.compare import CompareParams
+    from simdup_es.errors import ConfigError, InputError
+    from simdup_es.report import similarity_report
+
+    text = "第一篇文档的正文内容在这里，讲的是今年的工作安排。"
+    cases = [(lambda: simdup_es.fingerprint(b"\x00\xff"), InputError, "text must be a str, got bytes: decode it"),  # type: ignore[arg-type]
+             (lambda: simdup_es.fingerprint(text, title=5), InputError, "title must be a str or None"),  # type: ignore[arg-type]
+             (lambda: simdup_es.distance(simdup_es.fingerprint(text), None), ConfigError, "two Fingerprints"),  # type: ignore[arg-type]
+             (lambda: find_copies(store, None), ConfigError, "give the text"),
+             (lambda: find_copies(store, b"abc"), InputError, "must be a str"),  # type: ignore[arg-type]
+             (lambda: find_copies(store, text, limit=0), ConfigError, "limit must be a positive integer"),
+             (lambda: find_duplicates(store, text, limit=-1), ConfigError, "limit must be a positive integer"),
+             (lambda: find_copies(store, text, params=CompareParams()), ConfigError, "params must be MultiParams"),  # type: ignore[arg-type]
+             (lambda: similarity_report(store, text, params=MultiParams()), ConfigError, "params must be CompareParams"),  # type: ignore[arg-type]
+             (lambda: simdup_es.similarity(99), ConfigError, "0 to 64"),
+             (lambda: simdup_es.blocks(-1), ConfigError, "64-bit unsigned"),
+             (lambda: simdup_es.FingerprintParams(marked_words="区块链"), ConfigError, "not one string"),
+             (lambda: simdup_es.FingerprintParams(title_boost="x"), ConfigError, "must be a number")]  # type: ignore[arg-type]
+    for call, error, message in cases:
+        with pytest.raises(error, match=message):
+            call()
+
+
+def test_a_search_of_another_fingerprint_version_says_so_once_per_store(store: Any, caplog: pytest.LogCaptureFixture) -> None:
+    from simdup_es import Fingerprinter, FingerprintParams
+
+    other = PartPrinter(Fingerprinter(FingerprintParams(title_boost=5)))
+    text = "第一篇文档的正文内容在这里，讲的是今年的工作安排。"
+    for _ in range(3):
+        assert find_copies(store, text, printer=other) == []
+    said = [r.getMessage() for r in caplog.records if "no document of fingerprint version" in r.getMessage()]
+    assert len(said) == 1 and other.fingerprinter.version in said[0]
+    assert find_copies(store, text) == [] and len(caplog.records) == len(said)  # its own version: nothing to say
