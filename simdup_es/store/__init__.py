@@ -82,7 +82,8 @@ def open_store(
             above = _store_above(folder)
             hint = f"; the store at {above} was made in another folder: give --store {above}" if above else ""
             raise NotFound(f"no embedded store at {folder}: index documents first ('simdup index --store {folder} "
-                           f"FILES'), or give --es-url for a cluster{hint}")
+                           f"FILES'; from Python, open_store(path=..., create=True) makes one), or give --es-url for a "
+                           f"cluster{hint}")
         store = LocalStore(folder, layout, read_only=read_only)
     if create:
         try:
