@@ -117,7 +117,7 @@ class Fingerprinter:
         results: list[Result | None] = [None] * len(docs)
         texts: dict[int, str] = {}
         for i, doc in enumerate(docs):
-            if (wrong := _not_text(doc)) is not None:
+            if (wrong := not_text(doc)) is not None:
                 results[i] = Result(None, InputError(wrong, source=doc.source))
                 continue
             if not self.too_large(doc.text):
@@ -251,7 +251,7 @@ def _fingerprint_chunk(fingerprinter: Fingerprinter, docs: list[Doc]) -> list[Re
     return fingerprinter.fingerprint_many(docs)
 
 
-def _not_text(doc: Doc) -> str | None:
+def not_text(doc: Doc) -> str | None:
     """Why ``doc`` holds no text to fingerprint (its text or title not a string), or ``None``."""
     if not isinstance(doc.text, str):
         decode = ": decode it first" if isinstance(doc.text, (bytes, bytearray)) else ""

@@ -22,7 +22,7 @@ from typing import NamedTuple, TypeVar
 
 import numpy as np
 
-from .fingerprint import Doc, Fingerprint, Fingerprinter, Result
+from .fingerprint import Doc, Fingerprint, Fingerprinter, Result, not_text
 from .levels import Key, Lazy, Levels, Part, PartParams, SentenceRows, U64Keys, parts_of_columns, split_parts, text_keys
 from .sentences import Sentence, SentenceTable, split_sentences, split_table_units
 from .text import UnifiedText, unify, unify_many
@@ -174,7 +174,7 @@ class PartPrinter:
         tokens: list[list[str]] = []
         spans: list[list[tuple[int, int] | list[str]]] = []
         prepared: list[_Split | Result] = []
-        fits = [not fingerprinter.too_large(doc.text) for doc in docs]
+        fits = [not_text(doc) is None and not fingerprinter.too_large(doc.text) for doc in docs]
         # Texts and titles unified in one batch: each step runs once over them all.
         bodies = [doc.text for doc, fit in zip(docs, fits, strict=True) if fit]
         unified = unify_many(bodies + [doc.title for doc, fit in zip(docs, fits, strict=True) if fit and doc.title])
@@ -182,7 +182,7 @@ class PartPrinter:
         titles = iter(unified[len(bodies) :])
         for doc, fit in zip(docs, fits, strict=True):
             if not fit:
-                prepared.append(fingerprinter.fingerprint_many([doc])[0])  # too large: rejected with the reason
+                prepared.append(fingerprinter.fingerprint_many([doc])[0])  # too large, or no text: rejected with the reason
                 continue
             split = next(splits)
             prepared.append(split)

@@ -14,6 +14,7 @@ file a :func:`comparer` may be given).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import weakref
@@ -259,12 +260,16 @@ _versions_noted: weakref.WeakKeyDictionary[Store, set[str]] = weakref.WeakKeyDic
 def version_said(store: Store, version: str) -> None:
     """The caller says itself what the store's fingerprint versions mean for searches of ``version`` (the command
     line's note): searches need not log it."""
-    _versions_noted.setdefault(store, set()).add(version)
+    with contextlib.suppress(TypeError):  # (see _note_version)
+        _versions_noted.setdefault(store, set()).add(version)
 
 
 def _note_version(store: Store, version: str) -> None:
     """Log, once per store and version, that the store holds no document of ``version``: its searches find nothing."""
-    noted = _versions_noted.setdefault(store, set())
+    try:
+        noted = _versions_noted.setdefault(store, set())
+    except TypeError:  # a store of one's own that cannot be weakly referenced or hashed: say nothing
+        return
     if version in noted:
         return
     noted.add(version)
@@ -276,8 +281,8 @@ def _note_version(store: Store, version: str) -> None:
 
 
 def _check_limit(limit: object) -> None:
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ConfigError(f"limit must be a positive integer, got {limit!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ConfigError(f"limit must be a whole number, 0 or more (0: count the copies in 'more'), got {limit!r}")
 
 
 def _query(text: str | None, title: str | None, fingerprint: Fingerprint | None, fingerprinter: Fingerprinter | None,

@@ -111,14 +111,17 @@ def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host
         with open_store(store_opts, create=allow_index, read_only=not allow_index, layout=BlockLayout(k=k),
                         retry=retry_within(timeout)) as store:
             app = create_app(store, fingerprinter=fingerprinter, compare=compare, settings=settings)
-            if alone:  # said once the store is open and the port taken, so it is not said before a failure
-                _look_at(store, fingerprinter.version)
-                click.echo(announce, err=True)
-            uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
+            if not alone:
+                uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
+                return
+            _look_at(store, fingerprinter.version)
+            click.echo(announce, err=True)  # once the store is open and the port taken: not before a failure
+            with contextlib.suppress(KeyboardInterrupt):  # uvicorn passes on the SIGINT it stopped for, once stopped
+                uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
 
     if workers == 1:
-        with contextlib.closing(_listen_or_fail(host, port)) as sock, contextlib.suppress(KeyboardInterrupt):
-            serve_here(sock, alone=True)  # (uvicorn passes on the SIGINT it stopped for, once it has stopped)
+        with contextlib.closing(_listen_or_fail(host, port)) as sock:
+            serve_here(sock, alone=True)
         return
     with open_store(store_opts, create=allow_index, read_only=not allow_index, layout=BlockLayout(k=k)) as store:
         _look_at(store, fingerprinter.version)  # once, not in every worker
@@ -142,7 +145,9 @@ def _listen(host: str, port: int) -> socket.socket:
     """A listening TCP socket made as asyncio makes its own: with ``proto`` set, for asyncio sets
     TCP_NODELAY only on such sockets' connections (without it, Nagle's algorithm and delayed ACKs
     add 40 ms to each small answer)."""
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+    # IPv4 for a name without ":", as uvicorn binds one ("localhost" may resolve to ::1 first)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM,
                                                          flags=socket.AI_PASSIVE)[0]
     sock = socket.socket(family, kind, proto)
     try:

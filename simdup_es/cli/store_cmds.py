@@ -258,6 +258,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
                                   on_settled=lambda n: checkpoint.save(n, rejects_size()), levels=levels,
                                   write=keeper.put if keeper else None)
             checkpoint.remove()
+            stopped_by["written"] = 1  # every record settled: what an interrupt from here on stops is no record
             total = _counted(store)
             if force_merge:
                 _force_merge(store, summary.indexed, lambda: _indexed(summary, skip, before, total, keeper))
@@ -265,7 +266,8 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
         _stopped(exc, checkpoint)
         raise
     except KeyboardInterrupt:
-        click.echo(_interrupted(checkpoint), err=True)
+        click.echo("interrupted after every input record was indexed or rejected" if stopped_by.get("written")
+                   else _interrupted(checkpoint), err=True)
         sys.exit(128 + stopped_by.get("signal", signal.SIGINT))
     except WorkerError:
         if checkpoint.path.exists():
@@ -284,8 +286,15 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
 def _terminate_as_interrupt(stopped_by: dict[str, int]) -> Iterator[None]:
     """SIGTERM (a service manager, ``kill``) stops the run as Ctrl-C does: the resume point is said; ``stopped_by``
     gets the signal's number."""
+    here = os.getpid()
+
     def stop(signum: int, frame: object) -> None:
-        stopped_by["signal"] = signum
+        if os.getpid() != here:
+            # A fingerprinting worker forked from this process, stopped by the pool: it ends as on Ctrl-C (killed
+            # outright, it could leave the pool's result lock held, and the pool's shutdown hanging), but quietly.
+            sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (the process ends with it)
+        else:
+            stopped_by["signal"] = signum
         raise KeyboardInterrupt
 
     try:
@@ -547,7 +556,8 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
             if file is None or exc.source is not None:
                 raise
             raise type(exc)(exc.reason, source=str(file)) from None
-        if not found and not no_matrix and not store.count_with_levels() and (documents := store.count()):
+        with_levels = getattr(store, "count_with_levels", None)  # (a store of one's own may lack it)
+        if not found and not no_matrix and with_levels is not None and not with_levels() and (documents := store.count()):
             click.echo(f"note: none of the store's {counted(documents, 'document')} was stored with its levels ('index "
                        "--levels document'): only near-duplicates of whole documents can be found; index them again "
                        "without it to find partial copies", err=True)

@@ -488,19 +488,19 @@ def _send(client: Elasticsearch, actions: Sequence[Action], positions: list[int]
             info = next(iter(answer.values()))
             status = int(info.get("status", 0))
             error = info.get("error")
-            if status == 429:
+            if not ok and isinstance(error, dict) and error.get("type") == "cluster_block_exception":
+                blocked.append(item_reason(error))  # the index's fault, not the document's (a 429 on a full disk too)
+            elif status == 429:
                 busy.append(p)
-            elif not ok and isinstance(error, dict) and error.get("type") == "cluster_block_exception":
-                blocked.append(item_reason(error))  # the index's fault, not the document's: no reject
             else:
                 failure = None if ok else f"{status} {item_reason(error)}"
                 results[p] = BulkItem(bool(ok), status, info.get("_id"), failure)
         if blocked:
             where = f"index {index!r}" if index else "the index"
             raise StoreError(
-                f"{product_of(client)} refuses writes to {where} ({blocked[0]}): remove the block (PUT "
-                f"{index or 'INDEX'}/_settings {{\"index.blocks.write\": null}}; a read_only_allow_delete block "
-                "goes once the disk has room), then go on"
+                f"{product_of(client)} refuses writes to {where} ({blocked[0]}): lift the block (PUT "
+                f"{index or 'INDEX'}/_settings with {{\"index.blocks.write\": null}} or \"index.blocks.read_only\"; "
+                "read_only_allow_delete goes once the disk has room), then go on"
             )
         if not busy:
             return

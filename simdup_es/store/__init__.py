@@ -57,8 +57,8 @@ def open_store(
     ``terms`` document layout). Close the store when done (it is a context manager).
     """
     if url and path:
-        raise ConfigError("give an Elasticsearch URL or an embedded store folder (url= or path=; --es-url or --store), "
-                          "not both")
+        raise ConfigError("give an Elasticsearch URL or an embedded store folder, not both (url= or path=; --es-url or "
+                          "--store, which SIMDUP_ES_URL and SIMDUP_STORE set when not given)")
     if not url and not path:  # what is given wins over the environment
         url, path = os.environ.get("SIMDUP_ES_URL") or None, os.environ.get("SIMDUP_STORE") or None
         if url and path:

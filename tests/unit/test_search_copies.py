@@ -192,8 +192,8 @@ def test_the_library_refuses_what_is_no_text_or_no_parameter_with_its_own_errors
              (lambda: simdup_es.distance(simdup_es.fingerprint(text), None), ConfigError, "two Fingerprints"),  # type: ignore[arg-type]
              (lambda: find_copies(store, None), ConfigError, "give the text"),
              (lambda: find_copies(store, b"abc"), InputError, "must be a str"),  # type: ignore[arg-type]
-             (lambda: find_copies(store, text, limit=0), ConfigError, "limit must be a positive integer"),
-             (lambda: find_duplicates(store, text, limit=-1), ConfigError, "limit must be a positive integer"),
+             (lambda: find_copies(store, text, limit=-1), ConfigError, "limit must be a whole number, 0 or more"),
+             (lambda: find_duplicates(store, text, limit=-1), ConfigError, "limit must be a whole number, 0 or more"),
              (lambda: find_copies(store, text, params=CompareParams()), ConfigError, "params must be MultiParams"),  # type: ignore[arg-type]
              (lambda: similarity_report(store, text, params=MultiParams()), ConfigError, "params must be CompareParams"),  # type: ignore[arg-type]
              (lambda: simdup_es.similarity(99), ConfigError, "0 to 64"),
@@ -203,6 +203,10 @@ def test_the_library_refuses_what_is_no_text_or_no_parameter_with_its_own_errors
     for call, error, message in cases:
         with pytest.raises(error, match=message):
             call()
+    # The levels' path refuses them as the fingerprint's does: an error result, not an exception.
+    (_, result, levels), = PartPrinter(default_fingerprinter()).map_items([b"\xe6\x96\x87"], Doc, workers=1)
+    assert levels is None and isinstance(result.error, InputError) and "decode it first" in str(result.error)
+    assert find_copies(store, text, limit=0) == []  # 0: only how many there are, in more
 
 
 def test_a_search_of_another_fingerprint_version_says_so_once_per_store(store: Any, caplog: pytest.LogCaptureFixture) -> None:
