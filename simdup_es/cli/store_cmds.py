@@ -6,7 +6,6 @@ import itertools
 import json
 import os
 import shlex
-import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -240,10 +239,9 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     state = _resume_point(checkpoint, resume)
     skip = state["settled"] if state else 0
     log: RejectLog | None = None  # opened once the store is: a run that cannot start keeps the last rejects file
-    stopped_by: dict[str, int] = {}
+    written = False  # every record settled: what an interrupt from then on stops is no record
     try:
-        with _terminate_as_interrupt(stopped_by), \
-                open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
+        with open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
                 progress_bar("indexing") as update:
             log = RejectLog(rejects, keep=state["rejects_bytes"] if state else None, show=SHOWN_REJECTS)
             on_reject, rejects_size = log.add, log.size
@@ -258,7 +256,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
                                   on_settled=lambda n: checkpoint.save(n, rejects_size()), levels=levels,
                                   write=keeper.put if keeper else None)
             checkpoint.remove()
-            stopped_by["written"] = 1  # every record settled: what an interrupt from here on stops is no record
+            written = True
             total = _counted(store)
             if force_merge:
                 _force_merge(store, summary.indexed, lambda: _indexed(summary, skip, before, total, keeper))
@@ -266,9 +264,9 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
         _stopped(exc, checkpoint)
         raise
     except KeyboardInterrupt:
-        click.echo("interrupted after every input record was indexed or rejected" if stopped_by.get("written")
+        click.echo("interrupted after every input record was indexed or rejected" if written
                    else _interrupted(checkpoint), err=True)
-        sys.exit(128 + stopped_by.get("signal", signal.SIGINT))
+        sys.exit(130)
     except WorkerError:
         if checkpoint.path.exists():
             click.echo(f"stopped: run the same command with --resume to go on from {checkpoint.path}", err=True)
@@ -280,32 +278,6 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     if (log is not None and log.count) or (skip and rejects.exists()):
         click.echo(_rejects_note(rejects, log), err=True)
         sys.exit(1)
-
-
-@contextmanager
-def _terminate_as_interrupt(stopped_by: dict[str, int]) -> Iterator[None]:
-    """SIGTERM (a service manager, ``kill``) stops the run as Ctrl-C does: the resume point is said; ``stopped_by``
-    gets the signal's number."""
-    here = os.getpid()
-
-    def stop(signum: int, frame: object) -> None:
-        if os.getpid() != here:
-            # A fingerprinting worker forked from this process, stopped by the pool: it ends as on Ctrl-C (killed
-            # outright, it could leave the pool's result lock held, and the pool's shutdown hanging), but quietly.
-            sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (the process ends with it)
-        else:
-            stopped_by["signal"] = signum
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, stop)
-    except ValueError:  # not the main thread (a test runner's): leave SIGTERM alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _rejects_note(rejects: Path, log: RejectLog | None) -> str:
