@@ -42,7 +42,7 @@ from .fingerprint import Doc, Fingerprinter
 from .levels import Levels
 from .parts import PartPrinter
 from .sources import Reject
-from .store.base import stored_levels
+from .store.base import levels_fields
 
 log = logging.getLogger(__name__)
 
@@ -252,10 +252,7 @@ class _Writes:
 
 def _levels(doc_id: str, levels: Levels | None, part_layout: str) -> dict[str, object] | None:
     """The level fields of a document, as the Elasticsearch store writes them (parts as ``part_layout``)."""
-    if levels is None:
-        return None
-    parts, keys, cut = stored_levels(levels)
-    return schema.levels_object(doc_id, levels.units, parts, keys, cut, part_layout=part_layout)
+    return None if levels is None else levels_fields(doc_id, levels, part_layout)
 
 
 def _simdup(hit: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -14,7 +14,6 @@ file a :func:`comparer` may be given).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sys
 import weakref
@@ -257,20 +256,25 @@ def find_copies(
 _versions_noted: weakref.WeakKeyDictionary[Store, set[str]] = weakref.WeakKeyDictionary()
 
 
+def _noted(store: Store) -> set[str] | None:
+    """The versions noted for ``store``; ``None`` for a store of one's own that cannot be weakly referenced or hashed."""
+    try:
+        return _versions_noted.setdefault(store, set())
+    except TypeError:
+        return None
+
+
 def version_said(store: Store, version: str) -> None:
     """The caller says itself what the store's fingerprint versions mean for searches of ``version`` (the command
     line's note): searches need not log it."""
-    with contextlib.suppress(TypeError):  # (see _note_version)
-        _versions_noted.setdefault(store, set()).add(version)
+    if (noted := _noted(store)) is not None:
+        noted.add(version)
 
 
 def _note_version(store: Store, version: str) -> None:
     """Log, once per store and version, that the store holds no document of ``version``: its searches find nothing."""
-    try:
-        noted = _versions_noted.setdefault(store, set())
-    except TypeError:  # a store of one's own that cannot be weakly referenced or hashed: say nothing
-        return
-    if version in noted:
+    noted = _noted(store)
+    if noted is None or version in noted:
         return
     noted.add(version)
     held = store.versions()

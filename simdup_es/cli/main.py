@@ -18,7 +18,7 @@ from ..indexer import LEVELS, LevelChoice
 from ..multilevel import MultiParams
 from ..parts import PartParams, PartPrinter
 from ..sources import Fields, Record, record_doc
-from ..store.base import stored_levels
+from ..store.base import levels_fields
 from ..tokens import Tokenizer, build_idf, format_idf
 from . import cluster_cmds, kibana_cmds, report_cmd, serve_cmd, store_cmds
 from ._common import (
@@ -131,8 +131,7 @@ def fingerprint(
         # "simdup" is the object a writer puts in a document (the index's fields, blocks as hex terms).
         simdup: dict[str, object] = {**schema.fingerprint_object(fp.value, fp.version, (layout,))}
         if doc_levels is not None:
-            parts, keys, cut = stored_levels(doc_levels)
-            simdup |= schema.levels_object(record.key, doc_levels.units, parts, keys, cut, (layout,), part_layout)
+            simdup |= levels_fields(record.key, doc_levels, part_layout, (layout,))
         echo_json({"id": record.key, "source": record.source, "fingerprint": fp.hex,
                    "blocks": [schema.block_term(layout, b) for b in fp.blocks(layout)], "version": fp.version,
                    "simdup": simdup})

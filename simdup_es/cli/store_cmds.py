@@ -23,7 +23,7 @@ from ..indexer import LEVELS, IndexStopped, IndexSummary, LevelChoice, index_ite
 from ..live_groups import GroupKeeper
 from ..multilevel import Copies, MultiMatch, MultiParams
 from ..parts import PartPrinter
-from ..search import find_copies, find_copies_many, stored_query
+from ..search import find_copies, find_copies_many, stored_query, version_said
 from ..sources import Fields, path_id, record_doc
 from ..store import DEFAULT_INDEX, DEFAULT_PATH
 from ..store.base import NOT_FOUND, Store, StoredDoc, query_terms
@@ -528,8 +528,7 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
             if file is None or exc.source is not None:
                 raise
             raise type(exc)(exc.reason, source=str(file)) from None
-        with_levels = getattr(store, "count_with_levels", None)  # (a store of one's own may lack it)
-        if not found and not no_matrix and with_levels is not None and not with_levels() and (documents := store.count()):
+        if not found and not no_matrix and not store.count_with_levels() and (documents := store.count()):
             click.echo(f"note: none of the store's {counted(documents, 'document')} was stored with its levels ('index "
                        "--levels document'): only near-duplicates of whole documents can be found; index them again "
                        "without it to find partial copies", err=True)
@@ -538,8 +537,6 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
 
 def note_other_versions(store: Store, version: str) -> None:
     """Say on stderr how many stored documents a search cannot find because of their fingerprint version."""
-    from ..search import version_said
-
     version_said(store, version)
     other = {v: n for v, n in store.versions().items() if v != version}
     if other:

@@ -22,6 +22,7 @@ import numpy as np
 from ..common import BulkReport as BulkReport, Closing as Closing  # re-exported: they lived here
 from ..config import BlockLayout
 from ..errors import ConfigError
+from ..schema import DEFAULT_LAYOUT, levels_object
 from ..multilevel import PartCandidate
 from ..levels import Levels
 
@@ -60,6 +61,14 @@ def stored_levels(levels: Levels) -> tuple[list[int], list[int], int]:
     fps, keys = levels.stored()
     kept = fps if len(fps) <= MAX_STORED_PARTS else [fps[i] for i in spread(len(fps), MAX_STORED_PARTS)]
     return kept, keys, len(fps) - len(kept)
+
+
+def levels_fields(doc_id: str, levels: Levels, part_layout: str,
+                  layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, object]:
+    """The level fields of a document's ``simdup`` object, as the Elasticsearch store writes them (parts as
+    ``part_layout``): for ``simdup backfill``, and for a writer that adds them at ingest (``simdup fingerprint``)."""
+    parts, keys, cut = stored_levels(levels)
+    return levels_object(doc_id, levels.units, parts, keys, cut, layouts, part_layout)
 
 
 def capped_note(kept: int, cut: int) -> str:

@@ -302,13 +302,14 @@ class ElasticsearchStore(Closing):
     def _check_write_index(self) -> None:
         """Refuse to write through a name that stands for several indices unless it is an alias with a write index
         (otherwise every document would be refused, one by one)."""
-        with self._translated("reading the aliases"):
-            indices = dict(self.client.indices.get_alias(index=self.index))  # each index the name stands for
-        if len(indices) > 1 and not any((body.get("aliases") or {}).get(self.index, {}).get("is_write_index")
-                                        for body in indices.values()):
-            raise StoreError(f"{self.index!r} stands for several indices and names none to write to: give --index one "
-                             f"index, or make one of them the alias's write index (POST _aliases with "
-                             f"{{\"add\": {{\"index\": \"...\", \"alias\": \"{self.index}\", \"is_write_index\": true}}}})")
+        self.source_fields()  # reads the mapping, once: how many indices the name stands for
+        if self._several:
+            with self._translated("reading the aliases"):
+                indices = dict(self.client.indices.get_alias(index=self.index))
+            if not any((body.get("aliases") or {}).get(self.index, {}).get("is_write_index") for body in indices.values()):
+                raise StoreError(f"{self.index!r} stands for several indices and names none to write to: give --index "
+                                 f"one index, or make one of them the alias's write index (POST _aliases with "
+                                 f"{{\"add\": {{\"index\": \"...\", \"alias\": \"{self.index}\", \"is_write_index\": true}}}})")
         self._write_checked = True
 
     def _check_level_mapping(self) -> None:
@@ -330,7 +331,7 @@ class ElasticsearchStore(Closing):
         with self._translated("reading the mapping"):
             response = dict(self.client.indices.get_mapping(index=self.index))
         self._adopt(*index_layout.recorded(response))
-        self._source_fields, self._several = index_layout.source_fields(response), len(response) > 1
+        self._note_mapping(response)
         self.doc_terms = index_layout.doc_terms(response)
         for name, missing in missing_fields(response, self.layouts).items():
             raise StoreError(f"index {name!r} has no {what} {', '.join(missing)}: {advice}")
@@ -641,8 +642,14 @@ class ElasticsearchStore(Closing):
                     response = dict(self.client.indices.get_mapping(index=self.index))
                 except es.NotFoundError:  # no index yet: nothing to read either way
                     return ("text", "title")
-            self._source_fields, self._several = index_layout.source_fields(response), len(response) > 1
+            self._note_mapping(response)
+        assert self._source_fields is not None
         return self._source_fields
+
+    def _note_mapping(self, response: Mapping[str, Any]) -> None:
+        """What a ``GET _mapping`` answer tells the reads: the text and title fields, and whether the name stands
+        for several indices."""
+        self._source_fields, self._several = index_layout.source_fields(response), len(response) > 1
 
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
         """Documents by id, in the order asked; unknown ids (and documents without a fingerprint) are left out."""
