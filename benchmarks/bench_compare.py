@@ -58,7 +58,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from simdup_es.compare import CachedSegmenter, CompareParams, Comparison, compare, lcs_matrix  # noqa: E402
-from simdup_es.lcs import lcs_length_reference  # noqa: E402
+from simdup_es.reference import lcs_length_reference  # noqa: E402
 from simdup_es.sentences import split_sentences, units  # noqa: E402
 from simdup_es.text import unify  # noqa: E402
 from simdup_es.thesaurus import Thesaurus, cilin_thesaurus  # noqa: E402

@@ -67,7 +67,6 @@ __all__ = [
     "judge",
     "passages",
     "rank_candidates",
-    "rank_candidates_reference",
 ]
 
 log = logging.getLogger(__name__)
@@ -349,15 +348,6 @@ def _unit_starts(query: Levels) -> np.ndarray:
     return np.cumsum([0, *(s.n_units for s in query.sentences)])
 
 
-def _part_cover(query: Levels, parts: Iterable[int], starts: np.ndarray) -> np.ndarray:
-    """One flag per unit of the query: inside one of the matched ``parts`` (``starts``: :func:`_unit_starts`)."""
-    mask = np.zeros(query.units, dtype=bool)
-    for i in parts:
-        p = query.parts[i]
-        mask[starts[p.first] : starts[p.stop]] = True
-    return mask
-
-
 def key_cover(query: Levels, keys: Iterable[int], key_units: int = KEY_K, key_window: int = KEY_W) -> np.ndarray:
     """One flag per unit of the query: under a run the keys ``keys`` (indices) stand for.
 
@@ -397,8 +387,8 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
     would otherwise rank ahead of a pasted passage, and its misses end the judging before it.
     A run inside one of the query's sentences counts as the judge counts a passage in one
     sentence: in full from ``sentence_units`` or half the candidate, in proportion below
-    (:func:`_sentence_run`). All candidates at once, by the stretches of the query they
-    cover (:func:`rank_candidates_reference` goes one by one, a flag per unit: a query has up to
+    (:func:`simdup_es.reference.sentence_run`). All candidates at once, by the stretches of the query they
+    cover (:func:`simdup_es.reference.rank_candidates_reference` goes one by one, a flag per unit: a query has up to
     ``store_limit`` candidates, and 30,000 characters are 15,000 units).
     """
     if not found:
@@ -431,7 +421,7 @@ def _covers(query: Levels, found: Sequence[PartCandidate]
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per candidate: the query units under its matched keys or parts, those under its parts, the
     longest run of the former, and how many distinct key values it matched (:func:`key_cover`,
-    :func:`_part_cover`), from the stretches they cover rather than a flag per unit; and every run
+    :func:`simdup_es.reference.part_cover`), from the stretches they cover rather than a flag per unit; and every run
     (:func:`_union_runs`)."""
     rows, n = len(found), query.units
     key_rows = np.fromiter(itertools.chain.from_iterable(itertools.repeat(r, len(c.keys)) for r, c in enumerate(found)),
@@ -494,13 +484,6 @@ def _one_sentence_need(units: np.ndarray | int, params: MultiParams) -> np.ndarr
     return np.maximum(params.passage_min_units, np.minimum(params.sentence_units, np.divide(units, 2)))
 
 
-def _sentence_run(length: int, crosses: bool, need: float) -> float:
-    """A run of the query under a candidate's keys and parts, as :func:`rank_candidates` weighs it: whole
-    when it crosses a sentence end of the query, else scaled by how much of ``need`` (what a passage in
-    one sentence needs, :func:`_one_sentence_need`) it has."""
-    return length if crosses else length * min(1.0, length / need)
-
-
 def _key_arrays(query: Levels) -> tuple[np.ndarray, np.ndarray]:
     """The query's key values (uint64) and positions (int64), without making the key objects if it can."""
     if isinstance(query.keys, U64Keys):
@@ -508,40 +491,6 @@ def _key_arrays(query: Levels) -> tuple[np.ndarray, np.ndarray]:
         return flat[:, 0], flat[:, 1].astype(np.int64)
     values = np.array(query.key_values(), dtype=np.uint64)
     return values, np.fromiter((k.position for k in query.keys), dtype=np.int64, count=values.size)
-
-
-def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
-                              params: MultiParams = MultiParams()) -> list[Candidate]:
-    """:func:`rank_candidates` candidate by candidate.
-
-    The match side's coverage is estimated by the share of its keys the query has (its
-    distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units
-    has: a phrase the query repeats counts once), or by the query units its matched parts
-    cover. Keys matched one by one here and there (set phrases) cover a little of a
-    text; a copied passage, one run. Each run of the query it covers counts by :func:`_sentence_run`.
-    """
-    out = []
-    density = 2 / (KEY_W + 1)
-    starts = _unit_starts(query)
-    for c in found:
-        in_parts = _part_cover(query, c.parts, starts)
-        mask = key_cover(query, c.keys) | in_parts
-        units = int(mask.sum())
-        cq = units / query.units if query.units else 0.0
-        keys_there = max(1.0, (c.units - KEY_K + 1) * density)
-        shared = max(len({query.keys[i].key for i in c.keys}) / keys_there, int(in_parts.sum()) / c.units) if c.units else 0.0
-        cm = min(1.0, shared)
-        first, stop, lengths = (x.tolist() for x in _passage_arrays(mask, 0))
-        need = float(_one_sentence_need(c.units, params))
-        run = max((_sentence_run(n, any(a < e < b for e in starts[1:-1].tolist()), need)
-                   for a, b, n in zip(first, stop, lengths)), default=0)
-        longest = max(lengths, default=0)
-        evidence = max(cq, cm * min(1.0, run / params.passage_min_units),
-                       params.partial_threshold * min(1.0, longest / params.passage_units))
-        if evidence >= params.min_coverage:
-            out.append(Candidate(c.id, cq, cm, evidence))
-    out.sort(key=_judging_order)
-    return out
 
 
 @dataclass(frozen=True)

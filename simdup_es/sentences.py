@@ -165,7 +165,7 @@ def _is_boundary(text: str, run_start: int, run_end: int) -> bool:
 def _abbreviation_before(text: str, dot: int) -> bool:
     """Whether the word before the full stop at ``dot`` is an abbreviation, an initial or an acronym.
 
-    :func:`_abbreviation_before_reference` without searching: the word is the longest
+    :func:`simdup_es.reference.abbreviation_before_reference` without searching: the word is the longest
     run of letters and digits joined by single dots that ends right before ``dot``
     (or before a line break there, where ``$`` matches too), so one match on the
     last 40 characters reversed finds it.
@@ -175,17 +175,6 @@ def _abbreviation_before(text: str, dot: int) -> bool:
     if found is None:
         return False
     word = found.group()[::-1].casefold()
-    return word in ABBREVIATIONS or _INITIALS.match(word) is not None
-
-
-def _abbreviation_before_reference(text: str, dot: int) -> bool:
-    """:func:`_abbreviation_before` with the regular expression searched as written."""
-    # Look back a bounded distance only: searching from 0 would make
-    # splitting quadratic in the length of the text.
-    before = _WORD_BEFORE.search(text, max(0, dot - 40), dot)
-    if before is None:
-        return False
-    word = before.group().casefold()
     return word in ABBREVIATIONS or _INITIALS.match(word) is not None
 
 
@@ -450,7 +439,7 @@ def _merged_many(
     fragment joins the group before it; a group still short at the end of its text joins
     the group before it, if any. Only whether a fragment falls inside an earlier fragment's
     group is decided one by one (only where the group before it may reach it), so the steps of
-    :func:`_split_sentences_reference` give the same.
+    :func:`simdup_es.reference.split_sentences_reference` give the same.
     """
     begin, end, line, text = pieces
     count = len(begin)
@@ -754,28 +743,6 @@ def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Se
     return _split([text], min_units)[0].sentences()
 
 
-def _split_sentences_reference(text: str, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:
-    """:func:`split_sentences` the plain way: :func:`_raw_pieces`, counted with :func:`units`."""
-    merged: list[tuple[int, int, int]] = []  # (start, end, units)
-    pending: tuple[int, int, int] | None = None
-    for start, end, line_start in _raw_pieces(text):
-        n = len(units(text[start:end]))
-        if pending is not None:
-            start, n, line_start, pending = pending[0], pending[2] + n, True, None
-        if n >= min_units:
-            merged.append((start, end, n))
-        elif line_start or not merged:
-            pending = (start, end, n)
-        else:
-            merged[-1] = (merged[-1][0], end, merged[-1][2] + n)
-    if pending is not None:
-        if merged:
-            merged[-1] = (merged[-1][0], pending[1], merged[-1][2] + pending[2])
-        else:
-            merged.append(pending)
-    return [Sentence(k, start, end, text[start:end], n) for k, (start, end, n) in enumerate(merged) if n]
-
-
 # ------------------------------------------------------------------ hard-wrapped lines
 
 WRAP_FULL = 0.6
@@ -822,25 +789,3 @@ def unwrap_lines(text: str) -> str:
     return "".join(out)
 
 
-def _unwrap_lines_reference(text: str) -> str:
-    """:func:`unwrap_lines` character by character, widths counted one character at a time."""
-    lines = text.split("\n")
-    if len(lines) < 3:
-        return text
-
-    def width(line: str) -> int:
-        return sum(2 if any(lo <= ord(ch) <= hi for lo, hi in _CJK_RANGES) else 1 for ch in line.rstrip())
-
-    widths = [width(line) for line in lines]
-    full = [w >= WRAP_FULL * max(widths) for w in widths]
-    if sum(full) < max(2, WRAP_MIN_SHARE * sum(w > 0 for w in widths)):
-        return text
-    chars = list(text)
-    at = 0
-    for k, line in enumerate(lines[:-1]):
-        at += len(line)
-        ends = line.rstrip()[-1:] if line.strip() else ""
-        if full[k] and ends and ends not in _TERMINATORS and lines[k + 1].strip():
-            chars[at] = " "
-        at += 1
-    return "".join(chars)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import simdup_es.compare as compare_module
 from simdup_es.compare import CachedSegmenter, CompareParams, Comparison, compare, lcs_matrix, word_score
 from simdup_es.errors import ConfigError
-from simdup_es.lcs import lcs_length_reference
+from simdup_es.reference import lcs_length_reference
 from simdup_es.text import unify
 from simdup_es.thesaurus import Thesaurus, cilin_thesaurus
 from simdup_es.tokens import dictionary_words

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 import simdup_es.compare as compare_module
 from simdup_es.compare import CompareParams, Comparison, compare, prepare
 from simdup_es.errors import ConfigError
-from simdup_es.lcs import lcs_length_reference
-from simdup_es.winnow import shared_runs_reference
+from simdup_es.reference import lcs_length_reference, shared_runs_reference
 
 PARAMS = CompareParams(use_synonyms=False)
 CHARS = "的是在一不了有和人这中大为上个国"  # few units: sentences share many, pairs pass the threshold

@@ -20,8 +20,8 @@ from simdup_es.multilevel import (
     could_be_copy,
     judge,
     rank_candidates,
-    rank_candidates_reference,
 )
+from simdup_es.reference import rank_candidates_reference
 from simdup_es.search import unified_cache, unify_stored
 from simdup_es.sentences import Sentence, _scan, scan_cache, split_sentences_coded
 from simdup_es.text import unify

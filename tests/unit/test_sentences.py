@@ -12,16 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.errors import ConfigError
+from simdup_es.reference import abbreviation_before_reference, split_sentences_reference, unwrap_lines_reference
 from simdup_es.sentences import (
     Sentence,
     WordCodes,
     _abbreviation_before,
-    _abbreviation_before_reference,
     SentenceTable,
     _chars,
     _pieces_many,
     _raw_pieces,
-    _split_sentences_reference,
     split_sentences,
     split_sentences_coded,
     split_table,
@@ -237,7 +236,7 @@ _texts = st.lists(_PIECES, max_size=120).map("".join)
 @settings(max_examples=300, deadline=None)
 @given(_texts, st.integers(min_value=1, max_value=8))
 def test_split_sentences_agrees_with_the_plain_reference(text: str, min_units: int) -> None:
-    assert split_sentences(text, min_units=min_units) == _split_sentences_reference(text, min_units)
+    assert split_sentences(text, min_units=min_units) == split_sentences_reference(text, min_units)
 
 
 def _each(table: SentenceTable) -> list[list[Sentence]]:
@@ -263,7 +262,7 @@ def test_sentences_of_a_batch_on_the_corpus() -> None:
 @given(_texts)
 def test_abbreviation_check_agrees_with_the_regex_search(text: str) -> None:
     for dot in range(len(text) + 1):
-        assert _abbreviation_before(text, dot) == _abbreviation_before_reference(text, dot)
+        assert _abbreviation_before(text, dot) == abbreviation_before_reference(text, dot)
 
 
 @pytest.mark.parametrize(
@@ -273,7 +272,7 @@ def test_abbreviation_check_agrees_with_the_regex_search(text: str) -> None:
 )
 def test_abbreviations_before_a_full_stop(text: str, dot: int, expected: bool) -> None:
     assert text[dot] == "."
-    assert _abbreviation_before(text, dot) is _abbreviation_before_reference(text, dot) is expected
+    assert _abbreviation_before(text, dot) is abbreviation_before_reference(text, dot) is expected
 
 
 def _pieces_of_each(batch: list[str]) -> list[list[tuple[int, int, bool]]]:
@@ -340,7 +339,7 @@ _fragments = st.lists(st.sampled_from(["好。", "一二!", "甲乙丙", "子丑
 def test_fragments_of_a_batch_merge_as_in_the_reference(batch: list[str], min_units: int) -> None:
     with mock.patch("simdup_es.sentences._BATCH_CHARS", 0):
         got = _each(split_table(batch, min_units=min_units))
-    assert got == [_split_sentences_reference(t, min_units) for t in batch]
+    assert got == [split_sentences_reference(t, min_units) for t in batch]
 
 
 @settings(max_examples=300, deadline=None)
@@ -375,10 +374,10 @@ _WRAP_TEXT = st.text(alphabet=st.sampled_from(list("中文字句。,;.! ab\n")),
 @settings(max_examples=300, deadline=None)
 @given(_WRAP_TEXT)
 def test_unwrap_lines_equals_its_reference_and_keeps_offsets(text: str) -> None:
-    from simdup_es.sentences import _unwrap_lines_reference, unwrap_lines
+    from simdup_es.sentences import unwrap_lines
 
     got = unwrap_lines(text)
-    assert got == _unwrap_lines_reference(text)
+    assert got == unwrap_lines_reference(text)
     assert len(got) == len(text) and all(a == b or (a == "\n" and b == " ") for a, b in zip(text, got))
 
 
