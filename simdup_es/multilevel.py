@@ -37,7 +37,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -48,7 +48,11 @@ from .errors import ConfigError, FingerprintVersionError
 from .levels import Levels, U64Keys
 from .winnow import KEY_K, KEY_W
 
+if TYPE_CHECKING:  # the stores import this module
+    from .store.base import StoredDoc
+
 __all__ = [
+    "MAX_K",
     "Candidate",
     "Copies",
     "copied_shares",
@@ -73,6 +77,10 @@ log = logging.getLogger(__name__)
 
 Kind = Literal["near-duplicate", "partial"]
 
+MAX_K = 7
+"""The largest document distance ``k`` a search takes: its candidates share ``8 - k`` of the fingerprint's
+8 blocks, at least one (every command and route takes 0 to 7)."""
+
 
 @dataclass(frozen=True)
 class MultiParams:
@@ -82,7 +90,7 @@ class MultiParams:
     ----------
     k:
         Document distance up to which a hit is a ``near-duplicate`` whatever the matrix
-        says (the document-level rule).
+        says (the document-level rule), 0 to :data:`MAX_K`.
     min_coverage:
         A part candidate goes to the comparison matrix only if its evidence
         (:class:`Candidate`: the share of the query or of itself its matched parts and keys
@@ -157,8 +165,8 @@ class MultiParams:
         require_ints(self, ("passage_gap", "common_keys", "whole_units"), minimum=0)
         require_ints(self, ("max_candidates", "max_misses", "store_limit", "passage_units", "passage_min_units",
                             "sentence_units"))
-        if not 0 <= self.k < 64:
-            raise ConfigError(f"k must be between 0 and 63, got {self.k}")
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or not 0 <= self.k <= MAX_K:
+            raise ConfigError(f"k must be a whole number from 0 to {MAX_K}, got {self.k!r}")
 
 
 @dataclass(frozen=True)
@@ -703,14 +711,16 @@ class Copies(list[MultiMatch]):
     ``ran_out``: judging ended because the candidates did, not on ``max_misses`` misses in a row or at
     ``limit``, and the store's last candidate was among them (a caller whose store cut its candidates
     there asks it for more: past a cut made among candidates too weak to judge, none would be judged
-    either). ``unified``: the query's unified text, when the search made it (a report maps it back, see
-    :func:`simdup_es.offsets.unify_mapped`)."""
+    either). A search over a store (:func:`simdup_es.search.find_copies`) adds ``unified``, the query's
+    unified text when it made it (a report maps it back, see :func:`simdup_es.offsets.unify_mapped`), and
+    ``docs``, the stored document of each copy by id (those the store holds), for a caller that shows them."""
 
     def __init__(self, matches: Iterable[MultiMatch] = (), more: int = 0, ran_out: bool = False) -> None:
         super().__init__(matches)
         self.more = more
         self.ran_out = ran_out
         self.unified: str | None = None
+        self.docs: dict[str, StoredDoc] = {}
 
 
 def find_copies(

@@ -17,7 +17,7 @@ import dataclasses
 import itertools
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -25,7 +25,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .errors import ConfigError
-from .lru import ByteLRU
 
 __all__ = [
     "DEFAULT_MIN_UNITS",
@@ -33,6 +32,8 @@ __all__ = [
     "SentenceTable",
     "UnitPoints",
     "WordCodes",
+    "scan",
+    "scan_bytes",
     "split_sentences",
     "split_sentences_coded",
     "split_table",
@@ -647,7 +648,8 @@ def _table_many(texts: Sequence[str], chars: _Chars, base: list[int], min_units:
 
 
 def split_sentences_coded(
-    text: str, words: WordCodes | None, *, min_units: int = DEFAULT_MIN_UNITS
+    text: str, words: WordCodes | None, *, min_units: int = DEFAULT_MIN_UNITS,
+    scans: Callable[[tuple[str, int]], Scan] | None = None,
 ) -> tuple[list[Sentence], list[str]]:
     """:func:`split_sentences`, plus each sentence's units as one code point per unit.
 
@@ -655,7 +657,9 @@ def split_sentences_coded(
     code point ``words`` gives it (pass the same :class:`WordCodes` for texts
     that are compared with each other; ``None`` gives all words one code,
     enough for counting). This is the form
-    :func:`simdup_es.compare.compare` feeds to RapidFuzz.
+    :func:`simdup_es.compare.compare` feeds to RapidFuzz. ``scans`` gives the :func:`scan` of
+    ``(text, min_units)``: a cache of them (:class:`simdup_es.caches.TextCaches`) keeps those of
+    stored texts, which a search compares again and again.
 
     Raises
     ------
@@ -664,7 +668,7 @@ def split_sentences_coded(
     OverflowError
         More distinct words than private-use code points.
     """
-    sentences, unit_points, word_at, found, bounds, plain = scan_cache((text, min_units))
+    sentences, unit_points, word_at, found, bounds, plain = (scans or scan)((text, min_units))
     if not found:  # no word to code: the same for every table
         return list(sentences), list(plain)
     unit_points = unit_points.copy()
@@ -673,10 +677,7 @@ def split_sentences_coded(
     return list(sentences), list(map(units_.__getitem__, bounds))
 
 
-_Scan = tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], list[slice], tuple[str, ...]]
-
-# What the scans of stored texts may hold: about 25 kB for a text of 2,000 characters.
-SCAN_CACHE_BYTES = 64 * 2**20
+Scan = tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], list[slice], tuple[str, ...]]
 
 
 def _points_text(points: np.ndarray) -> str:
@@ -684,12 +685,10 @@ def _points_text(points: np.ndarray) -> str:
     return points.astype("<u4").tobytes().decode("utf-32-le")
 
 
-def _scan(key: tuple[str, int]) -> _Scan:
+def scan(key: tuple[str, int]) -> Scan:
     """What :func:`split_sentences_coded` needs of ``text`` whatever the word codes: its sentences, the code
     point of each unit's first character, which units are words and their (case-folded) text, and each
-    sentence's slice of the units; and, for a text without words, each sentence's coded units. Cached up
-    to :data:`SCAN_CACHE_BYTES` (:data:`scan_cache`): a search compares the copies of a widely copied text
-    with query after query."""
+    sentence's slice of the units; and, for a text without words, each sentence's coded units."""
     text, min_units = key
     table, chars = _split([text], min_units)
     starts = chars.starts
@@ -706,15 +705,11 @@ def _scan(key: tuple[str, int]) -> _Scan:
     return sentences, unit_points, word_at, found, bounds, plain
 
 
-def _scan_bytes(key: tuple[str, int], scan: _Scan) -> int:
-    """About the bytes a scan holds: the text, its sentences (each an object and its text), the arrays."""
-    sentences, unit_points, word_at, found, _, plain = scan
+def scan_bytes(key: tuple[str, int], scanned: Scan) -> int:
+    """About the bytes a :func:`scan` holds: the text, its sentences (each an object and its text), the arrays."""
+    sentences, unit_points, word_at, found, _, plain = scanned
     return (2 * sys.getsizeof(key[0]) + 240 * len(sentences) + unit_points.nbytes + word_at.nbytes
             + sum(map(sys.getsizeof, found)) + sum(map(sys.getsizeof, plain)))
-
-
-scan_cache: ByteLRU[tuple[str, int], _Scan] = ByteLRU(_scan, _scan_bytes, SCAN_CACHE_BYTES)
-"""The scans of :func:`split_sentences_coded` by ``(text, min_units)``; ``scan_cache.max_bytes`` sets its budget."""
 
 
 def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:
