@@ -9,7 +9,7 @@ import click
 
 from ..errors import InputError
 from ._common import echo_json, id_base_option, make_service, open_output, output_console, service_options
-from .store_cmds import pop_store_opts, query_of, query_source, query_source_options, searching, store_options
+from .store_cmds import by_id, pop_store_opts, query_of, query_source, query_source_options, searching, store_options
 
 
 @click.command()
@@ -50,7 +50,8 @@ def report(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
         # A file the store holds as it is (same id, same text) is left out by its id, not by its text.
         query = query_of(service, text, file, doc_id, title, id_base, leave_out=not include_self)
         try:
-            result = service.report(query, exclusions=exclusions, include_self=include_self, limit=limit)
+            result = by_id(lambda q: service.report(q, exclusions=exclusions, include_self=include_self, limit=limit),
+                           query, service.store, id_base)
         except InputError as exc:  # the document cannot be fingerprinted: say which file
             if file is None or exc.source is not None:
                 raise

@@ -54,6 +54,7 @@ from ._common import (
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 def connection_options(func: F) -> F:
@@ -366,23 +367,29 @@ def _resume_point(checkpoint: Checkpoint, resume: bool) -> dict[str, Any] | None
 
 def query_of(service: Service, text: str | None, file: Path | None, doc_id: str | None, title: str | None,
              id_base: Path | None = None, *, leave_out: bool = True) -> Query:
-    """The query the arguments name: a stored document (by its id, or by the id ``index`` gives the file it
-    names: ``./a.txt`` for ``a.txt``), a file (its own stored copy left out, with ``leave_out``, when the store
-    holds it as it is) or a text."""
+    """The query the arguments name: a stored document (:func:`by_id`), a file (its own stored copy left out,
+    with ``leave_out``, when the store holds it as it is) or a text."""
     if doc_id is not None:
-        try:
-            service.stored(doc_id)
-        except NotFound:
-            (stored,) = stored_ids(service.store, [doc_id], id_base)
-            if stored == doc_id:
-                raise
-            doc_id = stored
         return Query(id=doc_id)
     text, title = document_text(text, file, title)
     if file is None:
         return Query(text=text, title=title)
     own = own_stored_id(service.store, file, text, id_base) if leave_out else None
     return Query(own, text, title, label=file.name)
+
+
+def by_id(call: Callable[[Query], T], query: Query, store: Store, id_base: Path | None) -> T:
+    """``call(query)``; for a stored document the store does not hold, with the id ``index`` gives the file its id
+    names (``./a.txt`` for ``a.txt``), when the store holds that one."""
+    try:
+        return call(query)
+    except NotFound:
+        if query.id is None or query.text is not None:
+            raise
+        (stored,) = stored_ids(store, [query.id], id_base)
+        if stored == query.id:
+            raise
+        return call(Query(id=stored))
 
 
 def document_text(text: str | None, file: Path | None, title: str | None) -> tuple[str, str | None]:
@@ -481,7 +488,7 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
         query = query_of(service, text, file, doc_id, title, id_base)
         note_other_versions(service.store, service.fingerprinter.version)
         try:
-            found = service.search(query, matrix=not no_matrix, limit=limit)
+            found = by_id(lambda q: service.search(q, matrix=not no_matrix, limit=limit), query, service.store, id_base)
         except InputError as exc:  # the query cannot be fingerprinted: say which file
             if file is None or exc.source is not None:
                 raise
