@@ -17,7 +17,6 @@ lifetime. Pure apart from the store it is handed: no client, no files (but the s
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache, partial
@@ -178,42 +177,8 @@ def find_copies(
         found = _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, limit)
     if missing := [m.id for m in found if m.id not in found.docs]:
         found.docs.update((d.id, d) for d in store.get(missing))
-    if not found:
-        _note_version(store, fingerprint.version)
     found.unified = unified
     return found
-
-
-# The fingerprint versions each store was asked about (once: an empty answer may be for want of them).
-_versions_noted: weakref.WeakKeyDictionary[Store, set[str]] = weakref.WeakKeyDictionary()
-
-
-def _noted(store: Store) -> set[str] | None:
-    """The versions noted for ``store``; ``None`` for a store of one's own that cannot be weakly referenced or hashed."""
-    try:
-        return _versions_noted.setdefault(store, set())
-    except TypeError:
-        return None
-
-
-def version_said(store: Store, version: str) -> None:
-    """The caller says itself what the store's fingerprint versions mean for searches of ``version`` (the command
-    line's note): searches need not log it."""
-    if (noted := _noted(store)) is not None:
-        noted.add(version)
-
-
-def _note_version(store: Store, version: str) -> None:
-    """Log, once per store and version, that the store holds no document of ``version``: its searches find nothing."""
-    noted = _noted(store)
-    if noted is None or version in noted:
-        return
-    noted.add(version)
-    held = store.versions()
-    if held and version not in held:
-        logger.warning("the store holds no document of fingerprint version %s (it holds %s): searches fingerprinted so "
-                    "find nothing; use the FingerprintParams (IDF table, marked words) the store was indexed with",
-                    version, ", ".join(sorted(held)))
 
 
 def _check_limit(limit: object) -> None:

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
+import logging
+
 from .errors import ConfigError, FingerprintVersionError, InputError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .multilevel import Copies, MultiParams
@@ -35,6 +37,8 @@ from .search import comparer as new_comparer
 from .store.base import Store, StoredDoc
 
 __all__ = ["Compared", "Found", "Query", "Service"]
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -102,6 +106,7 @@ class Service:
         self.printer = PartPrinter(self.fingerprinter)
         self._comparer = comparer
         self.params = params
+        self._versions_said = False  # whether searches that find nothing still need to say why they may not
 
     def with_store(self, store: Store) -> Service:
         """This service over ``store``: the same fingerprinter, comparer (and its caches) and parameters."""
@@ -124,6 +129,13 @@ class Service:
         """The comparer's caches of stored texts (:class:`~simdup_es.caches.TextCaches`)."""
         return self.comparer.caches
 
+    def other_versions(self) -> dict[str, int]:
+        """How many stored documents the searches cannot find, by their fingerprint version (another release, or
+        other fingerprint parameters). The caller says so: searches then log nothing about it."""
+        self._versions_said = True
+        version = self.fingerprinter.version
+        return {v: n for v, n in self.store.versions().items() if v != version}
+
     def stored(self, doc_id: str) -> StoredDoc:
         """The stored document ``doc_id``; :class:`~simdup_es.errors.NotFound` when the store has none."""
         found = self.store.get([doc_id])
@@ -143,6 +155,13 @@ class Service:
         copies = find_copies(self.store, text, title=query.title, fingerprint=fingerprint, printer=self.printer,
                              exclude_id=query.id, compare=self.comparer if matrix else None, params=params or self.params,
                              matrix=matrix, limit=limit)
+        if not copies and not self._versions_said:  # once: an empty answer may be for want of documents of its version
+            held, version = self.store.versions(), self.fingerprinter.version
+            self._versions_said = True
+            if held and version not in held:
+                logger.warning("the store holds no document of fingerprint version %s (it holds %s): searches "
+                               "fingerprinted so find nothing; use the FingerprintParams (IDF table, marked words) "
+                               "the store was indexed with", version, ", ".join(sorted(held)))
         return Found(copies, text)
 
     def search_many(self, items: Iterable[T], to_doc: Callable[[T], Doc], *, limit: int = 20,

@@ -17,7 +17,7 @@ import click
 from ..common import byte_size
 from ..errors import ConfigError, SimdupError
 from ._common import make_service, service_options
-from ..store.base import Store
+from ..service import Service
 from .store_cmds import note_other_versions, pop_store_opts, searching, store_options
 
 def parse_size(text: str) -> int:
@@ -102,7 +102,7 @@ def serve(host: str, port: int, limit: int, allow_index: bool, max_body: str, ti
             if not alone:
                 uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
                 return
-            _look_at(served.store, served.fingerprinter.version)
+            _look_at(served)
             click.echo(announce, err=True)  # once the store is open and the port taken: not before a failure
             with contextlib.suppress(KeyboardInterrupt):  # uvicorn passes on the SIGINT it stopped for, once stopped
                 uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
@@ -112,7 +112,7 @@ def serve(host: str, port: int, limit: int, allow_index: bool, max_body: str, ti
             serve_here(sock, alone=True)
         return
     with searching(store_opts, service, create=allow_index, read_only=not allow_index) as served:
-        _look_at(served.store, served.fingerprinter.version)  # once, not in every worker
+        _look_at(served)  # once, not in every worker
     # Loaded before the fork, so the workers share the dictionaries' pages.
     service.printer.levels("预热。这是一段文字。")
     service.comparer("预热。", "预热。")
@@ -120,10 +120,10 @@ def serve(host: str, port: int, limit: int, allow_index: bool, max_body: str, ti
     run_workers(serve_here, workers, host, port)
 
 
-def _look_at(store: Store, version: str) -> None:
+def _look_at(service: Service) -> None:
     """Say on stderr what searches will not find (other fingerprint versions), or that the store does not answer yet."""
     try:
-        note_other_versions(store, version)
+        note_other_versions(service)
     except SimdupError as exc:  # a cluster down now may be up later: the service answers 503 until then
         click.echo(f"warning: the store does not answer now ({exc}); serving anyway: requests get 503 until it does",
                    err=True)

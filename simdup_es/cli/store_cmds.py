@@ -20,7 +20,6 @@ from ..indexer import LEVELS, IndexStopped, IndexSummary, LevelChoice, index_ite
 from ..live_groups import GroupKeeper
 from ..multilevel import Copies, MultiMatch, MultiParams
 from ..parts import PartPrinter
-from ..search import version_said
 from ..service import Found, Query, Service
 from ..sources import Fields, path_id, record_doc
 from ..store import DEFAULT_INDEX, DEFAULT_PATH
@@ -486,7 +485,7 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
         raise click.UsageError("give exactly one of QUERY, --text, --file or --id, or --queries")
     with searching(store_opts, service) as service:
         query = query_of(service, text, file, doc_id, title, id_base)
-        note_other_versions(service.store, service.fingerprinter.version)
+        note_other_versions(service)
         try:
             found = by_id(lambda q: service.search(q, matrix=not no_matrix, limit=limit), query, service.store, id_base)
         except InputError as exc:  # the query cannot be fingerprinted: say which file
@@ -511,11 +510,10 @@ def searching(opts: dict[str, Any], service: Service, *, create: bool = False, r
         yield service.with_store(store)
 
 
-def note_other_versions(store: Store, version: str) -> None:
+def note_other_versions(service: Service) -> None:
     """Say on stderr how many stored documents a search cannot find because of their fingerprint version."""
-    version_said(store, version)
-    other = {v: n for v, n in store.versions().items() if v != version}
-    if other:
+    version = service.fingerprinter.version
+    if other := service.other_versions():
         n = sum(other.values())
         click.echo(f"note: {n} stored document{'s' if n != 1 else ''} of fingerprint version "
                    f"{', '.join(sorted(other))} (another release or other --idf/--marked-words) cannot be found by "
@@ -529,7 +527,7 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], servi
     log = RejectLog(rejects, show=SHOWN_REJECTS)
     done = searched = with_copies = 0
     with searching(store_opts, service) as service, progress_bar("searching") as update:
-        note_other_versions(service.store, service.fingerprinter.version)
+        note_other_versions(service)
         records = split(read_inputs((queries,), fields, skip=(rejects,), id_base=id_base), log)
         results = service.search_many(records, record_doc, limit=limit, workers=workers, exclude=lambda r: r.key)
         # The key, not the id: a record without an id is stored under its content id (as

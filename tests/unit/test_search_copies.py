@@ -214,13 +214,18 @@ def test_the_library_refuses_what_is_no_text_or_no_parameter_with_its_own_errors
     assert find_copies(store, text, limit=0) == []  # 0: only how many there are, in more
 
 
-def test_a_search_of_another_fingerprint_version_says_so_once_per_store(store: Any, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_search_of_another_fingerprint_version_says_so_once_per_service(store: Any, caplog: pytest.LogCaptureFixture) -> None:
     from simdup_es import Fingerprinter, FingerprintParams
 
-    other = PartPrinter(Fingerprinter(FingerprintParams(title_boost=5)))
-    text = "第一篇文档的正文内容在这里，讲的是今年的工作安排。"
+    from simdup_es.service import Query, Service
+
+    other = Service(store, fingerprinter=Fingerprinter(FingerprintParams(title_boost=5)))
+    query = Query(text="第一篇文档的正文内容在这里，讲的是今年的工作安排。")
     for _ in range(3):
-        assert find_copies(store, text, printer=other) == []
+        assert other.search(query).copies == []
     said = [r.getMessage() for r in caplog.records if "no document of fingerprint version" in r.getMessage()]
     assert len(said) == 1 and other.fingerprinter.version in said[0]
-    assert find_copies(store, text) == [] and len(caplog.records) == len(said)  # its own version: nothing to say
+    assert Service(store).search(query).copies == [] and len(caplog.records) == len(said)  # its own version: nothing
+    told = Service(store, fingerprinter=other.fingerprinter)
+    assert told.other_versions() == store.versions()  # the caller says so: the searches do not
+    assert told.search(query).copies == [] and len(caplog.records) == len(said)
