@@ -8,24 +8,6 @@ Nothing in the package calls them.
 A twin shares its kernel's alphabet, not its algorithm: the character classes, tables and constants
 (a hash's multipliers, the terminators of a sentence) are imported from the kernel's module, private
 names included, so that a difference found is one in the algorithm, never in a copied constant.
-
-=================================  ==========================================================
-twin                               fast function
-=================================  ==========================================================
-:func:`simhash_reference`          :func:`simdup_es.simhash.simhash` and ``simhash_batch``
-:func:`hamming_reference`          :func:`simdup_es.simhash.hamming`, ``hamming_many``
-:func:`shared_blocks_reference`    :func:`simdup_es.simhash.shared_blocks`
-:func:`lcs_length_reference`       :func:`simdup_es.lcs.lcs_length`, the comparison matrix
-:func:`unify_reference`            :func:`simdup_es.text.unify`, ``unify_many``
-:func:`abbreviation_before_reference`  ``simdup_es.sentences._abbreviation_before``
-:func:`split_sentences_reference`  :func:`simdup_es.sentences.split_sentences`, ``split_table``
-:func:`unwrap_lines_reference`     :func:`simdup_es.sentences.unwrap_lines`
-:func:`unit_codes_reference`       :func:`simdup_es.winnow.unit_codes`
-:func:`gram_hashes_reference`      :func:`simdup_es.winnow.gram_hashes`
-:func:`winnow_reference`           :func:`simdup_es.winnow.winnow`, ``winnow_many``
-:func:`shared_runs_reference`      :func:`simdup_es.winnow.shared_runs`
-:func:`rank_candidates_reference`  :func:`simdup_es.multilevel.rank_candidates`
-=================================  ==========================================================
 """
 
 from __future__ import annotations
@@ -39,55 +21,26 @@ import xxhash
 
 from .config import FINGERPRINT_BITS, BlockLayout
 from .levels import Levels
-from .multilevel import (
-    Candidate,
-    MultiParams,
-    PartCandidate,
-    _judging_order,
-    _one_sentence_need,
-    _passage_arrays,
-    _unit_starts,
-    key_cover,
-)
-from .sentences import (
-    _CJK_RANGES,
-    _INITIALS,
-    _TERMINATORS,
-    _WORD_BEFORE,
-    ABBREVIATIONS,
-    DEFAULT_MIN_UNITS,
-    WRAP_FULL,
-    WRAP_MIN_SHARE,
-    Sentence,
-    _raw_pieces,
-    units,
-)
+from .multilevel import (Candidate, MultiParams, PartCandidate, _judging_order, _one_sentence_need, _passage_arrays,
+                         _unit_starts, key_cover)
+from .sentences import (_CJK_RANGES, _INITIALS, _TERMINATORS, _WORD_BEFORE, ABBREVIATIONS, DEFAULT_MIN_UNITS, WRAP_FULL,
+                        WRAP_MIN_SHARE, Sentence, _raw_pieces, units)
 from .simhash import _QUANT, blocks
 from .text import _LINE_BREAKS, _SPACES, CONTROL, converter
 from .winnow import _BASE, _M1, _M2, KEY_K, KEY_W
 
-__all__ = [
-    "abbreviation_before_reference",
-    "gram_hashes_reference",
-    "hamming_reference",
-    "lcs_length_reference",
-    "rank_candidates_reference",
-    "shared_blocks_reference",
-    "shared_runs_reference",
-    "simhash_reference",
-    "split_sentences_reference",
-    "unify_reference",
-    "unit_codes_reference",
-    "unwrap_lines_reference",
-    "winnow_reference",
-]
+__all__ = ["abbreviation_before_reference", "gram_hashes_reference", "hamming_reference", "lcs_length_reference",
+           "rank_candidates_reference", "shared_blocks_reference", "shared_runs_reference", "simhash_reference",
+           "split_sentences_reference", "unify_reference", "unit_codes_reference", "unwrap_lines_reference",
+           "winnow_reference"]
 
 
 # ----------------------------------------------------------------------------------- simhash
 
 
 def simhash_reference(hashes: Sequence[int], weights: Sequence[float]) -> int:
-    """Slow SimHash straight from its definition, with the same integer weights."""
+    """:func:`simdup_es.simhash.simhash` (and ``simhash_batch``) straight from its definition, with the same integer
+    weights."""
     if not hashes:
         return 0
     peak = max(weights)
@@ -101,12 +54,12 @@ def simhash_reference(hashes: Sequence[int], weights: Sequence[float]) -> int:
 
 
 def hamming_reference(a: int, b: int) -> int:
-    """Bit-by-bit Hamming distance."""
+    """:func:`simdup_es.simhash.hamming` (and ``hamming_many``) bit by bit."""
     return sum(((a >> i) & 1) != ((b >> i) & 1) for i in range(FINGERPRINT_BITS))
 
 
 def shared_blocks_reference(a: int, b: int, layout: BlockLayout = BlockLayout()) -> int:
-    """:func:`shared_blocks` of one pair, by :func:`blocks`."""
+    """:func:`simdup_es.simhash.shared_blocks` of one pair, by :func:`simdup_es.simhash.blocks`."""
     return sum(x == y for x, y in zip(blocks(a, layout), blocks(b, layout)))
 
 
@@ -114,9 +67,9 @@ def shared_blocks_reference(a: int, b: int, layout: BlockLayout = BlockLayout())
 
 
 def lcs_length_reference(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
-    """LCS length by the textbook dynamic programme, O(len(a) * len(b)).
+    """:func:`simdup_es.lcs.lcs_length` by the textbook dynamic programme, O(len(a) * len(b)).
 
-    Slow on purpose: it is the definition, kept to check :func:`lcs_length` and
+    Slow on purpose: it is the definition, kept to check the fast one and
     the comparison matrix against. ``c[i][j]`` is the LCS of ``a[:i]`` and
     ``b[:j]``; only the previous row is kept.
     """
@@ -136,7 +89,7 @@ def lcs_length_reference(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
 
 
 def unify_reference(text: str) -> str:
-    """:func:`unify` step by step, as the design states it."""
+    """:func:`simdup_es.text.unify` (and ``unify_many``) step by step, as the design states it."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = unicodedata.normalize("NFKC", text)
     text = CONTROL.sub("", text)
@@ -150,7 +103,7 @@ def unify_reference(text: str) -> str:
 
 
 def abbreviation_before_reference(text: str, dot: int) -> bool:
-    """:func:`_abbreviation_before` with the regular expression searched as written."""
+    """``simdup_es.sentences._abbreviation_before`` with the regular expression searched as written."""
     # Look back a bounded distance only: searching from 0 would make
     # splitting quadratic in the length of the text.
     before = _WORD_BEFORE.search(text, max(0, dot - 40), dot)
@@ -161,7 +114,8 @@ def abbreviation_before_reference(text: str, dot: int) -> bool:
 
 
 def split_sentences_reference(text: str, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:
-    """:func:`split_sentences` the plain way: :func:`_raw_pieces`, counted with :func:`units`."""
+    """:func:`simdup_es.sentences.split_sentences` (and ``split_table``) the plain way: its pieces, counted with
+    :func:`simdup_es.sentences.units`."""
     merged: list[tuple[int, int, int]] = []  # (start, end, units)
     pending: tuple[int, int, int] | None = None
     for start, end, line_start in _raw_pieces(text):
@@ -183,7 +137,7 @@ def split_sentences_reference(text: str, min_units: int = DEFAULT_MIN_UNITS) -> 
 
 
 def unwrap_lines_reference(text: str) -> str:
-    """:func:`unwrap_lines` character by character, widths counted one character at a time."""
+    """:func:`simdup_es.sentences.unwrap_lines` character by character, widths counted one character at a time."""
     lines = text.split("\n")
     if len(lines) < 3:
         return text
@@ -210,12 +164,12 @@ def unwrap_lines_reference(text: str) -> str:
 
 
 def unit_codes_reference(text: str) -> list[int]:
-    """:func:`unit_codes` one unit at a time."""
+    """:func:`simdup_es.winnow.unit_codes` one unit at a time."""
     return [ord(u) if len(u) == 1 else max(xxhash.xxh3_64_intdigest(u.encode("utf-8")), 1 << 21) for u in units(text)]
 
 
 def gram_hashes_reference(codes: list[int], k: int) -> list[int]:
-    """:func:`gram_hashes` one gram at a time, in Python integers."""
+    """:func:`simdup_es.winnow.gram_hashes` one gram at a time, in Python integers."""
     mask = (1 << 64) - 1
     out = []
     for i in range(len(codes) - k + 1):
@@ -232,7 +186,7 @@ def gram_hashes_reference(codes: list[int], k: int) -> list[int]:
 
 
 def winnow_reference(hashes: list[int], w: int) -> tuple[list[int], list[int]]:
-    """:func:`winnow` window by window."""
+    """:func:`simdup_es.winnow.winnow` (and ``winnow_many``) window by window."""
     if not hashes:
         return [], []
     w = min(w, len(hashes))
@@ -246,7 +200,7 @@ def winnow_reference(hashes: list[int], w: int) -> tuple[list[int], list[int]]:
 
 
 def shared_runs_reference(a: list[int], b: list[int], min_units: int) -> tuple[list[bool], list[bool]]:
-    """:func:`shared_runs` by comparing the grams themselves (no hashing)."""
+    """:func:`simdup_es.winnow.shared_runs` by comparing the grams themselves (no hashing)."""
 
     def grams(s: list[int]) -> list[tuple[int, ...]]:
         return [tuple(s[i : i + min_units]) for i in range(len(s) - min_units + 1)]
@@ -268,7 +222,7 @@ def shared_runs_reference(a: list[int], b: list[int], min_units: int) -> tuple[l
 
 def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
                               params: MultiParams = MultiParams()) -> list[Candidate]:
-    """:func:`rank_candidates` candidate by candidate.
+    """:func:`simdup_es.multilevel.rank_candidates` candidate by candidate.
 
     The match side's coverage is estimated by the share of its keys the query has (its
     distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units

@@ -19,19 +19,18 @@ serialises or pools its calls, the caches lock.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-import logging
-
+from .caches import TextCaches
 from .errors import ConfigError, FingerprintVersionError, InputError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .multilevel import Copies, MultiParams
 from .offsets import Unified, unify_mapped
 from .parts import PartPrinter
 from .report.similarity import Exclusions, SimilarityReport, report_from_copies, report_limit, settings_in_words
-from .caches import TextCaches
 from .search import MatrixComparer, Verdict, find_copies, find_copies_many
 from .search import comparer as new_comparer
 from .store.base import Store, StoredDoc
@@ -196,8 +195,10 @@ class Service:
             text, title = self._document(query, "report")
             asked = Query(text=text, title=title)
         found = self.search(asked, params=params, limit=report_limit(limit, query.id, include_self))
+        if found.text is None:
+            raise InputError("stored without its text, which the report needs: index it with its text", source=query.id)
         words = settings_in_words(self.comparer.params, params)
-        return report_from_copies(found.text or "", found.copies, doc_id=query.id, label=query.label or query.id or
+        return report_from_copies(found.text, found.copies, doc_id=query.id, label=query.label or query.id or
                                   "this document", exclusions=exclusions, include_self=include_self, settings=words,
                                   limit=limit, mapped=self.caches.mapped)
 
