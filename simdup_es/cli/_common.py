@@ -443,21 +443,17 @@ def compare_options(func: F) -> F:
 COMPARE_KEYS = ("similar_weight", "right_weight", "synonym_file", "no_synonyms", "trim_boilerplate", "unwrap")
 
 
-def compare_params(kwargs: dict[str, Any]) -> Any:
-    """The :class:`~simdup_es.compare.CompareParams` the compare options give (read, not popped)."""
+def make_comparer(kwargs: dict[str, Any], matrix: bool = True) -> MatrixComparer | None:
+    """:func:`simdup_es.search.comparer` from the compare options (popped from ``kwargs``); ``None`` without
+    ``matrix`` (nothing loaded for a search that compares nothing)."""
     from ..compare import CompareParams
-
-    return CompareParams(similar_weight=kwargs["similar_weight"], right_weight=kwargs["right_weight"],
-                         use_synonyms=not kwargs["no_synonyms"], trim_boilerplate=kwargs["trim_boilerplate"],
-                         unwrap=kwargs["unwrap"])
-
-
-def make_comparer(kwargs: dict[str, Any]) -> MatrixComparer:
-    """:func:`simdup_es.search.comparer` from the compare options (popped from ``kwargs``)."""
     from ..search import comparer
 
     opts = {k: kwargs.pop(k) for k in COMPARE_KEYS}
-    return comparer(compare_params(opts), opts["synonym_file"])
+    params = CompareParams(similar_weight=opts["similar_weight"], right_weight=opts["right_weight"],
+                           use_synonyms=not opts["no_synonyms"], trim_boilerplate=opts["trim_boilerplate"],
+                           unwrap=opts["unwrap"])
+    return comparer(params, opts["synonym_file"]) if matrix else None
 
 
 def search_options(func: F) -> F:
@@ -483,9 +479,6 @@ def make_service(kwargs: dict[str, Any], *, matrix: bool = True) -> Service:
     from ..service import Service
 
     fingerprinter = make_fingerprinter(kwargs.pop("idf_path"), kwargs.pop("marked_words"), kwargs.pop("max_bytes"))
-    comparer = make_comparer(kwargs) if matrix else None
-    if not matrix:
-        for key in COMPARE_KEYS:
-            kwargs.pop(key)
+    comparer = make_comparer(kwargs, matrix)
     params = MultiParams(k=kwargs.pop("k"), partial_threshold=kwargs.pop("partial_threshold"))
     return Service(None, fingerprinter=fingerprinter, comparer=comparer, params=params)
