@@ -711,14 +711,16 @@ class Copies(list[MultiMatch]):
     ``ran_out``: judging ended because the candidates did, not on ``max_misses`` misses in a row or at
     ``limit``, and the store's last candidate was among them (a caller whose store cut its candidates
     there asks it for more: past a cut made among candidates too weak to judge, none would be judged
-    either). A search over a store (:func:`simdup_es.search.find_copies`) adds ``unified``, the query's
-    unified text when it made it (a report maps it back, see :func:`simdup_es.offsets.unify_mapped`), and
-    ``docs``, the stored document of each copy by id (those the store holds), for a caller that shows them."""
+    either). A search over a store (:func:`simdup_es.search.find_copies`) adds what a caller that shows
+    them needs: ``text``, the query's text, ``unified``, its unified text when the search made it (to map
+    it back, :func:`simdup_es.offsets.unify_mapped`), and ``docs``, the stored document of each copy by id
+    (those the store holds)."""
 
     def __init__(self, matches: Iterable[MultiMatch] = (), more: int = 0, ran_out: bool = False) -> None:
         super().__init__(matches)
         self.more = more
         self.ran_out = ran_out
+        self.text: str | None = None
         self.unified: str | None = None
         self.docs: dict[str, StoredDoc] = {}
 

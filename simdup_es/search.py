@@ -28,7 +28,7 @@ import numpy as np
 from . import simhash as sh
 from .caches import TextCaches
 from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare, compare_screened, prepare
-from .errors import ConfigError, FingerprintVersionError, InputError, NotFound, SimdupError
+from .errors import ConfigError, InputError, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .multilevel import Copies, Kind, MultiMatch, MultiParams, PartCandidate, StoredText, copied_shares, judge
 from .multilevel import find_copies as judge_copies
@@ -117,23 +117,6 @@ class MatrixComparer:
                                 thesaurus=self.thesaurus, scans=self.caches.scans)
 
 
-def stored_query(store: Store, doc_id: str, version: str) -> tuple[Fingerprint, str | None]:
-    """The fingerprint and text of a stored document, to search with it.
-
-    Raises :class:`NotFound` for an unknown id and :class:`FingerprintVersionError`
-    when it was fingerprinted with another ``version``.
-    """
-    found = store.get([doc_id])
-    if not found:
-        raise NotFound(f"no document with id {doc_id!r} in the store")
-    doc = found[0]
-    if doc.version != version:
-        raise FingerprintVersionError(
-            f"document {doc_id!r} was fingerprinted with version {doc.version}, this run uses {version}: use the "
-            "same --idf/--marked-words as when indexing")
-    return Fingerprint(doc.fingerprint, doc.version), doc.text
-
-
 def find_copies(
     store: Store,
     text: str | None,
@@ -177,7 +160,7 @@ def find_copies(
         found = _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, limit)
     if missing := [m.id for m in found if m.id not in found.docs]:
         found.docs.update((d.id, d) for d in store.get(missing))
-    found.unified = unified
+    found.unified, found.text = unified, text
     return found
 
 

@@ -383,8 +383,8 @@ class App:
         """What ``simdup search --json`` prints, in one object: the matches and how many more there are."""
         self._fresh()
         found = self.service.search(req.query, params=req.params, matrix=req.levels == "all", limit=req.limit)
-        matches = matches_json(found.copies, found.text, spans=req.spans, mapped=self.service.caches.mapped)
-        return {"id": req.query.id, "matches": matches, "more": found.copies.more}
+        matches = matches_json(found, spans=req.spans, mapped=self.service.caches.mapped)
+        return {"id": req.query.id, "matches": matches, "more": found.more}
 
     async def compare(self, request: Request) -> Response:
         if request.method == "GET":

@@ -10,7 +10,7 @@ line and the HTTP server parse their arguments into a :class:`Query` and render 
 
     with simdup_es.open_store(path=".simdup", read_only=True) as store:
         service = Service(store)
-        found = service.search(Query(text="……"))          # found.copies: the copies, best first
+        copies = service.search(Query(text="……"))         # the copies, best first
         report = service.report(Query(id="corpus/a.txt"))  # a SimilarityReport
 
 Pure apart from the store it is handed. Calls may run on several threads at once: the store
@@ -35,7 +35,7 @@ from .search import MatrixComparer, Verdict, find_copies, find_copies_many
 from .search import comparer as new_comparer
 from .store.base import Store, StoredDoc
 
-__all__ = ["Compared", "Found", "Query", "Service"]
+__all__ = ["Compared", "Query", "Service"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,15 +59,6 @@ class Query:
     def __post_init__(self) -> None:
         if self.id is None and self.text is None:
             raise ConfigError("give the id of a stored document, or a text")
-
-
-@dataclass(frozen=True)
-class Found:
-    """What a search found: the copies, best first (with the stored documents they name, ``copies.docs``), and the
-    query's text (a stored document's, for a query by id)."""
-
-    copies: Copies
-    text: str | None
 
 
 @dataclass(frozen=True)
@@ -143,7 +134,7 @@ class Service:
         return found[0]
 
     def search(self, query: Query, *, params: MultiParams | None = None, matrix: bool = True,
-               limit: int = 20) -> Found:
+               limit: int = 20) -> Copies:
         """The stored copies of ``query`` (:func:`simdup_es.search.find_copies`), its own stored copy left out.
 
         A stored document is searched with its stored fingerprint (of this service's version, else
@@ -161,7 +152,7 @@ class Service:
                 logger.warning("the store holds no document of fingerprint version %s (it holds %s): searches "
                                "fingerprinted so find nothing; use the FingerprintParams (IDF table, marked words) "
                                "the store was indexed with", version, ", ".join(sorted(held)))
-        return Found(copies, text)
+        return copies
 
     def search_many(self, items: Iterable[T], to_doc: Callable[[T], Doc], *, limit: int = 20,
                     workers: int | None = None, exclude: Callable[[T], str | None] | None = None
@@ -198,7 +189,7 @@ class Service:
         if found.text is None:
             raise InputError("stored without its text, which the report needs: index it with its text", source=query.id)
         words = settings_in_words(self.comparer.params, params)
-        return report_from_copies(found.text, found.copies, doc_id=query.id, label=query.label or query.id or
+        return report_from_copies(found.text, found, doc_id=query.id, label=query.label or query.id or
                                   "this document", exclusions=exclusions, include_self=include_self, settings=words,
                                   limit=limit, mapped=self.caches.mapped)
 

@@ -20,7 +20,7 @@ from ..indexer import LEVELS, IndexStopped, IndexSummary, LevelChoice, index_ite
 from ..live_groups import GroupKeeper
 from ..multilevel import Copies, MultiMatch, MultiParams
 from ..parts import PartPrinter
-from ..service import Found, Query, Service
+from ..service import Query, Service
 from ..sources import Fields, path_id, record_doc
 from ..store import DEFAULT_INDEX, DEFAULT_PATH
 from ..store.base import NOT_FOUND, Store, StoredDoc, query_terms
@@ -493,7 +493,7 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
                 raise
             raise type(exc)(exc.reason, source=str(file)) from None
         store = service.store
-        if not found.copies and not no_matrix and not store.count_with_levels() and (documents := store.count()):
+        if not found and not no_matrix and not store.count_with_levels() and (documents := store.count()):
             click.echo(f"note: none of the store's {counted(documents, 'document')} was stored with its levels ('index "
                        "--levels document'): only near-duplicates of whole documents can be found; index them again "
                        "without it to find partial copies", err=True)
@@ -553,23 +553,23 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], servi
         sys.exit(1)
 
 
-def _show_copies(found: Found, service: Service, *, as_json: bool, details: int, html_path: Path | None,
+def _show_copies(copies: Copies, service: Service, *, as_json: bool, details: int, html_path: Path | None,
                  matrix: bool = True) -> None:
     from ..offsets import Unified, unify_mapped
     from ..report import matches_json, render_terminal
 
-    copies, docs = found.copies, found.copies.docs
+    docs = copies.docs
     more = copies.more
 
     def mapped(doc: StoredDoc) -> Unified:  # stored texts as given, mapped from what was compared
         return service.caches.mapped(doc.text or "")
 
     scored = [(m, docs[m.id]) for m in copies if m.comparison is not None and m.id in docs and docs[m.id].text]
-    query = unify_mapped(found.text or "", copies.unified) if scored and (details or html_path is not None) else None
+    query = unify_mapped(copies.text or "", copies.unified) if scored and (details or html_path is not None) else None
     if html_path is not None and not scored:
         click.echo(f"{html_path} not written: no compared copy to show", err=True)
     if as_json:
-        for hit in matches_json(copies, found.text, mapped=service.caches.mapped):
+        for hit in matches_json(copies, mapped=service.caches.mapped):
             echo_json(hit)
         if more:
             click.echo(_more_note(more), err=True)

@@ -162,13 +162,13 @@ def _as_given(shown: Unified, start: int, end: int) -> dict[str, Any]:
     return {"start": s, "end": e, "text": shown.original[s:e]}
 
 
-def matches_json(found: Copies, text: str | None, spans: bool = True,
-                 mapped: Callable[[str], Unified] = unify_mapped) -> list[dict[str, Any]]:
-    """The hits of a search for ``text`` as ``simdup search --json`` prints them (and ``simdup serve`` answers
-    them): each match's figures, the stored title, the marked sentence pairs, and the copied ``spans`` on both
-    sides in original characters. ``mapped`` maps a stored text (from a cache, as a service keeps them)."""
+def matches_json(found: Copies, spans: bool = True, mapped: Callable[[str], Unified] = unify_mapped
+                 ) -> list[dict[str, Any]]:
+    """The hits of a search as ``simdup search --json`` prints them (and ``simdup serve`` answers them): each
+    match's figures, the stored title, the marked sentence pairs, and the copied ``spans`` on both sides in
+    original characters. ``mapped`` maps a stored text (from a cache, as a service keeps them)."""
     # Without ``spans`` ("spans": null) nothing is mapped: the maps cost about half of what the search does.
-    docs = found.docs
+    docs, text = found.docs, found.text
     query = None
     if spans and any(m.comparison is not None for m in found):
         # A stored text searched again (a document's own copies, asked for by id or as a file) is mapped as

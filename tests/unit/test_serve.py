@@ -614,11 +614,14 @@ def test_the_workers_socket_gets_nodelay_connections() -> None:
 def test_the_command_says_what_searches_cannot_find(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from simdup_es.cli.serve_cmd import _look_at
 
+    from simdup_es import Fingerprinter, FingerprintParams
+
     local = open_store(path=folder, read_only=True)
-    _look_at(local, default_fingerprinter().version)
+    _look_at(Service(local))
     assert capsys.readouterr().err == ""
-    _look_at(local, "9.9other")  # served with other --idf / --marked-words than the store was indexed with
+    # Served with other --idf / --marked-words than the store was indexed with.
+    _look_at(Service(local, fingerprinter=Fingerprinter(FingerprintParams(title_boost=5))))
     assert f"{len(RECORDS) + 1} stored documents of fingerprint version" in capsys.readouterr().err
     local.close()
-    _look_at(local, default_fingerprinter().version)
+    _look_at(Service(local))
     assert "serving anyway: requests get 503" in capsys.readouterr().err
