@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .lru import ByteLRU, CacheInfo
-from .offsets import Unified, unify_mapped
 from .sentences import Scan, scan, scan_bytes
 from .text import unify, unify_many
+
+if TYPE_CHECKING:  # the maps' module loads with the first map: a command line that shows none starts without it
+    from .offsets import Unified
 
 __all__ = ["MAPPED_CHARS", "SCAN_BYTES", "UNIFIED_BYTES", "TextCaches"]
 
@@ -45,9 +48,7 @@ class TextCaches:
         self.unified: ByteLRU[str, str] = ByteLRU(
             unify, lambda text, unified: sys.getsizeof(text) + sys.getsizeof(unified), unified_bytes)
         self.scans: ByteLRU[tuple[str, int], Scan] = ByteLRU(scan, scan_bytes, scans_bytes)
-        # A map reuses the unified text the search made (mapping costs several times unifying).
-        self.mapped: ByteLRU[str, Unified] = ByteLRU(lambda text: unify_mapped(text, self.unified(text)),
-                                                     lambda text, _: len(text), mapped_chars)
+        self.mapped: ByteLRU[str, Unified] = ByteLRU(self._map, lambda text, _: len(text), mapped_chars)
 
     def unify(self, text: str) -> str:
         """:func:`~simdup_es.text.unify` of a stored text, kept."""
@@ -56,6 +57,12 @@ class TextCaches:
     def unify_many(self, texts: Sequence[str]) -> list[str]:
         """:meth:`unify` of each text, those not kept unified in one :func:`~simdup_es.text.unify_many` call."""
         return self.unified.many(texts, unify_many)  # type: ignore[arg-type]  # list[UnifiedText] is a list[str]
+
+    def _map(self, text: str) -> Unified:
+        from .offsets import unify_mapped
+
+        # The unified text the search made is reused: mapping costs several times unifying.
+        return unify_mapped(text, self.unified(text))
 
     def info(self) -> dict[str, CacheInfo]:
         """Hits, misses, entries and bytes of each cache."""

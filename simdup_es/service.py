@@ -22,18 +22,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from .caches import TextCaches
 from .errors import ConfigError, FingerprintVersionError, InputError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .multilevel import Copies, MultiParams
-from .offsets import Unified, unify_mapped
 from .parts import PartPrinter
-from .report.similarity import Exclusions, SimilarityReport, report_from_copies, report_limit, settings_in_words
 from .search import MatrixComparer, Verdict, find_copies, find_copies_many
 from .search import comparer as new_comparer
 from .store.base import Store, StoredDoc
+
+if TYPE_CHECKING:  # the report's and the maps' modules load when first used: the command line starts without them
+    from .offsets import Unified
+    from .report.similarity import Exclusions, SimilarityReport
 
 __all__ = ["Compared", "Query", "Service"]
 
@@ -165,6 +167,8 @@ class Service:
     def compare(self, a: Query, b: Query, params: MultiParams | None = None) -> Compared:
         """Two documents (stored or texts) fingerprinted and compared sentence by sentence, and judged as a search
         with ``params`` (default the service's) judges a copy."""
+        from .offsets import unify_mapped
+
         (text_a, title_a), (text_b, title_b) = self._document(a, "comparison"), self._document(b, "comparison")
         fa, fb = (self.fingerprinter.fingerprint_many([Doc(t, title, q.label)])[0].unwrap()
                   for t, title, q in ((text_a, title_a, a), (text_b, title_b, b)))
@@ -172,14 +176,16 @@ class Service:
         verdict = Verdict(fa, fb, self.comparer(shown_a.text, shown_b.text), params or self.params)
         return Compared(verdict, shown_a, shown_b)
 
-    def report(self, query: Query, *, exclusions: Exclusions = Exclusions(), include_self: bool = False,
+    def report(self, query: Query, *, exclusions: Exclusions | None = None, include_self: bool = False,
                limit: int = 20, params: MultiParams | None = None) -> SimilarityReport:
         """The similarity report of ``query`` against the store: its copied passages and their sources, at most
         ``limit`` of them (:mod:`simdup_es.report.similarity`).
 
         Its own stored copy is left out and named (by ``query.id``, or without an id the one source with
-        the very same text), unless ``include_self``.
+        the very same text), unless ``include_self``; ``exclusions`` are what does not count (none by default).
         """
+        from .report.similarity import Exclusions, report_from_copies, report_limit, settings_in_words
+
         params = params or self.params
         asked = query
         if include_self:  # its own stored copy counts: searched as a text, nothing left out
@@ -190,8 +196,8 @@ class Service:
             raise InputError("stored without its text, which the report needs: index it with its text", source=query.id)
         words = settings_in_words(self.comparer.params, params)
         return report_from_copies(found.text, found, doc_id=query.id, label=query.label or query.id or
-                                  "this document", exclusions=exclusions, include_self=include_self, settings=words,
-                                  limit=limit, mapped=self.caches.mapped)
+                                  "this document", exclusions=exclusions or Exclusions(), include_self=include_self,
+                                  settings=words, limit=limit, mapped=self.caches.mapped)
 
     def _fingerprint(self, query: Query) -> tuple[Fingerprint, str | None]:
         """A stored document's fingerprint and text, to search with them."""
