@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .lru import ByteLRU, CacheInfo
+from .lru import ByteLRU
 from .sentences import Scan, scan, scan_bytes
 from .text import unify, unify_many
 
@@ -63,10 +63,6 @@ class TextCaches:
 
         # The unified text the search made is reused: mapping costs several times unifying.
         return unify_mapped(text, self.unified(text))
-
-    def info(self) -> dict[str, CacheInfo]:
-        """Hits, misses, entries and bytes of each cache."""
-        return {"unified": self.unified.info(), "scans": self.scans.info(), "mapped": self.mapped.info()}
 
     def clear(self) -> None:
         for cache in (self.unified, self.scans, self.mapped):
