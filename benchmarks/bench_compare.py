@@ -11,7 +11,7 @@ run by jieba-rs, stop words dropped):
   (compare <= 2 ms at 50 x 50);
 * own: the same call with every sentence's words already cached, i.e. compare's
   own work; cold minus own ("words") is the time in the segmenter;
-* matrix: :func:`simdup_es.compare.lcs_matrix` alone.
+* matrix: :func:`simdup_es.matrix.lcs_matrix` alone.
 
 First, the three segmenters alone, per sentence, and whether jieba-rs gives
 Python jieba's words. At 50 x 50 also: the cold call with Python jieba, without
@@ -57,8 +57,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simdup_es.compare import CachedSegmenter, CompareParams, Comparison, compare, lcs_matrix  # noqa: E402
-from simdup_es.lcs import lcs_length_reference  # noqa: E402
+from simdup_es.compare import CachedSegmenter, CompareParams, Comparison, compare  # noqa: E402
+from simdup_es.matrix import lcs_matrix  # noqa: E402
+from simdup_es.reference import lcs_length_reference  # noqa: E402
 from simdup_es.sentences import split_sentences, units  # noqa: E402
 from simdup_es.text import unify  # noqa: E402
 from simdup_es.thesaurus import Thesaurus, cilin_thesaurus  # noqa: E402

@@ -9,7 +9,7 @@ wall-clock latency (client included) of
 the mean number of candidates each layout hands to the re-rank, and how the p50
 grows with N, and the server's own ``took`` for the same requests (whole
 milliseconds, without client and network). Then what ``simdup search`` does
-(:func:`simdup_es.find_duplicates` without the comparison matrix: candidates,
+(:func:`simdup_es.find_copies` without the comparison matrix: candidates,
 re-rank, the matched documents) beside the bare 5-of-8 ``bool`` sent alone, in
 the same loop, with the requests each search makes: on one long-lived store, and
 on a new store (new client) per search, as a fresh ``simdup search`` process has. A sample of the queries is checked against brute force (numpy) at
@@ -45,7 +45,7 @@ from simdup_es.config import BlockLayout
 from simdup_es.es.connection import ConnectionSettings
 from simdup_es.fingerprint import Fingerprint
 from simdup_es.es.bodies import candidate_search
-from simdup_es.search import find_duplicates, rerank
+from simdup_es.search import find_copies, rerank
 from simdup_es.store.base import StoredDoc
 from simdup_es.store.elasticsearch import ElasticsearchStore
 
@@ -215,7 +215,7 @@ def main() -> None:
 
 def search_paths(args: argparse.Namespace, client: Elasticsearch, store: ElasticsearchStore,
                  queries: np.ndarray) -> None:
-    """p50 of ``find_duplicates`` (no matrix) beside the bare 5-of-8 ``bool``, interleaved, and requests per search."""
+    """p50 of ``find_copies`` (no matrix) beside the bare 5-of-8 ``bool``, interleaved, and requests per search."""
     settings = ConnectionSettings(url=args.url)
     bare, kept, fresh = [], [], []
     requests = {"long-lived store": 0, "new store per search": 0}
@@ -238,11 +238,11 @@ def search_paths(args: argparse.Namespace, client: Elasticsearch, store: Elastic
         t = time.perf_counter()
         client.search(index=args.index, body=body)
         t1 = time.perf_counter()
-        find_duplicates(own, None, fingerprint=fp, matrix=False)
+        find_copies(own, None, fingerprint=fp, matrix=False)
         t2 = time.perf_counter()
         with ElasticsearchStore(settings, args.index) as new:
             counted(new, "new store per search")
-            find_duplicates(new, None, fingerprint=fp, matrix=False)
+            find_copies(new, None, fingerprint=fp, matrix=False)
         t3 = time.perf_counter()
         if i == args.warmup - 1:
             requests = dict.fromkeys(requests, 0)

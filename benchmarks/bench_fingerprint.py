@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from simdup_es.fingerprint import Doc, Fingerprinter
-from simdup_es.text import unify, unify_many, unify_reference
+from simdup_es.reference import unify_reference  # noqa: E402
+from simdup_es.text import unify, unify_many
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -2,8 +2,8 @@
 
 The store is one ``benchmarks/eval_copies.py --store DIR`` built (same --seed). Queries of the
 given rows run twice; in the second round, timed, every other query runs after the caches of the
-candidates' unified texts and sentence scans (:data:`simdup_es.search.unified_cache`,
-:data:`simdup_es.sentences.scan_cache`) were emptied, so both halves see the same load. Emptying
+candidates' unified texts and sentence scans (the comparer's caches, :class:`simdup_es.caches.TextCaches`)
+were emptied, so both halves see the same load. Emptying
 them before every other query understates what they save.
 
     SIMDUP_DATA=data python benchmarks/bench_query_cache.py --store results/store7 --rows short --n 600
@@ -25,8 +25,7 @@ import eval_copies as E  # noqa: E402
 from simdup_es import SimdupError, default_fingerprinter  # noqa: E402
 from simdup_es.multilevel import MultiParams  # noqa: E402
 from simdup_es.parts import PartPrinter  # noqa: E402
-from simdup_es.search import comparer, find_copies, unified_cache  # noqa: E402
-from simdup_es.sentences import scan_cache  # noqa: E402
+from simdup_es.search import comparer, find_copies  # noqa: E402
 from simdup_es.store import open_store  # noqa: E402
 
 
@@ -47,8 +46,7 @@ def main() -> None:
             for n, q in enumerate(queries):
                 cached = (n + rnd) % 2 == 0
                 if not cached:
-                    unified_cache.clear()
-                    scan_cache.clear()
+                    compare.caches.clear()
                 t = time.perf_counter()
                 try:
                     find_copies(store, q.text, printer=printer, compare=compare, params=params, limit=100, exclude_id=q.exclude)

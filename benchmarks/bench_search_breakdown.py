@@ -62,7 +62,6 @@ def main() -> None:
     args = ap.parse_args()
 
     from simdup_es import default_fingerprinter, multilevel, search
-    from simdup_es import sentences as sentences_module
     from simdup_es.multilevel import MultiParams
     from simdup_es.parts import PartPrinter
     from simdup_es.store import open_store
@@ -79,8 +78,8 @@ def main() -> None:
         timed(printer, "levels", "query: levels", spent)
         timed(type(store), "copy_candidates", "store: candidates", spent)
         timed(type(store), "get", "store: texts", spent)
-        timed(search, "unify_stored_many", "stored texts: unify (not cached)", spent)
-        timed(sentences_module.scan_cache, "_make", "stored texts: sentence scan (not cached)", spent)
+        timed(compare.caches, "unify_many", "stored texts: unify (not cached)", spent)
+        timed(compare.caches.scans, "_make", "stored texts: sentence scan (not cached)", spent)
         timed(compare, "screened", "comparison (with scans and words)", spent)
         timed(multilevel, "rank_candidates", "rank", spent)
         timed(multilevel, "judge", "judge", spent)
@@ -94,8 +93,7 @@ def main() -> None:
             return ms
 
         def cold() -> None:
-            search.unified_cache.clear()
-            sentences_module.scan_cache.clear()
+            compare.caches.clear()
 
         run("short")  # load the tables
         for kind in KINDS:

@@ -31,7 +31,7 @@ into one segment per shard before its queries (:meth:`ElasticsearchStore.force_m
 number of segments is printed either way). The machine is shared and noisy:
 read the figures as ratios to MinHash's in the same run. ``--again`` adds a column:
 the same queries run a second time, when the candidates' unified texts and sentences
-are kept from the first (simdup_es.search.unified_cache, simdup_es.sentences.scan_cache).
+are kept from the first (the comparer's caches, simdup_es.caches.TextCaches).
 """
 
 from __future__ import annotations
@@ -149,13 +149,10 @@ def simdup_runs(store, queries, again: bool = False):  # type: ignore[no-untyped
     from simdup_es import default_fingerprinter
     from simdup_es.multilevel import MultiParams
     from simdup_es.parts import PartPrinter
-    from simdup_es.search import comparer, find_copies, unified_cache
-    from simdup_es.sentences import scan_cache
+    from simdup_es.search import comparer, find_copies
 
-    # Each store's first pass starts cold: the stores hold the same texts, and what an earlier
-    # store's queries left in the caches would spare this one the work.
-    unified_cache.clear()
-    scan_cache.clear()
+    # Each store's first pass starts cold (a comparer of its own, and its caches): the stores hold the
+    # same texts, and what an earlier store's queries left in the caches would spare this one the work.
     printer, compare, params = PartPrinter(default_fingerprinter()), comparer(), MultiParams()
     find_copies(store, queries["2 kB"][0][1], printer=printer, compare=compare, params=params)  # load the tables
 

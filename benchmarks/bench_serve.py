@@ -118,8 +118,7 @@ def library_times(folder: Path, queries: list[str], limit: int) -> tuple[list[fl
         cpu = time.process_time()
         for text in queries:
             started = time.perf_counter()
-            docs: dict[str, Any] = {}
-            find_copies(store, text, printer=printer, compare=compare, limit=limit, stored=docs)  # reads every result
+            find_copies(store, text, printer=printer, compare=compare, limit=limit)  # reads every result
             out.append(time.perf_counter() - started)
         return out, time.process_time() - cpu
     finally:
@@ -187,9 +186,8 @@ def _library_process(folder: Path, queries: list[str], limit: int, first: int, t
             text = queries[i % len(queries)]
             i += step
             started = time.perf_counter()  # waiting for a turn included, as a client waits for a thread
-            docs: dict[str, Any] = {}
             with turns:
-                find_copies(store, text, printer=printer, compare=compare, limit=limit, stored=docs)
+                find_copies(store, text, printer=printer, compare=compare, limit=limit)
             latencies.append(time.perf_counter() - started)  # list.append is atomic under the GIL
 
     started = time.monotonic()

@@ -50,7 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import quality_set  # noqa: E402
 
-from simdup_es.compare import CompareParams, compare, lcs_matrix, word_score  # noqa: E402
+from simdup_es.compare import CompareParams, compare, word_score  # noqa: E402
+from simdup_es.matrix import lcs_matrix  # noqa: E402
 from simdup_es.fingerprint import Doc, Fingerprinter  # noqa: E402
 from simdup_es.sentences import split_sentences  # noqa: E402
 from simdup_es.text import UnifiedText, unify  # noqa: E402

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import opencc
 
+import simdup_es.reference as reference_module
 import simdup_es.text as text_module
 from simdup_es.fingerprint import Doc, Fingerprinter
 
@@ -46,12 +47,12 @@ def main() -> None:
     for name, opencc_of in {"t2s (characters only)": _t2s_only, "t2s -> s2twp -> tw2sp (simdup)": _OPENCC}.items():
         # Unified here, step by step (unify_reference, which unify equals), with the
         # configs of this option; the workers fingerprint the unified texts.
-        text_module.converter = opencc_of
+        reference_module.converter = opencc_of
         try:
-            cn, tw, pure = ([text_module.unify_reference(x) for x in texts]
+            cn, tw, pure = ([reference_module.unify_reference(x) for x in texts]
                             for texts in ([p["zh_cn"] for p in pairs], [p["zh_tw"] for p in pairs], s2t))
         finally:
-            text_module.converter = _OPENCC
+            reference_module.converter = _OPENCC
         fp = Fingerprinter()
         cn, tw, pure = ([r.unwrap() for r in fp.map(Doc(text_module.UnifiedText(x)) for x in texts)] for texts in (cn, tw, pure))
         d = np.array([a.distance(b) for a, b in zip(cn, tw)])

@@ -8,8 +8,11 @@ Three lines to a distance::
 
 For other parameters build a :class:`Fingerprinter` from :class:`FingerprintParams`.
 What ``simdup search`` does is :func:`find_copies` over a store from
-:func:`open_store` (near-duplicates and partial copies; :func:`find_duplicates`
-is the document level alone), with thresholds in :class:`MultiParams`.
+:func:`open_store` (near-duplicates and partial copies; with ``matrix=False``
+the document level alone), with thresholds in :class:`MultiParams`. A
+:class:`Service` holds a store and the parameters for many searches, comparisons
+and reports of a :class:`Query` (what ``simdup search``, ``compare``, ``report``
+and ``serve`` run on), and keeps what they share between them.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from .text import unify
 
 if TYPE_CHECKING:  # loaded on first use (__getattr__ below); type checkers see them here
     from .multilevel import MultiParams
-    from .search import Hit, find_copies, find_duplicates
+    from .search import find_copies
+    from .service import Query, Service
     from .store import open_store
 
 __all__ = [
@@ -34,13 +38,13 @@ __all__ = [
     "FingerprintParams",
     "Fingerprinter",
     "SimdupError",
-    "Hit",
     "MultiParams",
+    "Query",
+    "Service",
     "blocks",
     "default_fingerprinter",
     "distance",
     "find_copies",
-    "find_duplicates",
     "fingerprint",
     "open_store",
     "similarity",
@@ -59,8 +63,8 @@ def distance(a: Fingerprint, b: Fingerprint) -> int:
     return a.distance(b)
 
 
-_LAZY = {"open_store": "store", "find_duplicates": "search", "find_copies": "search", "Hit": "search",
-         "MultiParams": "multilevel"}
+_LAZY = {"open_store": "store", "find_copies": "search", "MultiParams": "multilevel", "Query": "service",
+         "Service": "service"}
 
 
 def __getattr__(name: str) -> Any:

@@ -62,25 +62,8 @@ leave it off to ask "how much of b is copied from a". Beyond
 
 Speed
 -----
-Every unit becomes one code point, numbered by frequency over both texts (the
-most common unit gets 0). :func:`simdup_es.sentences.split_sentences_coded`
-finds the units of a whole text with numpy and codes them as it splits (a CJK
-character stands for itself, a Latin word gets a private-use code point), so no
-step runs in Python per unit. Ranking costs about as much as it saves at 50 x 50
-sentences and pays above: RapidFuzz looks code points below 256 up in an array
-and the others in a hash map, so the whole-text LCS on ranked strings is about
-3x faster (measured: 0.09 against 0.27 ms at 50 x 50, 39 against 140 ms at
-1000 x 1000). The matrix is computed in bulk with ``rapidfuzz.process.cdist``
-and ``score_cutoff=similar_weight``; when there are more than 256 distinct units,
-on *folded* strings in which every code point is below 256 (the 160 most common
-units keep their own, rarer ones share). Folding can only add matches, so the
-folded ``p`` is an upper bound and no candidate is lost, while RapidFuzz runs its
-8-bit fast path (measured: 2.5x faster than on wide strings at 50 x 50, 10x at
-200 x 200). The few pairs that pass are recomputed exactly. Pairs that cannot
-reach ``similar_weight`` because of their lengths (``p_ij <= min(n, m) / max(n, m)``)
-are rejected by ``score_cutoff`` at once, and in large matrices not even visited
-(see :func:`_rough_matrix`). ``workers`` spreads ``cdist`` over threads; it pays
-only for large matrices (:data:`PARALLEL_MIN_PAIRS`).
+The candidate pairs come from :mod:`simdup_es.matrix`: every unit one code point, ranked by
+frequency, and the matrix scored in bulk by RapidFuzz (its module docstring has the measurements).
 
 The word-level check segments each sentence it needs once per call. The default
 segmenter, :func:`simdup_es.tokens.dictionary_words`, is jieba's dictionary
@@ -94,16 +77,14 @@ word-level checks takes about 1.4 ms, 0.2 ms of it segmenting (see
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache, lru_cache, partial
 from itertools import chain
-from typing import Any, Literal, NamedTuple, cast, overload
+from typing import Any, Literal
 
 import numpy as np
-from rapidfuzz import process
 from rapidfuzz.distance import LCSseq
 
 from .config import require_ints
@@ -111,15 +92,26 @@ from .errors import ConfigError
 from .lcs import (
     DEFAULT_TRIM_SLOPE,
     DEFAULT_TRIM_WINDOW,
-    UnitCodec,
     alignment_masks,
     containment,
     resemblance,
     trusted_span,
 )
+from .matrix import (
+    GROUPED_MIN_PAIRS,
+    Coded,
+    Encoded,
+    Pairs,
+    candidate_pairs,
+    codes_text,
+    folded_sentences,
+    rank_first,
+    rank_second,
+    raw_codes,
+)
 from .sentences import (
     DEFAULT_MIN_UNITS,
-    WORD_BASE,
+    Scan,
     Sentence,
     WordCodes,
     split_sentences,
@@ -136,6 +128,7 @@ __all__ = [
     "CachedSegmenter",
     "EXACT_LCS_MAX_CELLS",
     "CompareParams",
+    "Limits",
     "CompareStats",
     "Comparison",
     "PreparedText",
@@ -143,7 +136,6 @@ __all__ = [
     "SentencePair",
     "compare",
     "compare_screened",
-    "lcs_matrix",
     "prepare",
     "word_score",
 ]
@@ -152,27 +144,36 @@ log = logging.getLogger(__name__)
 
 Rule = Literal["lcs", "synonyms"]
 Segmenter = Callable[[str], Sequence[str]]
+Scans = Callable[[tuple[str, int]], Scan]
+"""``(text, min_units)`` to its :func:`simdup_es.sentences.scan`, from a cache or not."""
 
 EXACT_LCS_MAX_CELLS = 2_000_000_000
 ALIGNMENT_MAX_CELLS = 400_000_000
-# Below this many sentence pairs, threads cost more than they save.
-PARALLEL_MIN_PAIRS = 250_000
-_CUTOFF_MARGIN = 1e-4
-# Matrices of at least this many pairs are scored in groups of similar length
-# (measured: at 200 x 200 the extra cdist calls cost more than they save; at
-# 1000 x 1000 sentences of 20-60 units, grouping saves about 20 %, more when
-# lengths vary more).
-_GROUPED_MIN_PAIRS = 100_000
-_GROUP_SPAN = 1.1
-# Folded code points: the _FOLD_KEEP most common units keep their own, the
-# rest share the remaining ones.
-_FOLD_KEEP = 160
-_FOLD_SPAN = 256 - _FOLD_KEEP
-# Multi-character units (words) are coded in the private-use planes 15 and 16.
-_WORD_FIRST = chr(WORD_BASE)
-_PRIVATE_PLANES = re.compile("[\U000F0000-\U0010FFFF]")
 # Above this many cells (|a| * |b|) the whole-text LCS first drops the units the other text lacks.
 _FILTER_MIN_CELLS = 10_000_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The sizes from which :func:`compare` takes its paths for long texts; a test lowers them to 0 to take a
+    path at any size. Each gives the same comparison, but past ``exact_lcs_cells`` the whole-text LCS.
+
+    Attributes
+    ----------
+    exact_lcs_cells:
+        Above this many cells (``|a| * |b|`` units) the whole-text LCS is the best chain of sentence pairs,
+        a lower bound (``Comparison.lcs_exact`` false): :data:`EXACT_LCS_MAX_CELLS`.
+    alignment_cells:
+        Above this many, the trimmed cores are found from the matrix rather than one alignment of the
+        whole texts: :data:`ALIGNMENT_MAX_CELLS`.
+    grouped_pairs:
+        From this many sentence pairs, the matrix leaves out the sentences that cannot reach
+        ``similar_weight`` and is scored in groups of similar length (:func:`simdup_es.matrix.candidate_pairs`).
+    """
+
+    exact_lcs_cells: int = EXACT_LCS_MAX_CELLS
+    alignment_cells: int = ALIGNMENT_MAX_CELLS
+    grouped_pairs: int = GROUPED_MIN_PAIRS
 
 
 @dataclass(frozen=True)
@@ -397,294 +398,6 @@ class Comparison:
 
 
 # --------------------------------------------------------------------------- matrix
-
-
-@dataclass(frozen=True)
-class _Encoded:
-    """Both texts' sentences as strings of one code point per unit.
-
-    Codes are dense and ranked by frequency, ``a``'s units first (the most common
-    unit of ``a`` is chr(0)), then those only ``b`` has: the common units have code
-    points below 256, and ``a``'s codes do not depend on ``b``, so a query compared
-    with many texts is coded once (:class:`PreparedText`). Any one-to-one coding
-    gives the same LCS; folding (below) only widens the candidates checked exactly.
-    ``folded_*`` are the same sentences with every code point below 256 (rare
-    units share code points); ``None`` when the exact strings already are.
-    """
-
-    a: list[str]
-    b: list[str]
-    folded_a: list[str] | None
-    folded_b: list[str] | None
-
-
-def _raw_codes(
-    units_a: Sequence[Sequence[Hashable]], units_b: Sequence[Sequence[Hashable]]
-) -> tuple[list[str], list[str]]:
-    """One code point per unit, before ranking, for units given as sequences.
-
-    A one-character unit is itself, a longer one (a Latin word or number) gets a
-    private-use code point, as :func:`simdup_es.sentences.split_sentences_coded`
-    codes them. Units that are not strings, or more distinct words than
-    private-use code points, are numbered one by one instead.
-    """
-    try:
-        words = WordCodes()
-        return _word_codes(units_a, words), _word_codes(units_b, words)
-    except (OverflowError, TypeError):
-        codec = UnitCodec()
-        return [codec.encode(u) for u in units_a], [codec.encode(u) for u in units_b]
-
-
-def _word_codes(sentences_units: Sequence[Sequence[Hashable]], words: WordCodes) -> list[str]:
-    out = []
-    for units in cast("Sequence[Sequence[str]]", sentences_units):
-        joined = "".join(units)  # TypeError for units that are not strings
-        # A regular expression finds a private-use character faster than max()
-        # walks the string (which makes an object of every character).
-        if len(joined) != len(units) or _PRIVATE_PLANES.search(joined):
-            joined = "".join([u if len(u) == 1 and u < _WORD_FIRST else words[u] for u in units])
-        out.append(joined)
-    return out
-
-
-def _split_lengths(whole: str, lengths: Sequence[int]) -> list[str]:
-    out = []
-    pos = 0
-    for n in lengths:
-        out.append(whole[pos : pos + n])
-        pos += n
-    return out
-
-
-class _Coded(NamedTuple):
-    """One text's sentences as strings of one code point per unit, and those codes as an array."""
-
-    codes: np.ndarray  # uint32, one per unit of the whole text
-    sentences: list[str]
-    lengths: np.ndarray  # int64 units per sentence
-    whole: str  # "".join(sentences)
-
-
-def _no_surrogates(rank: np.ndarray) -> np.ndarray:
-    """Dense ranks as code points, past the surrogates (which a str cannot hold alone)."""
-    codes = rank.astype(np.uint32)
-    codes[codes >= 0xD800] += 0x800
-    return codes
-
-
-def _coded(codes: np.ndarray, lengths: np.ndarray) -> _Coded:
-    whole = _text(codes)
-    return _Coded(codes, _split_lengths(whole, lengths.tolist()), lengths, whole)
-
-
-def _lengths(raw: list[str]) -> np.ndarray:
-    return np.fromiter(map(len, raw), dtype=np.int64, count=len(raw))
-
-
-def _rank_first(raw_a: list[str]) -> tuple[np.ndarray, np.ndarray, _Coded]:
-    """Code ``a``'s units by their frequency in ``a`` (the most common gets 0).
-
-    Returns the distinct raw code points (sorted), the code each one got, and ``a`` coded.
-    """
-    raw = _code_points("".join(raw_a))
-    if not raw.size:
-        empty = np.zeros(0, dtype=np.uint32)
-        return empty, empty, _coded(empty, _lengths(raw_a))
-    values, inverse, counts = np.unique(raw, return_inverse=True, return_counts=True)
-    rank = np.empty(counts.size, dtype=np.int64)
-    rank[np.argsort(-counts, kind="stable")] = np.arange(counts.size)
-    table = _no_surrogates(rank)
-    return values, table, _coded(table[inverse.reshape(-1)], _lengths(raw_a))
-
-
-def _rank_second(values: np.ndarray, table: np.ndarray, raw_b: list[str]) -> tuple[_Coded, int]:
-    """Code ``b``'s units as :func:`_rank_first` coded ``a``'s; units ``a`` lacks follow, by their
-    frequency in ``b``. Returns ``b`` coded and the number of distinct units of both texts."""
-    raw = _code_points("".join(raw_b))
-    if not raw.size:
-        return _coded(raw.astype(np.uint32), _lengths(raw_b)), values.size
-    seen, inverse, counts = np.unique(raw, return_inverse=True, return_counts=True)
-    at = np.minimum(np.searchsorted(values, seen), max(values.size - 1, 0))
-    known = values[at] == seen if values.size else np.zeros(seen.size, dtype=bool)
-    rank = np.empty(seen.size, dtype=np.int64)
-    new = np.flatnonzero(~known)
-    rank[new[np.argsort(-counts[new], kind="stable")]] = values.size + np.arange(new.size)
-    codes = _no_surrogates(rank)
-    codes[known] = table[at[known]]
-    return _coded(codes[inverse.reshape(-1)], _lengths(raw_b)), values.size + new.size
-
-
-def _folded(coded: _Coded) -> list[str]:
-    """The sentences with every code point below 256: the :data:`_FOLD_KEEP` most common units
-    keep theirs, the rest share the others."""
-    codes = coded.codes
-    folded = np.where(codes < _FOLD_KEEP, codes, _FOLD_KEEP + codes % _FOLD_SPAN).astype(np.uint8)
-    return _split_lengths(folded.tobytes().decode("latin-1"), coded.lengths.tolist())
-
-
-def _encode(raw_a: list[str], raw_b: list[str]) -> _Encoded:
-    """Both texts coded by frequency (:func:`_rank_first`, :func:`_rank_second`; numpy work)."""
-    values, table, a = _rank_first(raw_a)
-    b, distinct = _rank_second(values, table, raw_b)
-    wide = distinct > 256
-    return _Encoded(a.sentences, b.sentences, _folded(a) if wide else None, _folded(b) if wide else None)
-
-
-def _candidates(enc: _Encoded, similar_weight: float, workers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(i, j, lcs)`` of every pair with ``p_ij >= similar_weight`` (and a few just below)."""
-    ea, eb = enc.a, enc.b
-    empty = np.zeros(0, dtype=np.int64)
-    if not ea or not eb:
-        return empty, empty, empty
-    # Below the threshold by a margin: RapidFuzz turns a normalised cutoff into a
-    # distance cutoff with some rounding, and with a margin of 1e-9 it dropped
-    # pairs exactly at the threshold (3 of 10 units at 0.3). Extra pairs let in by
-    # the margin are removed by the exact check in the callers.
-    cutoff = max(similar_weight - _CUTOFF_MARGIN, 0.0)
-    # With more than 256 distinct units, two passes: folded strings (RapidFuzz's
-    # 8-bit fast path) find a superset of the candidates, exact strings confirm.
-    wide = enc.folded_a is not None and enc.folded_b is not None
-    first = enc.folded_a if enc.folded_a is not None else ea
-    second = enc.folded_b if enc.folded_b is not None else eb
-    lens_a = np.fromiter(map(len, ea), dtype=np.int64, count=len(ea))
-    lens_b = np.fromiter(map(len, eb), dtype=np.int64, count=len(eb))
-    ii, jj, rough = _rough_matrix(first, second, lens_a, lens_b, similar_weight, cutoff, workers)
-    if wide:
-        sim = LCSseq.similarity
-        pairs = zip(ii.tolist(), jj.tolist(), strict=True)
-        lcs = np.fromiter((sim(ea[i], eb[j]) for i, j in pairs), dtype=np.int64, count=ii.size)
-    else:
-        lcs = np.rint(rough * np.maximum(lens_a[ii], lens_b[jj])).astype(np.int64)
-    return ii, jj, lcs
-
-
-def _rough_matrix(
-    first: Sequence[str],
-    second: Sequence[str],
-    lens_a: np.ndarray,
-    lens_b: np.ndarray,
-    similar_weight: float,
-    cutoff: float,
-    workers: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(i, j, p)`` of the pairs RapidFuzz scores at or above ``cutoff``.
-
-    Since ``LCS <= min(n, m)``, ``p <= min(n, m) / max(n, m)``: a sentence of n
-    units can only match sentences of ``similar_weight * n`` to
-    ``n / similar_weight`` units. For large matrices the sentences of ``a`` are
-    grouped by length (each group spanning a factor of :data:`_GROUP_SPAN`) and
-    each group is scored only against the slice of length-sorted ``b`` it can
-    match, one ``cdist`` call per group. Small matrices go in one call, where the
-    calls would cost more than the pairs they skip.
-    """
-    n, m = len(first), len(second)
-    if n * m < _GROUPED_MIN_PAIRS:
-        block = process.cdist(
-            first, second, scorer=LCSseq.normalized_similarity, score_cutoff=cutoff, dtype=np.float64, workers=workers
-        )
-        ii, jj = np.nonzero(block)
-        return ii.astype(np.int64), jj.astype(np.int64), block[ii, jj]
-    order_a = np.argsort(lens_a, kind="stable")
-    order_b = np.argsort(lens_b, kind="stable")
-    sorted_b = lens_b[order_b]
-    second_sorted = [second[j] for j in order_b.tolist()]
-    found_i, found_j, found_p = [], [], []
-    start = 0
-    while start < n:
-        low = int(lens_a[order_a[start]])
-        stop = int(np.searchsorted(lens_a[order_a], low * _GROUP_SPAN, side="right"))
-        high = int(lens_a[order_a[stop - 1]])
-        # Slightly wider than the bound, never narrower: exact ratios are checked later.
-        lo_b = int(np.searchsorted(sorted_b, similar_weight * low - 1e-6, side="left"))
-        hi_b = int(np.searchsorted(sorted_b, high / similar_weight + 1e-6, side="right"))
-        if lo_b < hi_b:
-            rows = order_a[start:stop]
-            block = process.cdist(
-                [first[i] for i in rows.tolist()],
-                second_sorted[lo_b:hi_b],
-                scorer=LCSseq.normalized_similarity,
-                score_cutoff=cutoff,
-                dtype=np.float64,
-                workers=workers,
-            )
-            bi, bj = np.nonzero(block)
-            found_i.append(rows[bi])
-            found_j.append(order_b[lo_b + bj])
-            found_p.append(block[bi, bj])
-        start = stop
-    if not found_i:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, np.zeros(0)
-    ii = np.concatenate(found_i).astype(np.int64)
-    jj = np.concatenate(found_j).astype(np.int64)
-    return ii, jj, np.concatenate(found_p)
-
-
-def _exact_p(lcs: np.ndarray, n_a: np.ndarray, n_b: np.ndarray) -> np.ndarray:
-    # lcs / max(n, m) is bit-for-bit min(lcs / n, lcs / m): the same division.
-    p: np.ndarray = lcs / np.maximum(n_a, n_b)
-    return p
-
-
-def _auto_workers(workers: int | None, pairs: int) -> int:
-    if workers is not None:
-        return workers
-    return -1 if pairs >= PARALLEL_MIN_PAIRS else 1
-
-
-def lcs_matrix(
-    units_a: Sequence[Sequence[Hashable]],
-    units_b: Sequence[Sequence[Hashable]],
-    *,
-    similar_weight: float = 0.6,
-    workers: int | None = 1,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The sentence LCS matrix and ``P``, kept only where ``p_ij >= similar_weight``.
-
-    Parameters
-    ----------
-    units_a, units_b:
-        Unit sequences of the sentences of each text (``Sentence.units``):
-        non-empty strings, or other hashable values.
-    similar_weight:
-        Entries below it are 0 in both matrices (they are not computed exactly).
-    workers:
-        Threads for RapidFuzz (``-1``: all cores; ``None``: all cores only for
-        large matrices).
-
-    Returns
-    -------
-    (L, P):
-        ``n x m`` int64 and float64 arrays; ``P[i, j] = L[i, j] / max(Num(d_i), Num(d'_j))``.
-
-    Raises
-    ------
-    ConfigError
-        ``similar_weight`` is not in (0, 1], a sentence has no unit, or a unit
-        is the empty string.
-    """
-    if not 0.0 < similar_weight <= 1.0:
-        raise ConfigError(f"similar_weight must be in (0, 1], got {similar_weight}")
-    if any(len(u) == 0 for u in (*units_a, *units_b)):
-        raise ConfigError("every sentence needs at least one unit (p is undefined for empty ones)")
-    if any("" in u for u in (*units_a, *units_b)):
-        raise ConfigError("a unit is the empty string (units are characters or words, never empty)")
-    n, m = len(units_a), len(units_b)
-    enc = _encode(*_raw_codes(units_a, units_b))
-    ii, jj, lcs = _candidates(enc, similar_weight, _auto_workers(workers, n * m))
-    L = np.zeros((n, m), dtype=np.int64)
-    P = np.zeros((n, m), dtype=np.float64)
-    if ii.size:
-        na = np.array([len(u) for u in units_a], dtype=np.int64)
-        nb = np.array([len(u) for u in units_b], dtype=np.int64)
-        p = _exact_p(lcs, na[ii], nb[jj])
-        keep = p >= similar_weight
-        L[ii[keep], jj[keep]] = lcs[keep]
-        P[ii[keep], jj[keep]] = p[keep]
-    return L, P
-
-
 # ------------------------------------------------------------------- word level
 
 
@@ -778,26 +491,24 @@ def _word_counts(segment: Segmenter, text: str) -> Counter[str]:
 # ------------------------------------------------------------------------ compare
 
 
-def _whole_lcs(a: _Coded, b: _Coded, cand: _Cand, core_a: range, core_b: range) -> tuple[int, bool]:
-    """LCS of the concatenated units of the cores: exact when affordable, else the sentence-chain bound."""
+def _whole_lcs(a: Coded, b: Coded, cand: Pairs, core_a: range, core_b: range, max_cells: int) -> tuple[int, bool]:
+    """LCS of the concatenated units of the cores: exact up to ``max_cells`` (``|a| * |b|``), else the sentence-chain
+    bound."""
     sa, sb = a.lengths[: core_a.start].sum(), b.lengths[: core_b.start].sum()
     codes_a = a.codes[sa : sa + a.lengths[core_a.start : core_a.stop].sum()]
     codes_b = b.codes[sb : sb + b.lengths[core_b.start : core_b.stop].sum()]
-    if len(codes_a) * len(codes_b) > EXACT_LCS_MAX_CELLS:
+    if len(codes_a) * len(codes_b) > max_cells:
         return _chain_bound((cand.i, cand.j, cand.lcs), core_a, core_b), False
     if len(codes_a) * len(codes_b) < _FILTER_MIN_CELLS:
-        text_a = a.whole if len(codes_a) == len(a.codes) else _text(codes_a)
-        return int(LCSseq.similarity(text_a, _text(codes_b))), True
+        text_a = a.whole if len(codes_a) == len(a.codes) else codes_text(codes_a)
+        return int(LCSseq.similarity(text_a, codes_text(codes_b))), True
     # A unit the other text lacks is in no common subsequence: leave it out (the LCS is the
     # same, and bit-parallel LCS costs the product of the lengths).
     top = int(max(codes_a.max(initial=0), codes_b.max(initial=0))) + 1
     in_a, in_b = np.zeros(top, dtype=bool), np.zeros(top, dtype=bool)
     in_a[codes_a], in_b[codes_b] = True, True
-    return int(LCSseq.similarity(_text(codes_a[in_b[codes_a]]), _text(codes_b[in_a[codes_b]]))), True
+    return int(LCSseq.similarity(codes_text(codes_a[in_b[codes_a]]), codes_text(codes_b[in_a[codes_b]]))), True
 
-
-def _text(codes: np.ndarray) -> str:
-    return codes.astype("<u4").tobytes().decode("utf-32-le")
 
 
 def _chain_bound(cand: tuple[np.ndarray, np.ndarray, np.ndarray], core_a: range, core_b: range) -> int:
@@ -860,8 +571,8 @@ class PreparedText:
     A search compares one query with each of its candidates. Its sentences, their
     codes and the hashed, sorted grams of its shared runs do not depend on the
     other text, so they are computed here once and reused: for a 5 MB query this
-    is most of each comparison's work. :func:`compare` prepares (and keeps the
-    last two prepared texts) by itself; pass one to make the reuse explicit.
+    is most of each comparison's work. :func:`compare` prepares a text given as a string
+    each time; pass a prepared one to reuse it (:func:`simdup_es.search.comparer` keeps its last two).
     Thread-safe: the lazily filled parts are the same whoever fills them.
     """
 
@@ -874,13 +585,13 @@ class PreparedText:
         self.words = words  # the word codes the text took; None: texts are coded pair by pair
         self.min_units = min_units
         self.unwrap = unwrap
-        self.values, self.table, self.coded = _rank_first(raw)
+        self.values, self.table, self.coded = rank_first(raw)
         self._folded: list[str] | None = None
         self._grams: dict[int, GramIndex] = {}
 
     def folded(self) -> list[str]:
         if self._folded is None:
-            self._folded = _folded(self.coded)
+            self._folded = folded_sentences(self.coded)
         return self._folded
 
     def grams(self, k: int) -> GramIndex:
@@ -890,39 +601,35 @@ class PreparedText:
         return got
 
 
-def prepare(a: str, params: CompareParams = CompareParams()) -> PreparedText:
-    """``a`` ready to be compared with many texts (the same results as giving :func:`compare` the text)."""
-    return _prepared(a, params.min_units, params.unwrap)
-
-
-# Two: a search holds one query at a time; a 5 MB query's preparation takes about 100 MB.
-@lru_cache(maxsize=2)
-def _prepared(a: str, min_units: int, unwrap: bool) -> PreparedText:
+def prepare(a: str, params: CompareParams = CompareParams(), *, scans: Scans | None = None) -> PreparedText:
+    """``a`` ready to be compared with many texts (the same results as giving :func:`compare` the text);
+    ``scans``: as :func:`compare` takes them."""
+    min_units, unwrap = params.min_units, params.unwrap
     text = unwrap_lines(a) if unwrap else a  # same length: offsets into the text given stay right
     try:
         codes = WordCodes()
-        sentences, raw = split_sentences_coded(text, codes, min_units=min_units)
+        sentences, raw = split_sentences_coded(text, codes, min_units=min_units, scans=scans)
         return PreparedText(text, sentences, raw, dict(codes), min_units, unwrap)
     except OverflowError:
         sentences = split_sentences(text, min_units=min_units)
-        return PreparedText(text, sentences, _raw_codes([s.units for s in sentences], [])[0], None, min_units, unwrap)
+        return PreparedText(text, sentences, raw_codes([s.units for s in sentences], [])[0], None, min_units, unwrap)
 
 
-def _pair_up(query: PreparedText, b: str) -> tuple[PreparedText, list[Sentence], _Coded, _Encoded]:
+def _pair_up(query: PreparedText, b: str, scans: Scans | None) -> tuple[PreparedText, list[Sentence], Coded, Encoded]:
     """``b`` split and coded against the query; the query recoded when their words do not fit one code table."""
     try:
         if query.words is None:
             raise OverflowError("the query alone has more words than codes")
-        sentences_b, raw_b = split_sentences_coded(b, WordCodes(query.words), min_units=query.min_units)
+        sentences_b, raw_b = split_sentences_coded(b, WordCodes(query.words), min_units=query.min_units, scans=scans)
     except OverflowError:  # more distinct words than private-use code points: number them pair by pair
         sentences_a = split_sentences(query.text, min_units=query.min_units)
         sentences_b = split_sentences(b, min_units=query.min_units)
-        raw_a, raw_b = _raw_codes([s.units for s in sentences_a], [s.units for s in sentences_b])
+        raw_a, raw_b = raw_codes([s.units for s in sentences_a], [s.units for s in sentences_b])
         query = PreparedText(query.text, sentences_a, raw_a, None, query.min_units, query.unwrap)
-    coded_b, distinct = _rank_second(query.values, query.table, raw_b)
+    coded_b, distinct = rank_second(query.values, query.table, raw_b)
     wide = distinct > 256
-    enc = _Encoded(query.coded.sentences, coded_b.sentences, query.folded() if wide else None,
-                   _folded(coded_b) if wide else None)
+    enc = Encoded(query.coded.sentences, coded_b.sentences, query.folded() if wide else None,
+                   folded_sentences(coded_b) if wide else None)
     return query, sentences_b, coded_b, enc
 
 
@@ -934,6 +641,8 @@ def compare(
     segment: Segmenter | None = None,
     thesaurus: Thesaurus | None = None,
     workers: int | None = None,
+    limits: Limits = Limits(),
+    scans: Scans | None = None,
 ) -> Comparison:
     """Compare two unified texts sentence by sentence.
 
@@ -957,8 +666,13 @@ def compare(
         ``use_synonyms`` is false.
     workers:
         Threads for the matrix: ``None`` (default) uses all cores only when there
-        are at least :data:`PARALLEL_MIN_PAIRS` sentence pairs (below that,
+        are at least :data:`simdup_es.matrix.PARALLEL_MIN_PAIRS` sentence pairs (below that,
         threads cost more than they save); ``1`` one core; ``-1`` all cores.
+    limits:
+        The sizes from which long texts take their own paths (:class:`Limits`).
+    scans:
+        The sentence scans of texts (:func:`simdup_es.sentences.scan`), from a cache that keeps those of
+        texts compared again and again (:class:`simdup_es.caches.TextCaches`); ``None`` scans each text.
 
     Returns
     -------
@@ -972,7 +686,8 @@ def compare(
     ThesaurusError
         Synonyms are on, no thesaurus was given and Cilin cannot be loaded.
     """
-    got = _compare(a, b, params, segment, thesaurus, workers, None)
+    got = _compare(a, b, params, None, segment=segment, thesaurus=thesaurus, workers=workers, limits=limits,
+                   scans=scans)
     assert got is not None  # no screen, no refusal
     return got
 
@@ -1014,6 +729,8 @@ def compare_screened(
     segment: Segmenter | None = None,
     thesaurus: Thesaurus | None = None,
     workers: int | None = None,
+    limits: Limits = Limits(),
+    scans: Scans | None = None,
 ) -> Comparison | None:
     """:func:`compare`, or ``None`` when ``screen`` refuses an upper bound of what it could find.
 
@@ -1023,31 +740,35 @@ def compare_screened(
     screen that refuses only what cannot be a copy loses nothing. With ``trim_boilerplate``
     the shares are of the cores, which the bound does not know: every pair is compared.
     """
-    return _compare(a, b, params, segment, thesaurus, workers, None if params.trim_boilerplate else screen)
+    return _compare(a, b, params, None if params.trim_boilerplate else screen, segment=segment, thesaurus=thesaurus,
+                    workers=workers, limits=limits, scans=scans)
 
 
-def _compare(a: str | PreparedText, b: str, params: CompareParams, segment: Segmenter | None, thesaurus: Thesaurus | None,
-             workers: int | None, screen: Screen | None) -> Comparison | None:
-    query = a if isinstance(a, PreparedText) else prepare(a, params)
+def _compare(a: str | PreparedText, b: str, params: CompareParams, screen: Screen | None, *, segment: Segmenter | None,
+             thesaurus: Thesaurus | None, workers: int | None, limits: Limits, scans: Scans | None) -> Comparison | None:
+    query = a if isinstance(a, PreparedText) else prepare(a, params, scans=scans)
     if (query.min_units, query.unwrap) != (params.min_units, params.unwrap):
         raise ConfigError(f"the query was prepared with min_units={query.min_units} and unwrap={query.unwrap}, "
                           f"not {params.min_units} and {params.unwrap}: prepare it with the same parameters")
     b = unwrap_lines(b) if params.unwrap else b
-    query, sentences_b, coded_b, enc = _pair_up(query, b)
+    query, sentences_b, coded_b, enc = _pair_up(query, b, scans)
     n_a, n_b = query.coded.lengths, coded_b.lengths
-    cand = _matrix(query, coded_b, enc, params.similar_weight, workers)
+    cand = candidate_pairs(query.coded, query.values.size, coded_b, enc, params.similar_weight, workers,
+                           limits.grouped_pairs)
     runs_a, runs_b = shared_runs_with(query.grams(params.run_units), coded_b.codes)
     if screen is not None and not screen(_copied_bound(cand, (runs_a, runs_b), n_a, n_b)):
         return None
     core_a, core_b = range(len(n_a)), range(len(n_b))
     if params.trim_boilerplate:
-        core_a, core_b = _cores(query, sentences_b, coded_b, cand, params)
+        core_a, core_b = _cores(query, sentences_b, coded_b, cand, params, limits.alignment_cells)
         cand = cand.within(core_a, core_b)
     pairs, word_checks = _similar_pairs(query.sentences, sentences_b, cand, params, segment, thesaurus)
-    return _comparison(query, sentences_b, coded_b, cand, pairs, word_checks, (core_a, core_b), (runs_a, runs_b), params)
+    total, exact = _whole_lcs(query.coded, coded_b, cand, core_a, core_b, limits.exact_lcs_cells)
+    return _comparison(query, sentences_b, coded_b, cand, pairs, word_checks, (core_a, core_b), (runs_a, runs_b),
+                       (total, exact), params)
 
 
-def _copied_bound(cand: _Cand, runs: tuple[np.ndarray, np.ndarray], n_a: np.ndarray, n_b: np.ndarray) -> Bound:
+def _copied_bound(cand: Pairs, runs: tuple[np.ndarray, np.ndarray], n_a: np.ndarray, n_b: np.ndarray) -> Bound:
     """Units in a sentence of a candidate pair (the marked pairs are among them) or in a shared run."""
     in_a = np.zeros(n_a.size, dtype=bool)
     in_b = np.zeros(n_b.size, dtype=bool)
@@ -1056,16 +777,16 @@ def _copied_bound(cand: _Cand, runs: tuple[np.ndarray, np.ndarray], n_a: np.ndar
     return Bound(lambda: np.repeat(in_a, n_a) | runs[0], np.repeat(in_b, n_b) | runs[1], n_a, n_b)
 
 
-def _comparison(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: _Coded, cand: _Cand,
+def _comparison(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: Coded, cand: Pairs,
                 pairs: list[SentencePair], word_checks: int, cores: tuple[range, range],
-                runs: tuple[np.ndarray, np.ndarray], params: CompareParams) -> Comparison:
-    """The scores of the pairs found, as a :class:`Comparison`."""
+                runs: tuple[np.ndarray, np.ndarray], lcs: tuple[int, bool], params: CompareParams) -> Comparison:
+    """The scores of the pairs found, and the whole-text ``lcs`` (and whether it is exact), as a :class:`Comparison`."""
     n_a, n_b = query.coded.lengths, coded_b.lengths
     core_a, core_b = cores
     units_a = int(n_a[core_a.start : core_a.stop].sum())
     units_b = int(n_b[core_b.start : core_b.stop].sum())
     marked_a, marked_b = list({pr.i for pr in pairs}), list({pr.j for pr in pairs})
-    total, exact = _whole_lcs(query.coded, coded_b, cand, core_a, core_b)
+    total, exact = lcs
     if not exact:
         log.debug("texts of %d and %d units: LCS bounded from the sentence matrix", units_a, units_b)
     trimmed = params.trim_boilerplate
@@ -1093,70 +814,13 @@ def _comparison(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: _
     )
 
 
-def _matrix(query: PreparedText, coded_b: _Coded, enc: _Encoded, similar_weight: float, workers: int | None) -> _Cand:
-    """The candidate pairs with ``p_ij >= similar_weight``, exactly.
 
-    In large matrices only the sentences that can reach ``similar_weight`` take part: a
-    sentence's LCS with any other is at most its units that the other text has at all
-    (a 5 MB query against one document: most of its sentences are out at once).
-    """
-    n_a, n_b = query.coded.lengths, coded_b.lengths
-    pairs = len(n_a) * len(n_b)
-    rows_a = rows_b = None
-    if pairs >= _GROUPED_MIN_PAIRS:
-        codes_a, codes_b = query.coded.codes, coded_b.codes
-        in_b = np.zeros(int(max(codes_a.max(initial=0), codes_b.max(initial=0))) + 1, dtype=bool)
-        in_b[codes_b] = True
-        # b's codes for units a has are a's (all below the first code a lacks, _rank_second)
-        first_new = int(_no_surrogates(np.array([query.values.size]))[0])
-        rows_a = _may_match(query.coded, in_b[codes_a], similar_weight)
-        rows_b = _may_match(coded_b, codes_b < first_new, similar_weight)
-        enc = _Encoded(_rows(enc.a, rows_a), _rows(enc.b, rows_b), _rows(enc.folded_a, rows_a),
-                       _rows(enc.folded_b, rows_b))
-    ii, jj, lcs = _candidates(enc, similar_weight, _auto_workers(workers, pairs))
-    if rows_a is not None and rows_b is not None:
-        ii, jj = rows_a[ii], rows_b[jj]
-    p = _exact_p(lcs, n_a[ii], n_b[jj]) if ii.size else np.zeros(0)
-    keep = p >= similar_weight
-    return _Cand(ii[keep], jj[keep], lcs[keep], p[keep])
-
-
-@overload
-def _rows(sentences: list[str], rows: np.ndarray) -> list[str]: ...
-@overload
-def _rows(sentences: None, rows: np.ndarray) -> None: ...
-def _rows(sentences: list[str] | None, rows: np.ndarray) -> list[str] | None:
-    return None if sentences is None else [sentences[i] for i in rows.tolist()]
-
-
-def _may_match(coded: _Coded, present: np.ndarray, similar_weight: float) -> np.ndarray:
-    """The sentences with at least ``similar_weight`` of their units ``present`` (in the other text)."""
-    seen = np.concatenate(([0], np.cumsum(present, dtype=np.int64)))
-    ends = np.cumsum(coded.lengths)
-    found = seen[ends] - seen[ends - coded.lengths]
-    # The margin of _candidates: never narrower than the exact check that follows.
-    return np.flatnonzero(found >= (similar_weight - _CUTOFF_MARGIN) * coded.lengths)
-
-
-class _Cand(NamedTuple):
-    """The candidate pairs: sentence indices, their LCS and ``p``."""
-
-    i: np.ndarray
-    j: np.ndarray
-    lcs: np.ndarray
-    p: np.ndarray
-
-    def within(self, core_a: range, core_b: range) -> _Cand:
-        ii, jj = self.i, self.j
-        inside = (ii >= core_a.start) & (ii < core_a.stop) & (jj >= core_b.start) & (jj < core_b.stop)
-        return _Cand(ii[inside], jj[inside], self.lcs[inside], self.p[inside])
-
-
-def _cores(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: _Coded, cand: _Cand,
-           params: CompareParams) -> tuple[range, range]:
-    """The trusted cores of both texts (boilerplate trimming)."""
+def _cores(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: Coded, cand: Pairs,
+           params: CompareParams, max_cells: int) -> tuple[range, range]:
+    """The trusted cores of both texts (boilerplate trimming), by an alignment of the whole texts up to
+    ``max_cells`` (``|a| * |b|``), past it by each sentence's best ``p``."""
     whole_a, whole_b = query.coded.whole, coded_b.whole
-    if len(whole_a) * len(whole_b) <= ALIGNMENT_MAX_CELLS:
+    if len(whole_a) * len(whole_b) <= max_cells:
         weights_a, weights_b = alignment_masks(whole_a, whole_b)
     else:
         best_a = np.zeros(len(query.sentences))
@@ -1167,7 +831,7 @@ def _cores(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: _Coded
     return _core(weights_a, query.sentences, params), _core(weights_b, sentences_b, params)
 
 
-def _similar_pairs(sentences_a: Sequence[Sentence], sentences_b: Sequence[Sentence], cand: _Cand,
+def _similar_pairs(sentences_a: Sequence[Sentence], sentences_b: Sequence[Sentence], cand: Pairs,
                    params: CompareParams, segment: Segmenter | None,
                    thesaurus: Thesaurus | None) -> tuple[list[SentencePair], int]:
     """The candidates marked similar, by ``p`` or the word-level check, ordered by ``(i, j)``; and
@@ -1200,7 +864,3 @@ def _similar_pairs(sentences_a: Sequence[Sentence], sentences_b: Sequence[Senten
         pairs.append(SentencePair(i, j, sa.start, sa.end, sb.start, sb.end, lcs_ij, pk, w, rule))
     return pairs, word_checks
 
-
-def _code_points(s: str) -> np.ndarray:
-    """The code points of ``s`` (the matrix's unit codes may include surrogates)."""
-    return np.frombuffer(s.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)

@@ -2,18 +2,20 @@
 document in, its plain text out, before :func:`simdup_es.text.unify`.
 
 :func:`extract` takes bytes, not paths, so reading files stays with the caller. Caps keep one hostile
-document from exhausting memory or time.
+document from exhausting memory or time. HTML, PDF and DOCX need the ``files`` extra (selectolax,
+pypdf, python-docx); without it such a document is refused with the install that reads it.
 """
 
 from __future__ import annotations
 
 import codecs
+import importlib
 import io
 import re
 import zipfile
 from collections.abc import Callable
 from html import unescape
-from typing import Literal
+from typing import Any, Literal
 
 from .errors import EmptyDocumentError, InputError
 from .sentences import unwrap_lines
@@ -115,11 +117,21 @@ def decode(data: bytes, *, source: str | None = None) -> str:
             ) from None
 
 
-def html_to_text(html: str) -> str:
-    """Visible text of an HTML document, one line per block element."""
-    from selectolax.lexbor import LexborHTMLParser as HTMLParser
+_PACKAGES = {"selectolax": "selectolax", "pypdf": "pypdf", "docx": "python-docx"}  # module: what pip installs
 
-    tree = HTMLParser(html)
+
+def _library(module: str, kind: str, source: str | None = None) -> Any:
+    """``module``, which reading ``kind`` documents needs; an :class:`InputError` naming the extra that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise InputError(f"reading {kind} needs {_PACKAGES[module.partition('.')[0]]}, not installed here: pip install "
+                         "'simdup-es[files]' (in a checkout of simdup-es: pip install '.[files]')", source=source) from None
+
+
+def html_to_text(html: str, source: str | None = None) -> str:
+    """Visible text of an HTML document, one line per block element."""
+    tree = _library("selectolax.lexbor", "HTML", source).LexborHTMLParser(html)
     for node in tree.css("script, style, noscript, template, head"):
         node.decompose()
     root = tree.body or tree.root
@@ -153,15 +165,15 @@ def _html_to_text(data: bytes, source: str | None) -> str:
             "(parsing it would take hours); fix or convert the file",
             source=source,
         )
-    return html_to_text(html)
+    return html_to_text(html, source)
 
 
 def _pdf_to_text(data: bytes, source: str | None) -> str:
-    from pypdf import PdfReader
-    from pypdf.errors import LimitReachedError
+    pypdf = _library("pypdf", "PDF", source)
+    LimitReachedError = _library("pypdf.errors", "PDF", source).LimitReachedError
 
     try:
-        reader = PdfReader(io.BytesIO(data))
+        reader = pypdf.PdfReader(io.BytesIO(data))
         pages = [(page.extract_text() or "").rstrip("\n") for page in reader.pages]
     except LimitReachedError as exc:
         # pypdf's own caps (75 MB per decompressed stream by default): a decompression bomb.
@@ -195,11 +207,10 @@ def _check_docx_sizes(data: bytes, source: str | None) -> None:
 
 
 def _docx_to_text(data: bytes, source: str | None) -> str:
-    from docx import Document
-
+    docx = _library("docx", "DOCX", source)
     try:
         _check_docx_sizes(data, source)
-        document = Document(io.BytesIO(data))
+        document = docx.Document(io.BytesIO(data))
         lines = [p.text for p in document.paragraphs]
         lines += [" ".join(cell.text for cell in row.cells) for table in document.tables for row in table.rows]
     except InputError:

@@ -1,9 +1,7 @@
 """Longest common subsequence and the measures built on it (and Zhou, Guo and Zhao's LCS method for similar microblog pages).
 
-Two implementations of the LCS length live side by side, as in RapidFuzz: the fast
-one (:func:`lcs_length`, RapidFuzz's bit-parallel ``LCSseq``) and a slow, obviously
-correct dynamic programme (:func:`lcs_length_reference`); property tests check
-they agree.
+The LCS length is RapidFuzz's bit-parallel ``LCSseq`` (:func:`lcs_length`); property tests
+hold it to the textbook dynamic programme (:func:`simdup_es.reference.lcs_length_reference`).
 
 RapidFuzz is fastest on ``str``: a unit sequence (see :mod:`simdup_es.sentences`)
 is turned into a string with one code point per distinct unit by
@@ -32,7 +30,6 @@ __all__ = [
     "alignment_masks",
     "containment",
     "lcs_length",
-    "lcs_length_reference",
     "resemblance",
     "trusted_span",
 ]
@@ -77,25 +74,6 @@ def lcs_length(a: Sequence[Hashable] | str, b: Sequence[Hashable] | str, *, scor
     ``score_cutoff``, results below it come back as 0 (and are cheaper).
     """
     return int(LCSseq.similarity(a, b, score_cutoff=score_cutoff))
-
-
-def lcs_length_reference(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
-    """LCS length by the textbook dynamic programme, O(len(a) * len(b)).
-
-    Slow on purpose: it is the definition, kept to check :func:`lcs_length` and
-    the comparison matrix against. ``c[i][j]`` is the LCS of ``a[:i]`` and
-    ``b[:j]``; only the previous row is kept.
-    """
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0] * (len(b) + 1)
-        for j, y in enumerate(b, 1):
-            if x == y:
-                cur[j] = prev[j - 1] + 1
-            else:
-                cur[j] = cur[j - 1] if cur[j - 1] > prev[j] else prev[j]
-        prev = cur
-    return prev[-1]
 
 
 def resemblance(lcs: int, len_a: int, len_b: int) -> float:

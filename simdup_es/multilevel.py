@@ -37,7 +37,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -48,7 +48,11 @@ from .errors import ConfigError, FingerprintVersionError
 from .levels import Levels, U64Keys
 from .winnow import KEY_K, KEY_W
 
+if TYPE_CHECKING:  # the stores import this module
+    from .store.base import StoredDoc
+
 __all__ = [
+    "MAX_K",
     "Candidate",
     "Copies",
     "copied_shares",
@@ -67,12 +71,15 @@ __all__ = [
     "judge",
     "passages",
     "rank_candidates",
-    "rank_candidates_reference",
 ]
 
 log = logging.getLogger(__name__)
 
 Kind = Literal["near-duplicate", "partial"]
+
+MAX_K = 7
+"""The largest document distance ``k`` a search takes: its candidates share ``8 - k`` of the fingerprint's
+8 blocks, at least one (every command and route takes 0 to 7)."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +90,7 @@ class MultiParams:
     ----------
     k:
         Document distance up to which a hit is a ``near-duplicate`` whatever the matrix
-        says (the document-level rule).
+        says (the document-level rule), 0 to :data:`MAX_K`.
     min_coverage:
         A part candidate goes to the comparison matrix only if its evidence
         (:class:`Candidate`: the share of the query or of itself its matched parts and keys
@@ -158,8 +165,8 @@ class MultiParams:
         require_ints(self, ("passage_gap", "common_keys", "whole_units"), minimum=0)
         require_ints(self, ("max_candidates", "max_misses", "store_limit", "passage_units", "passage_min_units",
                             "sentence_units"))
-        if not 0 <= self.k < 64:
-            raise ConfigError(f"k must be between 0 and 63, got {self.k}")
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or not 0 <= self.k <= MAX_K:
+            raise ConfigError(f"k must be a whole number from 0 to {MAX_K}, got {self.k!r}")
 
 
 @dataclass(frozen=True)
@@ -349,15 +356,6 @@ def _unit_starts(query: Levels) -> np.ndarray:
     return np.cumsum([0, *(s.n_units for s in query.sentences)])
 
 
-def _part_cover(query: Levels, parts: Iterable[int], starts: np.ndarray) -> np.ndarray:
-    """One flag per unit of the query: inside one of the matched ``parts`` (``starts``: :func:`_unit_starts`)."""
-    mask = np.zeros(query.units, dtype=bool)
-    for i in parts:
-        p = query.parts[i]
-        mask[starts[p.first] : starts[p.stop]] = True
-    return mask
-
-
 def key_cover(query: Levels, keys: Iterable[int], key_units: int = KEY_K, key_window: int = KEY_W) -> np.ndarray:
     """One flag per unit of the query: under a run the keys ``keys`` (indices) stand for.
 
@@ -397,8 +395,8 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
     would otherwise rank ahead of a pasted passage, and its misses end the judging before it.
     A run inside one of the query's sentences counts as the judge counts a passage in one
     sentence: in full from ``sentence_units`` or half the candidate, in proportion below
-    (:func:`_sentence_run`). All candidates at once, by the stretches of the query they
-    cover (:func:`rank_candidates_reference` goes one by one, a flag per unit: a query has up to
+    (:func:`simdup_es.reference.sentence_run`). All candidates at once, by the stretches of the query they
+    cover (:func:`simdup_es.reference.rank_candidates_reference` goes one by one, a flag per unit: a query has up to
     ``store_limit`` candidates, and 30,000 characters are 15,000 units).
     """
     if not found:
@@ -431,7 +429,7 @@ def _covers(query: Levels, found: Sequence[PartCandidate]
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per candidate: the query units under its matched keys or parts, those under its parts, the
     longest run of the former, and how many distinct key values it matched (:func:`key_cover`,
-    :func:`_part_cover`), from the stretches they cover rather than a flag per unit; and every run
+    :func:`simdup_es.reference.part_cover`), from the stretches they cover rather than a flag per unit; and every run
     (:func:`_union_runs`)."""
     rows, n = len(found), query.units
     key_rows = np.fromiter(itertools.chain.from_iterable(itertools.repeat(r, len(c.keys)) for r, c in enumerate(found)),
@@ -494,13 +492,6 @@ def _one_sentence_need(units: np.ndarray | int, params: MultiParams) -> np.ndarr
     return np.maximum(params.passage_min_units, np.minimum(params.sentence_units, np.divide(units, 2)))
 
 
-def _sentence_run(length: int, crosses: bool, need: float) -> float:
-    """A run of the query under a candidate's keys and parts, as :func:`rank_candidates` weighs it: whole
-    when it crosses a sentence end of the query, else scaled by how much of ``need`` (what a passage in
-    one sentence needs, :func:`_one_sentence_need`) it has."""
-    return length if crosses else length * min(1.0, length / need)
-
-
 def _key_arrays(query: Levels) -> tuple[np.ndarray, np.ndarray]:
     """The query's key values (uint64) and positions (int64), without making the key objects if it can."""
     if isinstance(query.keys, U64Keys):
@@ -508,40 +499,6 @@ def _key_arrays(query: Levels) -> tuple[np.ndarray, np.ndarray]:
         return flat[:, 0], flat[:, 1].astype(np.int64)
     values = np.array(query.key_values(), dtype=np.uint64)
     return values, np.fromiter((k.position for k in query.keys), dtype=np.int64, count=values.size)
-
-
-def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
-                              params: MultiParams = MultiParams()) -> list[Candidate]:
-    """:func:`rank_candidates` candidate by candidate.
-
-    The match side's coverage is estimated by the share of its keys the query has (its
-    distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units
-    has: a phrase the query repeats counts once), or by the query units its matched parts
-    cover. Keys matched one by one here and there (set phrases) cover a little of a
-    text; a copied passage, one run. Each run of the query it covers counts by :func:`_sentence_run`.
-    """
-    out = []
-    density = 2 / (KEY_W + 1)
-    starts = _unit_starts(query)
-    for c in found:
-        in_parts = _part_cover(query, c.parts, starts)
-        mask = key_cover(query, c.keys) | in_parts
-        units = int(mask.sum())
-        cq = units / query.units if query.units else 0.0
-        keys_there = max(1.0, (c.units - KEY_K + 1) * density)
-        shared = max(len({query.keys[i].key for i in c.keys}) / keys_there, int(in_parts.sum()) / c.units) if c.units else 0.0
-        cm = min(1.0, shared)
-        first, stop, lengths = (x.tolist() for x in _passage_arrays(mask, 0))
-        need = float(_one_sentence_need(c.units, params))
-        run = max((_sentence_run(n, any(a < e < b for e in starts[1:-1].tolist()), need)
-                   for a, b, n in zip(first, stop, lengths)), default=0)
-        longest = max(lengths, default=0)
-        evidence = max(cq, cm * min(1.0, run / params.passage_min_units),
-                       params.partial_threshold * min(1.0, longest / params.passage_units))
-        if evidence >= params.min_coverage:
-            out.append(Candidate(c.id, cq, cm, evidence))
-    out.sort(key=_judging_order)
-    return out
 
 
 @dataclass(frozen=True)
@@ -754,14 +711,18 @@ class Copies(list[MultiMatch]):
     ``ran_out``: judging ended because the candidates did, not on ``max_misses`` misses in a row or at
     ``limit``, and the store's last candidate was among them (a caller whose store cut its candidates
     there asks it for more: past a cut made among candidates too weak to judge, none would be judged
-    either). ``unified``: the query's unified text, when the search made it (a report maps it back, see
-    :func:`simdup_es.offsets.unify_mapped`)."""
+    either). A search over a store (:func:`simdup_es.search.find_copies`) adds what a caller that shows
+    them needs: ``text``, the query's text, ``unified``, its unified text when the search made it (to map
+    it back, :func:`simdup_es.offsets.unify_mapped`), and ``docs``, the stored document of each copy by id
+    (those the store holds)."""
 
     def __init__(self, matches: Iterable[MultiMatch] = (), more: int = 0, ran_out: bool = False) -> None:
         super().__init__(matches)
         self.more = more
         self.ran_out = ran_out
+        self.text: str | None = None
         self.unified: str | None = None
+        self.docs: dict[str, StoredDoc] = {}
 
 
 def find_copies(

@@ -1,41 +1,41 @@
 """Search over a store: candidates, exact re-rank, comparison matrix.
 
 :func:`find_copies` is what ``simdup search`` does, in one call: near-duplicates by
-the document fingerprint (as :func:`find_duplicates`, unchanged) and edited or
-partial copies by parts and winnowed keys (:mod:`simdup_es.multilevel`)::
+the document fingerprint and edited or partial copies by parts and winnowed keys
+(:mod:`simdup_es.multilevel`); with ``matrix=False``, the document level alone::
 
     store = simdup_es.open_store(path=".simdup")
     for copy in simdup_es.find_copies(store, text):
         print(copy.kind, copy.to_dict())
 
-Pure apart from the store it is handed: no client, no files (but the synonym
-file a :func:`comparer` may be given).
+Searches given one :func:`comparer` share what it keeps of the stored texts it compared
+(:class:`simdup_es.caches.TextCaches`); :class:`simdup_es.service.Service` keeps one for its
+lifetime. Pure apart from the store it is handed: no client, no files (but the synonym file a
+:func:`comparer` may be given).
 """
 
 from __future__ import annotations
 
 import logging
-import sys
-import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache, partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
 from . import simhash as sh
-from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare, compare_screened
-from .errors import ConfigError, FingerprintVersionError, InputError, NotFound, SimdupError
+from .caches import TextCaches
+from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare, compare_screened, prepare
+from .errors import ConfigError, InputError, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .multilevel import Copies, Kind, MultiMatch, MultiParams, PartCandidate, StoredText, copied_shares, judge
 from .multilevel import find_copies as judge_copies
 from .levels import Levels
-from .lru import ByteLRU
 from .parts import PartPrinter
 from .store.base import Store, StoredDoc
-from .text import UnifiedText, unify, unify_many
+from .text import UnifiedText, unify
 from .thesaurus import Thesaurus, load_thesaurus
 from .tokens import dictionary_words
 
@@ -78,127 +78,43 @@ def near_duplicates(store: Store, fingerprint: Fingerprint, *, exclude_id: str |
     return rerank(fingerprint.value, ids, fps, store.layout.k)
 
 
-@dataclass(frozen=True)
-class Hit:
-    """A near-duplicate with its stored document and, after re-rank 2, the sentence comparison."""
+def comparer(params: CompareParams = CompareParams(), synonym_file: Path | None = None,
+             caches: TextCaches | None = None) -> MatrixComparer:
+    """The comparison matrix with ``params`` bound, and what it keeps for all its calls.
 
-    match: Match
-    doc: StoredDoc | None
-    comparison: Comparison | None = None
-
-    @property
-    def copied(self) -> float:
-        """The larger document similarity of the two directions, 0 before re-rank 2."""
-        c = self.comparison
-        return max(c.similarity_a, c.similarity_b) if c else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the match, its title, the share copied each way and the pairs ``[i, j]`` of sentences."""
-        c = self.comparison
-        return {"id": self.match.id, "distance": self.match.distance, "similarity": round(self.match.similarity, 2),
-                "fingerprint": sh.to_hex(self.match.fingerprint), "title": self.doc.title if self.doc else None,
-                "copied_from_query": round(c.similarity_a, 4) if c else None,
-                "copied_from_match": round(c.similarity_b, 4) if c else None,
-                "pairs": [[p.i, p.j] for p in c.pairs] if c else None}
-
-
-def sentence_rerank(
-    query: str, matches: Sequence[Match], docs: Mapping[str, StoredDoc], compare: Callable[[str, str], Comparison]
-) -> list[Hit]:
-    """Re-rank 2: compare the (unified) query with each match sentence by sentence.
-
-    ``compare`` takes two unified texts (e.g. :func:`simdup_es.compare.compare`
-    with parameters bound). Hits are ordered by the share of text copied (larger
-    direction) and then by distance; a match whose text the store does not keep
-    is left unscored, at the end.
+    A search compares the query's sentences with every hit: they are prepared and
+    segmented once. ``synonym_file`` adds synonym groups to Cilin; ``caches`` keep the
+    stored texts' derived forms (new ones by default).
     """
-    hits = []
-    for m in matches:
-        doc = docs.get(m.id)
-        comparison = compare(query, unify_stored(doc.text)) if doc is not None and doc.text else None
-        hits.append(Hit(m, doc, comparison))
-    return sorted(hits, key=lambda h: (h.comparison is None, -h.copied, h.match.distance, h.match.id))
-
-
-def comparer(params: CompareParams = CompareParams(), synonym_file: Path | None = None) -> MatrixComparer:
-    """The comparison matrix with ``params`` bound, and one segmenter cache for all its calls.
-
-    A search compares the query's sentences with every hit: with one cache they
-    are segmented once. ``synonym_file`` adds synonym groups to Cilin.
-    """
-    return MatrixComparer(params, load_thesaurus(synonym_file) if params.use_synonyms else None)
+    return MatrixComparer(params, load_thesaurus(synonym_file) if params.use_synonyms else None, caches)
 
 
 class MatrixComparer:
-    """:func:`simdup_es.compare.compare` with its parameters, thesaurus and a segmenter cache bound (:func:`comparer`).
+    """:func:`simdup_es.compare.compare` with its parameters and thesaurus bound (:func:`comparer`), and what it keeps
+    between comparisons: the words of the sentences it segmented, the last two queries prepared
+    (:func:`simdup_es.compare.prepare`), and the caches of stored texts (:attr:`caches`).
 
     A :data:`Comparer`; :meth:`screened` also lets a search skip the rest of a comparison
     that cannot make a copy.
     """
 
-    def __init__(self, params: CompareParams, thesaurus: Thesaurus | None) -> None:
+    def __init__(self, params: CompareParams = CompareParams(), thesaurus: Thesaurus | None = None,
+                 caches: TextCaches | None = None) -> None:
         self.params = params
         self.thesaurus = thesaurus
+        self.caches = caches or TextCaches()
         self.segment = CachedSegmenter(dictionary_words)
+        # Two: a search holds one query at a time; a 5 MB query's preparation takes about 100 MB.
+        self.prepared = lru_cache(maxsize=2)(partial(prepare, params=params, scans=self.caches.scans))
 
     def __call__(self, a: str, b: str) -> Comparison:
-        return compare(a, b, self.params, segment=self.segment, thesaurus=self.thesaurus)
+        return compare(self.prepared(a), b, self.params, segment=self.segment, thesaurus=self.thesaurus,
+                       scans=self.caches.scans)
 
     def screened(self, a: str, b: str, screen: Screen) -> Comparison | None:
         """:func:`simdup_es.compare.compare_screened`: ``None`` when ``screen`` refuses a bound of the comparison."""
-        return compare_screened(a, b, self.params, screen, segment=self.segment, thesaurus=self.thesaurus)
-
-
-def stored_query(store: Store, doc_id: str, version: str) -> tuple[Fingerprint, str | None]:
-    """The fingerprint and text of a stored document, to search with it.
-
-    Raises :class:`NotFound` for an unknown id and :class:`FingerprintVersionError`
-    when it was fingerprinted with another ``version``.
-    """
-    found = store.get([doc_id])
-    if not found:
-        raise NotFound(f"no document with id {doc_id!r} in the store")
-    doc = found[0]
-    if doc.version != version:
-        raise FingerprintVersionError(
-            f"document {doc_id!r} was fingerprinted with version {doc.version}, this run uses {version}: use the "
-            "same --idf/--marked-words as when indexing")
-    return Fingerprint(doc.fingerprint, doc.version), doc.text
-
-
-def find_duplicates(
-    store: Store,
-    text: str | None,
-    *,
-    title: str | None = None,
-    fingerprint: Fingerprint | None = None,
-    fingerprinter: Fingerprinter | None = None,
-    exclude_id: str | None = None,
-    compare: Comparer | None = None,
-    matrix: bool = True,
-    limit: int = 20,
-) -> list[Hit]:
-    """The stored near-duplicates of a text, best first: what ``simdup search`` shows.
-
-    Candidates by shared blocks, exact Hamming re-rank (``store.layout.k``), then,
-    with ``matrix``, the comparison matrix (``compare``, default :func:`comparer`)
-    ranks them by the share of text copied; at most ``limit`` hits, cut after the
-    last re-rank. ``fingerprint`` (for example from :func:`stored_query`) saves
-    fingerprinting ``text`` (with ``fingerprinter``, default parameters if
-    ``None``); without ``text`` there is no sentence comparison.
-    """
-    _check_limit(limit)
-    unified, fingerprint = _query(text, title, fingerprint, fingerprinter, matrix)
-    matches = near_duplicates(store, fingerprint, exclude_id=exclude_id)
-    if not matches:
-        _note_version(store, fingerprint.version)
-    if not (matrix and text):
-        matches = matches[:limit]
-    docs = {d.id: d for d in store.get([m.id for m in matches])}
-    if matrix and text:
-        assert unified is not None
-        return sentence_rerank(unified, matches, docs, compare or comparer())[:limit]
-    return [Hit(m, docs.get(m.id)) for m in matches]
+        return compare_screened(self.prepared(a), b, self.params, screen, segment=self.segment,
+                                thesaurus=self.thesaurus, scans=self.caches.scans)
 
 
 def find_copies(
@@ -214,21 +130,19 @@ def find_copies(
     params: MultiParams = MultiParams(),
     matrix: bool = True,
     limit: int = 20,
-    stored: dict[str, StoredDoc] | None = None,
 ) -> Copies:
     """The stored copies of a text, best first: near-duplicates, then partial copies.
 
     The document level finds every stored document within ``params.k`` (kind
-    ``near-duplicate``, the same documents :func:`find_duplicates` finds with
-    ``store.layout.k == params.k``); the parts and winnowed keys of ``text`` find
+    ``near-duplicate``); the parts and winnowed keys of ``text`` find
     edited and partial copies, which the comparison matrix (``compare``, default
     :func:`comparer`) judges both ways (kind ``partial``, see :class:`MultiParams`
     for the thresholds and their defaults). ``fingerprint`` and ``levels`` save
     computing them (with ``printer``, default parameters if ``None``). Without
     ``matrix`` or ``text`` there is only the document level, unscored. At most
     ``limit`` results; ``more`` on the result counts the copies (or candidates not
-    yet judged) left out by that limit. ``stored``, if given, gets the stored document of every result,
-    by id (those the matrix read, and the others in one ``get``), for a caller that shows them.
+    yet judged) left out by that limit, ``docs`` holds the stored document of every
+    result by id (those the matrix read, and the others in one ``get``).
     """
     if not isinstance(params, MultiParams):
         raise ConfigError(f"params must be MultiParams (the search's thresholds), got {type(params).__name__}")
@@ -243,45 +157,11 @@ def find_copies(
         assert unified is not None
         if levels is None:
             levels = printer.levels(unified)
-        found = _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, limit, stored)
-    if stored is not None and (missing := [m.id for m in found if m.id not in stored]):
-        stored.update((d.id, d) for d in store.get(missing))
-    if not found:
-        _note_version(store, fingerprint.version)
-    found.unified = unified
+        found = _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, limit)
+    if missing := [m.id for m in found if m.id not in found.docs]:
+        found.docs.update((d.id, d) for d in store.get(missing))
+    found.unified, found.text = unified, text
     return found
-
-
-# The fingerprint versions each store was asked about (once: an empty answer may be for want of them).
-_versions_noted: weakref.WeakKeyDictionary[Store, set[str]] = weakref.WeakKeyDictionary()
-
-
-def _noted(store: Store) -> set[str] | None:
-    """The versions noted for ``store``; ``None`` for a store of one's own that cannot be weakly referenced or hashed."""
-    try:
-        return _versions_noted.setdefault(store, set())
-    except TypeError:
-        return None
-
-
-def version_said(store: Store, version: str) -> None:
-    """The caller says itself what the store's fingerprint versions mean for searches of ``version`` (the command
-    line's note): searches need not log it."""
-    if (noted := _noted(store)) is not None:
-        noted.add(version)
-
-
-def _note_version(store: Store, version: str) -> None:
-    """Log, once per store and version, that the store holds no document of ``version``: its searches find nothing."""
-    noted = _noted(store)
-    if noted is None or version in noted:
-        return
-    noted.add(version)
-    held = store.versions()
-    if held and version not in held:
-        logger.warning("the store holds no document of fingerprint version %s (it holds %s): searches fingerprinted so "
-                    "find nothing; use the FingerprintParams (IDF table, marked words) the store was indexed with",
-                    version, ", ".join(sorted(held)))
 
 
 def _check_limit(limit: object) -> None:
@@ -304,8 +184,9 @@ def _query(text: str | None, title: str | None, fingerprint: Fingerprint | None,
 
 
 def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
-            compare: Comparer, params: MultiParams, limit: int, stored: dict[str, StoredDoc] | None = None) -> Copies:
-    """find_copies with the query's ``unified`` text, fingerprint and levels: at most ``limit``, and how many more."""
+            compare: Comparer, params: MultiParams, limit: int) -> Copies:
+    """find_copies with the query's ``unified`` text, fingerprint and levels: at most ``limit``, and how many more,
+    with the stored documents the judge read of those."""
     keys = [k.key for k in levels.keys]
     if fingerprint.version == levels.version:
         (ids, fps), found = store.copy_candidates(fingerprint.value, levels.fingerprints, keys, levels.version,
@@ -316,12 +197,13 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
         found = store.part_candidates(levels.fingerprints, keys, levels.version, exclude_id=exclude_id,
                                       limit=params.store_limit)
     near = [(m.id, m.distance) for m in near_matches if m.distance <= params.k]
+    read: dict[str, StoredDoc] = {}
+    caches = compare.caches if isinstance(compare, MatrixComparer) else TextCaches()
 
     def texts(ids: Sequence[str]) -> Mapping[str, StoredText]:
         docs = store.get(ids)
-        if stored is not None:
-            stored.update((d.id, d) for d in docs)
-        return _UnifiedTexts(docs, fingerprint.version, ids)
+        read.update((d.id, d) for d in docs)
+        return _UnifiedTexts(docs, fingerprint.version, ids, caches)
 
     def judge_all(found: Sequence[PartCandidate]) -> Copies:
         return judge_copies(unified, levels, near, found, texts, compare, query_fingerprint=fingerprint.value,
@@ -351,7 +233,17 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
         return m.kind != "near-duplicate", m.distance if m.kind == "near-duplicate" and m.distance is not None else 65
 
     ordered = sorted(matches + unscored, key=rank)
-    return Copies(ordered[:limit], more=matches.more + max(0, len(ordered) - limit))
+    copies = Copies(ordered[:limit], more=matches.more + max(0, len(ordered) - limit))
+    copies.docs = {m.id: read[m.id] for m in copies if m.id in read}
+    return copies
+
+
+# How many stored texts are unified in one call: the one judged and the next ones, which are
+# judged too unless the limit is reached (judging ends only after 5 misses in a row). Long texts
+# gain little from sharing a call, and one never judged would be unified for nothing: the next
+# ones join while the call holds at most UNIFY_AHEAD_CHARS characters.
+UNIFY_AHEAD = 5
+UNIFY_AHEAD_CHARS = 20_000
 
 
 class _UnifiedTexts(Mapping[str, StoredText]):
@@ -360,8 +252,11 @@ class _UnifiedTexts(Mapping[str, StoredText]):
     for is unified with the next few of ``ids`` (the judging order): OpenCC takes less time over
     several texts in one call than over each alone (``benchmarks/bench_search_breakdown.py``)."""
 
-    def __init__(self, docs: Iterable[StoredDoc], version: str, ids: Sequence[str]) -> None:
+    def __init__(self, docs: Iterable[StoredDoc], version: str, ids: Sequence[str], caches: TextCaches,
+                 ahead_chars: int = UNIFY_AHEAD_CHARS) -> None:
         self._docs = {d.id: d for d in docs if d.text}
+        self._caches = caches
+        self._ahead_chars = ahead_chars
         self._version = version
         self._order = [i for i in dict.fromkeys(ids) if i in self._docs]
         self._at = {doc_id: at for at, doc_id in enumerate(self._order)}
@@ -374,10 +269,11 @@ class _UnifiedTexts(Mapping[str, StoredText]):
             batch, chars = [doc_id], len(d.text or "")
             for i in (i for i in self._order[at + 1 : at + UNIFY_AHEAD] if i not in self._unified):
                 chars += len(self._docs[i].text or "")
-                if chars > UNIFY_AHEAD_CHARS:
+                if chars > self._ahead_chars:
                     break
                 batch.append(i)
-            self._unified.update(zip(batch, unify_stored_many([self._docs[i].text or "" for i in batch]), strict=True))
+            self._unified.update(zip(batch, self._caches.unify_many([self._docs[i].text or "" for i in batch]),
+                                     strict=True))
         return StoredText(self._unified[doc_id], d.fingerprint if d.version == self._version else None)
 
     def __iter__(self) -> Iterator[str]:
@@ -385,33 +281,6 @@ class _UnifiedTexts(Mapping[str, StoredText]):
 
     def __len__(self) -> int:
         return len(self._docs)
-
-
-# How many stored texts are unified in one call: the one judged and the next ones, which are
-# judged too unless the limit is reached (judging ends only after 5 misses in a row). Long texts
-# gain little from sharing a call, and one never judged would be unified for nothing: the next
-# ones join while the call holds at most UNIFY_AHEAD_CHARS characters.
-UNIFY_AHEAD = 5
-UNIFY_AHEAD_CHARS = 20_000
-
-# What the unified stored texts may hold (each about twice its text's bytes).
-UNIFY_CACHE_BYTES = 32 * 2**20
-
-unified_cache: ByteLRU[str, str] = ByteLRU(unify, lambda text, unified: sys.getsizeof(text) + sys.getsizeof(unified),
-                                           UNIFY_CACHE_BYTES)
-""":func:`unify` of stored texts, by text (so a changed document is another entry): ``unified_cache.max_bytes``
-sets its budget."""
-
-
-def unify_stored(text: str) -> str:
-    """:func:`unify` of a stored text, cached (:data:`unified_cache`): the copies of a widely copied text are
-    candidates of query after query."""
-    return unified_cache(text)
-
-
-def unify_stored_many(texts: Sequence[str]) -> list[str]:
-    """:func:`unify_stored` of each text, those not cached unified in one :func:`unify_many` call."""
-    return unified_cache.many(texts, unify_many)  # type: ignore[arg-type]  # list[UnifiedText] is a list[str]
 
 
 def _unscored(doc_id: str, distance: int) -> MultiMatch:

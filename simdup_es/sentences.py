@@ -17,7 +17,7 @@ import dataclasses
 import itertools
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -25,7 +25,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .errors import ConfigError
-from .lru import ByteLRU
 
 __all__ = [
     "DEFAULT_MIN_UNITS",
@@ -33,6 +32,8 @@ __all__ = [
     "SentenceTable",
     "UnitPoints",
     "WordCodes",
+    "scan",
+    "scan_bytes",
     "split_sentences",
     "split_sentences_coded",
     "split_table",
@@ -165,7 +166,7 @@ def _is_boundary(text: str, run_start: int, run_end: int) -> bool:
 def _abbreviation_before(text: str, dot: int) -> bool:
     """Whether the word before the full stop at ``dot`` is an abbreviation, an initial or an acronym.
 
-    :func:`_abbreviation_before_reference` without searching: the word is the longest
+    :func:`simdup_es.reference.abbreviation_before_reference` without searching: the word is the longest
     run of letters and digits joined by single dots that ends right before ``dot``
     (or before a line break there, where ``$`` matches too), so one match on the
     last 40 characters reversed finds it.
@@ -175,17 +176,6 @@ def _abbreviation_before(text: str, dot: int) -> bool:
     if found is None:
         return False
     word = found.group()[::-1].casefold()
-    return word in ABBREVIATIONS or _INITIALS.match(word) is not None
-
-
-def _abbreviation_before_reference(text: str, dot: int) -> bool:
-    """:func:`_abbreviation_before` with the regular expression searched as written."""
-    # Look back a bounded distance only: searching from 0 would make
-    # splitting quadratic in the length of the text.
-    before = _WORD_BEFORE.search(text, max(0, dot - 40), dot)
-    if before is None:
-        return False
-    word = before.group().casefold()
     return word in ABBREVIATIONS or _INITIALS.match(word) is not None
 
 
@@ -450,7 +440,7 @@ def _merged_many(
     fragment joins the group before it; a group still short at the end of its text joins
     the group before it, if any. Only whether a fragment falls inside an earlier fragment's
     group is decided one by one (only where the group before it may reach it), so the steps of
-    :func:`_split_sentences_reference` give the same.
+    :func:`simdup_es.reference.split_sentences_reference` give the same.
     """
     begin, end, line, text = pieces
     count = len(begin)
@@ -658,7 +648,8 @@ def _table_many(texts: Sequence[str], chars: _Chars, base: list[int], min_units:
 
 
 def split_sentences_coded(
-    text: str, words: WordCodes | None, *, min_units: int = DEFAULT_MIN_UNITS
+    text: str, words: WordCodes | None, *, min_units: int = DEFAULT_MIN_UNITS,
+    scans: Callable[[tuple[str, int]], Scan] | None = None,
 ) -> tuple[list[Sentence], list[str]]:
     """:func:`split_sentences`, plus each sentence's units as one code point per unit.
 
@@ -666,7 +657,9 @@ def split_sentences_coded(
     code point ``words`` gives it (pass the same :class:`WordCodes` for texts
     that are compared with each other; ``None`` gives all words one code,
     enough for counting). This is the form
-    :func:`simdup_es.compare.compare` feeds to RapidFuzz.
+    :func:`simdup_es.compare.compare` feeds to RapidFuzz. ``scans`` gives the :func:`scan` of
+    ``(text, min_units)``: a cache of them (:class:`simdup_es.caches.TextCaches`) keeps those of
+    stored texts, which a search compares again and again.
 
     Raises
     ------
@@ -675,7 +668,7 @@ def split_sentences_coded(
     OverflowError
         More distinct words than private-use code points.
     """
-    sentences, unit_points, word_at, found, bounds, plain = scan_cache((text, min_units))
+    sentences, unit_points, word_at, found, bounds, plain = (scans or scan)((text, min_units))
     if not found:  # no word to code: the same for every table
         return list(sentences), list(plain)
     unit_points = unit_points.copy()
@@ -684,10 +677,7 @@ def split_sentences_coded(
     return list(sentences), list(map(units_.__getitem__, bounds))
 
 
-_Scan = tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], list[slice], tuple[str, ...]]
-
-# What the scans of stored texts may hold: about 25 kB for a text of 2,000 characters.
-SCAN_CACHE_BYTES = 64 * 2**20
+Scan = tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], list[slice], tuple[str, ...]]
 
 
 def _points_text(points: np.ndarray) -> str:
@@ -695,12 +685,10 @@ def _points_text(points: np.ndarray) -> str:
     return points.astype("<u4").tobytes().decode("utf-32-le")
 
 
-def _scan(key: tuple[str, int]) -> _Scan:
+def scan(key: tuple[str, int]) -> Scan:
     """What :func:`split_sentences_coded` needs of ``text`` whatever the word codes: its sentences, the code
     point of each unit's first character, which units are words and their (case-folded) text, and each
-    sentence's slice of the units; and, for a text without words, each sentence's coded units. Cached up
-    to :data:`SCAN_CACHE_BYTES` (:data:`scan_cache`): a search compares the copies of a widely copied text
-    with query after query."""
+    sentence's slice of the units; and, for a text without words, each sentence's coded units."""
     text, min_units = key
     table, chars = _split([text], min_units)
     starts = chars.starts
@@ -717,15 +705,11 @@ def _scan(key: tuple[str, int]) -> _Scan:
     return sentences, unit_points, word_at, found, bounds, plain
 
 
-def _scan_bytes(key: tuple[str, int], scan: _Scan) -> int:
-    """About the bytes a scan holds: the text, its sentences (each an object and its text), the arrays."""
-    sentences, unit_points, word_at, found, _, plain = scan
+def scan_bytes(key: tuple[str, int], scanned: Scan) -> int:
+    """About the bytes a :func:`scan` holds: the text, its sentences (each an object and its text), the arrays."""
+    sentences, unit_points, word_at, found, _, plain = scanned
     return (2 * sys.getsizeof(key[0]) + 240 * len(sentences) + unit_points.nbytes + word_at.nbytes
             + sum(map(sys.getsizeof, found)) + sum(map(sys.getsizeof, plain)))
-
-
-scan_cache: ByteLRU[tuple[str, int], _Scan] = ByteLRU(_scan, _scan_bytes, SCAN_CACHE_BYTES)
-"""The scans of :func:`split_sentences_coded` by ``(text, min_units)``; ``scan_cache.max_bytes`` sets its budget."""
 
 
 def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:
@@ -752,28 +736,6 @@ def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Se
         ``min_units`` is not a positive integer.
     """
     return _split([text], min_units)[0].sentences()
-
-
-def _split_sentences_reference(text: str, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:
-    """:func:`split_sentences` the plain way: :func:`_raw_pieces`, counted with :func:`units`."""
-    merged: list[tuple[int, int, int]] = []  # (start, end, units)
-    pending: tuple[int, int, int] | None = None
-    for start, end, line_start in _raw_pieces(text):
-        n = len(units(text[start:end]))
-        if pending is not None:
-            start, n, line_start, pending = pending[0], pending[2] + n, True, None
-        if n >= min_units:
-            merged.append((start, end, n))
-        elif line_start or not merged:
-            pending = (start, end, n)
-        else:
-            merged[-1] = (merged[-1][0], end, merged[-1][2] + n)
-    if pending is not None:
-        if merged:
-            merged[-1] = (merged[-1][0], pending[1], merged[-1][2] + pending[2])
-        else:
-            merged.append(pending)
-    return [Sentence(k, start, end, text[start:end], n) for k, (start, end, n) in enumerate(merged) if n]
 
 
 # ------------------------------------------------------------------ hard-wrapped lines
@@ -822,25 +784,3 @@ def unwrap_lines(text: str) -> str:
     return "".join(out)
 
 
-def _unwrap_lines_reference(text: str) -> str:
-    """:func:`unwrap_lines` character by character, widths counted one character at a time."""
-    lines = text.split("\n")
-    if len(lines) < 3:
-        return text
-
-    def width(line: str) -> int:
-        return sum(2 if any(lo <= ord(ch) <= hi for lo, hi in _CJK_RANGES) else 1 for ch in line.rstrip())
-
-    widths = [width(line) for line in lines]
-    full = [w >= WRAP_FULL * max(widths) for w in widths]
-    if sum(full) < max(2, WRAP_MIN_SHARE * sum(w > 0 for w in widths)):
-        return text
-    chars = list(text)
-    at = 0
-    for k, line in enumerate(lines[:-1]):
-        at += len(line)
-        ends = line.rstrip()[-1:] if line.strip() else ""
-        if full[k] and ends and ends not in _TERMINATORS and lines[k + 1].strip():
-            chars[at] = " "
-        at += 1
-    return "".join(chars)

@@ -1,10 +1,11 @@
 """``simdup serve``: the search, the comparison and the copy report over HTTP.
 
-:func:`create_app` builds an ASGI application (Starlette) over any
-:class:`~simdup_es.store.base.Store`; ``simdup serve`` runs it with uvicorn::
+:func:`create_app` builds an ASGI application (Starlette) over a
+:class:`~simdup_es.service.Service` (a store and the parameters); ``simdup serve`` runs it
+with uvicorn::
 
     store = simdup_es.open_store(path=".simdup", read_only=True)
-    app = create_app(store)            # uvicorn.run(app, port=8000)
+    app = create_app(Service(store))            # uvicorn.run(app, port=8000)
 
 The routes (``docs/serve.md`` has the request and response fields):
 
@@ -46,7 +47,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from .compare import CompareParams
 from .config import Retry
 from .errors import (
     ConfigError,
@@ -56,14 +56,10 @@ from .errors import (
     SimdupError,
     StoreError,
 )
-from .fingerprint import Fingerprint, Fingerprinter
-from .multilevel import Copies, MultiParams
-from .parts import PartPrinter
-from .report import Exclusions, SimilarityReport, matches_json, render_report_html, report_from_copies
-from .report.similarity import report_limit, settings_in_words
-from .search import Comparer, Verdict, comparer, find_copies, stored_query
+from .multilevel import MAX_K, MultiParams
+from .report import Exclusions, SimilarityReport, matches_json, render_report_html, verdict_json
+from .service import Query, Service
 from .sources import Fields, Reject, from_mapping
-from .store.base import Store, StoredDoc
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +87,6 @@ class ServeSettings:
         Seconds between looks for other processes' writes (embedded store); 0 never looks.
     secrets:
         Strings no response may contain (a password, an API key): replaced by ``***``.
-    compare_params:
-        The comparison's settings, as ``compare`` was made with them: report pages state them.
     """
 
     allow_index: bool = False
@@ -101,10 +95,8 @@ class ServeSettings:
     threads: int = 8
     limit: int = 20
     max_limit: int = 1000
-    partial_threshold: float = MultiParams.partial_threshold
     refresh_every: float = 1.0
     secrets: tuple[str, ...] = field(default=(), repr=False)
-    compare_params: CompareParams = CompareParams()
 
     def __post_init__(self) -> None:
         if self.max_body_bytes < 1 or self.threads < 1 or self.limit < 0 or self.max_limit < self.limit:
@@ -163,27 +155,13 @@ def error_of(exc: BaseException) -> ApiError:
 
 
 @dataclass(frozen=True)
-class Query:
-    """What to search with: a stored document (``id``) or a ``text`` (with its ``title``)."""
-
-    id: str | None = None
-    text: str | None = None
-    title: str | None = None
-
-    @property
-    def label(self) -> str:
-        return self.id if self.id is not None else "query"
-
-
-@dataclass(frozen=True)
 class SearchRequest:
-    """A search: the query and the options ``simdup search`` has."""
+    """A search: the query and the options ``simdup search`` has (``k`` and the partial threshold in ``params``)."""
 
     query: Query
-    k: int
+    params: MultiParams
     limit: int
     levels: SearchLevels
-    partial_threshold: float
     spans: bool = True
 
 
@@ -266,122 +244,24 @@ def known_fields(params: Mapping[str, Any], known: frozenset[str], where: str) -
                                          f"the fields are {', '.join(sorted(known))}")
 
 
-def search_request(params: Mapping[str, Any], settings: ServeSettings, k: int) -> SearchRequest:
+def judged_by(params: Mapping[str, Any], served: MultiParams) -> MultiParams:
+    """The thresholds of a request: the server's, with the request's ``k`` (at most the server's) and
+    ``partial_threshold``."""
+    k = served.k
+    hint = f" (this server finds near-duplicates up to k = {k}; start it with a larger -k for more, up to {MAX_K})"
+    return dataclasses.replace(served, k=_int(params, "k", k, 0, k, hint), partial_threshold=_float(
+        params, "partial_threshold", served.partial_threshold, 0.0, 1.0))
+
+
+def search_request(params: Mapping[str, Any], settings: ServeSettings, served: MultiParams) -> SearchRequest:
     """Check a search's fields (query string or JSON object) against the service's limits."""
     query = _text_query(params, "search")
     levels = params.get("levels", "all")
     if levels not in ("all", "document"):
         raise ApiError(400, "bad_input", f"levels must be 'all' (near-duplicates and partial copies) or 'document' "
                                          f"(near-duplicates only, no comparison matrix), got {levels!r}")
-    hint = f" (this server finds near-duplicates up to k = {k}; start it with a larger -k for more)"
-    return SearchRequest(query, _int(params, "k", k, 0, k, hint),
-                         _int(params, "limit", settings.limit, 0, settings.max_limit),
-                         levels, _float(params, "partial_threshold", settings.partial_threshold, 0.0, 1.0),
-                         _flag(params, "spans", default=True))
-
-
-# --------------------------------------------------------------------------- the work
-
-
-class Service:
-    """What the routes do, as plain blocking calls (they run on worker threads).
-
-    ``store`` is shared by every request: the embedded store serialises its calls
-    on one lock (its module docstring), the Elasticsearch client pools connections.
-    """
-
-    def __init__(self, store: Store, fingerprinter: Fingerprinter, compare: Comparer, settings: ServeSettings) -> None:
-        self.store, self.fingerprinter, self.compare, self.settings = store, fingerprinter, compare, settings
-        self.printer = PartPrinter(fingerprinter)
-        self._refreshed = time.monotonic()
-        from .store.local import LocalStore
-
-        # Other processes' writes reach the embedded store's memory only on refresh; the
-        # cluster makes them searchable by itself (and refreshing it needs write rights).
-        self.embedded = isinstance(store, LocalStore)
-        self._refreshes = self.embedded and settings.refresh_every > 0
-
-    def _fresh(self) -> None:
-        now = time.monotonic()
-        if self._refreshes and now - self._refreshed >= self.settings.refresh_every:
-            self._refreshed = now
-            self.store.refresh()
-
-    def health(self) -> dict[str, Any]:
-        versions = self.store.versions()
-        version = self.fingerprinter.version
-        return {"status": "ok", "store": "embedded" if self.embedded else "cluster", "documents": sum(versions.values()),
-                "fingerprint_version": version, "other_versions": {v: n for v, n in versions.items() if v != version},
-                "k": self.store.layout.k, "indexing": self.settings.allow_index}
-
-    def _stored(self, doc_id: str) -> StoredDoc:
-        found = self.store.get([doc_id])
-        if not found:
-            raise ApiError(404, "not_found", f"no document with id {doc_id!r} in the store: check the id "
-                                             "(GET /search?id=... reads stored documents)")
-        return found[0]
-
-    def copies(self, req: SearchRequest) -> tuple[Copies, dict[str, StoredDoc], str | None]:
-        """The copies a search finds, the stored documents they name, and the query's text."""
-        self._fresh()
-        q = req.query
-        fingerprint: Fingerprint | None = None
-        text = q.text
-        if q.id is not None:
-            self._stored(q.id)  # a 404 that names the id and what to do
-            fingerprint, text = stored_query(self.store, q.id, self.fingerprinter.version)
-        docs: dict[str, StoredDoc] = {}
-        params = MultiParams(k=req.k, partial_threshold=req.partial_threshold)
-        found = find_copies(self.store, text, title=q.title, fingerprint=fingerprint, printer=self.printer,
-                            exclude_id=q.id, compare=self.compare, params=params, matrix=req.levels == "all",
-                            limit=req.limit, stored=docs)
-        return found, docs, text
-
-    def search(self, req: SearchRequest) -> dict[str, Any]:
-        """What ``simdup search --json`` prints, in one object: the matches and how many more there are."""
-        found, docs, text = self.copies(req)
-        return {"id": req.query.id, "matches": matches_json(found, docs, text, spans=req.spans), "more": found.more}
-
-    def _side(self, query: Query, side: str) -> tuple[str, str | None, str]:
-        """Text, title and label of one side of a comparison (its id, or the side's name for a text)."""
-        if query.id is None:
-            assert query.text is not None
-            return query.text, query.title, side
-        doc = self._stored(query.id)
-        if not doc.text:
-            raise ApiError(409, "no_text", f"document {query.id!r} is stored without its text, which the comparison "
-                                           "needs: index it with its text")
-        return doc.text, doc.title, query.id
-
-    def compare_pair(self, a: Query, b: Query, params: MultiParams) -> dict[str, Any]:
-        """``simdup compare --json`` of two texts or stored documents, judged as a search with ``params`` would."""
-        from .offsets import unify_mapped
-        from .report import verdict_json
-
-        (text_a, title_a, label_a), (text_b, title_b, label_b) = self._side(a, "a"), self._side(b, "b")
-        fa, fb = (self.fingerprinter.fingerprint(t, title) for t, title in ((text_a, title_a), (text_b, title_b)))
-        shown_a, shown_b = unify_mapped(text_a), unify_mapped(text_b)
-        verdict = Verdict(fa, fb, self.compare(shown_a.text, shown_b.text), params)
-        return {"a_label": label_a, "b_label": label_b, **verdict_json(verdict, shown_a, shown_b)}
-
-    def index(self, docs: list[Any], levels: IndexLevels) -> dict[str, Any]:
-        """Write documents (``POST /documents``, JSON objects); each one is indexed or rejected with its reason."""
-        from .indexer import index_items
-
-        items = [from_mapping(d, Fields(), f"documents[{i}]") for i, d in enumerate(docs)]
-        rejected: list[dict[str, Any]] = []
-        summary = index_items(items, self.store, self.fingerprinter, workers=1, levels=levels,
-                              on_reject=lambda r: rejected.append({"source": r.source, "id": r.id, "reason": r.reason}))
-        self.store.refresh()
-        return {"indexed": summary.indexed, "rejected": rejected, "documents": self.store.count()}
-
-    def report(self, req: SearchRequest, exclusions: Exclusions) -> SimilarityReport:
-        """The similarity report of the query against the store (``simdup report``), its own stored copy left out."""
-        found, docs, text = self.copies(dataclasses.replace(req, limit=report_limit(req.limit, req.query.id, False)))
-        words = settings_in_words(self.settings.compare_params,
-                                  MultiParams(k=req.k, partial_threshold=req.partial_threshold))
-        return report_from_copies(text or "", found, docs, doc_id=req.query.id, label=req.query.label,
-                                  exclusions=exclusions, settings=words, limit=req.limit)
+    return SearchRequest(query, judged_by(params, served), _int(params, "limit", settings.limit, 0, settings.max_limit),
+                         levels, _flag(params, "spans", default=True))
 
 
 # --------------------------------------------------------------------------- HTTP
@@ -429,12 +309,23 @@ PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsaf
 
 
 class App:
-    """The routes over a :class:`Service`, each store call on a worker thread under the time limit."""
+    """The routes over a :class:`~simdup_es.service.Service`, each call of it on a worker thread under the time limit.
 
-    def __init__(self, service: Service) -> None:
+    ``service.store`` is shared by every request: the embedded store serialises its calls
+    on one lock (its module docstring), the Elasticsearch client pools connections.
+    """
+
+    def __init__(self, service: Service, settings: ServeSettings) -> None:
         self.service = service
-        self.settings = service.settings
+        self.settings = settings
         self.limiter = anyio.CapacityLimiter(self.settings.threads)
+        from .store.local import LocalStore
+
+        # Other processes' writes reach the embedded store's memory only on refresh; the
+        # cluster makes them searchable by itself (and refreshing it needs write rights).
+        self.embedded = isinstance(service.store, LocalStore)
+        self._refreshes = self.embedded and settings.refresh_every > 0
+        self._refreshed = time.monotonic()
 
     async def run(self, func: Callable[..., Any], *args: Any) -> tuple[Any, dict[str, str]]:
         """``func(*args)`` on a worker thread: its result and a ``Server-Timing`` header.
@@ -461,18 +352,39 @@ class App:
         return JSONResponse(body, status, headers=headers)
 
     def _search_params(self, params: Mapping[str, Any]) -> SearchRequest:
-        return search_request(params, self.settings, self.service.store.layout.k)
+        return search_request(params, self.settings, self.service.params)
+
+    def _fresh(self) -> None:
+        """Look for other processes' writes, at most every ``refresh_every`` seconds (embedded store)."""
+        now = time.monotonic()
+        if self._refreshes and now - self._refreshed >= self.settings.refresh_every:
+            self._refreshed = now
+            self.service.store.refresh()
 
     async def health(self, request: Request) -> Response:
-        body, timing = await self.run(self.service.health)
+        body, timing = await self.run(self._health)
         return self.json(body, timing)
+
+    def _health(self) -> dict[str, Any]:
+        versions = self.service.store.versions()
+        version = self.service.fingerprinter.version
+        return {"status": "ok", "store": "embedded" if self.embedded else "cluster", "documents": sum(versions.values()),
+                "fingerprint_version": version, "other_versions": {v: n for v, n in versions.items() if v != version},
+                "k": self.service.params.k, "indexing": self.settings.allow_index}
 
     async def search(self, request: Request) -> Response:
         params = (dict(request.query_params) if request.method == "GET"
                   else await read_object(request, self.settings.max_body_bytes))
         known_fields(params, SEARCH_FIELDS, "search")
-        body, timing = await self.run(self.service.search, self._search_params(params))
+        body, timing = await self.run(self._search, self._search_params(params))
         return self.json(body, timing)
+
+    def _search(self, req: SearchRequest) -> dict[str, Any]:
+        """What ``simdup search --json`` prints, in one object: the matches and how many more there are."""
+        self._fresh()
+        found = self.service.search(req.query, params=req.params, matrix=req.levels == "all", limit=req.limit)
+        matches = matches_json(found, spans=req.spans, mapped=self.service.caches.mapped)
+        return {"id": req.query.id, "matches": matches, "more": found.more}
 
     async def compare(self, request: Request) -> Response:
         if request.method == "GET":
@@ -490,12 +402,14 @@ class App:
                                                  "document) or 'text' (and 'title')")
             sides.append(_text_query(value, f"compare {side}"))
         # Judged as this server's searches are: its k and partial threshold unless the request gives others.
-        k = self.service.store.layout.k
-        hint = f" (this server finds near-duplicates up to k = {k}; start it with a larger -k for more)"
-        judged = MultiParams(k=_int(params, "k", k, 0, k, hint), partial_threshold=_float(
-            params, "partial_threshold", self.settings.partial_threshold, 0.0, 1.0))
-        body, timing = await self.run(self.service.compare_pair, sides[0], sides[1], judged)
+        body, timing = await self.run(self._compare, sides[0], sides[1], judged_by(params, self.service.params))
         return self.json(body, timing)
+
+    def _compare(self, a: Query, b: Query, params: MultiParams) -> dict[str, Any]:
+        """``simdup compare --json`` of two texts or stored documents, labelled by their ids (or ``a`` and ``b``)."""
+        self._fresh()
+        compared = self.service.compare(a, b, params)
+        return {"a_label": a.id or "a", "b_label": b.id or "b", **verdict_json(compared.verdict, compared.a, compared.b)}
 
     async def report(self, request: Request) -> Response:
         doc_id: str = request.path_params["doc_id"]
@@ -513,7 +427,7 @@ class App:
     async def _report(self, params: Mapping[str, Any], as_json: bool) -> Response:
         known_fields(params, REPORT_FIELDS, "report")
         req, exclusions = self._search_params(params), _exclusions(params)
-        report, timing = await self.run(self.service.report, req, exclusions)
+        report, timing = await self.run(self._report_of, req, exclusions)
         if as_json:
             return self.json(report.to_dict(), timing)
         return HTMLResponse(render_report_html(report), headers={**timing, **PAGE_HEADERS})
@@ -528,8 +442,26 @@ class App:
             raise ApiError(400, "bad_input", "send {\"documents\": [{\"id\", \"text\", \"title\"}, ...]} (or the list)")
         if levels not in ("all", "keys", "document"):
             raise ApiError(400, "bad_input", f"levels must be 'all', 'keys' or 'document', got {levels!r}")
-        result, timing = await self.run(self.service.index, docs, levels)
+        result, timing = await self.run(self._index, docs, levels)
         return self.json(result, timing)
+
+    def _report_of(self, req: SearchRequest, exclusions: Exclusions) -> SimilarityReport:
+        """The similarity report of the query against the store (``simdup report``), its own stored copy left out."""
+        self._fresh()
+        return self.service.report(dataclasses.replace(req.query, label=req.query.id or "query"), exclusions=exclusions,
+                                   limit=req.limit, params=req.params)
+
+    def _index(self, docs: list[Any], levels: IndexLevels) -> dict[str, Any]:
+        """Write documents (``POST /documents``, JSON objects); each one is indexed or rejected with its reason."""
+        from .indexer import index_items
+
+        store = self.service.store
+        items = [from_mapping(d, Fields(), f"documents[{i}]") for i, d in enumerate(docs)]
+        rejected: list[dict[str, Any]] = []
+        summary = index_items(items, store, self.service.fingerprinter, workers=1, levels=levels,
+                              on_reject=lambda r: rejected.append({"source": r.source, "id": r.id, "reason": r.reason}))
+        store.refresh()
+        return {"indexed": summary.indexed, "rejected": rejected, "documents": store.count()}
 
     async def openapi(self, request: Request) -> Response:
         from importlib.metadata import version
@@ -548,19 +480,14 @@ def _error_response(exc: BaseException, secrets: tuple[str, ...]) -> JSONRespons
     return JSONResponse({"error": {"type": error.kind, "message": scrub(error.message, secrets)}}, error.status)
 
 
-def create_app(store: Store, *, fingerprinter: Fingerprinter | None = None, compare: Comparer | None = None,
-               settings: ServeSettings = ServeSettings()) -> Starlette:
-    """The HTTP service over ``store`` (an ASGI application; run it with uvicorn).
+def create_app(service: Service, settings: ServeSettings = ServeSettings()) -> Starlette:
+    """The HTTP service over ``service`` (an ASGI application; run it with uvicorn).
 
-    ``fingerprinter`` must be the one the store's documents were indexed with
-    (default parameters if ``None``); ``compare`` is the comparison matrix
-    (default :func:`simdup_es.search.comparer`). The store stays the caller's to close.
+    The service's fingerprinter must be the one its store's documents were indexed with; its
+    parameters are the server's defaults (requests may ask for a smaller ``k``). The store stays
+    the caller's to close.
     """
-    if fingerprinter is None:
-        from .fingerprint import default_fingerprinter
-
-        fingerprinter = default_fingerprinter()
-    app = App(Service(store, fingerprinter, compare or comparer(), settings))
+    app = App(service, settings)
     secrets = settings.secrets
 
     def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
@@ -597,5 +524,4 @@ def create_app(store: Store, *, fingerprinter: Fingerprinter | None = None, comp
     return Starlette(routes=routes, exception_handlers=handlers)
 
 
-__all__ = ["ApiError", "Query", "SearchRequest", "ServeSettings", "Service", "create_app", "error_of", "retry_within",
-           "scrub"]
+__all__ = ["ApiError", "SearchRequest", "ServeSettings", "create_app", "error_of", "retry_within", "scrub"]

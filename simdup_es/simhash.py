@@ -9,13 +9,12 @@ depend on summation order, which numpy may change between versions and CPUs, and
 a sum near zero could then flip a bit. Integer sums are exact, so a fingerprint is
 the same on every machine.
 
-Each fast function has a slow, obviously-correct ``*_reference`` twin that the
-property tests hold it to.
+Each fast function has a slow, obviously-correct ``*_reference`` twin in
+:mod:`simdup_es.reference` that the property tests hold it to.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 
 import numpy as np
 import xxhash
@@ -115,28 +114,9 @@ def simhash(hashes: np.ndarray, weights: np.ndarray) -> int:
     return int(simhash_batch(hashes, weights, np.array([0, len(hashes)]))[0])
 
 
-def simhash_reference(hashes: Sequence[int], weights: Sequence[float]) -> int:
-    """Slow SimHash straight from its definition, with the same integer weights."""
-    if not hashes:
-        return 0
-    peak = max(weights)
-    scale = peak if peak > 0 else 1.0
-    q = [int(np.rint(w / scale * _QUANT)) for w in weights]
-    v = [0] * FINGERPRINT_BITS
-    for h, w in zip(hashes, q):
-        for i in range(FINGERPRINT_BITS):
-            v[i] += w if (h >> i) & 1 else -w
-    return sum(1 << i for i in range(FINGERPRINT_BITS) if v[i] > 0)
-
-
 def hamming(a: int, b: int) -> int:
     """Hamming distance of two 64-bit fingerprints: popcount(a XOR b)."""
     return (a ^ b).bit_count()
-
-
-def hamming_reference(a: int, b: int) -> int:
-    """Bit-by-bit Hamming distance."""
-    return sum(((a >> i) & 1) != ((b >> i) & 1) for i in range(FINGERPRINT_BITS))
 
 
 def hamming_many(query: int, fingerprints: np.ndarray) -> np.ndarray:
@@ -181,11 +161,6 @@ def shared_blocks(a: np.ndarray, b: np.ndarray, layout: BlockLayout = BlockLayou
     for j in range(layout.blocks):
         count += ((x >> np.uint64(j * layout.bits_per_block)) & mask) == 0
     return count
-
-
-def shared_blocks_reference(a: int, b: int, layout: BlockLayout = BlockLayout()) -> int:
-    """:func:`shared_blocks` of one pair, by :func:`blocks`."""
-    return sum(x == y for x, y in zip(blocks(a, layout), blocks(b, layout)))
 
 
 def to_hex(fingerprint: int) -> str:

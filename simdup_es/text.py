@@ -29,7 +29,7 @@ from .opencc_tables import CONFIGS, JOIN, Shortcuts, lookup, converter, load_sho
 __all__ = [
     "MAX_DOCX_UNPACKED_BYTES", "MAX_DOCX_XML_BYTES", "MAX_FILE_BYTES", "MAX_HTML_OPEN_ELEMENTS", "Kind",
     "decode", "extract", "html_to_text", "kind_of", "too_large",
-    "UnifiedText", "to_simplified", "to_simplified_many", "unify", "unify_many", "unify_reference",
+    "UnifiedText", "to_simplified", "to_simplified_many", "unify", "unify_many",
 ]
 
 # Control and format characters except tab and line breaks (which become spaces and
@@ -191,7 +191,7 @@ def unify(text: str) -> UnifiedText:
 
     A :class:`UnifiedText` is returned unchanged (the steps are not idempotent).
 
-    The same result as :func:`unify_reference`; :func:`unify_many` of batches of 64 takes
+    The same result as :func:`simdup_es.reference.unify_reference`; :func:`unify_many` of batches of 64 takes
     about 0.42 of its time on the project corpus (it skips the OpenCC passes that cannot
     change a text and runs the others on flat tables, see :class:`Shortcuts`;
     ``benchmarks/bench_fingerprint.py`` measures both).
@@ -237,7 +237,7 @@ def _unified(texts: Sequence[str]) -> list[str]:
 def _needs_spacing(texts: Sequence[str]) -> np.ndarray:
     """Whether each text holds white space other than single spaces and line breaks between other characters.
 
-    Text without is left alone by the white-space steps of :func:`unify_reference`.
+    Text without is left alone by the white-space steps of :func:`simdup_es.reference.unify_reference`.
     """
     # Joined by line breaks, a text's leading or trailing white space is next to one.
     space = lookup(space_table(), "\n" + "\n".join(texts) + "\n")
@@ -249,12 +249,3 @@ def _needs_spacing(texts: Sequence[str]) -> np.ndarray:
     return _or_pieces(values, [n for t in texts for n in (1, len(t))] + [1])[1::2] > 0
 
 
-def unify_reference(text: str) -> str:
-    """:func:`unify` step by step, as the design states it."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = unicodedata.normalize("NFKC", text)
-    text = CONTROL.sub("", text)
-    text = converter("tw2sp").convert(converter("s2twp").convert(converter("t2s").convert(text)))
-    text = text.casefold()
-    text = _SPACES.sub(" ", text)
-    return _LINE_BREAKS.sub("\n", text).strip()

@@ -15,17 +15,16 @@ least ``min_units`` units that the other text has too; what a copy shares, insid
 sentences as well as across them.
 
 Pure and deterministic: numpy over unit codes, with a slow, obviously-correct
-``*_reference`` twin of each kernel.
+``*_reference`` twin of each kernel in :mod:`simdup_es.reference`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 
 import numpy as np
 import xxhash
 
-from .sentences import UnitPoints, unit_points, units
+from .sentences import UnitPoints, unit_points
 
 __all__ = [
     "KEY_K",
@@ -39,7 +38,6 @@ __all__ = [
     "unit_codes",
     "winnow",
     "winnow_many",
-    "winnow_reference",
     "winnowed",
 ]
 
@@ -74,11 +72,6 @@ def batch_codes(found: UnitPoints) -> np.ndarray:
     return codes
 
 
-def unit_codes_reference(text: str) -> list[int]:
-    """:func:`unit_codes` one unit at a time."""
-    return [ord(u) if len(u) == 1 else max(xxhash.xxh3_64_intdigest(u.encode("utf-8")), 1 << 21) for u in units(text)]
-
-
 def gram_hashes(codes: np.ndarray, k: int) -> np.ndarray:
     """64-bit hash of each run of ``k`` codes, ``len(codes) - k + 1`` of them (none when shorter)."""
     n = len(codes) - k + 1
@@ -94,23 +87,6 @@ def gram_hashes(codes: np.ndarray, k: int) -> np.ndarray:
     h *= _M2
     h ^= h >> np.uint64(31)
     return h
-
-
-def gram_hashes_reference(codes: list[int], k: int) -> list[int]:
-    """:func:`gram_hashes` one gram at a time, in Python integers."""
-    mask = (1 << 64) - 1
-    out = []
-    for i in range(len(codes) - k + 1):
-        h = 0
-        for c in codes[i : i + k]:
-            h = (h * int(_BASE) + c) & mask
-        h ^= h >> 30
-        h = (h * int(_M1)) & mask
-        h ^= h >> 27
-        h = (h * int(_M2)) & mask
-        h ^= h >> 31
-        out.append(h)
-    return out
 
 
 def winnow(hashes: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray]:
@@ -129,20 +105,6 @@ def winnow(hashes: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray]:
     # dropping repeats is np.unique without its sort.
     positions = picked[np.concatenate(([True], picked[1:] != picked[:-1]))]
     return hashes[positions], positions
-
-
-def winnow_reference(hashes: list[int], w: int) -> tuple[list[int], list[int]]:
-    """:func:`winnow` window by window."""
-    if not hashes:
-        return [], []
-    w = min(w, len(hashes))
-    positions: set[int] = set()
-    for start in range(len(hashes) - w + 1):
-        window = hashes[start : start + w]
-        low = min(window)
-        positions.add(start + max(i for i, h in enumerate(window) if h == low))
-    ordered = sorted(positions)
-    return [hashes[p] for p in ordered], ordered
 
 
 def winnow_many(codes: np.ndarray, first: np.ndarray, k: int, w: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -249,19 +211,3 @@ def gram_cover(starts: np.ndarray, n: int, k: int) -> np.ndarray:
     return seen[1:] > seen[np.maximum(np.arange(1, n + 1) - k, 0)]
 
 
-def shared_runs_reference(a: list[int], b: list[int], min_units: int) -> tuple[list[bool], list[bool]]:
-    """:func:`shared_runs` by comparing the grams themselves (no hashing)."""
-
-    def grams(s: list[int]) -> list[tuple[int, ...]]:
-        return [tuple(s[i : i + min_units]) for i in range(len(s) - min_units + 1)]
-
-    def mask(s: list[int], other: list[int]) -> list[bool]:
-        left = Counter(grams(other))
-        out = [False] * len(s)
-        for gram, i in zip(grams(s), range(len(s)), strict=False):
-            if left[gram] > 0:
-                left[gram] -= 1
-                out[i : i + min_units] = [True] * min_units
-        return out
-
-    return mask(a, b), mask(b, a)

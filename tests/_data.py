@@ -27,3 +27,16 @@ def load_corpus(name: str) -> list[dict]:
         pytest.fail(f"{path} is missing: run scripts/fetch-corpus (scripts/test does it for you)")
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f]
+
+
+def batch_by_route(batch: list[str], numpy: bool) -> list[str]:
+    """``batch`` as the sentence splitter takes the route asked for: the numpy one over the batch (a filler text,
+    last, takes it past ``sentences._BATCH_CHARS``; drop its results) or text by text (a batch below it)."""
+    from hypothesis import assume
+
+    from simdup_es.sentences import _BATCH_CHARS
+
+    if numpy:
+        return [*batch, "字" * _BATCH_CHARS]
+    assume(sum(len(text) + 1 for text in batch) < _BATCH_CHARS)
+    return batch

@@ -6,8 +6,12 @@ import importlib.resources
 import json
 from pathlib import Path
 
+from typing import Any
+
 from simdup_es import default_fingerprinter
 from simdup_es.parts import PartPrinter
+from simdup_es.report import SimilarityReport
+from simdup_es.service import Query, Service
 from simdup_es.store.base import StoredDoc
 from simdup_es.store.local import LocalStore
 from simdup_es.text import converter
@@ -64,3 +68,10 @@ def make_store(path: Path, ids: tuple[str, ...] = SOURCES, extra: dict[str, str]
         store.put([StoredDoc(doc_id, fp.value, fp.version, text, title, levels=printer.levels(text))])
     store.refresh()
     return store
+
+
+def report_of(store: LocalStore, text: str | None = None, *, doc_id: str | None = None, label: str | None = None,
+              **options: Any) -> SimilarityReport:
+    """The similarity report of a text or a stored document (with its id: its own stored copy), as ``simdup report``
+    makes it (:meth:`Service.report`)."""
+    return Service(store).report(Query(doc_id, text, label=label), **options)

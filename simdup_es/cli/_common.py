@@ -22,6 +22,8 @@ from ..extract import kind_of
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..search import MatrixComparer
+    from ..service import Service
     from ..store.base import Store
 
 T = TypeVar("T")
@@ -441,18 +443,42 @@ def compare_options(func: F) -> F:
 COMPARE_KEYS = ("similar_weight", "right_weight", "synonym_file", "no_synonyms", "trim_boilerplate", "unwrap")
 
 
-def compare_params(kwargs: dict[str, Any]) -> Any:
-    """The :class:`~simdup_es.compare.CompareParams` the compare options give (read, not popped)."""
+def make_comparer(kwargs: dict[str, Any], matrix: bool = True) -> MatrixComparer | None:
+    """:func:`simdup_es.search.comparer` from the compare options (popped from ``kwargs``); ``None`` without
+    ``matrix`` (nothing loaded for a search that compares nothing)."""
     from ..compare import CompareParams
-
-    return CompareParams(similar_weight=kwargs["similar_weight"], right_weight=kwargs["right_weight"],
-                         use_synonyms=not kwargs["no_synonyms"], trim_boilerplate=kwargs["trim_boilerplate"],
-                         unwrap=kwargs["unwrap"])
-
-
-def make_comparer(kwargs: dict[str, Any]) -> Callable[[str, str], Any]:
-    """:func:`simdup_es.search.comparer` from the compare options (popped from ``kwargs``)."""
     from ..search import comparer
 
     opts = {k: kwargs.pop(k) for k in COMPARE_KEYS}
-    return comparer(compare_params(opts), opts["synonym_file"])
+    params = CompareParams(similar_weight=opts["similar_weight"], right_weight=opts["right_weight"],
+                           use_synonyms=not opts["no_synonyms"], trim_boilerplate=opts["trim_boilerplate"],
+                           unwrap=opts["unwrap"])
+    return comparer(params, opts["synonym_file"]) if matrix else None
+
+
+def search_options(func: F) -> F:
+    """-k and --partial-threshold: what a search takes for a near-duplicate and for a partial copy."""
+    from ..multilevel import MAX_K, MultiParams
+
+    func = click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
+                        show_default=True, help="A partial copy has at least this share of either side copied.")(func)
+    return click.option("-k", "--k", "k", type=click.IntRange(0, MAX_K), default=MultiParams.k, show_default=True,
+                        help="Largest Hamming distance of a near-duplicate. Above 3 the comparison matrix should "
+                             "decide: see docs/design.md.")(func)
+
+
+def service_options(func: F) -> F:
+    """What a :class:`~simdup_es.service.Service` is made of: the fingerprint, compare and search options."""
+    return fingerprint_options(compare_options(search_options(func)))
+
+
+def make_service(kwargs: dict[str, Any], *, matrix: bool = True) -> Service:
+    """The :class:`~simdup_es.service.Service` the options of :func:`service_options` give (popped from ``kwargs``),
+    without a store yet (:meth:`~simdup_es.service.Service.with_store`); without ``matrix``, no comparer is made."""
+    from ..multilevel import MultiParams
+    from ..service import Service
+
+    fingerprinter = make_fingerprinter(kwargs.pop("idf_path"), kwargs.pop("marked_words"), kwargs.pop("max_bytes"))
+    comparer = make_comparer(kwargs, matrix)
+    params = MultiParams(k=kwargs.pop("k"), partial_threshold=kwargs.pop("partial_threshold"))
+    return Service(None, fingerprinter=fingerprinter, comparer=comparer, params=params)

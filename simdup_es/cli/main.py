@@ -13,9 +13,7 @@ import click
 from .. import schema
 from ..config import BlockLayout
 from ..errors import ConfigError, SimdupError
-from ..fingerprint import Doc
 from ..indexer import LEVELS, LevelChoice
-from ..multilevel import MultiParams
 from ..parts import PartParams, PartPrinter
 from ..sources import Fields, Record, record_doc
 from ..store.base import levels_fields
@@ -25,18 +23,18 @@ from ._common import (
     SHOWN_REJECTS,
     RejectLog,
     echo_json,
-    compare_options,
     field_options,
     record_fields,
     id_base_option,
     fingerprint_options,
     part_layout_option,
-    make_comparer,
     make_fingerprinter,
+    make_service,
     open_output,
     progress,
     read_document,
     read_inputs,
+    service_options,
     split,
 )
 
@@ -144,40 +142,32 @@ def fingerprint(
 @main.command()
 @click.argument("a")
 @click.argument("b")
-@fingerprint_options
-@compare_options
+@service_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the report.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write an HTML report here.")
 @click.option("--max-pairs", default=30, show_default=True, help="Sentence pairs shown in the terminal.")
 @click.option("--text", "as_text", is_flag=True, help="A and B are texts, never file names.")
-@click.option("-k", "--k", "k", type=click.IntRange(0, 63), default=MultiParams.k, show_default=True,
-              help="Largest Hamming distance of a near-duplicate, as in 'simdup search'.")
-@click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
-              show_default=True, help="Share of either side copied that makes a partial copy, as in 'simdup search'.")
-def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, max_bytes: int, as_json: bool,
-            html_path: Path | None, max_pairs: int, as_text: bool, k: int, partial_threshold: float,
-            **kwargs: Any) -> None:
+def compare(a: str, b: str, as_json: bool, html_path: Path | None, max_pairs: int, as_text: bool, **kwargs: Any) -> None:
     """Compare two documents A and B (files, or literal text).
 
     Prints the fingerprint distance, then the comparison matrix: which sentences
     of A reappear in B, the share of each document copied, resemblance and
-    containment.
+    containment; A and B are judged as 'simdup search' judges a copy (-k,
+    --partial-threshold).
     """
-    from ..offsets import unify_mapped
     from ..report import render_html, render_terminal, verdict_json
-    from ..search import Verdict
     from ..sentences import unwrap_lines
+    from ..service import Query
 
-    fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     unwrap = kwargs["unwrap"]
-    comparer = make_comparer(kwargs)
+    service = make_service(kwargs)
     doc_a, doc_b = read_document(a, "A", text=as_text), read_document(b, "B", text=as_text)
     html = open_output(html_path) if html_path is not None else None
-    fa, fb = (fingerprinter.fingerprint_many([Doc(r.text, r.title, r.source)])[0].unwrap() for r in (doc_a, doc_b))
     # Compared unified; shown, and pointed into, as given.
-    shown_a, shown_b = unify_mapped(doc_a.text), unify_mapped(doc_b.text)
+    query_a, query_b = (Query(text=r.text, title=r.title, label=r.source) for r in (doc_a, doc_b))
+    compared = service.compare(query_a, query_b)
+    verdict, shown_a, shown_b = compared.verdict, compared.a, compared.b
     name_a, name_b = Path(doc_a.source).name, Path(doc_b.source).name
-    verdict = Verdict(fa, fb, comparer(shown_a.text, shown_b.text), MultiParams(k=k, partial_threshold=partial_threshold))
     comparison = verdict.comparison
     if html is not None:
         with html:

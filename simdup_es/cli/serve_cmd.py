@@ -9,20 +9,16 @@ import signal
 import socket
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import click
 
 from ..common import byte_size
-from ..config import BlockLayout
 from ..errors import ConfigError, SimdupError
-from ..multilevel import MultiParams
-from ..parts import PartPrinter
-from ._common import compare_options, compare_params, fingerprint_options, make_comparer, make_fingerprinter
-from ..store.base import Store
-from .store_cmds import note_other_versions, open_store, pop_store_opts, store_options
+from ._common import make_service, service_options
+from ..service import Service
+from .store_cmds import note_other_versions, pop_store_opts, searching, store_options
 
 def parse_size(text: str) -> int:
     """Bytes from ``10M``, ``512k``, ``1.5MB`` or ``2000000`` (k, M, G are powers of 1024)."""
@@ -55,17 +51,12 @@ def secrets_of(opts: dict[str, Any]) -> tuple[str, ...]:
 
 @click.command()
 @store_options
-@fingerprint_options
-@compare_options
+@service_options
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (0.0.0.0: every interface; put a proxy with TLS and access control in front).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port to listen on.")
-@click.option("-k", "--k", "k", type=click.IntRange(0, 7), default=3, show_default=True,
-              help="Largest Hamming distance of a near-duplicate; requests may ask for less.")
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True,
               help="Copies a search returns when the request does not say.")
-@click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
-              show_default=True, help="A partial copy has at least this share of either side copied (default of requests).")
 @click.option("--allow-index", is_flag=True, help="Accept POST /documents (indexing). Without it the service only reads.")
 @click.option("--max-body", "max_body", default="10M", show_default=True,
               help="Largest request body (bytes, or with k, M, G); larger requests get 413.")
@@ -78,14 +69,15 @@ def secrets_of(opts: dict[str, Any]) -> tuple[str, ...]:
                    "more serve more searches at once on more cores.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True, help="uvicorn's log level (info logs each request).")
-def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host: str, port: int, k: int, limit: int,
-          partial_threshold: float, allow_index: bool, max_body: str, timeout: float, threads: int, workers: int, log_level: str,
-          **kwargs: Any) -> None:
+def serve(host: str, port: int, limit: int, allow_index: bool, max_body: str, timeout: float, threads: int, workers: int,
+          log_level: str, **kwargs: Any) -> None:
     """Serve search, compare and the copy reports over HTTP (JSON API and report pages).
 
     Read-only unless --allow-index. Routes: GET /health; GET or POST /search;
     GET or POST /compare; GET /report/ID (HTML) and /report/ID.json; POST
-    /documents (with --allow-index). docs/serve.md describes them.
+    /documents (with --allow-index). docs/serve.md describes them. -k and
+    --partial-threshold are what requests get when they do not say; a request
+    may ask for a smaller k.
     """
     try:
         import uvicorn
@@ -94,27 +86,23 @@ def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host
     except ImportError as exc:
         raise ConfigError(f"simdup serve needs Starlette and uvicorn ({exc}): pip install 'simdup-es[serve]' (in a checkout of "
                           "simdup-es: pip install '.[serve]')") from None
-    fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    judged_by = compare_params(kwargs)
-    compare = make_comparer(kwargs)
+    service = make_service(kwargs)
     store_opts = pop_store_opts(kwargs)
     settings = ServeSettings(allow_index=allow_index, max_body_bytes=parse_size(max_body), timeout=timeout,
-                             threads=threads, limit=limit, max_limit=max(limit, 1000),
-                             partial_threshold=partial_threshold, secrets=secrets_of(store_opts),
-                             compare_params=judged_by)
+                             threads=threads, limit=limit, max_limit=max(limit, 1000), secrets=secrets_of(store_opts))
     mode = "reading and indexing" if allow_index else "read-only"
     where = f"on http://{host}:{port}" + (f" in {workers} processes" if workers > 1 else "")
     announce = f"serving {mode} {where} (GET /health; Ctrl-C stops)"
 
     def serve_here(sock: socket.socket, alone: bool = False) -> None:
         """Open the store and run the app in this process on ``sock`` (inherited, when there are workers)."""
-        with open_store(store_opts, create=allow_index, read_only=not allow_index, layout=BlockLayout(k=k),
-                        retry=retry_within(timeout)) as store:
-            app = create_app(store, fingerprinter=fingerprinter, compare=compare, settings=settings)
+        with searching(store_opts, service, create=allow_index, read_only=not allow_index,
+                       retry=retry_within(timeout)) as served:
+            app = create_app(served, settings)
             if not alone:
                 uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
                 return
-            _look_at(store, fingerprinter.version)
+            _look_at(served)
             click.echo(announce, err=True)  # once the store is open and the port taken: not before a failure
             with contextlib.suppress(KeyboardInterrupt):  # uvicorn passes on the SIGINT it stopped for, once stopped
                 uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
@@ -123,19 +111,19 @@ def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host
         with contextlib.closing(_listen_or_fail(host, port)) as sock:
             serve_here(sock, alone=True)
         return
-    with open_store(store_opts, create=allow_index, read_only=not allow_index, layout=BlockLayout(k=k)) as store:
-        _look_at(store, fingerprinter.version)  # once, not in every worker
+    with searching(store_opts, service, create=allow_index, read_only=not allow_index) as served:
+        _look_at(served)  # once, not in every worker
     # Loaded before the fork, so the workers share the dictionaries' pages.
-    PartPrinter(fingerprinter).levels("预热。这是一段文字。")
-    compare("预热。", "预热。")
+    service.printer.levels("预热。这是一段文字。")
+    service.comparer("预热。", "预热。")
     click.echo(announce, err=True)
     run_workers(serve_here, workers, host, port)
 
 
-def _look_at(store: Store, version: str) -> None:
+def _look_at(service: Service) -> None:
     """Say on stderr what searches will not find (other fingerprint versions), or that the store does not answer yet."""
     try:
-        note_other_versions(store, version)
+        note_other_versions(service)
     except SimdupError as exc:  # a cluster down now may be up later: the service answers 503 until then
         click.echo(f"warning: the store does not answer now ({exc}); serving anyway: requests get 503 until it does",
                    err=True)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -17,13 +15,12 @@ import click
 
 from .. import schema
 from ..config import BlockLayout, Retry
-from ..fingerprint import Fingerprint, Fingerprinter
-from ..errors import ConfigError, InputError, NotFound, SimdupError, WorkerError, reason_of
+from ..errors import InputError, NotFound, SimdupError, WorkerError, reason_of
 from ..indexer import LEVELS, IndexStopped, IndexSummary, LevelChoice, index_items
 from ..live_groups import GroupKeeper
 from ..multilevel import Copies, MultiMatch, MultiParams
 from ..parts import PartPrinter
-from ..search import find_copies, find_copies_many, stored_query, version_said
+from ..service import Query, Service
 from ..sources import Fields, path_id, record_doc
 from ..store import DEFAULT_INDEX, DEFAULT_PATH
 from ..store.base import NOT_FOUND, Store, StoredDoc, query_terms
@@ -32,7 +29,6 @@ from ._common import (
     RejectLog,
     SHOWN_REJECTS,
     bulk_options,
-    compare_options,
     counted,
     echo_json,
     existing_file,
@@ -42,8 +38,8 @@ from ._common import (
     part_layout_option,
     is_folder,
     looks_like_path,
-    make_comparer,
     make_fingerprinter,
+    make_service,
     open_output,
     output_console,
     progress_bar,
@@ -51,11 +47,13 @@ from ._common import (
     read_inputs,
     record_fields,
     retry_options,
+    service_options,
     split,
     stored_ids,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 def connection_options(func: F) -> F:
@@ -245,8 +243,6 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
                 progress_bar("indexing") as update:
             log = RejectLog(rejects, keep=state["rejects_bytes"] if state else None, show=SHOWN_REJECTS)
             on_reject, rejects_size = log.add, log.size
-            if id_base is None:
-                _refuse_old_ids(store, inputs)
             keeper = GroupKeeper.for_store(store, keep_groups)
             before = _counted(store)
             items = read_inputs(inputs, fields, skip=(rejects, checkpoint.path), id_base=id_base)  # not its outputs
@@ -368,58 +364,41 @@ def _resume_point(checkpoint: Checkpoint, resume: bool) -> dict[str, Any] | None
     return state
 
 
-def _refuse_old_ids(store: Store, inputs: tuple[str, ...], sample: int = 20) -> None:
-    """Refuse to index a folder whose files the store holds under the ids simdup gave them before stable ids.
-
-    Those gave a file found in a folder its path relative to that folder: indexing
-    the folder again under the new ids would add a second copy of every document.
-    """
-    from ..extract import kind_of
-
-    for name in inputs:
-        folder = Path(name)
-        try:
-            if name == "-" or not folder.is_dir():
-                continue
-            files = sorted(p for p in itertools.islice(folder.rglob("*"), 10 * sample) if kind_of(p.name) and p.is_file())
-        except OSError:
-            continue  # the walk says why it cannot be read
-        pairs = {path_id(p): p.relative_to(folder).as_posix() for p in files[:sample]}
-        pairs = {new: old for new, old in pairs.items() if new != old}
-        if not pairs:
-            continue
-        held = {d.id for d in store.get([*pairs, *pairs.values()])}
-        old = [o for n, o in pairs.items() if o in held and n not in held]
-        if old:
-            new = next(n for n, o in pairs.items() if o == old[0])
-            raise ConfigError(
-                f"the store holds the files of {name} under ids relative to that folder ({old[0]!r}: as simdup gave "
-                "them before ids were stable, or a run from inside it); this run would give them paths relative to the "
-                f"current folder ({new!r}) and so add a second copy of each. Run with --id-base {shlex.quote(name)} "
-                "to replace them, or with --id-base . to index them under the new ids anyway")
-
-
-def _query_document(store: Store | None, text: str | None, file: Path | None, doc_id: str | None,
-                    title: str | None, version: str, id_base: Path | None = None
-                    ) -> tuple[Fingerprint | None, str | None, str | None, str | None]:
-    """The query's stored fingerprint (``None`` unless it is a stored document: the search computes it from the
-    text it unifies anyway), its text (for the comparison matrix), the id to leave out and its title."""
-    given = [x is not None for x in (text, file, doc_id)]
-    if sum(given) != 1:
-        raise click.UsageError("give exactly one of QUERY, --text or --file")  # (search says so, with --id, first)
+def query_of(service: Service, text: str | None, file: Path | None, doc_id: str | None, title: str | None,
+             id_base: Path | None = None, *, leave_out: bool = True) -> Query:
+    """The query the arguments name: a stored document (:func:`by_id`), a file (its own stored copy left out,
+    with ``leave_out``, when the store holds it as it is) or a text."""
     if doc_id is not None:
-        assert store is not None
-        try:
-            return (*stored_query(store, doc_id, version), doc_id, title)
-        except NotFound:
-            (stored,) = stored_ids(store, [doc_id], id_base)
-            if stored == doc_id:
-                raise
-            return (*stored_query(store, stored, version), stored, title)
+        return Query(id=doc_id)
+    text, title = document_text(text, file, title)
+    if file is None:
+        return Query(text=text, title=title)
+    own = own_stored_id(service.store, file, text, id_base) if leave_out else None
+    return Query(own, text, title, label=file.name)
+
+
+def by_id(call: Callable[[Query], T], query: Query, store: Store, id_base: Path | None) -> T:
+    """``call(query)``; for a stored document the store does not hold, with the id ``index`` gives the file its id
+    names (``./a.txt`` for ``a.txt``), when the store holds that one."""
+    try:
+        return call(query)
+    except NotFound:
+        if query.id is None or query.text is not None:
+            raise
+        (stored,) = stored_ids(store, [query.id], id_base)
+        if stored == query.id:
+            raise
+        return call(Query(id=stored))
+
+
+def document_text(text: str | None, file: Path | None, title: str | None) -> tuple[str, str | None]:
+    """The text and title of QUERY: the file read as ``simdup index`` reads it (its title too, so that the
+    fingerprints agree; ``title`` wins), or the text."""
     if file is not None:
-        record = read_document(str(file))  # title as 'simdup index' gives it, so the fingerprints agree
-        text, title = record.text, title or record.title
-    return None, text, None, title
+        record = read_document(str(file))
+        return record.text, title or record.title
+    assert text is not None
+    return text, title
 
 
 def own_stored_id(store: Store, file: Path, text: str | None, id_base: Path | None) -> str | None:
@@ -467,15 +446,9 @@ def query_source(query: str | None, text: str | None, file: Path | None) -> tupl
 @store_options
 @field_options
 @id_base_option
-@fingerprint_options
-@compare_options
+@service_options
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
               help="Show at most this many matches per query.")
-@click.option("-k", "--k", "k", type=click.IntRange(0, 7), default=3, show_default=True,
-              help="Largest Hamming distance of a near-duplicate. Above 3 the comparison matrix should decide: "
-                   "see docs/design.md.")
-@click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
-              show_default=True, help="A partial copy has at least this share of either side copied.")
 @click.option("--no-matrix", is_flag=True, help="Document level only: stop after the Hamming re-rank (no partial copies).")
 @click.option("--details", default=1, show_default=True, help="Show the copied sentences of the best N hits.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -486,8 +459,7 @@ def query_source(query: str | None, text: str | None, file: Path | None) -> tupl
               show_default=True, help="With --queries: where rejected query records go, with their reasons "
               "(not index's rejects.jsonl, which may hold a stopped run's resume point).")
 def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: str | None, queries: str | None,
-           title: str | None, text_field: str, title_field: str, id_field: str, idf_path: Path | None,
-           marked_words: Path | None, max_bytes: int, limit: int, k: int, partial_threshold: float, no_matrix: bool,
+           title: str | None, text_field: str, title_field: str, id_field: str, limit: int, no_matrix: bool,
            details: int, html_path: Path | None, as_json: bool, workers: int | None, rejects: Path,
            id_base: Path | None, **kwargs: Any) -> None:
     """Find near-duplicates and partial copies of QUERY (a file, or text), a stored document or many queries.
@@ -499,9 +471,7 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
     Results are near-duplicates first (nearest first), then partial copies.
     """
     text, file = query_source(query_arg, text, file)
-    fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    comparer = None if no_matrix else make_comparer(kwargs)
-    params = MultiParams(k=k, partial_threshold=partial_threshold)
+    service = make_service(kwargs, matrix=not no_matrix)
     store_opts = pop_store_opts(kwargs)
     if queries is not None:
         if any(x is not None for x in (text, file, doc_id)):
@@ -509,37 +479,41 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
         if no_matrix:
             raise click.UsageError("--queries finds partial copies with the comparison matrix: leave out --no-matrix")
         fields = record_fields(text_field, title_field, id_field)
-        _search_many(queries, fields, store_opts, fingerprinter, comparer, params, limit, workers, rejects, as_json,
-                     id_base)
+        _search_many(queries, fields, store_opts, service, limit, workers, rejects, as_json, id_base)
         return
     if sum(x is not None for x in (text, file, doc_id)) != 1:  # said before the store is opened
         raise click.UsageError("give exactly one of QUERY, --text, --file or --id, or --queries")
-    with open_store(store_opts, read_only=True, layout=BlockLayout(k=k)) as store:
-        fp, query_text, exclude, title = _query_document(store, text, file, doc_id, title, fingerprinter.version, id_base)
-        if file is not None:
-            exclude = own_stored_id(store, file, query_text, id_base)
-        docs: dict[str, StoredDoc] = {}  # every result's stored document
-        note_other_versions(store, fingerprinter.version)
+    with searching(store_opts, service) as service:
+        query = query_of(service, text, file, doc_id, title, id_base)
+        note_other_versions(service)
         try:
-            found = find_copies(store, query_text, title=title, fingerprint=fp, printer=PartPrinter(fingerprinter),
-                                exclude_id=exclude, compare=comparer, params=params, matrix=not no_matrix,
-                                limit=limit, stored=docs)
+            found = by_id(lambda q: service.search(q, matrix=not no_matrix, limit=limit), query, service.store, id_base)
         except InputError as exc:  # the query cannot be fingerprinted: say which file
             if file is None or exc.source is not None:
                 raise
             raise type(exc)(exc.reason, source=str(file)) from None
+        store = service.store
         if not found and not no_matrix and not store.count_with_levels() and (documents := store.count()):
             click.echo(f"note: none of the store's {counted(documents, 'document')} was stored with its levels ('index "
                        "--levels document'): only near-duplicates of whole documents can be found; index them again "
                        "without it to find partial copies", err=True)
-    _show_copies(found, docs, query_text, as_json=as_json, details=details, html_path=html_path, matrix=not no_matrix)
+    _show_copies(found, service, as_json=as_json, details=details, html_path=html_path, matrix=not no_matrix)
 
 
-def note_other_versions(store: Store, version: str) -> None:
+@contextmanager
+def searching(opts: dict[str, Any], service: Service, *, create: bool = False, read_only: bool = True,
+              retry: Retry | None = None) -> Iterator[Service]:
+    """``service`` over the store the options name (:func:`open_store`), closed on exit."""
+    # (The store's layout carries k until the stores take it with each query.)
+    with open_store(opts, create=create, read_only=read_only, layout=BlockLayout(k=service.params.k),
+                    retry=retry) as store:
+        yield service.with_store(store)
+
+
+def note_other_versions(service: Service) -> None:
     """Say on stderr how many stored documents a search cannot find because of their fingerprint version."""
-    version_said(store, version)
-    other = {v: n for v, n in store.versions().items() if v != version}
-    if other:
+    version = service.fingerprinter.version
+    if other := service.other_versions():
         n = sum(other.values())
         click.echo(f"note: {n} stored document{'s' if n != 1 else ''} of fingerprint version "
                    f"{', '.join(sorted(other))} (another release or other --idf/--marked-words) cannot be found by "
@@ -547,19 +521,15 @@ def note_other_versions(store: Store, version: str) -> None:
                    "'simdup backfill --field FIELD', which re-fingerprints them in place)", err=True)
 
 
-def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], fingerprinter: Fingerprinter,
-                 comparer: Callable[[str, str], Any] | None, params: MultiParams, limit: int, workers: int | None,
-                 rejects: Path, as_json: bool, id_base: Path | None = None) -> None:
+def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], service: Service, limit: int,
+                 workers: int | None, rejects: Path, as_json: bool, id_base: Path | None = None) -> None:
     """``search --queries``: one line per query, in input order; bad records to the rejects file."""
     log = RejectLog(rejects, show=SHOWN_REJECTS)
     done = searched = with_copies = 0
-    with open_store(store_opts, read_only=True, layout=BlockLayout(k=params.k)) as store, \
-            progress_bar("searching") as update:
-        note_other_versions(store, fingerprinter.version)
+    with searching(store_opts, service) as service, progress_bar("searching") as update:
+        note_other_versions(service)
         records = split(read_inputs((queries,), fields, skip=(rejects,), id_base=id_base), log)
-        results = find_copies_many(store, records, record_doc,
-                                   printer=PartPrinter(fingerprinter), compare=comparer, params=params, limit=limit,
-                                   workers=workers, exclude=lambda r: r.key)
+        results = service.search_many(records, record_doc, limit=limit, workers=workers, exclude=lambda r: r.key)
         # The key, not the id: a record without an id is stored under its content id (as
         # 'simdup index' keys it), so that is the stored copy to leave out and the label to print.
         for record, found in results:
@@ -583,31 +553,29 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
         sys.exit(1)
 
 
-def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | None, *, as_json: bool,
-                 details: int, html_path: Path | None, matrix: bool = True) -> None:
+def _show_copies(copies: Copies, service: Service, *, as_json: bool, details: int, html_path: Path | None,
+                 matrix: bool = True) -> None:
     from ..offsets import Unified, unify_mapped
     from ..report import matches_json, render_terminal
 
-    more = found.more
-    shown: dict[str, Unified] = {}  # stored texts as given, mapped from what was compared
+    docs = copies.docs
+    more = copies.more
 
-    def mapped(doc: StoredDoc) -> Unified:
-        if doc.id not in shown:
-            shown[doc.id] = unify_mapped(doc.text or "")
-        return shown[doc.id]
+    def mapped(doc: StoredDoc) -> Unified:  # stored texts as given, mapped from what was compared
+        return service.caches.mapped(doc.text or "")
 
-    scored = [(m, docs[m.id]) for m in found if m.comparison is not None and m.id in docs and docs[m.id].text]
-    query = unify_mapped(query_text or "", found.unified) if scored and (details or html_path is not None) else None
+    scored = [(m, docs[m.id]) for m in copies if m.comparison is not None and m.id in docs and docs[m.id].text]
+    query = unify_mapped(copies.text or "", copies.unified) if scored and (details or html_path is not None) else None
     if html_path is not None and not scored:
         click.echo(f"{html_path} not written: no compared copy to show", err=True)
     if as_json:
-        for hit in matches_json(found, docs, query_text):
+        for hit in matches_json(copies, mapped=service.caches.mapped):
             echo_json(hit)
         if more:
             click.echo(_more_note(more), err=True)
         _best_html(html_path, scored, query, mapped)
         return
-    if not found:
+    if not copies:
         click.echo("no copies (no stored document within the distance" + (", none sharing enough text)" if matrix
                                                                            else "; --no-matrix looks no further)"))
         return
@@ -619,7 +587,7 @@ def _show_copies(found: Copies, docs: dict[str, StoredDoc], query_text: str | No
     table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=24)
     table.columns[0].overflow = "fold"
     table.columns[0].min_width = 24
-    for m in found:
+    for m in copies:
         doc, c = docs.get(m.id), m.comparison
         table.add_row(Text(m.id), m.kind, "-" if m.distance is None else str(m.distance),  # ids are no markup
                       f"{m.copied_query:.0%}" if c else "-", f"{m.copied_match:.0%}" if c else "-",
@@ -664,7 +632,7 @@ def query(query_arg: str | None, text: str | None, file: Path | None, title: str
 
     text, file = query_source(query_arg, text, file)
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    _, query_text, _, title = _query_document(None, text, file, None, title, fingerprinter.version)
+    query_text, title = document_text(text, file, title)
     fp = fingerprinter.fingerprint(query_text or "", title)
     levels = PartPrinter(fingerprinter).levels(query_text or "")
     part_terms, key_terms = query_terms(levels.fingerprints, [k.key for k in levels.keys])

@@ -9,9 +9,10 @@
 Both take the two texts that were compared (as :class:`~simdup_es.offsets.Unified`, to show
 them in the user's own characters) and the comparison.
 
-- :func:`similarity_report` / :func:`render_report_html`: one document against a store,
-  every source with its colour and shares, the document's copied passages coloured by
-  source (:class:`SimilarityReport`, :meth:`SimilarityReport.to_dict` for JSON).
+- :func:`report_from_copies` / :func:`render_report_html`: one document against a store
+  (:meth:`simdup_es.service.Service.report`), every source with its colour and shares, the
+  document's copied passages coloured by source (:class:`SimilarityReport`,
+  :meth:`SimilarityReport.to_dict` for JSON).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from __future__ import annotations
 from ._common import copied_spans, matches_json, original_spans, spans_dict, verdict_json
 from .html import pair_view, render_html
 from .page import render_report_html
-from .similarity import Exclusions, SimilarityReport, Source, report_from_copies, similarity_report
+from .similarity import Exclusions, SimilarityReport, Source, report_from_copies
 from .terminal import render_terminal, terminal_report
 
 __all__ = ["Exclusions", "SimilarityReport", "Source", "copied_spans", "matches_json", "original_spans", "pair_view",
-           "render_html", "render_report_html", "render_terminal", "report_from_copies", "similarity_report",
-           "spans_dict", "terminal_report", "verdict_json"]
+           "render_html", "render_report_html", "render_terminal", "report_from_copies", "spans_dict", "terminal_report",
+           "verdict_json"]

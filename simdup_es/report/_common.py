@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -10,12 +10,10 @@ from rapidfuzz.distance import LCSseq
 
 from ..compare import Comparison, SentencePair
 from ..lcs import UnitCodec
-from ..lru import ByteLRU
 from ..multilevel import Copies, copied_units, passages
 from ..offsets import Unified, unify_mapped
-from ..search import Verdict, unify_stored
+from ..search import Verdict
 from ..sentences import Sentence, unit_spans
-from ..store.base import StoredDoc
 
 Span = tuple[int, int]
 
@@ -164,40 +162,19 @@ def _as_given(shown: Unified, start: int, end: int) -> dict[str, Any]:
     return {"start": s, "end": e, "text": shown.original[s:e]}
 
 
-class MappedTexts(ByteLRU[str, Unified]):
-    """The :func:`~simdup_es.offsets.unify_mapped` of stored texts, the most recent kept up to ``budget`` characters.
-
-    The sources of copies recur from search to search (a widely copied text is a
-    match of query after query), and mapping a text costs several times unifying it;
-    a served search would otherwise map each of its sources again. Thread-safe: the
-    server's worker threads share one.
-    """
-
-    def __init__(self, budget: int = 2_000_000) -> None:
-        # The search unified its candidates already (cached): the map reuses that.
-        super().__init__(lambda text: unify_mapped(text, unify_stored(text)), lambda text, _: len(text), budget)
-
-    @property
-    def budget(self) -> int:
-        return self.max_bytes
-
-
-stored_mapped = MappedTexts()
-"""The maps of stored texts that reports and served searches show, shared by all of them in a process."""
-
-
-def matches_json(found: Copies, docs: Mapping[str, StoredDoc], text: str | None,
-                 spans: bool = True) -> list[dict[str, Any]]:
-    """The hits of a search for ``text`` as ``simdup search --json`` prints them (and ``simdup serve`` answers
-    them): each match's figures, the stored title, the marked sentence pairs, and the copied ``spans`` on both
-    sides in original characters."""
+def matches_json(found: Copies, spans: bool = True, mapped: Callable[[str], Unified] = unify_mapped
+                 ) -> list[dict[str, Any]]:
+    """The hits of a search as ``simdup search --json`` prints them (and ``simdup serve`` answers them): each
+    match's figures, the stored title, the marked sentence pairs, and the copied ``spans`` on both sides in
+    original characters. ``mapped`` maps a stored text (from a cache, as a service keeps them)."""
     # Without ``spans`` ("spans": null) nothing is mapped: the maps cost about half of what the search does.
+    docs, text = found.docs, found.text
     query = None
     if spans and any(m.comparison is not None for m in found):
-        # A stored text searched again (a document's own copies, asked for by id or as a file) is mapped once,
-        # with the stored texts, and kept; any other query is mapped for this search alone.
+        # A stored text searched again (a document's own copies, asked for by id or as a file) is mapped as
+        # the stored texts are; any other query is mapped for this search alone.
         if text is not None and any(doc.text == text for doc in docs.values()):
-            query = stored_mapped(text)
+            query = mapped(text)
         else:
             query = unify_mapped(text or "", found.unified)
     out = []
@@ -205,7 +182,7 @@ def matches_json(found: Copies, docs: Mapping[str, StoredDoc], text: str | None,
         doc, c = docs.get(m.id), m.comparison
         both: dict[str, list[dict[str, int]]] | None = None
         if c is not None and query is not None and doc is not None and doc.text:
-            shown = query if doc.text == query.original else stored_mapped(doc.text)  # its own stored copy
+            shown = query if doc.text == query.original else mapped(doc.text)  # its own stored copy
             both = {"query": spans_dict(original_spans(query, copied_spans(c, "a"))),
                      "match": spans_dict(original_spans(shown, copied_spans(c, "b")))}
         out.append({**m.to_dict(), "title": doc.title if doc else None,

@@ -3,9 +3,9 @@
 What people who check copies are used to (an overall similarity index, every source
 with its own colour and share, the document in its own words with each copied
 passage coloured by its source), over the copies :func:`simdup_es.search.find_copies`
-finds. :func:`similarity_report` builds it; :class:`SimilarityReport` holds it
-(:meth:`~SimilarityReport.to_dict` for JSON); :func:`simdup_es.report.render_report_html`
-draws it as one self-contained page.
+finds. :func:`report_from_copies` builds it (:meth:`simdup_es.service.Service.report` searches
+and builds it); :class:`SimilarityReport` holds it (:meth:`~SimilarityReport.to_dict` for JSON);
+:func:`simdup_es.report.render_report_html` draws it as one self-contained page.
 
 Offsets are in characters of the document as given (for HTML, PDF and DOCX files,
 the extracted text): the comparison runs on unified text and
@@ -18,25 +18,23 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..compare import CompareParams, Comparison
-from ..errors import ConfigError, NotFound
+from ..errors import ConfigError
 from ..multilevel import Copies, MultiMatch, MultiParams
 from ..offsets import Unified, unify_mapped
-from ..parts import PartPrinter
-from ..search import Comparer, comparer, find_copies
 from ..opencc_tables import lookup
 from ..text import space_table
-from ..store.base import Store, StoredDoc
-from ._common import Span, copied_spans, stored_mapped, original_spans, spans_dict
+from ..store.base import StoredDoc
+from ._common import Span, copied_spans, original_spans, spans_dict
 
 __all__ = ["PALETTE", "Exclusions", "Source", "SimilarityReport", "excluded_spans", "report_from_copies",
-           "settings_in_words", "similarity_report"]
+           "report_limit", "settings_in_words"]
 
 log = logging.getLogger(__name__)
 
@@ -207,87 +205,23 @@ def settings_in_words(params: CompareParams, multi: MultiParams) -> list[str]:
             f"{100 * multi.partial_threshold:.0f}% of either text is copied, or a long passage is."]
 
 
-def similarity_report(
-    store: Store,
-    text: str | None = None,
-    *,
-    doc_id: str | None = None,
-    title: str | None = None,
-    label: str | None = None,
-    exclusions: Exclusions = Exclusions(),
-    include_self: bool = False,
-    params: CompareParams = CompareParams(),
-    multi: MultiParams = MultiParams(),
-    compare: Comparer | None = None,
-    printer: PartPrinter | None = None,
-    limit: int = 20,
-) -> SimilarityReport:
-    """The similarity report of one document against ``store``.
-
-    Parameters
-    ----------
-    text:
-        The document as the user gave it (for a file, the extracted text). ``None``: the
-        stored text of ``doc_id``.
-    doc_id:
-        The document's id in the store: its stored copy is left out (unless ``include_self``).
-    title:
-        Its title (titles weigh in fingerprints; a stored document's by default).
-    label:
-        What the report calls the document (default: the id, the title, or "this document").
-    exclusions:
-        What is not counted (:class:`Exclusions`); stated on the report.
-    include_self:
-        Count the document's own stored copy: by default the source with the same id, or
-        (when the document is given as text) one source with the very same text, is left out
-        and named; other stored documents with that text are its exact copies.
-    params, multi, compare:
-        The comparison matrix's parameters (``compare`` defaults to :func:`simdup_es.search.comparer`
-        of ``params``) and the copy search's (:class:`~simdup_es.multilevel.MultiParams`).
-    printer:
-        Fingerprints and levels, as the store was indexed with (default parameters if ``None``).
-    limit:
-        At most this many sources.
-
-    Raises
-    ------
-    NotFound
-        ``text`` is ``None`` and the store has no text for ``doc_id``.
-    """
-    if not isinstance(params, CompareParams) or not isinstance(multi, MultiParams):
-        raise ConfigError(f"params must be CompareParams (the comparison's) and multi MultiParams (the search's), got "
-                          f"{type(params).__name__} and {type(multi).__name__}")
-    if text is None:
-        if doc_id is None:
-            raise ConfigError("give the text of the document to check, or the id of a stored document")
-        found = store.get([doc_id])
-        if not found or not found[0].text:
-            raise NotFound(f"no stored text for document {doc_id!r}: check the id, or give the text itself")
-        text, title = found[0].text, title if title is not None else found[0].title
-    docs: dict[str, StoredDoc] = {}
-    copies = find_copies(store, text, title=title, printer=printer, exclude_id=None if include_self else doc_id,
-                         compare=compare or comparer(params), params=multi, limit=report_limit(limit, doc_id, include_self),
-                         stored=docs)
-    return report_from_copies(text, copies, docs, doc_id=doc_id, label=label or doc_id or title or "this document",
-                              exclusions=exclusions, include_self=include_self,
-                              settings=settings_in_words(params, multi), limit=limit)
-
-
 def report_limit(limit: int, doc_id: str | None, include_self: bool) -> int:
     """How many copies to ask the search for, for a report of at most ``limit`` sources: one more when the
     document's own stored copy is found by its text (no id), which :func:`report_from_copies` leaves out."""
     return limit + 1 if doc_id is None and not include_self else limit
 
 
-def report_from_copies(text: str, copies: Copies, docs: Mapping[str, StoredDoc], *, doc_id: str | None = None,
-                       label: str = "this document", exclusions: Exclusions = Exclusions(), include_self: bool = False,
-                       settings: Sequence[str] = (), limit: int | None = None) -> SimilarityReport:
+def report_from_copies(text: str, copies: Copies, *, doc_id: str | None = None, label: str = "this document",
+                       exclusions: Exclusions = Exclusions(), include_self: bool = False, settings: Sequence[str] = (),
+                       limit: int | None = None, mapped: Callable[[str], Unified] = unify_mapped) -> SimilarityReport:
     """The report from a search already made: ``copies`` of ``text`` (:func:`simdup_es.search.find_copies`,
-    made with ``exclude_id=doc_id`` unless ``include_self``, and :func:`report_limit`) and the stored documents
+    made with ``exclude_id=doc_id`` unless ``include_self``, and :func:`report_limit`), with the stored documents
     they name; at most ``limit`` sources.
 
-    What :func:`similarity_report` does after the search; ``settings`` are the sentences
-    saying how copies were judged (:func:`settings_in_words`).
+    ``doc_id`` is the document's id in the store (its stored copy is left out and named, unless
+    ``include_self``; without an id, one source with the very same text is); ``settings`` are the
+    sentences saying how copies were judged (:func:`settings_in_words`); ``mapped`` maps a stored text
+    (from a cache, as a service keeps them).
     """
     document = unify_mapped(text, copies.unified)
     left_out: list[tuple[str, str]] = []
@@ -297,7 +231,7 @@ def report_from_copies(text: str, copies: Copies, docs: Mapping[str, StoredDoc],
     own = not include_self and doc_id is None  # the own stored copy is to be found by its text
     more = copies.more
     for m in copies:
-        doc = docs.get(m.id)
+        doc = copies.docs.get(m.id)
         if m.comparison is None or doc is None or not doc.text:
             left_out.append((m.id, "a near-duplicate stored without its text, so nothing can be shown"))
             continue
@@ -308,7 +242,7 @@ def report_from_copies(text: str, copies: Copies, docs: Mapping[str, StoredDoc],
         if limit is not None and len(matches) == limit:
             more += 1
             continue
-        matches.append((m, doc, stored_mapped(doc.text)))  # mapped for an earlier report or search, or now
+        matches.append((m, doc, mapped(doc.text)))
     return _report(document, matches, exclusions, label, tuple(settings), left_out, more)
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from simdup_es.report import Exclusions, SimilarityReport, render_report_html, similarity_report
-from tests._report_docs import QUOTED, RECORDS, SOURCES, composed, lines, make_store, traditional
+from simdup_es.report import Exclusions, SimilarityReport, render_report_html
+from tests._report_docs import QUOTED, RECORDS, SOURCES, composed, lines, make_store, report_of, traditional
 
 pytestmark = pytest.mark.browser
 
@@ -86,7 +86,7 @@ def _rgb(hex_colour: str) -> str:
 
 def test_two_sources_two_colours_at_the_right_characters(browser: Any, store: Any, tmp_path: Path) -> None:
     text = composed(SOURCES[:2], quote=True)
-    report = similarity_report(store, text, exclusions=Exclusions(quotations=True))
+    report = report_of(store, text, exclusions=Exclusions(quotations=True))
     assert [s.id for s in report.sources] and {s.id for s in report.sources} == set(SOURCES[:2])
     shown = _open(browser, report, tmp_path, "two.html")
     assert shown["text"] == text  # the document as given, character for character
@@ -107,9 +107,9 @@ def test_two_sources_two_colours_at_the_right_characters(browser: Any, store: An
 def test_an_excluded_quotation_is_not_marked(browser: Any, store: Any, tmp_path: Path) -> None:
     text = composed(SOURCES[:2], quote=True)
     quotation = text[text.index("「") : text.index("」") + 1]
-    counted = _open(browser, similarity_report(store, text), tmp_path, "counted.html")
+    counted = _open(browser, report_of(store, text), tmp_path, "counted.html")
     assert any(p["text"] in quotation and len(p["text"]) > 20 for p in counted["passages"])  # marked when it counts
-    report = similarity_report(store, text, exclusions=Exclusions(quotations=True))
+    report = report_of(store, text, exclusions=Exclusions(quotations=True))
     shown = _open(browser, report, tmp_path, "excluded.html")
     assert quotation in [e["text"] for e in shown["excluded"]]  # (with a short one of the document's own)
     assert not {e["colour"] for e in shown["excluded"]} & {_rgb(s.colour) for s in report.sources}
@@ -119,7 +119,7 @@ def test_an_excluded_quotation_is_not_marked(browser: Any, store: Any, tmp_path:
 
 def test_a_traditional_document_is_shown_in_traditional(browser: Any, store: Any, tmp_path: Path) -> None:
     text = traditional(composed(SOURCES[:2]))
-    report = similarity_report(store, text)
+    report = report_of(store, text)
     shown = _open(browser, report, tmp_path, "traditional.html")
     assert shown["text"] == text
     marked = "".join(p["text"] for p in shown["passages"])

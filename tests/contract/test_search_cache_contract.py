@@ -1,7 +1,7 @@
 """A search's caches of stored texts never answer for a document as it was (every store).
 
-The unified texts and sentence scans of candidates are kept across searches
-(:data:`simdup_es.search.unified_cache`, :data:`simdup_es.sentences.scan_cache`). A document
+The unified texts and sentence scans of candidates are kept across the searches that share a
+comparer (its :class:`simdup_es.caches.TextCaches`). A document
 replaced by ``put`` must be judged on its new text, and one removed by ``delete`` not at all;
 the results with warm caches must equal those with empty ones.
 """
@@ -14,8 +14,8 @@ from typing import Any
 
 from simdup_es import default_fingerprinter
 from simdup_es.parts import PartPrinter
-from simdup_es.search import find_copies, unified_cache
-from simdup_es.sentences import scan_cache, split_sentences
+from simdup_es.search import MatrixComparer, comparer, find_copies
+from simdup_es.sentences import split_sentences
 from simdup_es.store.base import Store, StoredDoc
 from simdup_es.text import UnifiedText, unify
 
@@ -25,6 +25,12 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 @cache
 def printer() -> PartPrinter:
     return PartPrinter(default_fingerprinter())
+
+
+@cache
+def compare() -> MatrixComparer:
+    """One comparer for every search, as a service keeps one: its caches outlive each search."""
+    return comparer()
 
 
 def _put(store: Store, docs: dict[str, str]) -> None:
@@ -43,12 +49,11 @@ def _search(store: Store, query: str) -> list[dict[str, Any]]:
     """Everything the search says of each hit, its stored side's sentences included."""
     return [{**m.to_dict(), "sentences_b": [s.text for s in m.comparison.sentences_b] if m.comparison else None,
              "pairs": [(p.i, p.j, p.b_start, p.b_end) for p in m.comparison.pairs] if m.comparison else None}
-            for m in find_copies(store, query, printer=printer())]
+            for m in find_copies(store, query, printer=printer(), compare=compare())]
 
 
 def _cold(store: Store, query: str) -> list[dict[str, Any]]:
-    scan_cache.clear()
-    unified_cache.clear()
+    compare().caches.clear()
     return _search(store, query)
 
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from simdup_es.cli import main
-from simdup_es import schema
+from simdup_es import reference, schema
 from simdup_es import simhash as sh
 from simdup_es.config import BlockLayout
 from simdup_es.errors import ConfigError
@@ -61,7 +61,7 @@ def test_a_part_sharing_only_a_quad_is_no_candidate(es_client, es_index) -> None
     others = sorted(set(range(8)) - set(schema._QUADS[0]))
     four = query ^ sum(0x5A << (8 * j) for j in others)  # equal on the first quad's 4 blocks only
     five = query ^ sum(0x5A << (8 * j) for j in others[1:])
-    assert sh.shared_blocks_reference(query, four) == 4 and sh.shared_blocks_reference(query, five) == 5
+    assert reference.shared_blocks_reference(query, four) == 4 and reference.shared_blocks_reference(query, five) == 5
     assert set(schema.quad_part_terms(query)) & set(schema.quad_part_terms(four))  # the quad term is shared
     levels = levels_contract.levels()
     template = next(lv for lv in levels.values() if len(lv.stored()[0]) >= 2)

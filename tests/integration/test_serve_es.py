@@ -20,6 +20,7 @@ from simdup_es import default_fingerprinter
 from simdup_es.cli.serve_cmd import secrets_of
 from simdup_es.indexer import index_items
 from simdup_es.serve import ServeSettings, create_app, retry_within
+from simdup_es.service import Service
 from simdup_es.sources import Record
 from simdup_es.store import open_store
 from tests.integration.fault_proxy import FaultProxy
@@ -51,7 +52,7 @@ def served(proxy: FaultProxy, es_index: str) -> Iterator[tuple[Any, TestClient]]
     settings = ServeSettings(allow_index=True, timeout=4.0, secrets=secrets_of({"es_url": url, "user": None, "password": None,
                                                                    "api_key": None}))
     try:
-        with TestClient(create_app(store, settings=settings)) as client:
+        with TestClient(create_app(Service(store), settings)) as client:
             yield store, client
     finally:
         store.close()
@@ -62,7 +63,7 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     folder = tmp_path_factory.mktemp("serve-es") / "store"
     local = open_store(path=folder, create=True)
     index_items(_items(DOCS), local, default_fingerprinter(), workers=1, on_reject=lambda r: None)
-    with TestClient(create_app(local)) as client:
+    with TestClient(create_app(Service(local))) as client:
         yield client
     local.close()
 

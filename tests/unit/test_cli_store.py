@@ -597,21 +597,6 @@ def test_a_search_in_a_subfolder_names_the_store_above(tmp_path: Path, monkeypat
     assert _run("search", "a.txt", "--store", "../.simdup").exit_code == 0
 
 
-def test_a_folder_indexed_under_folder_relative_ids_is_not_indexed_twice(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.txt").write_text("第一篇文档的正文内容在这里，讲的是今年的工作安排。", encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    # The ids simdup gave a folder's files before ids were stable: relative to the folder.
-    assert _run("index", "docs", "--store", "store", "--id-base", "docs").exit_code == 0
-    refused = _run("index", "docs", "--store", "store")
-    assert refused.exit_code != 0 and "--id-base docs to replace them" in refused.stderr, refused.output
-    assert "'a.txt'" in refused.stderr and "'docs/a.txt'" in refused.stderr
-    again = _run("index", "docs", "--store", "store", "--id-base", "docs")
-    assert again.exit_code == 0 and "the store holds 1 document" in again.stderr, again.output
-
-
 def test_the_file_size_limit_is_named_not_a_disk_io_error(tmp_path: Path) -> None:
     """Under 'ulimit -f' SQLite reported "disk I/O error", which sent users to check their disks."""
     import resource

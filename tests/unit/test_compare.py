@@ -13,9 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import simdup_es.compare as compare_module
-from simdup_es.compare import CachedSegmenter, CompareParams, Comparison, compare, lcs_matrix, word_score
+from simdup_es.compare import CachedSegmenter, CompareParams, Comparison, Limits, compare, word_score
+from simdup_es.matrix import lcs_matrix
 from simdup_es.errors import ConfigError
-from simdup_es.lcs import lcs_length_reference
+from simdup_es.reference import lcs_length_reference
 from simdup_es.text import unify
 from simdup_es.thesaurus import Thesaurus, cilin_thesaurus
 from simdup_es.tokens import dictionary_words
@@ -320,9 +321,8 @@ def test_trimming_ignores_different_boilerplate(segment: Segment, thesaurus: The
     assert trimmed.resemblance == 1.0
     assert plain.similarity_a < 0.9 and plain.resemblance < 0.9
     # The per-unit marks from the matrix (used for very long texts) agree.
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(compare_module, "ALIGNMENT_MAX_CELLS", 0)
-        rough = compare(a, b, CompareParams(trim_boilerplate=True), segment=segment, thesaurus=thesaurus)
+    rough = compare(a, b, CompareParams(trim_boilerplate=True), segment=segment, thesaurus=thesaurus,
+                    limits=Limits(alignment_cells=0))
     assert rough.core_a == (1, 10) and rough.core_b == (1, 10)
 
 
@@ -335,12 +335,9 @@ def test_trimming_unrelated_texts_leaves_nothing(segment: Segment, thesaurus: Th
 # ------------------------------------------------------------ long texts
 
 
-def test_long_text_lcs_falls_back_to_a_lower_bound(
-    segment: Segment, thesaurus: Thesaurus, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_long_text_lcs_falls_back_to_a_lower_bound(segment: Segment, thesaurus: Thesaurus) -> None:
     exact = compare(ARTICLE, REWRITTEN, segment=segment, thesaurus=thesaurus)
-    monkeypatch.setattr(compare_module, "EXACT_LCS_MAX_CELLS", 0)
-    bound = compare(ARTICLE, REWRITTEN, segment=segment, thesaurus=thesaurus)
+    bound = compare(ARTICLE, REWRITTEN, segment=segment, thesaurus=thesaurus, limits=Limits(exact_lcs_cells=0))
     assert exact.lcs_exact and not bound.lcs_exact
     # Sum of the sentence LCS along the diagonal: a common subsequence.
     assert bound.lcs == sum(p.lcs for p in exact.pairs if p.i == p.j)
@@ -380,13 +377,8 @@ def test_bulk_matrix_equals_the_naive_reference(
     # Near-copies so that high p values occur, not only chance matches.
     units_b = [*units_b, list(units_a[0]), units_a[-1][1:] or units_a[-1]]
     L, P = lcs_matrix(units_a, units_b, similar_weight=similar_weight)
-    # Large matrices are scored in groups of similar length: force that path too.
-    saved = compare_module._GROUPED_MIN_PAIRS
-    compare_module._GROUPED_MIN_PAIRS = 0
-    try:
-        L_grouped, P_grouped = lcs_matrix(units_a, units_b, similar_weight=similar_weight)
-    finally:
-        compare_module._GROUPED_MIN_PAIRS = saved
+    # Large matrices are scored in groups of similar length: that path too.
+    L_grouped, P_grouped = lcs_matrix(units_a, units_b, similar_weight=similar_weight, grouped_pairs=0)
     assert np.array_equal(L, L_grouped) and np.array_equal(P, P_grouped)
     expected = reference_p(units_a, units_b)
     candidates = expected >= similar_weight

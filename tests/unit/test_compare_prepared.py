@@ -10,11 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import simdup_es.compare as compare_module
-from simdup_es.compare import CompareParams, Comparison, compare, prepare
+from simdup_es.compare import CompareParams, Comparison, Limits, compare, prepare
 from simdup_es.errors import ConfigError
-from simdup_es.lcs import lcs_length_reference
-from simdup_es.winnow import shared_runs_reference
+from simdup_es.reference import lcs_length_reference, shared_runs_reference
 
 PARAMS = CompareParams(use_synonyms=False)
 CHARS = "的是在一不了有和人这中大为上个国"  # few units: sentences share many, pairs pass the threshold
@@ -36,9 +34,8 @@ def same(x: Comparison, y: Comparison) -> None:
     assert (x.similarity_a, x.similarity_b, x.lcs) == (y.similarity_a, y.similarity_b, y.lcs)  # floats, unrounded
 
 
-def fresh(a: str, b: str) -> Comparison:
-    compare_module._prepared.cache_clear()  # nothing kept from an earlier call
-    return compare(a, b, PARAMS, segment=segment)
+def fresh(a: str, b: str, limits: Limits = Limits()) -> Comparison:
+    return compare(a, b, PARAMS, segment=segment, limits=limits)  # nothing kept from an earlier call
 
 
 @settings(max_examples=150, deadline=None)
@@ -55,14 +52,8 @@ def test_a_prepared_query_reused_across_texts_gives_the_plain_result(a: str, b: 
 def test_leaving_out_hopeless_sentences_changes_nothing(a: str, b: str) -> None:
     """The row filter (normally above 100,000 pairs) forced on and off: the same comparison,
     and its pairs are exactly those the naive LCS of each sentence pair puts at or above the threshold."""
-    saved = compare_module._GROUPED_MIN_PAIRS
-    try:
-        compare_module._GROUPED_MIN_PAIRS = 0
-        filtered = fresh(a, b)
-        compare_module._GROUPED_MIN_PAIRS = 10**12
-        full = fresh(a, b)
-    finally:
-        compare_module._GROUPED_MIN_PAIRS = saved
+    filtered = fresh(a, b, Limits(grouped_pairs=0))
+    full = fresh(a, b, Limits(grouped_pairs=10**12))
     same(filtered, full)
     for side, sentences in (("a", full.sentences_a), ("b", full.sentences_b)):
         assert full.unit_counts(side).tolist() == [s.n_units for s in sentences]

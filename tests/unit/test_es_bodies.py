@@ -9,7 +9,7 @@ from elasticsearch.serializer import JsonSerializer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdup_es import schema
+from simdup_es import reference, schema
 from simdup_es import simhash as sh
 from simdup_es.backfill import ERROR
 from simdup_es.config import BlockLayout
@@ -164,7 +164,7 @@ def test_a_union_search_finds_every_candidate_of_each_query(queries: list[int], 
 
     stored = [q ^ 0b101 for q in queries] + others
     for fp in stored:
-        if any(sh.shared_blocks_reference(q, fp, layout) >= layout.min_match for q in queries):
+        if any(reference.shared_blocks_reference(q, fp, layout) >= layout.min_match for q in queries):
             assert passes(fp)
 
 

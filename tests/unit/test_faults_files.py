@@ -308,3 +308,22 @@ def test_compare_takes_literal_text_longer_than_a_file_name(tmp_path: Path) -> N
     result = _cli("compare", text, text, "--json")
     _no_traceback(result)
     assert result.exit_code == 0 and json.loads(result.stdout)["comparison"]["scores"]["similarity_a"] == 1.0
+
+
+def test_without_the_files_extra_html_pdf_and_docx_are_rejects_naming_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installation without selectolax, pypdf and python-docx (``pip install simdup-es`` alone) reads text files,
+    and rejects the others with the install that reads them."""
+    for module in ("selectolax", "selectolax.lexbor", "pypdf", "pypdf.errors", "docx"):
+        monkeypatch.setitem(sys.modules, module, None)  # as if not installed: importing it fails
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "good.txt").write_text(GOOD, encoding="utf-8")
+    (folder / "page.html").write_text(f"<html><body><p>{GOOD}</p></body></html>", encoding="utf-8")
+    (folder / "paper.pdf").write_bytes(b"%PDF-1.4\n")
+    (folder / "letter.docx").write_bytes(b"PK\x03\x04")
+    result, rows, counts = _index(tmp_path, folder)
+    assert counts == (4, 1, 3), (counts, rows)
+    reasons = {Path(r["source"]).name: r["reason"] for r in rows}
+    for name, package in (("page.html", "selectolax"), ("paper.pdf", "pypdf"), ("letter.docx", "python-docx")):
+        assert f"needs {package}" in reasons[name] and "pip install 'simdup-es[files]'" in reasons[name], reasons

@@ -8,12 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simdup_es.errors import ConfigError
+from simdup_es.reference import lcs_length_reference
 from simdup_es.lcs import (
     UnitCodec,
     alignment_masks,
     containment,
     lcs_length,
-    lcs_length_reference,
     resemblance,
     trusted_span,
 )

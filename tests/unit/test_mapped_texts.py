@@ -1,4 +1,4 @@
-"""The cache of stored texts' maps (report._common.MappedTexts): the same maps as unify_mapped, within its budget."""
+"""The cache of stored texts' maps (TextCaches.mapped): the same maps as unify_mapped, within its budget."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.offsets import unify_mapped
-from simdup_es.report._common import MappedTexts
+from simdup_es.caches import TextCaches
 
 TEXTS = ["軟體測試。這是ＵＳＢ隨身碟。", "线上数值存储\r\n\r\n第二行", "A  b\tC", "字串與識別符號", ""]
 
@@ -22,15 +22,15 @@ def same(a, b) -> bool:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.sampled_from(TEXTS) | st.text(alphabet="軟體测试線上U盘 ，。\nabAB", max_size=30), max_size=12))
 def test_same_maps_as_unify_mapped(texts: list[str]) -> None:
-    cache = MappedTexts(budget=40)
+    cache = TextCaches(mapped_chars=40).mapped
     for text in texts:
         assert same(cache(text), unify_mapped(text))
-        assert cache.info().bytes <= cache.budget
+        assert cache.info().bytes <= cache.max_bytes
         assert cache.info().bytes == sum(len(t) for t in cache._items)
 
 
 def test_kept_up_to_the_budget_most_recent_first() -> None:
-    cache = MappedTexts(budget=20)
+    cache = TextCaches(mapped_chars=20).mapped
     first = cache("軟體測試。")  # 5 characters
     assert cache("軟體測試。") is first  # kept
     cache("a" * 10)
@@ -41,7 +41,7 @@ def test_kept_up_to_the_budget_most_recent_first() -> None:
 
 
 def test_threads_share_one_cache() -> None:
-    cache = MappedTexts(budget=10_000)
+    cache = TextCaches(mapped_chars=10_000).mapped
     with ThreadPoolExecutor(8) as pool:
         got = list(pool.map(cache, TEXTS * 20))
     for text, mapped in zip(TEXTS * 20, got):

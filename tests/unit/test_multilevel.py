@@ -25,8 +25,8 @@ from simdup_es.multilevel import (
     judge,
     passages,
     rank_candidates,
-    rank_candidates_reference,
 )
+from simdup_es.reference import rank_candidates_reference
 from simdup_es.parts import Key, Levels, Part, PartPrinter
 from simdup_es.simhash import blocks
 from simdup_es.sentences import Sentence, split_sentences

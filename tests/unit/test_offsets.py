@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from simdup_es import offsets
 from simdup_es.offsets import Unified, _Chunks, _stepwise, unify_mapped
-from simdup_es.text import unify, unify_reference
+from simdup_es.reference import unify_reference
+from simdup_es.text import unify
 from tests.unit.test_text_unify import _TEXTS
 
 # Text as people write it: both scripts, phrases OpenCC rewrites with another length, Markdown,

@@ -23,9 +23,10 @@ import numpy as np
 import pytest
 
 from simdup_es.offsets import Unified, _stepwise, unify_mapped
-from simdup_es.report import render_report_html, similarity_report
+from simdup_es.report import render_report_html
 from simdup_es.report.html import ELIDE_FROM, pair_view
 from simdup_es.search import comparer
+from simdup_es.service import Query, Service
 from simdup_es.sentences import split_sentences
 from simdup_es.text import unify, unify_many
 from tests._data import data_dir
@@ -121,11 +122,11 @@ def _text_of(html: str, element_id: str) -> str:
 def test_every_sample_document_in_its_report_page(tmp_path: Path) -> None:
     records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
     store = make_store(tmp_path / "store", ids=tuple(r["id"] for r in records))
-    compare = comparer()
+    service = Service(store)
     sources = 0
     try:
         for r in records:
-            report = similarity_report(store, doc_id=r["id"], compare=compare)
+            report = service.report(Query(id=r["id"]))
             page = render_report_html(report)
             assert _text_of(page, "document") == r["text"]  # 0 characters differ
             for start, end, _ in report.passages:

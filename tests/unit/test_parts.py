@@ -7,7 +7,6 @@ import itertools
 from collections.abc import Callable, Sequence
 import json
 from pathlib import Path
-from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -18,7 +17,7 @@ from simdup_es.fingerprint import Doc, Fingerprinter
 from simdup_es.parts import Levels, Part, PartParams, PartPrinter, part_spans, split_parts, text_keys
 from simdup_es.sentences import split_sentences
 from simdup_es.text import UnifiedText, unify
-from tests._data import load_corpus
+from tests._data import batch_by_route, load_corpus
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -392,9 +391,9 @@ def test_a_batch_is_split_like_each_text_by_the_plain_functions(
 ) -> None:
     # _split_many takes the paragraphs and unit counts from the batch scan; split_parts finds them itself.
     params = PartParams(min_units=max(1, window // 3), window_units=window, max_units=window * 2)
-    with mock.patch("simdup_es.sentences._BATCH_CHARS", 0 if numpy else 1 << 62):
-        got = PartPrinter(printer.fingerprinter, params)._split_many(batch)
-    for text, split in zip(batch, got, strict=True):
+    routed = batch_by_route(batch, numpy)
+    got = PartPrinter(printer.fingerprinter, params)._split_many(routed)
+    for text, split in zip(routed, got, strict=True):
         sentences = split_sentences(text)
         assert (split.text, tuple(split.sentences), tuple(split.keys)) == (
             text, tuple(sentences), tuple(text_keys(text, params)))

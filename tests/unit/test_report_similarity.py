@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from simdup_es.cli import main
 from simdup_es.errors import ConfigError, NotFound
-from simdup_es.report import Exclusions, SimilarityReport, render_report_html, similarity_report
+from simdup_es.report import Exclusions, SimilarityReport, render_report_html
 from simdup_es.store.local import LocalStore
-from tests._report_docs import QUOTED, RECORDS, SOURCES, composed, lines, make_store, passage, traditional
+from tests._report_docs import QUOTED, RECORDS, SOURCES, composed, lines, make_store, report_of, passage, traditional
 
 DOC3 = composed(SOURCES[:3], quote=True)
 
@@ -46,7 +46,7 @@ def _check_passages(report: SimilarityReport, text: str) -> None:
 
 
 def test_three_sources_each_with_its_colour_and_shares(store: LocalStore) -> None:
-    report = similarity_report(store, DOC3)
+    report = report_of(store, DOC3)
     assert {s.id for s in report.sources} == {*SOURCES[:3], QUOTED}
     assert len({s.colour for s in report.sources}) == len(report.sources)
     assert [s.share_of_document for s in report.sources] == sorted((s.share_of_document for s in report.sources),
@@ -79,16 +79,16 @@ def test_a_text_leaves_out_one_stored_copy_of_itself_and_reports_the_others_with
     """Two stored documents hold the very text: one is its own stored copy, the other an exact copy; the limit
     counts sources, not the copy left out."""
     with make_store(tmp_path / "store", extra={"self": DOC3, "twin": DOC3}) as twins:
-        report = similarity_report(twins, DOC3)
+        report = report_of(twins, DOC3)
         assert [i for i, _ in report.left_out] == ["self"] and "twin" in {s.id for s in report.sources}
-        one = similarity_report(twins, DOC3, limit=1)
+        one = report_of(twins, DOC3, limit=1)
         assert len(one.sources) == 1 and one.more >= 4 and [i for i, _ in one.left_out] == ["self"]
-        by_id = similarity_report(twins, None, doc_id="twin", limit=1)
+        by_id = report_of(twins, doc_id="twin", limit=1)
         assert [s.id for s in by_id.sources] == ["self"] and [i for i, _ in by_id.left_out] == ["twin"]
 
 
 def test_quotations_excluded_are_not_marked(store: LocalStore) -> None:
-    report = similarity_report(store, DOC3, exclusions=Exclusions(quotations=True))
+    report = report_of(store, DOC3, exclusions=Exclusions(quotations=True))
     quote_start = DOC3.index("「")
     quote_end = DOC3.index("」") + 1
     assert (quote_start, quote_end, "quotation") in report.excluded
@@ -101,9 +101,9 @@ def test_quotations_excluded_are_not_marked(store: LocalStore) -> None:
 
 def test_references_section_and_short_matches_excluded(store: LocalStore) -> None:
     text = composed(SOURCES[:1]) + "\n\n## 参考文献\n" + passage(SOURCES[1])
-    with_refs = similarity_report(store, text)
+    with_refs = report_of(store, text)
     assert SOURCES[1] in {s.id for s in with_refs.sources}
-    report = similarity_report(store, text, exclusions=Exclusions(references=True))
+    report = report_of(store, text, exclusions=Exclusions(references=True))
     heading = text.index("## 参考文献")
     assert report.excluded == ((heading, len(text), "references"),)
     ids = {s.id for s in report.sources}
@@ -112,10 +112,10 @@ def test_references_section_and_short_matches_excluded(store: LocalStore) -> Non
     # Passages shorter than the minimum do not count: the shorter ones go, the longer stay.
     lengths = sorted(_ink(text[s:e]) for src in with_refs.sources for s, e in src.spans)
     assert lengths[0] < lengths[-1]
-    cut = similarity_report(store, text, exclusions=Exclusions(min_chars=lengths[0] + 1))
+    cut = report_of(store, text, exclusions=Exclusions(min_chars=lengths[0] + 1))
     kept = sorted(_ink(text[s:e]) for src in cut.sources for s, e in src.spans)
     assert kept and all(n > lengths[0] for n in kept) and cut.share < with_refs.share
-    none = similarity_report(store, text, exclusions=Exclusions(min_chars=lengths[-1] + 1))
+    none = report_of(store, text, exclusions=Exclusions(min_chars=lengths[-1] + 1))
     excluded = [i for i, why in none.left_out if why == "all it shares with this document is excluded"]
     assert not none.sources and none.share == 0 and {SOURCES[0], SOURCES[1]} <= set(excluded)
     assert none.headline == f"No copied text counts: {len(excluded)} sources share only excluded text."
@@ -124,22 +124,22 @@ def test_references_section_and_short_matches_excluded(store: LocalStore) -> Non
 
 
 def test_own_copy_by_id_left_out_unless_asked(store: LocalStore) -> None:
-    by_id = similarity_report(store, doc_id="self")
+    by_id = report_of(store, doc_id="self")
     assert by_id.document.original == DOC3 and "self" not in {s.id for s in by_id.sources}
     assert ("self", "this document's own stored copy") in by_id.left_out
-    with_self = similarity_report(store, DOC3, include_self=True)
+    with_self = report_of(store, DOC3, include_self=True)
     self_source = next(s for s in with_self.sources if s.id == "self")
     assert self_source.kind == "near-duplicate" and self_source.share_of_document > 0.9
-    with pytest.raises(NotFound, match="no stored text"):
-        similarity_report(store, doc_id="no such id")
+    with pytest.raises(NotFound, match="no document with id 'no such id'"):
+        report_of(store, doc_id="no such id")
     with pytest.raises(ConfigError):
-        similarity_report(store)
+        report_of(store)
 
 
 def test_a_traditional_document_is_shown_in_traditional(store: LocalStore) -> None:
     text = traditional(composed(SOURCES[:2]))
     assert text != composed(SOURCES[:2])
-    report = similarity_report(store, text)
+    report = report_of(store, text)
     assert {s.id for s in report.sources} == {*SOURCES[:2], "self"}  # "self" holds the same lines
     _check_passages(report, text)
     for source in [s for s in report.sources if s.id != "self"]:
@@ -148,7 +148,7 @@ def test_a_traditional_document_is_shown_in_traditional(store: LocalStore) -> No
 
 
 def test_to_dict_is_json_with_offsets_into_the_document(store: LocalStore) -> None:
-    report = similarity_report(store, DOC3, exclusions=Exclusions(quotations=True, min_chars=5))
+    report = report_of(store, DOC3, exclusions=Exclusions(quotations=True, min_chars=5))
     data = json.loads(json.dumps(report.to_dict(), ensure_ascii=False))
     assert data["share"] == round(report.share, 4) and data["headline"] == report.headline
     assert [s["id"] for s in data["sources"]] == [s.id for s in report.sources]
@@ -202,7 +202,7 @@ class _Page(HTMLParser):
 
 def test_page_shows_the_original_characters_escaped_and_self_contained(store: LocalStore) -> None:
     text = "<b>粗体</b> & " + traditional(composed(SOURCES[:2], quote=True))
-    report = similarity_report(store, text, label="<i>x</i>", exclusions=Exclusions(quotations=True))
+    report = report_of(store, text, label="<i>x</i>", exclusions=Exclusions(quotations=True))
     html = render_report_html(report)
     page = _Page()
     page.feed(html)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from simdup_es import default_fingerprinter, find_copies, find_duplicates
+from simdup_es import default_fingerprinter, find_copies
 from simdup_es.errors import EmptyDocumentError
 from simdup_es.fingerprint import Doc
 from simdup_es.multilevel import MemoryPartIndex, MultiParams
@@ -65,9 +65,12 @@ def test_the_store_answers_as_the_reference_index(store: LocalStore) -> None:
 
 
 def test_near_duplicates_are_exactly_the_document_level_results(store: Any) -> None:
+    stored = {r["id"]: default_fingerprinter().fingerprint(r["text"], r.get("title"))
+              for r in [*RECORDS, _host_with_passage(), {**BY_ID["zh-man:man7/perlnumber.7#0"], "id": "no-text"}]}
     for r in RECORDS:
         fp = default_fingerprinter().fingerprint(r["text"], r.get("title"))
-        near = {h.match.id: h.match.distance for h in find_duplicates(store, r["text"], fingerprint=fp, exclude_id=r["id"])}
+        # Every stored document within distance 3, by brute force.
+        near = {i: d for i, f in stored.items() if i != r["id"] and (d := fp.distance(f)) <= 3}
         copies = find_copies(store, r["text"], fingerprint=fp, exclude_id=r["id"])
         by_distance = {c.id: c.distance for c in copies if c.distance is not None and c.distance <= 3}
         assert by_distance == near and all(copies_kind == "near-duplicate" for copies_kind in
@@ -184,7 +187,7 @@ def test_the_library_refuses_what_is_no_text_or_no_parameter_with_its_own_errors
     import simdup_es
     from simdup_es.compare import CompareParams
     from simdup_es.errors import ConfigError, InputError
-    from simdup_es.report import similarity_report
+    from simdup_es.service import Query, Service
 
     text = "第一篇文档的正文内容在这里，讲的是今年的工作安排。"
     cases = [(lambda: simdup_es.fingerprint(b"\x00\xff"), InputError, "text must be a str, got bytes: decode it"),  # type: ignore[arg-type]
@@ -193,9 +196,11 @@ def test_the_library_refuses_what_is_no_text_or_no_parameter_with_its_own_errors
              (lambda: find_copies(store, None), ConfigError, "give the text"),
              (lambda: find_copies(store, b"abc"), InputError, "must be a str"),  # type: ignore[arg-type]
              (lambda: find_copies(store, text, limit=-1), ConfigError, "limit must be a whole number, 0 or more"),
-             (lambda: find_duplicates(store, text, limit=-1), ConfigError, "limit must be a whole number, 0 or more"),
+             (lambda: Service(store).search(Query(text=text), limit=-1), ConfigError, "limit must be a whole number"),
              (lambda: find_copies(store, text, params=CompareParams()), ConfigError, "params must be MultiParams"),  # type: ignore[arg-type]
-             (lambda: similarity_report(store, text, params=MultiParams()), ConfigError, "params must be CompareParams"),  # type: ignore[arg-type]
+             (lambda: Service(store, params=CompareParams()), ConfigError, "params must be MultiParams"),  # type: ignore[arg-type]
+             (lambda: Query(title="a title alone"), ConfigError, "give the id of a stored document, or a text"),
+             (lambda: MultiParams(k=8), ConfigError, "k must be a whole number from 0 to 7"),
              (lambda: simdup_es.similarity(99), ConfigError, "0 to 64"),
              (lambda: simdup_es.blocks(-1), ConfigError, "64-bit unsigned"),
              (lambda: simdup_es.FingerprintParams(marked_words="区块链"), ConfigError, "not one string"),
@@ -209,13 +214,18 @@ def test_the_library_refuses_what_is_no_text_or_no_parameter_with_its_own_errors
     assert find_copies(store, text, limit=0) == []  # 0: only how many there are, in more
 
 
-def test_a_search_of_another_fingerprint_version_says_so_once_per_store(store: Any, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_search_of_another_fingerprint_version_says_so_once_per_service(store: Any, caplog: pytest.LogCaptureFixture) -> None:
     from simdup_es import Fingerprinter, FingerprintParams
 
-    other = PartPrinter(Fingerprinter(FingerprintParams(title_boost=5)))
-    text = "第一篇文档的正文内容在这里，讲的是今年的工作安排。"
+    from simdup_es.service import Query, Service
+
+    other = Service(store, fingerprinter=Fingerprinter(FingerprintParams(title_boost=5)))
+    query = Query(text="第一篇文档的正文内容在这里，讲的是今年的工作安排。")
     for _ in range(3):
-        assert find_copies(store, text, printer=other) == []
+        assert other.search(query) == []
     said = [r.getMessage() for r in caplog.records if "no document of fingerprint version" in r.getMessage()]
     assert len(said) == 1 and other.fingerprinter.version in said[0]
-    assert find_copies(store, text) == [] and len(caplog.records) == len(said)  # its own version: nothing to say
+    assert Service(store).search(query) == [] and len(caplog.records) == len(said)  # its own version: nothing
+    told = Service(store, fingerprinter=other.fingerprinter)
+    assert told.other_versions() == store.versions()  # the caller says so: the searches do not
+    assert told.search(query) == [] and len(caplog.records) == len(said)

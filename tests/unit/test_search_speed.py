@@ -20,10 +20,10 @@ from simdup_es.multilevel import (
     could_be_copy,
     judge,
     rank_candidates,
-    rank_candidates_reference,
 )
-from simdup_es.search import unified_cache, unify_stored
-from simdup_es.sentences import Sentence, _scan, scan_cache, split_sentences_coded
+from simdup_es.reference import rank_candidates_reference
+from simdup_es.caches import TextCaches
+from simdup_es.sentences import Sentence, scan, split_sentences_coded
 from simdup_es.text import unify
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -106,41 +106,33 @@ def test_a_byte_lru_makes_the_missing_keys_of_many_in_one_call() -> None:
 @given(st.lists(st.sampled_from(["軟體測試。", "软件测试", "  ＡＢＣ\r\n\r\n", "后來的發展", "", "x\u3000y", "臺灣"]), max_size=6)
        .map(lambda parts: "".join(parts)), st.integers(0, 7), st.sampled_from([20_000, 30, 5]))
 def test_stored_texts_unified_in_batches_equal_each_unified_alone(text: str, at: int, chars: int) -> None:
-    from simdup_es import search
     from simdup_es.search import _UnifiedTexts
     from simdup_es.store.base import StoredDoc
 
     docs = [StoredDoc(f"d{i}", i, "v", text[i:] + f"第{i}篇", None) for i in range(8)]
-    unified_cache.clear()
-    old, search.UNIFY_AHEAD_CHARS = search.UNIFY_AHEAD_CHARS, chars  # a batch cut short by its characters too
-    try:
-        got = _UnifiedTexts(docs, "v", [d.id for d in docs])
-        order = [f"d{(at + i) % 8}" for i in range(8)]  # read from any one onwards, wrapping round
-        assert [got[i].text for i in order] == [unify(text[int(i[1:]):] + f"第{i[1:]}篇") for i in order]
-        assert all(got[i].fingerprint == int(i[1:]) for i in order)
-    finally:
-        search.UNIFY_AHEAD_CHARS = old
+    # A batch cut short by its characters too.
+    got = _UnifiedTexts(docs, "v", [d.id for d in docs], TextCaches(), ahead_chars=chars)
+    order = [f"d{(at + i) % 8}" for i in range(8)]  # read from any one onwards, wrapping round
+    assert [got[i].text for i in order] == [unify(text[int(i[1:]):] + f"第{i[1:]}篇") for i in order]
+    assert all(got[i].fingerprint == int(i[1:]) for i in order)
 
 
 def test_cached_scans_and_unified_texts_equal_fresh_ones_and_stay_within_budget() -> None:
     texts = [f"第{i}段文字在这里。它有两句话, 和 some English words {i}。\n第二行没有词" * (1 + i % 5) for i in range(60)]
-    old = (scan_cache.max_bytes, unified_cache.max_bytes)
-    try:
-        scan_cache.clear()
-        unified_cache.clear()
-        scan_cache.max_bytes = unified_cache.max_bytes = 20_000
-        for _ in range(2):
-            for t in texts:
-                fresh = _scan((t, 4))
-                assert split_sentences_coded(t, None) == split_sentences_coded(t, None)  # the second from the cache
-                got = scan_cache((t, 4))
-                assert got[0] == fresh[0] and got[3:] == fresh[3:] and got[1].tolist() == fresh[1].tolist()
-                assert unify_stored(t) == unify_stored(t) == unify(t)  # the second from the cache
-                assert scan_cache.info().bytes <= 20_000 and unified_cache.info().bytes <= 20_000
-        assert scan_cache.info().hits > 0 and unified_cache.info().hits > 0
-        assert 0 < scan_cache.info().entries < len(texts)  # bounded: not every text is kept
-    finally:
-        scan_cache.max_bytes, unified_cache.max_bytes = old
+    caches = TextCaches(unified_bytes=20_000, scans_bytes=20_000)
+    scans, unified = caches.scans, caches.unified
+    for _ in range(2):
+        for t in texts:
+            fresh = scan((t, 4))
+            # The second from the cache, as the first made it.
+            assert split_sentences_coded(t, None, scans=scans) == split_sentences_coded(t, None, scans=scans) == \
+                split_sentences_coded(t, None)
+            got = scans((t, 4))
+            assert got[0] == fresh[0] and got[3:] == fresh[3:] and got[1].tolist() == fresh[1].tolist()
+            assert caches.unify(t) == caches.unify(t) == unify(t)  # the second from the cache
+            assert scans.info().bytes <= 20_000 and unified.info().bytes <= 20_000
+    assert scans.info().hits > 0 and unified.info().hits > 0
+    assert 0 < scans.info().entries < len(texts)  # bounded: not every text is kept
 
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import unicodedata
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -12,16 +11,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.errors import ConfigError
+from tests._data import batch_by_route
+from simdup_es.reference import abbreviation_before_reference, split_sentences_reference, unwrap_lines_reference
 from simdup_es.sentences import (
     Sentence,
     WordCodes,
     _abbreviation_before,
-    _abbreviation_before_reference,
     SentenceTable,
     _chars,
     _pieces_many,
     _raw_pieces,
-    _split_sentences_reference,
     split_sentences,
     split_sentences_coded,
     split_table,
@@ -237,7 +236,7 @@ _texts = st.lists(_PIECES, max_size=120).map("".join)
 @settings(max_examples=300, deadline=None)
 @given(_texts, st.integers(min_value=1, max_value=8))
 def test_split_sentences_agrees_with_the_plain_reference(text: str, min_units: int) -> None:
-    assert split_sentences(text, min_units=min_units) == _split_sentences_reference(text, min_units)
+    assert split_sentences(text, min_units=min_units) == split_sentences_reference(text, min_units)
 
 
 def _each(table: SentenceTable) -> list[list[Sentence]]:
@@ -263,7 +262,7 @@ def test_sentences_of_a_batch_on_the_corpus() -> None:
 @given(_texts)
 def test_abbreviation_check_agrees_with_the_regex_search(text: str) -> None:
     for dot in range(len(text) + 1):
-        assert _abbreviation_before(text, dot) == _abbreviation_before_reference(text, dot)
+        assert _abbreviation_before(text, dot) == abbreviation_before_reference(text, dot)
 
 
 @pytest.mark.parametrize(
@@ -273,7 +272,7 @@ def test_abbreviation_check_agrees_with_the_regex_search(text: str) -> None:
 )
 def test_abbreviations_before_a_full_stop(text: str, dot: int, expected: bool) -> None:
     assert text[dot] == "."
-    assert _abbreviation_before(text, dot) is _abbreviation_before_reference(text, dot) is expected
+    assert _abbreviation_before(text, dot) is abbreviation_before_reference(text, dot) is expected
 
 
 def _pieces_of_each(batch: list[str]) -> list[list[tuple[int, int, bool]]]:
@@ -321,12 +320,10 @@ def _columns(table: SentenceTable) -> list[list[list[int]]]:
 @given(st.lists(_texts | _runs_texts, max_size=5), st.integers(min_value=1, max_value=8))
 def test_numpy_and_text_by_text_sentences_agree(batch: list[str], min_units: int) -> None:
     # The batch route (_pieces_many, _merged_many) and the one for little text (_raw_pieces, _merged).
-    with mock.patch("simdup_es.sentences._BATCH_CHARS", 0):
-        many = split_table(batch, min_units=min_units)
-    with mock.patch("simdup_es.sentences._BATCH_CHARS", 1 << 62):
-        each = split_table(batch, min_units=min_units)
-    assert _columns(many) == _columns(each) and many.first.tolist() == each.first.tolist()
-    assert _each(many) == [split_sentences(t, min_units=min_units) for t in batch]
+    many = split_table(batch_by_route(batch, numpy=True), min_units=min_units)
+    each = split_table(batch_by_route(batch, numpy=False), min_units=min_units)
+    assert _columns(many)[:-1] == _columns(each) and many.first.tolist()[:-1] == each.first.tolist()
+    assert _each(many)[:-1] == [split_sentences(t, min_units=min_units) for t in batch]
 
 
 # Fragments a few units long, many at the start of a line: groups opened by fragments that
@@ -338,18 +335,16 @@ _fragments = st.lists(st.sampled_from(["好。", "一二!", "甲乙丙", "子丑
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_fragments, min_size=1, max_size=5), st.integers(min_value=1, max_value=8))
 def test_fragments_of_a_batch_merge_as_in_the_reference(batch: list[str], min_units: int) -> None:
-    with mock.patch("simdup_es.sentences._BATCH_CHARS", 0):
-        got = _each(split_table(batch, min_units=min_units))
-    assert got == [_split_sentences_reference(t, min_units) for t in batch]
+    got = _each(split_table(batch_by_route(batch, numpy=True), min_units=min_units))[:-1]
+    assert got == [split_sentences_reference(t, min_units) for t in batch]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_texts, max_size=5), st.integers(min_value=1, max_value=8), st.booleans())
 def test_line_starts_and_unit_counts_of_a_batch(batch: list[str], min_units: int, numpy: bool) -> None:
-    with mock.patch("simdup_es.sentences._BATCH_CHARS", 0 if numpy else 1 << 62):
-        table = split_table(batch, min_units=min_units)
+    table = split_table(batch_by_route(batch, numpy), min_units=min_units)
     starts = table.line_starts().tolist()
-    for k, (text, sentences) in enumerate(zip(batch, _each(table), strict=True)):
+    for k, (text, sentences) in enumerate(zip(batch, _each(table)[: len(batch)], strict=True)):
         rows = table.rows(k)
         lines = [i for i in range(1, len(sentences)) if starts[rows.start + i]]
         assert lines == [i for i in range(1, len(sentences)) if "\n" in text[sentences[i - 1].end : sentences[i].start]]
@@ -362,11 +357,11 @@ def test_line_starts_and_unit_counts_of_a_batch(batch: list[str], min_units: int
        st.booleans())
 def test_columns_of_a_batch_are_its_sentences(batch: list[str], min_units: int, numpy: bool) -> None:
     # The columns the index path reads instead of Sentence objects: the same numbers, made without them.
-    with mock.patch("simdup_es.sentences._BATCH_CHARS", 0 if numpy else 1 << 62):
-        table = split_table(batch, min_units=min_units)
-    assert len(table.first) == len(batch) + 1 and table.first[-1] == len(table.start)
+    routed = batch_by_route(batch, numpy)
+    table = split_table(routed, min_units=min_units)
+    assert len(table.first) == len(routed) + 1 and table.first[-1] == len(table.start)
     assert _columns(table) == [[[s.start, s.end, s.n_units] for s in split_sentences(t, min_units=min_units)]
-                               for t in batch]
+                               for t in routed]
 
 
 _WRAP_TEXT = st.text(alphabet=st.sampled_from(list("中文字句。,;.! ab\n")), max_size=300)
@@ -375,10 +370,10 @@ _WRAP_TEXT = st.text(alphabet=st.sampled_from(list("中文字句。,;.! ab\n")),
 @settings(max_examples=300, deadline=None)
 @given(_WRAP_TEXT)
 def test_unwrap_lines_equals_its_reference_and_keeps_offsets(text: str) -> None:
-    from simdup_es.sentences import _unwrap_lines_reference, unwrap_lines
+    from simdup_es.sentences import unwrap_lines
 
     got = unwrap_lines(text)
-    assert got == _unwrap_lines_reference(text)
+    assert got == unwrap_lines_reference(text)
     assert len(got) == len(text) and all(a == b or (a == "\n" and b == " ") for a, b in zip(text, got))
 
 

@@ -30,11 +30,12 @@ from simdup_es.indexer import index_items
 from simdup_es.parts import PartPrinter
 from simdup_es.offsets import unify_mapped
 from simdup_es.report import verdict_json
-from simdup_es.report._common import stored_mapped
 from simdup_es.multilevel import MultiParams
-from simdup_es.search import Verdict, comparer
+from simdup_es.fingerprint import Fingerprint
+from simdup_es.search import MatrixComparer, Verdict, comparer
 from simdup_es.sentences import split_sentences
 from simdup_es.serve import ServeSettings, create_app, scrub
+from simdup_es.service import Service
 from simdup_es.sources import Record
 from simdup_es.store import open_store
 from simdup_es.store.local import LocalStore
@@ -80,18 +81,23 @@ def store(folder: Path) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def client(store: Any) -> Iterator[TestClient]:
-    with TestClient(create_app(store)) as c:
+def service(store: Any) -> Service:
+    return Service(store)
+
+
+@pytest.fixture(scope="module")
+def client(service: Service) -> Iterator[TestClient]:
+    with TestClient(create_app(service)) as c:
         yield c
 
 
 def _library(store: Any, doc_id: str | None = None, text: str | None = None, **kw: Any) -> list[dict[str, Any]]:
-    """What find_copies gives for a stored id or a text, as dicts (the reference the API is held to)."""
-    from simdup_es.search import stored_query
-
+    """What find_copies gives for a stored id (with its stored fingerprint) or a text, as dicts (the reference the
+    API is held to)."""
     fp = None
     if doc_id is not None:
-        fp, text = stored_query(store, doc_id, default_fingerprinter().version)
+        doc = store.get([doc_id])[0]
+        fp, text = Fingerprint(doc.fingerprint, doc.version), doc.text
     found = find_copies(store, text, fingerprint=fp, exclude_id=doc_id, printer=PartPrinter(default_fingerprinter()),
                         compare=comparer(), **kw)
     return [m.to_dict() for m in found]
@@ -170,14 +176,15 @@ def test_spans_false_answers_the_same_matches_unmapped(client: TestClient) -> No
     assert "spans must be true or false" in _error(bad, 400, "bad_input")
 
 
-def test_a_stored_text_searched_again_is_mapped_once(client: TestClient) -> None:
+def test_a_stored_text_searched_again_is_mapped_once(client: TestClient, service: Service) -> None:
     text = BY_ID[EDITED]["text"]
-    stored_mapped.clear()
+    mapped = service.caches.mapped
+    mapped.clear()
     first = client.post("/search", json={"text": text}).json()
-    assert text in stored_mapped  # the query is a stored text: its map is kept with the stored ones
+    assert text in mapped  # the query is a stored text: its map is kept with the stored ones
     assert client.post("/search", json={"text": text}).json() == first
     other = text + "\n补上一行。"  # not stored: mapped for its search alone
-    assert client.post("/search", json={"text": other}).json()["matches"] and other not in stored_mapped
+    assert client.post("/search", json={"text": other}).json()["matches"] and other not in mapped
 
 
 def doc_title(store: Any, doc_id: str) -> str | None:
@@ -322,7 +329,7 @@ def test_bad_requests_are_400_with_a_message(client: TestClient, body: bytes, ki
 
 
 def test_too_large_is_413_before_and_while_reading(store: Any) -> None:
-    with TestClient(create_app(store, settings=ServeSettings(max_body_bytes=1000))) as small:
+    with TestClient(create_app(Service(store), ServeSettings(max_body_bytes=1000))) as small:
         big = json.dumps({"text": "很长的文本。" * 200}).encode()
         assert "1,000 bytes" in _error(small.post("/search", content=big), 413, "too_large")
 
@@ -334,14 +341,21 @@ def test_too_large_is_413_before_and_while_reading(store: Any) -> None:
         assert small.post("/search", json={"text": "短文本。"}).status_code == 200
 
 
-def test_a_slow_request_is_504(store: Any) -> None:
-    real = comparer()
+class _Slow(MatrixComparer):
+    """Every comparison takes 0.3 s more."""
 
-    def slow(a: str, b: str) -> Any:
+    def screened(self, a: str, b: str, screen: Any) -> Any:
         time.sleep(0.3)
-        return real(a, b)
+        return super().screened(a, b, screen)
 
-    with TestClient(create_app(store, compare=slow, settings=ServeSettings(timeout=0.1))) as limited:
+
+class _Broken(MatrixComparer):
+    def screened(self, a: str, b: str, screen: Any) -> Any:
+        raise RuntimeError("secret internals")
+
+
+def test_a_slow_request_is_504(store: Any) -> None:
+    with TestClient(create_app(Service(store, comparer=_Slow()), ServeSettings(timeout=0.1))) as limited:
         started = time.monotonic()
         message = _error(limited.get("/search", params={"id": SOURCE}), 504, "timeout")
         assert "0.1 s" in message and time.monotonic() - started < 0.3 + 1.0
@@ -350,7 +364,7 @@ def test_a_slow_request_is_504(store: Any) -> None:
 
 def test_a_closed_store_is_503(folder: Path) -> None:
     local = open_store(path=folder, read_only=True)
-    with TestClient(create_app(local)) as c:
+    with TestClient(create_app(Service(local))) as c:
         assert c.get("/health").status_code == 200
         local.close()
         assert "closed" in _error(c.get("/search", params={"id": SOURCE}), 503, "store_unavailable")
@@ -358,10 +372,7 @@ def test_a_closed_store_is_503(folder: Path) -> None:
 
 
 def test_an_unexpected_failure_is_500_without_details(store: Any) -> None:
-    def broken(a: str, b: str) -> Any:
-        raise RuntimeError("secret internals")
-
-    with TestClient(create_app(store, compare=broken)) as c:
+    with TestClient(create_app(Service(store, comparer=_Broken()))) as c:
         message = _error(c.get("/search", params={"id": SOURCE}), 500, "internal")
         assert "secret internals" not in message
 
@@ -377,7 +388,7 @@ def test_indexing_when_allowed(tmp_path: Path) -> None:
     _index(tmp_path / "s", RECORDS[:5])
     local = LocalStore(tmp_path / "s")
     try:
-        with TestClient(create_app(local, settings=ServeSettings(allow_index=True))) as c:
+        with TestClient(create_app(Service(local), ServeSettings(allow_index=True))) as c:
             docs = [{"id": "new", "text": BY_ID[SOURCE]["text"], "title": "copy"}, {"id": "empty", "text": "。"},
                     {"text": ["a list"]}, "not an object"]
             body = c.post("/documents", json={"documents": docs}).json()
@@ -397,7 +408,7 @@ def test_other_processes_writes_are_seen(tmp_path: Path) -> None:
     _index(tmp_path / "s", RECORDS[:5])
     local = open_store(path=tmp_path / "s", read_only=True)
     try:
-        with TestClient(create_app(local, settings=ServeSettings(refresh_every=0.01))) as c:
+        with TestClient(create_app(Service(local), ServeSettings(refresh_every=0.01))) as c:
             assert c.get("/search", params={"id": SOURCE}).status_code == 404
             _index(tmp_path / "s", [BY_ID[SOURCE], _planted()])  # another writer
             time.sleep(0.02)
@@ -425,7 +436,7 @@ def test_no_credentials_in_any_response() -> None:
     assert PASSWORD in secrets
     store = open_store(url, index="simdup-docs", engine="elasticsearch", max_retries=0, request_timeout=2)
     try:
-        with TestClient(create_app(store, settings=ServeSettings(secrets=secrets))) as c:
+        with TestClient(create_app(Service(store), ServeSettings(secrets=secrets))) as c:
             responses = [c.get("/health"), c.get("/search", params={"id": "a"}), c.post("/search", json={"text": "一段文字。"}),
                          c.get("/report/a"), c.get("/report/a.json"), c.get("/compare", params={"a": "a", "b": "b"}),
                          c.post("/documents", json=[{"text": "x"}]), c.get(f"/report/{PASSWORD}")]
@@ -477,7 +488,7 @@ def test_concurrent_requests_over_uvicorn(store: Any) -> None:
     import httpx2
 
     ids = [EDITED, SOURCE, "planted", "zh-man-page:man3/flockfile.3", "zh-debref:pr01#2"]
-    with uvicorn_serving(create_app(store)) as base, httpx2.Client(base_url=base, timeout=60) as http:
+    with uvicorn_serving(create_app(Service(store))) as base, httpx2.Client(base_url=base, timeout=60) as http:
         expected = {i: http.get("/search", params={"id": i}).json() for i in ids}
 
         def ask(n: int) -> tuple[str, int, Any]:
@@ -499,7 +510,7 @@ def test_indexing_while_searching_over_uvicorn(tmp_path: Path) -> None:
     batches = [[{"id": f"new-{b}-{i}", "text": f"{r['text']}\n第{b}批第{i}篇的补充说明。"} for i, r in enumerate(RECORDS[:10])]
                for b in range(4)]
     try:
-        app = create_app(local, settings=ServeSettings(allow_index=True))
+        app = create_app(Service(local), ServeSettings(allow_index=True))
         with uvicorn_serving(app) as base, httpx2.Client(base_url=base, timeout=120) as http:
             def work(n: int) -> int:
                 if n < len(batches):
@@ -603,11 +614,14 @@ def test_the_workers_socket_gets_nodelay_connections() -> None:
 def test_the_command_says_what_searches_cannot_find(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from simdup_es.cli.serve_cmd import _look_at
 
+    from simdup_es import Fingerprinter, FingerprintParams
+
     local = open_store(path=folder, read_only=True)
-    _look_at(local, default_fingerprinter().version)
+    _look_at(Service(local))
     assert capsys.readouterr().err == ""
-    _look_at(local, "9.9other")  # served with other --idf / --marked-words than the store was indexed with
+    # Served with other --idf / --marked-words than the store was indexed with.
+    _look_at(Service(local, fingerprinter=Fingerprinter(FingerprintParams(title_boost=5))))
     assert f"{len(RECORDS) + 1} stored documents of fingerprint version" in capsys.readouterr().err
     local.close()
-    _look_at(local, default_fingerprinter().version)
+    _look_at(Service(local))
     assert "serving anyway: requests get 503" in capsys.readouterr().err

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from simdup_es import reference as ref
 from simdup_es import simhash as sh
 from simdup_es.config import BlockLayout
 from simdup_es.errors import ConfigError
@@ -27,8 +28,8 @@ def test_hamming_is_a_metric(a: int, b: int, c: int) -> None:
 
 @given(u64, u64)
 def test_fast_popcount_matches_reference(a: int, b: int) -> None:
-    assert sh.hamming(a, b) == sh.hamming_reference(a, b)
-    assert int(sh.hamming_many(a, np.array([b], dtype=np.uint64))[0]) == sh.hamming_reference(a, b)
+    assert sh.hamming(a, b) == ref.hamming_reference(a, b)
+    assert int(sh.hamming_many(a, np.array([b], dtype=np.uint64))[0]) == ref.hamming_reference(a, b)
 
 
 @given(u64, layouts)
@@ -67,7 +68,7 @@ def test_fast_simhash_matches_reference(tokens: list[tuple[int, float]]) -> None
     hashes = [h for h, _ in tokens]
     weights = [w for _, w in tokens]
     fast = sh.simhash(np.array(hashes, dtype=np.uint64), np.array(weights))
-    assert fast == sh.simhash_reference(hashes, weights)
+    assert fast == ref.simhash_reference(hashes, weights)
 
 
 @given(st.lists(token_lists, min_size=1, max_size=6))
@@ -76,7 +77,7 @@ def test_batch_equals_one_at_a_time(docs: list[list[tuple[int, float]]]) -> None
     weights = np.array([w for d in docs for _, w in d])
     offsets = np.array(list(itertools.accumulate([0] + [len(d) for d in docs])))
     batch = sh.simhash_batch(hashes, weights, offsets).tolist()
-    assert batch == [sh.simhash_reference([h for h, _ in d], [w for _, w in d]) for d in docs]
+    assert batch == [ref.simhash_reference([h for h, _ in d], [w for _, w in d]) for d in docs]
 
 
 def test_single_token_fingerprint_is_its_hash() -> None:
@@ -121,7 +122,7 @@ def test_large_batches_are_cut_into_passes_without_changing_results() -> None:
     singles = [sh.simhash(hashes[a:b], weights[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
     assert batch.tolist() == singles
     reference = [
-        sh.simhash_reference(hashes[a:b].tolist(), weights[a:b].tolist()) for a, b in zip(offsets[:300], offsets[1:301])
+        ref.simhash_reference(hashes[a:b].tolist(), weights[a:b].tolist()) for a, b in zip(offsets[:300], offsets[1:301])
     ]
     assert batch[:300].tolist() == reference  # across the first passes' edges
 
@@ -133,5 +134,5 @@ def test_shared_blocks_counts_as_the_reference(a: list[int], b: list[int], data:
     b = b + [a[0] ^ (1 << bit) for bit in data.draw(st.lists(st.integers(0, 63), max_size=3))] + [a[0]]
     got = sh.shared_blocks(np.array(a, dtype=np.uint64), np.array(b, dtype=np.uint64), layout)
     assert got.shape == (len(a), len(b))
-    assert got.tolist() == [[sh.shared_blocks_reference(x, y, layout) for y in b] for x in a]
+    assert got.tolist() == [[ref.shared_blocks_reference(x, y, layout) for y in b] for x in a]
     assert got[0, -1] == layout.blocks

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.errors import EmptyDocumentError, InputError
-from simdup_es.text import _CJK, CONTROL, NFKC_COMMON, converter, decode, extract, kind_of, unify, unify_many, unify_reference
+from simdup_es.reference import unify_reference
+from simdup_es.text import _CJK, CONTROL, NFKC_COMMON, converter, decode, extract, kind_of, unify, unify_many
 from tests._data import fixture_text, load_corpus
 
 

@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdup_es.text as text_module
+from simdup_es.reference import unify_reference
 from simdup_es.text import (_CJK, CONTROL, HAS_CJK, HAS_CONTROL, _LINE_BREAKS, _MARKS, _SPACES, _flag_table, char_flags,
-                            lookup, _needs_spacing, _nfkc, load_shortcuts, space_table, UnifiedText, unify, unify_many,
-                            unify_reference)
+                            lookup, _needs_spacing, _nfkc, load_shortcuts, space_table, UnifiedText, unify, unify_many)
 
 ALL = "".join(map(chr, range(sys.maxunicode + 1)))
 SPACES = [c for c in ALL if c.isspace()]

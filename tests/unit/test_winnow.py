@@ -7,20 +7,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.parts import PartParams, text_keys
+from simdup_es.reference import gram_hashes_reference, shared_runs_reference, unit_codes_reference, winnow_reference
 from simdup_es.sentences import unit_points
 from simdup_es.winnow import (
     GramIndex,
     batch_codes,
     gram_hashes,
-    gram_hashes_reference,
     shared_runs,
-    shared_runs_reference,
     shared_runs_with,
     unit_codes,
-    unit_codes_reference,
     winnow,
     winnow_many,
-    winnow_reference,
 )
 
 codes = st.lists(st.integers(0, 6), max_size=60)  # few values: grams repeat, windows tie

@@ -1,0 +1,270 @@
+"""The slow, obviously-correct twins of the fast kernels, in one place.
+
+Each function here computes what a fast function of the package computes, the plain way (bit by
+bit, window by window, candidate by candidate), as its definition states it. The property tests hold
+every fast function to its twin here (``tests/unit``); a compiled core is held to them the same way.
+Nothing in the package calls them.
+
+A twin shares its kernel's alphabet, not its algorithm: the character classes, tables and constants
+(a hash's multipliers, the terminators of a sentence) are imported from the kernel's module, private
+names included, so that a difference found is one in the algorithm, never in a copied constant.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
+
+import numpy as np
+import xxhash
+
+from .config import FINGERPRINT_BITS, BlockLayout
+from .levels import Levels
+from .multilevel import (Candidate, MultiParams, PartCandidate, _judging_order, _one_sentence_need, _passage_arrays,
+                         _unit_starts, key_cover)
+from .sentences import (_CJK_RANGES, _INITIALS, _TERMINATORS, _WORD_BEFORE, ABBREVIATIONS, DEFAULT_MIN_UNITS, WRAP_FULL,
+                        WRAP_MIN_SHARE, Sentence, _raw_pieces, units)
+from .simhash import _QUANT, blocks
+from .text import _LINE_BREAKS, _SPACES, CONTROL, converter
+from .winnow import _BASE, _M1, _M2, KEY_K, KEY_W
+
+__all__ = ["abbreviation_before_reference", "gram_hashes_reference", "hamming_reference", "lcs_length_reference",
+           "rank_candidates_reference", "shared_blocks_reference", "shared_runs_reference", "simhash_reference",
+           "split_sentences_reference", "unify_reference", "unit_codes_reference", "unwrap_lines_reference",
+           "winnow_reference"]
+
+
+# ----------------------------------------------------------------------------------- simhash
+
+
+def simhash_reference(hashes: Sequence[int], weights: Sequence[float]) -> int:
+    """:func:`simdup_es.simhash.simhash` (and ``simhash_batch``) straight from its definition, with the same integer
+    weights."""
+    if not hashes:
+        return 0
+    peak = max(weights)
+    scale = peak if peak > 0 else 1.0
+    q = [int(np.rint(w / scale * _QUANT)) for w in weights]
+    v = [0] * FINGERPRINT_BITS
+    for h, w in zip(hashes, q):
+        for i in range(FINGERPRINT_BITS):
+            v[i] += w if (h >> i) & 1 else -w
+    return sum(1 << i for i in range(FINGERPRINT_BITS) if v[i] > 0)
+
+
+def hamming_reference(a: int, b: int) -> int:
+    """:func:`simdup_es.simhash.hamming` (and ``hamming_many``) bit by bit."""
+    return sum(((a >> i) & 1) != ((b >> i) & 1) for i in range(FINGERPRINT_BITS))
+
+
+def shared_blocks_reference(a: int, b: int, layout: BlockLayout = BlockLayout()) -> int:
+    """:func:`simdup_es.simhash.shared_blocks` of one pair, by :func:`simdup_es.simhash.blocks`."""
+    return sum(x == y for x, y in zip(blocks(a, layout), blocks(b, layout)))
+
+
+# --------------------------------------------------------------------------------------- lcs
+
+
+def lcs_length_reference(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
+    """:func:`simdup_es.lcs.lcs_length` by the textbook dynamic programme, O(len(a) * len(b)).
+
+    Slow on purpose: it is the definition, kept to check the fast one and
+    the comparison matrix against. ``c[i][j]`` is the LCS of ``a[:i]`` and
+    ``b[:j]``; only the previous row is kept.
+    """
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0] * (len(b) + 1)
+        for j, y in enumerate(b, 1):
+            if x == y:
+                cur[j] = prev[j - 1] + 1
+            else:
+                cur[j] = cur[j - 1] if cur[j - 1] > prev[j] else prev[j]
+        prev = cur
+    return prev[-1]
+
+
+# -------------------------------------------------------------------------------------- text
+
+
+def unify_reference(text: str) -> str:
+    """:func:`simdup_es.text.unify` (and ``unify_many``) step by step, as the design states it."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = unicodedata.normalize("NFKC", text)
+    text = CONTROL.sub("", text)
+    text = converter("tw2sp").convert(converter("s2twp").convert(converter("t2s").convert(text)))
+    text = text.casefold()
+    text = _SPACES.sub(" ", text)
+    return _LINE_BREAKS.sub("\n", text).strip()
+
+
+# --------------------------------------------------------------------------------- sentences
+
+
+def abbreviation_before_reference(text: str, dot: int) -> bool:
+    """``simdup_es.sentences._abbreviation_before`` with the regular expression searched as written."""
+    # Look back a bounded distance only: searching from 0 would make
+    # splitting quadratic in the length of the text.
+    before = _WORD_BEFORE.search(text, max(0, dot - 40), dot)
+    if before is None:
+        return False
+    word = before.group().casefold()
+    return word in ABBREVIATIONS or _INITIALS.match(word) is not None
+
+
+def split_sentences_reference(text: str, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:
+    """:func:`simdup_es.sentences.split_sentences` (and ``split_table``) the plain way: its pieces, counted with
+    :func:`simdup_es.sentences.units`."""
+    merged: list[tuple[int, int, int]] = []  # (start, end, units)
+    pending: tuple[int, int, int] | None = None
+    for start, end, line_start in _raw_pieces(text):
+        n = len(units(text[start:end]))
+        if pending is not None:
+            start, n, line_start, pending = pending[0], pending[2] + n, True, None
+        if n >= min_units:
+            merged.append((start, end, n))
+        elif line_start or not merged:
+            pending = (start, end, n)
+        else:
+            merged[-1] = (merged[-1][0], end, merged[-1][2] + n)
+    if pending is not None:
+        if merged:
+            merged[-1] = (merged[-1][0], pending[1], merged[-1][2] + pending[2])
+        else:
+            merged.append(pending)
+    return [Sentence(k, start, end, text[start:end], n) for k, (start, end, n) in enumerate(merged) if n]
+
+
+def unwrap_lines_reference(text: str) -> str:
+    """:func:`simdup_es.sentences.unwrap_lines` character by character, widths counted one character at a time."""
+    lines = text.split("\n")
+    if len(lines) < 3:
+        return text
+
+    def width(line: str) -> int:
+        return sum(2 if any(lo <= ord(ch) <= hi for lo, hi in _CJK_RANGES) else 1 for ch in line.rstrip())
+
+    widths = [width(line) for line in lines]
+    full = [w >= WRAP_FULL * max(widths) for w in widths]
+    if sum(full) < max(2, WRAP_MIN_SHARE * sum(w > 0 for w in widths)):
+        return text
+    chars = list(text)
+    at = 0
+    for k, line in enumerate(lines[:-1]):
+        at += len(line)
+        ends = line.rstrip()[-1:] if line.strip() else ""
+        if full[k] and ends and ends not in _TERMINATORS and lines[k + 1].strip():
+            chars[at] = " "
+        at += 1
+    return "".join(chars)
+
+
+# ------------------------------------------------------------------------------------ winnow
+
+
+def unit_codes_reference(text: str) -> list[int]:
+    """:func:`simdup_es.winnow.unit_codes` one unit at a time."""
+    return [ord(u) if len(u) == 1 else max(xxhash.xxh3_64_intdigest(u.encode("utf-8")), 1 << 21) for u in units(text)]
+
+
+def gram_hashes_reference(codes: list[int], k: int) -> list[int]:
+    """:func:`simdup_es.winnow.gram_hashes` one gram at a time, in Python integers."""
+    mask = (1 << 64) - 1
+    out = []
+    for i in range(len(codes) - k + 1):
+        h = 0
+        for c in codes[i : i + k]:
+            h = (h * int(_BASE) + c) & mask
+        h ^= h >> 30
+        h = (h * int(_M1)) & mask
+        h ^= h >> 27
+        h = (h * int(_M2)) & mask
+        h ^= h >> 31
+        out.append(h)
+    return out
+
+
+def winnow_reference(hashes: list[int], w: int) -> tuple[list[int], list[int]]:
+    """:func:`simdup_es.winnow.winnow` (and ``winnow_many``) window by window."""
+    if not hashes:
+        return [], []
+    w = min(w, len(hashes))
+    positions: set[int] = set()
+    for start in range(len(hashes) - w + 1):
+        window = hashes[start : start + w]
+        low = min(window)
+        positions.add(start + max(i for i, h in enumerate(window) if h == low))
+    ordered = sorted(positions)
+    return [hashes[p] for p in ordered], ordered
+
+
+def shared_runs_reference(a: list[int], b: list[int], min_units: int) -> tuple[list[bool], list[bool]]:
+    """:func:`simdup_es.winnow.shared_runs` by comparing the grams themselves (no hashing)."""
+
+    def grams(s: list[int]) -> list[tuple[int, ...]]:
+        return [tuple(s[i : i + min_units]) for i in range(len(s) - min_units + 1)]
+
+    def mask(s: list[int], other: list[int]) -> list[bool]:
+        left = Counter(grams(other))
+        out = [False] * len(s)
+        for gram, i in zip(grams(s), range(len(s)), strict=False):
+            if left[gram] > 0:
+                left[gram] -= 1
+                out[i : i + min_units] = [True] * min_units
+        return out
+
+    return mask(a, b), mask(b, a)
+
+
+# -------------------------------------------------------------------------------- multilevel
+
+
+def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
+                              params: MultiParams = MultiParams()) -> list[Candidate]:
+    """:func:`simdup_es.multilevel.rank_candidates` candidate by candidate.
+
+    The match side's coverage is estimated by the share of its keys the query has (its
+    distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units
+    has: a phrase the query repeats counts once), or by the query units its matched parts
+    cover. Keys matched one by one here and there (set phrases) cover a little of a
+    text; a copied passage, one run. Each run of the query it covers counts by :func:`sentence_run`.
+    """
+    out = []
+    density = 2 / (KEY_W + 1)
+    starts = _unit_starts(query)
+    for c in found:
+        in_parts = part_cover(query, c.parts, starts)
+        mask = key_cover(query, c.keys) | in_parts
+        units = int(mask.sum())
+        cq = units / query.units if query.units else 0.0
+        keys_there = max(1.0, (c.units - KEY_K + 1) * density)
+        shared = max(len({query.keys[i].key for i in c.keys}) / keys_there, int(in_parts.sum()) / c.units) if c.units else 0.0
+        cm = min(1.0, shared)
+        first, stop, lengths = (x.tolist() for x in _passage_arrays(mask, 0))
+        need = float(_one_sentence_need(c.units, params))
+        run = max((sentence_run(n, any(a < e < b for e in starts[1:-1].tolist()), need)
+                   for a, b, n in zip(first, stop, lengths)), default=0)
+        longest = max(lengths, default=0)
+        evidence = max(cq, cm * min(1.0, run / params.passage_min_units),
+                       params.partial_threshold * min(1.0, longest / params.passage_units))
+        if evidence >= params.min_coverage:
+            out.append(Candidate(c.id, cq, cm, evidence))
+    out.sort(key=_judging_order)
+    return out
+
+
+def part_cover(query: Levels, parts: Iterable[int], starts: np.ndarray) -> np.ndarray:
+    """One flag per unit of the query: inside one of the matched ``parts`` (``starts``: :func:`_unit_starts`)."""
+    mask = np.zeros(query.units, dtype=bool)
+    for i in parts:
+        p = query.parts[i]
+        mask[starts[p.first] : starts[p.stop]] = True
+    return mask
+
+
+def sentence_run(length: int, crosses: bool, need: float) -> float:
+    """A run of the query under a candidate's keys and parts, as :func:`rank_candidates` weighs it: whole
+    when it crosses a sentence end of the query, else scaled by how much of ``need`` (what a passage in
+    one sentence needs, :func:`_one_sentence_need`) it has."""
+    return length if crosses else length * min(1.0, length / need)

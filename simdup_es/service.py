@@ -1,0 +1,222 @@
+"""One service for search, compare and report: what ``simdup search``, ``compare`` and ``report`` do,
+and what ``simdup serve`` answers.
+
+A :class:`Service` holds what every request needs and keeps between requests: the store, the
+fingerprinter the store was indexed with and its part printer, the comparer (its
+:class:`~simdup_es.compare.CompareParams`, the thesaurus, and the caches of stored texts,
+:class:`~simdup_es.caches.TextCaches`) and the search's thresholds
+(:class:`~simdup_es.multilevel.MultiParams`, the document distance ``k`` among them). The command
+line and the HTTP server parse their arguments into a :class:`Query` and render what it returns::
+
+    with simdup_es.open_store(path=".simdup", read_only=True) as store:
+        service = Service(store)
+        copies = service.search(Query(text="……"))         # the copies, best first
+        report = service.report(Query(id="corpus/a.txt"))  # a SimilarityReport
+
+Pure apart from the store it is handed. Calls may run on several threads at once: the store
+serialises or pools its calls, the caches lock.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+from .caches import TextCaches
+from .errors import ConfigError, FingerprintVersionError, InputError, NotFound, SimdupError
+from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
+from .multilevel import Copies, MultiParams
+from .parts import PartPrinter
+from .search import MatrixComparer, Verdict, find_copies, find_copies_many
+from .search import comparer as new_comparer
+from .store.base import Store, StoredDoc
+
+if TYPE_CHECKING:  # the report's and the maps' modules load when first used: the command line starts without them
+    from .offsets import Unified
+    from .report.similarity import Exclusions, SimilarityReport
+
+__all__ = ["Compared", "Query", "Service"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Query:
+    """A document to search with or compare: a stored one (``id``), a ``text`` (with its ``title``), or both.
+
+    With both, ``text`` is the document and ``id`` its own stored copy, which a search leaves out
+    (a file the store holds as it is, say). ``label`` names it where an error or a report does (a
+    file's path; default its id).
+    """
+
+    id: str | None = None
+    text: str | None = None
+    title: str | None = None
+    label: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.id is None and self.text is None:
+            raise ConfigError("give the id of a stored document, or a text")
+
+
+@dataclass(frozen=True)
+class Compared:
+    """Two documents compared: the :class:`~simdup_es.search.Verdict`, and both texts as given, mapped from the
+    unified texts the comparison ran on (its offsets point into those)."""
+
+    verdict: Verdict
+    a: Unified
+    b: Unified
+
+
+class Service:
+    """Search, compare and report over ``store`` with one set of parameters, keeping the caches of stored texts.
+
+    Parameters
+    ----------
+    store:
+        Where the documents are; ``None`` for a service that only compares texts.
+    fingerprinter:
+        The one the store's documents were indexed with (default parameters if ``None``).
+    comparer:
+        The comparison matrix with its parameters and caches (:func:`simdup_es.search.comparer`;
+        ``None``: default parameters, made when first needed).
+    params:
+        The search's thresholds, ``k`` among them; a call may narrow them (:meth:`search`).
+    """
+
+    def __init__(self, store: Store | None, *, fingerprinter: Fingerprinter | None = None,
+                 comparer: MatrixComparer | None = None, params: MultiParams = MultiParams()) -> None:
+        if not isinstance(params, MultiParams):
+            raise ConfigError(f"params must be MultiParams (the search's thresholds), got {type(params).__name__}")
+        self._store = store
+        self.fingerprinter = fingerprinter or default_fingerprinter()
+        self.printer = PartPrinter(self.fingerprinter)
+        self._comparer = comparer
+        self.params = params
+        self._versions_said = False  # whether searches that find nothing still need to say why they may not
+
+    def with_store(self, store: Store) -> Service:
+        """This service over ``store``: the same fingerprinter, comparer (and its caches) and parameters."""
+        return Service(store, fingerprinter=self.fingerprinter, comparer=self._comparer, params=self.params)
+
+    @property
+    def comparer(self) -> MatrixComparer:
+        if self._comparer is None:
+            self._comparer = new_comparer()
+        return self._comparer
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            raise ConfigError("this service has no store: it compares texts only")
+        return self._store
+
+    @property
+    def caches(self) -> TextCaches:
+        """The comparer's caches of stored texts (:class:`~simdup_es.caches.TextCaches`)."""
+        return self.comparer.caches
+
+    def other_versions(self) -> dict[str, int]:
+        """How many stored documents the searches cannot find, by their fingerprint version (another release, or
+        other fingerprint parameters). The caller says so: searches then log nothing about it."""
+        self._versions_said = True
+        version = self.fingerprinter.version
+        return {v: n for v, n in self.store.versions().items() if v != version}
+
+    def stored(self, doc_id: str) -> StoredDoc:
+        """The stored document ``doc_id``; :class:`~simdup_es.errors.NotFound` when the store has none."""
+        found = self.store.get([doc_id])
+        if not found:
+            raise NotFound(f"no document with id {doc_id!r} in the store")
+        return found[0]
+
+    def search(self, query: Query, *, params: MultiParams | None = None, matrix: bool = True,
+               limit: int = 20) -> Copies:
+        """The stored copies of ``query`` (:func:`simdup_es.search.find_copies`), its own stored copy left out.
+
+        A stored document is searched with its stored fingerprint (of this service's version, else
+        :class:`~simdup_es.errors.FingerprintVersionError`). ``params`` replace the service's for this
+        call; without ``matrix``, near-duplicates of the document level only.
+        """
+        fingerprint, text = self._fingerprint(query) if query.text is None else (None, query.text)
+        copies = find_copies(self.store, text, title=query.title, fingerprint=fingerprint, printer=self.printer,
+                             exclude_id=query.id, compare=self.comparer if matrix else None, params=params or self.params,
+                             matrix=matrix, limit=limit)
+        if not copies and not self._versions_said:  # once: an empty answer may be for want of documents of its version
+            held, version = self.store.versions(), self.fingerprinter.version
+            self._versions_said = True
+            if held and version not in held:
+                logger.warning("the store holds no document of fingerprint version %s (it holds %s): searches "
+                               "fingerprinted so find nothing; use the FingerprintParams (IDF table, marked words) "
+                               "the store was indexed with", version, ", ".join(sorted(held)))
+        return copies
+
+    def search_many(self, items: Iterable[T], to_doc: Callable[[T], Doc], *, limit: int = 20,
+                    workers: int | None = None, exclude: Callable[[T], str | None] | None = None
+                    ) -> Iterator[tuple[T, Copies | SimdupError]]:
+        """:meth:`search` of a stream of documents, in input order, fingerprinted on ``workers`` processes
+        (:func:`simdup_es.search.find_copies_many`); ``exclude`` names each one's own stored copy."""
+        return find_copies_many(self.store, items, to_doc, printer=self.printer, compare=self.comparer,
+                                params=self.params, limit=limit, workers=workers, exclude=exclude)
+
+    def compare(self, a: Query, b: Query, params: MultiParams | None = None) -> Compared:
+        """Two documents (stored or texts) fingerprinted and compared sentence by sentence, and judged as a search
+        with ``params`` (default the service's) judges a copy."""
+        from .offsets import unify_mapped
+
+        (text_a, title_a), (text_b, title_b) = self._document(a, "comparison"), self._document(b, "comparison")
+        fa, fb = (self.fingerprinter.fingerprint_many([Doc(t, title, q.label)])[0].unwrap()
+                  for t, title, q in ((text_a, title_a, a), (text_b, title_b, b)))
+        shown_a, shown_b = unify_mapped(text_a), unify_mapped(text_b)
+        verdict = Verdict(fa, fb, self.comparer(shown_a.text, shown_b.text), params or self.params)
+        return Compared(verdict, shown_a, shown_b)
+
+    def report(self, query: Query, *, exclusions: Exclusions | None = None, include_self: bool = False,
+               limit: int = 20, params: MultiParams | None = None) -> SimilarityReport:
+        """The similarity report of ``query`` against the store: its copied passages and their sources, at most
+        ``limit`` of them (:mod:`simdup_es.report.similarity`).
+
+        Its own stored copy is left out and named (by ``query.id``, or without an id the one source with
+        the very same text), unless ``include_self``; ``exclusions`` are what does not count (none by default).
+        """
+        from .report.similarity import Exclusions, report_from_copies, report_limit, settings_in_words
+
+        params = params or self.params
+        asked = query
+        if include_self:  # its own stored copy counts: searched as a text, nothing left out
+            text, title = self._document(query, "report")
+            asked = Query(text=text, title=title)
+        found = self.search(asked, params=params, limit=report_limit(limit, query.id, include_self))
+        if found.text is None:
+            raise InputError("stored without its text, which the report needs: index it with its text", source=query.id)
+        words = settings_in_words(self.comparer.params, params)
+        return report_from_copies(found.text, found, doc_id=query.id, label=query.label or query.id or
+                                  "this document", exclusions=exclusions or Exclusions(), include_self=include_self,
+                                  settings=words, limit=limit, mapped=self.caches.mapped)
+
+    def _fingerprint(self, query: Query) -> tuple[Fingerprint, str | None]:
+        """A stored document's fingerprint and text, to search with them."""
+        assert query.id is not None
+        doc = self.stored(query.id)
+        version = self.fingerprinter.version
+        if doc.version != version:
+            raise FingerprintVersionError(
+                f"document {query.id!r} was fingerprinted with version {doc.version}, this run uses {version}: use the "
+                "same --idf/--marked-words as when indexing")
+        return Fingerprint(doc.fingerprint, doc.version), doc.text
+
+    def _document(self, query: Query, needs: str) -> tuple[str, str | None]:
+        """The text and title of a query: its own, or its stored document's."""
+        if query.text is not None:
+            return query.text, query.title
+        assert query.id is not None
+        doc = self.stored(query.id)
+        if not doc.text:
+            raise InputError(f"stored without its text, which the {needs} needs: index it with its text",
+                             source=query.id)
+        return doc.text, doc.title
