@@ -250,7 +250,7 @@ STORE_INDEX = "bench-multi2-stores"
 
 def synthetic(levels, fp: int, text: str, other, rng):  # type: ignore[no-untyped-def]
     """An edit of a document made on its levels (see the module docstring): ``(fp, levels, text)``."""
-    from simdup_es.parts import Key, Levels
+    from simdup_es.levels import Key, Levels
 
     keep = rng.uniform(0.7, 1.0)
     keys = [k.key if rng.random() < keep else int(rng.integers(0, 2**63)) for k in levels.keys]

@@ -74,7 +74,8 @@ from quality_set import Piece, Source, assemble, make_source, pieces_of  # noqa:
 from simdup_es.compare import CachedSegmenter, CompareParams, compare  # noqa: E402
 from simdup_es.fingerprint import Doc, Fingerprinter  # noqa: E402
 from simdup_es.multilevel import MemoryPartIndex, MultiParams, StoredText, copied_shares, find_copies, rank_candidates  # noqa: E402
-from simdup_es.parts import PartParams, PartPrinter  # noqa: E402
+from simdup_es.levels import PartParams  # noqa: E402
+from simdup_es.parts import PartPrinter  # noqa: E402
 from simdup_es.text import UnifiedText, unify  # noqa: E402
 from simdup_es.thesaurus import cilin_thesaurus  # noqa: E402
 from simdup_es.tokens import dictionary_words  # noqa: E402

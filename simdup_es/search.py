@@ -72,10 +72,10 @@ def rerank(query: int, ids: list[str], fingerprints: np.ndarray, k: int) -> list
     return sorted(matches, key=lambda m: (m.distance, m.id))
 
 
-def near_duplicates(store: Store, fingerprint: Fingerprint, *, exclude_id: str | None = None) -> list[Match]:
-    """Documents in ``store`` within ``store.layout.k`` of ``fingerprint`` (re-rank 1)."""
-    ids, fps = store.candidates(fingerprint.value, fingerprint.version, exclude_id=exclude_id)
-    return rerank(fingerprint.value, ids, fps, store.layout.k)
+def near_duplicates(store: Store, fingerprint: Fingerprint, *, k: int = 3, exclude_id: str | None = None) -> list[Match]:
+    """Documents in ``store`` within ``k`` of ``fingerprint`` (re-rank 1)."""
+    ids, fps = store.candidates(fingerprint.value, fingerprint.version, k=k, exclude_id=exclude_id)
+    return rerank(fingerprint.value, ids, fps, k)
 
 
 @dataclass(frozen=True)
@@ -177,10 +177,11 @@ def find_duplicates(
     compare: Comparer | None = None,
     matrix: bool = True,
     limit: int = 20,
+    k: int = 3,
 ) -> list[Hit]:
     """The stored near-duplicates of a text, best first: what ``simdup search`` shows.
 
-    Candidates by shared blocks, exact Hamming re-rank (``store.layout.k``), then,
+    Candidates by shared blocks, exact Hamming re-rank (within ``k``), then,
     with ``matrix``, the comparison matrix (``compare``, default :func:`comparer`)
     ranks them by the share of text copied; at most ``limit`` hits, cut after the
     last re-rank. ``fingerprint`` (for example from :func:`stored_query`) saves
@@ -189,7 +190,7 @@ def find_duplicates(
     """
     _check_limit(limit)
     unified, fingerprint = _query(text, title, fingerprint, fingerprinter, matrix)
-    matches = near_duplicates(store, fingerprint, exclude_id=exclude_id)
+    matches = near_duplicates(store, fingerprint, k=k, exclude_id=exclude_id)
     if not matches:
         _note_version(store, fingerprint.version)
     if not (matrix and text):
@@ -220,7 +221,7 @@ def find_copies(
 
     The document level finds every stored document within ``params.k`` (kind
     ``near-duplicate``, the same documents :func:`find_duplicates` finds with
-    ``store.layout.k == params.k``); the parts and winnowed keys of ``text`` find
+    ``k=params.k``); the parts and winnowed keys of ``text`` find
     edited and partial copies, which the comparison matrix (``compare``, default
     :func:`comparer`) judges both ways (kind ``partial``, see :class:`MultiParams`
     for the thresholds and their defaults). ``fingerprint`` and ``levels`` save
@@ -236,7 +237,7 @@ def find_copies(
     printer = printer or PartPrinter(default_fingerprinter())
     unified, fingerprint = _query(text, title, fingerprint, printer.fingerprinter, matrix)
     if not (matrix and text):
-        near = near_duplicates(store, fingerprint, exclude_id=exclude_id)
+        near = near_duplicates(store, fingerprint, k=params.k, exclude_id=exclude_id)
         unscored = [_unscored(m.id, m.distance) for m in near if m.distance <= params.k]
         found = Copies(unscored[:limit], more=max(0, len(unscored) - limit))
     else:
@@ -309,10 +310,10 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
     keys = [k.key for k in levels.keys]
     if fingerprint.version == levels.version:
         (ids, fps), found = store.copy_candidates(fingerprint.value, levels.fingerprints, keys, levels.version,
-                                                  exclude_id=exclude_id, limit=params.store_limit)
-        near_matches = rerank(fingerprint.value, ids, fps, store.layout.k)
+                                                  k=params.k, exclude_id=exclude_id, limit=params.store_limit)
+        near_matches = rerank(fingerprint.value, ids, fps, params.k)
     else:
-        near_matches = near_duplicates(store, fingerprint, exclude_id=exclude_id)
+        near_matches = near_duplicates(store, fingerprint, k=params.k, exclude_id=exclude_id)
         found = store.part_candidates(levels.fingerprints, keys, levels.version, exclude_id=exclude_id,
                                       limit=params.store_limit)
     near = [(m.id, m.distance) for m in near_matches if m.distance <= params.k]

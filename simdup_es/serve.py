@@ -85,6 +85,8 @@ class ServeSettings:
         Seconds a request may take (waiting for a worker thread included); then 504.
     threads:
         Store and search calls running at once; further requests wait for a thread.
+    k:
+        The largest document distance of a near-duplicate; requests may ask for less.
     limit, max_limit:
         Copies returned when the request does not say, and the most it may ask for.
     refresh_every:
@@ -99,6 +101,7 @@ class ServeSettings:
     max_body_bytes: int = 10 * 1024 * 1024
     timeout: float = 30.0
     threads: int = 8
+    k: int = MultiParams.k
     limit: int = 20
     max_limit: int = 1000
     partial_threshold: float = MultiParams.partial_threshold
@@ -312,7 +315,7 @@ class Service:
         version = self.fingerprinter.version
         return {"status": "ok", "store": "embedded" if self.embedded else "cluster", "documents": sum(versions.values()),
                 "fingerprint_version": version, "other_versions": {v: n for v, n in versions.items() if v != version},
-                "k": self.store.layout.k, "indexing": self.settings.allow_index}
+                "k": self.settings.k, "indexing": self.settings.allow_index}
 
     def _stored(self, doc_id: str) -> StoredDoc:
         found = self.store.get([doc_id])
@@ -461,7 +464,7 @@ class App:
         return JSONResponse(body, status, headers=headers)
 
     def _search_params(self, params: Mapping[str, Any]) -> SearchRequest:
-        return search_request(params, self.settings, self.service.store.layout.k)
+        return search_request(params, self.settings, self.settings.k)
 
     async def health(self, request: Request) -> Response:
         body, timing = await self.run(self.service.health)
@@ -490,7 +493,7 @@ class App:
                                                  "document) or 'text' (and 'title')")
             sides.append(_text_query(value, f"compare {side}"))
         # Judged as this server's searches are: its k and partial threshold unless the request gives others.
-        k = self.service.store.layout.k
+        k = self.settings.k
         hint = f" (this server finds near-duplicates up to k = {k}; start it with a larger -k for more)"
         judged = MultiParams(k=_int(params, "k", k, 0, k, hint), partial_threshold=_float(
             params, "partial_threshold", self.settings.partial_threshold, 0.0, 1.0))

@@ -72,15 +72,6 @@ def id_base_option(func: F) -> F:
              "the file is named; a file outside it gets its absolute path [env SIMDUP_ID_BASE].")(func)
 
 
-def part_layout_option(func: F) -> F:
-    """--parts: how the index keeps parts, for commands that write or search them without asking it."""
-    from .. import schema
-
-    return click.option("--parts", "part_layout", type=click.Choice(list(schema.PART_LAYOUTS)), default=schema.QUADS,
-                        show_default=True, help="How the index keeps parts (what 'simdup setup --parts' made it "
-                                                "with).")(func)
-
-
 def fingerprint_options(func: F) -> F:
     """Options that change fingerprints (and so their version)."""
     func = click.option(

@@ -10,17 +10,18 @@ from typing import Any
 
 import click
 
-from .. import schema
-from ..config import BlockLayout
+from .. import keys
 from ..errors import ConfigError, SimdupError
 from ..fingerprint import Doc
 from ..indexer import LEVELS, LevelChoice
 from ..multilevel import MultiParams
-from ..parts import PartParams, PartPrinter
+from ..levels import PartParams
+from ..parts import PartPrinter
 from ..sources import Fields, Record, record_doc
 from ..store.base import levels_fields
 from ..tokens import Tokenizer, build_idf, format_idf
 from . import cluster_cmds, kibana_cmds, report_cmd, serve_cmd, store_cmds
+from .store_cmds import k_option
 from ._common import (
     SHOWN_REJECTS,
     RejectLog,
@@ -30,7 +31,6 @@ from ._common import (
     record_fields,
     id_base_option,
     fingerprint_options,
-    part_layout_option,
     make_comparer,
     make_fingerprinter,
     open_output,
@@ -76,14 +76,15 @@ serve_cmd.register(main)
 @field_options
 @id_base_option
 @fingerprint_options
-@click.option("--blocks", "n_blocks", default=8, show_default=True, help="Blocks to split the fingerprint into.")
 @click.option("--workers", type=click.IntRange(min=1), help="Processes to use (default: all cores).")
 @click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), help="Write rejected records here (JSON Lines).")
 @click.option("--levels", type=click.Choice(LEVELS), default="all", show_default=True,
               help="What the 'simdup' object holds besides the document fingerprint, as 'simdup index --levels' writes "
                    "it: all (parts and winnowed keys, without which a search finds no partial copy of the document), "
                    "keys, or document.")
-@part_layout_option
+@click.option("--layout", type=click.Choice(keys.LAYOUTS), default=keys.EIGHT_BY_EIGHT, show_default=True,
+              help="The document layout of the index the 'simdup' object is for (what 'simdup setup --layout' made it "
+                   "with).")
 def fingerprint(
     inputs: tuple[str, ...],
     texts: tuple[str, ...],
@@ -93,11 +94,10 @@ def fingerprint(
     idf_path: Path | None,
     marked_words: Path | None,
     max_bytes: int,
-    n_blocks: int,
     workers: int | None,
     rejects: Path | None,
     levels: LevelChoice,
-    part_layout: str,
+    layout: str,
     id_base: Path | None,
 ) -> None:
     """Fingerprint documents; print one JSON line each.
@@ -110,7 +110,6 @@ def fingerprint(
     """
     if not inputs and not texts:
         raise click.UsageError("give INPUTS or --text")
-    layout = BlockLayout(blocks=n_blocks, k=min(3, n_blocks - 1))
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     fields = record_fields(text_field, title_field, id_field)
     log = RejectLog(rejects, show=SHOWN_REJECTS)
@@ -129,11 +128,11 @@ def fingerprint(
         fp = result.unwrap()
         done += 1
         # "simdup" is the object a writer puts in a document (the index's fields, blocks as hex terms).
-        simdup: dict[str, object] = {**schema.fingerprint_object(fp.value, fp.version, (layout,))}
+        simdup: dict[str, object] = {**keys.fingerprint_object(fp.value, fp.version, layout)}
         if doc_levels is not None:
-            simdup |= levels_fields(record.key, doc_levels, part_layout, (layout,))
+            simdup |= levels_fields(record.key, doc_levels)
         echo_json({"id": record.key, "source": record.source, "fingerprint": fp.hex,
-                   "blocks": [schema.block_term(layout, b) for b in fp.blocks(layout)], "version": fp.version,
+                   "blocks": keys.block_terms(fp.value), "version": fp.version,
                    "simdup": simdup})
     log.close()
     click.echo(f"fingerprinted {done}, rejected {log.count}, total {done + log.count}", err=True)
@@ -150,8 +149,7 @@ def fingerprint(
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write an HTML report here.")
 @click.option("--max-pairs", default=30, show_default=True, help="Sentence pairs shown in the terminal.")
 @click.option("--text", "as_text", is_flag=True, help="A and B are texts, never file names.")
-@click.option("-k", "--k", "k", type=click.IntRange(0, 63), default=MultiParams.k, show_default=True,
-              help="Largest Hamming distance of a near-duplicate, as in 'simdup search'.")
+@k_option
 @click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
               show_default=True, help="Share of either side copied that makes a partial copy, as in 'simdup search'.")
 def compare(a: str, b: str, idf_path: Path | None, marked_words: Path | None, max_bytes: int, as_json: bool,

@@ -7,13 +7,13 @@ from typing import Any
 
 import click
 
-from ..config import BlockLayout
 from ..errors import InputError, NotFound
 from ..multilevel import MultiParams
 from ..parts import PartPrinter
 from ._common import (compare_options, compare_params, echo_json, fingerprint_options, make_comparer, make_fingerprinter,
                       id_base_option, open_output, output_console, read_document, stored_ids)
-from .store_cmds import open_store, own_stored_id, pop_store_opts, query_source, query_source_options, store_options
+from .store_cmds import (k_option, open_store, own_stored_id, pop_store_opts, query_source, query_source_options,
+                         store_options)
 
 
 @click.command()
@@ -30,8 +30,7 @@ from .store_cmds import open_store, own_stored_id, pop_store_opts, query_source,
               help="Do not count copied passages shorter than this many characters.")
 @click.option("--include-self", is_flag=True,
               help="Count the document's own stored copy (same id, or the same text when given as a file or text).")
-@click.option("-k", "--k", "k", type=click.IntRange(0, 7), default=3, show_default=True,
-              help="Largest Hamming distance of a near-duplicate.")
+@k_option
 @click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
               show_default=True, help="A partial copy has at least this share of either side copied.")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most this many sources.")
@@ -62,7 +61,7 @@ def report(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
     if file is not None:
         record = read_document(str(file))  # extracted as 'simdup index' reads it, title included
         text, title, label = record.text, title or record.title, file.name
-    with open_store(pop_store_opts(kwargs), read_only=True, layout=BlockLayout(k=k)) as store:
+    with open_store(pop_store_opts(kwargs), read_only=True) as store:
         def run(doc_id: str | None, label: str | None) -> SimilarityReport:
             return similarity_report(store, text, doc_id=doc_id, title=title, label=label or "this document",
                                      exclusions=exclusions, include_self=include_self, params=params,

@@ -16,13 +16,12 @@ from urllib.parse import urlsplit
 import click
 
 from ..common import byte_size
-from ..config import BlockLayout
 from ..errors import ConfigError, SimdupError
 from ..multilevel import MultiParams
 from ..parts import PartPrinter
 from ._common import compare_options, compare_params, fingerprint_options, make_comparer, make_fingerprinter
 from ..store.base import Store
-from .store_cmds import note_other_versions, open_store, pop_store_opts, store_options
+from .store_cmds import k_option, note_other_versions, open_store, pop_store_opts, store_options
 
 def parse_size(text: str) -> int:
     """Bytes from ``10M``, ``512k``, ``1.5MB`` or ``2000000`` (k, M, G are powers of 1024)."""
@@ -60,8 +59,7 @@ def secrets_of(opts: dict[str, Any]) -> tuple[str, ...]:
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (0.0.0.0: every interface; put a proxy with TLS and access control in front).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port to listen on.")
-@click.option("-k", "--k", "k", type=click.IntRange(0, 7), default=3, show_default=True,
-              help="Largest Hamming distance of a near-duplicate; requests may ask for less.")
+@k_option
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True,
               help="Copies a search returns when the request does not say.")
 @click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
@@ -99,7 +97,7 @@ def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host
     compare = make_comparer(kwargs)
     store_opts = pop_store_opts(kwargs)
     settings = ServeSettings(allow_index=allow_index, max_body_bytes=parse_size(max_body), timeout=timeout,
-                             threads=threads, limit=limit, max_limit=max(limit, 1000),
+                             threads=threads, k=k, limit=limit, max_limit=max(limit, 1000),
                              partial_threshold=partial_threshold, secrets=secrets_of(store_opts),
                              compare_params=judged_by)
     mode = "reading and indexing" if allow_index else "read-only"
@@ -108,7 +106,7 @@ def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host
 
     def serve_here(sock: socket.socket, alone: bool = False) -> None:
         """Open the store and run the app in this process on ``sock`` (inherited, when there are workers)."""
-        with open_store(store_opts, create=allow_index, read_only=not allow_index, layout=BlockLayout(k=k),
+        with open_store(store_opts, create=allow_index, read_only=not allow_index,
                         retry=retry_within(timeout)) as store:
             app = create_app(store, fingerprinter=fingerprinter, compare=compare, settings=settings)
             if not alone:
@@ -123,7 +121,7 @@ def serve(idf_path: Path | None, marked_words: Path | None, max_bytes: int, host
         with contextlib.closing(_listen_or_fail(host, port)) as sock:
             serve_here(sock, alone=True)
         return
-    with open_store(store_opts, create=allow_index, read_only=not allow_index, layout=BlockLayout(k=k)) as store:
+    with open_store(store_opts, create=allow_index, read_only=not allow_index) as store:
         _look_at(store, fingerprinter.version)  # once, not in every worker
     # Loaded before the fork, so the workers share the dictionaries' pages.
     PartPrinter(fingerprinter).levels("预热。这是一段文字。")

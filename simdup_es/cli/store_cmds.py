@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -15,10 +13,10 @@ from typing import Any, TypeVar
 
 import click
 
-from .. import schema
-from ..config import BlockLayout, Retry
+from .. import keys
+from ..config import Retry
 from ..fingerprint import Fingerprint, Fingerprinter
-from ..errors import ConfigError, InputError, NotFound, SimdupError, WorkerError, reason_of
+from ..errors import InputError, NotFound, SimdupError, WorkerError, reason_of
 from ..indexer import LEVELS, IndexStopped, IndexSummary, LevelChoice, index_items
 from ..live_groups import GroupKeeper
 from ..multilevel import Copies, MultiMatch, MultiParams
@@ -39,7 +37,6 @@ from ._common import (
     field_options,
     fingerprint_options,
     id_base_option,
-    part_layout_option,
     is_folder,
     looks_like_path,
     make_comparer,
@@ -79,6 +76,14 @@ def connection_options(func: F) -> F:
     return func
 
 
+def k_option(func: F) -> F:
+    """``-k``: the document level's distance, the same range and words in every command that takes it."""
+    return click.option(
+        "-k", "--k", "k", type=click.IntRange(0, keys.MAX_K), default=MultiParams.k, show_default=True,
+        help=f"Largest Hamming distance of a near-duplicate, 0 to {keys.MAX_K} (it shares at least 8 - k of the "
+             "fingerprint's 8 blocks). Above 3 the comparison matrix should decide: see docs/design.md.")(func)
+
+
 def store_options(func: F) -> F:
     """Where documents live: an Elasticsearch index, or the embedded store."""
     func = connection_options(func)
@@ -99,22 +104,21 @@ def connection_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
 
 
 @contextmanager
-def open_store(opts: dict[str, Any], *, create: bool = False, read_only: bool = False,
-               layout: BlockLayout = BlockLayout(), retry: Retry | None = None,
-               parts: str | None = None, doc_terms: bool = False) -> Iterator[Store]:
+def open_store(opts: dict[str, Any], *, create: bool = False, read_only: bool = False, retry: Retry | None = None,
+               layout: str | None = None) -> Iterator[Store]:
     """The store the options name (:func:`simdup_es.open_store`), closed on exit.
 
     ``read_only`` is for commands that do not write: an embedded store is opened
     read-only, so one the user may not write can be read. ``retry`` replaces the
-    bulk retries of an Elasticsearch store.
+    bulk retries of an Elasticsearch store; ``layout`` is the document layout of a new index.
     """
     from ..store import open_store as open_configured
 
     if not opts["es_url"] and (create or (opts["store_dir"] or DEFAULT_PATH).exists()):
         path = opts["store_dir"] or DEFAULT_PATH
         click.echo(f"using the embedded store {path}" + ("" if opts["store_dir"] else " (no cluster configured)"), err=True)
-    store = open_configured(opts["es_url"], path=opts["store_dir"], index=opts["index"], layout=layout, create=create,
-                            read_only=read_only, parts=parts, doc_terms=doc_terms, **connection_kwargs(opts))
+    store = open_configured(opts["es_url"], path=opts["store_dir"], index=opts["index"], create=create,
+                            read_only=read_only, layout=layout, **connection_kwargs(opts))
     if retry is not None and hasattr(store, "retry"):
         store.retry = retry
     try:
@@ -148,36 +152,20 @@ def _more_note(more: int) -> str:
 
 @click.command()
 @store_options
-@click.option("--layout", "doc_layout", type=click.Choice(list(schema.DOC_LAYOUTS)), default=None,
-              help="Document-level layout of a new index: 8x8 (default; 8 blocks of 8 bits, 5 of 8 equal), terms "
-                   "(the fingerprint's 56 terms of 5 of its 8 blocks: exact, and no term's postings grow with the "
-                   "index; for very large indices) or 4x16 (4 blocks of 16 bits, 1 of 4 equal). Recorded in the "
-                   "index; searches follow it. Elasticsearch only (docs/scale.md).")
-@click.option("--parts", type=click.Choice(list(schema.PART_LAYOUTS)), default=None,
-              help="How a new index keeps parts: quads (default; 14 keyword terms a part and its fingerprint, one "
-                   "Lucene document per document), flat (56 terms a part, as indices made before quads) or nested. "
-                   "On an existing index, moves its parts in place to a later layout (nested to flat or quads, flat "
-                   "to quads). Elasticsearch only.")
-def setup(doc_layout: str | None, parts: str | None, **kwargs: Any) -> None:
+@click.option("--layout", type=click.Choice(keys.LAYOUTS), default=None,
+              help="Document layout of a new index: 8x8 (default; 8 blocks of 8 bits, 8 - k of them equal), or terms "
+                   "(also the fingerprint's 56 terms of 5 of its 8 blocks, asked for within k <= 3: no term's postings "
+                   "grow with the index; for very large indices). Recorded in the index with its schema; searches "
+                   "follow it. Elasticsearch only (docs/scale.md).")
+def setup(layout: str | None, **kwargs: Any) -> None:
     """Install the index templates and create the index (safe to repeat)."""
-    layout = BlockLayout(schema.DOC_LAYOUTS[doc_layout]) if doc_layout else BlockLayout()
     opts = pop_store_opts(kwargs)
-    if (doc_layout or parts) and not opts["es_url"]:
-        given = " and ".join(f"--{name}" for name, value in (("layout", doc_layout), ("parts", parts)) if value)
-        raise click.UsageError(f"{given}: for an Elasticsearch or OpenSearch index (give --es-url); the embedded "
-                               "store has one layout")
-    with open_store(opts, create=True, layout=layout, parts=parts,
-                    doc_terms=doc_layout == "terms") as store:
-        described = ""
-        if hasattr(store, "part_layout"):
-            blocks = "56 terms" if getattr(store, "doc_terms", False) else \
-                f"{store.layout.blocks} blocks of {store.layout.bits_per_block} bits"
-            described = f" ({store.part_layout} parts, {blocks})"
-        if moved := getattr(store, "moved", None):
-            old, new, n, changed = moved
-            click.echo(f"moved the parts of {_documents(n)} from the {old} to the {new} layout"
-                       + (f" ({changed} rewritten meanwhile, by a writer: already in the {new} layout)" if changed else ""),
-                       err=True)
+    if layout and not opts["es_url"]:
+        raise click.UsageError("--layout: for an Elasticsearch or OpenSearch index (give --es-url); the embedded store "
+                               "has one layout")
+    with open_store(opts, create=True, layout=layout) as store:
+        made = getattr(store, "layout", None)
+        described = f" ({made()} document layout, index schema {keys.SCHEMA})" if callable(made) else ""
         click.echo(f"ready: {_documents(store.count())}{described}", err=True)
 
 
@@ -245,8 +233,6 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
                 progress_bar("indexing") as update:
             log = RejectLog(rejects, keep=state["rejects_bytes"] if state else None, show=SHOWN_REJECTS)
             on_reject, rejects_size = log.add, log.size
-            if id_base is None:
-                _refuse_old_ids(store, inputs)
             keeper = GroupKeeper.for_store(store, keep_groups)
             before = _counted(store)
             items = read_inputs(inputs, fields, skip=(rejects, checkpoint.path), id_base=id_base)  # not its outputs
@@ -368,37 +354,6 @@ def _resume_point(checkpoint: Checkpoint, resume: bool) -> dict[str, Any] | None
     return state
 
 
-def _refuse_old_ids(store: Store, inputs: tuple[str, ...], sample: int = 20) -> None:
-    """Refuse to index a folder whose files the store holds under the ids simdup gave them before stable ids.
-
-    Those gave a file found in a folder its path relative to that folder: indexing
-    the folder again under the new ids would add a second copy of every document.
-    """
-    from ..extract import kind_of
-
-    for name in inputs:
-        folder = Path(name)
-        try:
-            if name == "-" or not folder.is_dir():
-                continue
-            files = sorted(p for p in itertools.islice(folder.rglob("*"), 10 * sample) if kind_of(p.name) and p.is_file())
-        except OSError:
-            continue  # the walk says why it cannot be read
-        pairs = {path_id(p): p.relative_to(folder).as_posix() for p in files[:sample]}
-        pairs = {new: old for new, old in pairs.items() if new != old}
-        if not pairs:
-            continue
-        held = {d.id for d in store.get([*pairs, *pairs.values()])}
-        old = [o for n, o in pairs.items() if o in held and n not in held]
-        if old:
-            new = next(n for n, o in pairs.items() if o == old[0])
-            raise ConfigError(
-                f"the store holds the files of {name} under ids relative to that folder ({old[0]!r}: as simdup gave "
-                "them before ids were stable, or a run from inside it); this run would give them paths relative to the "
-                f"current folder ({new!r}) and so add a second copy of each. Run with --id-base {shlex.quote(name)} "
-                "to replace them, or with --id-base . to index them under the new ids anyway")
-
-
 def _query_document(store: Store | None, text: str | None, file: Path | None, doc_id: str | None,
                     title: str | None, version: str, id_base: Path | None = None
                     ) -> tuple[Fingerprint | None, str | None, str | None, str | None]:
@@ -471,9 +426,7 @@ def query_source(query: str | None, text: str | None, file: Path | None) -> tupl
 @compare_options
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
               help="Show at most this many matches per query.")
-@click.option("-k", "--k", "k", type=click.IntRange(0, 7), default=3, show_default=True,
-              help="Largest Hamming distance of a near-duplicate. Above 3 the comparison matrix should decide: "
-                   "see docs/design.md.")
+@k_option
 @click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
               show_default=True, help="A partial copy has at least this share of either side copied.")
 @click.option("--no-matrix", is_flag=True, help="Document level only: stop after the Hamming re-rank (no partial copies).")
@@ -514,7 +467,7 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
         return
     if sum(x is not None for x in (text, file, doc_id)) != 1:  # said before the store is opened
         raise click.UsageError("give exactly one of QUERY, --text, --file or --id, or --queries")
-    with open_store(store_opts, read_only=True, layout=BlockLayout(k=k)) as store:
+    with open_store(store_opts, read_only=True) as store:
         fp, query_text, exclude, title = _query_document(store, text, file, doc_id, title, fingerprinter.version, id_base)
         if file is not None:
             exclude = own_stored_id(store, file, query_text, id_base)
@@ -553,7 +506,7 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], finge
     """``search --queries``: one line per query, in input order; bad records to the rejects file."""
     log = RejectLog(rejects, show=SHOWN_REJECTS)
     done = searched = with_copies = 0
-    with open_store(store_opts, read_only=True, layout=BlockLayout(k=params.k)) as store, \
+    with open_store(store_opts, read_only=True) as store, \
             progress_bar("searching") as update:
         note_other_versions(store, fingerprinter.version)
         records = split(read_inputs((queries,), fields, skip=(rejects,), id_base=id_base), log)
@@ -649,12 +602,10 @@ def _best_html(html_path: Path | None, scored: list[tuple[MultiMatch, StoredDoc]
 
 @click.command()
 @query_source_options
-@click.option("--dsl", is_flag=True, hidden=True, help="Accepted and ignored: printing the request bodies is what query does.")
 @click.option("--index", default=DEFAULT_INDEX, envvar="SIMDUP_INDEX", show_default=True)
-@part_layout_option
 @fingerprint_options
-def query(query_arg: str | None, text: str | None, file: Path | None, title: str | None, dsl: bool, index: str,
-          part_layout: str, idf_path: Path | None, marked_words: Path | None, max_bytes: int) -> None:
+def query(query_arg: str | None, text: str | None, file: Path | None, title: str | None, index: str,
+          idf_path: Path | None, marked_words: Path | None, max_bytes: int) -> None:
     """Print the search requests for QUERY (a file, or text), ready for Kibana Dev Tools.
 
     The first finds near-duplicate candidates (document fingerprint blocks), the
@@ -668,9 +619,8 @@ def query(query_arg: str | None, text: str | None, file: Path | None, title: str
     fp = fingerprinter.fingerprint(query_text or "", title)
     levels = PartPrinter(fingerprinter).levels(query_text or "")
     part_terms, key_terms = query_terms(levels.fingerprints, [k.key for k in levels.keys])
-    bodies = [candidate_search(fp.value, fp.version, BlockLayout()),
-              part_search(part_terms, key_terms, fp.version, BlockLayout(), limit=MultiParams.store_limit,
-                          part_layout=part_layout)]
+    bodies = [candidate_search(fp.value, fp.version, MultiParams.k),
+              part_search(part_terms, key_terms, fp.version, limit=MultiParams.store_limit)]
     for n, body in enumerate(bodies):
         click.echo(("\n" if n else "") + f"GET {index}/_search")
         click.echo(json.dumps(body, ensure_ascii=False, indent=2))

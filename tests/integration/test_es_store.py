@@ -474,7 +474,8 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
 
     from simdup_es.es import bodies
     from simdup_es.indexer import index_items
-    from simdup_es.parts import PartParams, PartPrinter
+    from simdup_es.levels import PartParams
+    from simdup_es.parts import PartPrinter
     from simdup_es.sources import Fields, read_paths
     from simdup_es.store.base import stored_levels
 

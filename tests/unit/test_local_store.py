@@ -485,7 +485,7 @@ def test_a_failed_write_leaves_no_open_transaction(tmp_path: Path, monkeypatch: 
 
 
 def _levels(version: str, parts: list[int | None], keys: list[int], units: int = 50):  # type: ignore[no-untyped-def]
-    from simdup_es.parts import Key, Levels
+    from simdup_es.levels import Key, Levels
 
     return Levels(version, units, (), (), tuple(parts), tuple(Key(k, i) for i, k in enumerate(keys)))
 

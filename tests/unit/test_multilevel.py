@@ -27,7 +27,8 @@ from simdup_es.multilevel import (
     rank_candidates,
     rank_candidates_reference,
 )
-from simdup_es.parts import Key, Levels, Part, PartPrinter
+from simdup_es.levels import Key, Levels, Part
+from simdup_es.parts import PartPrinter
 from simdup_es.simhash import blocks
 from simdup_es.sentences import Sentence, split_sentences
 from simdup_es.text import UnifiedText, unify
