@@ -303,8 +303,9 @@ def test_one_document_is_counted_in_the_singular(tmp_path: Path) -> None:
     assert "the store holds 1 document\n" in result.stderr and "1 documents" not in result.stderr
     result = _run("setup", "--store", store)
     assert result.exit_code == 0 and "ready: 1 document\n" in result.stderr, result.output
-    result = _run("setup", "--store", store, "--layout", "4x16", "--parts", "nested")  # a cluster's options
-    assert result.exit_code == 2 and "--layout and --parts: for an Elasticsearch or OpenSearch index" in result.output
+    result = _run("setup", "--store", store, "--layout", "terms")  # a cluster's option
+    assert result.exit_code == 2 and "--layout: for an Elasticsearch or OpenSearch index" in result.output
+    assert _run("setup", "--store", store, "--layout", "4x16").exit_code == 2  # gone: 8x8 or terms
 
 
 def test_outputs_go_into_folders_that_do_not_exist_yet(tmp_path: Path) -> None:
@@ -595,21 +596,6 @@ def test_a_search_in_a_subfolder_names_the_store_above(tmp_path: Path, monkeypat
     assert result.exit_code == 1 and "no embedded store at .simdup" in result.output
     assert "the store at ../.simdup was made in another folder: give --store ../.simdup" in result.output
     assert _run("search", "a.txt", "--store", "../.simdup").exit_code == 0
-
-
-def test_a_folder_indexed_under_folder_relative_ids_is_not_indexed_twice(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.txt").write_text("第一篇文档的正文内容在这里，讲的是今年的工作安排。", encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    # The ids simdup gave a folder's files before ids were stable: relative to the folder.
-    assert _run("index", "docs", "--store", "store", "--id-base", "docs").exit_code == 0
-    refused = _run("index", "docs", "--store", "store")
-    assert refused.exit_code != 0 and "--id-base docs to replace them" in refused.stderr, refused.output
-    assert "'a.txt'" in refused.stderr and "'docs/a.txt'" in refused.stderr
-    again = _run("index", "docs", "--store", "store", "--id-base", "docs")
-    assert again.exit_code == 0 and "the store holds 1 document" in again.stderr, again.output
 
 
 def test_the_file_size_limit_is_named_not_a_disk_io_error(tmp_path: Path) -> None:
