@@ -337,7 +337,7 @@ def main() -> None:
         # document level
         t = time.perf_counter()
         qfp = fp.fingerprint(UnifiedText(q.text)).value
-        near = store.near_duplicates(qfp, fp.version, exclude_id=exclude)
+        near = store.near_duplicates(qfp, fp.version, k=3, exclude_id=exclude)
         methods["document"].found[q.id] = [i for i, _ in near]
         t_doc = time.perf_counter() - t
         methods["document"].seconds += t_doc

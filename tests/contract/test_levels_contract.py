@@ -284,7 +284,7 @@ def test_find_copies_over_the_store_equals_the_reference_pipeline(store: Store) 
         for query, exclude in (("zh_article", "zh_article"), ("template", "template"), ("planted", None), ("edited", "edited")):
             u = unify(docs[query])
             q_lv, q_fp = printer().levels(UnifiedText(u)), fp.fingerprint(UnifiedText(u))
-            near = [(i, d) for i, d in ref.near_duplicates(q_fp.value, q_fp.version, exclude_id=exclude) if d <= params.k]
+            near = [(i, d) for i, d in ref.near_duplicates(q_fp.value, q_fp.version, k=params.k, exclude_id=exclude)]
             found = expected(ref, q_lv, exclude_id=exclude, limit=params.store_limit)
             want = judge_copies(u, q_lv, near, found, lambda ids: {i: StoredText(unify(docs[i]), prints[i].value)
                                                                    for i in ids if i in docs}, compare,

@@ -264,7 +264,7 @@ def assert_candidates_within(store: Store, data: Corpus, k: int) -> None:
         nonempty += bool(expected)
     assert misses == [], f"{len(misses)} queries missed documents within k={k}: {misses[:5]}"
     assert extras == [], f"{len(extras)} queries re-ranked differently from brute force at k={k}: {extras[:3]}"
-    assert nonempty >= {0: 150, 1: 200}.get(k, 250)  # the data really exercises near neighbours
+    assert nonempty >= 190 + 10 * min(k, 4)  # the data really exercises near neighbours (194 at k = 0, 295 from 4)
 
 
 def test_a_k_no_lookup_answers_is_refused_alike(store: Store) -> None:

@@ -64,7 +64,7 @@ def search(printer: PartPrinter, index: MemoryPartIndex, corpus: dict[str, str],
     fp = printer.fingerprinter
     levels = printer.levels(UnifiedText(query))
     qfp = fp.fingerprint(UnifiedText(query)).value
-    near = index.near_duplicates(qfp, fp.version)
+    near = index.near_duplicates(qfp, fp.version, k=3)
     found = index.part_candidates(levels.fingerprints, [k.key for k in levels.keys], fp.version, limit=params.store_limit)
     return find_copies(query, levels, near, found, lambda ids: {i: StoredText(corpus[i]) for i in ids if i in corpus}, compare,
                        params=params)
