@@ -27,6 +27,7 @@ import numpy as np
 
 from .fingerprint import Doc
 from .join import UnionFind, components, join_pairs
+from .keys import check_k
 from .store.base import Key, Members, Store
 
 if TYPE_CHECKING:
@@ -419,6 +420,7 @@ def update_groups(
     or a pattern, pairs may cross indices. ``on_progress`` hears of each phase
     (:data:`Progress`), and of each pair compared and document looked up.
     """
+    check_k(k)
     summary = GroupsSummary()
     store.refresh()
     clock = Clock(summary.seconds, on_progress)

@@ -171,7 +171,7 @@ class ElasticsearchStore(Closing):
         self.pit_page_size = pit_page_size
         self.pit_keep_alive = pit_keep_alive
         self.retry = io.Retry(max_retries, initial_backoff, max_backoff)
-        self.asked_layout = layout
+        self._asked_layout = layout
         self._layout: str | None = None
         """The document layout the index records (:data:`simdup_es.keys.LAYOUTS`), once read (:meth:`layout`)."""
         if isinstance(client, ConnectionSettings):
@@ -225,7 +225,7 @@ class ElasticsearchStore(Closing):
                 raise
             # Templates only shape indices created later; this index gets its mappings explicitly.
             log.warning("could not install the index templates (%s); going on with index %s", exc, self.index)
-        layout = self.asked_layout or keys.EIGHT_BY_EIGHT
+        layout = self._asked_layout or keys.EIGHT_BY_EIGHT
         with self._translated("creating the index"):
             if not self.client.indices.exists(index=self.index):
                 try:
@@ -236,7 +236,7 @@ class ElasticsearchStore(Closing):
                 except es.BadRequestError as exc:
                     if exc.error != "resource_already_exists_exception":
                         raise
-        self._layout = adopt(self.client, self.index, self.asked_layout)
+        self._layout = adopt(self.client, self.index, self._asked_layout)
 
     def layout(self) -> str:
         """The document layout the index records, read once per store (with where its texts are); an index of another

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import keys
+from .. import keys as index_keys
 from ..config import FINGERPRINT_BITS
 from ..errors import ConfigError
 
@@ -273,7 +273,7 @@ class LevelIndex:
 
     def _buckets(self, fps: np.ndarray) -> np.ndarray:
         """Each part's bucket in each plane's table: ``(len(fps), 14)`` ``uint16``."""
-        quads = keys.quad_keys(fps) & np.uint64(0xFFFFFFFF)  # the plane's 4 bytes
+        quads = index_keys.quad_keys(fps) & np.uint64(0xFFFFFFFF)  # the plane's 4 bytes
         return ((quads ^ quads >> np.uint64(16)) & np.uint64((1 << self._bits) - 1)).astype(np.uint16)
 
     def __len__(self) -> int:
@@ -297,13 +297,13 @@ class LevelIndex:
         queries = np.asarray(queries, dtype=np.uint64)
         if not len(queries) or not len(self.part_fps):
             return np.empty(0, np.int64), np.empty(0, np.int64)
-        planes = np.arange(len(keys.QUAD_BLOCKS)) << self._bits
+        planes = np.arange(len(index_keys.QUAD_BLOCKS)) << self._bits
         at = (self._buckets(queries).astype(np.int64) + planes).ravel()  # (query, plane), query-major
         lo, counts = self._offsets[at], self._offsets[at + 1] - self._offsets[at]
         ends = np.cumsum(counts)
         found = self._order[np.repeat(lo - ends + counts, counts) + np.arange(ends[-1])].astype(np.int64)
         query = np.repeat(np.arange(len(at)) // len(planes), counts)
-        ok = keys.part_match(queries[query], self.part_fps[found])
+        ok = index_keys.part_match(queries[query], self.part_fps[found])
         pairs = np.unique(query[ok] * len(self.seqs) + self.part_owner[found[ok]])
         return pairs // len(self.seqs), pairs % len(self.seqs)
 

@@ -68,16 +68,20 @@ def test_the_terms_layout_is_recorded_and_exact_for_every_k(es_client, es_index,
 
 
 def test_an_index_of_another_schema_is_refused_and_left_as_it_is(es_client, es_index, es_url) -> None:  # type: ignore[no-untyped-def]
+    name = f"old-{es_index}"  # outside simdup-*: the installed template would record this schema in it
     made_before = {"properties": {"text": {"type": "text"}, keys.ROOT: fingerprint_mapping()},
                    "_meta": {"simdup": {"parts": "nested", "blocks": 8}}}  # as an earlier build recorded it
-    es_client.indices.create(index=es_index, mappings=made_before)
-    es_client.index(index=es_index, id="old", document={"text": "t", keys.ROOT: keys.fingerprint_object(7, "v")},
-                    refresh=True)
-    store = ElasticsearchStore(es_client, es_index)
-    for call in (lambda: store.candidates(7, "v", k=3), lambda: store.part_candidates([7], [], "v"),
-                 lambda: store.put([StoredDoc("new", 7, "v")]), store.setup):
-        with pytest.raises(StoreError, match="made by another build of simdup-es \\(no schema recorded.*alias"):
-            call()
-    result = CliRunner().invoke(main, ["search", "--es-url", es_url, "--index", es_index, "--text", "今天的天气很好。"])
-    assert result.exit_code == 1 and "POST _reindex" in result.output
-    assert _meta(es_client, es_index) == made_before["_meta"] and store.count() == 1  # nothing moved in place
+    es_client.indices.create(index=name, mappings=made_before)
+    try:
+        es_client.index(index=name, id="old", document={"text": "t", keys.ROOT: keys.fingerprint_object(7, "v")},
+                        refresh=True)
+        store = ElasticsearchStore(es_client, name)
+        for call in (lambda: store.candidates(7, "v", k=3), lambda: store.part_candidates([7], [], "v"),
+                     lambda: store.put([StoredDoc("new", 7, "v")]), store.setup):
+            with pytest.raises(StoreError, match="made by another build of simdup-es \\(no schema recorded.*alias"):
+                call()
+        result = CliRunner().invoke(main, ["search", "--es-url", es_url, "--index", name, "--text", "今天的天气很好。"])
+        assert result.exit_code == 1 and "POST _reindex" in result.output
+        assert _meta(es_client, name) == made_before["_meta"] and store.count() == 1  # nothing moved in place
+    finally:
+        es_client.options(ignore_status=404).indices.delete(index=name)
