@@ -88,10 +88,13 @@ def layout_of(answer: Mapping[str, Any]) -> str:
         elif new_to_simdup(mapping):
             raise StoreError(f"index {name!r} has no simdup fields: fingerprint its documents with 'simdup backfill "
                              f"--index {name} --field FIELD', or 'simdup setup' a new index and 'simdup index' into it")
+        elif schema is None:
+            raise StoreError(f"index {name!r} has simdup fields but records no index schema (an index made by an earlier "
+                             f"build of simdup-es, or mapped by hand; this release searches and writes index schema "
+                             f"{keys.SCHEMA}): {NEW_INDEX}")
         else:
-            made = f"schema {schema}" if schema is not None else "no schema recorded"
-            raise StoreError(f"index {name!r} was made by another build of simdup-es ({made}; this release searches "
-                             f"and writes index schema {keys.SCHEMA}): {NEW_INDEX}")
+            raise StoreError(f"index {name!r} was made by another build of simdup-es (index schema {schema}; this release "
+                             f"searches and writes index schema {keys.SCHEMA}): {NEW_INDEX}")
     if len(set(found.values())) > 1:
         raise StoreError(f"the indices {', '.join(found)} were made with different document layouts "
                          f"({', '.join(sorted(set(found.values())))}): search them one at a time")

@@ -82,7 +82,8 @@ def adopt(client: Elasticsearch, index: str, layout: str | None = None, *, missi
 
     An index new to simdup (no ``simdup`` fields, none recorded) gets them, and records this
     schema and ``layout`` (the default when ``None``); an index of this schema keeps its own
-    layout, which ``layout``, if given, must be; one of another schema is refused
+    layout, which ``layout``, if given, must be, and is refused if a field maps otherwise than
+    the schema (a template of the user's); one of another schema is refused
     (:func:`simdup_es.es.mappings.layout_of`): its keys are never changed in place.
     """
     with io.translated(client, "reading the mapping", index, missing=missing):
@@ -93,12 +94,12 @@ def adopt(client: Elasticsearch, index: str, layout: str | None = None, *, missi
     if layout is not None and layout != found:
         raise ConfigError(f"index {index!r} has the {found} document layout, not {layout}: the layout is chosen when "
                           f"an index is made; to change it, {NEW_INDEX}")
-    if new:
-        io.put_mapping(client, index, {keys.ROOT: fingerprint_mapping(), **group_mapping()}, "simdup fields",
-                       f"the fields simdup writes ({keys.ROOT}, {', '.join(GROUP_FIELDS)}) must be free or mapped as "
-                       "simdup maps them", missing)
-        for name in new:
-            io.record_meta(client, name, keys.index_meta(found)[keys.ROOT], "the index schema")
+    # The fields for an index new to simdup; for the others a check that nothing maps them otherwise.
+    io.put_mapping(client, index, {keys.ROOT: fingerprint_mapping(), **group_mapping()}, "simdup fields",
+                   f"the fields simdup writes ({keys.ROOT}, {', '.join(GROUP_FIELDS)}) must be free or mapped as "
+                   "simdup maps them", missing)
+    for name in new:
+        io.record_meta(client, name, keys.index_meta(found)[keys.ROOT], "the index schema")
     return found
 
 

@@ -161,7 +161,9 @@ def test_backfill_resumes_skips_current_and_leaves_other_fields_alone(
     assert {i: _without_simdup(h["_source"]) for i, h in after.items()} == \
            {i: h["_source"] for i, h in before.items()}
     mapping_after = es_client.indices.get_mapping(index=own_index)[own_index]["mappings"]
-    assert {k: v for k, v in mapping_after["properties"].items() if k != keys.ROOT} == mapping_before["properties"]
+    added = {keys.ROOT, keys.GROUP, keys.GROUP_SIZE, keys.GROUP_KIND}  # the schema's fields, for searches and groups
+    assert {k: v for k, v in mapping_after["properties"].items() if k not in added} == mapping_before["properties"]
+    assert {name: mapping_after["_meta"]["simdup"][name] for name in ("schema", "layout")} == keys.index_meta()["simdup"]
     assert mapping_after["properties"][keys.ROOT]["properties"]["error"]["type"] == "keyword"
 
     # Fingerprints are what Fingerprinter gives; the unusable documents are marked.
@@ -249,7 +251,7 @@ def test_an_index_of_another_schema_is_refused_and_a_terms_index_gets_its_terms(
     made_before = {"properties": {"body": {"type": "text"}, keys.ROOT: fingerprint_mapping()},
                    "_meta": {"simdup": {"parts": "flat", "blocks": 8}}}  # as an earlier build recorded it
     es_client.indices.create(index=own_index, mappings=made_before)
-    with pytest.raises(StoreError, match="made by another build of simdup-es.*make a new index"):
+    with pytest.raises(StoreError, match="records no index schema.*make a new index"):
         backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail)
     es_client.indices.delete(index=own_index)
     es_client.indices.create(index=own_index, mappings=index_mappings("terms"))
@@ -286,7 +288,7 @@ def test_a_conflicting_mapping_is_refused_clearly(
     es_client: Elasticsearch, own_index: str, fingerprinter: Fingerprinter
 ) -> None:
     es_client.indices.create(index=own_index, mappings={"properties": {"simdup": {"properties": {"fp": {"type": "long"}}}}})
-    with pytest.raises(StoreError, match="maps the fingerprint fields differently"):
+    with pytest.raises(StoreError, match="has simdup fields but records no index schema"):
         backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail)
 
 

@@ -312,8 +312,16 @@ def test_missing_index_says_run_setup(es_client: Elasticsearch, es_index: str) -
 
 def test_conflicting_mapping_is_a_clear_error(es_client: Elasticsearch, es_index: str) -> None:
     es_client.indices.create(index=es_index, mappings={"properties": {"simdup": {"properties": {"b0": {"type": "long"}}}}})
-    with pytest.raises(StoreError, match="re-index"):
+    with pytest.raises(StoreError, match="maps the simdup fields differently.*simdup.b0"):  # the template's schema, not its fields
         ElasticsearchStore(es_client, es_index).setup()
+    # Fields of its own where simdup writes its groups: refused, with the fields named.
+    other = f"own-{es_index}"  # outside simdup-*: the installed template would map the fields
+    es_client.indices.create(index=other, mappings={"properties": {"dup_group": {"type": "long"}}})
+    try:
+        with pytest.raises(StoreError, match="maps the simdup fields differently.*must be free or mapped as simdup maps"):
+            ElasticsearchStore(es_client, other).setup()
+    finally:
+        es_client.options(ignore_status=404).indices.delete(index=other)
 
 
 def test_setup_without_template_privileges_still_prepares_the_index(

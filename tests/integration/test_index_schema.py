@@ -78,7 +78,7 @@ def test_an_index_of_another_schema_is_refused_and_left_as_it_is(es_client, es_i
         store = ElasticsearchStore(es_client, name)
         for call in (lambda: store.candidates(7, "v", k=3), lambda: store.part_candidates([7], [], "v"),
                      lambda: store.put([StoredDoc("new", 7, "v")]), store.setup):
-            with pytest.raises(StoreError, match="made by another build of simdup-es \\(no schema recorded.*alias"):
+            with pytest.raises(StoreError, match="records no index schema \\(an index made by an earlier build.*alias"):
                 call()
         result = CliRunner().invoke(main, ["search", "--es-url", es_url, "--index", name, "--text", "今天的天气很好。"])
         assert result.exit_code == 1 and "POST _reindex" in result.output
