@@ -53,8 +53,9 @@ def near_pairs(fingerprints: np.ndarray, versions: np.ndarray, k: int) -> tuple[
     """All ``(i, j, d)`` with ``i < j``, the same version code and distance ``d <= k``, nearest first.
 
     ``versions`` holds a small integer per fingerprint; negative means "no
-    fingerprint" and never pairs.
+    fingerprint" and never pairs. ``k`` is 0 to 7, as every lookup takes it (:func:`simdup_es.keys.check_k`).
     """
+    check_k(k)
     fps = np.asarray(fingerprints, dtype=np.uint64)
     codes = np.asarray(versions, dtype=np.int64)
     parts = []
@@ -420,7 +421,6 @@ def update_groups(
     or a pattern, pairs may cross indices. ``on_progress`` hears of each phase
     (:data:`Progress`), and of each pair compared and document looked up.
     """
-    check_k(k)
     summary = GroupsSummary()
     store.refresh()
     clock = Clock(summary.seconds, on_progress)
