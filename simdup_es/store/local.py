@@ -574,9 +574,7 @@ class LocalStore(Closing):
             asked = np.array([f for _, f in part_terms], dtype=np.uint64)
             for index in indexes:  # a document is alive in at most one of them
                 owners = zip([i for i, _ in key_terms], index.key_owners(wanted))
-                at, docs = index.part_owners(asked)
-                matched = matched_by_document(((part_terms[q][0], (doc,)) for q, doc in zip(at.tolist(), docs.tolist())),
-                                              owners)
+                matched = matched_by_document(zip([i for i, _ in part_terms], index.part_owners(asked)), owners)
                 for pos, (part_hits, key_hits) in matched.items():
                     doc_id = index.ids[pos]
                     if index.alive[pos] and index.vcodes[pos] == code and doc_id != exclude_id:

@@ -295,21 +295,22 @@ class LevelIndex:
                   self._order, self._offsets)
         return sum(a.nbytes for a in arrays)
 
-    def part_owners(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(query, document)`` positions, each pair once: the documents with a part sharing at least
-        :data:`simdup_es.keys.PART_MATCH` blocks with each of the query parts ``queries``."""
+    def part_owners(self, queries: np.ndarray) -> list[np.ndarray]:
+        """Positions of the documents with a part sharing at least :data:`simdup_es.keys.PART_MATCH` blocks with each
+        of the query parts ``queries`` (each document once a query part)."""
         queries = np.asarray(queries, dtype=np.uint64)
-        if not len(queries) or not len(self.part_fps):
-            return np.empty(0, np.int64), np.empty(0, np.int64)
+        if not len(self.part_fps):
+            return [np.empty(0, np.int64) for _ in range(len(queries))]
         planes = np.arange(len(index_keys.QUAD_BLOCKS)) << self._bits
         at = (self._buckets(queries).astype(np.int64) + planes).ravel()  # (query, plane), query-major
         lo, counts = self._offsets[at], self._offsets[at + 1] - self._offsets[at]
         ends = np.cumsum(counts)
-        found = self._order[np.repeat(lo - ends + counts, counts) + np.arange(ends[-1])].astype(np.int64)
+        found = self._order[np.repeat(lo - ends + counts, counts) + np.arange(ends[-1] if len(ends) else 0)].astype(np.int64)
         query = np.repeat(np.arange(len(at)) // len(planes), counts)
         ok = index_keys.part_match(queries[query], self.part_fps[found])
-        pairs = np.unique(query[ok] * len(self.seqs) + self.part_owner[found[ok]])
-        return pairs // len(self.seqs), pairs % len(self.seqs)
+        pairs = np.unique(query[ok] * len(self.seqs) + self.part_owner[found[ok]])  # by query, then document
+        cuts = np.searchsorted(pairs, np.arange(len(queries) + 1) * len(self.seqs))
+        return [pairs[a:b] % len(self.seqs) for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist())]
 
     def key_owners(self, keys: np.ndarray) -> list[np.ndarray]:
         """Positions of the documents holding each key."""
