@@ -31,7 +31,7 @@ from .. import simhash as sh
 from ..common import BulkReport, Closing
 from ..errors import ConfigError, NotFound, StoreError
 from ..es import bodies, io
-from ..es.connection import DEFAULT_URL, ConnectionSettings, redact_url
+from ..es.connection import ConnectionSettings
 from ..es.engine import as_client
 from ..es.mappings import (
     COMPONENT_TEMPLATE,
@@ -830,19 +830,7 @@ class _Scan(Closing):
         self.pit.close()
 
 
-__all__ = [
-    "COMPONENT_TEMPLATE",
-    "DEFAULT_URL",
-    "INDEX_TEMPLATE",
-    "ConnectionSettings",
-    "ElasticsearchStore",
-    "component_template",
-    "fingerprint_mapping",
-    "index_mappings",
-    "index_template",
-    "install_templates",
-    "redact_url",
-]
+__all__ = ["MAX_PART_LIMIT", "ElasticsearchStore", "adopt", "install_templates"]
 
 
 def _source_value(source: Mapping[str, Any], field: str, read: Callable[[Mapping[str, Any], str], str | None]

@@ -28,7 +28,7 @@ from simdup_es.fingerprint import Fingerprinter
 from simdup_es.parts import PartPrinter
 from simdup_es.sources import Reject
 from simdup_es.store.base import stored_levels
-from simdup_es.store.elasticsearch import fingerprint_mapping
+from simdup_es.es.mappings import fingerprint_mapping
 
 SAMPLE = importlib.resources.files("simdup_es.data") / "sample.jsonl"
 

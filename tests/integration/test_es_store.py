@@ -21,12 +21,9 @@ from simdup_es.errors import ConfigError, NotFound, StoreError
 from simdup_es.fingerprint import Doc, Fingerprint
 from simdup_es.search import near_duplicates
 from simdup_es.store.base import Store, StoredDoc
-from simdup_es.store.elasticsearch import (
-    COMPONENT_TEMPLATE,
-    INDEX_TEMPLATE,
-    ConnectionSettings,
-    ElasticsearchStore,
-)
+from simdup_es.es.connection import ConnectionSettings
+from simdup_es.es.mappings import COMPONENT_TEMPLATE, INDEX_TEMPLATE
+from simdup_es.store.elasticsearch import ElasticsearchStore
 
 from tests._data import data_dir
 from tests.conftest import new_client

@@ -13,7 +13,8 @@ from elasticsearch import Elasticsearch
 from simdup_es.cli import main
 from simdup_es.errors import ConfigError, ConnectionFailed
 from simdup_es.store.base import StoredDoc
-from simdup_es.store.elasticsearch import ConnectionSettings, ElasticsearchStore, redact_url
+from simdup_es.es.connection import ConnectionSettings, redact_url
+from simdup_es.store.elasticsearch import ElasticsearchStore
 
 VERSION = "test.v1"
 

@@ -10,7 +10,6 @@ import pytest
 from simdup_es import keys
 from simdup_es.errors import StoreError
 from simdup_es.es import mappings as es_mappings
-from simdup_es.store import elasticsearch as ess
 
 MAPPINGS = resources.files("simdup_es.mappings")
 
@@ -74,7 +73,7 @@ def test_what_keys_writes_fits_the_mapping(layout: str) -> None:
 
 def test_index_template_composes_the_component_and_adds_title_and_text() -> None:
     body = _json("index-template.json")
-    assert body["composed_of"] == [ess.COMPONENT_TEMPLATE]
+    assert body["composed_of"] == [es_mappings.COMPONENT_TEMPLATE]
     assert all(p.startswith("simdup-") for p in body["index_patterns"])
     mappings = body["template"]["mappings"]
     assert mappings["_source"]["enabled"] is True  # the re-ranker reads the text back
@@ -87,7 +86,7 @@ def test_index_template_composes_the_component_and_adds_title_and_text() -> None
 
 def test_explicit_mappings_match_the_templates_and_record_the_layout() -> None:
     for layout in keys.LAYOUTS:
-        full = ess.index_mappings(layout)
+        full = es_mappings.index_mappings(layout)
         assert full["properties"][keys.ROOT] == _json("component-template.json")["template"]["mappings"]["properties"][keys.ROOT]
         assert _field(full["properties"], "text")["type"] == "text"
         assert full["_meta"] == {"simdup": {"schema": keys.SCHEMA, "layout": layout}}
@@ -97,7 +96,7 @@ def test_explicit_mappings_match_the_templates_and_record_the_layout() -> None:
 def test_the_group_fields_are_in_every_index_simdup_creates() -> None:
     """``dup_kind`` with the group fields: an index made by ``setup`` maps them whatever its name."""
     assert set(es_mappings.group_mapping()) == {keys.GROUP, keys.GROUP_SIZE, keys.GROUP_KIND}
-    props = ess.index_mappings()["properties"]
+    props = es_mappings.index_mappings()["properties"]
     assert all(props[name] == mapping for name, mapping in es_mappings.group_mapping().items())
 
 
