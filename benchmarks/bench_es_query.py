@@ -2,18 +2,16 @@
 
 One index grows through the sizes (``--sizes``). At each size it prints p50/p95
 wall-clock latency (client included) of
-  * the 8 x 8-bit layout, 5 of 8 blocks equal (the default),
-  * the 4 x 16-bit layout, any 1 of 4 blocks equal (same recall: both are exact
-    for d <= 3; documents carry both layouts' fields),
+  * the candidate query, 5 of 8 blocks equal (``k = 3``), and the re-rank,
   * a plain ``match`` query (top 10) on the documents' short text,
-the mean number of candidates each layout hands to the re-rank, and how the p50
+the mean number of candidates the query hands to the re-rank, and how the p50
 grows with N, and the server's own ``took`` for the same requests (whole
 milliseconds, without client and network). Then what ``simdup search`` does
 (:func:`simdup_es.find_copies` without the comparison matrix: candidates,
 re-rank, the matched documents) beside the bare 5-of-8 ``bool`` sent alone, in
 the same loop, with the requests each search makes: on one long-lived store, and
 on a new store (new client) per search, as a fresh ``simdup search`` process has. A sample of the queries is checked against brute force (numpy) at
-every size: both layouts must return exactly the same matches.
+every size.
 
 Synthetic data, shaped like real fingerprints: bit frequencies spread like those of
 the zh corpus (sd 0.084 around 0.5, so block values are skewed as in real data),
@@ -39,9 +37,8 @@ import time
 import numpy as np
 from elasticsearch import Elasticsearch
 
-from simdup_es import schema
+from simdup_es import keys
 from simdup_es import simhash as sh
-from simdup_es.config import BlockLayout
 from simdup_es.es.connection import ConnectionSettings
 from simdup_es.fingerprint import Fingerprint
 from simdup_es.es.bodies import candidate_search
@@ -50,7 +47,7 @@ from simdup_es.store.base import StoredDoc
 from simdup_es.store.elasticsearch import ElasticsearchStore
 
 VERSION = "bench.1"
-LAYOUTS = {"8x8, 5 of 8": schema.DEFAULT_LAYOUT, "4x16, 1 of 4": BlockLayout(4, 3)}
+LAYOUTS = ("8x8, 5 of 8",)
 K = 3
 
 
@@ -105,10 +102,7 @@ def main() -> None:
 
     client = Elasticsearch(args.url, request_timeout=600)
     client.options(ignore_status=404).indices.delete(index=args.index)
-    layouts = tuple(LAYOUTS.values())
-    stores = {
-        name: ElasticsearchStore(client, args.index, layout, layouts=layouts, chunk_size=5000) for name, layout in LAYOUTS.items()
-    }
+    stores = {name: ElasticsearchStore(client, args.index, chunk_size=5000) for name in LAYOUTS}
     writer = next(iter(stores.values()))
     writer.setup()
     gen = Generator(args.seed)
@@ -159,7 +153,7 @@ def main() -> None:
             lat, cands, found = [], [], []
             for i, q in enumerate(queries.tolist()):
                 t = time.perf_counter()
-                ids, fps = store.candidates(q, VERSION)
+                ids, fps = store.candidates(q, VERSION, k=K)
                 matches = rerank(q, ids, fps, K)
                 elapsed = (time.perf_counter() - t) * 1000
                 if i >= args.warmup:
@@ -174,8 +168,8 @@ def main() -> None:
             # The same request bodies again, for the server's own "took" (no client, no network).
             took = []
             for i, q in enumerate(queries.tolist()):
-                body = candidate_search(q, VERSION, store.layout, size=store.page_size)
-                body.update(_source=False, docvalue_fields=[schema.FP])
+                body = candidate_search(q, VERSION, K, size=store.page_size)
+                body.update(_source=False, docvalue_fields=[keys.FP])
                 response = client.search(index=args.index, body=body, filter_path=["took"])
                 if i >= args.warmup:
                     took.append(response["took"])
@@ -196,8 +190,8 @@ def main() -> None:
             extra = f"{cand:7.1f} candidates, {found:4.2f} matches/query" if name != "match" else "top 10 of a 6-character query"
             print(f"    {name:14s} p50 {p50:6.2f} ms  p95 {p95:6.2f} ms | server took p50 {t50:4.0f} ms  p95 {t95:4.0f} ms | "
                   f"{extra}", flush=True)
-        print(f"    exact: {min(args.check, len(queries))} queries per layout equal brute force over all {size:,}", flush=True)
-        search_paths(args, client, stores[next(iter(LAYOUTS))], queries)
+        print(f"    exact: {min(args.check, len(queries))} queries equal brute force over all {size:,}", flush=True)
+        search_paths(args, client, stores[LAYOUTS[0]], queries)
 
     print("\nsummary (ms; growth = p50 / p50 at the smallest N)")
     head = f"{'N':>10} " + " ".join(f"| {name:>14} p50   p95  growth" for name in [*LAYOUTS, "match"])
@@ -234,7 +228,7 @@ def search_paths(args: argparse.Namespace, client: Elasticsearch, store: Elastic
     counted(own, "long-lived store")
     for i, q in enumerate(queries.tolist()):
         fp = Fingerprint(q, VERSION)
-        body = candidate_search(q, VERSION, store.layout, size=store.page_size)
+        body = candidate_search(q, VERSION, K, size=store.page_size)
         t = time.perf_counter()
         client.search(index=args.index, body=body)
         t1 = time.perf_counter()

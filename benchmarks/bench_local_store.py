@@ -36,15 +36,15 @@ from pathlib import Path
 
 import numpy as np
 
-from simdup_es.config import BlockLayout
 from simdup_es.groups import update_groups
 from simdup_es.search import rerank
 from simdup_es.store.base import StoredDoc
 from simdup_es.join import join_blocks, join_pairs
-from simdup_es.store.local import SNAPSHOT_NAME, LocalStore, TableIndex, TableLayout
+from simdup_es.store.local import SNAPSHOT_NAME, LocalStore
+from simdup_es.store.tables import TableIndex, TableLayout
 
 VERSION = "bench-v1"
-K = BlockLayout().k
+K = 3
 TEXT = "近重复文档检测基准测试文本。" * 7  # ~300 bytes of UTF-8
 
 
@@ -98,11 +98,11 @@ def bench_queries(store: LocalStore, queries: list[int], rounds: int) -> tuple[l
     samples: list[int] = []
     found = 0
     for q in queries[:200]:  # warm-up
-        store.candidates(q, VERSION)
+        store.candidates(q, VERSION, k=K)
     for r in range(rounds):
         for q in queries:
             t = time.perf_counter_ns()
-            ids, fps = store.candidates(q, VERSION)
+            ids, fps = store.candidates(q, VERSION, k=K)
             matches = rerank(q, ids, fps, K)
             samples.append(time.perf_counter_ns() - t)
             if r == 0:
@@ -212,7 +212,7 @@ def main() -> None:
             bq = queries[: args.brute_queries]
             bsamples, bfound = bench_brute(fps, bq)
             bp50, bp95, bmean = percentiles(bsamples)
-            own = [{m.id for m in rerank(q, *store.candidates(q, VERSION), K)} for q in bq]
+            own = [{m.id for m in rerank(q, *store.candidates(q, VERSION, k=K), K)} for q in bq]
             differ = sum(a != b for a, b in zip(own, bfound))
             report(f"numpy brute force ({len(bq)} q)", f"p50 {bp50:6.0f} µs  p95 {bp95:6.0f} µs  mean {bmean:6.0f} µs")
             report("  same match sets as brute force", "yes, every query" if not differ else f"NO: {differ} queries differ")

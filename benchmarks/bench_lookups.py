@@ -7,10 +7,10 @@ stored fingerprints are asked:
 
 * ``single``: one ``candidate_search`` per document, 100 to an ``_msearch`` (the way before);
 * ``bool``: one search of 100 documents, a ``bool`` of their candidate queries
-  (:func:`simdup_es.es.bodies.candidates_search_many`);
+  (:func:`simdup_es.es.bodies.candidate_query` each);
 * ``union``: :meth:`ElasticsearchStore.candidates_many <simdup_es.store.elasticsearch.ElasticsearchStore.candidates_many>`,
   one ``terms`` query per block field for as many documents as
-  :func:`~simdup_es.es.bodies.union_size` says, 50 searches to an ``_msearch``.
+  :func:`~simdup_es.keys.union_size` says, 50 searches to an ``_msearch``.
 
 The ways alternate, ``--rounds`` times; each prints its median and its ratio to ``single``.
 The union's answers are checked against the single searches' (same ids for every document).
@@ -28,12 +28,14 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from elasticsearch import Elasticsearch
 
+from simdup_es import keys
 from simdup_es.es import bodies
 from simdup_es.store.base import StoredDoc
 from simdup_es.store.elasticsearch import ElasticsearchStore
 
 INDEX = "simdup-bench-lookups"
 VERSION = "bench-v1"
+K = 3
 
 Lookup = Callable[[ElasticsearchStore, Sequence[tuple[int, str]]], object]
 
@@ -43,7 +45,7 @@ def single(store: ElasticsearchStore, queries: Sequence[tuple[int, str]]) -> lis
     for start in range(0, len(queries), 100):
         searches = []
         for fp, version in queries[start:start + 100]:
-            searches += [{}, bodies.candidate_search(fp, version, store.layout, size=store.page_size)]
+            searches += [{}, bodies.candidate_search(fp, version, K, size=store.page_size)]
         for got in store.client.msearch(index=store.index, searches=searches)["responses"]:
             out.append({hit["_id"] for hit in got["hits"]["hits"]})
     return out
@@ -53,13 +55,15 @@ def boolean(store: ElasticsearchStore, queries: Sequence[tuple[int, str]]) -> in
     """Timed only (the hits are not told apart per document): returns how many came back."""
     hits = 0
     for start in range(0, len(queries), 100):
-        body = bodies.candidates_search_many(queries[start:start + 100], store.layout)
+        clauses = [bodies.candidate_query(fp, version, K) for fp, version in queries[start:start + 100]]
+        body = {"query": {"bool": {"filter": [{"bool": {"should": clauses, "minimum_should_match": 1}}]}},
+                "_source": False, "docvalue_fields": [keys.FP, keys.VERSION], "size": 10_000, "sort": ["_doc"]}
         hits += len(store.client.search(index=store.index, body=body)["hits"]["hits"])
     return hits
 
 
 def union(store: ElasticsearchStore, queries: Sequence[tuple[int, str]]) -> list[set[str]]:
-    return [set(ids) for ids, _ in store.candidates_many(queries)]
+    return [set(ids) for ids, _ in store.candidates_many(queries, k=K)]
 
 
 def load(store: ElasticsearchStore, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -89,7 +93,7 @@ def main() -> None:
     picks = rng.choice(args.store_size, size=args.queries, replace=False)
     queries = [(int(fps[i]), VERSION) for i in picks]
     print(f"{store.count():,} documents, {args.queries} lookups; union searches hold "
-          f"{bodies.union_size(store.count(), store.layout)} documents")
+          f"{keys.union_size(store.count(), K)} documents")
     assert union(store, queries) == single(store, queries), "the union search answers differently"
     ways: dict[str, Lookup] = {"single": single, "bool": boolean, "union": union}
     times: dict[str, list[float]] = {name: [] for name in ways}

@@ -8,10 +8,10 @@ queries, as ``bench_scale.py`` measures it). Nothing is written.
 To compare two versions of the library on the same index, run it once with each, alternately, the
 other one first on the path (``PYTHONPATH`` goes before the installed package)::
 
-    python benchmarks/bench_part_search.py --url http://127.0.0.1:9266 --index bench-scale-levels-flat
+    python benchmarks/bench_part_search.py --url http://127.0.0.1:9266 --index bench-scale-levels
     PYTHONPATH=/path/to/other/checkout python benchmarks/bench_part_search.py --url ... --index ...
 
-The index is one ``bench_scale.py --level-sizes N --parts flat`` left (its documents' version is
+The index is one ``bench_scale.py --level-sizes N`` left (its documents' version is
 ``bench_scale.VERSION``). The first line on stderr says which library ran.
 """
 
@@ -28,28 +28,27 @@ from elasticsearch import Elasticsearch
 sys.path.insert(1, str(Path(__file__).resolve().parent))  # after PYTHONPATH: the library stays the one asked for
 import simdup_es  # noqa: E402
 from bench_scale import VERSION, timed  # noqa: E402
-from simdup_es import schema  # noqa: E402
+from simdup_es import keys  # noqa: E402
 from simdup_es.store.elasticsearch import ElasticsearchStore  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--url", required=True)
-    ap.add_argument("--index", default="bench-scale-levels-flat")
-    ap.add_argument("--parts", default="flat", help="the index's part layout")
+    ap.add_argument("--index", default="bench-scale-levels")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
     print(f"simdup_es from {Path(simdup_es.__file__).parent}", file=sys.stderr)
     client = Elasticsearch(args.url, request_timeout=120)
-    store = ElasticsearchStore(client, args.index, parts=args.parts)
+    store = ElasticsearchStore(client, args.index)
     rng = np.random.default_rng(args.seed)
-    sample = client.search(index=args.index, size=300, source=[schema.KEYS], query={
+    sample = client.search(index=args.index, size=300, source=[keys.KEYS], query={
         "function_score": {"random_score": {"seed": args.seed, "field": "_seq_no"}}})["hits"]["hits"]
     queries = []
     for hit in sample:
-        keys = [int(k, 16) for k in hit["_source"][schema.ROOT][schema.KEYS_NAME]]
-        queries.append(keys[: len(keys) // 2] + rng.integers(0, 2**63, len(keys) - len(keys) // 2).tolist())
-    row = timed(client, queries, lambda keys: len(store.part_candidates([], keys, VERSION, limit=100)), 50)
+        held = [int(k, 16) for k in hit["_source"][keys.ROOT][keys.KEYS_NAME]]
+        queries.append(held[: len(held) // 2] + rng.integers(0, 2**63, len(held) - len(held) // 2).tolist())
+    row = timed(client, queries, lambda asked: len(store.part_candidates([], asked, VERSION, limit=100)), 50)
     print(json.dumps({"queries": len(queries) - 50, **{name: round(value, 2) for name, value in row.items()}}))
 
 

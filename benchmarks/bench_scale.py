@@ -2,16 +2,14 @@
 
 Two indices grow through ``--sizes`` on the node at ``--url`` (one shard each):
 
-* ``doc``: the document level only (``simdup.fp`` plus the blocks of both document
-  layouts, ``8x8`` = 8 blocks of 8 bits, 5 of 8, and ``4x16`` = 4 blocks of 16 bits,
-  1 of 4; with ``--doc-terms`` also the 56 terms of the ``terms`` layout, in
-  ``bench-scale-doc-terms``). Queried through :meth:`ElasticsearchStore.candidates` and
-  the exact re-rank; ``candidates`` is the mean number the re-rank gets (first 100 queries).
-* ``levels-<parts>`` for each of ``--parts`` (``nested``, ``flat``, ``quads``): the document level
-  plus the levels (winnowed keys ``simdup.sk`` and part fingerprints, kept as that part
-  layout keeps them), the same documents in each, up to ``--level-sizes``. Queried through
-  :meth:`ElasticsearchStore.part_candidates` with the same queries; the first 50 must
-  answer the same candidates in each.
+* ``doc``: the document level only (``simdup.fp`` and the 8 blocks of the ``8x8`` layout; with
+  ``--doc-terms`` the ``terms`` layout, whose documents also carry the 56 five-block terms, in
+  ``bench-scale-doc-terms``, asked both ways). Queried through
+  :meth:`ElasticsearchStore.candidates` (``k = 3``) and the exact re-rank; ``candidates`` is the
+  mean number the re-rank gets (first 100 queries).
+* ``levels``: the document level plus the levels (winnowed keys ``simdup.sk``, the parts' quads
+  and fingerprints), up to ``--level-sizes``. Queried through
+  :meth:`ElasticsearchStore.part_candidates`.
 
 At each size it prints, per query kind: wall-clock latency p50/p95 in the client
 (request, response, parsing), the node's process CPU per query (``_nodes/stats``
@@ -44,7 +42,7 @@ of one run, not across runs.
 
     SIMDUP_ES_PORT=9265 SIMDUP_ES_HEAP=4g scripts/es-server start
     python benchmarks/bench_scale.py --url http://127.0.0.1:9265 \\
-        [--sizes 100000,1000000,10000000] [--level-sizes 100000,1000000] [--parts flat,quads]
+        [--sizes 100000,1000000,10000000] [--level-sizes 100000,1000000] [--doc-terms]
 """
 
 from __future__ import annotations
@@ -64,14 +62,11 @@ from elasticsearch import Elasticsearch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_es_query import Generator  # noqa: E402
 
-from simdup_es import schema  # noqa: E402
-from simdup_es.config import BlockLayout  # noqa: E402
 from simdup_es.es import bodies  # noqa: E402
 from simdup_es.search import rerank  # noqa: E402
 from simdup_es.store.elasticsearch import ElasticsearchStore  # noqa: E402
 
 VERSION = "bench.1"
-DOC_LAYOUTS = {"8x8": schema.DEFAULT_LAYOUT, "4x16": BlockLayout(4, 3)}
 ROOT = Path(__file__).resolve().parent.parent
 BATCH = 20_000
 
@@ -219,9 +214,8 @@ def fresh_index(client: Elasticsearch, name: str, store: ElasticsearchStore) -> 
     client.indices.put_settings(index=name, settings={"index": {"refresh_interval": "-1", "number_of_replicas": 0}})
 
 
-def doc_lines(start: int, fps: np.ndarray, layouts: tuple[BlockLayout, ...],
-              levels: list[tuple[list[int], list[int]]] | None = None, part_layout: str = schema.NESTED,
-              doc_terms: bool = False) -> Iterator[str]:
+def doc_lines(start: int, fps: np.ndarray, layout: str, levels: list[tuple[list[int], list[int]]] | None = None
+              ) -> Iterator[str]:
     for i, fp in enumerate(fps.tolist()):
         doc_id = f"d{start + i}"
         lv = None
@@ -229,7 +223,7 @@ def doc_lines(start: int, fps: np.ndarray, layouts: tuple[BlockLayout, ...],
             part_fps, keys = levels[i]
             lv = (doc_id, 400, part_fps, keys, 0)
         yield json.dumps({"index": {"_id": doc_id}})
-        yield bodies.document_json(fp, VERSION, None, None, layouts, lv, part_layout, doc_terms)
+        yield bodies.document_json(fp, VERSION, None, None, layout, lv)
 
 
 def emit(out: object, row: dict) -> None:
@@ -238,21 +232,18 @@ def emit(out: object, row: dict) -> None:
 
 
 def run_doc(args: argparse.Namespace, client: Elasticsearch, gen: Generator, out: object) -> None:
-    index = "bench-scale-doc-terms" if args.doc_terms else "bench-scale-doc"
-    layouts = tuple(DOC_LAYOUTS.values())
-    stores = {name: ElasticsearchStore(client, index, lay, layouts=layouts, page_size=1000) for name, lay in DOC_LAYOUTS.items()}
-    if args.doc_terms:  # the same documents carry the 56 terms too: the three layouts side by side
-        stores["terms"] = ElasticsearchStore(client, index, layouts=layouts, page_size=1000, doc_terms=True)
-    fresh_index(client, index, stores.get("terms", stores["8x8"]))
-    for store in stores.values():
-        store._checked = True  # each asks in its own layout, not in the one the index records
+    index, layout = ("bench-scale-doc-terms", "terms") if args.doc_terms else ("bench-scale-doc", "8x8")
+    stores = {name: ElasticsearchStore(client, index, layout=layout, page_size=1000) for name in ("8x8", layout)}
+    fresh_index(client, index, stores[layout])
+    for name, store in stores.items():  # the terms index's documents hold the blocks too: asked both ways
+        store._layout = name  # noqa: SLF001 - a benchmark may look inside
     fps = np.zeros(0, np.uint64)
     for size in args.sizes:
         t = time.perf_counter()
         client.indices.put_settings(index=index, settings={"index": {"refresh_interval": "-1"}})
         while len(fps) < size:
             batch = gen.batch(min(BATCH, size - len(fps)))
-            bulk(client, index, list(doc_lines(len(fps), batch, layouts, doc_terms=args.doc_terms)))
+            bulk(client, index, list(doc_lines(len(fps), batch, layout)))
             fps = np.concatenate([fps, batch])
         load = time.perf_counter() - t
         merge = settle(client, index, args.segments)
@@ -265,55 +256,42 @@ def run_doc(args: argparse.Namespace, client: Elasticsearch, gen: Generator, out
         gen.rng.shuffle(queries)
         for name, store in stores.items():
             def run(q: object, store: ElasticsearchStore = store) -> int:
-                ids, got = store.candidates(int(q), VERSION)  # type: ignore[call-overload]
+                ids, got = store.candidates(int(q), VERSION, k=3)  # type: ignore[call-overload]
                 return len(rerank(int(q), ids, got, 3))  # type: ignore[call-overload]
             row = timed(client, queries.tolist(), run, args.warmup)
-            row["candidates"] = float(np.mean([len(store.candidates(int(q), VERSION)[0]) for q in queries[:100]]))
+            row["candidates"] = float(np.mean([len(store.candidates(int(q), VERSION, k=3)[0]) for q in queries[:100]]))
             emit(out, {"index": "doc", "n": size, "query": name, **row})
 
 
 def run_levels(args: argparse.Namespace, client: Elasticsearch, gen: Generator, out: object) -> None:
-    """Both part layouts side by side: the same documents into one index each, the same queries."""
-    stores = {parts: ElasticsearchStore(client, f"bench-scale-levels-{parts}", parts=parts) for parts in args.parts}
+    """The levels index: documents with their keys and parts, grown through ``--level-sizes``."""
+    store = ElasticsearchStore(client, "bench-scale-levels")
     n = 0
-    if args.resume:  # grow the indices an earlier run left (new documents from a new pool of repeated keys)
-        n = min(int(client.count(index=store.index)["count"]) for store in stores.values())
-        assert all(int(client.count(index=s.index)["count"]) == n for s in stores.values()), "indices differ"
+    if args.resume:  # grow the index an earlier run left (new documents from a new pool of repeated keys)
+        n = int(client.count(index=store.index)["count"])
         gen.rng = np.random.default_rng(args.seed + n)
     else:
-        for store in stores.values():
-            fresh_index(client, store.index, store)
+        fresh_index(client, store.index, store)
     counts, df = corpus_shape()
     lg = LevelGenerator(gen, counts, df)
     for size in [s for s in args.level_sizes if s > n]:
-        load = dict.fromkeys(stores, 0.0)
-        for store in stores.values():
-            client.indices.put_settings(index=store.index, settings={"index": {"refresh_interval": "-1"}})
+        load = 0.0
+        client.indices.put_settings(index=store.index, settings={"index": {"refresh_interval": "-1"}})
         while n < size:
             m = min(BATCH, size - n)
             fps, levels = gen.batch(m), lg.batch(m, n)
-            for parts, store in stores.items():
-                t = time.perf_counter()
-                bulk(client, store.index, list(doc_lines(n, fps, (schema.DEFAULT_LAYOUT,), levels, parts)))
-                load[parts] += time.perf_counter() - t
+            t = time.perf_counter()
+            bulk(client, store.index, list(doc_lines(n, fps, "8x8", levels)))
+            load += time.perf_counter() - t
             n += m
         queries = [lg.query(copy=i % 2 == 0) for i in range(args.queries + args.warmup)]
-        answers = {}
-        for parts, store in stores.items():
-            merge = settle(client, store.index, args.segments)
-            emit(out, {"index": f"levels-{parts}", "n": size, "load_s": load[parts], "merge_s": merge,
-                       **index_figures(client, store.index)})
+        merge = settle(client, store.index, args.segments)
+        emit(out, {"index": "levels", "n": size, "load_s": load, "merge_s": merge, **index_figures(client, store.index)})
 
-            def run(q: object, store: ElasticsearchStore = store) -> int:
-                parts_q, keys = q  # type: ignore[misc]
-                return len(store.part_candidates(parts_q, keys, VERSION, limit=100))
-            emit(out, {"index": f"levels-{parts}", "n": size, "query": "levels",
-                       **timed(client, queries, run, args.warmup)})
-            answers[parts] = [store.part_candidates(p, k, VERSION, limit=100) for p, k in queries[:50]]
-        if len(answers) > 1:  # the layouts must answer the same candidates
-            first, *others = answers.values()
-            assert all(other == first for other in others), "part layouts answered differently"
-            print(f"    same candidates from {', '.join(answers)} on {len(first)} queries", flush=True)
+        def run(q: object) -> int:
+            parts_q, keys = q  # type: ignore[misc]
+            return len(store.part_candidates(parts_q, keys, VERSION, limit=100))
+        emit(out, {"index": "levels", "n": size, "query": "levels", **timed(client, queries, run, args.warmup)})
 
 
 def main() -> None:
@@ -321,19 +299,17 @@ def main() -> None:
     ap.add_argument("--url", default=os.environ.get("SIMDUP_TEST_ES_URL", "http://127.0.0.1:9200"))
     ap.add_argument("--sizes", default="100000,1000000,10000000", help="document-level index sizes ('' for none)")
     ap.add_argument("--level-sizes", default="100000,1000000", help="levels index sizes ('' for none)")
-    ap.add_argument("--parts", default="nested,flat", help="part layouts of the levels indices, side by side")
     ap.add_argument("--queries", type=int, default=400)
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--segments", type=int, default=1, help="force-merge to at most this many segments")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--resume", action="store_true", help="grow the levels indices an earlier run left")
+    ap.add_argument("--resume", action="store_true", help="grow the levels index an earlier run left")
     ap.add_argument("--doc-terms", action="store_true",
-                    help="documents also carry the 56 terms of the 'terms' layout, measured beside 8x8 and 4x16")
+                    help="the 'terms' document layout, asked for its terms and for its blocks (as 8x8 asks)")
     ap.add_argument("--out", default="bench_scale.jsonl")
     args = ap.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
     args.level_sizes = [int(s) for s in args.level_sizes.split(",") if s]
-    args.parts = args.parts.split(",")
     client = Elasticsearch(args.url, request_timeout=3600)
     print(f"{os.cpu_count()} cores (shared); {args.queries} timed queries per line after {args.warmup} warm-up", flush=True)
     with open(args.out, "a", encoding="utf-8") as out:

@@ -74,7 +74,8 @@ from quality_set import Piece, Source, assemble, make_source, pieces_of  # noqa:
 from simdup_es.compare import CachedSegmenter, CompareParams, compare  # noqa: E402
 from simdup_es.fingerprint import Doc, Fingerprinter  # noqa: E402
 from simdup_es.multilevel import MemoryPartIndex, MultiParams, StoredText, copied_shares, find_copies, rank_candidates  # noqa: E402
-from simdup_es.parts import PartParams, PartPrinter  # noqa: E402
+from simdup_es.levels import PartParams  # noqa: E402
+from simdup_es.parts import PartPrinter  # noqa: E402
 from simdup_es.text import UnifiedText, unify  # noqa: E402
 from simdup_es.thesaurus import cilin_thesaurus  # noqa: E402
 from simdup_es.tokens import dictionary_words  # noqa: E402
@@ -336,7 +337,7 @@ def main() -> None:
         # document level
         t = time.perf_counter()
         qfp = fp.fingerprint(UnifiedText(q.text)).value
-        near = store.near_duplicates(qfp, fp.version, exclude_id=exclude)
+        near = store.near_duplicates(qfp, fp.version, k=3, exclude_id=exclude)
         methods["document"].found[q.id] = [i for i, _ in near]
         t_doc = time.perf_counter() - t
         methods["document"].seconds += t_doc

@@ -396,9 +396,9 @@ def diagnose(store, probe: Probe, q: Query, missed: Sequence[str], hits: Sequenc
     fp = shared().fingerprinter.fingerprint(unified)
     levels = shared().printer.levels(unified)
     keys = [k.key for k in levels.keys]
-    (ids, fps), found = store.copy_candidates(fp.value, levels.fingerprints, keys, levels.version, exclude_id=q.id,
+    (ids, fps), found = store.copy_candidates(fp.value, levels.fingerprints, keys, levels.version, k=params.k, exclude_id=q.id,
                                               limit=params.store_limit)
-    near = [(m.id, m.distance) for m in rerank(fp.value, ids, fps, store.layout.k) if m.distance <= params.k]
+    near = [(m.id, m.distance) for m in rerank(fp.value, ids, fps, params.k)]
     found_all = store.part_candidates(levels.fingerprints, keys, levels.version, exclude_id=q.id, limit=100_000)
     ranked = [c.id for c in rank_candidates(levels, found, params)]
     order_all = {c.id: n for n, c in enumerate(found_all)}

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .config import BlockLayout, FingerprintParams
+from .config import FingerprintParams
 from .errors import SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .simhash import blocks, similarity
@@ -32,7 +32,6 @@ if TYPE_CHECKING:  # loaded on first use (__getattr__ below); type checkers see 
     from .store import open_store
 
 __all__ = [
-    "BlockLayout",
     "Doc",
     "Fingerprint",
     "FingerprintParams",

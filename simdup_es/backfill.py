@@ -22,10 +22,9 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
-from . import schema
+from . import keys
 from .errors import StoreError
 from .es import io
-from .es import layout as index_layout
 from .es.bodies import (
     current_query,
     error_update,
@@ -37,16 +36,15 @@ from .es.bodies import (
     update_action,
     walk_query,
 )
-from .es.mappings import fingerprint_mapping
 from .fingerprint import Doc, Fingerprinter
-from .levels import Levels
 from .parts import PartPrinter
 from .sources import Reject
 from .store.base import levels_fields
+from .store.elasticsearch import adopt
 
 log = logging.getLogger(__name__)
 
-ERROR = schema.ERROR
+ERROR = keys.ERROR
 """Why a document has a ``simdup.version`` but no fingerprint (keyword)."""
 _EXISTING = " (check --index): this command works on an existing index"
 
@@ -89,8 +87,8 @@ class BackfillSummary:
 
 
 def prepare_index(client: Elasticsearch, index: str) -> str:
-    """Check that partial updates can work on ``index`` and add the ``simdup`` fields to its mapping; the part
-    layout its documents get (an index new to simdup records flat parts, :mod:`simdup_es.es.layout`)."""
+    """Check that partial updates can work on ``index`` and make it ready for simdup's keys
+    (:func:`simdup_es.store.elasticsearch.adopt`); the document layout its documents get."""
     with io.translated(client, "reading the mapping", index, missing=_EXISTING):
         mappings = client.indices.get_mapping(index=index)
     for name, body in mappings.items():
@@ -99,14 +97,7 @@ def prepare_index(client: Elasticsearch, index: str) -> str:
                 f"index {name!r} does not keep _source, so documents cannot be updated in place: reindex into an "
                 "index with _source enabled (or with the 'simdup-fingerprint' component template) instead"
             )
-    mapping = fingerprint_mapping()
-    mapping["properties"].setdefault("error", {"type": "keyword", "index_options": "docs", "norms": False})
-    parts, blocks = index_layout.recorded(dict(mappings))
-    io.put_mapping(client, index, {schema.ROOT: mapping}, "fingerprint fields",
-                   f"the fields simdup writes ({schema.ROOT}) must be free or mapped as simdup maps them", _EXISTING)
-    if any(schema.ROOT not in (body.get("mappings", {}).get("_meta") or {}) for body in mappings.values()):
-        index_layout.record(client, index, parts, blocks or schema.DEFAULT_LAYOUT.blocks)
-    return index_layout.written(parts)
+    return adopt(client, index, missing=_EXISTING)
 
 
 def backfill(
@@ -138,14 +129,15 @@ def backfill(
     """
     started = time.perf_counter()
     version = fingerprinter.version
-    part_layout = prepare_index(client, index)
+    layout = prepare_index(client, index)
     if (field, title_field) != ("text", "title"):  # where searches, reports and groups read them too
-        index_layout.record_source_fields(client, index, field, title_field)
+        io.record_meta(client, index, {keys.TEXT_FIELD_KEY: field, **({keys.TITLE_FIELD_KEY: title_field}
+                                                                       if title_field else {})}, "the text field")
     summary, query = _count(client, index, version, retry_errors)
     if on_progress:
         on_progress(summary)
 
-    includes = [field, schema.ROOT] + ([title_field] if title_field else []) + ([id_field] if id_field else [])
+    includes = [field, keys.ROOT] + ([title_field] if title_field else []) + ([id_field] if id_field else [])
     hits = io.walk(client, index, query, source=includes, page_size=page_size, keep_alive=keep_alive, seq_no=True)
     run = _Writes(client, index, version, summary, started, on_reject=on_reject, on_progress=on_progress,
                   id_field=id_field, retry=io.Retry(max_retries, initial_backoff))
@@ -157,8 +149,8 @@ def backfill(
                 run.mark(hit, result.reason)
             else:
                 fp = result.unwrap()
-                levels_doc = _levels(hit["_id"], levels, part_layout)
-                run.add(hit, fingerprint_update(_simdup(hit), fp.value, fp.version, levels_doc), "fp")
+                levels_doc = None if levels is None else levels_fields(hit["_id"], levels)
+                run.add(hit, fingerprint_update(_simdup(hit), fp.value, fp.version, levels_doc, layout), "fp")
             if len(run.batch) >= batch_size:
                 run.send()
         if run.batch:
@@ -180,7 +172,7 @@ def _count(client: Elasticsearch, index: str, version: str, retry_errors: bool) 
         summary.total = client.count(index=index)["count"]
         summary.current = client.count(index=index, query=current_query(version))["count"]
         summary.marked = client.count(
-            index=index, query={"bool": {"filter": [{"term": {schema.VERSION: version}}, {"exists": {"field": ERROR}}]}}
+            index=index, query={"bool": {"filter": [{"term": {keys.VERSION: version}}, {"exists": {"field": ERROR}}]}}
         )["count"]
         query = walk_query(version, retry_errors=retry_errors)
         summary.to_scan = client.count(index=index, query=query)["count"]
@@ -250,13 +242,8 @@ class _Writes:
             self.on_progress(summary)
 
 
-def _levels(doc_id: str, levels: Levels | None, part_layout: str) -> dict[str, object] | None:
-    """The level fields of a document, as the Elasticsearch store writes them (parts as ``part_layout``)."""
-    return None if levels is None else levels_fields(doc_id, levels, part_layout)
-
-
 def _simdup(hit: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    value = (hit.get("_source") or {}).get(schema.ROOT)
+    value = (hit.get("_source") or {}).get(keys.ROOT)
     return value if isinstance(value, Mapping) else None
 
 

@@ -2,7 +2,7 @@
 
 This module imports nothing from the package, so :mod:`simdup_es.errors`, the
 Elasticsearch layer (:mod:`simdup_es.es`) and the stores (:mod:`simdup_es.store`)
-can all depend on it. :mod:`simdup_es.store.base` re-exports both names.
+can all depend on it.
 """
 
 from __future__ import annotations

@@ -86,34 +86,6 @@ class FingerprintParams:
 
 
 @dataclass(frozen=True)
-class BlockLayout:
-    """How a fingerprint is cut into blocks for candidate retrieval.
-
-    With ``blocks`` blocks and a distance bound ``k``, two fingerprints within
-    distance ``k`` share at least ``blocks - k`` identical blocks (pigeonhole), so
-    a query that asks for ``blocks - k`` matching blocks misses none of them.
-    """
-
-    blocks: int = 8
-    k: int = 3
-
-    def __post_init__(self) -> None:
-        if self.blocks < 1 or FINGERPRINT_BITS % self.blocks:
-            raise ConfigError(f"blocks must divide {FINGERPRINT_BITS} (1, 2, 4, 8, 16, 32, 64), got {self.blocks}")
-        if not 0 <= self.k < self.blocks:
-            raise ConfigError(f"k must be at least 0 and less than blocks ({self.blocks}), got {self.k}")
-
-    @property
-    def bits_per_block(self) -> int:
-        return FINGERPRINT_BITS // self.blocks
-
-    @property
-    def min_match(self) -> int:
-        """Blocks a candidate must share: ``blocks - k``."""
-        return self.blocks - self.k
-
-
-@dataclass(frozen=True)
 class Retry:
     """Backoff of bulk requests, and of bulk items, rejected as too busy (429) or failing to connect.
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from . import schema
+from . import keys
 from .errors import ConfigError
 from .es import io
 from .es.connection import ConnectionSettings
@@ -171,9 +171,9 @@ def read_slice(settings: ConnectionSettings, index: str, pit: str, keep_alive: s
 
 
 def _read(client: Any, index: str, pit: str, keep_alive: str, slice_id: int, slices: int, page_size: int) -> Slice:
-    fields = [schema.FP, schema.VERSION, *GROUP_FIELDS]
+    fields = [keys.FP, keys.VERSION, *GROUP_FIELDS]
     body: dict[str, Any] = {
-        "query": {"bool": {"should": [{"exists": {"field": schema.FP}}, {"exists": {"field": schema.GROUP}}],
+        "query": {"bool": {"should": [{"exists": {"field": keys.FP}}, {"exists": {"field": keys.GROUP}}],
                            "minimum_should_match": 1}},
         "size": page_size, "sort": ["_shard_doc"], "_source": False, "docvalue_fields": fields,
         "track_total_hits": False, "pit": {"id": pit, "keep_alive": keep_alive},
@@ -192,7 +192,7 @@ def _read(client: Any, index: str, pit: str, keep_alive: str, slice_id: int, sli
         hits = response["hits"]["hits"]
         for hit in hits:
             values = hit.get("fields", {})
-            fp, version = values.get(schema.FP), values.get(schema.VERSION)
+            fp, version = values.get(keys.FP), values.get(keys.VERSION)
             pos = len(out.ids)
             out.ids.append(hit["_id"])
             out.index_of.append(index_numbers.setdefault(hit["_index"], len(index_numbers)))
@@ -293,8 +293,7 @@ def dask_update_groups(client: Any, settings: ConnectionSettings, index: str, *,
     """
     from .store.elasticsearch import ElasticsearchStore
 
-    if not 0 <= k < 64:
-        raise ConfigError(f"k must be between 0 and 63, got {k}")
+    keys.check_k(k)
     threads = sum(client.nthreads().values()) or 1
     slices, buckets = slices or 2 * threads, buckets or 2 * threads
     summary = GroupsSummary()

@@ -19,7 +19,7 @@ from importlib.metadata import version as _pkg_version
 
 from . import pool
 from . import simhash as sh
-from .config import BlockLayout, FingerprintParams
+from .config import FingerprintParams
 from .errors import ConfigError, EmptyDocumentError, FingerprintVersionError, InputError, SimdupError, reason_of
 from .text import unify_many
 from .tokens import WORDLIKE, IdfTable, Lexicon, Tokenizer, weigh_batch
@@ -45,8 +45,9 @@ class Fingerprint:
     def hex(self) -> str:
         return sh.to_hex(self.value)
 
-    def blocks(self, layout: BlockLayout = BlockLayout()) -> tuple[int, ...]:
-        return sh.blocks(self.value, layout)
+    def blocks(self) -> tuple[int, ...]:
+        """Its 8 byte blocks, lowest bits first (:func:`simdup_es.simhash.blocks`)."""
+        return sh.blocks(self.value)
 
     def distance(self, other: Fingerprint) -> int:
         """Hamming distance; refuses fingerprints of different versions."""

@@ -27,6 +27,7 @@ import numpy as np
 
 from .fingerprint import Doc
 from .join import UnionFind, components, join_pairs
+from .keys import check_k
 from .store.base import Key, Members, Store
 
 if TYPE_CHECKING:
@@ -52,8 +53,9 @@ def near_pairs(fingerprints: np.ndarray, versions: np.ndarray, k: int) -> tuple[
     """All ``(i, j, d)`` with ``i < j``, the same version code and distance ``d <= k``, nearest first.
 
     ``versions`` holds a small integer per fingerprint; negative means "no
-    fingerprint" and never pairs.
+    fingerprint" and never pairs. ``k`` is 0 to 7, as every lookup takes it (:func:`simdup_es.keys.check_k`).
     """
+    check_k(k)
     fps = np.asarray(fingerprints, dtype=np.uint64)
     codes = np.asarray(versions, dtype=np.int64)
     parts = []

@@ -22,7 +22,8 @@ from .fingerprint import Doc, Fingerprinter
 from .levels import PartParams
 from .parts import PartPrinter
 from .sources import Item, Record, Reject, record_doc
-from .store.base import BulkReport, Store, StoredDoc
+from .common import BulkReport
+from .store.base import Store, StoredDoc
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """All pairs of 64-bit fingerprints within Hamming distance ``k``: pure functions over numpy.
 
 :func:`join_pairs` is Manku et al.'s table method (the self-join that grouping
-needs: 1M fingerprints in well under a second); :func:`brute_force_pairs` is its
+needs: 1M fingerprints in well under a second); :func:`simdup_es.reference.near_pairs_reference` is its
 slow, obviously-correct twin that the tests hold it to. Used by
 :mod:`simdup_es.groups` (on the fingerprints of any store's
 :meth:`~simdup_es.store.base.Store.scan`).
@@ -11,18 +11,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import numpy as np
 
 from .config import FINGERPRINT_BITS
 from .errors import ConfigError
-
-
-def brute_force_pairs(fingerprints: Sequence[int], k: int) -> list[tuple[int, int]]:
-    """All ``(i, j)``, ``i < j``, with fingerprints within distance ``k``: the slow reference."""
-    fps = [int(f) for f in fingerprints]
-    return [(i, j) for i in range(len(fps)) for j in range(i + 1, len(fps)) if (fps[i] ^ fps[j]).bit_count() <= k]
 
 
 def _even_blocks(m: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -61,7 +55,7 @@ def join_pairs(fingerprints: np.ndarray, k: int, *, blocks: int | None = None) -
     each choice of that many blocks, sort the fingerprints by those blocks' bits;
     only neighbours in a run of equal keys are compared. A pair is kept in the first
     table (in :func:`itertools.combinations` order) where its keys are equal, so it
-    comes out once (:func:`table_pairs` is one table). :func:`brute_force_pairs` is the reference.
+    comes out once (:func:`table_pairs` is one table). :func:`simdup_es.reference.near_pairs_reference` is the reference.
     """
     fps = np.asarray(fingerprints, dtype=np.uint64)
     m = _check(len(fps), k, blocks)
@@ -196,5 +190,5 @@ def components(pairs: Iterable[tuple[int, int]]) -> dict[int, int]:
     return uf.roots()
 
 
-__all__ = ["UnionFind", "brute_force_pairs", "components", "join_blocks", "join_pairs", "table_key", "table_pairs",
+__all__ = ["UnionFind", "components", "join_blocks", "join_pairs", "table_key", "table_pairs",
            "tables"]

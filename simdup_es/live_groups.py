@@ -26,7 +26,9 @@ import numpy as np
 
 from .errors import ConfigError
 from .groups import NEAR_DUPLICATE, PARTIAL, Plan, assign_groups, near_pairs, plan_writes
-from .store.base import BulkReport, GroupRow, Key, Store, StoredDoc
+from .keys import check_k
+from .common import BulkReport
+from .store.base import GroupRow, Key, Store, StoredDoc
 
 log = logging.getLogger(__name__)
 
@@ -107,23 +109,20 @@ class GroupKeeper:
     Parameters
     ----------
     store:
-        The store; its :meth:`~simdup_es.store.base.Store.candidates` must guarantee ``k``.
+        The store.
     k:
-        Largest distance of a near-duplicate pair; ``store.layout.k`` by default
-        (``simdup groups`` takes 3, the default layout's).
+        Largest distance of a near-duplicate pair (0 to 7; ``simdup groups`` takes 3 by default): the groups
+        are the ones ``simdup groups -k`` makes.
     plan_first:
         Work out the groups of a :meth:`put` before writing it, and write the new
         documents' group fields with them (the default); ``False`` writes first and
         regroups from the store, as before (measured against in ``benchmarks/bench_live_groups.py``).
     """
 
-    def __init__(self, store: Store, *, k: int | None = None, plan_first: bool = True) -> None:
+    def __init__(self, store: Store, *, k: int = 3, plan_first: bool = True) -> None:
         self.store = store
         self.plan_first = plan_first
-        self.k = store.layout.k if k is None else k
-        if not 0 <= self.k <= store.layout.k:
-            raise ConfigError(f"incremental groups need k between 0 and the store's k ({store.layout.k}), got {self.k}: "
-                              "the store finds near-duplicates only that far")
+        self.k = check_k(k)
         self.summary = LiveSummary()
 
     @classmethod
@@ -283,7 +282,7 @@ class GroupKeeper:
         if not seek:
             return []
         store, k = self.store, self.k
-        found = store.candidates_many([(row.fingerprint, row.version) for row in seek])
+        found = store.candidates_many([(row.fingerprint, row.version) for row in seek], k=k)
         hits = [[i for i, ok in zip(ids, within(row.fingerprint, fps.tolist(), k)) if ok]
                 for row, (ids, fps) in zip(seek, found)]
         self.summary.lookups += len(seek)

@@ -43,8 +43,9 @@ import numpy as np
 
 from . import simhash as sh
 from .compare import Bound, Comparison, Screen
-from .config import BlockLayout, require_ints
+from .config import require_ints
 from .errors import ConfigError, FingerprintVersionError
+from .keys import PART_MATCH, check_k
 from .levels import Levels, U64Keys
 from .winnow import KEY_K, KEY_W
 
@@ -52,7 +53,6 @@ if TYPE_CHECKING:  # the stores import this module
     from .store.base import StoredDoc
 
 __all__ = [
-    "MAX_K",
     "Candidate",
     "Copies",
     "copied_shares",
@@ -77,11 +77,6 @@ log = logging.getLogger(__name__)
 
 Kind = Literal["near-duplicate", "partial"]
 
-MAX_K = 7
-"""The largest document distance ``k`` a search takes: its candidates share ``8 - k`` of the fingerprint's
-8 blocks, at least one (every command and route takes 0 to 7)."""
-
-
 @dataclass(frozen=True)
 class MultiParams:
     """Thresholds of multilevel retrieval, with the defaults the evaluation chose.
@@ -90,7 +85,7 @@ class MultiParams:
     ----------
     k:
         Document distance up to which a hit is a ``near-duplicate`` whatever the matrix
-        says (the document-level rule), 0 to :data:`MAX_K`.
+        says (the document-level rule), 0 to :data:`simdup_es.keys.MAX_K`.
     min_coverage:
         A part candidate goes to the comparison matrix only if its evidence
         (:class:`Candidate`: the share of the query or of itself its matched parts and keys
@@ -165,8 +160,7 @@ class MultiParams:
         require_ints(self, ("passage_gap", "common_keys", "whole_units"), minimum=0)
         require_ints(self, ("max_candidates", "max_misses", "store_limit", "passage_units", "passage_min_units",
                             "sentence_units"))
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or not 0 <= self.k <= MAX_K:
-            raise ConfigError(f"k must be a whole number from 0 to {MAX_K}, got {self.k!r}")
+        check_k(self.k)
 
 
 @dataclass(frozen=True)
@@ -179,7 +173,7 @@ class PartCandidate:
         The stored document.
     parts:
         Indices into ``query.parts`` whose fingerprint shares at least
-        ``layout.min_match`` blocks with one of the candidate's part fingerprints.
+        :data:`~simdup_es.keys.PART_MATCH` blocks with one of the candidate's part fingerprints.
     keys:
         Indices into ``query.keys`` whose key is among the candidate's keys.
     units:
@@ -199,11 +193,9 @@ class PartStore(Protocol):
     ``part_candidates`` returns every stored document (of ``version``, other than
     ``exclude_id``) with at least one matched part or key, ordered by the number of
     matched parts plus keys (descending) and then by id, cut at ``limit``. Matching
-    is exact: a part matches when at least ``layout.min_match`` of its 8 blocks equal
-    the stored part's (no Hamming re-rank), a key when it is equal.
+    is exact: a part matches when at least :data:`~simdup_es.keys.PART_MATCH` of its 8
+    blocks equal the stored part's (no Hamming re-rank), a key when it is equal.
     """
-
-    layout: BlockLayout
 
     def put_levels(self, doc_id: str, levels: Levels) -> None:
         """Store (or replace) a document's part fingerprints, keys and units."""
@@ -221,15 +213,14 @@ class MemoryPartIndex:
     evaluation can run the whole pipeline without a store.
     """
 
-    def __init__(self, layout: BlockLayout = BlockLayout()) -> None:
-        self.layout = layout
+    def __init__(self) -> None:
         self.version: str | None = None
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
         self._units: list[int] = []
         self._fps: list[int] = []
         self._alive: list[bool] = []
-        self._blocks: list[dict[int, list[int]]] = [defaultdict(list) for _ in range(layout.blocks)]
+        self._blocks: list[dict[int, list[int]]] = [defaultdict(list) for _ in range(sh.BLOCKS)]
         self._part_owner: list[int] = []
         self._keys: dict[int, list[int]] = defaultdict(list)
         self._block_arrays: list[dict[int, np.ndarray]] | None = None  # built on first lookup
@@ -257,7 +248,7 @@ class MemoryPartIndex:
         for f in fps:
             part = len(self._part_owner)
             self._part_owner.append(row)
-            for j, b in enumerate(sh.blocks(f, self.layout)):
+            for j, b in enumerate(sh.blocks(f)):
                 self._blocks[j][b].append(part)
         for key in keys:
             self._keys[key].append(row)
@@ -266,12 +257,13 @@ class MemoryPartIndex:
     def __len__(self) -> int:
         return sum(self._alive)
 
-    def near_duplicates(self, fingerprint: int, version: str, *, exclude_id: str | None = None) -> list[tuple[str, int]]:
-        """``(id, distance)`` of documents within ``layout.k`` (brute force), nearest first."""
+    def near_duplicates(self, fingerprint: int, version: str, *, k: int,
+                        exclude_id: str | None = None) -> list[tuple[str, int]]:
+        """``(id, distance)`` of documents within ``k`` (brute force), nearest first."""
         if not self._ids or version != self.version:
             return []
         d = sh.hamming_many(fingerprint, np.array(self._fps, dtype=np.uint64))
-        out = [(self._ids[r], int(d[r])) for r in np.flatnonzero(d <= self.layout.k) if self._alive[r]]
+        out = [(self._ids[r], int(d[r])) for r in np.flatnonzero(d <= k) if self._alive[r]]
         return sorted((x for x in out if x[0] != exclude_id), key=lambda x: (x[1], x[0]))
 
     def _arrays(self) -> list[dict[int, np.ndarray]]:
@@ -290,10 +282,10 @@ class MemoryPartIndex:
         for i, f in enumerate(parts):
             if f is None:
                 continue
-            lists = [tables[j].get(b) for j, b in enumerate(sh.blocks(f, self.layout))]
+            lists = [tables[j].get(b) for j, b in enumerate(sh.blocks(f))]
             rows = np.concatenate([x for x in lists if x is not None] or [np.zeros(0, dtype=np.int64)])
             found, counts = np.unique(rows, return_counts=True)
-            part_hits.append((i, np.unique(self._owner[found[counts >= self.layout.min_match]])))
+            part_hits.append((i, np.unique(self._owner[found[counts >= PART_MATCH]])))
         matched = matched_by_document(part_hits, ((i, self._keys.get(key, ())) for i, key in enumerate(keys)))
         return best_candidates([PartCandidate(self._ids[doc], *hits, self._units[doc]) for doc, hits in matched.items()
                                 if self._alive[doc] and self._ids[doc] != exclude_id], limit)

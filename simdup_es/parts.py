@@ -1,8 +1,8 @@
 """Fingerprint levels of documents computed with a fingerprinter (issue 11): :class:`PartPrinter`.
 
-The levels themselves (:class:`Levels`, :class:`Part`, :class:`Key`, :class:`PartParams`,
-:func:`split_parts`, :func:`text_keys`) are pure and live in :mod:`simdup_es.levels`; they
-are re-exported here. This module cuts documents into them and fingerprints their parts
+The levels themselves (:class:`~simdup_es.levels.Levels`, :class:`~simdup_es.levels.Part`,
+:class:`~simdup_es.levels.Key`, :class:`~simdup_es.levels.PartParams`, ...) are pure and live in
+:mod:`simdup_es.levels`. This module cuts documents into them and fingerprints their parts
 with a :class:`Fingerprinter`'s tokens and weights, on worker processes, and holds the
 wire format the workers send them back in (:class:`_Batch`, :class:`_Sent`): a
 :class:`~simdup_es.sentences.SentenceTable` of the batch and flat numbers, read into
@@ -23,7 +23,7 @@ from typing import NamedTuple, TypeVar
 import numpy as np
 
 from .fingerprint import Doc, Fingerprint, Fingerprinter, Result, not_text
-from .levels import Key, Lazy, Levels, Part, PartParams, SentenceRows, U64Keys, parts_of_columns, split_parts, text_keys
+from .levels import Lazy, Levels, Part, PartParams, SentenceRows, U64Keys, parts_of_columns
 from .sentences import Sentence, SentenceTable, split_sentences, split_table_units
 from .text import UnifiedText, unify, unify_many
 from .winnow import batch_codes, winnow_many
@@ -39,7 +39,7 @@ T = TypeVar("T")
 _DOCS_PER_CHUNK = 128
 _CHARS_PER_CHUNK = 256_000
 
-__all__ = ["Key", "Levels", "Part", "PartParams", "PartPrinter", "split_parts", "text_keys"]
+__all__ = ["PartPrinter", "part_spans"]
 
 
 def _flat_keys(values: np.ndarray, positions: np.ndarray) -> U64Keys:

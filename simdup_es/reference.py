@@ -14,28 +14,43 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 import xxhash
 
-from .config import FINGERPRINT_BITS, BlockLayout
+from . import keys
+from .config import FINGERPRINT_BITS
 from .levels import Levels
 from .multilevel import (Candidate, MultiParams, PartCandidate, _judging_order, _one_sentence_need, _passage_arrays,
                          _unit_starts, key_cover)
 from .sentences import (_CJK_RANGES, _INITIALS, _TERMINATORS, _WORD_BEFORE, ABBREVIATIONS, DEFAULT_MIN_UNITS, WRAP_FULL,
                         WRAP_MIN_SHARE, Sentence, _raw_pieces, units)
 from .simhash import _QUANT, blocks
+from .tokens import WORDLIKE, stop_words
 from .text import _LINE_BREAKS, _SPACES, CONTROL, converter
 from .winnow import _BASE, _M1, _M2, KEY_K, KEY_W
 
-__all__ = ["abbreviation_before_reference", "gram_hashes_reference", "hamming_reference", "lcs_length_reference",
-           "rank_candidates_reference", "shared_blocks_reference", "shared_runs_reference", "simhash_reference",
-           "split_sentences_reference", "unify_reference", "unit_codes_reference", "unwrap_lines_reference",
-           "winnow_reference"]
+__all__ = ["abbreviation_before_reference", "b64_term_reference", "block_terms_reference", "five_keys_reference",
+           "gram_hashes_reference", "hamming_reference", "hex_terms_reference", "is_content_word_reference",
+           "lcs_length_reference", "near_pairs_reference", "near_positions_reference", "quad_keys_reference",
+           "rank_candidates_reference", "replace_tokens_reference", "shared_blocks_reference",
+           "shared_runs_reference", "simhash_reference", "split_sentences_reference", "subset_keys_reference",
+           "unify_reference", "unit_codes_reference", "unwrap_lines_reference", "winnow_reference"]
 
 
 # ----------------------------------------------------------------------------------- simhash
+
+
+def near_positions_reference(query: int, fingerprints: Iterable[int], k: int) -> list[int]:
+    """Positions of the fingerprints within distance ``k`` of ``query`` (a table lookup, :mod:`simdup_es.store.tables`)."""
+    return [i for i, f in enumerate(fingerprints) if (int(f) ^ query).bit_count() <= k]
+
+
+def near_pairs_reference(fingerprints: Sequence[int], k: int) -> list[tuple[int, int]]:
+    """All ``(i, j)``, ``i < j``, with fingerprints within distance ``k`` (:mod:`simdup_es.join`)."""
+    fps = [int(f) for f in fingerprints]
+    return [(i, j) for i in range(len(fps)) for j in range(i + 1, len(fps)) if (fps[i] ^ fps[j]).bit_count() <= k]
 
 
 def simhash_reference(hashes: Sequence[int], weights: Sequence[float]) -> int:
@@ -58,9 +73,9 @@ def hamming_reference(a: int, b: int) -> int:
     return sum(((a >> i) & 1) != ((b >> i) & 1) for i in range(FINGERPRINT_BITS))
 
 
-def shared_blocks_reference(a: int, b: int, layout: BlockLayout = BlockLayout()) -> int:
+def shared_blocks_reference(a: int, b: int) -> int:
     """:func:`simdup_es.simhash.shared_blocks` of one pair, by :func:`simdup_es.simhash.blocks`."""
-    return sum(x == y for x, y in zip(blocks(a, layout), blocks(b, layout)))
+    return sum(x == y for x, y in zip(blocks(a), blocks(b)))
 
 
 # --------------------------------------------------------------------------------------- lcs
@@ -268,3 +283,56 @@ def sentence_run(length: int, crosses: bool, need: float) -> float:
     when it crosses a sentence end of the query, else scaled by how much of ``need`` (what a passage in
     one sentence needs, :func:`_one_sentence_need`) it has."""
     return length if crosses else length * min(1.0, length / need)
+
+
+# ----------------------------------------------------------------------------------- index keys
+
+
+def block_terms_reference(fingerprint: int) -> list[str]:
+    """The 8 block terms of a fingerprint: each byte, lowest first, as 2 lower-case hex digits."""
+    return [f"{b:02x}" for b in blocks(fingerprint)]
+
+
+def subset_keys_reference(fingerprint: int, subsets: Sequence[tuple[int, ...]]) -> list[int]:
+    """For each subset ``n`` of blocks: ``n``, then the bytes of those blocks, as one integer (most significant first)."""
+    values = blocks(fingerprint)
+    out = []
+    for n, subset in enumerate(subsets):
+        key = n
+        for j in subset:
+            key = key << 8 | values[j]
+        out.append(key)
+    return out
+
+
+def quad_keys_reference(fingerprint: int) -> list[int]:
+    """The 14 quads of a part: for plane ``n`` of :data:`keys.QUAD_BLOCKS`, ``n`` and its 4 bytes (36 bits)."""
+    return subset_keys_reference(fingerprint, keys.QUAD_BLOCKS)
+
+
+def five_keys_reference(fingerprint: int) -> list[int]:
+    """The 56 five-block keys of a fingerprint: for choice ``n`` of :data:`keys.FIVE_BLOCKS`, ``n`` and its 5 bytes."""
+    return subset_keys_reference(fingerprint, keys.FIVE_BLOCKS)
+
+
+def b64_term_reference(key: int, digits: int) -> str:
+    """A key of ``6 * digits`` bits as URL-safe base64 digits, most significant first."""
+    return "".join(chr(keys._B64[key >> shift & 63]) for shift in range(6 * (digits - 1), -1, -6))
+
+
+def hex_terms_reference(values: Iterable[int]) -> list[str]:
+    """Winnowed keys or part fingerprints as terms: 16 lower-case hex digits each."""
+    return [f"{value:016x}" for value in values]
+
+
+# ----------------------------------------------------------------------------------- tokens
+
+
+def replace_tokens_reference(tokens: list[str], split: Mapping[str, Sequence[str]]) -> list[str]:
+    """Each token that is a key of ``split`` replaced by its pieces (:mod:`simdup_es.tokens`' joined replacement)."""
+    return [piece for t in tokens for piece in split.get(t, (t,))]
+
+
+def is_content_word_reference(token: str) -> bool:
+    """Not punctuation, whitespace or a stop word (:func:`simdup_es.tokens.Tokenizer.words` keeps these)."""
+    return token not in stop_words() and WORDLIKE.search(token) is not None

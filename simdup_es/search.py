@@ -72,10 +72,10 @@ def rerank(query: int, ids: list[str], fingerprints: np.ndarray, k: int) -> list
     return sorted(matches, key=lambda m: (m.distance, m.id))
 
 
-def near_duplicates(store: Store, fingerprint: Fingerprint, *, exclude_id: str | None = None) -> list[Match]:
-    """Documents in ``store`` within ``store.layout.k`` of ``fingerprint`` (re-rank 1)."""
-    ids, fps = store.candidates(fingerprint.value, fingerprint.version, exclude_id=exclude_id)
-    return rerank(fingerprint.value, ids, fps, store.layout.k)
+def near_duplicates(store: Store, fingerprint: Fingerprint, *, k: int = 3, exclude_id: str | None = None) -> list[Match]:
+    """Documents in ``store`` within ``k`` of ``fingerprint`` (re-rank 1)."""
+    ids, fps = store.candidates(fingerprint.value, fingerprint.version, k=k, exclude_id=exclude_id)
+    return rerank(fingerprint.value, ids, fps, k)
 
 
 def comparer(params: CompareParams = CompareParams(), synonym_file: Path | None = None,
@@ -150,7 +150,7 @@ def find_copies(
     printer = printer or PartPrinter(default_fingerprinter())
     unified, fingerprint = _query(text, title, fingerprint, printer.fingerprinter, matrix)
     if not (matrix and text):
-        near = near_duplicates(store, fingerprint, exclude_id=exclude_id)
+        near = near_duplicates(store, fingerprint, k=params.k, exclude_id=exclude_id)
         unscored = [_unscored(m.id, m.distance) for m in near if m.distance <= params.k]
         found = Copies(unscored[:limit], more=max(0, len(unscored) - limit))
     else:
@@ -190,10 +190,10 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
     keys = [k.key for k in levels.keys]
     if fingerprint.version == levels.version:
         (ids, fps), found = store.copy_candidates(fingerprint.value, levels.fingerprints, keys, levels.version,
-                                                  exclude_id=exclude_id, limit=params.store_limit)
-        near_matches = rerank(fingerprint.value, ids, fps, store.layout.k)
+                                                  k=params.k, exclude_id=exclude_id, limit=params.store_limit)
+        near_matches = rerank(fingerprint.value, ids, fps, params.k)
     else:
-        near_matches = near_duplicates(store, fingerprint, exclude_id=exclude_id)
+        near_matches = near_duplicates(store, fingerprint, k=params.k, exclude_id=exclude_id)
         found = store.part_candidates(levels.fingerprints, keys, levels.version, exclude_id=exclude_id,
                                       limit=params.store_limit)
     near = [(m.id, m.distance) for m in near_matches if m.distance <= params.k]

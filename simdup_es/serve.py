@@ -56,7 +56,8 @@ from .errors import (
     SimdupError,
     StoreError,
 )
-from .multilevel import MAX_K, MultiParams
+from .keys import MAX_K
+from .multilevel import MultiParams
 from .report import Exclusions, SimilarityReport, matches_json, render_report_html, verdict_json
 from .service import Query, Service
 from .sources import Fields, Reject, from_mapping
@@ -81,6 +82,8 @@ class ServeSettings:
         Seconds a request may take (waiting for a worker thread included); then 504.
     threads:
         Store and search calls running at once; further requests wait for a thread.
+    k:
+        The largest document distance of a near-duplicate; requests may ask for less.
     limit, max_limit:
         Copies returned when the request does not say, and the most it may ask for.
     refresh_every:

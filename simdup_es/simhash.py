@@ -1,8 +1,8 @@
 """64-bit SimHash, Hamming distance and blocks: pure functions over numpy.
 
 Bit ``i`` of a fingerprint is bit ``i`` of the unsigned 64-bit integer (bit 0 is
-the least significant). Block ``j`` of a layout with ``b`` bits per block holds
-bits ``j*b .. j*b+b-1``.
+the least significant). Block ``j`` of its :data:`BLOCKS` blocks is byte ``j``: bits
+``8*j .. 8*j+7``.
 
 Token weights are quantised to integers before they are summed: float sums
 depend on summation order, which numpy may change between versions and CPUs, and
@@ -19,10 +19,14 @@ from __future__ import annotations
 import numpy as np
 import xxhash
 
-from .config import FINGERPRINT_BITS, BlockLayout
+from .config import FINGERPRINT_BITS
 from .errors import ConfigError
 
 MASK64 = (1 << 64) - 1
+BLOCKS = 8
+"""Blocks of a fingerprint, 8 bits each: two fingerprints within Hamming distance ``k`` share at least
+``BLOCKS - k`` of them (pigeonhole), what the candidate lookups ask for."""
+_BLOCK_BITS = FINGERPRINT_BITS // BLOCKS
 _QUANT = float(1 << 24)  # the heaviest token of a document weighs 2**24 units
 
 
@@ -131,36 +135,29 @@ def similarity(distance: int) -> float:
     return (1.0 - distance / FINGERPRINT_BITS) * 100.0
 
 
-def blocks(fingerprint: int, layout: BlockLayout = BlockLayout()) -> tuple[int, ...]:
-    """Cut a fingerprint into ``layout.blocks`` blocks, lowest bits first."""
+def blocks(fingerprint: int) -> tuple[int, ...]:
+    """Cut a fingerprint into its :data:`BLOCKS` byte blocks, lowest bits first."""
     if not 0 <= fingerprint < 1 << FINGERPRINT_BITS:
         raise ConfigError(f"a fingerprint is a {FINGERPRINT_BITS}-bit unsigned integer, got {fingerprint}")
-    b = layout.bits_per_block
-    mask = (1 << b) - 1
-    return tuple((fingerprint >> (j * b)) & mask for j in range(layout.blocks))
+    return tuple((fingerprint >> (j * _BLOCK_BITS)) & 0xFF for j in range(BLOCKS))
 
 
-def blocks_many(fingerprints: np.ndarray, layout: BlockLayout = BlockLayout()) -> np.ndarray:
-    """:func:`blocks` of many fingerprints: an ``(n, layout.blocks)`` ``uint64`` array."""
-    b = layout.bits_per_block
-    shifts = np.arange(layout.blocks, dtype=np.uint64) * np.uint64(b)
-    mask = np.uint64((1 << b) - 1)
-    return (np.asarray(fingerprints, dtype=np.uint64)[:, None] >> shifts) & mask
 
 
-def shared_blocks(a: np.ndarray, b: np.ndarray, layout: BlockLayout = BlockLayout()) -> np.ndarray:
-    """How many of ``layout``'s blocks each of ``a`` shares with each of ``b``: an ``(len(a), len(b))`` array.
+def equal_blocks(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """How many blocks ``a`` and ``b`` (``uint64`` arrays, broadcast against each other) share, element by element."""
+    x = np.asarray(np.asarray(a, dtype=np.uint64) ^ np.asarray(b, dtype=np.uint64), dtype="<u8")
+    return (x.reshape(*x.shape, 1).view(np.uint8) == 0).sum(axis=-1)  # byte j of the little-endian bytes: block j
 
-    A stored fingerprint is a candidate of a query exactly when they share
-    ``layout.min_match`` blocks (what the candidate query asks of the engine), so the
-    hits of one search for many queries can be told apart client-side.
+
+def shared_blocks(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """How many blocks each of ``a`` shares with each of ``b``: an ``(len(a), len(b))`` array.
+
+    A stored fingerprint is a candidate of a query within ``k`` exactly when they share
+    ``BLOCKS - k`` blocks (what the candidate query asks of the engine), so the hits of
+    one search for many queries can be told apart client-side.
     """
-    x = np.asarray(a, dtype=np.uint64)[:, None] ^ np.asarray(b, dtype=np.uint64)[None, :]
-    mask = np.uint64((1 << layout.bits_per_block) - 1)
-    count = np.zeros(x.shape, dtype=np.int64)
-    for j in range(layout.blocks):
-        count += ((x >> np.uint64(j * layout.bits_per_block)) & mask) == 0
-    return count
+    return equal_blocks(np.asarray(a, dtype=np.uint64)[:, None], np.asarray(b, dtype=np.uint64)[None, :])
 
 
 def to_hex(fingerprint: int) -> str:

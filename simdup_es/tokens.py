@@ -365,11 +365,6 @@ def _replace_joined(tokens: list[str], split: Mapping[str, Sequence[str]]) -> li
     return out
 
 
-def _replace_tokens(tokens: list[str], split: Mapping[str, Sequence[str]]) -> list[str]:
-    """Each token that is a key of ``split`` replaced by its pieces (the plain form of the join above)."""
-    return [piece for t in tokens for piece in split.get(t, (t,))]
-
-
 class Tokenizer:
     """Segments unified text into words with jieba-rs, jieba's dictionary and HMM.
 
@@ -395,13 +390,9 @@ class Tokenizer:
         return _content_words(self.segment(text)) if hmm else dictionary_words(text)
 
 
-def is_content_word(token: str) -> bool:
-    """Not punctuation, whitespace or a stop word."""
-    return token not in stop_words() and WORDLIKE.search(token) is not None
-
-
 def _content_words(tokens: Iterable[str]) -> list[str]:
-    # is_content_word over many tokens, with the stop-word set looked up once.
+    """The tokens that are not punctuation, whitespace or a stop word
+    (:func:`simdup_es.reference.is_content_word_reference` of each)."""
     stop = stop_words()
     return [t for t in tokens if t not in stop and WORDLIKE.search(t)]
 

@@ -74,15 +74,6 @@ def id_base_option(func: F) -> F:
              "the file is named; a file outside it gets its absolute path [env SIMDUP_ID_BASE].")(func)
 
 
-def part_layout_option(func: F) -> F:
-    """--parts: how the index keeps parts, for commands that write or search them without asking it."""
-    from .. import schema
-
-    return click.option("--parts", "part_layout", type=click.Choice(list(schema.PART_LAYOUTS)), default=schema.QUADS,
-                        show_default=True, help="How the index keeps parts (what 'simdup setup --parts' made it "
-                                                "with).")(func)
-
-
 def fingerprint_options(func: F) -> F:
     """Options that change fingerprints (and so their version)."""
     func = click.option(
@@ -456,15 +447,24 @@ def make_comparer(kwargs: dict[str, Any], matrix: bool = True) -> MatrixComparer
     return comparer(params, opts["synonym_file"]) if matrix else None
 
 
+def k_option(func: F) -> F:
+    """``-k``: the document level's distance, the same range and words in every command that takes it."""
+    from .. import keys
+    from ..multilevel import MultiParams
+
+    return click.option(
+        "-k", "--k", "k", type=click.IntRange(0, keys.MAX_K), default=MultiParams.k, show_default=True,
+        help=f"Largest Hamming distance of a near-duplicate, 0 to {keys.MAX_K} (it shares at least 8 - k of the "
+             "fingerprint's 8 blocks). Above 3 the comparison matrix should decide: see docs/design.md.")(func)
+
+
 def search_options(func: F) -> F:
     """-k and --partial-threshold: what a search takes for a near-duplicate and for a partial copy."""
-    from ..multilevel import MAX_K, MultiParams
+    from ..multilevel import MultiParams
 
     func = click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
                         show_default=True, help="A partial copy has at least this share of either side copied.")(func)
-    return click.option("-k", "--k", "k", type=click.IntRange(0, MAX_K), default=MultiParams.k, show_default=True,
-                        help="Largest Hamming distance of a near-duplicate. Above 3 the comparison matrix should "
-                             "decide: see docs/design.md.")(func)
+    return k_option(func)
 
 
 def service_options(func: F) -> F:

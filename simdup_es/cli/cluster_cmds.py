@@ -19,13 +19,15 @@ from ._common import (
     counted,
     echo_json,
     fingerprint_options,
+    k_option,
     make_comparer,
     make_fingerprinter,
     phase_progress,
     progress_bar,
     retry_options,
 )
-from .store_cmds import CONNECTION_KEYS, pop_store_opts, connection_kwargs, connection_options, open_store, store_options
+from .store_cmds import (CONNECTION_KEYS, connection_kwargs, connection_options, open_store, pop_store_opts,
+                         store_options)
 
 
 def _connect(kwargs: dict[str, Any]) -> tuple[Any, str]:
@@ -119,8 +121,7 @@ def _backfilled(summary: Any, version: str) -> str:
 
 @click.command()
 @store_options
-@click.option("-k", "--k", "k", type=click.IntRange(0, 10), default=3, show_default=True,
-              help="Largest Hamming distance of a near-duplicate pair.")
+@k_option
 @click.option("--matrix", is_flag=True, help="Keep only pairs the comparison matrix confirms (reads the texts).")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="With --matrix: keep a pair when at least this share of either document is copied in the other.")

@@ -10,11 +10,11 @@ from typing import Any
 
 import click
 
-from .. import schema
-from ..config import BlockLayout
+from .. import keys
 from ..errors import ConfigError, SimdupError
 from ..indexer import LEVELS, LevelChoice
-from ..parts import PartParams, PartPrinter
+from ..levels import PartParams
+from ..parts import PartPrinter
 from ..sources import Fields, Record, record_doc
 from ..store.base import levels_fields
 from ..tokens import Tokenizer, build_idf, format_idf
@@ -27,7 +27,6 @@ from ._common import (
     record_fields,
     id_base_option,
     fingerprint_options,
-    part_layout_option,
     make_fingerprinter,
     make_service,
     open_output,
@@ -74,14 +73,15 @@ serve_cmd.register(main)
 @field_options
 @id_base_option
 @fingerprint_options
-@click.option("--blocks", "n_blocks", default=8, show_default=True, help="Blocks to split the fingerprint into.")
 @click.option("--workers", type=click.IntRange(min=1), help="Processes to use (default: all cores).")
 @click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), help="Write rejected records here (JSON Lines).")
 @click.option("--levels", type=click.Choice(LEVELS), default="all", show_default=True,
               help="What the 'simdup' object holds besides the document fingerprint, as 'simdup index --levels' writes "
                    "it: all (parts and winnowed keys, without which a search finds no partial copy of the document), "
                    "keys, or document.")
-@part_layout_option
+@click.option("--layout", type=click.Choice(keys.LAYOUTS), default=keys.EIGHT_BY_EIGHT, show_default=True,
+              help="The document layout of the index the 'simdup' object is for (what 'simdup setup --layout' made it "
+                   "with).")
 def fingerprint(
     inputs: tuple[str, ...],
     texts: tuple[str, ...],
@@ -91,11 +91,10 @@ def fingerprint(
     idf_path: Path | None,
     marked_words: Path | None,
     max_bytes: int,
-    n_blocks: int,
     workers: int | None,
     rejects: Path | None,
     levels: LevelChoice,
-    part_layout: str,
+    layout: str,
     id_base: Path | None,
 ) -> None:
     """Fingerprint documents; print one JSON line each.
@@ -108,7 +107,6 @@ def fingerprint(
     """
     if not inputs and not texts:
         raise click.UsageError("give INPUTS or --text")
-    layout = BlockLayout(blocks=n_blocks, k=min(3, n_blocks - 1))
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     fields = record_fields(text_field, title_field, id_field)
     log = RejectLog(rejects, show=SHOWN_REJECTS)
@@ -127,11 +125,11 @@ def fingerprint(
         fp = result.unwrap()
         done += 1
         # "simdup" is the object a writer puts in a document (the index's fields, blocks as hex terms).
-        simdup: dict[str, object] = {**schema.fingerprint_object(fp.value, fp.version, (layout,))}
+        simdup: dict[str, object] = {**keys.fingerprint_object(fp.value, fp.version, layout)}
         if doc_levels is not None:
-            simdup |= levels_fields(record.key, doc_levels, part_layout, (layout,))
+            simdup |= levels_fields(record.key, doc_levels)
         echo_json({"id": record.key, "source": record.source, "fingerprint": fp.hex,
-                   "blocks": [schema.block_term(layout, b) for b in fp.blocks(layout)], "version": fp.version,
+                   "blocks": keys.block_terms(fp.value), "version": fp.version,
                    "simdup": simdup})
     log.close()
     click.echo(f"fingerprinted {done}, rejected {log.count}, total {done + log.count}", err=True)

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 import click
 
-from .. import schema
-from ..config import BlockLayout, Retry
+from .. import keys
+from ..config import Retry
 from ..errors import InputError, NotFound, SimdupError, WorkerError, reason_of
 from ..indexer import LEVELS, IndexStopped, IndexSummary, LevelChoice, index_items
 from ..live_groups import GroupKeeper
@@ -35,7 +35,6 @@ from ._common import (
     field_options,
     fingerprint_options,
     id_base_option,
-    part_layout_option,
     is_folder,
     looks_like_path,
     make_fingerprinter,
@@ -97,22 +96,21 @@ def connection_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
 
 
 @contextmanager
-def open_store(opts: dict[str, Any], *, create: bool = False, read_only: bool = False,
-               layout: BlockLayout = BlockLayout(), retry: Retry | None = None,
-               parts: str | None = None, doc_terms: bool = False) -> Iterator[Store]:
+def open_store(opts: dict[str, Any], *, create: bool = False, read_only: bool = False, retry: Retry | None = None,
+               layout: str | None = None) -> Iterator[Store]:
     """The store the options name (:func:`simdup_es.open_store`), closed on exit.
 
     ``read_only`` is for commands that do not write: an embedded store is opened
     read-only, so one the user may not write can be read. ``retry`` replaces the
-    bulk retries of an Elasticsearch store.
+    bulk retries of an Elasticsearch store; ``layout`` is the document layout of a new index.
     """
     from ..store import open_store as open_configured
 
     if not opts["es_url"] and (create or (opts["store_dir"] or DEFAULT_PATH).exists()):
         path = opts["store_dir"] or DEFAULT_PATH
         click.echo(f"using the embedded store {path}" + ("" if opts["store_dir"] else " (no cluster configured)"), err=True)
-    store = open_configured(opts["es_url"], path=opts["store_dir"], index=opts["index"], layout=layout, create=create,
-                            read_only=read_only, parts=parts, doc_terms=doc_terms, **connection_kwargs(opts))
+    store = open_configured(opts["es_url"], path=opts["store_dir"], index=opts["index"], create=create,
+                            read_only=read_only, layout=layout, **connection_kwargs(opts))
     if retry is not None and hasattr(store, "retry"):
         store.retry = retry
     try:
@@ -146,36 +144,20 @@ def _more_note(more: int) -> str:
 
 @click.command()
 @store_options
-@click.option("--layout", "doc_layout", type=click.Choice(list(schema.DOC_LAYOUTS)), default=None,
-              help="Document-level layout of a new index: 8x8 (default; 8 blocks of 8 bits, 5 of 8 equal), terms "
-                   "(the fingerprint's 56 terms of 5 of its 8 blocks: exact, and no term's postings grow with the "
-                   "index; for very large indices) or 4x16 (4 blocks of 16 bits, 1 of 4 equal). Recorded in the "
-                   "index; searches follow it. Elasticsearch only (docs/scale.md).")
-@click.option("--parts", type=click.Choice(list(schema.PART_LAYOUTS)), default=None,
-              help="How a new index keeps parts: quads (default; 14 keyword terms a part and its fingerprint, one "
-                   "Lucene document per document), flat (56 terms a part, as indices made before quads) or nested. "
-                   "On an existing index, moves its parts in place to a later layout (nested to flat or quads, flat "
-                   "to quads). Elasticsearch only.")
-def setup(doc_layout: str | None, parts: str | None, **kwargs: Any) -> None:
+@click.option("--layout", type=click.Choice(keys.LAYOUTS), default=None,
+              help="Document layout of a new index: 8x8 (default; 8 blocks of 8 bits, 8 - k of them equal), or terms "
+                   "(also the fingerprint's 56 terms of 5 of its 8 blocks, asked for within k <= 3: no term's postings "
+                   "grow with the index; for very large indices). Recorded in the index with its schema; searches "
+                   "follow it. Elasticsearch only (docs/scale.md).")
+def setup(layout: str | None, **kwargs: Any) -> None:
     """Install the index templates and create the index (safe to repeat)."""
-    layout = BlockLayout(schema.DOC_LAYOUTS[doc_layout]) if doc_layout else BlockLayout()
     opts = pop_store_opts(kwargs)
-    if (doc_layout or parts) and not opts["es_url"]:
-        given = " and ".join(f"--{name}" for name, value in (("layout", doc_layout), ("parts", parts)) if value)
-        raise click.UsageError(f"{given}: for an Elasticsearch or OpenSearch index (give --es-url); the embedded "
-                               "store has one layout")
-    with open_store(opts, create=True, layout=layout, parts=parts,
-                    doc_terms=doc_layout == "terms") as store:
-        described = ""
-        if hasattr(store, "part_layout"):
-            blocks = "56 terms" if getattr(store, "doc_terms", False) else \
-                f"{store.layout.blocks} blocks of {store.layout.bits_per_block} bits"
-            described = f" ({store.part_layout} parts, {blocks})"
-        if moved := getattr(store, "moved", None):
-            old, new, n, changed = moved
-            click.echo(f"moved the parts of {_documents(n)} from the {old} to the {new} layout"
-                       + (f" ({changed} rewritten meanwhile, by a writer: already in the {new} layout)" if changed else ""),
-                       err=True)
+    if layout and not opts["es_url"]:
+        raise click.UsageError("--layout: for an Elasticsearch or OpenSearch index (give --es-url); the embedded store "
+                               "has one layout")
+    with open_store(opts, create=True, layout=layout) as store:
+        made = getattr(store, "layout", None)
+        described = f" ({made()} document layout, index schema {keys.SCHEMA})" if callable(made) else ""
         click.echo(f"ready: {_documents(store.count())}{described}", err=True)
 
 
@@ -504,9 +486,7 @@ def search(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
 def searching(opts: dict[str, Any], service: Service, *, create: bool = False, read_only: bool = True,
               retry: Retry | None = None) -> Iterator[Service]:
     """``service`` over the store the options name (:func:`open_store`), closed on exit."""
-    # (The store's layout carries k until the stores take it with each query.)
-    with open_store(opts, create=create, read_only=read_only, layout=BlockLayout(k=service.params.k),
-                    retry=retry) as store:
+    with open_store(opts, create=create, read_only=read_only, retry=retry) as store:
         yield service.with_store(store)
 
 
@@ -617,12 +597,10 @@ def _best_html(html_path: Path | None, scored: list[tuple[MultiMatch, StoredDoc]
 
 @click.command()
 @query_source_options
-@click.option("--dsl", is_flag=True, hidden=True, help="Accepted and ignored: printing the request bodies is what query does.")
 @click.option("--index", default=DEFAULT_INDEX, envvar="SIMDUP_INDEX", show_default=True)
-@part_layout_option
 @fingerprint_options
-def query(query_arg: str | None, text: str | None, file: Path | None, title: str | None, dsl: bool, index: str,
-          part_layout: str, idf_path: Path | None, marked_words: Path | None, max_bytes: int) -> None:
+def query(query_arg: str | None, text: str | None, file: Path | None, title: str | None, index: str,
+          idf_path: Path | None, marked_words: Path | None, max_bytes: int) -> None:
     """Print the search requests for QUERY (a file, or text), ready for Kibana Dev Tools.
 
     The first finds near-duplicate candidates (document fingerprint blocks), the
@@ -636,9 +614,8 @@ def query(query_arg: str | None, text: str | None, file: Path | None, title: str
     fp = fingerprinter.fingerprint(query_text or "", title)
     levels = PartPrinter(fingerprinter).levels(query_text or "")
     part_terms, key_terms = query_terms(levels.fingerprints, [k.key for k in levels.keys])
-    bodies = [candidate_search(fp.value, fp.version, BlockLayout()),
-              part_search(part_terms, key_terms, fp.version, BlockLayout(), limit=MultiParams.store_limit,
-                          part_layout=part_layout)]
+    bodies = [candidate_search(fp.value, fp.version, MultiParams.k),
+              part_search(part_terms, key_terms, fp.version, limit=MultiParams.store_limit)]
     for n, body in enumerate(bodies):
         click.echo(("\n" if n else "") + f"GET {index}/_search")
         click.echo(json.dumps(body, ensure_ascii=False, indent=2))

@@ -102,11 +102,11 @@ def _cut(reason: str) -> str:
     return reason if len(reason) <= REASON_CHARS else f"{reason[:REASON_CHARS]}... ({len(reason):,} characters)"
 
 
-_RUN_SETUP = ": run 'simdup setup' (or 'simdup index', which creates it) first"
+RUN_SETUP = ": run 'simdup setup' (or 'simdup index', which creates it) first"
 
 
 @contextmanager
-def translated(client: Elasticsearch, action: str, index: str | None = None, *, missing: str = _RUN_SETUP,
+def translated(client: Elasticsearch, action: str, index: str | None = None, *, missing: str = RUN_SETUP,
                cluster: str | None = None) -> Iterator[None]:
     """Turn client exceptions into :class:`StoreError` subclasses that say what to do.
 
@@ -170,7 +170,7 @@ def translated(client: Elasticsearch, action: str, index: str | None = None, *, 
 def missing_item_index(error: Any, index: str) -> None:
     """Raise :class:`NotFound` when an ``mget`` doc's error says the index is missing."""
     if isinstance(error, dict) and error.get("type") == "index_not_found_exception":
-        raise NotFound(f"index {index!r} does not exist{_RUN_SETUP}")
+        raise NotFound(f"index {index!r} does not exist{RUN_SETUP}")
 
 
 def partial(response: Mapping[str, Any] | ObjectApiResponse[Any]) -> bool:
@@ -189,13 +189,22 @@ def check_complete(response: Mapping[str, Any] | ObjectApiResponse[Any], what: s
 
 
 def put_mapping(client: Elasticsearch, index: str, properties: dict[str, Any], what: str, fix: str,
-                missing: str = _RUN_SETUP) -> None:
+                missing: str = RUN_SETUP) -> None:
     """Add ``properties`` to the mapping of ``index``; a conflict is a :class:`StoreError` ending in ``fix``."""
     with translated(client, f"adding the {what} to the mapping", index, missing=missing):
         try:
             client.indices.put_mapping(index=index, properties=properties)
         except es.BadRequestError as exc:
             raise StoreError(f"index {index!r} maps the {what} differently ({error_reason(exc)}): {fix}") from exc
+
+
+def record_meta(client: Elasticsearch, index: str, values: Mapping[str, Any], what: str) -> None:
+    """Merge ``values`` into ``_meta.simdup`` of each index of ``index``, keeping every other ``_meta`` key."""
+    with translated(client, f"recording {what} in the mapping", index):
+        for name, body in client.indices.get_mapping(index=index).items():
+            meta = dict(body.get("mappings", {}).get("_meta") or {})
+            meta["simdup"] = {**(meta.get("simdup") or {}), **values}
+            client.indices.put_mapping(index=name, body={"_meta": meta})
 
 
 def merges_held_back(client: Elasticsearch) -> list[str]:

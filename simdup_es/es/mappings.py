@@ -1,25 +1,31 @@
-"""The mappings simdup puts on Elasticsearch, read from the JSON shipped in ``simdup_es.mappings``.
+"""The mappings simdup puts on Elasticsearch, read from the JSON shipped in ``simdup_es.mappings``, and what an
+index's mapping says of it: its schema and document layout (:func:`layout_of`), where its texts are.
 
 Pure apart from reading those package files: no client. Field names come from
-:mod:`simdup_es.schema`; a unit test holds the JSON to them.
+:mod:`simdup_es.keys`; a unit test holds the JSON to them.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from .. import schema
-from ..config import BlockLayout
+from .. import keys
+from ..errors import StoreError
 
 COMPONENT_TEMPLATE = "simdup-fingerprint"
 """Name of the component template with the fingerprint fields (``mappings/component-template.json``)."""
 INDEX_TEMPLATE = "simdup"
 """Name of the index template for ``simdup-*`` indices (``mappings/index-template.json``)."""
+GROUP_FIELDS = (keys.GROUP, keys.GROUP_SIZE, keys.GROUP_KIND)
+NEW_INDEX = ("make a new index ('simdup setup --index NEW', with --layout for its layout), fill it ('simdup index "
+             "--index NEW' from the files, or copy the documents with POST _reindex leaving out '_source.simdup' and "
+             "run 'simdup backfill --index NEW --field FIELD'), then point your alias at NEW (docs/elasticsearch.md)")
+"""How an index of another schema or layout is replaced: the Elasticsearch way, never in place."""
 
 
 @cache
@@ -37,39 +43,20 @@ def index_template() -> dict[str, Any]:
     return json.loads(_load("index-template.json"))
 
 
-def _block_mapping() -> dict[str, Any]:
-    """The mapping of one block field (the one the dynamic template gives)."""
-    dynamic = component_template()["template"]["mappings"]["dynamic_templates"]
-    return next(iter(dynamic[0].values()))["mapping"]
+def fingerprint_mapping() -> dict[str, Any]:
+    """The ``simdup`` object's mapping."""
+    return copy.deepcopy(component_template()["template"]["mappings"]["properties"][keys.ROOT])
 
 
-def fingerprint_mapping(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,)) -> dict[str, Any]:
-    """The ``simdup`` object's mapping, with explicit block fields (of documents and parts) for every layout."""
-    simdup = copy.deepcopy(component_template()["template"]["mappings"]["properties"][schema.ROOT])
-    parts = simdup["properties"][schema.PARTS_NAME]["properties"]
-    for layout in layouts:
-        for j in range(layout.blocks):
-            simdup["properties"].setdefault(schema.block_name(layout, j), _block_mapping())
-            parts.setdefault(schema.block_name(layout, j), _block_mapping())
-    return simdup
-
-
-def index_mappings(layouts: Iterable[BlockLayout] = (schema.DEFAULT_LAYOUT,), parts: str = schema.QUADS,
-                   doc_terms: bool = False) -> dict[str, Any]:
-    """Full mappings of an index simdup creates: component template + index template fields, and
-    in ``_meta`` its layout (:func:`simdup_es.schema.index_meta`: ``parts``, the blocks of ``layouts[0]``)."""
-    layouts = tuple(layouts)
-    component = component_template()["template"]["mappings"]
+def index_mappings(layout: str = keys.EIGHT_BY_EIGHT) -> dict[str, Any]:
+    """Full mappings of an index simdup creates: component template + index template fields, and in ``_meta``
+    the schema and the document ``layout`` (:func:`simdup_es.keys.index_meta`)."""
     owned = index_template()["template"]["mappings"]
     return {
         **{k: v for k, v in owned.items() if k != "properties"},
-        "_meta": schema.index_meta(parts, layouts[0].blocks, doc_terms),
-        "dynamic_templates": component["dynamic_templates"],
-        "properties": {**owned["properties"], **group_mapping(), schema.ROOT: fingerprint_mapping(layouts)},
+        "_meta": keys.index_meta(layout),
+        "properties": {**owned["properties"], **group_mapping(), keys.ROOT: fingerprint_mapping()},
     }
-
-
-GROUP_FIELDS = (schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND)
 
 
 def group_mapping() -> dict[str, Any]:
@@ -81,53 +68,59 @@ def group_mapping() -> dict[str, Any]:
     return {name: props[name] for name in GROUP_FIELDS}
 
 
-def missing_keyword_fields(mappings: dict[str, Any], layouts: Iterable[BlockLayout]) -> dict[str, list[str]]:
-    """``{index: [field, ...]}``: fingerprint fields a ``GET _mapping`` answer does not map as ``keyword``.
+def new_to_simdup(mapping: Mapping[str, Any]) -> bool:
+    """Whether an index's mapping (``GET _mapping``'s ``mappings``) has neither a ``simdup`` record nor ``simdup`` fields."""
+    return keys.ROOT not in (mapping.get("_meta") or {}) and keys.ROOT not in mapping.get("properties", {})
 
-    A term query on an unmapped block field matches nothing, so an index missing
-    one would silently return no candidates.
+
+def layout_of(answer: Mapping[str, Any]) -> str:
+    """The document layout the indices of a ``GET _mapping`` answer record (they must agree), with this schema.
+
+    An index of another schema, or none (made by an earlier build, or new to simdup), is refused with what to do:
+    its keys are not what this release asks for, and they are never changed in place.
     """
-    needed = ["fp", "version"] + [schema.block_name(lay, j) for lay in layouts for j in range(lay.blocks)]
-    out = {}
-    for name, body in mappings.items():
-        props = body.get("mappings", {}).get("properties", {}).get(schema.ROOT, {}).get("properties", {})
-        missing = [f"{schema.ROOT}.{f}" for f in needed if props.get(f, {}).get("type") != "keyword"]
-        if missing:
-            out[name] = missing
-    return out
+    found = {}
+    for name, body in sorted(answer.items()):
+        mapping = body.get("mappings", {})
+        schema, layout = keys.recorded(mapping.get("_meta"))
+        if schema == keys.SCHEMA:
+            found[name] = layout
+        elif new_to_simdup(mapping):
+            raise StoreError(f"index {name!r} has no simdup fields: fingerprint its documents with 'simdup backfill "
+                             f"--index {name} --field FIELD', or 'simdup setup' a new index and 'simdup index' into it")
+        elif schema is None:
+            raise StoreError(f"index {name!r} has simdup fields but records no index schema (an index made by an earlier "
+                             f"build of simdup-es, or mapped by hand; this release searches and writes index schema "
+                             f"{keys.SCHEMA}): {NEW_INDEX}")
+        else:
+            raise StoreError(f"index {name!r} was made by another build of simdup-es (index schema {schema}; this release "
+                             f"searches and writes index schema {keys.SCHEMA}): {NEW_INDEX}")
+    if len(set(found.values())) > 1:
+        raise StoreError(f"the indices {', '.join(found)} were made with different document layouts "
+                         f"({', '.join(sorted(set(found.values())))}): search them one at a time")
+    return next(iter(found.values()), keys.EIGHT_BY_EIGHT)
 
 
-def missing_level_fields(mappings: dict[str, Any], layouts: Iterable[BlockLayout]) -> dict[str, list[str]]:
-    """``{index: [field, ...]}``: level fields (issue 11) a ``GET _mapping`` answer lacks or maps otherwise.
-
-    Written to an index without them, dynamic mapping would make ``parts`` a plain
-    object (5 of 8 no longer within one part) and ``sk`` a text field.
-    """
-    wanted = fingerprint_mapping(layouts)["properties"]
-    out = {}
-    for name, body in mappings.items():
-        props = body.get("mappings", {}).get("properties", {}).get(schema.ROOT, {}).get("properties", {})
-        written = schema.layout_of(body.get("mappings", {}).get("_meta"))[0].split("+")[-1]  # see es.layout.written
-        needed = [*schema.LEVEL_NAMES[:-1], *schema.PART_FIELDS[written]]
-        missing = [f"{schema.ROOT}.{f}" for f in needed
-                   if props.get(f, {}).get("type", "object") != wanted[f].get("type", "object")]
-        part_props = props.get(schema.PARTS_NAME, {}).get("properties", {})
-        missing += [] if written != schema.NESTED else [f"{schema.PARTS}.{f}" for f in wanted[schema.PARTS_NAME]["properties"]
-                                                        if part_props.get(f, {}).get("type") != "keyword"]
-        if missing:
-            out[name] = missing
-    return out
+def source_fields(answer: Mapping[str, Any]) -> tuple[str, str]:
+    """The ``(text, title)`` fields a ``GET _mapping`` answer records; the indices behind an alias must agree."""
+    found = {keys.source_fields_of(body.get("mappings", {}).get("_meta")) for body in answer.values()}
+    if len(found) > 1:
+        raise StoreError(f"the indices {', '.join(sorted(answer))} keep their text in different fields "
+                         f"({sorted(found)}): search them one at a time")
+    return found.pop() if found else ("text", "title")
 
 
 __all__ = [
     "COMPONENT_TEMPLATE",
     "GROUP_FIELDS",
     "INDEX_TEMPLATE",
+    "NEW_INDEX",
     "component_template",
     "fingerprint_mapping",
     "group_mapping",
     "index_mappings",
     "index_template",
-    "missing_keyword_fields",
-    "missing_level_fields",
+    "layout_of",
+    "new_to_simdup",
+    "source_fields",
 ]

@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..config import BlockLayout
 from ..errors import ConfigError, NotFound
-from .base import BulkReport, Store, StoredDoc
+from ..common import BulkReport
+from .base import Store, StoredDoc
 
 log = logging.getLogger(__name__)
 
@@ -28,11 +28,9 @@ def open_store(
     *,
     path: Path | str | None = None,
     index: str | None = None,
-    layout: BlockLayout = BlockLayout(),
     create: bool = False,
     read_only: bool = False,
-    parts: str | None = None,
-    doc_terms: bool = False,
+    layout: str | None = None,
     **connection: Any,
 ) -> Store:
     """The configured store: the cluster's index when there is a URL, else the embedded one.
@@ -50,11 +48,10 @@ def open_store(
     (creates the index or folder); without it a missing embedded store is
     :class:`NotFound`. ``read_only`` opens the embedded store for reading alone
     (nothing created or changed on disk: a store in a folder the user may not write
-    can be searched); it does not change an Elasticsearch store. ``parts`` is how a new
-    Elasticsearch index keeps parts (``"quads"``, the default, ``"flat"`` or ``"nested"``; a later
-    layout upgrades an existing index's parts at setup: docs/scale.md); the embedded
-    store has its own tables and ignores it, as it does ``doc_terms`` (a new index with the
-    ``terms`` document layout). Close the store when done (it is a context manager).
+    can be searched); it does not change an Elasticsearch store. ``layout`` is the document
+    layout of a new Elasticsearch index (``"8x8"``, the default, or ``"terms"``: docs/scale.md);
+    an existing index keeps its own, and the embedded store has one. Close the store when done
+    (it is a context manager).
     """
     if url and path:
         raise ConfigError("give an Elasticsearch URL or an embedded store folder, not both (url= or path=; --es-url or "
@@ -72,8 +69,7 @@ def open_store(
         from .elasticsearch import ElasticsearchStore
 
         settings = ConnectionSettings.from_env(url=url, **connection)
-        store = ElasticsearchStore(settings, index or os.environ.get("SIMDUP_INDEX") or DEFAULT_INDEX, layout,
-                                   parts=parts, doc_terms=doc_terms)
+        store = ElasticsearchStore(settings, index or os.environ.get("SIMDUP_INDEX") or DEFAULT_INDEX, layout=layout)
     else:
         from .local import LocalStore
 
@@ -84,7 +80,7 @@ def open_store(
             raise NotFound(f"no embedded store at {folder}: index documents first ('simdup index --store {folder} "
                            f"FILES'; from Python, open_store(path=..., create=True) makes one), or give --es-url for a "
                            f"cluster{hint}")
-        store = LocalStore(folder, layout, read_only=read_only)
+        store = LocalStore(folder, read_only=read_only)
     if create:
         try:
             store.setup()
@@ -106,8 +102,8 @@ def _check_connection_names(connection: dict[str, Any]) -> None:
 
     unknown = sorted(set(connection) - {f.name for f in fields(ConnectionSettings)})
     if unknown:
-        raise ConfigError(f"open_store() got unknown options {', '.join(unknown)}: it takes url, path, index, layout, "
-                          "create, read_only, parts, doc_terms and the connection settings of ConnectionSettings")
+        raise ConfigError(f"open_store() got unknown options {', '.join(unknown)}: it takes url, path, index, create, "
+                          "read_only, layout and the connection settings of ConnectionSettings")
 
 
 def _store_above(folder: Path) -> str | None:

@@ -19,12 +19,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..common import BulkReport as BulkReport, Closing as Closing  # re-exported: they lived here
-from ..config import BlockLayout
+from ..common import BulkReport
 from ..errors import ConfigError
-from ..schema import DEFAULT_LAYOUT, levels_object
-from ..multilevel import PartCandidate
+from ..keys import levels_object
 from ..levels import Levels
+from ..multilevel import PartCandidate
 
 MAX_ID_BYTES = 512
 """Longest id in UTF-8 bytes (Elasticsearch refuses a whole bulk request for a longer ``_id``)."""
@@ -32,16 +31,14 @@ _U64 = 1 << 64
 _SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: no text encoding can write it
 
 MAX_STORED_PARTS = 1000
-"""Most part fingerprints a store keeps per document. Elasticsearch refuses a document
-with more than ``index.mapping.nested_objects.limit`` (10,000) nested objects, and a part
-is a nested object; 1,000 parts is a document of about 50,000 units (overlapping windows
-of 100), far beyond a page. A longer document keeps an evenly spread 1,000 (its
-keys are all kept) and :attr:`BulkReport.capped` names it."""
+"""Most part fingerprints a store keeps per document: a document of about 50,000 units
+(overlapping windows of 100), far beyond a page. A longer document keeps an evenly spread
+1,000 (its keys are all kept) and :attr:`BulkReport.capped` names it."""
 MAX_QUERY_PARTS = 64
 """Most query parts :meth:`Store.part_candidates` looks up (evenly spread over the query).
-A part is 9 clauses in Elasticsearch (8 block terms in a nested bool) and a key one:
-64 * 9 + 400 = 976 clauses, within the smallest ``indices.query.bool.max_clause_count``
-(1,024, on a small heap). A 2 kB document has about 10 parts and 50 keys."""
+In Elasticsearch a key is a ``term`` clause and a part one ``terms`` query of its 14 quads:
+64 + 400 of them, within the smallest ``indices.query.bool.max_clause_count`` (1,024, on a
+small heap). A 2 kB document has about 10 parts and 50 keys."""
 MAX_QUERY_KEYS = 400
 """Most query keys :meth:`Store.part_candidates` looks up (evenly spread)."""
 
@@ -63,12 +60,11 @@ def stored_levels(levels: Levels) -> tuple[list[int], list[int], int]:
     return kept, keys, len(fps) - len(kept)
 
 
-def levels_fields(doc_id: str, levels: Levels, part_layout: str,
-                  layouts: tuple[BlockLayout, ...] = (DEFAULT_LAYOUT,)) -> dict[str, object]:
-    """The level fields of a document's ``simdup`` object, as the Elasticsearch store writes them (parts as
-    ``part_layout``): for ``simdup backfill``, and for a writer that adds them at ingest (``simdup fingerprint``)."""
+def levels_fields(doc_id: str, levels: Levels) -> dict[str, object]:
+    """The level fields of a document's ``simdup`` object, as the Elasticsearch store writes them: for
+    ``simdup backfill``, and for a writer that adds them at ingest (``simdup fingerprint``)."""
     parts, keys, cut = stored_levels(levels)
-    return levels_object(doc_id, levels.units, parts, keys, cut, layouts, part_layout)
+    return levels_object(doc_id, levels.units, parts, keys, cut)
 
 
 def capped_note(kept: int, cut: int) -> str:
@@ -228,14 +224,12 @@ class FingerprintScan(Protocol):
 class Store(Protocol):
     """Keeps fingerprinted documents and finds candidates by shared blocks.
 
-    ``candidates`` may return documents further than ``layout.k`` away (the caller
-    re-ranks by exact distance) but must never miss one within ``layout.k`` that has
-    the same fingerprint version.
+    ``candidates`` may return documents further than ``k`` away (the caller re-ranks
+    by exact distance) but must never miss one within ``k`` (0 to
+    :data:`simdup_es.keys.MAX_K`, given with each lookup) that has the same
+    fingerprint version. Parts match by :data:`simdup_es.keys.PART_MATCH` blocks,
+    whatever ``k``.
     """
-
-    layout: BlockLayout
-    """``layout.k`` is the distance ``candidates`` guarantees; ``layout.blocks`` shapes
-    the Elasticsearch block fields only (the embedded store cuts its own tables)."""
 
     def setup(self) -> None:
         """Create what the store needs (index, tables); safe to call again."""
@@ -266,16 +260,17 @@ class Store(Protocol):
         the next ``simdup groups``.
         """
 
-    def candidates(self, fingerprint: int, version: str, *, exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
-        """Ids and fingerprints (``uint64``) of documents sharing at least ``layout.min_match`` blocks."""
+    def candidates(self, fingerprint: int, version: str, *, k: int,
+                   exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
+        """Ids and fingerprints (``uint64``) of documents within ``k`` of ``fingerprint`` (and maybe others)."""
 
-    def candidates_many(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[str], np.ndarray]]:
+    def candidates_many(self, queries: Sequence[tuple[int, str]], *, k: int) -> list[tuple[list[str], np.ndarray]]:
         """:meth:`candidates` of each ``(fingerprint, version)``, in order (a cluster answers them in few requests)."""
 
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
     ) -> list[PartCandidate]:
-        """Documents sharing a part (``layout.min_match`` of its blocks) or a key with a query.
+        """Documents sharing a part (:data:`simdup_es.keys.PART_MATCH` of its 8 blocks) or a key with a query.
 
         As :meth:`simdup_es.multilevel.PartStore.part_candidates` (the reference is
         :class:`~simdup_es.multilevel.MemoryPartIndex`): every stored document of
@@ -288,11 +283,11 @@ class Store(Protocol):
         """
 
     def copy_candidates(
-        self, fingerprint: int, parts: Sequence[int | None], keys: Sequence[int], version: str, *,
+        self, fingerprint: int, parts: Sequence[int | None], keys: Sequence[int], version: str, *, k: int,
         exclude_id: str | None = None, limit: int = 100,
     ) -> tuple[tuple[list[str], np.ndarray], list[PartCandidate]]:
-        """``(candidates(fingerprint, ...), part_candidates(parts, keys, ...))`` of one query, both of ``version``
-        (a cluster answers both in one request)."""
+        """``(candidates(fingerprint, ..., k=k), part_candidates(parts, keys, ...))`` of one query, both of
+        ``version`` (a cluster answers both in one request)."""
 
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
         """Documents by id, with text, title and group; unknown ids are left out."""

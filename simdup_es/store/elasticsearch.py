@@ -7,6 +7,10 @@ so every error the cluster or the network raises leaves this module as a
 and :class:`NotFound`) whose message says what to do. Per-document failures of a
 bulk write never raise: they come back in :attr:`BulkReport.failed`.
 
+The keys written and asked for are :mod:`simdup_es.keys`'s, in the document layout the
+index records with its schema number (read once per store; an index of another schema
+is refused, :func:`simdup_es.es.mappings.layout_of`).
+
 Secrets (API key, password) are never part of a ``repr``, a log line or an error
 message; URLs are shown without any ``user:password@`` part.
 """
@@ -22,29 +26,29 @@ import elasticsearch as es
 import numpy as np
 from elasticsearch import Elasticsearch
 
-from .. import schema
+from .. import keys
 from .. import simhash as sh
-from ..config import BlockLayout
+from ..common import BulkReport, Closing
 from ..errors import ConfigError, NotFound, StoreError
 from ..es import bodies, io
-from ..es import layout as index_layout
-from ..es.connection import DEFAULT_URL, ConnectionSettings, redact_url
+from ..es.connection import ConnectionSettings
 from ..es.engine import as_client
 from ..es.mappings import (
     COMPONENT_TEMPLATE,
     GROUP_FIELDS,
     INDEX_TEMPLATE,
+    NEW_INDEX,
     component_template,
     fingerprint_mapping,
     group_mapping,
     index_mappings,
     index_template,
-    missing_keyword_fields,
-    missing_level_fields,
+    layout_of,
+    new_to_simdup,
+    source_fields,
 )
 from ..multilevel import PartCandidate
-from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, listed,
-                   query_terms, stored_levels)
+from .base import NOT_FOUND, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, listed, query_terms, stored_levels
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +64,6 @@ FORCE_MERGE_TIMEOUT = 6 * 3600.0
 FORCE_MERGE_WAIT = 60.0
 """Seconds one ``_forcemerge`` request is given: a merge still running then is asked after again, once the
 nodes' disks are checked (Elasticsearch starts no merge on a nearly full disk, and the request would wait for good)."""
-_TERMS_QUERIES_PER_SEARCH = 100
-"""Queries in one search of :meth:`ElasticsearchStore.candidates_many` in the ``terms`` document layout (one
-``bool`` of their ``terms`` clauses: one request instead of 100)."""
-_REINDEX = "use a new index, which 'simdup setup' creates with the right mappings, and re-index into it"
 
 
 def install_templates(client: Elasticsearch) -> None:
@@ -75,6 +75,32 @@ def install_templates(client: Elasticsearch) -> None:
     with io.translated(client, "installing the index templates"):
         client.cluster.put_component_template(name=COMPONENT_TEMPLATE, body=component_template())
         client.indices.put_index_template(name=INDEX_TEMPLATE, body=index_template())
+
+
+def adopt(client: Elasticsearch, index: str, layout: str | None = None, *, missing: str = io.RUN_SETUP) -> str:
+    """The document layout of the existing ``index`` (every index it names), made ready for simdup's keys.
+
+    An index new to simdup (no ``simdup`` fields, none recorded) gets them, and records this
+    schema and ``layout`` (the default when ``None``); an index of this schema keeps its own
+    layout, which ``layout``, if given, must be, and is refused if a field maps otherwise than
+    the schema (a template of the user's); one of another schema is refused
+    (:func:`simdup_es.es.mappings.layout_of`): its keys are never changed in place.
+    """
+    with io.translated(client, "reading the mapping", index, missing=missing):
+        answer = dict(client.indices.get_mapping(index=index))
+    new = [name for name, body in answer.items() if new_to_simdup(body.get("mappings", {}))]
+    known = {name: body for name, body in answer.items() if name not in new}
+    found = layout_of(known) if known else layout or keys.EIGHT_BY_EIGHT
+    if layout is not None and layout != found:
+        raise ConfigError(f"index {index!r} has the {found} document layout, not {layout}: the layout is chosen when "
+                          f"an index is made; to change it, {NEW_INDEX}")
+    # The fields for an index new to simdup; for the others a check that nothing maps them otherwise.
+    io.put_mapping(client, index, {keys.ROOT: fingerprint_mapping(), **group_mapping()}, "simdup fields",
+                   f"the fields simdup writes ({keys.ROOT}, {', '.join(GROUP_FIELDS)}) must be free or mapped as "
+                   "simdup maps them", missing)
+    for name in new:
+        io.record_meta(client, name, keys.index_meta(found)[keys.ROOT], "the index schema")
+    return found
 
 
 class ElasticsearchStore(Closing):
@@ -92,11 +118,10 @@ class ElasticsearchStore(Closing):
         Index name. Names matching ``simdup-*`` get the index template; other names
         get the same mappings explicitly (see :meth:`setup`).
     layout:
-        Block layout of the candidate query. The default is 8 blocks of 8 bits,
-        5 of 8 equal.
-    layouts:
-        Block layouts written with each document (default: ``layout`` only). Must
-        include ``layout``. Writing several lets one index serve several layouts.
+        The document layout :meth:`setup` gives a new index (:data:`simdup_es.keys.LAYOUTS`:
+        ``"8x8"``, the default when ``None``, or ``"terms"``). Reads and writes follow the
+        layout the index records; an index of another layout than one given here is refused
+        at setup.
     chunk_size:
         Most documents per bulk request.
     concurrency:
@@ -113,26 +138,14 @@ class ElasticsearchStore(Closing):
         are paged through a point in time, so none is missed.
     pit_page_size, pit_keep_alive:
         Page size and keep-alive of point-in-time walks (candidate pages, :meth:`scan`).
-    parts:
-        How :meth:`setup` keeps parts in a new index: ``"quads"`` (the default, ``None``: 14
-        keyword terms and the fingerprint of each part, :func:`simdup_es.schema.quad_part_terms`),
-        ``"flat"`` (56 terms a part, :func:`simdup_es.schema.flat_part_terms`) or ``"nested"``
-        (one nested document per part). A later layout given for an existing index upgrades
-        its parts in place (nested to flat or quads, flat to quads; :mod:`simdup_es.es.layout`).
-        Reads and writes follow what the index records (its mapping's ``_meta``), as they
-        do the document layout it records (``4x16`` indices: see ``simdup setup --layout``).
-    doc_terms:
-        Give a new index the ``terms`` document layout: each fingerprint's 56 flat terms
-        (:func:`simdup_es.es.bodies.candidate_terms_query`), asked for instead of the blocks.
     """
 
     def __init__(
         self,
         client: Elasticsearch | ConnectionSettings,
         index: str,
-        layout: BlockLayout = BlockLayout(),
         *,
-        layouts: Sequence[BlockLayout] | None = None,
+        layout: str | None = None,
         chunk_size: int = 1000,
         concurrency: int = 2,
         min_chunk: int = 100,
@@ -143,15 +156,11 @@ class ElasticsearchStore(Closing):
         page_size: int = 1000,
         pit_page_size: int = 10_000,
         pit_keep_alive: str = "1m",
-        parts: str | None = None,
-        doc_terms: bool = False,
     ) -> None:
         if not index or index != index.lower() or index.startswith(("-", "_", "+")):
             raise ConfigError(f"{index!r} is not a valid index name (lower case, not starting with -, _ or +)")
-        self.layout = layout
-        self.layouts = tuple(layouts) if layouts is not None else (layout,)
-        if layout not in self.layouts:
-            raise ConfigError(f"layouts must include the query layout {layout}")
+        if layout is not None:
+            keys.index_meta(layout)  # a known layout
         if min(chunk_size, concurrency, min_chunk, page_size, pit_page_size) < 1:
             raise ConfigError("chunk_size, concurrency, min_chunk, page_size and pit_page_size must be positive")
         self.index = index
@@ -163,30 +172,20 @@ class ElasticsearchStore(Closing):
         self.pit_page_size = pit_page_size
         self.pit_keep_alive = pit_keep_alive
         self.retry = io.Retry(max_retries, initial_backoff, max_backoff)
-        if parts is not None and parts not in schema.PART_LAYOUTS:
-            raise ConfigError(f"parts must be one of {', '.join(schema.PART_LAYOUTS)}, got {parts!r}")
-        self.parts = parts
-        self.doc_terms = doc_terms
-        """The ``terms`` document layout (``simdup setup --layout terms``): asked at setup, or as the index records."""
-        self.part_layout = parts or schema.QUADS
-        """How this index keeps parts (``quads``, ``flat``, ``nested``, or two of them joined by ``+`` while it
-        moves from one to the other), once read."""
+        self._asked_layout = layout
+        self._layout: str | None = None
+        """The document layout the index records (:data:`simdup_es.keys.LAYOUTS`), once read (:meth:`layout`)."""
         if isinstance(client, ConnectionSettings):
             self._settings: ConnectionSettings | None = client
             self._client: Elasticsearch | None = None
         else:
             self._settings = None
             self._client = as_client(client)
-        self._checked = False
-        self.moved: tuple[str, str, int, int] | None = None
-        """What :meth:`setup` moved: ``(old part layout, new one, documents moved, rewritten meanwhile)``."""
         self._source_fields: tuple[str, str] | None = None
         """Where the documents keep their text and title: ``text`` and ``title``, or what the index records
         (``simdup backfill --field body``); read with the mapping, once."""
         self._several = False  # the name (an alias, a pattern) stands for several indices: mget cannot read by id
         self._write_checked = False  # a name for several indices has a write index (checked before the first write)
-        self._levels_checked = False
-        self._groups_mapped = False
         self._concrete: bool | None = None
         """Whether :attr:`index` names one index (not an alias or pattern): asked once, by :meth:`put_keys`."""
 
@@ -196,7 +195,7 @@ class ElasticsearchStore(Closing):
         return self._settings
 
     def __repr__(self) -> str:
-        return f"ElasticsearchStore(index={self.index!r}, layout={self.layout})"
+        return f"ElasticsearchStore(index={self.index!r})"
 
     @property
     def client(self) -> Elasticsearch:
@@ -212,15 +211,13 @@ class ElasticsearchStore(Closing):
     # -- setup ---------------------------------------------------------------------------------
 
     def setup(self) -> None:
-        """Install the templates and create the index, or add the fingerprint fields to it.
+        """Install the templates and create the index, or make an existing one ready (:func:`adopt`).
 
         Idempotent. A new index gets the full mappings (fingerprint fields,
         ``title``, ``text``) in the create request, whether or not its name
-        matches the template's ``simdup-*`` pattern, and records its layout
-        (parts, document blocks) in the mapping's ``_meta``. An existing index gets
-        the fingerprint fields added; its other fields are left alone; with a later
-        ``parts`` layout than its own, its parts are moved to it. A user allowed
-        to manage the index but not templates gets a warning, not an error.
+        matches the template's ``simdup-*`` pattern, and records its schema and
+        document layout in the mapping's ``_meta``. A user allowed to manage the
+        index but not templates gets a warning, not an error.
         """
         try:
             install_templates(self.client)
@@ -229,75 +226,26 @@ class ElasticsearchStore(Closing):
                 raise
             # Templates only shape indices created later; this index gets its mappings explicitly.
             log.warning("could not install the index templates (%s); going on with index %s", exc, self.index)
+        layout = self._asked_layout or keys.EIGHT_BY_EIGHT
         with self._translated("creating the index"):
             if not self.client.indices.exists(index=self.index):
                 try:
-                    self.client.indices.create(index=self.index,
-                                               mappings=index_mappings(self.layouts, self.part_layout, self.doc_terms))
-                    log.info("created index %s (%s parts, %d blocks)", self.index, self.part_layout, self.layout.blocks)
-                    self._checked = self._levels_checked = self._groups_mapped = True
+                    self.client.indices.create(index=self.index, mappings=index_mappings(layout))
+                    log.info("created index %s (%s document layout)", self.index, layout)
+                    self._layout = layout
                     return
                 except es.BadRequestError as exc:
                     if exc.error != "resource_already_exists_exception":
                         raise
-        self._setup_existing()
+        self._layout = adopt(self.client, self.index, self._asked_layout)
 
-    def _setup_existing(self) -> None:
-        """:meth:`setup` of an index that exists: new fields, its layout recorded, nested parts upgraded if asked."""
-        parts, recorded_blocks, doc_terms = index_layout.read(self.client, self.index)
-        blocks = recorded_blocks or self.layout.blocks
-        if self.doc_terms and not doc_terms:
-            raise ConfigError(f"index {self.index!r} was made without the 'terms' document layout: it is chosen when "
-                              "an index is created; use a new index and index the documents into it")
-        if blocks != self.layout.blocks and self.layout.blocks != schema.DEFAULT_LAYOUT.blocks:
-            raise ConfigError(f"index {self.index!r} was made with {blocks} blocks per fingerprint, not "
-                              f"{self.layout.blocks}: the document layout is chosen when an index is created; use a "
-                              "new index and index the documents into it")
-        current = index_layout.written(parts)
-        target = self.parts or current
-        if target != current and not index_layout.later(target, current):
-            raise ConfigError(f"index {self.index!r} keeps parts in the {current} layout; it cannot go back to "
-                              f"{target} parts: use a new index for {target} parts")
-        if "+" in parts and target != current:
-            raise ConfigError(f"index {self.index!r} is moving its parts to the {current} layout: finish with "
-                              f"'simdup setup --parts {current}', then ask for {target} parts")
-        # New fields only (the levels of issue 11, dup_kind, on an index made before them): no reindex.
-        io.put_mapping(self.client, self.index, {schema.ROOT: fingerprint_mapping(self.layouts), **group_mapping()},
-                       "fingerprint and duplicate group fields", _REINDEX)
-        source = index_layout.searched(parts)[0]
-        if self.parts is not None and source != target:
-            index_layout.record(self.client, self.index, index_layout.migrating(source, target), blocks)
-            moved, changed = index_layout.move_parts(self.client, self.index, source, target, retry=self.retry)
-            log.info("index %s: parts of %d documents moved from the %s to the %s layout (%d rewritten meanwhile)",
-                     self.index, moved, source, target, changed)
-            self.moved = (source, target, moved, changed)
-            parts = target
-        index_layout.record(self.client, self.index, parts, blocks, doc_terms)
-        self._adopt(parts, blocks)
-        self.doc_terms = doc_terms
-        self._checked = self._levels_checked = self._groups_mapped = True
-
-    def _adopt(self, parts: str, blocks: int | None) -> None:
-        """Use the layout the index records: its part layout, and its document blocks when it records
-        them and this store writes one layout (a query layout of other blocks than the index's finds
-        nothing; both are exact within ``k``)."""
-        self.part_layout = parts
-        if blocks is not None and blocks != self.layout.blocks and self.layouts == (self.layout,):
-            self.layout = BlockLayout(blocks, min(self.layout.k, blocks - 1))
-            self.layouts = (self.layout,)
-
-    def _check_mapping(self) -> None:
-        """Refuse an index whose fingerprint fields are not keyword (checked once per store).
-
-        A term query on an unmapped block field matches nothing, so without this
-        check a wrongly mapped index would silently return no candidates.
-        """
-        if not self._checked:
-            self._refuse_missing(missing_keyword_fields, "keyword mapping for", "run 'simdup setup' to add the "
-                                 "fingerprint fields (fields mapped otherwise need a new index), then fingerprint the "
-                                 "documents: 'simdup backfill --field FIELD' for an index of your own, 'simdup index' "
-                                 "for files")
-            self._checked = True
+    def layout(self) -> str:
+        """The document layout the index records, read once per store (with where its texts are); an index of another
+        schema is refused (:func:`simdup_es.es.mappings.layout_of`)."""
+        if self._layout is None:
+            answer = self._note_mapping()
+            self._layout = layout_of(answer)
+        return self._layout
 
     def _check_write_index(self) -> None:
         """Refuse to write through a name that stands for several indices unless it is an alias with a write index
@@ -311,30 +259,6 @@ class ElasticsearchStore(Closing):
                                  f"one index, or make one of them the alias's write index (POST _aliases with "
                                  f"{{\"add\": {{\"index\": \"...\", \"alias\": \"{self.index}\", \"is_write_index\": true}}}})")
         self._write_checked = True
-
-    def _check_level_mapping(self) -> None:
-        """Refuse to write or search levels in an index without their fields (checked once per store).
-
-        Written without the mapping, ``parts`` would become a plain object (5 of 8
-        blocks across parts) and ``sk`` a text field, silently.
-        """
-        if not self._levels_checked:
-            self._refuse_missing(missing_level_fields, "mapping for the level fields",
-                                 "run 'simdup setup', which adds them to the existing index (no reindex needed)")
-            self._levels_checked = True
-
-    def _refuse_missing(
-        self, missing_fields: Callable[[dict[str, Any], Iterable[BlockLayout]], dict[str, list[str]]], what: str, advice: str
-    ) -> None:
-        """Read the mapping (and adopt the layout it records); raise a :class:`StoreError` naming the first
-        index ``missing_fields`` finds lacking."""
-        with self._translated("reading the mapping"):
-            response = dict(self.client.indices.get_mapping(index=self.index))
-        self._adopt(*index_layout.recorded(response))
-        self._note_mapping(response)
-        self.doc_terms = index_layout.doc_terms(response)
-        for name, missing in missing_fields(response, self.layouts).items():
-            raise StoreError(f"index {name!r} has no {what} {', '.join(missing)}: {advice}")
 
     # -- writes --------------------------------------------------------------------------------
 
@@ -354,11 +278,9 @@ class ElasticsearchStore(Closing):
         docs = listed(docs, "documents")
         if not docs:
             return report
-        self._check_mapping()
+        layout = self.layout()
         if not self._write_checked:
             self._check_write_index()
-        if with_groups:
-            self._map_groups()
         actions: list[bodies.Action] = []
         capped: dict[str, str] = {}
         for doc in docs:
@@ -368,17 +290,12 @@ class ElasticsearchStore(Closing):
                 continue
             levels = None
             if doc.levels is not None:
-                self._check_level_mapping()
-                parts, keys, cut = stored_levels(doc.levels)
+                parts, key_values, cut = stored_levels(doc.levels)
                 if cut:
                     capped[doc.id] = capped_note(len(parts), cut)
-                levels = (doc.id, doc.levels.units, parts, keys, cut)
-            # The terms layout writes no blocks: a store that asks for blocks finds nothing, reads the
-            # mapping and follows the layout the index records (no request more for other indices).
-            source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title,
-                                          () if self.doc_terms else self.layouts, levels,
-                                          index_layout.written(self.part_layout),
-                                          self.doc_terms, doc.group_fields if with_groups else None)
+                levels = (doc.id, doc.levels.units, parts, key_values, cut)
+            source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title, layout, levels,
+                                          doc.group_fields if with_groups else None)
             actions.append(bodies.index_action(doc.id, source))
         for item in self._bulk(actions, report, "index"):
             if item.ok:
@@ -440,27 +357,23 @@ class ElasticsearchStore(Closing):
 
     # -- reads ---------------------------------------------------------------------------------
 
-    def candidates(self, fingerprint: int, version: str, *, exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
-        """Ids and fingerprints of every document sharing at least ``layout.min_match`` blocks.
+    def candidates(self, fingerprint: int, version: str, *, k: int,
+                   exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
+        """Ids and fingerprints of every document the candidate query within ``k`` finds
+        (:func:`simdup_es.keys.doc_query`: a superset of those within ``k``).
 
-        One request when the candidates fit in ``page_size`` (plus, once per
-        store, a read of the mapping when a search finds nothing); otherwise all of
-        them are read from a point in time (a consistent snapshot) with
-        ``search_after``, so none is missed or counted twice. Partial results
-        (a failed shard) raise instead of returning fewer candidates.
+        One request when the candidates fit in ``page_size`` (after, once per store,
+        a read of the mapping: the index's schema and layout); otherwise all of them
+        are read from a point in time (a consistent snapshot) with ``search_after``,
+        so none is missed or counted twice. Partial results (a failed shard) raise
+        instead of returning fewer candidates.
         """
-        body = self._candidate_body(fingerprint, version, exclude_id)
+        body = self._candidate_body(fingerprint, version, k, exclude_id)
         response = io.search(self.client, self.index, body, "searching candidates", _CANDIDATE_PATH)
-        if not response.get("hits", {}).get("hits") and not self._checked:
-            layout = (self.layout, self.doc_terms)
-            self._check_mapping()  # hits prove the block fields work; none may mean they are not mapped
-            if (self.layout, self.doc_terms) != layout:  # the index records another layout: ask again in it
-                return self.candidates(fingerprint, version, exclude_id=exclude_id)
         return self._candidate_hits(response, body)
 
-    def _candidate_body(self, fingerprint: int, version: str, exclude_id: str | None) -> dict[str, Any]:
-        return bodies.candidate_search(fingerprint, version, self.layout, size=self.page_size, exclude_id=exclude_id,
-                                       doc_terms=self.doc_terms)
+    def _candidate_body(self, fingerprint: int, version: str, k: int, exclude_id: str | None) -> dict[str, Any]:
+        return bodies.candidate_search(fingerprint, version, k, self.layout(), size=self.page_size, exclude_id=exclude_id)
 
     def _candidate_hits(self, response: Mapping[str, Any], body: Mapping[str, Any]) -> tuple[list[str], np.ndarray]:
         """The ids and fingerprints a candidate search found: all of them, read again from a point in time
@@ -468,30 +381,27 @@ class ElasticsearchStore(Closing):
         hits = response.get("hits", {}).get("hits", [])
         total = response["hits"]["total"]
         if total["relation"] != "eq" or total["value"] > len(hits):
-            hits = list(io.walk(self.client, self.index, body["query"], docvalue_fields=[schema.FP],
+            hits = list(io.walk(self.client, self.index, body["query"], docvalue_fields=[keys.FP],
                                 page_size=self.pit_page_size, keep_alive=self.pit_keep_alive))
-        hits = [hit for hit in hits if schema.FP in hit.get("fields", {})]  # a block-only document cannot be re-ranked
+        hits = [hit for hit in hits if keys.FP in hit.get("fields", {})]  # a block-only document cannot be re-ranked
         ids = [hit["_id"] for hit in hits]
-        fps = np.fromiter((int(hit["fields"][schema.FP][0], 16) for hit in hits), dtype=np.uint64, count=len(hits))
+        fps = np.fromiter((int(hit["fields"][keys.FP][0], 16) for hit in hits), dtype=np.uint64, count=len(hits))
         return ids, fps
 
-    def candidates_many(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[str], np.ndarray]]:
+    def candidates_many(self, queries: Sequence[tuple[int, str]], *, k: int) -> list[tuple[list[str], np.ndarray]]:
         """:meth:`candidates` of each ``(fingerprint, version)``: one search for many queries, 50 a ``_msearch``.
 
         A search asks for a superset of the union of its queries' candidates
         (:func:`~simdup_es.es.bodies.candidates_union_search`, as many queries as
-        :func:`~simdup_es.es.bodies.union_size` says for the index's size; 100 a search in
-        the ``terms`` layout, :func:`~simdup_es.es.bodies.candidates_search_many`); each
-        hit goes to the queries of its version it shares ``layout.min_match`` blocks
-        with, which is what each query's own search matches. A search whose hits do not
-        fit one page (or that failed) is read again from a point in time, which raises
-        on partial results.
+        :func:`~simdup_es.keys.union_size` says for the index's size); each hit goes to
+        the queries of its version it shares ``8 - k`` blocks with, which every document
+        within ``k`` does. A search whose hits do not fit one page (or that failed) is
+        read again from a point in time, which raises on partial results.
         """
+        keys.check_k(k)
         if not queries:
             return []
-        if not self._checked:
-            self._check_mapping()  # the layout the index records, before asking in one
-        chunks = self._candidate_chunks(queries)
+        chunks = self._candidate_chunks(queries, k)
         out: list[tuple[list[str], np.ndarray]] = [([], np.zeros(0, np.uint64))] * len(queries)
         path = ["responses.hits.total", "responses.hits.hits._id", "responses.hits.hits.fields", "responses.error",
                 "responses.timed_out", "responses._shards.failed"]
@@ -504,40 +414,25 @@ class ElasticsearchStore(Closing):
                 hits = got.get("hits", {}).get("hits", [])
                 total = got.get("hits", {}).get("total", {"relation": "gte", "value": 1})
                 if io.partial(got) or total["relation"] != "eq" or total["value"] > len(hits):
-                    hits = list(io.walk(self.client, self.index, body["query"], docvalue_fields=[schema.FP, schema.VERSION],
+                    hits = list(io.walk(self.client, self.index, body["query"], docvalue_fields=[keys.FP, keys.VERSION],
                                         page_size=self.pit_page_size, keep_alive=self.pit_keep_alive))
-                self._assign(hits, [queries[p] for p in positions], positions, out)
+                _assign(hits, [queries[p] for p in positions], positions, out, k)
         return out
 
-    def _candidate_chunks(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[int], dict[str, Any]]]:
+    def _candidate_chunks(self, queries: Sequence[tuple[int, str]], k: int) -> list[tuple[list[int], dict[str, Any]]]:
         """The searches of :meth:`candidates_many`: positions of the queries each serves, and its body."""
         by_version: dict[str, list[int]] = {}
         for n, (_, version) in enumerate(queries):
             by_version.setdefault(version, []).append(n)
-        per = _TERMS_QUERIES_PER_SEARCH if self.doc_terms else bodies.union_size(self.count(), self.layout)
+        layout = self.layout()
+        per = keys.union_size(self.count(), k, layout)
         chunks = []
         for version, positions in by_version.items():
             for start in range(0, len(positions), per):
                 part = positions[start : start + per]
                 fps = [int(queries[p][0]) for p in part]
-                body = (bodies.candidates_search_many([(fp, version) for fp in fps], self.layout, size=self.pit_page_size,
-                                                      doc_terms=True) if self.doc_terms else
-                        bodies.candidates_union_search(fps, version, self.layout, size=self.pit_page_size))
-                chunks.append((part, body))
+                chunks.append((part, bodies.candidates_union_search(fps, version, k, layout, size=self.pit_page_size)))
         return chunks
-
-    def _assign(self, hits: list[dict[str, Any]], queries: Sequence[tuple[int, str]], positions: Sequence[int],
-                out: list[tuple[list[str], np.ndarray]]) -> None:
-        """Each of ``queries`` (at ``positions`` of ``out``) gets the hits of its version it shares enough blocks with."""
-        hits = [hit for hit in hits if schema.FP in hit.get("fields", {}) and schema.VERSION in hit["fields"]]
-        ids = [hit["_id"] for hit in hits]
-        fps = np.fromiter((int(hit["fields"][schema.FP][0], 16) for hit in hits), np.uint64, len(hits))
-        versions = np.array([hit["fields"][schema.VERSION][0] for hit in hits], dtype=object)
-        shared = sh.shared_blocks(np.fromiter((fp for fp, _ in queries), np.uint64, len(queries)), fps,
-                                  self.layout) >= self.layout.min_match
-        for n, (position, (_, version)) in enumerate(zip(positions, queries)):
-            mine = np.flatnonzero(shared[n] & (versions == version))
-            out[position] = ([ids[i] for i in mine.tolist()], fps[mine])
 
     def part_candidates(
         self, parts: Sequence[int | None], keys: Sequence[int], version: str, *, exclude_id: str | None = None, limit: int = 100
@@ -552,36 +447,33 @@ class ElasticsearchStore(Closing):
         return [] if body is None else self._searched_parts(body, parts)
 
     def copy_candidates(
-        self, fingerprint: int, parts: Sequence[int | None], keys: Sequence[int], version: str, *,
+        self, fingerprint: int, parts: Sequence[int | None], keys: Sequence[int], version: str, *, k: int,
         exclude_id: str | None = None, limit: int = 100,
     ) -> tuple[tuple[list[str], np.ndarray], list[PartCandidate]]:
         """:meth:`candidates` and :meth:`part_candidates` of one query, in one ``_msearch`` (the node runs both at
-        once). The store reads the index's mapping first, once (the layout to ask in); a partial answer is asked
-        again alone (which raises if it is partial again)."""
-        self._check_mapping()
+        once). A partial answer is asked again alone (which raises if it is partial again)."""
         body = self._part_body(parts, keys, version, exclude_id, limit)
         if body is None:  # no part or key to look up
-            return self.candidates(fingerprint, version, exclude_id=exclude_id), []
-        doc_body = self._candidate_body(fingerprint, version, exclude_id)
+            return self.candidates(fingerprint, version, k=k, exclude_id=exclude_id), []
+        doc_body = self._candidate_body(fingerprint, version, k, exclude_id)
         with self._translated("searching candidates"):
             response = self.client.msearch(index=self.index, searches=[{}, doc_body, {}, bodies.ids_from_doc_values(body)],
                                            filter_path=_BOTH_PATH)
         doc_got, part_got = (dict(got) for got in response["responses"])
-        return (self.candidates(fingerprint, version, exclude_id=exclude_id) if io.partial(doc_got) else
+        return (self.candidates(fingerprint, version, k=k, exclude_id=exclude_id) if io.partial(doc_got) else
                 self._candidate_hits(doc_got, doc_body),
                 self._searched_parts(body, parts, None if io.partial(part_got) else part_got))
 
-    def _part_body(self, parts: Sequence[int | None], keys: Sequence[int], version: str, exclude_id: str | None,
+    def _part_body(self, parts: Sequence[int | None], key_values: Sequence[int], version: str, exclude_id: str | None,
                    limit: int) -> dict[str, Any] | None:
         """The part candidates' search (``None``: the query has no part or key to look up)."""
         if not 1 <= limit <= MAX_PART_LIMIT:
             raise ConfigError(f"limit must be between 1 and {MAX_PART_LIMIT}, got {limit}")
-        part_terms, key_terms = query_terms(parts, keys)
+        self.layout()  # an index of this schema
+        part_terms, key_terms = query_terms(parts, key_values)
         if not part_terms and not key_terms:
             return None
-        self._check_level_mapping()
-        return bodies.part_search(part_terms, key_terms, version, self._part_query_layout(), limit=limit,
-                                  exclude_id=exclude_id, part_layout=self.part_layout)
+        return bodies.part_search(part_terms, key_terms, version, limit=limit, exclude_id=exclude_id)
 
     def _searched_parts(self, body: dict[str, Any], parts: Sequence[int | None],
                         answer: Mapping[str, Any] | None = None) -> list[PartCandidate]:
@@ -603,7 +495,7 @@ class ElasticsearchStore(Closing):
             if any(bodies.hit_id(hit) is None for hit in hits):
                 answer = io.search(self.client, self.index, body, "searching part candidates", _PART_PATH)
                 hits = answer.get("hits", {}).get("hits", [])
-            found, dropped = self._part_hits(hits, parts)
+            found, dropped = _part_hits(hits, parts)
             if not dropped:
                 return found
             found.sort(key=_rank)
@@ -611,45 +503,24 @@ class ElasticsearchStore(Closing):
                 return found[:limit]
             body, answer = {**body, "size": min(2 * body["size"], MAX_PART_LIMIT)}, None
 
-    def _part_hits(self, hits: Sequence[Mapping[str, Any]], parts: Sequence[int | None]
-                   ) -> tuple[list[PartCandidate], bool]:
-        """The candidates of a part search's hits, each with the query parts it shares 5 blocks with, and
-        whether a hit lost a part to that check."""
-        query = {i: f for i, f in enumerate(parts) if f is not None}
-        min_match = self._part_query_layout().min_match
-        out, dropped = [], False
-        for hit in hits:
-            hit_parts, hit_keys = bodies.matched(hit)
-            kept = bodies.checked(hit, hit_parts, query, min_match) if hit_parts else hit_parts
-            dropped |= kept != hit_parts
-            if kept or hit_keys:
-                units = hit.get("fields", {}).get(schema.UNITS, [0])[0]
-                out.append(PartCandidate(str(bodies.hit_id(hit)), kept, hit_keys, int(units)))
-        return out, dropped
-
-    def _part_query_layout(self) -> BlockLayout:
-        """Flat parts are kept in 8 blocks whatever the index's document layout: the query's ``k`` in 8 blocks."""
-        if self.part_layout == schema.NESTED or self.layout.blocks == schema.FLAT_BLOCKS:
-            return self.layout
-        return BlockLayout(schema.FLAT_BLOCKS, self.layout.k)
-
     def source_fields(self) -> tuple[str, str]:
         """The ``_source`` fields of the documents' text and title (``text`` and ``title`` unless the index
         records others, as ``simdup backfill --field`` does)."""
         if self._source_fields is None:
-            with self._translated("reading the mapping"):
-                try:
-                    response = dict(self.client.indices.get_mapping(index=self.index))
-                except es.NotFoundError:  # no index yet: nothing to read either way
-                    return ("text", "title")
-            self._note_mapping(response)
+            try:
+                self._note_mapping()
+            except NotFound:  # no index yet: nothing to read either way
+                return ("text", "title")
         assert self._source_fields is not None
         return self._source_fields
 
-    def _note_mapping(self, response: Mapping[str, Any]) -> None:
-        """What a ``GET _mapping`` answer tells the reads: the text and title fields, and whether the name stands
-        for several indices."""
-        self._source_fields, self._several = index_layout.source_fields(response), len(response) > 1
+    def _note_mapping(self) -> dict[str, Any]:
+        """The index's ``GET _mapping`` answer, noting what it tells the reads: the text and title fields, and whether
+        the name stands for several indices."""
+        with self._translated("reading the mapping"):
+            answer = dict(self.client.indices.get_mapping(index=self.index))
+        self._source_fields, self._several = source_fields(answer), len(answer) > 1
+        return answer
 
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
         """Documents by id, in the order asked; unknown ids (and documents without a fingerprint) are left out."""
@@ -658,7 +529,7 @@ class ElasticsearchStore(Closing):
         if not wanted:
             return out
         text_field, title_field = self.source_fields()
-        includes = [title_field, text_field, schema.FP, schema.VERSION, *GROUP_FIELDS]
+        includes = [title_field, text_field, keys.FP, keys.VERSION, *GROUP_FIELDS]
         for start in range(0, len(wanted), 1000):
             for doc in self._read(wanted[start : start + 1000], includes):
                 error = doc.get("error")
@@ -675,8 +546,8 @@ class ElasticsearchStore(Closing):
                     continue
                 out.append(StoredDoc(doc["_id"], *stored, _source_value(source, text_field, _text_of),
                                      _source_value(source, title_field, bodies.title_of),
-                                     source.get(schema.GROUP), source.get(schema.GROUP_SIZE),
-                                     group_kind=source.get(schema.GROUP_KIND)))
+                                     source.get(keys.GROUP), source.get(keys.GROUP_SIZE),
+                                     group_kind=source.get(keys.GROUP_KIND)))
         return out
 
     def _read(self, ids: list[str], includes: list[str]) -> list[dict[str, Any]]:
@@ -701,11 +572,11 @@ class ElasticsearchStore(Closing):
     def count_with_levels(self) -> int:
         """Number of documents stored with their levels (after the last refresh)."""
         with self._translated("counting documents with levels"):
-            return int(self.client.count(index=self.index, query={"exists": {"field": schema.UNITS}})["count"])
+            return int(self.client.count(index=self.index, query={"exists": {"field": keys.UNITS}})["count"])
 
     def versions(self) -> dict[str, int]:
         """Number of documents by fingerprint version (after the last refresh)."""
-        body = {"size": 0, "aggs": {"v": {"terms": {"field": schema.VERSION, "size": 1000}}}}
+        body = {"size": 0, "aggs": {"v": {"terms": {"field": keys.VERSION, "size": 1000}}}}
         got = io.search(self.client, self.index, body, "counting fingerprint versions", ["aggregations", "_shards"])
         return {b["key"]: int(b["doc_count"]) for b in got["aggregations"]["v"]["buckets"]}
 
@@ -772,7 +643,7 @@ class ElasticsearchStore(Closing):
 
     def write_groups(self, writes: Sequence[tuple[Any, str | None, int | None, str | None]]) -> BulkReport:
         """Partial updates of ``dup_group`` / ``dup_group_size`` / ``dup_kind``; the fields are mapped first."""
-        self._map_groups()
+        self.layout()  # an index of this schema
         actions = [bodies.update_action({**bodies.target(ref), "retry_on_conflict": 3}, bodies.group_update(g, s, kind))
                    for ref, g, s, kind in writes]
         items = io.bulk(self.client, actions, what="writing duplicate groups", index=self.index, chunk_size=2000,
@@ -786,13 +657,6 @@ class ElasticsearchStore(Closing):
             else:
                 report.failed.append((f"{ref['_index']}/{ref['_id']}", item.reason or ""))
         return report
-
-    def _map_groups(self) -> None:
-        if not self._groups_mapped:
-            io.put_mapping(self.client, self.index, group_mapping(), "duplicate group fields",
-                           f"the fields simdup writes ({', '.join(GROUP_FIELDS)}) must be free or mapped as simdup "
-                           "maps them")
-            self._groups_mapped = True
 
     def put_keys(self, ids: Sequence[str]) -> list[Key] | None:
         """``(index, id)`` of each id when the store's index is one index; ``None`` for an alias, a
@@ -813,11 +677,11 @@ class ElasticsearchStore(Closing):
         A search per 10,000 ids or groups (a point-in-time walk when more match than a page holds).
         """
         queries = [{"ids": {"values": chunk}} for chunk in _chunked(list(dict.fromkeys(ids)), 10_000)]
-        queries += [{"terms": {schema.GROUP: chunk}} for chunk in _chunked(list(dict.fromkeys(groups)), 10_000)]
-        fields = [schema.FP, schema.VERSION, *GROUP_FIELDS]
+        queries += [{"terms": {keys.GROUP: chunk}} for chunk in _chunked(list(dict.fromkeys(groups)), 10_000)]
+        fields = [keys.FP, keys.VERSION, *GROUP_FIELDS]
         found: dict[tuple[str, str], GroupRow] = {}
         for query in queries:
-            where: dict[str, Any] = {"bool": {"filter": [query, {"exists": {"field": schema.FP}}]}}
+            where: dict[str, Any] = {"bool": {"filter": [query, {"exists": {"field": keys.FP}}]}}
             body = {"query": where, "size": 10_000, "_source": False, "docvalue_fields": fields,
                     "track_total_hits": True}
             response = io.search(self.client, self.index, body, "reading duplicate groups", _ROW_PATH)
@@ -827,18 +691,18 @@ class ElasticsearchStore(Closing):
                                     page_size=self.pit_page_size, keep_alive=self.pit_keep_alive))
             for hit in hits:
                 values = hit.get("fields", {})
-                if schema.VERSION not in values:
+                if keys.VERSION not in values:
                     continue
                 group, size, kind = (values.get(name, [None])[0] for name in GROUP_FIELDS)
                 found[(hit["_index"], hit["_id"])] = GroupRow(
-                    (hit["_index"], hit["_id"]), bodies.target(hit), int(values[schema.FP][0], 16),
-                    values[schema.VERSION][0], group, int(size) if size is not None else None, kind)
+                    (hit["_index"], hit["_id"]), bodies.target(hit), int(values[keys.FP][0], 16),
+                    values[keys.VERSION][0], group, int(size) if size is not None else None, kind)
         return [found[key] for key in sorted(found)]
 
     def group_kinds(self) -> dict[str, int]:
         """Documents in groups by ``dup_kind`` (after the last refresh)."""
-        body = {"size": 0, "query": {"exists": {"field": schema.GROUP}},
-                "aggs": {"k": {"terms": {"field": schema.GROUP_KIND, "size": 10, "missing": "None"}}}}
+        body = {"size": 0, "query": {"exists": {"field": keys.GROUP}},
+                "aggs": {"k": {"terms": {"field": keys.GROUP_KIND, "size": 10, "missing": "None"}}}}
         got = io.search(self.client, self.index, body, "counting duplicate groups", ["aggregations", "_shards"])
         return {b["key"]: int(b["doc_count"]) for b in got.get("aggregations", {}).get("k", {}).get("buckets", [])}
 
@@ -862,6 +726,34 @@ def _cut_after(found: list[PartCandidate], limit: int, last: Mapping[str, Any]) 
         return False
     parts, keys = bodies.matched(last)
     return _rank(found[limit - 1]) <= (-len(parts) - len(keys), str(bodies.hit_id(last)))
+
+
+def _part_hits(hits: Sequence[Mapping[str, Any]], parts: Sequence[int | None]) -> tuple[list[PartCandidate], bool]:
+    """The candidates of a part search's hits, each with the query parts it shares 5 blocks with, and whether a hit
+    lost a part to that check."""
+    query = {i: f for i, f in enumerate(parts) if f is not None}
+    out, dropped = [], False
+    for hit in hits:
+        hit_parts, hit_keys = bodies.matched(hit)
+        kept = bodies.checked(hit, hit_parts, query) if hit_parts else hit_parts
+        dropped |= kept != hit_parts
+        if kept or hit_keys:
+            units = hit.get("fields", {}).get(keys.UNITS, [0])[0]
+            out.append(PartCandidate(str(bodies.hit_id(hit)), kept, hit_keys, int(units)))
+    return out, dropped
+
+
+def _assign(hits: list[dict[str, Any]], queries: Sequence[tuple[int, str]], positions: Sequence[int],
+            out: list[tuple[list[str], np.ndarray]], k: int) -> None:
+    """Each of ``queries`` (at ``positions`` of ``out``) gets the hits of its version it shares ``8 - k`` blocks with."""
+    hits = [hit for hit in hits if keys.FP in hit.get("fields", {}) and keys.VERSION in hit["fields"]]
+    ids = [hit["_id"] for hit in hits]
+    fps = np.fromiter((int(hit["fields"][keys.FP][0], 16) for hit in hits), np.uint64, len(hits))
+    versions = np.array([hit["fields"][keys.VERSION][0] for hit in hits], dtype=object)
+    shared = sh.shared_blocks(np.fromiter((fp for fp, _ in queries), np.uint64, len(queries)), fps) >= keys.BLOCKS - k
+    for n, (position, (_, version)) in enumerate(zip(positions, queries)):
+        mine = np.flatnonzero(shared[n] & (versions == version))
+        out[position] = ([ids[i] for i in mine.tolist()], fps[mine])
 
 
 def _chunked(values: list[str], size: int) -> list[list[str]]:
@@ -892,12 +784,12 @@ class _Scan(Closing):
         codes: dict[str, int] = {}
         fps: list[np.ndarray] = []
         versions: list[np.ndarray] = []
-        for page in self._walk({"exists": {"field": schema.FP}}, docvalue_fields=[schema.FP, schema.VERSION],
+        for page in self._walk({"exists": {"field": keys.FP}}, docvalue_fields=[keys.FP, keys.VERSION],
                                ids=False):
             values = [hit.get("fields", {}) for hit in page]
-            fps.append(np.fromiter((int(v[schema.FP][0], 16) for v in values), np.uint64, len(values)))
+            fps.append(np.fromiter((int(v[keys.FP][0], 16) for v in values), np.uint64, len(values)))
             versions.append(np.fromiter(
-                (codes.setdefault(v[schema.VERSION][0], len(codes)) if schema.VERSION in v else -1 for v in values),
+                (codes.setdefault(v[keys.VERSION][0], len(codes)) if keys.VERSION in v else -1 for v in values),
                 np.int64, len(values)))
         if not fps:
             return np.empty(0, np.uint64), np.empty(0, np.int64), []
@@ -906,14 +798,14 @@ class _Scan(Closing):
     def members(self, wanted: Mapping[tuple[int, str], int], *, every: bool = False) -> Members:
         out = Members()
         seen: set[tuple[str, str]] = set()
-        fields = [schema.FP, schema.VERSION, *GROUP_FIELDS]
-        has_group = {"exists": {"field": schema.GROUP}}
+        fields = [keys.FP, keys.VERSION, *GROUP_FIELDS]
+        has_group = {"exists": {"field": keys.GROUP}}
         queries: list[dict[str, Any]]
         if every:  # one walk: listing every fingerprint in terms queries would cost more
-            queries = [{"bool": {"should": [{"exists": {"field": schema.FP}}, has_group], "minimum_should_match": 1}}]
+            queries = [{"bool": {"should": [{"exists": {"field": keys.FP}}, has_group], "minimum_should_match": 1}}]
         else:
             hexes = sorted({sh.to_hex(fp) for fp, _ in wanted})
-            queries = [{"terms": {schema.FP: hexes[n : n + self.terms]}} for n in range(0, len(hexes), self.terms)]
+            queries = [{"terms": {keys.FP: hexes[n : n + self.terms]}} for n in range(0, len(hexes), self.terms)]
             queries.append(has_group)
         for query in queries:
             for page in self._walk(query, docvalue_fields=fields):
@@ -923,7 +815,7 @@ class _Scan(Closing):
                         continue
                     seen.add(key)
                     values = hit.get("fields", {})
-                    fp, version = values.get(schema.FP), values.get(schema.VERSION)
+                    fp, version = values.get(keys.FP), values.get(keys.VERSION)
                     pos = len(out.keys)
                     out.keys.append(key)
                     out.refs.append({"_index": hit["_index"], "_id": hit["_id"], "_routing": hit.get("_routing")})
@@ -938,19 +830,7 @@ class _Scan(Closing):
         self.pit.close()
 
 
-__all__ = [
-    "COMPONENT_TEMPLATE",
-    "DEFAULT_URL",
-    "INDEX_TEMPLATE",
-    "ConnectionSettings",
-    "ElasticsearchStore",
-    "component_template",
-    "fingerprint_mapping",
-    "index_mappings",
-    "index_template",
-    "install_templates",
-    "redact_url",
-]
+__all__ = ["MAX_PART_LIMIT", "ElasticsearchStore", "adopt", "install_templates"]
 
 
 def _source_value(source: Mapping[str, Any], field: str, read: Callable[[Mapping[str, Any], str], str | None]

@@ -2,12 +2,10 @@
 
 It implements the :class:`~simdup_es.store.base.Store` protocol as the Elasticsearch store
 does (``tests/contract`` holds both to identical results). docs/embedded-store.md describes
-its files, freshness, locking and the candidate tables: ``k + 1`` blocks of the fingerprint
-(pigeonhole, as Manku, Jain and Das Sarma's "Detecting near-duplicates for web crawling"),
-one table sorted by each block's low bits, so :meth:`LocalStore.candidates` returns exactly
-the documents within ``layout.k``; writes bump a generation that the in-memory indexes of
-every process catch up to by reading only later rows into a small tail.
-:func:`brute_force` and :meth:`LocalStore.candidates_reference` are the slow twins.
+its files, freshness, locking and the in-memory indexes (:mod:`simdup_es.store.tables`), so
+:meth:`LocalStore.candidates` returns exactly the documents within ``k``; writes bump a
+generation that the in-memory indexes of every process catch up to by reading only later
+rows into a small tail. :meth:`LocalStore.candidates_reference` is the slow twin.
 """
 
 from __future__ import annotations
@@ -20,312 +18,33 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .. import simhash as sh
-from ..config import FINGERPRINT_BITS, BlockLayout
+from .. import keys as index_keys
+from ..common import BulkReport, Closing
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
-from ..multilevel import PartCandidate, best_candidates, matched_by_document
 from ..levels import Levels
-from .base import (NOT_FOUND, BulkReport, Closing, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, listed,
-                   query_terms, stored_levels)
+from ..multilevel import PartCandidate, best_candidates, matched_by_document
+from .base import NOT_FOUND, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, listed, query_terms, stored_levels
+from .tables import TABLE_K, LevelIndex, MemoryIndex, TableLayout
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""The tables of a store; a store of another version is refused. 2: every table is made at setup (stores of
+version 1, from builds before, made some on first use)."""
 DB_NAME = "simdup.sqlite3"
 SNAPSHOT_NAME = "index-cache.npz"
 #: Tail entries (searched by brute force) before they are merged into the tables.
 TAIL_MAX = 8192
 #: Rows read back from SQLite at one load that make writing a snapshot worth it.
 SNAPSHOT_MIN_ROWS = 100_000
-#: Widest bucket key: a table's offsets array has ``2**MAX_KEY_BITS + 1`` entries. At most 16:
-#: keys are ``uint16`` so that numpy radix-sorts them.
-MAX_KEY_BITS = 16
 _SQL_CHUNK = 10_000  # parameters per ``IN (...)``
 _U64 = 1 << 64
 _I64 = 1 << 63
-
-
-# --------------------------------------------------------------------------- tables
-
-
-@dataclass(frozen=True)
-class TableLayout:
-    """The candidate tables for a distance bound ``k``: ``k + 1`` blocks, as even as possible.
-
-    ``starts[j]`` and ``widths[j]`` say which bits block ``j`` covers (lowest bits
-    first); its table is keyed by the low ``key_bits[j] = min(widths[j], 16)`` bits
-    of the block.
-    """
-
-    k: int
-    starts: tuple[int, ...]
-    widths: tuple[int, ...]
-
-    @classmethod
-    def for_k(cls, k: int) -> TableLayout:
-        if not 0 <= k < FINGERPRINT_BITS:
-            raise ConfigError(f"k must be between 0 and {FINGERPRINT_BITS - 1}, got {k}")
-        t = k + 1
-        base, extra = divmod(FINGERPRINT_BITS, t)
-        widths = tuple(base + (j < extra) for j in range(t))
-        starts = tuple(itertools.accumulate((0,) + widths[:-1]))
-        return cls(k, starts, widths)
-
-    @property
-    def tables(self) -> int:
-        return len(self.widths)
-
-    @property
-    def key_bits(self) -> tuple[int, ...]:
-        return tuple(min(w, MAX_KEY_BITS) for w in self.widths)
-
-    def key(self, fingerprints: np.ndarray, j: int) -> np.ndarray:
-        """Bucket key of table ``j`` for each fingerprint (``uint16``, so numpy radix-sorts it)."""
-        keys = np.asarray(fingerprints, dtype=np.uint64) >> np.uint64(self.starts[j])
-        if self.key_bits[j] < 16:
-            keys &= np.uint64((1 << self.key_bits[j]) - 1)
-        return keys.astype(np.uint16)  # 16 key bits: the cast keeps exactly the low 16
-
-
-class TableIndex:
-    """Immutable candidate tables over the fingerprints of one version.
-
-    ``seqs`` are the store's row numbers (positive, each once). Each table is an
-    ``(n, 2)`` ``uint64`` array of ``(fingerprint, seq)`` rows sorted by the table's
-    key, so building it takes one gather and a bucket is one contiguous slice.
-    """
-
-    def __init__(self, seqs: np.ndarray, fingerprints: np.ndarray, layout: TableLayout) -> None:
-        seqs = np.asarray(seqs, dtype=np.int64)
-        fps = np.asarray(fingerprints, dtype=np.uint64)
-        if seqs.shape != fps.shape or seqs.ndim != 1:
-            raise ValueError("seqs and fingerprints must be 1-d arrays of the same length")
-        self.layout = layout
-        rows = np.empty((len(fps), 2), np.uint64)
-        rows[:, 0] = fps
-        rows[:, 1] = seqs.view(np.uint64)
-        # Per table: (shift, key mask, offsets as a list for fast scalar access, sorted rows).
-        self._tables: list[tuple[int, int, list[int], np.ndarray]] = []
-        self._offsets: list[np.ndarray] = []
-        for j in range(layout.tables):
-            key = layout.key(fps, j)
-            order = np.argsort(key, kind="stable")  # radix sort for <= 16-bit keys
-            offsets = np.concatenate(([0], np.cumsum(np.bincount(key, minlength=1 << layout.key_bits[j]), dtype=np.int64)))
-            self._offsets.append(offsets)
-            sorted_rows = np.take(rows, order, axis=0)  # 3x faster than rows[order] here
-            self._tables.append((layout.starts[j], (1 << layout.key_bits[j]) - 1, offsets.tolist(), sorted_rows))
-
-    def __len__(self) -> int:
-        return len(self._tables[0][3])
-
-    @property
-    def nbytes(self) -> int:
-        return sum(t.nbytes + o.nbytes for (_, _, _, t), o in zip(self._tables, self._offsets))
-
-    def entries(self) -> tuple[np.ndarray, np.ndarray]:
-        """All ``(seqs, fingerprints)``, in table 0's order."""
-        rows = self._tables[0][3]
-        return np.ascontiguousarray(rows[:, 1]).view(np.int64), np.ascontiguousarray(rows[:, 0])
-
-    def lookup(self, query: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(seqs, fingerprints)`` within distance ``k`` of ``query``; ``k <= layout.k``.
-
-        A seq may occur more than once (it can share several blocks with the query).
-        """
-        parts = []
-        for shift, mask, offsets, rows in self._tables:
-            key = (query >> shift) & mask
-            lo, hi = offsets[key], offsets[key + 1]
-            if hi > lo:
-                parts.append(rows[lo:hi])
-        if not parts:
-            return np.empty(0, np.int64), np.empty(0, np.uint64)
-        found = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        found = found[np.bitwise_count(found[:, 0] ^ np.uint64(query)) <= k]
-        return found[:, 1].view(np.int64), found[:, 0]
-
-
-def _codes(vcodes: np.ndarray) -> list[int]:
-    """The distinct version codes (small positive integers) in an array."""
-    return np.flatnonzero(np.bincount(vcodes)).tolist() if len(vcodes) else []
-
-
-def brute_force(query: int, fingerprints: Iterable[int], k: int) -> list[int]:
-    """Positions of the fingerprints within distance ``k`` of ``query``: the slow reference."""
-    return [i for i, f in enumerate(fingerprints) if (int(f) ^ query).bit_count() <= k]
-
-
-class _MemoryIndex:
-    """Per-version :class:`TableIndex` plus an unsorted tail of recent rows.
-
-    Rows are ``(seq, fingerprint as int64, version code)``. A tail row supersedes
-    any base entry with the same seq (merge drops the base entry); until the merge,
-    lookups may report both and the caller dedupes by seq. A tail row with version
-    code 0 marks a deleted document: it matches nothing and merge drops its entry
-    (until then the base may report its seq, which the caller's re-read from SQLite drops).
-    """
-
-    def __init__(self, layout: TableLayout, generation: int = 0) -> None:
-        self.layout = layout
-        self.generation = generation
-        self.base: dict[int, TableIndex] = {}
-        self._tail_parts: list[np.ndarray] = []
-        self._tail: np.ndarray | None = None  # (n, 3) int64
-        self._tail_fps = np.empty(0, np.uint64)
-        self.tail_size = 0
-
-    def add(self, rows: np.ndarray) -> None:
-        if len(rows):
-            self._tail_parts.append(rows)
-            self._tail = None
-            self.tail_size += len(rows)
-
-    def _tail_rows(self) -> np.ndarray:
-        if self._tail is None:
-            parts = self._tail_parts
-            self._tail = np.concatenate(parts) if parts else np.empty((0, 3), np.int64)
-            self._tail_parts = [self._tail] if len(self._tail) else []
-            self._tail_fps = np.ascontiguousarray(self._tail[:, 1]).view(np.uint64)
-        return self._tail
-
-    def lookup(self, query: int, vcode: int, k: int) -> list[int]:
-        """Seqs within ``k`` (as the index knows them), without duplicates."""
-        found: list[int] = []
-        table = self.base.get(vcode)
-        if table is not None:
-            found.extend(table.lookup(query, k)[0].tolist())
-        tail = self._tail_rows()
-        if len(tail):
-            hit = (np.bitwise_count(self._tail_fps ^ np.uint64(query)) <= k) & (tail[:, 2] == vcode)
-            found.extend(tail[hit, 0].tolist())
-        return list(dict.fromkeys(found))
-
-    def merge(self) -> None:
-        """Fold the tail into the tables (the latest row per seq wins)."""
-        tail = self._tail_rows()
-        if not len(tail):
-            return
-        order = np.argsort(tail[:, 0], kind="stable")  # near-linear: tails come mostly in seq order
-        seqs = tail[order, 0]
-        last = np.ones(len(seqs), dtype=bool)
-        last[:-1] = seqs[1:] != seqs[:-1]
-        tail = tail[order[last]]
-        live = tail[tail[:, 2] > 0]  # vcode 0: a deleted document, which only removes its entry
-        for vcode in set(self.base) | set(_codes(live[:, 2])):
-            old = self.base.get(vcode)
-            mine = live[live[:, 2] == vcode]
-            if old is None:
-                seqs, fps = np.empty(0, np.int64), np.empty(0, np.uint64)
-            else:
-                seqs, fps = old.entries()
-                keep = ~np.isin(seqs, tail[:, 0])
-                if not len(mine) and keep.all():
-                    continue
-                seqs, fps = seqs[keep], fps[keep]
-            seqs = np.concatenate([seqs, mine[:, 0]])
-            fps = np.concatenate([fps, np.ascontiguousarray(mine[:, 1]).view(np.uint64)])
-            if len(seqs):
-                self.base[vcode] = TableIndex(seqs, fps, self.layout)
-            else:
-                self.base.pop(vcode, None)
-        self._tail_parts, self._tail, self.tail_size = [], None, 0
-        self._tail_fps = np.empty(0, np.uint64)
-
-    @classmethod
-    def from_rows(cls, rows: np.ndarray, layout: TableLayout, generation: int) -> _MemoryIndex:
-        """An index over rows with distinct seqs (a snapshot), without a tail."""
-        index = cls(layout, generation)
-        codes = _codes(rows[:, 2])
-        for vcode in codes:
-            mine = rows if len(codes) == 1 else rows[rows[:, 2] == vcode]
-            index.base[vcode] = TableIndex(mine[:, 0], np.ascontiguousarray(mine[:, 1]).view(np.uint64), layout)
-        return index
-
-    def rows(self) -> np.ndarray:
-        """Every row the tables hold (call :meth:`merge` first), for a snapshot."""
-        parts = []
-        for vcode, table in self.base.items():
-            seqs, fps = table.entries()
-            part = np.empty((len(seqs), 3), np.int64)
-            part[:, 0], part[:, 1], part[:, 2] = seqs, fps.view(np.int64), vcode
-            parts.append(part)
-        return np.concatenate(parts) if parts else np.empty((0, 3), np.int64)
-
-    @property
-    def nbytes(self) -> int:
-        return sum(t.nbytes for t in self.base.values()) + sum(p.nbytes for p in self._tail_parts)
-
-
-# --------------------------------------------------------------------------- levels
-
-
-class LevelIndex:
-    """Part fingerprints and keys of the documents with levels, for :meth:`LocalStore.part_candidates`.
-
-    Documents are numbered by position ``0 .. n-1`` (``seqs`` ascending, ``ids``, ``vcodes``,
-    ``units``); ``part_owner`` and ``key_owner`` give the position of each part and key.
-    ``alive[pos]`` is cleared when the document was written again after the index was built
-    (its current levels, if any, are in a newer index).
-    """
-
-    def __init__(self, seqs: np.ndarray, ids: list[str], vcodes: np.ndarray, units: np.ndarray, part_fps: np.ndarray,
-                 part_owner: np.ndarray, keys: np.ndarray, key_owner: np.ndarray, layout: BlockLayout) -> None:
-        self.seqs, self.ids, self.vcodes, self.units, self.layout = seqs, ids, vcodes, units, layout
-        self.alive = np.ones(len(seqs), dtype=bool)
-        order = np.argsort(keys, kind="stable")
-        self.keys, self.key_owner = keys[order], key_owner[order]
-        self.part_fps, self.part_owner = part_fps, part_owner
-        # k + 1 groups of whole blocks, as even as possible; each a table on its low 16 bits.
-        bpb = layout.bits_per_block
-        sizes = [layout.blocks // (layout.k + 1) + (g < layout.blocks % (layout.k + 1)) for g in range(layout.k + 1)]
-        self._tables: list[tuple[int, int, list[int], np.ndarray]] = []
-        start = 0
-        for size in sizes:
-            bits = min(size * bpb, MAX_KEY_BITS)
-            key = ((part_fps >> np.uint64(start * bpb)) & np.uint64((1 << bits) - 1)).astype(np.int64)
-            offsets = np.concatenate(([0], np.cumsum(np.bincount(key, minlength=1 << bits), dtype=np.int64)))
-            self._tables.append((start * bpb, (1 << bits) - 1, offsets.tolist(), np.argsort(key, kind="stable")))
-            start += size
-
-    def __len__(self) -> int:
-        return len(self.seqs)
-
-    def drop(self, seqs: np.ndarray) -> None:
-        """Mark the documents with these seqs as superseded."""
-        pos = np.searchsorted(self.seqs, seqs)
-        pos = pos[pos < len(self.seqs)]
-        self.alive[pos[np.isin(self.seqs[pos], seqs)]] = False
-
-    @property
-    def nbytes(self) -> int:
-        arrays = (self.seqs, self.alive, self.vcodes, self.units, self.part_fps, self.part_owner, self.keys, self.key_owner)
-        return sum(a.nbytes for a in arrays) + \
-            sum(rows.nbytes + 8 * len(offsets) for _, _, offsets, rows in self._tables)
-
-    def part_owners(self, fingerprint: int) -> np.ndarray:
-        """Positions of the documents with a part sharing at least ``min_match`` blocks with ``fingerprint``."""
-        found = [rows[offsets[(fingerprint >> shift) & mask]:offsets[((fingerprint >> shift) & mask) + 1]]
-                 for shift, mask, offsets, rows in self._tables]
-        parts = np.unique(np.concatenate(found))
-        if not len(parts):
-            return parts
-        same = sh.blocks_many(self.part_fps[parts], self.layout) == np.array(sh.blocks(fingerprint, self.layout), np.uint64)
-        return np.unique(self.part_owner[parts[same.sum(axis=1) >= self.layout.min_match]])
-
-    def key_owners(self, keys: np.ndarray) -> list[np.ndarray]:
-        """Positions of the documents holding each key."""
-        lo = np.searchsorted(self.keys, keys, "left").tolist()
-        hi = np.searchsorted(self.keys, keys, "right").tolist()
-        return [self.key_owner[a:b] for a, b in zip(lo, hi)]
-
-
-# --------------------------------------------------------------------------- store
 
 
 def _signed(fp: int) -> int:
@@ -366,24 +85,19 @@ CREATE TABLE IF NOT EXISTS docs (
 );
 CREATE INDEX IF NOT EXISTS docs_gen ON docs (gen);
 CREATE TABLE IF NOT EXISTS bodies (seq INTEGER PRIMARY KEY, title TEXT, text TEXT);
-"""
-# Levels (issue 11); created by setup and on first use, so stores made before them need no migration.
-_LEVELS = """
 CREATE TABLE IF NOT EXISTS levels (seq INTEGER PRIMARY KEY, units INTEGER NOT NULL, parts_cut INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS parts (seq INTEGER NOT NULL, pos INTEGER NOT NULL, fp INTEGER NOT NULL,
                                   PRIMARY KEY (seq, pos)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sentence_keys (seq INTEGER NOT NULL, key INTEGER NOT NULL, PRIMARY KEY (seq, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS groups (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, size INTEGER NOT NULL, kind TEXT);
+CREATE TABLE IF NOT EXISTS deleted (seq INTEGER PRIMARY KEY, gen INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS deleted_gen ON deleted (gen);
 """
+# levels, parts, sentence_keys: the finer levels (issue 11). groups: written by `simdup groups`. deleted: written by
+# `delete`, the seqs it deleted and the generation of the delete, so that an index read before it (in this or another
+# process) drops them when it catches up; a seq is never given again (LocalStore._write numbers new documents past the
+# largest deleted one).
 _LEVEL_TABLES = ("levels", "parts", "sentence_keys")
-# Written by `simdup groups`; created on first use, so stores made before it need no migration
-# (`kind`, added later, is added to an older table on the next write: LocalStore._groups_table).
-# Written by `delete` (created on first use): the seqs it deleted and the generation of the delete, so
-# that an index read before it (in this or another process) drops them when it catches up. A seq is
-# never given again (LocalStore._write numbers new documents past the largest deleted one).
-_DELETED = ("CREATE TABLE IF NOT EXISTS deleted (seq INTEGER PRIMARY KEY, gen INTEGER NOT NULL)",
-            "CREATE INDEX IF NOT EXISTS deleted_gen ON deleted (gen)")
-_GROUPS = ("CREATE TABLE IF NOT EXISTS groups (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, size INTEGER NOT NULL, "
-           "kind TEXT)")
 
 
 class LocalStore(Closing):
@@ -397,9 +111,6 @@ class LocalStore(Closing):
     path:
         The store's folder; :meth:`setup` creates it. Other methods raise
         :class:`~simdup_es.errors.NotFound` when there is no store there yet.
-    layout:
-        ``layout.k`` is the distance :meth:`candidates` guarantees and the table
-        layout follows it (:class:`TableLayout`); ``layout.blocks`` is not used here.
     timeout:
         Seconds to wait for another process's write lock before :class:`StoreBusy`.
     read_only:
@@ -411,11 +122,9 @@ class LocalStore(Closing):
     The module docstring says what is safe across threads and processes.
     """
 
-    def __init__(self, path: Path | str, layout: BlockLayout = BlockLayout(), *, timeout: float = 30.0,
-                 read_only: bool = False) -> None:
+    def __init__(self, path: Path | str, *, timeout: float = 30.0, read_only: bool = False) -> None:
         self.path = Path(path)
-        self.layout = layout
-        self.table_layout = TableLayout.for_k(layout.k)
+        self.table_layout = TableLayout.for_k(TABLE_K)
         self.timeout = timeout
         self.read_only = read_only
         if self.path.exists() and not self.path.is_dir():
@@ -425,7 +134,7 @@ class LocalStore(Closing):
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._closed = False
-        self._index: _MemoryIndex | None = None
+        self._index: MemoryIndex | None = None
         self._dirty = True  # rows may exist that the index has not read
         self._vcodes: dict[str, int] = {}
         self._store_id: str | None = None
@@ -435,7 +144,7 @@ class LocalStore(Closing):
         self._levels_dirty = True  # a write since the level index was read
 
     def __repr__(self) -> str:
-        return f"LocalStore({str(self.path)!r}, k={self.layout.k})"
+        return f"LocalStore({str(self.path)!r})"
 
     @property
     def db_path(self) -> Path:
@@ -575,11 +284,11 @@ class LocalStore(Closing):
             return
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         found = int(row[0]) if row else None
-        if found is None or found > SCHEMA_VERSION:
+        if found != SCHEMA_VERSION:
             raise StoreSchemaError(
-                f"{self.db_path} was written by a newer simdup-es (store schema {found}; this release reads "
-                f"up to {SCHEMA_VERSION}): upgrade simdup-es, or re-index into a new folder"
-            )
+                f"{self.db_path} was written by another build of simdup-es (store schema {found}; this release reads "
+                f"schema {SCHEMA_VERSION}): index the documents again into a new folder ('simdup index --store NEW "
+                "...'), or use the simdup-es that wrote it")
         self._read_meta(conn)
 
     def _read_meta(self, conn: sqlite3.Connection) -> None:
@@ -595,7 +304,7 @@ class LocalStore(Closing):
             conn = self._connect(create=True)
             with self._sql():
                 conn.execute("BEGIN IMMEDIATE")
-                _run_script(conn, _SCHEMA + _LEVELS)
+                _run_script(conn, _SCHEMA)
                 conn.executemany(
                     "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
                     [("schema_version", SCHEMA_VERSION), ("generation", 0), ("store_id", uuid.uuid4().hex)],
@@ -677,8 +386,8 @@ class LocalStore(Closing):
             gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0] + 1
             vcode = {v: self._vcode(conn, v) for v in set(versions)}  # cached after COMMIT
             seqs = self._seqs(conn, ids)
-            nxt = max(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM docs").fetchone()[0],
-                      self._deleted_max(conn)) + 1  # never a deleted document's seq again
+            nxt = conn.execute("SELECT MAX(COALESCE((SELECT MAX(seq) FROM docs), 0), COALESCE((SELECT MAX(seq) FROM "
+                               "deleted), 0)) + 1").fetchone()[0]  # never a deleted document's seq again
             assigned = []
             for i in ids:
                 s = seqs.get(i)
@@ -689,7 +398,7 @@ class LocalStore(Closing):
                 "INSERT OR REPLACE INTO docs (seq, id, fp, vcode, gen) VALUES (?, ?, ?, ?, ?)",
                 zip(assigned, ids, fps, (vcode[v] for v in versions), itertools.repeat(gen)),
             )
-            if seqs and self._has_table(conn, "groups"):  # a replaced document leaves its group, as in Elasticsearch
+            if seqs:  # a replaced document leaves its group, as in Elasticsearch
                 conn.executemany("DELETE FROM groups WHERE seq = ?", ((s,) for s in seqs.values()))
             if bodies is None:
                 if seqs:  # replaced documents lose their old title and text
@@ -699,11 +408,7 @@ class LocalStore(Closing):
                     "INSERT OR REPLACE INTO bodies (seq, title, text) VALUES (?, ?, ?)",
                     ((s, t, x) for s, (t, x) in zip(assigned, bodies)),
                 )
-            has_levels = self._has_table(conn, "levels")
-            if levels and not has_levels:
-                _run_script(conn, _LEVELS)
-                has_levels = True
-            if seqs and has_levels:  # a replaced document loses its old levels (as in Elasticsearch)
+            if seqs:  # a replaced document loses its old levels (as in Elasticsearch)
                 for table in _LEVEL_TABLES:
                     conn.executemany(f"DELETE FROM {table} WHERE seq = ?", ((s,) for s in seqs.values()))
             if levels:
@@ -777,10 +482,7 @@ class LocalStore(Closing):
                     gone.append(seq)
             if gone:
                 gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0] + 1
-                for statement in _DELETED:
-                    conn.execute(statement)
-                tables = ["docs", "bodies"] + [t for t in (*_LEVEL_TABLES, "groups") if self._has_table(conn, t)]
-                for table in tables:
+                for table in ("docs", "bodies", *_LEVEL_TABLES, "groups"):
                     conn.executemany(f"DELETE FROM {table} WHERE seq = ?", ((s,) for s in gone))
                 conn.executemany("INSERT OR REPLACE INTO deleted (seq, gen) VALUES (?, ?)", ((s, gen) for s in gone))
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (gen,))
@@ -801,11 +503,13 @@ class LocalStore(Closing):
     def _seqs(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, int]:
         return dict(_select_in(conn, "SELECT id, seq FROM docs WHERE id IN ({marks})", ids))
 
-    def candidates(self, fingerprint: int, version: str, *, exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
-        """Ids and fingerprints of the documents with ``version`` within ``layout.k`` of ``fingerprint``.
+    def candidates(self, fingerprint: int, version: str, *, k: int,
+                   exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
+        """Ids and fingerprints of the documents with ``version`` within ``k`` of ``fingerprint``.
 
         Exactly those (never a miss, no extras), ordered by row number.
         """
+        index_keys.check_k(k)
         with self._lock:
             index = self._index
             if index is None or self._dirty:
@@ -815,7 +519,7 @@ class LocalStore(Closing):
                 return [], np.empty(0, np.uint64)
             if index.tail_size > TAIL_MAX:
                 index.merge()
-            seqs = index.lookup(fingerprint, code, self.layout.k)
+            seqs = index.lookup(fingerprint, code, k)
             if not seqs:
                 return [], np.empty(0, np.uint64)
             # Re-read the candidates: their ids, and their current values (a row may
@@ -828,7 +532,6 @@ class LocalStore(Closing):
                 raise self._translate(exc) from exc
         if len(rows) > 1:
             rows.sort()
-        k = self.layout.k
         ids: list[str] = []
         fps: list[int] = []
         for _, doc_id, fp, vcode in rows:
@@ -839,16 +542,16 @@ class LocalStore(Closing):
                 fps.append(fp)
         return ids, np.array(fps, dtype=np.uint64)
 
-    def candidates_many(self, queries: Sequence[tuple[int, str]]) -> list[tuple[list[str], np.ndarray]]:
+    def candidates_many(self, queries: Sequence[tuple[int, str]], *, k: int) -> list[tuple[list[str], np.ndarray]]:
         """:meth:`candidates` of each ``(fingerprint, version)`` (in memory: one after the other)."""
-        return [self.candidates(fp, version) for fp, version in queries]
+        return [self.candidates(fp, version, k=k) for fp, version in queries]
 
     def copy_candidates(
-        self, fingerprint: int, parts: Sequence[int | None], keys: Sequence[int], version: str, *,
+        self, fingerprint: int, parts: Sequence[int | None], keys: Sequence[int], version: str, *, k: int,
         exclude_id: str | None = None, limit: int = 100,
     ) -> tuple[tuple[list[str], np.ndarray], list[PartCandidate]]:
         """:meth:`candidates` and :meth:`part_candidates` of one query (:meth:`Store.copy_candidates`)."""
-        return (self.candidates(fingerprint, version, exclude_id=exclude_id),
+        return (self.candidates(fingerprint, version, k=k, exclude_id=exclude_id),
                 self.part_candidates(parts, keys, version, exclude_id=exclude_id, limit=limit))
 
     def part_candidates(
@@ -865,20 +568,21 @@ class LocalStore(Closing):
         with self._lock:
             indexes = self._level_index()
             code = self._vcodes.get(version)
-            if not indexes or code is None or not (part_terms or key_terms):
+            if code is None or not (part_terms or key_terms):
                 return []
             wanted = np.array([k for _, k in key_terms], dtype=np.uint64)
+            asked = np.array([f for _, f in part_terms], dtype=np.uint64)
             for index in indexes:  # a document is alive in at most one of them
                 owners = zip([i for i, _ in key_terms], index.key_owners(wanted))
-                matched = matched_by_document([(i, index.part_owners(f)) for i, f in part_terms], owners)
+                matched = matched_by_document(zip([i for i, _ in part_terms], index.part_owners(asked)), owners)
                 for pos, (part_hits, key_hits) in matched.items():
                     doc_id = index.ids[pos]
                     if index.alive[pos] and index.vcodes[pos] == code and doc_id != exclude_id:
                         out.append(PartCandidate(doc_id, part_hits, key_hits, int(index.units[pos])))
         return best_candidates(out, limit)
 
-    def _level_index(self) -> list[LevelIndex] | None:
-        """The level indexes, caught up with SQLite (``None``: no levels table yet).
+    def _level_index(self) -> list[LevelIndex]:
+        """The level indexes, caught up with SQLite.
 
         A base read once, and a tail of the documents written since (read again at
         each catch-up, through the index on ``docs.gen``), whose older entries in the
@@ -888,18 +592,15 @@ class LocalStore(Closing):
         if self._levels is not None and not self._levels_dirty:
             return self._levels
         with self._sql() as conn:
-            if not self._has_table(conn, "levels"):
-                return None
             conn.execute("BEGIN")  # one consistent read
             gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
             if self._levels is None or gen < self._levels_gen:  # none yet, or the database went back
                 self._levels, self._levels_base_gen = [self._read_levels(conn)], gen
             elif gen != self._levels_gen:
                 base = self._levels[0]
-                deleted = " UNION SELECT seq FROM deleted WHERE gen > ?" if self._has_table(conn, "deleted") else ""
                 changed = np.fromiter(itertools.chain.from_iterable(
-                    conn.execute("SELECT seq FROM docs WHERE gen > ?" + deleted,
-                                 (self._levels_base_gen,) * (2 if deleted else 1))), dtype=np.int64)
+                    conn.execute("SELECT seq FROM docs WHERE gen > ? UNION SELECT seq FROM deleted WHERE gen > ?",
+                                 (self._levels_base_gen,) * 2)), dtype=np.int64)
                 if len(changed) > max(TAIL_MAX, len(base) // 10):
                     self._levels, self._levels_base_gen = [self._read_levels(conn)], gen
                 else:
@@ -927,10 +628,9 @@ class LocalStore(Closing):
         part_fps, part_owner = owned("parts", "fp")
         keys, key_owner = owned("sentence_keys", "key")
         return LevelIndex(seqs, [r[1] for r in docs], np.array([r[2] for r in docs], dtype=np.int64),
-                          np.array([r[3] for r in docs], dtype=np.int64), part_fps, part_owner, keys, key_owner,
-                          self.layout)
+                          np.array([r[3] for r in docs], dtype=np.int64), part_fps, part_owner, keys, key_owner)
 
-    def candidates_reference(self, fingerprint: int, version: str, *,
+    def candidates_reference(self, fingerprint: int, version: str, *, k: int,
                              exclude_id: str | None = None) -> tuple[list[str], np.ndarray]:
         """:meth:`candidates` by reading every row of the version and comparing in Python (slow)."""
         with self._lock, self._sql() as conn:
@@ -938,20 +638,18 @@ class LocalStore(Closing):
                 "SELECT d.id, d.fp FROM docs d JOIN versions v ON v.vcode = d.vcode WHERE v.version = ? ORDER BY d.seq",
                 (version,),
             ).fetchall()
-        rows = [(i, _unsigned(f)) for i, f in rows if i != exclude_id]
-        hits = brute_force(fingerprint, (f for _, f in rows), self.layout.k)
-        return [rows[h][0] for h in hits], np.array([rows[h][1] for h in hits], dtype=np.uint64)
+        hits = [(i, f) for i, f in ((i, _unsigned(f)) for i, f in rows if i != exclude_id) if (f ^ fingerprint).bit_count() <= k]
+        return [i for i, _ in hits], np.array([f for _, f in hits], dtype=np.uint64)
 
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
         """Documents by id, in the order asked; unknown ids are left out."""
         wanted = listed(ids, "ids")
         found: dict[str, StoredDoc] = {}
         with self._lock, self._sql() as conn:
-            groups = self._group_columns(conn, "g.")
-            join = " LEFT JOIN groups g ON g.seq = d.seq" if self._has_table(conn, "groups") else ""
             for doc_id, fp, version, title, text, group, size, kind in _select_in(
-                    conn, f"SELECT d.id, d.fp, v.version, b.title, b.text, {groups} FROM docs d JOIN versions v ON "
-                    f"v.vcode = d.vcode LEFT JOIN bodies b ON b.seq = d.seq{join} WHERE d.id IN ({{marks}})",
+                    conn, "SELECT d.id, d.fp, v.version, b.title, b.text, g.grp, g.size, g.kind FROM docs d JOIN versions v ON "
+                    "v.vcode = d.vcode LEFT JOIN bodies b ON b.seq = d.seq LEFT JOIN groups g ON g.seq = d.seq "
+                    "WHERE d.id IN ({marks})",
                     list(dict.fromkeys(wanted))):
                 found[doc_id] = StoredDoc(doc_id, _unsigned(fp), version, text, title, group, size, group_kind=kind)
         return [found[i] for i in wanted if i in found]
@@ -964,7 +662,7 @@ class LocalStore(Closing):
     def count_with_levels(self) -> int:
         """Number of documents stored with their levels, as committed in SQLite."""
         with self._lock, self._sql() as conn:
-            return conn.execute("SELECT COUNT(*) FROM levels").fetchone()[0] if self._has_table(conn, "levels") else 0
+            return conn.execute("SELECT COUNT(*) FROM levels").fetchone()[0]
 
     def versions(self) -> dict[str, int]:
         """Number of documents by fingerprint version, as committed in SQLite."""
@@ -1003,18 +701,18 @@ class LocalStore(Closing):
 
     # ----------------------------------------------------------------- index upkeep
 
-    def _current_index(self) -> _MemoryIndex:
+    def _current_index(self) -> MemoryIndex:
         """The in-memory index, loaded, or caught up with SQLite if it may be behind."""
         self._connect()
         index = self._index
         if index is None:
-            index = self._index = self._load_snapshot() or _MemoryIndex(self.table_layout)
+            index = self._index = self._load_snapshot() or MemoryIndex(self.table_layout)
             self._dirty = True
         if self._dirty:
             index = self._catch_up(index)
         return index
 
-    def _catch_up(self, index: _MemoryIndex) -> _MemoryIndex:
+    def _catch_up(self, index: MemoryIndex) -> MemoryIndex:
         """Read the rows written since ``index.generation`` into the index's tail.
 
         Returns the index to use from now on (a new one if the database went back).
@@ -1025,7 +723,7 @@ class LocalStore(Closing):
             if gen < index.generation:  # the database went back (restored from a backup?)
                 log.warning("%s is older than its index cache; rebuilding the index", self.db_path)
                 self._drop_snapshot()
-                index = self._index = _MemoryIndex(self.table_layout)
+                index = self._index = MemoryIndex(self.table_layout)
             if gen == index.generation:
                 conn.execute("COMMIT")
                 self._dirty = False
@@ -1036,13 +734,13 @@ class LocalStore(Closing):
             else:
                 cur = conn.execute("SELECT seq, fp, vcode FROM docs WHERE gen > ?", (index.generation,))
             rows = np.fromiter(itertools.chain.from_iterable(cur), dtype=np.int64).reshape(-1, 3)
-            if index.generation and self._has_table(conn, "deleted"):  # tombstones: (seq, 0, 0)
+            if index.generation:  # tombstones: (seq, 0, 0)
                 gone = np.fromiter(itertools.chain.from_iterable(
                     conn.execute("SELECT seq, 0, 0 FROM deleted WHERE gen > ?", (index.generation,))), dtype=np.int64)
                 rows = np.concatenate([rows, gone.reshape(-1, 3)])
             conn.execute("COMMIT")
         if index.generation == 0 and not index.base and not index.tail_size:
-            index = self._index = _MemoryIndex.from_rows(rows, self.table_layout, gen)  # seqs are distinct
+            index = self._index = MemoryIndex.from_rows(rows, self.table_layout, gen)  # seqs are distinct
         else:
             index.add(rows)
             index.generation = gen
@@ -1056,7 +754,7 @@ class LocalStore(Closing):
     def _snapshot_path(self) -> Path:
         return self.path / SNAPSHOT_NAME
 
-    def _load_snapshot(self) -> _MemoryIndex | None:
+    def _load_snapshot(self) -> MemoryIndex | None:
         path = self._snapshot_path
         if not path.exists():
             return None
@@ -1082,9 +780,9 @@ class LocalStore(Closing):
         if len(ordered) and (ordered[0] < 1 or not (ordered[1:] != ordered[:-1]).all() or rows[:, 2].min() < 1):
             log.warning("ignoring the damaged index cache %s", path)
             return None
-        return _MemoryIndex.from_rows(rows, self.table_layout, gen)
+        return MemoryIndex.from_rows(rows, self.table_layout, gen)
 
-    def _write_snapshot(self, index: _MemoryIndex) -> None:
+    def _write_snapshot(self, index: MemoryIndex) -> None:
         path = self._snapshot_path
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
@@ -1120,29 +818,6 @@ class LocalStore(Closing):
 
     # ----------------------------------------------------------------- groups
 
-    @staticmethod
-    def _has_table(conn: sqlite3.Connection, name: str) -> bool:
-        return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
-
-    @classmethod
-    def _deleted_max(cls, conn: sqlite3.Connection) -> int:
-        """The largest seq a deleted document had (0 when none was deleted)."""
-        if not cls._has_table(conn, "deleted"):
-            return 0
-        return conn.execute("SELECT COALESCE(MAX(seq), 0) FROM deleted").fetchone()[0]
-
-    @classmethod
-    def _group_columns(cls, conn: sqlite3.Connection, prefix: str = "") -> str:
-        """``grp, size, kind`` to select from ``groups`` (NULL for what a store made before them lacks)."""
-        if not cls._has_table(conn, "groups"):
-            return "NULL, NULL, NULL"
-        return f"{prefix}grp, {prefix}size, " + (f"{prefix}kind" if cls._groups_have_kind(conn) else "NULL")
-
-    @staticmethod
-    def _groups_have_kind(conn: sqlite3.Connection) -> bool:
-        """Whether the ``groups`` table has ``kind`` (a table from before ``dup_kind`` has not)."""
-        return any(row[1] == "kind" for row in conn.execute("PRAGMA table_info(groups)"))
-
     def scan(self) -> _Scan:
         """Every fingerprint, from one SQLite read transaction (a consistent snapshot); holds the store's lock."""
         return _Scan(self)
@@ -1160,9 +835,6 @@ class LocalStore(Closing):
         self._writable()
         with self._lock, self._sql() as conn:
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute(_GROUPS)
-            if not self._groups_have_kind(conn):
-                conn.execute("ALTER TABLE groups ADD COLUMN kind TEXT")
             seqs = self._seqs(conn, [ref for ref, *_ in writes])
             for ref, group, size, kind in writes:
                 seq = seqs.get(ref)
@@ -1183,12 +855,9 @@ class LocalStore(Closing):
         """The documents with these ids and the members of these groups, in row order (each once)."""
         found: dict[int, GroupRow] = {}
         with self._lock, self._sql() as conn:
-            has_groups = self._has_table(conn, "groups")
-            columns = self._group_columns(conn, "g.")
-            join = " LEFT JOIN groups g ON g.seq = d.seq" if has_groups else ""
-            select = (f"SELECT d.seq, d.id, d.fp, v.version, {columns} FROM docs d "
-                      f"JOIN versions v ON v.vcode = d.vcode{join} WHERE ")
-            wanted = [("d.id", list(dict.fromkeys(ids)))] + ([("g.grp", list(dict.fromkeys(groups)))] if has_groups else [])
+            select = ("SELECT d.seq, d.id, d.fp, v.version, g.grp, g.size, g.kind FROM docs d "
+                      "JOIN versions v ON v.vcode = d.vcode LEFT JOIN groups g ON g.seq = d.seq WHERE ")
+            wanted = [("d.id", list(dict.fromkeys(ids))), ("g.grp", list(dict.fromkeys(groups)))]
             for column, values in wanted:
                 for seq, doc_id, fp, version, group, size, kind in _select_in(conn, select + column + " IN ({marks})",
                                                                                values):
@@ -1198,10 +867,7 @@ class LocalStore(Closing):
     def group_kinds(self) -> dict[str, int]:
         """Documents in groups by ``dup_kind`` (``None`` for a store's groups from before kinds)."""
         with self._lock, self._sql() as conn:
-            if not self._has_table(conn, "groups"):
-                return {}
-            kind = "kind" if self._groups_have_kind(conn) else "NULL"
-            return {str(k): n for k, n in conn.execute(f"SELECT {kind}, COUNT(*) FROM groups GROUP BY 1")}
+            return {str(k): n for k, n in conn.execute("SELECT kind, COUNT(*) FROM groups GROUP BY 1")}
 
 
 class _Scan(Closing):
@@ -1241,10 +907,7 @@ class _Scan(Closing):
                  for seq, fp, code in zip(rows[keep, 0].tolist(), fps[keep].tolist(), rows[keep, 2].tolist())}
         out = Members()
         with self.store._sql() as conn:
-            current = {}
-            if self.store._has_table(conn, "groups"):
-                current = {seq: (grp, size, kind) for seq, grp, size, kind in
-                           conn.execute(f"SELECT seq, {self.store._group_columns(conn)} FROM groups")}
+            current = {seq: (grp, size, kind) for seq, grp, size, kind in conn.execute("SELECT seq, grp, size, kind FROM groups")}
             seqs = sorted({seq for seq, node in nodes.items() if node >= 0 or every} | set(current))
             for seq, doc_id in _select_in(conn, "SELECT seq, id FROM docs WHERE seq IN ({marks}) ORDER BY seq", seqs):
                 pos = len(out.keys)

@@ -12,7 +12,8 @@ from functools import cache
 from importlib import resources
 
 from simdup_es import default_fingerprinter
-from simdup_es.parts import Levels, PartPrinter
+from simdup_es.levels import Levels
+from simdup_es.parts import PartPrinter
 from simdup_es.store.base import NOT_FOUND, Store, StoredDoc
 
 
@@ -39,7 +40,7 @@ def test_deleted_documents_are_gone_from_every_read(store: Store) -> None:
     store.refresh()
     gone, kept = docs[:3], docs[3:]
     for d in docs:  # before: every document finds itself
-        assert d.id in store.candidates(d.fingerprint, d.version)[0]
+        assert d.id in store.candidates(d.fingerprint, d.version, k=3)[0]
         assert d.levels is not None and d.id in _part_candidates(store, d.levels)
 
     report = store.delete([d.id for d in gone] + ["no-such-document"])
@@ -54,7 +55,7 @@ def test_deleted_documents_are_gone_from_every_read(store: Store) -> None:
     assert store.versions() == {kept[0].version: 7}
     for d in docs:
         assert d.levels is not None
-        found = set(store.candidates(d.fingerprint, d.version)[0])
+        found = set(store.candidates(d.fingerprint, d.version, k=3)[0])
         parts = _part_candidates(store, d.levels)
         assert not found & gone_ids and not parts & gone_ids
         if d in kept:
@@ -91,5 +92,5 @@ def test_a_deleted_id_can_be_written_again(store: Store) -> None:
     assert store.put([doc]).written == 1
     store.refresh()
     assert [d.id for d in store.get([doc.id])] == [doc.id]
-    assert store.candidates(doc.fingerprint, doc.version)[0] == [doc.id]
+    assert store.candidates(doc.fingerprint, doc.version, k=3)[0] == [doc.id]
     assert doc.levels is not None and _part_candidates(store, doc.levels) == {doc.id}

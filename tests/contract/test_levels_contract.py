@@ -24,7 +24,8 @@ from simdup_es.multilevel import StoredText
 from simdup_es.multilevel import find_copies as judge_copies
 from simdup_es.search import comparer, find_copies
 from simdup_es.sentences import split_sentences
-from simdup_es.parts import Levels, PartPrinter
+from simdup_es.levels import Levels
+from simdup_es.parts import PartPrinter
 from simdup_es.store import base
 from simdup_es.store.base import Store, StoredDoc, query_terms
 from simdup_es.text import UnifiedText, unify
@@ -147,13 +148,13 @@ def test_copy_candidates_are_both_lookups_of_a_query(store: Store) -> None:
             setattr(client, name, lambda *a, _real=real, _name=name, **k: requests.append(_name) or _real(*a, **k))
     found = 0
     for name, lv in queries():
-        for exclude in (None, name):
+        for exclude, k in ((None, 3), (name, 0), (name, 7)):  # the parts match by 5 of 8 blocks whatever k
             fps, keys = list(lv.fingerprints), [k.key for k in lv.keys]
             requests.clear()
-            (ids, values), parts = store.copy_candidates(base, fps, keys, lv.version, exclude_id=exclude, limit=5)
+            (ids, values), parts = store.copy_candidates(base, fps, keys, lv.version, k=k, exclude_id=exclude, limit=5)
             if client is not None and keys:
                 assert requests == ["msearch"], (name, exclude)
-            want_ids, want_values = store.candidates(base, lv.version, exclude_id=exclude)
+            want_ids, want_values = store.candidates(base, lv.version, k=k, exclude_id=exclude)
             assert sorted(zip(ids, values.tolist())) == sorted(zip(want_ids, want_values.tolist()))
             assert parts == store.part_candidates(fps, keys, lv.version, exclude_id=exclude, limit=5), (name, exclude)
             found += len(ids) + len(parts)
@@ -207,7 +208,7 @@ def test_other_versions_and_documents_without_levels_are_no_part_candidates(stor
     assert store.put([StoredDoc("mine", 5, lv.version, "now plain")]).written == 1
     store.refresh()
     assert ask(store, lv) == []
-    assert store.candidates(5, lv.version)[0] == ["mine"]  # the document level is untouched
+    assert store.candidates(5, lv.version, k=3)[0] == ["mine"]  # the document level is untouched
 
 
 def test_levels_of_another_version_are_refused(store: Store) -> None:
@@ -218,7 +219,7 @@ def test_levels_of_another_version_are_refused(store: Store) -> None:
 
 
 def test_levels_holding_other_than_64_bit_unsigned_values_are_refused(store: Store) -> None:
-    from simdup_es.parts import Key
+    from simdup_es.levels import Key
 
     lv = levels()["zh_other"]
     bad = {
@@ -283,7 +284,7 @@ def test_find_copies_over_the_store_equals_the_reference_pipeline(store: Store) 
         for query, exclude in (("zh_article", "zh_article"), ("template", "template"), ("planted", None), ("edited", "edited")):
             u = unify(docs[query])
             q_lv, q_fp = printer().levels(UnifiedText(u)), fp.fingerprint(UnifiedText(u))
-            near = [(i, d) for i, d in ref.near_duplicates(q_fp.value, q_fp.version, exclude_id=exclude) if d <= params.k]
+            near = [(i, d) for i, d in ref.near_duplicates(q_fp.value, q_fp.version, k=params.k, exclude_id=exclude)]
             found = expected(ref, q_lv, exclude_id=exclude, limit=params.store_limit)
             want = judge_copies(u, q_lv, near, found, lambda ids: {i: StoredText(unify(docs[i]), prints[i].value)
                                                                    for i in ids if i in docs}, compare,
@@ -316,7 +317,7 @@ def test_indexing_without_levels_writes_document_fingerprints_alone(store: Store
     store.refresh()
     assert (store.count(), store.count_with_levels()) == (3, 0)
     article = fp.fingerprint(docs["zh_article"])
-    assert "zh_article" in store.candidates(article.value, article.version)[0]
+    assert "zh_article" in store.candidates(article.value, article.version, k=3)[0]
     query = levels()["zh_article"]
     keys = [k.key for k in query.keys]
     assert store.part_candidates(query.fingerprints, keys, query.version, exclude_id="zh_article") == []

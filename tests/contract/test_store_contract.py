@@ -1,9 +1,10 @@
 """The Store contract: the same data and the same expectations for every store.
 
 Each test runs once per store (``local``, ``elasticsearch``; see conftest.py).
-Candidate sets are held to a brute-force scan of the same data: every document
-within ``k`` is a candidate, and after :func:`simdup_es.search.rerank` the matches
-are exactly the brute-force set. So the stores give identical result sets.
+Candidate sets are held to a brute-force scan of the same data: for every ``k``
+from 0 to 7, every document within ``k`` is a candidate, and after
+:func:`simdup_es.search.rerank` the matches are exactly the brute-force set. So
+the stores give identical result sets at every ``k``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ import pytest
 
 from simdup_es.errors import ConfigError
 from simdup_es.search import rerank
-from simdup_es.store.base import BulkReport, Store, StoredDoc
+from simdup_es.common import BulkReport
+from simdup_es.store.base import Store, StoredDoc
 
 VERSION = "contract-v1"
+K = 3
+"""The default document distance, where a test is not about ``k``."""
 OTHER_VERSION = "contract-v2"
 MAX = (1 << 64) - 1
 
@@ -101,7 +105,7 @@ def test_empty_store_has_no_candidates(store: Store) -> None:
     store.refresh()
     assert store.count() == 0
     for q in (0, MAX, 0x0123456789ABCDEF):
-        ids, fps = store.candidates(q, VERSION)
+        ids, fps = store.candidates(q, VERSION, k=K)
         assert ids == [] and len(fps) == 0
     assert store.get(["nothing"]) == []
     assert store.get([]) == []
@@ -132,7 +136,7 @@ def test_force_merge_keeps_every_answer(store: Store) -> None:
     store.refresh()
 
     def answers() -> tuple[int, list[tuple[list[str], list[int]]], list[StoredDoc]]:
-        found = [store.candidates(d.fingerprint, VERSION) for d in docs]
+        found = [store.candidates(d.fingerprint, VERSION, k=K) for d in docs]
         return store.count(), [(ids, fps.tolist()) for ids, fps in found], store.get([d.id for d in docs])
 
     before = answers()
@@ -161,8 +165,8 @@ def test_reput_same_ids_replaces_and_keeps_count(store: Store) -> None:
         d.id: (d.fingerprint, d.text, "new") for d in second
     }
     for old, new in zip(first, second):
-        assert old.id not in store.candidates(old.fingerprint, VERSION)[0]  # 32 bits away now
-        assert old.id in store.candidates(new.fingerprint, VERSION)[0]
+        assert old.id not in store.candidates(old.fingerprint, VERSION, k=K)[0]  # 32 bits away now
+        assert old.id in store.candidates(new.fingerprint, VERSION, k=K)[0]
 
 
 def test_get_returns_text_and_title_and_omits_unknown_ids(store: Store) -> None:
@@ -184,9 +188,9 @@ def test_ids_with_unicode_and_slashes_round_trip(store: Store, doc_id: str) -> N
     fp = 0xDEAD_BEEF_0BAD_F00D
     load(store, [StoredDoc(doc_id, fp, VERSION, "正文", "标题"), StoredDoc("plain", fp ^ 1, VERSION, "x", None)])
     assert store.get([doc_id]) == [StoredDoc(doc_id, fp, VERSION, "正文", "标题")]
-    ids, fps = store.candidates(fp, VERSION)
+    ids, fps = store.candidates(fp, VERSION, k=K)
     assert sorted(ids) == sorted([doc_id, "plain"])
-    assert store.candidates(fp, VERSION, exclude_id=doc_id)[0] == ["plain"]
+    assert store.candidates(fp, VERSION, exclude_id=doc_id, k=K)[0] == ["plain"]
 
 
 def test_edge_fingerprints_round_trip(store: Store) -> None:
@@ -196,7 +200,7 @@ def test_edge_fingerprints_round_trip(store: Store) -> None:
         (d.id, d.fingerprint) for d in docs
     )
     for d in docs:
-        ids, fps = store.candidates(d.fingerprint, VERSION)
+        ids, fps = store.candidates(d.fingerprint, VERSION, k=K)
         assert dict(zip(ids, fps.tolist()))[d.id] == d.fingerprint
 
 
@@ -229,29 +233,46 @@ def test_bad_records_are_reported_and_the_rest_written(store: Store) -> None:
 
 
 def test_candidates_cover_brute_force_and_rerank_equals_it(store: Store) -> None:
+    """For every ``k`` the stores answer (0 to 7), what brute force finds within ``k``: the same near-duplicates
+    from every store, one at a time and many at once."""
     data = corpus()
     load(store, data.docs)
     assert store.count() == len({d.id for d in data.docs})
-    k = store.layout.k
+    for k in range(8):
+        assert_candidates_within(store, data, k)
+
+
+def assert_candidates_within(store: Store, data: Corpus, k: int) -> None:
+    """Every query's candidates within ``k`` cover brute force, re-rank to exactly it, and ``candidates_many`` finds
+    them too."""
     stored = {d.id: d.fingerprint for d in data.docs}
     misses, extras, nonempty = [], [], 0
-    for q in data.queries:
+    many = store.candidates_many([(q, VERSION) for q in data.queries], k=k)
+    for q, (many_ids, many_fps) in zip(data.queries, many):
         expected = data.within(q, k)
-        ids, fps = store.candidates(q, VERSION)
+        ids, fps = store.candidates(q, VERSION, k=k)
         assert len(ids) == len(fps)
         assert all(stored[i] == f for i, f in zip(ids, fps.tolist())), "fingerprints must match ids"
         missing = set(expected) - set(ids)
         if missing:
             misses.append((hex(q), sorted(missing)))
-        matches = rerank(q, ids, fps, k)
-        got = [(m.id, m.distance) for m in matches]
         want = sorted(expected.items(), key=lambda kv: (kv[1], kv[0]))
-        if got != want:
-            extras.append((hex(q), got, want))
+        for found_ids, found_fps in ((ids, fps), (many_ids, many_fps)):
+            got = [(m.id, m.distance) for m in rerank(q, found_ids, found_fps, k)]
+            if got != want:
+                extras.append((hex(q), got, want))
         nonempty += bool(expected)
     assert misses == [], f"{len(misses)} queries missed documents within k={k}: {misses[:5]}"
-    assert extras == [], f"{len(extras)} queries re-ranked differently from brute force: {extras[:3]}"
-    assert nonempty >= 200  # the data really exercises near neighbours
+    assert extras == [], f"{len(extras)} queries re-ranked differently from brute force at k={k}: {extras[:3]}"
+    assert nonempty >= 190 + 10 * min(k, 4)  # the data really exercises near neighbours (194 at k = 0, 295 from 4)
+
+
+def test_a_k_no_lookup_answers_is_refused_alike(store: Store) -> None:
+    for k in (-1, 8, 3.0, True):
+        with pytest.raises(ConfigError, match="k must be a whole number from 0 to 7"):
+            store.candidates(0, VERSION, k=k)  # type: ignore[arg-type]
+        with pytest.raises(ConfigError, match="k must be a whole number from 0 to 7"):
+            store.candidates_many([(0, VERSION)], k=k)  # type: ignore[arg-type]
 
 
 def test_candidates_follow_the_fingerprint_version(store: Store) -> None:
@@ -260,15 +281,15 @@ def test_candidates_follow_the_fingerprint_version(store: Store) -> None:
     others = [d for d in data.docs if d.version == OTHER_VERSION]
     assert others
     for d in others:
-        ids, _ = store.candidates(d.fingerprint, VERSION)
+        ids, _ = store.candidates(d.fingerprint, VERSION, k=K)
         assert not any(i.startswith("other-") for i in ids)
-        ids, fps = store.candidates(d.fingerprint, OTHER_VERSION)
+        ids, fps = store.candidates(d.fingerprint, OTHER_VERSION, k=K)
         assert d.id in ids
         assert all(i.startswith("other-") for i in ids)
-        assert [(m.id, m.distance) for m in rerank(d.fingerprint, ids, fps, store.layout.k)] == sorted(
-            data.within(d.fingerprint, store.layout.k, OTHER_VERSION).items(), key=lambda kv: (kv[1], kv[0])
+        assert [(m.id, m.distance) for m in rerank(d.fingerprint, ids, fps, K)] == sorted(
+            data.within(d.fingerprint, K, OTHER_VERSION).items(), key=lambda kv: (kv[1], kv[0])
         )
-    ids, fps = store.candidates(others[0].fingerprint, "never-indexed-version")
+    ids, fps = store.candidates(others[0].fingerprint, "never-indexed-version", k=K)
     assert ids == [] and len(fps) == 0
 
 
@@ -279,11 +300,11 @@ def test_candidates_many_are_each_querys_candidates(store: Store) -> None:
     queries = [(q, VERSION) for q in data.queries] + [(d.fingerprint, d.version) for d in data.docs[::7]]
     queries += [(data.queries[0], "never-indexed-version")]
     assert len(queries) > 250
-    many = store.candidates_many(queries)
+    many = store.candidates_many(queries, k=K)
     assert len(many) == len(queries)
     found = 0
     for (fp, version), (ids, fps) in zip(queries, many):
-        want_ids, want_fps = store.candidates(fp, version)
+        want_ids, want_fps = store.candidates(fp, version, k=K)
         assert sorted(zip(ids, fps.tolist())) == sorted(zip(want_ids, want_fps.tolist())), (hex(fp), version)
         found += bool(ids)
     assert found > 200 and many[-1][0] == []
@@ -293,8 +314,8 @@ def test_same_id_under_a_new_version_moves(store: Store) -> None:
     load(store, [StoredDoc("moving", 7, VERSION, "t", None)])
     load(store, [StoredDoc("moving", 7, OTHER_VERSION, "t", None)])
     assert store.count() == 1
-    assert store.candidates(7, VERSION)[0] == []
-    assert store.candidates(7, OTHER_VERSION)[0] == ["moving"]
+    assert store.candidates(7, VERSION, k=K)[0] == []
+    assert store.candidates(7, OTHER_VERSION, k=K)[0] == ["moving"]
 
 
 def test_put_writes_the_group_fields_only_when_asked_and_keys_are_known_before(store: Store) -> None:
@@ -315,9 +336,9 @@ def test_put_writes_the_group_fields_only_when_asked_and_keys_are_known_before(s
 def test_exclude_id(store: Store) -> None:
     fp = 0x0F0F_0F0F_F0F0_F0F0
     load(store, [StoredDoc("self", fp, VERSION), StoredDoc("twin", fp, VERSION), StoredDoc("near", fp ^ 0b101, VERSION)])
-    ids, _ = store.candidates(fp, VERSION, exclude_id="self")
+    ids, _ = store.candidates(fp, VERSION, exclude_id="self", k=K)
     assert sorted(ids) == ["near", "twin"]
-    ids, _ = store.candidates(fp, VERSION, exclude_id="not-there")
+    ids, _ = store.candidates(fp, VERSION, exclude_id="not-there", k=K)
     assert sorted(ids) == ["near", "self", "twin"]
 
 

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
-from simdup_es import schema
+from simdup_es import keys
 from simdup_es.backfill import BackfillSummary, backfill
 from simdup_es.cli import main
 from simdup_es.config import FingerprintParams
@@ -28,7 +28,7 @@ from simdup_es.fingerprint import Fingerprinter
 from simdup_es.parts import PartPrinter
 from simdup_es.sources import Reject
 from simdup_es.store.base import stored_levels
-from simdup_es.store.elasticsearch import fingerprint_mapping
+from simdup_es.es.mappings import fingerprint_mapping
 
 SAMPLE = importlib.resources.files("simdup_es.data") / "sample.jsonl"
 
@@ -99,7 +99,7 @@ def _all(client: Elasticsearch, index: str) -> dict[str, dict[str, Any]]:
 
 
 def _without_simdup(source: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in source.items() if k != schema.ROOT}
+    return {k: v for k, v in source.items() if k != keys.ROOT}
 
 
 def _title(source: dict[str, Any]) -> str | None:
@@ -143,7 +143,7 @@ def test_backfill_resumes_skips_current_and_leaves_other_fields_alone(
     assert first.total == first.to_scan == len(docs) and first.current == 0
     assert 40 <= first.done <= 60
     es_client.indices.refresh(index=own_index)
-    written = es_client.count(index=own_index, query={"term": {schema.VERSION: fingerprinter.version}})["count"]
+    written = es_client.count(index=own_index, query={"term": {keys.VERSION: fingerprinter.version}})["count"]
     assert written == first.done  # fingerprints and marks (of rejected documents too)
     assert 0 < written < len(docs)
 
@@ -155,34 +155,35 @@ def test_backfill_resumes_skips_current_and_leaves_other_fields_alone(
     assert second.scanned == second.fingerprinted + second.without_text + second.rejected
     assert second.changed == 0
     after = _all(es_client, own_index)
-    assert all(hit["_source"][schema.ROOT]["version"] == fingerprinter.version for hit in after.values())
+    assert all(hit["_source"][keys.ROOT]["version"] == fingerprinter.version for hit in after.values())
 
     # Every other field, and the mapping of every other field, is as it was.
     assert {i: _without_simdup(h["_source"]) for i, h in after.items()} == \
            {i: h["_source"] for i, h in before.items()}
     mapping_after = es_client.indices.get_mapping(index=own_index)[own_index]["mappings"]
-    assert {k: v for k, v in mapping_after["properties"].items() if k != schema.ROOT} == mapping_before["properties"]
-    assert mapping_after["properties"][schema.ROOT]["properties"]["error"]["type"] == "keyword"
+    added = {keys.ROOT, keys.GROUP, keys.GROUP_SIZE, keys.GROUP_KIND}  # the schema's fields, for searches and groups
+    assert {k: v for k, v in mapping_after["properties"].items() if k not in added} == mapping_before["properties"]
+    assert {name: mapping_after["_meta"]["simdup"][name] for name in ("schema", "layout")} == keys.index_meta()["simdup"]
+    assert mapping_after["properties"][keys.ROOT]["properties"]["error"]["type"] == "keyword"
 
     # Fingerprints are what Fingerprinter gives; the unusable documents are marked.
     for doc_id, hit in after.items():
-        source, simdup = hit["_source"], hit["_source"][schema.ROOT]
+        source, simdup = hit["_source"], hit["_source"][keys.ROOT]
         if doc_id in NOT_TEXT | REJECTED:
             assert simdup.get("fp") is None and simdup["error"], doc_id
             continue
         text = "\n\n".join(source["body"]) if isinstance(source["body"], list) else source["body"]
         fp = fingerprinter.fingerprint(text, _title(source))
         levels = PartPrinter(fingerprinter).levels(text)
-        parts, keys, cut = stored_levels(levels)
-        # An index new to simdup gets quad parts.
-        assert simdup == {**schema.fingerprint_object(fp.value, fp.version),
-                          **schema.levels_object(doc_id, levels.units, parts, keys, cut, part_layout=schema.QUADS)}, doc_id
-        assert simdup[schema.PART_QUADS_NAME] or not levels.parts  # the levels are written, not only the document level
+        parts, key_values, cut = stored_levels(levels)
+        assert simdup == {**keys.fingerprint_object(fp.value, fp.version),
+                          **keys.levels_object(doc_id, levels.units, parts, key_values, cut)}, doc_id
+        assert simdup[keys.PART_QUADS_NAME] or not levels.parts  # the levels are written, not only the document level
         assert hit.get("_routing") == docs[doc_id][1]
-    assert after["missing"]["_source"][schema.ROOT]["error"] == NO_TEXT_MISSING
-    assert after["null"]["_source"][schema.ROOT]["error"] == NO_TEXT_MISSING
-    assert after["empty"]["_source"][schema.ROOT]["error"] == NO_TEXT_EMPTY
-    assert after["blank"]["_source"][schema.ROOT]["error"] == NO_TEXT_EMPTY
+    assert after["missing"]["_source"][keys.ROOT]["error"] == NO_TEXT_MISSING
+    assert after["null"]["_source"][keys.ROOT]["error"] == NO_TEXT_MISSING
+    assert after["empty"]["_source"][keys.ROOT]["error"] == NO_TEXT_EMPTY
+    assert after["blank"]["_source"][keys.ROOT]["error"] == NO_TEXT_EMPTY
 
     # Over both runs: each unusable document was counted once, rejects have reasons.
     total = (first.fingerprinted + second.fingerprinted, first.without_text + second.without_text,
@@ -202,10 +203,10 @@ def test_backfill_resumes_skips_current_and_leaves_other_fields_alone(
     assert (fourth.current, fourth.scanned) == (0, len(docs))
     assert (fourth.fingerprinted, fourth.without_text, fourth.rejected) == total
     redone = _all(es_client, own_index)
-    assert all(h["_source"][schema.ROOT]["version"] == other.version for h in redone.values())
+    assert all(h["_source"][keys.ROOT]["version"] == other.version for h in redone.values())
     text = redone["3-1"]["_source"]["body"]
     fp = other.fingerprint(text, _title(redone["3-1"]["_source"]))
-    assert redone["3-1"]["_source"][schema.ROOT]["fp"] == fp.hex
+    assert redone["3-1"]["_source"][keys.ROOT]["fp"] == fp.hex
 
 
 def test_retry_errors_fingerprints_documents_whose_text_arrived(
@@ -219,7 +220,7 @@ def test_retry_errors_fingerprints_documents_whose_text_arrived(
     assert (plain.current, plain.marked, plain.scanned) == (2, 1, 0)
     retried = backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail, retry_errors=True)
     assert (retried.current, retried.scanned, retried.fingerprinted) == (1, 1, 1)
-    simdup = es_client.get(index=own_index, id="b")["_source"][schema.ROOT]
+    simdup = es_client.get(index=own_index, id="b")["_source"][keys.ROOT]
     assert simdup["error"] is None
     assert simdup["fp"] == fingerprinter.fingerprint("明天会下雨，我们在家里读书吧。").hex
 
@@ -227,17 +228,37 @@ def test_retry_errors_fingerprints_documents_whose_text_arrived(
 def test_stale_keys_of_an_old_fingerprint_are_cleared(
     es_client: Elasticsearch, own_index: str, fingerprinter: Fingerprinter
 ) -> None:
-    old = {**schema.fingerprint_object(0x1234, "0.old"), "b4_0": "abcd"}
+    old = {**keys.fingerprint_object(0x1234, "0.old"), **keys.levels_object("x", 9, [5], [6], 0), "error": "old reason"}
     es_client.indices.create(index=own_index, mappings={"properties": {"body": {"type": "text"},
-                                                                      schema.ROOT: fingerprint_mapping()}})
-    es_client.index(index=own_index, id="x", document={"body": "今天的天气很好。", schema.ROOT: old})
-    es_client.index(index=own_index, id="y", document={"body": "", schema.ROOT: old}, refresh=True)
+                                                                      keys.ROOT: fingerprint_mapping()},
+                                                       "_meta": keys.index_meta()})
+    es_client.index(index=own_index, id="x", document={"body": "今天的天气很好。", keys.ROOT: old})
+    es_client.index(index=own_index, id="y", document={"body": "", keys.ROOT: old}, refresh=True)
     summary = backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail)
     assert (summary.fingerprinted, summary.without_text) == (1, 1)
-    x = es_client.get(index=own_index, id="x")["_source"][schema.ROOT]
-    assert x["b4_0"] is None and x["version"] == fingerprinter.version and x["fp"] != old["fp"]
-    y = es_client.get(index=own_index, id="y")["_source"][schema.ROOT]
-    assert y["fp"] is None and y["b0"] is None and y["error"] == NO_TEXT_EMPTY
+    x = es_client.get(index=own_index, id="x")["_source"][keys.ROOT]
+    assert x["error"] is None and x["version"] == fingerprinter.version and x["fp"] != old["fp"]
+    y = es_client.get(index=own_index, id="y")["_source"][keys.ROOT]
+    assert y["fp"] is None and y["b0"] is None and y[keys.PART_QUADS_NAME] is None and y["error"] == NO_TEXT_EMPTY
+
+
+def test_an_index_of_another_schema_is_refused_and_a_terms_index_gets_its_terms(
+    es_client: Elasticsearch, own_index: str, fingerprinter: Fingerprinter
+) -> None:
+    from simdup_es.errors import StoreError
+    from simdup_es.es.mappings import index_mappings
+
+    made_before = {"properties": {"body": {"type": "text"}, keys.ROOT: fingerprint_mapping()},
+                   "_meta": {"simdup": {"parts": "flat", "blocks": 8}}}  # as an earlier build recorded it
+    es_client.indices.create(index=own_index, mappings=made_before)
+    with pytest.raises(StoreError, match="records no index schema.*make a new index"):
+        backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail)
+    es_client.indices.delete(index=own_index)
+    es_client.indices.create(index=own_index, mappings=index_mappings("terms"))
+    es_client.index(index=own_index, id="t", document={"body": "今天的天气很好，我们去公园散步吧。"}, refresh=True)
+    assert backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail).fingerprinted == 1
+    simdup = es_client.get(index=own_index, id="t")["_source"][keys.ROOT]
+    assert simdup[keys.DOC_TERMS_NAME] == keys.doc_terms(int(simdup["fp"], 16))
 
 
 def test_a_document_changed_during_the_run_is_left_for_the_next(
@@ -250,7 +271,7 @@ def test_a_document_changed_during_the_run_is_left_for_the_next(
         state["calls"] += 1
         if state["calls"] == 2:  # all 30 were read (one fingerprinting chunk), 10 written: change one of the rest
             es_client.indices.refresh(index=own_index)
-            hits = es_client.search(index=own_index, size=1, query={"bool": {"must_not": {"exists": {"field": schema.VERSION}}}})
+            hits = es_client.search(index=own_index, size=1, query={"bool": {"must_not": {"exists": {"field": keys.VERSION}}}})
             state["id"] = hits["hits"]["hits"][0]["_id"]
             es_client.update(index=own_index, id=state["id"], doc={"body": "这篇文档在扫描时被改写了。"}, refresh=True)
 
@@ -259,7 +280,7 @@ def test_a_document_changed_during_the_run_is_left_for_the_next(
     assert (summary.fingerprinted, summary.changed) == (29, 1)
     nxt = backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail)
     assert (nxt.scanned, nxt.fingerprinted) == (1, 1)
-    fp = es_client.get(index=own_index, id=state["id"])["_source"][schema.ROOT]["fp"]
+    fp = es_client.get(index=own_index, id=state["id"])["_source"][keys.ROOT]["fp"]
     assert fp == fingerprinter.fingerprint("这篇文档在扫描时被改写了。").hex
 
 
@@ -267,7 +288,7 @@ def test_a_conflicting_mapping_is_refused_clearly(
     es_client: Elasticsearch, own_index: str, fingerprinter: Fingerprinter
 ) -> None:
     es_client.indices.create(index=own_index, mappings={"properties": {"simdup": {"properties": {"fp": {"type": "long"}}}}})
-    with pytest.raises(StoreError, match="maps the fingerprint fields differently"):
+    with pytest.raises(StoreError, match="has simdup fields but records no index schema"):
         backfill(es_client, own_index, "body", fingerprinter, on_reject=pytest.fail)
 
 

@@ -15,26 +15,21 @@ import numpy as np
 import pytest
 from elasticsearch import Elasticsearch
 
-from simdup_es import schema
+from simdup_es import keys
 from simdup_es import simhash as sh
-from simdup_es.config import BlockLayout
-from simdup_es.errors import NotFound, StoreError
+from simdup_es.errors import ConfigError, NotFound, StoreError
 from simdup_es.fingerprint import Doc, Fingerprint
 from simdup_es.search import near_duplicates
 from simdup_es.store.base import Store, StoredDoc
-from simdup_es.store.elasticsearch import (
-    COMPONENT_TEMPLATE,
-    INDEX_TEMPLATE,
-    ConnectionSettings,
-    ElasticsearchStore,
-)
+from simdup_es.es.connection import ConnectionSettings
+from simdup_es.es.mappings import COMPONENT_TEMPLATE, INDEX_TEMPLATE
+from simdup_es.store.elasticsearch import ElasticsearchStore
 
 from tests._data import data_dir
 from tests.conftest import new_client
 
 VERSION = "test.v1"
 OTHER_VERSION = "test.v2"
-WIDE = BlockLayout(4, 3)  # 4 blocks of 16 bits, any one equal
 MAX_REAL_DOCS = 2000  # fingerprinting costs ~3 ms a document here; the rest is synthetic
 TOTAL_DOCS = 20_000
 K = 3
@@ -99,8 +94,7 @@ def corpus(request: pytest.FixtureRequest) -> tuple[list[StoredDoc], list[int]]:
 def test_recall_equals_brute_force(es_client: Elasticsearch, es_index: str, corpus) -> None:
     docs, queries = corpus
     assert len(docs) >= 20_000 and len(queries) >= 200
-    store = ElasticsearchStore(es_client, es_index, layouts=(schema.DEFAULT_LAYOUT, WIDE))
-    wide = ElasticsearchStore(es_client, es_index, WIDE)
+    store = ElasticsearchStore(es_client, es_index)
     assert isinstance(store, Store)
     store.setup()
     report = store.put(docs)
@@ -114,11 +108,12 @@ def test_recall_equals_brute_force(es_client: Elasticsearch, es_index: str, corp
     found_any = 0
     for q in queries:
         expected = _brute_force(q, ids, fps)
-        for s in (store, wide):
-            got = {m.id: m.distance for m in near_duplicates(s, Fingerprint(q, VERSION))}
-            missed, extra = expected.keys() - got.keys(), got.keys() - expected.keys()
-            assert not missed and not extra, f"{s.layout} query {sh.to_hex(q)}: missed {sorted(missed)}, extra {sorted(extra)}"
-            assert got == expected
+        for k in (K, 5):  # the candidate query of k = 5 asks for 3 of 8 blocks (many more hits to walk)
+            got = {m.id: m.distance for m in near_duplicates(store, Fingerprint(q, VERSION), k=k)}
+            want = expected if k == K else _brute_force(q, ids, fps, k)
+            missed, extra = want.keys() - got.keys(), got.keys() - want.keys()
+            assert not missed and not extra, f"k={k} query {sh.to_hex(q)}: missed {sorted(missed)}, extra {sorted(extra)}"
+            assert got == want
         found_any += bool(expected)
     assert found_any >= 150  # most queries have near-duplicates: the test is not vacuous
 
@@ -146,7 +141,7 @@ def test_more_candidates_than_a_page_are_all_returned(es_client: Elasticsearch, 
     store.refresh()
     ids = [d.id for d in docs]
     fps = np.array([d.fingerprint for d in docs], dtype=np.uint64)
-    cand_ids, cand_fps = store.candidates(base, VERSION)
+    cand_ids, cand_fps = store.candidates(base, VERSION, k=K)
     assert len(cand_ids) == len(set(cand_ids)) > 200  # several pages, nothing twice
     assert dict(zip(cand_ids, cand_fps.tolist())) == {i: int(f) for i, f in zip(ids, fps) if i in set(cand_ids)}
     got = {m.id: m.distance for m in near_duplicates(store, Fingerprint(base, VERSION))}
@@ -265,9 +260,9 @@ def test_template_applies_to_indices_created_elsewhere(es_client: Elasticsearch,
         es_client.indices.create(index=other)  # no mappings given: all from the templates
         mapping = es_client.indices.get_mapping(index=other)[other]["mappings"]
         assert mapping["properties"]["simdup"]["properties"]["b7"]["type"] == "keyword"
-        es_client.index(index=other, id="1", document={"simdup": schema.fingerprint_object(9, VERSION, (WIDE,))})
-        mapping = es_client.indices.get_mapping(index=other)[other]["mappings"]
-        assert mapping["properties"]["simdup"]["properties"]["b4_0"]["type"] == "keyword"  # dynamic template
+        assert mapping["_meta"] == keys.index_meta()  # this schema: a store searches and writes it
+        store = ElasticsearchStore(es_client, other)
+        assert store.put([StoredDoc("1", 9, VERSION)]).written == 1 and store.layout() == "8x8"
     finally:
         es_client.options(ignore_status=404).indices.delete(index=other)
 
@@ -282,13 +277,15 @@ def test_index_outside_the_template_pattern(es_client: Elasticsearch) -> None:
         props = es_client.indices.get_mapping(index=name)[name]["mappings"]["properties"]
         assert props["simdup"]["properties"]["b3"]["type"] == "keyword" and props["title"]["type"] == "text"
 
-        # An index the user made, strict mapping and all: setup adds the fingerprint fields.
+        # An index the user made, strict mapping and all: setup adds the fingerprint fields and records the keys.
         strict = {"dynamic": "strict", "properties": {"title": {"type": "text"}, "text": {"type": "text"}}}
         es_client.indices.create(index=existing, mappings=strict)
         own = ElasticsearchStore(es_client, existing)
-        with pytest.raises(StoreError, match="simdup setup"):
+        with pytest.raises(StoreError, match="no simdup fields.*'simdup setup'"):
             own.put([StoredDoc("1", 1, VERSION, "t")])
+        own = ElasticsearchStore(es_client, existing)
         own.setup()
+        assert es_client.indices.get_mapping(index=existing)[existing]["mappings"]["_meta"] == keys.index_meta()
         assert own.put([StoredDoc("1", 1, VERSION, "t")]).written == 1
         own.refresh()
         assert [m.id for m in near_duplicates(own, Fingerprint(1, VERSION))] == ["1"]
@@ -300,7 +297,7 @@ def test_missing_index_says_run_setup(es_client: Elasticsearch, es_index: str) -
     store = ElasticsearchStore(es_client, es_index)
     calls = (
         store.count,
-        lambda: store.candidates(1, VERSION),
+        lambda: store.candidates(1, VERSION, k=K),
         lambda: store.get(["x"]),
         lambda: store.put([StoredDoc("x", 1, VERSION)]),
     )
@@ -312,27 +309,16 @@ def test_missing_index_says_run_setup(es_client: Elasticsearch, es_index: str) -
 
 def test_conflicting_mapping_is_a_clear_error(es_client: Elasticsearch, es_index: str) -> None:
     es_client.indices.create(index=es_index, mappings={"properties": {"simdup": {"properties": {"b0": {"type": "long"}}}}})
-    with pytest.raises(StoreError, match="re-index"):
+    with pytest.raises(StoreError, match="maps the simdup fields differently.*simdup.b0"):  # the template's schema, not its fields
         ElasticsearchStore(es_client, es_index).setup()
-
-
-def test_layout_missing_from_the_index_is_refused_not_silently_empty(es_client: Elasticsearch, es_index: str) -> None:
-    ElasticsearchStore(es_client, es_index, parts="nested").setup()  # 8 x 8 fields only
-    # An index made before layouts were recorded in its _meta: its fields are all that tells.
-    es_client.indices.put_mapping(index=es_index, body={"_meta": {}})
-    with pytest.raises(StoreError, match="simdup.b4_0"):
-        ElasticsearchStore(es_client, es_index, WIDE).candidates(1, VERSION)
-
-
-def test_a_store_asking_another_layout_answers_in_the_one_the_index_records(es_client: Elasticsearch,
-                                                                            es_index: str) -> None:
-    ElasticsearchStore(es_client, es_index).setup()  # records 8 x 8
-    writer = ElasticsearchStore(es_client, es_index)
-    writer.put([StoredDoc("a", 0x0123456789ABCDEF, VERSION), StoredDoc("b", 0x0123456789ABCDEF ^ 0b111, VERSION)])
-    writer.refresh()
-    wide = ElasticsearchStore(es_client, es_index, WIDE)
-    assert sorted(wide.candidates(0x0123456789ABCDEF, VERSION)[0]) == ["a", "b"]
-    assert wide.layout == BlockLayout(8, 3)
+    # Fields of its own where simdup writes its groups: refused, with the fields named.
+    other = f"own-{es_index}"  # outside simdup-*: the installed template would map the fields
+    es_client.indices.create(index=other, mappings={"properties": {"dup_group": {"type": "long"}}})
+    try:
+        with pytest.raises(StoreError, match="maps the simdup fields differently.*must be free or mapped as simdup maps"):
+            ElasticsearchStore(es_client, other).setup()
+    finally:
+        es_client.options(ignore_status=404).indices.delete(index=other)
 
 
 def test_setup_without_template_privileges_still_prepares_the_index(
@@ -371,10 +357,9 @@ def test_secrets_stay_out_of_logs_and_errors(es_url: str, es_index: str, caplog:
             store.put([StoredDoc("1", 1, VERSION, "t")])
             store.refresh()
             assert [m.id for m in near_duplicates(store, Fingerprint(1, VERSION))] == ["1"]
-            # Writing both layouts, it cannot answer in the 8 x 8 one the index records: the b4_* fields are missing.
-            with ElasticsearchStore(settings, es_index, WIDE, layouts=(WIDE, BlockLayout())) as wide, \
-                    pytest.raises(StoreError) as info:
-                wide.candidates(1, VERSION)
+            # Asked for a layout the index does not have, it refuses, saying nothing secret.
+            with ElasticsearchStore(settings, es_index, layout="terms") as other, pytest.raises(ConfigError) as info:
+                other.setup()
             assert all("secret-789" not in text for text in (str(info.value), repr(settings), repr(store)))
     assert "secret-789" not in caplog.text
 
@@ -385,41 +370,6 @@ def plain_index(es_client: Elasticsearch):  # type: ignore[no-untyped-def]
     name = f"plain-levels-{uuid.uuid4().hex[:8]}"
     yield name
     es_client.options(ignore_status=404).indices.delete(index=name)
-
-
-def test_setup_upgrades_an_index_made_before_the_levels(es_client: Elasticsearch, plain_index: str) -> None:
-    """An index with the document-level mapping only gets the level fields by put mapping; no reindex."""
-    es_index = plain_index
-    from simdup_es.es.mappings import index_mappings
-    from simdup_es.parts import PartPrinter
-    from simdup_es.text import UnifiedText, unify
-
-    old = index_mappings()
-    for name in schema.LEVEL_NAMES:
-        del old["properties"][schema.ROOT]["properties"][name]
-    old["dynamic_templates"] = old["dynamic_templates"][:1]
-    es_client.indices.create(index=es_index, mappings=old)
-    plain = ElasticsearchStore(es_client, es_index)
-    assert plain.put([StoredDoc("old", 12345, VERSION, "written before the levels")]).written == 1
-
-    text = unify(_fixture("zh_article.txt"))
-    levels = PartPrinter(_fingerprinter()).levels(UnifiedText(text))
-    doc = StoredDoc("new", 999, levels.version, text, levels=levels)
-    store = ElasticsearchStore(es_client, es_index)
-    with pytest.raises(StoreError, match="simdup setup"):  # never a silently object-mapped `parts`
-        store.put([doc])
-    with pytest.raises(StoreError, match="simdup setup"):
-        store.part_candidates(list(levels.fingerprints), [k.key for k in levels.keys], levels.version)
-
-    store.setup()
-    simdup = es_client.indices.get_mapping(index=es_index)[es_index]["mappings"]["properties"][schema.ROOT]["properties"]
-    assert simdup[schema.PARTS_NAME]["type"] == "nested" and simdup[schema.KEYS_NAME]["type"] == "keyword"
-    assert store.put([doc]).written == 1
-    store.refresh()
-    assert store.count() == 2 and [d.id for d in store.get(["old"])] == ["old"]  # nothing re-indexed or lost
-    found = store.part_candidates(list(levels.fingerprints), [k.key for k in levels.keys], levels.version)
-    assert [c.id for c in found] == ["new"] and c_all(found[0], levels)
-    assert store.candidates(12345, VERSION)[0] == ["old"]  # the document level as before
 
 
 def test_a_part_candidate_without_simdup_id_is_found_by_its_id(es_client: Elasticsearch, es_index: str) -> None:
@@ -434,11 +384,11 @@ def test_a_part_candidate_without_simdup_id_is_found_by_its_id(es_client: Elasti
     levels = PartPrinter(_fingerprinter()).levels(UnifiedText(text))
     assert store.put([StoredDoc("ours", 999, levels.version, text, levels=levels)]).written == 1
     source = es_client.get(index=es_index, id="ours")["_source"]
-    del source[schema.ROOT][schema.ID_NAME]
+    del source[keys.ROOT][keys.ID_NAME]
     es_client.index(index=es_index, id="theirs", document=source, refresh=True)
     args = (list(levels.fingerprints), [k.key for k in levels.keys], levels.version)
     assert [c.id for c in store.part_candidates(*args)] == ["ours", "theirs"]  # (no simdup.id sorts last)
-    (ids, _), found = store.copy_candidates(999, *args)
+    (ids, _), found = store.copy_candidates(999, *args, k=K)
     assert sorted(ids) == ["ours", "theirs"] and found == store.part_candidates(*args)
 
 
@@ -474,7 +424,8 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
 
     from simdup_es.es import bodies
     from simdup_es.indexer import index_items
-    from simdup_es.parts import PartParams, PartPrinter
+    from simdup_es.levels import PartParams
+    from simdup_es.parts import PartPrinter
     from simdup_es.sources import Fields, read_paths
     from simdup_es.store.base import stored_levels
 
@@ -500,12 +451,11 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
     for r in records:
         fp = fingerprinter.fingerprint(r["text"], r.get("title"))
         lv = printer.levels(r["text"])
-        parts, keys, cut = stored_levels(lv)
-        want[r["id"]] = bodies.document_source(fp.value, fp.version, r["text"], r.get("title"), store.layouts,
-                                               schema.levels_object(r["id"], lv.units, parts, keys, cut,
-                                                                    part_layout=schema.QUADS))
+        parts, key_values, cut = stored_levels(lv)
+        want[r["id"]] = bodies.document_source(fp.value, fp.version, r["text"], r.get("title"), "8x8",
+                                               keys.levels_object(r["id"], lv.units, parts, key_values, cut))
     assert got == want
-    assert any(source[schema.ROOT][schema.PART_QUADS_NAME] for source in got.values()) == (levels == "all")
+    assert any(source[keys.ROOT][keys.PART_QUADS_NAME] for source in got.values()) == (levels == "all")
 
 
 def test_delete_from_a_missing_index_says_so(es_client: Elasticsearch) -> None:

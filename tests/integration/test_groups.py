@@ -11,10 +11,9 @@ import numpy as np
 from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
-from simdup_es import default_fingerprinter, schema
+from simdup_es import default_fingerprinter, keys
 from simdup_es.cli import main
 from simdup_es.compare import compare
-from simdup_es.es.mappings import index_mappings
 from simdup_es.fingerprint import Fingerprinter
 from simdup_es.groups import PartialLinks, group_id, update_groups
 from simdup_es.multilevel import MultiParams
@@ -26,7 +25,7 @@ from simdup_es.text import unify
 from tests._data import fixture_text
 
 V = "test.v1"
-GROUP, SIZE = schema.GROUP, schema.GROUP_SIZE
+GROUP, SIZE = keys.GROUP, keys.GROUP_SIZE
 
 
 def _flip(fp: int, bits: list[int]) -> int:
@@ -91,7 +90,7 @@ def test_groups_are_written_updated_and_cleared(es_client: Elasticsearch, es_ind
     # the chain C falls apart (c0 and c2 are 6 apart) and all three are cleared.
     bridge = _flip(fps["a0"], [1, 2, 3])
     store.put([StoredDoc("bridge", bridge, V), StoredDoc("a4", _flip(fps["a0"], [60]), V)])
-    es_client.update(index=es_index, id="c1", doc={schema.ROOT: {"fp": None}})
+    es_client.update(index=es_index, id="c1", doc={keys.ROOT: {"fp": None}})
     third = update_groups(ElasticsearchStore(es_client, es_index))
     assert (third.groups, third.grouped, third.largest) == (1, 9, 9)
     assert (third.set, third.cleared, third.unchanged) == (9, 3, 0)  # sizes changed: every member is rewritten
@@ -201,7 +200,7 @@ def test_groups_of_an_index_without_fingerprints_says_so_and_writes_nothing(es_u
 
 # --- the kind of duplicate (dup_kind) and groups --partial ---------------------------------------
 
-KIND = schema.GROUP_KIND
+KIND = keys.GROUP_KIND
 SAMPLE = str(resources.files("simdup_es.data") / "sample.jsonl")
 SOURCE, CUT = "zh-man:man8/nmbd.8#3", "zh-man:man8/nmbd.8#3~paragraph-deleted"
 EDITED = ("zh-man:man7/perlnumber.7#0", "zh-man:man7/perlnumber.7#0~edited")
@@ -213,30 +212,6 @@ def _sample() -> dict[str, dict[str, Any]]:
 
 def _partial_links() -> PartialLinks:
     return PartialLinks(PartPrinter(default_fingerprinter()), comparer(), MultiParams(), workers=1)
-
-
-def test_setup_adds_dup_kind_to_an_index_grouped_before_it(es_client: Elasticsearch, es_index: str) -> None:
-    """An index made and grouped before dup_kind: setup maps it (no reindex), the next run writes it."""
-    name = f"old-{es_index}"  # outside simdup-*: the installed index template would map dup_kind
-    old = index_mappings()
-    del old["properties"][KIND]
-    try:
-        es_client.indices.create(index=name, mappings=old)
-        store = ElasticsearchStore(es_client, name)
-        store.put([StoredDoc("x", 0xF0F0, V), StoredDoc("y", 0xF0F1, V)])
-        for doc_id in ("x", "y"):  # what the previous version wrote
-            es_client.update(index=name, id=doc_id, doc={GROUP: group_id((name, "x")), SIZE: 2})
-        assert KIND not in es_client.indices.get_mapping(index=name)[name]["mappings"]["properties"]
-        ElasticsearchStore(es_client, name).setup()
-        mapping = es_client.indices.get_mapping(index=name)[name]["mappings"]["properties"]
-        assert mapping[KIND] == {"type": "keyword"}
-        summary = update_groups(ElasticsearchStore(es_client, name))
-        assert (summary.set, summary.unchanged) == (2, 0)  # same group and size, the kind was missing
-        docs = es_client.mget(index=name, ids=["x", "y"])["docs"]
-        assert [(d["_source"][GROUP], d["_source"][KIND]) for d in docs] == [(group_id((name, "x")), "near-duplicate")] * 2
-        assert update_groups(ElasticsearchStore(es_client, name)).unchanged == 2
-    finally:
-        es_client.options(ignore_status=404).indices.delete(index=name)
 
 
 def test_cli_groups_partial_writes_the_kind_kibana_filters_on(es_url: str, es_client: Elasticsearch,

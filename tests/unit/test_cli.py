@@ -23,6 +23,18 @@ def test_every_command_has_help() -> None:
             stack.append(((*path, name), sub))
 
 
+def test_every_command_taking_k_accepts_the_range_every_store_answers_in_the_same_words() -> None:
+    import click
+
+    options = [next(p for p in main.commands[name].params if p.name == "k")
+               for name in ("search", "report", "serve", "compare", "groups")]
+    assert all(isinstance(o.type, click.IntRange) and (o.type.min, o.type.max) == (0, 7) and o.default == 3
+               for o in options)
+    assert len({o.help for o in options}) == 1 and "0 to 7" in str(options[0].help)
+    result = CliRunner().invoke(main, ["compare", "--text", "a", "b", "-k", "8"])
+    assert result.exit_code == 2 and "0<=x<=7" in result.output
+
+
 def test_fingerprint_jsonl_counts_every_record(tmp_path: Path) -> None:
     src = tmp_path / "in.jsonl"
     good = (FIXTURES / "zh_article.txt").read_text(encoding="utf-8")

@@ -303,8 +303,9 @@ def test_one_document_is_counted_in_the_singular(tmp_path: Path) -> None:
     assert "the store holds 1 document\n" in result.stderr and "1 documents" not in result.stderr
     result = _run("setup", "--store", store)
     assert result.exit_code == 0 and "ready: 1 document\n" in result.stderr, result.output
-    result = _run("setup", "--store", store, "--layout", "4x16", "--parts", "nested")  # a cluster's options
-    assert result.exit_code == 2 and "--layout and --parts: for an Elasticsearch or OpenSearch index" in result.output
+    result = _run("setup", "--store", store, "--layout", "terms")  # a cluster's option
+    assert result.exit_code == 2 and "--layout: for an Elasticsearch or OpenSearch index" in result.output
+    assert _run("setup", "--store", store, "--layout", "4x16").exit_code == 2  # gone: 8x8 or terms
 
 
 def test_outputs_go_into_folders_that_do_not_exist_yet(tmp_path: Path) -> None:

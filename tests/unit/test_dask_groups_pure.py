@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.dask_groups import bucket_pairs, merge_nodes, node_buckets, node_roots, table_buckets, version_code
-from simdup_es.join import brute_force_pairs, components, join_blocks
+from simdup_es.join import components, join_blocks
+from simdup_es.reference import near_pairs_reference as brute_force_pairs
 
 
 def _planted(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:

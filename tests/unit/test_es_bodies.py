@@ -9,10 +9,9 @@ from elasticsearch.serializer import JsonSerializer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdup_es import reference, schema
+from simdup_es import keys, reference
 from simdup_es import simhash as sh
 from simdup_es.backfill import ERROR
-from simdup_es.config import BlockLayout
 from simdup_es.es import bodies
 from simdup_es.es.bodies import (
     NO_TEXT_EMPTY,
@@ -27,35 +26,31 @@ from simdup_es.es.bodies import (
 )
 
 
-def document_json_reference(fingerprint: int, version: str, text: str | None, title: str | None,
-                            layouts: tuple[BlockLayout, ...],
+def document_json_reference(fingerprint: int, version: str, text: str | None, title: str | None, layout: str,
                             levels: tuple[str, int, Sequence[int], Sequence[int], int] | None = None) -> str:
     """:func:`bodies.document_json` by its definition: :func:`bodies.document_source` through ``json.dumps`` as the client does."""
-    fields = None if levels is None else schema.levels_object(*levels, layouts)
-    return json.dumps(bodies.document_source(fingerprint, version, text, title, layouts, fields),
+    fields = None if levels is None else keys.levels_object(*levels)
+    return json.dumps(bodies.document_source(fingerprint, version, text, title, layout, fields),
                       ensure_ascii=False, separators=(",", ":"))
 
 
 def test_candidate_query_has_one_term_per_block_and_needs_blocks_minus_k() -> None:
     fp = 0xE28764262E8514DA
-    query = candidate_query(fp, "v1")["bool"]
+    query = candidate_query(fp, "v1", 3)["bool"]
     assert query["minimum_should_match"] == 5
-    assert query["filter"] == [{"term": {schema.VERSION: "v1"}}]
+    assert query["filter"] == [{"term": {keys.VERSION: "v1"}}]
     # Block j holds bits 8j..8j+7, lowest first, as two hex digits in simdup.bj.
     assert query["should"] == [{"term": {f"simdup.b{j}": f"{(fp >> (8 * j)) & 0xFF:02x}"}} for j in range(8)]
     assert query["should"][0] == {"term": {"simdup.b0": "da"}} and query["should"][7] == {"term": {"simdup.b7": "e2"}}
-    wide = candidate_query(fp, "v1", BlockLayout(4, 3))["bool"]
-    assert wide["minimum_should_match"] == 1
-    assert [next(iter(c["term"])) for c in wide["should"]] == [f"simdup.b4_{j}" for j in range(4)]
-    assert wide["should"][0]["term"]["simdup.b4_0"] == "14da"
+    assert [candidate_query(fp, "v1", k)["bool"]["minimum_should_match"] for k in range(8)] == [8, 7, 6, 5, 4, 3, 2, 1]
 
 
 def test_candidate_search_reads_only_the_fingerprint_and_can_leave_one_out() -> None:
-    body = candidate_search(1, "v1", size=50, exclude_id="me")
-    assert body["_source"] is False and body["docvalue_fields"] == [schema.FP]
+    body = candidate_search(1, "v1", 3, size=50, exclude_id="me")
+    assert body["_source"] is False and body["docvalue_fields"] == [keys.FP]
     assert body["size"] == 50 and body["sort"] == ["_doc"] and body["track_total_hits"] is True
     assert body["query"]["bool"]["must_not"] == [{"ids": {"values": ["me"]}}]
-    assert "must_not" not in candidate_search(1, "v1")["query"]["bool"]
+    assert "must_not" not in candidate_search(1, "v1", 3)["query"]["bool"]
 
 
 def test_field_values_follow_objects_arrays_and_dotted_keys() -> None:
@@ -75,20 +70,21 @@ def test_text_of_reasons() -> None:
 
 
 def test_updates_null_what_they_do_not_set() -> None:
-    old = {"fp": "00", "version": "v0", "b0": "00", "b4_0": "0000", "error": "x"}
-    new = fingerprint_update(old, 1, "v1")[schema.ROOT]
-    assert new["b4_0"] is None and new["error"] is None and new["fp"] == sh.to_hex(1) and new["version"] == "v1"
-    marked = error_update(old, "v1", "no text")[schema.ROOT]
-    assert marked == {"fp": None, "b0": None, "b4_0": None, "version": "v1", "error": "no text"}
-    assert error_update(None, "v1", "r") == {schema.ROOT: {"version": "v1", "error": "r"}}
+    old = {"fp": "00", "version": "v0", "b0": "00", "dk": ["AAAAAAAA"], "error": "x"}
+    new = fingerprint_update(old, 1, "v1")[keys.ROOT]
+    assert new["dk"] is None and new["error"] is None and new["fp"] == sh.to_hex(1) and new["version"] == "v1"
+    assert fingerprint_update(old, 1, "v1", layout="terms")[keys.ROOT]["dk"] == keys.doc_terms(1)
+    marked = error_update(old, "v1", "no text")[keys.ROOT]
+    assert marked == {"fp": None, "b0": None, "dk": None, "version": "v1", "error": "no text"}
+    assert error_update(None, "v1", "r") == {keys.ROOT: {"version": "v1", "error": "r"}}
 
 
 def test_walk_query_excludes_the_current_version_with_its_levels() -> None:
     current = walk_query("v1")["bool"]["must_not"][0]["bool"]
-    assert current["filter"] == [{"term": {schema.VERSION: "v1"}}] and current["minimum_should_match"] == 1
-    assert current["should"] == [{"exists": {"field": schema.UNITS}}, {"exists": {"field": ERROR}}]
+    assert current["filter"] == [{"term": {keys.VERSION: "v1"}}] and current["minimum_should_match"] == 1
+    assert current["should"] == [{"exists": {"field": keys.UNITS}}, {"exists": {"field": ERROR}}]
     retry = walk_query("v1", retry_errors=True)["bool"]["must_not"][0]["bool"]
-    assert retry["should"] == [{"exists": {"field": schema.UNITS}}]  # a marked document is read again
+    assert retry["should"] == [{"exists": {"field": keys.UNITS}}]  # a marked document is read again
 
 
 def test_part_search_names_every_clause_and_scores_each_one() -> None:
@@ -97,17 +93,17 @@ def test_part_search_names_every_clause_and_scores_each_one() -> None:
     fp = 0xE28764262E8514DA
     body = part_search([(0, fp), (3, fp ^ 1)], [(1, 5), (2, 2**64 - 1)], "v1", limit=7, exclude_id="me")
     query = body["query"]["bool"]
-    assert query["filter"] == [{"term": {schema.VERSION: "v1"}}] and query["must_not"] == [{"ids": {"values": ["me"]}}]
+    assert query["filter"] == [{"term": {keys.VERSION: "v1"}}] and query["must_not"] == [{"ids": {"values": ["me"]}}]
     assert query["minimum_should_match"] == 1
-    keys, parts = query["should"][:2], query["should"][2:]
-    assert [k["constant_score"]["_name"] for k in keys] == ["k1", "k2"]
-    assert keys[1]["constant_score"]["filter"] == {"term": {schema.KEYS: "ffffffffffffffff"}}
-    assert [p["nested"]["_name"] for p in parts] == ["p0", "p3"]
-    inner = parts[0]["nested"]["query"]["constant_score"]["filter"]["bool"]
-    assert parts[0]["nested"]["path"] == schema.PARTS and inner["minimum_should_match"] == 5
-    assert inner["should"][0] == {"term": {schema.part_block_field(BlockLayout(), 0): "da"}}
+    key_clauses, parts = query["should"][:2], query["should"][2:]
+    assert [k["constant_score"]["_name"] for k in key_clauses] == ["k1", "k2"]
+    assert key_clauses[1]["constant_score"]["filter"] == {"term": {keys.KEYS: "ffffffffffffffff"}}
+    assert [p["constant_score"]["_name"] for p in parts] == ["p0", "p3"]
+    # A part: one terms query on its 14 quads; the hits bring the part fingerprints for the 5-of-8 check.
+    assert parts[0]["constant_score"]["filter"] == {"terms": {keys.PART_QUADS: keys.quad_terms(fp)}}
+    assert body["docvalue_fields"] == [keys.UNITS, keys.PART_FPS]
     # Ranked by matched clauses (the score), then id; cut by the engine at the limit.
-    assert body["sort"] == [{"_score": "desc"}, {schema.ID: "asc"}] and body["size"] == 7
+    assert body["sort"] == [{"_score": "desc"}, {keys.ID: "asc"}] and body["size"] == 7
     assert matched({"matched_queries": ["p3", "k2", "p0"]}) == ({0, 3}, {2})
     assert matched({"matched_queries": {"k1": 1.0}}) == (frozenset(), {1})
 
@@ -115,8 +111,7 @@ def test_part_search_names_every_clause_and_scores_each_one() -> None:
 _U64 = st.integers(min_value=0, max_value=2**64 - 1)
 # Any text the client may send: lone surrogates, control characters, quotes and backslashes included.
 _TEXT = st.text(st.characters(codec=None, categories=None), max_size=40) | st.sampled_from(['"\\\n\t\x00\ud800', "題\u2028"])
-_DOC_LAYOUTS = st.sampled_from([(schema.DEFAULT_LAYOUT,), (BlockLayout(8, 1),), (BlockLayout(16, 3),), (BlockLayout(4, 1), BlockLayout()),
-                                (BlockLayout(), BlockLayout(64, 3))])
+_DOC_LAYOUTS = st.sampled_from(keys.LAYOUTS)
 
 
 @settings(max_examples=300, deadline=None)
@@ -124,13 +119,13 @@ _DOC_LAYOUTS = st.sampled_from([(schema.DEFAULT_LAYOUT,), (BlockLayout(8, 1),), 
        st.none() | st.tuples(_TEXT, st.integers(0, 10**6), st.lists(_U64, max_size=8), st.lists(_U64, max_size=8),
                              st.integers(0, 100)))
 def test_document_json_is_the_serialised_source(fingerprint: int, version: str, text: str | None, title: str | None,
-                                                layouts: tuple[BlockLayout, ...], levels: tuple | None) -> None:
+                                                layout: str, levels: tuple | None) -> None:
     """The JSON text written directly is, byte for byte, what the client makes of the ``_source`` dict."""
-    fast = bodies.document_json(fingerprint, version, text, title, layouts, levels)
-    assert fast == document_json_reference(fingerprint, version, text, title, layouts, levels)
+    fast = bodies.document_json(fingerprint, version, text, title, layout, levels)
+    assert fast == document_json_reference(fingerprint, version, text, title, layout, levels)
     assert JsonSerializer().dumps(fast) == JsonSerializer().dumps(
-        bodies.document_source(fingerprint, version, text, title, layouts,
-                               None if levels is None else schema.levels_object(*levels, layouts)))
+        bodies.document_source(fingerprint, version, text, title, layout,
+                               None if levels is None else keys.levels_object(*levels)))
 
 
 _HEADER = st.one_of(
@@ -148,23 +143,24 @@ def test_header_json_is_what_the_client_sends(header: dict) -> None:
 
 
 @given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=40), st.lists(st.integers(0, 2**64 - 1), max_size=40),
-       st.sampled_from([BlockLayout(8, 3), BlockLayout(8, 1), BlockLayout(4, 3), BlockLayout(16, 3)]))
-def test_a_union_search_finds_every_candidate_of_each_query(queries: list[int], others: list[int],
-                                                           layout: BlockLayout) -> None:
+       st.integers(0, 7), st.sampled_from(keys.LAYOUTS))
+def test_a_union_search_finds_every_candidate_of_each_query(queries: list[int], others: list[int], k: int,
+                                                           layout: str) -> None:
     # Stored: the queries' near copies (2 bits apart) and random others. The body is read as the engine would.
-    body = bodies.candidates_union_search(queries, "v1", layout)
+    body = bodies.candidates_union_search(queries, "v1", k, layout)
     version, union = body["query"]["bool"]["filter"]
-    assert version == {"term": {schema.VERSION: "v1"}} and body["docvalue_fields"] == [schema.FP, schema.VERSION]
+    assert version == {"term": {keys.VERSION: "v1"}} and body["docvalue_fields"] == [keys.FP, keys.VERSION]
     terms = {field: set(values) for clause in union["bool"]["should"] for field, values in clause["terms"].items()}
 
     def passes(fp: int) -> bool:
-        matched = sum(schema.block_term(layout, b) in terms.get(schema.block_field(layout, j), set())
-                      for j, b in enumerate(sh.blocks(fp, layout)))
+        held = keys.doc_fields(fp, layout)
+        matched = sum(bool(set(value if isinstance(value, list) else [value]) & terms.get(f"{keys.ROOT}.{name}", set()))
+                      for name, value in held.items())
         return matched >= union["bool"]["minimum_should_match"]
 
     stored = [q ^ 0b101 for q in queries] + others
     for fp in stored:
-        if any(reference.shared_blocks_reference(q, fp, layout) >= layout.min_match for q in queries):
+        if any(reference.shared_blocks_reference(q, fp) >= 8 - k for q in queries):
             assert passes(fp)
 
 

@@ -13,7 +13,8 @@ from elasticsearch import Elasticsearch
 from simdup_es.cli import main
 from simdup_es.errors import ConfigError, ConnectionFailed
 from simdup_es.store.base import StoredDoc
-from simdup_es.store.elasticsearch import ConnectionSettings, ElasticsearchStore, redact_url
+from simdup_es.es.connection import ConnectionSettings, redact_url
+from simdup_es.store.elasticsearch import ElasticsearchStore
 
 VERSION = "test.v1"
 
@@ -38,12 +39,12 @@ def test_unreachable_cluster_fails_fast_and_clearly(caplog: pytest.LogCaptureFix
     with pytest.raises(ConnectionFailed, match="cannot reach Elasticsearch at") as info:
         store.setup()
     assert url in str(info.value) and "SIMDUP_ES_URL" in str(info.value)
-    store._checked = store._write_checked = True  # past the mapping and alias checks: the bulk path's own retries
+    store._layout, store._write_checked = "8x8", True  # past the mapping and alias checks: the bulk path's own retries
     with pytest.raises(ConnectionFailed, match="cannot reach") as info:
         store.put([StoredDoc("1", 1, VERSION)])
     assert info.value.report.written == 0  # type: ignore[attr-defined]
     assert "retry 2 of 2" in caplog.text  # the bulk path backed off before giving up
-    for call in (store.count, lambda: store.candidates(1, VERSION), lambda: store.get(["1"])):
+    for call in (store.count, lambda: store.candidates(1, VERSION, k=3), lambda: store.get(["1"])):
         with pytest.raises(ConnectionFailed):
             call()
     assert time.monotonic() - started < 10

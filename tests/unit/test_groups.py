@@ -22,7 +22,7 @@ from simdup_es.groups import (
     near_pairs,
     plan_writes,
 )
-from simdup_es.join import brute_force_pairs
+from simdup_es.reference import near_pairs_reference as brute_force_pairs
 
 MAX = (1 << 64) - 1
 

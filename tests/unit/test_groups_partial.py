@@ -55,24 +55,6 @@ def test_partial_joins_the_deleted_paragraph_copy_and_keeps_the_near_duplicate_g
     assert json.loads(result.stdout)["kinds"] == {"near-duplicate": near["grouped"]}
 
 
-def test_a_store_grouped_before_dup_kind_gets_the_kind_on_the_next_run(tmp_path: Path) -> None:
-    """The embedded store's groups table from before dup_kind: read as no kind, the column added on write."""
-    import sqlite3
-
-    from simdup_es.store.local import DB_NAME
-
-    store = tmp_path / "store"
-    assert CliRunner().invoke(main, ["index", SAMPLE, "--store", str(store)]).exit_code == 0
-    with sqlite3.connect(store / DB_NAME) as conn:  # the table as the previous version made it, one member written
-        conn.execute("CREATE TABLE groups (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, size INTEGER NOT NULL)")
-        conn.execute("INSERT INTO groups SELECT seq, 'old', 2 FROM docs WHERE id = ?", (NEAR[0],))
-    assert _kinds(store)[NEAR[0]] is None and _groups(store)[NEAR[0]] == "old"
-    result = CliRunner().invoke(main, ["groups", "--store", str(store), "--json"])
-    assert result.exit_code == 0, result.output
-    assert _kinds(store)[NEAR[0]] == _kinds(store)[NEAR[1]] == "near-duplicate"
-    assert json.loads(result.stdout)["unchanged"] == 0
-
-
 def test_groups_tells_its_progress_phase_by_phase(tmp_path: Path) -> None:
     from simdup_es.cli._common import make_comparer
     from simdup_es.groups import PartialLinks, update_groups

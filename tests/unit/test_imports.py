@@ -172,7 +172,7 @@ def test_no_module_imports_the_package_facade() -> None:
 def test_the_graph_sees_every_kind_of_import() -> None:
     graph = import_graph()
     assert "simdup_es.errors" in graph["simdup_es.config"]  # from .errors import ...
-    assert "simdup_es.simhash" in graph["simdup_es.schema"]  # from . import simhash as sh
+    assert "simdup_es.simhash" in graph["simdup_es.keys"]  # from . import simhash as sh
     assert {"simdup_es.es.bodies", "simdup_es.es.io"} <= graph["simdup_es.store.elasticsearch"]  # from ..es import a, b
     assert "simdup_es.store.local" in graph["simdup_es.store"]  # inside a function
     assert "simdup_es.compare" not in graph["simdup_es.groups"]  # only under TYPE_CHECKING

@@ -18,7 +18,8 @@ from simdup_es.cli._common import Checkpoint, RejectLog
 from simdup_es.errors import ConfigError, StoreError
 from simdup_es.indexer import IndexStopped, index_items
 from simdup_es.sources import Fields, Item, Record, Reject
-from simdup_es.store.base import BulkReport, StoredDoc
+from simdup_es.common import BulkReport
+from simdup_es.store.base import StoredDoc
 from simdup_es.store.local import LocalStore
 
 

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from simdup_es import schema
+from simdup_es import keys
 from simdup_es.store import elasticsearch as ess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -272,10 +272,10 @@ def test_the_data_view_matches_simdup_indices() -> None:
 def test_the_saved_search_lists_documents_with_a_group() -> None:
     search = _by_id()["simdup-duplicate-groups"]
     attributes = search["attributes"]
-    assert attributes["columns"] == ["_id", "title", schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND]
-    assert attributes["sort"][0] == [schema.GROUP_SIZE, "desc"]
+    assert attributes["columns"] == ["_id", "title", keys.GROUP, keys.GROUP_SIZE, keys.GROUP_KIND]
+    assert attributes["sort"][0] == [keys.GROUP_SIZE, "desc"]
     source = json.loads(attributes["kibanaSavedObjectMeta"]["searchSourceJSON"])
-    assert [f["query"] for f in source["filter"]] == [{"exists": {"field": schema.GROUP}}]
+    assert [f["query"] for f in source["filter"]] == [{"exists": {"field": keys.GROUP}}]
     refs = {ref["name"]: ref for ref in search["references"]}
     names = [source["indexRefName"]] + [f["meta"]["indexRefName"] for f in source["filter"]]
     for name in names:
@@ -321,7 +321,7 @@ def test_lens_state_is_self_consistent(lens_id: str) -> None:
 def test_largest_groups_is_a_terms_on_dup_group_by_count() -> None:
     (layer,) = _lens_layers(_by_id()["simdup-largest-groups"]).values()
     (terms,) = [c for c in layer["columns"].values() if c["operationType"] == "terms"]
-    assert terms["sourceField"] == schema.GROUP
+    assert terms["sourceField"] == keys.GROUP
     assert terms["params"]["orderDirection"] == "desc"
     assert layer["columns"][terms["params"]["orderBy"]["columnId"]]["operationType"] in {"count", "max"}
 
@@ -330,26 +330,26 @@ def test_duplicate_kinds_is_a_terms_on_dup_kind_with_documents_and_groups() -> N
     (layer,) = _lens_layers(_by_id()["simdup-duplicate-kinds"]).values()
     by_operation = {c["operationType"]: c for c in layer["columns"].values()}
     assert set(by_operation) == {"terms", "count", "unique_count"}
-    assert by_operation["terms"]["sourceField"] == schema.GROUP_KIND
-    assert by_operation["unique_count"]["sourceField"] == schema.GROUP
+    assert by_operation["terms"]["sourceField"] == keys.GROUP_KIND
+    assert by_operation["unique_count"]["sourceField"] == keys.GROUP
     assert layer["columns"][by_operation["terms"]["params"]["orderBy"]["columnId"]]["operationType"] == "count"
 
 
 def test_the_data_view_labels_the_group_fields() -> None:
     attrs = json.loads(_by_id()[DATA_VIEW]["attributes"]["fieldAttrs"])
-    assert set(attrs) == {schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND}
-    assert attrs[schema.GROUP_KIND] == {"customLabel": "Duplicate kind"}
+    assert set(attrs) == {keys.GROUP, keys.GROUP_SIZE, keys.GROUP_KIND}
+    assert attrs[keys.GROUP_KIND] == {"customLabel": "Duplicate kind"}
 
 
 @pytest.mark.parametrize("lens_id", ["simdup-duplicate-share", "simdup-duplicate-share-over-time"])
 def test_the_share_is_documents_with_a_group_over_all(lens_id: str) -> None:
     (layer,) = _lens_layers(_by_id()[lens_id]).values()
     (formula,) = [c for c in layer["columns"].values() if c["operationType"] == "formula"]
-    assert formula["params"]["formula"] == f"count(kql='{schema.GROUP}:*') / count()"
+    assert formula["params"]["formula"] == f"count(kql='{keys.GROUP}:*') / count()"
     assert not formula["params"]["isFormulaBroken"]
     counts = [c for c in layer["columns"].values() if c["operationType"] == "count"]
     assert sorted(json.dumps(c.get("filter")) for c in counts) == sorted(
-        [json.dumps({"query": f"{schema.GROUP}:*", "language": "kuery"}), "null"]
+        [json.dumps({"query": f"{keys.GROUP}:*", "language": "kuery"}), "null"]
     )
 
 
@@ -379,7 +379,7 @@ def test_dashboard_panels_resolve_and_fit_the_grid() -> None:
 
 def test_the_field_walker_sees_the_fields_the_objects_use() -> None:
     fields = {field for _id, _use, field in _all_referenced()}
-    assert {"title", schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND, DATE_PLACEHOLDER} <= fields
+    assert {"title", keys.GROUP, keys.GROUP_SIZE, keys.GROUP_KIND, DATE_PLACEHOLDER} <= fields
 
 
 def test_every_referenced_field_is_mapped() -> None:
@@ -580,7 +580,7 @@ def test_osd_saved_search_matches_the_kibana_one() -> None:
     for key in ("title", "columns", "sort"):
         assert osd["attributes"][key] == kibana["attributes"][key], key
     (flt,) = json.loads(osd["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])["filter"]
-    assert flt["exists"] == {"field": schema.GROUP} and flt["meta"]["type"] == "exists"
+    assert flt["exists"] == {"field": keys.GROUP} and flt["meta"]["type"] == "exists"
 
 
 def _osd_terms_table(vis_id: str, field: str) -> tuple[dict, set[tuple[str, str | None]]]:
@@ -595,14 +595,14 @@ def _osd_terms_table(vis_id: str, field: str) -> tuple[dict, set[tuple[str, str 
 
 
 def test_osd_largest_groups_is_a_terms_on_dup_group_by_count() -> None:
-    terms, metrics = _osd_terms_table("simdup-largest-groups", schema.GROUP)
+    terms, metrics = _osd_terms_table("simdup-largest-groups", keys.GROUP)
     assert terms["params"]["size"] == 20 and terms["params"]["order"] == "desc"
-    assert metrics == {("count", None), ("max", schema.GROUP_SIZE)}
+    assert metrics == {("count", None), ("max", keys.GROUP_SIZE)}
 
 
 def test_osd_duplicate_kinds_is_a_terms_on_dup_kind_with_documents_and_groups() -> None:
-    _, metrics = _osd_terms_table("simdup-duplicate-kinds", schema.GROUP_KIND)
-    assert metrics == {("count", None), ("cardinality", schema.GROUP)}
+    _, metrics = _osd_terms_table("simdup-duplicate-kinds", keys.GROUP_KIND)
+    assert metrics == {("count", None), ("cardinality", keys.GROUP)}
 
 
 @pytest.mark.parametrize("vega_id", VEGA_IDS)
@@ -613,12 +613,12 @@ def test_osd_share_is_documents_with_a_group_over_all(vega_id: str) -> None:
     (calculate,) = [t for t in spec["transform"] if "calculate" in t]
     if vega_id == "simdup-duplicate-share":
         filters = body["aggs"]["share"]["filters"]["filters"]
-        assert filters == {"grouped": {"exists": {"field": schema.GROUP}}, "all": {"match_all": {}}}
+        assert filters == {"grouped": {"exists": {"field": keys.GROUP}}, "all": {"match_all": {}}}
         assert spec["data"]["format"]["property"] == "aggregations.share.buckets"
         assert "datum.grouped.doc_count / datum.all.doc_count" in calculate["calculate"]
     else:
         histogram = body["aggs"]["per_interval"]
-        assert histogram["aggs"] == {"grouped": {"filter": {"exists": {"field": schema.GROUP}}}}
+        assert histogram["aggs"] == {"grouped": {"filter": {"exists": {"field": keys.GROUP}}}}
         assert spec["data"]["format"]["property"] == "aggregations.per_interval.buckets"
         assert "datum.grouped.doc_count / datum.doc_count" in calculate["calculate"]
         assert spec["encoding"]["x"]["field"] == "key"
@@ -647,7 +647,7 @@ def test_osd_dashboard_panels_resolve_and_fit_the_grid() -> None:
 
 def test_osd_field_walker_sees_the_fields_the_objects_use() -> None:
     fields = {field for _id, _use, field in _osd_all_referenced()}
-    assert {"title", schema.GROUP, schema.GROUP_SIZE, schema.GROUP_KIND, DATE_PLACEHOLDER} <= fields
+    assert {"title", keys.GROUP, keys.GROUP_SIZE, keys.GROUP_KIND, DATE_PLACEHOLDER} <= fields
 
 
 def test_osd_every_referenced_field_is_mapped_with_a_type_its_use_needs() -> None:

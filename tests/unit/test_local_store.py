@@ -13,21 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdup_es.config import BlockLayout
 from simdup_es.errors import ConfigError, NotFound, StoreError
 from simdup_es.search import rerank
-from simdup_es.store import local
+from simdup_es.store import local, tables
 from simdup_es.store.base import Store, StoredDoc
-from simdup_es.join import brute_force_pairs, join_blocks, join_pairs
-from simdup_es.store.local import (
-    LocalStore,
-    StoreCorrupted,
-    StoreLocationError,
-    StoreSchemaError,
-    TableIndex,
-    TableLayout,
-    brute_force,
-)
+from simdup_es.join import join_blocks, join_pairs
+from simdup_es.reference import near_pairs_reference as brute_force_pairs
+from simdup_es.store.local import LocalStore, StoreCorrupted, StoreLocationError, StoreSchemaError
+from simdup_es.reference import near_positions_reference as brute_force
+from simdup_es.store.tables import TableIndex, TableLayout
 
 MAX = (1 << 64) - 1
 u64 = st.integers(min_value=0, max_value=MAX)
@@ -87,7 +81,7 @@ def test_table_layout_has_k_plus_one_even_blocks(k: int, widths: tuple[int, ...]
     assert layout.tables == k + 1
     assert sum(layout.widths) == 64
     assert layout.starts == tuple(sum(widths[:j]) for j in range(len(widths)))
-    assert all(b == min(w, local.MAX_KEY_BITS) for b, w in zip(layout.key_bits, layout.widths))
+    assert all(b == min(w, tables.MAX_KEY_BITS) for b, w in zip(layout.key_bits, layout.widths))
 
 
 @pytest.mark.parametrize("k", [-1, 64])
@@ -109,9 +103,10 @@ def test_pairs_within_k_share_a_bucket_in_some_table(fp: int, data: st.DataObjec
 
 
 @settings(max_examples=150)
-@given(clustered(), st.lists(u64, max_size=5), st.integers(0, 6), st.data())
-def test_table_lookup_equals_brute_force(fps: list[int], extra: list[int], k: int, data: st.DataObject) -> None:
-    table = TableIndex(np.arange(len(fps)) + 100, np.array(fps, np.uint64), TableLayout.for_k(k))
+@given(clustered(), st.lists(u64, max_size=5), st.integers(0, 6), st.integers(0, 7), st.data())
+def test_table_lookup_equals_brute_force(fps: list[int], extra: list[int], cut_for: int, k: int, data: st.DataObject) -> None:
+    # Tables cut for one k answer any: from the tables up to it, from every row beyond.
+    table = TableIndex(np.arange(len(fps)) + 100, np.array(fps, np.uint64), TableLayout.for_k(cut_for))
     queries = extra + [flip_all(f, data.draw(st.lists(st.integers(0, 63), max_size=k + 1, unique=True))) for f in fps[:8]]
     for q in queries:
         seqs, found = table.lookup(q, k)
@@ -157,22 +152,22 @@ def test_empty_table() -> None:
 
 
 @settings(max_examples=40)
-@given(clustered(max_bases=8, max_random=60), st.lists(u64, max_size=6), st.sampled_from([1, 3, 5]), st.data())
+@given(clustered(max_bases=8, max_random=60), st.lists(u64, max_size=6), st.sampled_from([0, 1, 3, 5, 7]), st.data())
 def test_store_candidates_equal_reference(fps: list[int], extra: list[int], k: int, data: st.DataObject) -> None:
-    tmp, store = temp_store(layout=BlockLayout(8, k))
+    tmp, store = temp_store()
     with tmp, store:
         docs = [StoredDoc(f"d{i}", f, V) for i, f in enumerate(fps)]
         # Part of it in bulk, part through put; a few replaced with other fingerprints.
         half = len(docs) // 2
         store.put_fingerprints([d.id for d in docs[:half]], [d.fingerprint for d in docs[:half]], V)
-        store.candidates(0, V)  # build the tables, so the rest goes to the tail
+        store.candidates(0, V, k=3)  # build the tables, so the rest goes to the tail
         store.put(docs[half:])
         replaced = data.draw(st.lists(st.sampled_from(docs), max_size=4)) if docs else []
         store.put([StoredDoc(d.id, d.fingerprint ^ 0xFF00FF, V) for d in replaced])
         queries = extra + fps[:10] + [f ^ 0b1011 for f in fps[:5]]
         for q in queries:
-            ids, found = store.candidates(q, V)
-            ref_ids, ref_fps = store.candidates_reference(q, V)
+            ids, found = store.candidates(q, V, k=k)
+            ref_ids, ref_fps = store.candidates_reference(q, V, k=k)
             assert sorted(zip(ids, found.tolist())) == sorted(zip(ref_ids, ref_fps.tolist()))
             assert rerank(q, ids, found, k) == rerank(q, ref_ids, ref_fps, k)
 
@@ -189,26 +184,26 @@ def test_tail_merges_stay_correct(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         store.setup()
         for i, f in enumerate(fps):  # interleave writes and lookups: many merges
             store.put([StoredDoc(f"d{i}", f, V), StoredDoc(f"n{i}", f ^ 0b111, V)])
-            assert sorted(store.candidates(f, V)[0]) == sorted([f"d{i}", f"n{i}"])
+            assert sorted(store.candidates(f, V, k=3)[0]) == sorted([f"d{i}", f"n{i}"])
         stats = store.index_stats()
         assert stats["indexed"] + stats["tail"] >= 600
         assert stats["tail"] <= 16 + 2
         for i, f in enumerate(fps):
-            assert sorted(store.candidates(f, V)[0]) == sorted([f"d{i}", f"n{i}"])
+            assert sorted(store.candidates(f, V, k=3)[0]) == sorted([f"d{i}", f"n{i}"])
 
 
 def test_replaced_documents_leave_no_stale_candidates(tmp_path: Path) -> None:
     with LocalStore(tmp_path / "s") as store:
         store.setup()
         store.put([StoredDoc(f"d{i}", spread(i), V, "old") for i in range(50)])
-        assert store.candidates(spread(5), V)[0] == ["d5"]
+        assert store.candidates(spread(5), V, k=3)[0] == ["d5"]
         store.put([StoredDoc("d5", spread(1000), V, "new")])  # now in the tail; the table entry is stale
-        assert store.candidates(spread(5), V)[0] == []
-        assert store.candidates(spread(1000), V)[0] == ["d5"]
+        assert store.candidates(spread(5), V, k=3)[0] == []
+        assert store.candidates(spread(1000), V, k=3)[0] == ["d5"]
         store.refresh()
         store._index.merge()
-        assert store.candidates(spread(5), V)[0] == []
-        assert store.candidates(spread(1000), V)[0] == ["d5"]
+        assert store.candidates(spread(5), V, k=3)[0] == []
+        assert store.candidates(spread(1000), V, k=3)[0] == ["d5"]
         assert store.count() == 50
         assert store.get(["d5"])[0].text == "new"
 
@@ -261,7 +256,7 @@ def test_scan_pairs_equal_brute_force(tmp_path: Path) -> None:
         with store.scan() as scan:
             got_fps, codes, names = scan.fingerprints()
         assert sorted(names) == sorted([V, "v2"]) and len(got_fps) == len(fps) + 1
-        for k in (0, 2, 3, 5):  # 5 > layout.k: the join does not depend on the query tables
+        for k in (0, 2, 3, 5):  # 5 > the tables' k: the join does not depend on the query tables
             i, j, d = near_pairs(got_fps, codes, k)
             got = sorted(tuple(sorted((int(got_fps[a]), int(got_fps[b])))) + (int(x),)
                          for a, b, x in zip(i.tolist(), j.tolist(), d.tolist()))
@@ -280,11 +275,11 @@ def test_persists_across_reopen(tmp_path: Path) -> None:
     with LocalStore(path) as store:
         store.setup()
         store.put([StoredDoc(f"d{i}", f, V, f"text {i}", "t") for i, f in enumerate(fps)])
-        before = [store.candidates(f ^ 1, V) for f in fps]
+        before = [store.candidates(f ^ 1, V, k=3) for f in fps]
     with LocalStore(path) as store:
         assert store.count() == 200
         assert store.get(["d7"]) == [StoredDoc("d7", fps[7], V, "text 7", "t")]
-        after = [store.candidates(f ^ 1, V) for f in fps]
+        after = [store.candidates(f ^ 1, V, k=3) for f in fps]
     assert [(i, f.tolist()) for i, f in before] == [(i, f.tolist()) for i, f in after]
     assert not (path / local.SNAPSHOT_NAME).exists()  # small stores do not need the cache
 
@@ -295,18 +290,18 @@ def test_index_cache_is_used_and_caught_up(tmp_path: Path, monkeypatch: pytest.M
     with LocalStore(path) as store:
         store.setup()
         store.put_fingerprints([f"d{i}" for i in range(100)], [spread(i) for i in range(100)], V)
-        assert store.candidates(spread(7), V)[0] == ["d7"]
+        assert store.candidates(spread(7), V, k=3)[0] == ["d7"]
     assert (path / local.SNAPSHOT_NAME).exists()
     with LocalStore(path) as store:  # writes after the snapshot: read back by generation
         store.put([StoredDoc("d7", spread(99), V), StoredDoc("new", spread(7), V)])
     loaded: list[int] = []
-    real = local._MemoryIndex.from_rows.__func__  # type: ignore[attr-defined]
+    real = tables.MemoryIndex.from_rows.__func__  # type: ignore[attr-defined]
     monkeypatch.setattr(
-        local._MemoryIndex, "from_rows", classmethod(lambda cls, rows, *a: loaded.append(len(rows)) or real(cls, rows, *a))
+        tables.MemoryIndex, "from_rows", classmethod(lambda cls, rows, *a: loaded.append(len(rows)) or real(cls, rows, *a))
     )
     with LocalStore(path) as store:
-        assert store.candidates(spread(7), V)[0] == ["new"]
-        assert store.candidates(spread(99), V)[0] == ["d7", "d99"]
+        assert store.candidates(spread(7), V, k=3)[0] == ["new"]
+        assert store.candidates(spread(99), V, k=3)[0] == ["d7", "d99"]
         stats = store.index_stats()
         assert (stats["indexed"], stats["tail"]) == (100, 2)  # the cache, plus the 2 rows written since
     assert loaded == [100]
@@ -320,18 +315,18 @@ def test_index_cache_of_another_store_or_damaged_is_ignored(tmp_path: Path, monk
             store.setup()
             store.put_fingerprints([f"{name}{i}" for i in range(20)], [spread(i) for i in range(20)], V)
             store.refresh()
-            store.candidates(0, V)
+            store.candidates(0, V, k=3)
     # b's cache in a's folder: another store_id, so a reads its own rows.
     (tmp_path / "a" / local.SNAPSHOT_NAME).write_bytes((tmp_path / "b" / local.SNAPSHOT_NAME).read_bytes())
     with LocalStore(tmp_path / "a") as store:
-        assert store.candidates(spread(3), V)[0] == ["a3"]
+        assert store.candidates(spread(3), V, k=3)[0] == ["a3"]
     # Damaged or cut short: the warning says so, not numpy's advice to load it with allow_pickle.
     whole = (tmp_path / "b" / local.SNAPSHOT_NAME).read_bytes()
     for damaged in (b"not a zip file", whole[: len(whole) // 2]):
         (tmp_path / "a" / local.SNAPSHOT_NAME).write_bytes(damaged)
         caplog.clear()
         with caplog.at_level("WARNING", logger="simdup_es.store.local"), LocalStore(tmp_path / "a") as store:
-            assert store.candidates(spread(3), V)[0] == ["a3"]
+            assert store.candidates(spread(3), V, k=3)[0] == ["a3"]
         assert "not an index cache simdup wrote" in caplog.text and "pickle" not in caplog.text, caplog.text
 
 
@@ -340,14 +335,14 @@ def test_writes_of_another_process_show_after_refresh(tmp_path: Path) -> None:
     with LocalStore(path) as reader, LocalStore(path) as writer:
         writer.setup()
         writer.put([StoredDoc("first", 1, V)])
-        assert reader.candidates(1, V)[0] == ["first"]  # first lookup loads everything
+        assert reader.candidates(1, V, k=3)[0] == ["first"]  # first lookup loads everything
         writer.put([StoredDoc("second", 1, V), StoredDoc("first", 1 << 40 | 0xFF, V)])
         assert reader.count() == 2  # count reads SQLite directly
         # Not refreshed: the reader's index is behind, but never returns stale values.
-        assert reader.candidates(1, V)[0] == []
+        assert reader.candidates(1, V, k=3)[0] == []
         reader.refresh()
-        assert reader.candidates(1, V)[0] == ["second"]
-        assert reader.candidates(1 << 40 | 0xFF, V)[0] == ["first"]
+        assert reader.candidates(1, V, k=3)[0] == ["second"]
+        assert reader.candidates(1 << 40 | 0xFF, V, k=3)[0] == ["first"]
 
 
 def test_threads_may_share_a_store(tmp_path: Path) -> None:
@@ -360,7 +355,7 @@ def test_threads_may_share_a_store(tmp_path: Path) -> None:
                 for i in range(40):
                     fp = (t << 32) | i
                     store.put([StoredDoc(f"t{t}-{i}", fp, V)])
-                    assert f"t{t}-{i}" in store.candidates(fp, V)[0]
+                    assert f"t{t}-{i}" in store.candidates(fp, V, k=3)[0]
             except BaseException as exc:  # noqa: BLE001 - reported below
                 errors.append(exc)
 
@@ -392,12 +387,13 @@ def test_missing_store_says_to_run_setup(tmp_path: Path) -> None:
     assert not (tmp_path / "nowhere").exists()
 
 
-def test_newer_schema_says_to_upgrade(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [1, 99])
+def test_a_store_of_another_schema_says_to_index_again(tmp_path: Path, version: int) -> None:
     with LocalStore(tmp_path / "s") as store:
         store.setup()
     with contextlib.closing(sqlite3.connect(tmp_path / "s" / local.DB_NAME)) as conn, conn:
-        conn.execute("UPDATE meta SET value = 99 WHERE key = 'schema_version'")
-    with pytest.raises(StoreSchemaError, match="newer simdup-es.*upgrade simdup-es"):
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
+    with pytest.raises(StoreSchemaError, match=f"another build of simdup-es \\(store schema {version}.*into a new folder"):
         LocalStore(tmp_path / "s").count()
 
 
@@ -432,7 +428,7 @@ def test_damaged_pages_are_reported_as_corrupted(tmp_path: Path) -> None:
     with pytest.raises(StoreCorrupted, match="is damaged"):
         with LocalStore(path) as store:
             store.get([f"d{i}" for i in range(2000)])
-            store.candidates(5, V)
+            store.candidates(5, V, k=3)
 
 
 def test_closed_store_refuses_work(tmp_path: Path) -> None:
@@ -456,14 +452,14 @@ def test_database_older_than_its_cache_is_rebuilt(tmp_path: Path, monkeypatch: p
     backup = db.read_bytes()
     with LocalStore(path) as store:
         store.put_fingerprints([f"d{i}" for i in range(20)], [spread(100 + i) for i in range(20)], V)
-        assert store.candidates(spread(103), V)[0] == ["d3"]  # the cache is written at this generation
+        assert store.candidates(spread(103), V, k=3)[0] == ["d3"]  # the cache is written at this generation
     assert (path / local.SNAPSHOT_NAME).exists()
     for suffix in ("-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
     db.write_bytes(backup)  # "restored from a backup": generation 1 < the cache's 2
     with LocalStore(path) as store:
-        assert store.candidates(spread(103), V)[0] == []
-        assert store.candidates(spread(3), V)[0] == ["d3"]
+        assert store.candidates(spread(103), V, k=3)[0] == []
+        assert store.candidates(spread(3), V, k=3)[0] == ["d3"]
 
 
 def test_a_failed_write_leaves_no_open_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -485,7 +481,7 @@ def test_a_failed_write_leaves_no_open_transaction(tmp_path: Path, monkeypatch: 
 
 
 def _levels(version: str, parts: list[int | None], keys: list[int], units: int = 50):  # type: ignore[no-untyped-def]
-    from simdup_es.parts import Key, Levels
+    from simdup_es.levels import Key, Levels
 
     return Levels(version, units, (), (), tuple(parts), tuple(Key(k, i) for i, k in enumerate(keys)))
 
@@ -498,15 +494,13 @@ def _near(fp: int, bits: list[int]) -> int:
 
 @settings(max_examples=40, deadline=None)
 @given(
-    layout=st.sampled_from([BlockLayout(), BlockLayout(8, 2), BlockLayout(4, 1), BlockLayout(16, 3), BlockLayout(8, 7)]),
     seed=st.integers(0, 2**32 - 1),
     n_docs=st.integers(1, 30),
     limit=st.sampled_from([1, 3, 100]),
     tail_max=st.sampled_from([0, 8192]),
 )
-def test_part_candidates_equal_the_reference_index(layout: BlockLayout, seed: int, n_docs: int, limit: int,
-                                                   tail_max: int) -> None:
-    """The numpy level index (block-group tables + sorted keys, base + tail) against MemoryPartIndex, on any layout.
+def test_part_candidates_equal_the_reference_index(seed: int, n_docs: int, limit: int, tail_max: int) -> None:
+    """The numpy level index (quad tables + sorted keys, base + tail) against MemoryPartIndex.
 
     Documents come in several writes with lookups between them, so the tail, the dead
     entries of replaced documents and (``tail_max=0``) the re-reads are all exercised.
@@ -522,11 +516,11 @@ def test_part_candidates_equal_the_reference_index(layout: BlockLayout, seed: in
             return None
         return _near(base[int(rng.integers(0, 6))], rng.choice(64, int(rng.integers(0, 12)), replace=False).tolist())
 
-    ref = MemoryPartIndex(layout)
+    ref = MemoryPartIndex()
     saved, local.TAIL_MAX = local.TAIL_MAX, tail_max
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            store = LocalStore(Path(tmp) / "s", layout)
+            store = LocalStore(Path(tmp) / "s")
             store.setup()
             i = 0
             while i < n_docs:
@@ -570,22 +564,6 @@ def test_level_index_follows_writes_and_other_processes(tmp_path: Path) -> None:
     store.close()
 
 
-def test_a_store_made_before_the_levels_gets_their_tables_on_first_write(tmp_path: Path) -> None:
-    store = LocalStore(tmp_path / "s")
-    store.setup()
-    with store._sql() as conn:  # as a store of the previous release: no level tables
-        for table in ("levels", "parts", "sentence_keys"):
-            conn.execute(f"DROP TABLE {table}")
-    store.close()
-    store = LocalStore(tmp_path / "s")
-    assert store.part_candidates([5], [7], "v1") == []
-    store.put([StoredDoc("a", 1, "v1", text="kept")])
-    assert store.part_candidates([5], [7], "v1") == []
-    store.put([StoredDoc("b", 2, "v1", levels=_levels("v1", [5], [7]))])
-    assert [c.id for c in store.part_candidates([5], [7], "v1")] == ["b"] and store.count() == 2
-    store.close()
-
-
 _LEVEL_VALUE = st.one_of(st.none(), st.integers(min_value=-3, max_value=2**64 + 3), st.integers(0, 2**64 - 1),
                          st.integers(min_value=-(2**65), max_value=2**65), st.booleans(), st.floats(0, 10),
                          st.floats(allow_nan=False), st.text(max_size=2), st.just("7"),
@@ -608,7 +586,7 @@ def test_a_read_only_open_reads_and_refuses_to_write(tmp_path: Path) -> None:
         store.setup()
         store.put([StoredDoc("a", spread(1), V, "甲"), StoredDoc("b", spread(2), V)])
     with LocalStore(tmp_path / "store", read_only=True) as store:
-        assert store.count() == 2 and store.candidates(spread(1), V)[0] == ["a"]
+        assert store.count() == 2 and store.candidates(spread(1), V, k=3)[0] == ["a"]
         assert [d.text for d in store.get(["a"])] == ["甲"]
         for write in (store.setup, lambda: store.put([StoredDoc("c", spread(3), V)]),
                       lambda: store.write_groups([("a", "g", 2, None)])):
@@ -627,11 +605,11 @@ def test_deletes_of_another_process_show_after_refresh_and_leave_no_rows(tmp_pat
         writer.put([StoredDoc("a", 1, V, "x", levels=_levels(V, [5], [7])),
                     StoredDoc("b", 3, V, "y", levels=_levels(V, [5], [7]))])
         writer.write_groups([("a", "g", 2, "near-duplicate"), ("b", "g", 2, "near-duplicate")])
-        assert reader.candidates(1, V)[0] == ["a", "b"]  # the reader's indexes are built before the delete
+        assert reader.candidates(1, V, k=3)[0] == ["a", "b"]  # the reader's indexes are built before the delete
         assert [c.id for c in reader.part_candidates([5], [7], V)] == ["a", "b"]
         assert writer.delete(["a"]).written == 1
         reader.refresh()
-        assert reader.candidates(1, V)[0] == ["b"]
+        assert reader.candidates(1, V, k=3)[0] == ["b"]
         assert [c.id for c in reader.part_candidates([5], [7], V)] == ["b"]
         with sqlite3.connect(path / local.DB_NAME) as conn:
             for table in ("docs", "bodies", "levels", "parts", "sentence_keys", "groups"):
@@ -640,7 +618,7 @@ def test_deletes_of_another_process_show_after_refresh_and_leave_no_rows(tmp_pat
         with sqlite3.connect(path / local.DB_NAME) as conn:
             assert conn.execute("SELECT seq FROM docs WHERE id = 'c'").fetchone()[0] == 3
         reader.refresh()
-        assert reader.candidates(1, V)[0] == ["b", "c"]
+        assert reader.candidates(1, V, k=3)[0] == ["b", "c"]
 
 
 def test_deletes_survive_tail_merges_and_the_index_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -650,15 +628,15 @@ def test_deletes_survive_tail_merges_and_the_index_cache(tmp_path: Path, monkeyp
     with LocalStore(path) as store:
         store.setup()
         store.put_fingerprints([f"d{i}" for i in range(20)], [spread(i) for i in range(20)], V)
-        assert store.candidates(spread(3), V)[0] == ["d3"]  # loaded: the cache is written
+        assert store.candidates(spread(3), V, k=3)[0] == ["d3"]  # loaded: the cache is written
         report = store.delete([f"d{i}" for i in range(0, 20, 2)])
         assert report.written == 10
         for i in range(20):  # each lookup may merge the tail, tombstones included
-            assert store.candidates(spread(i), V)[0] == ([] if i % 2 == 0 else [f"d{i}"])
+            assert store.candidates(spread(i), V, k=3)[0] == ([] if i % 2 == 0 else [f"d{i}"])
         assert store.index_stats()["indexed"] + store.index_stats()["tail"] == 10
     with LocalStore(path) as store:  # the cache from before the delete, caught up by its tombstones
         for i in range(20):
-            assert store.candidates(spread(i), V)[0] == ([] if i % 2 == 0 else [f"d{i}"])
+            assert store.candidates(spread(i), V, k=3)[0] == ([] if i % 2 == 0 else [f"d{i}"])
         assert store.index_stats()["indexed"] + store.index_stats()["tail"] <= 30
 
 

@@ -27,7 +27,8 @@ from simdup_es.multilevel import (
     rank_candidates,
 )
 from simdup_es.reference import rank_candidates_reference
-from simdup_es.parts import Key, Levels, Part, PartPrinter
+from simdup_es.levels import Key, Levels, Part
+from simdup_es.parts import PartPrinter
 from simdup_es.simhash import blocks
 from simdup_es.sentences import Sentence, split_sentences
 from simdup_es.text import UnifiedText, unify
@@ -63,7 +64,7 @@ def search(printer: PartPrinter, index: MemoryPartIndex, corpus: dict[str, str],
     fp = printer.fingerprinter
     levels = printer.levels(UnifiedText(query))
     qfp = fp.fingerprint(UnifiedText(query)).value
-    near = index.near_duplicates(qfp, fp.version)
+    near = index.near_duplicates(qfp, fp.version, k=3)
     found = index.part_candidates(levels.fingerprints, [k.key for k in levels.keys], fp.version, limit=params.store_limit)
     return find_copies(query, levels, near, found, lambda ids: {i: StoredText(corpus[i]) for i in ids if i in corpus}, compare,
                        params=params)

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from simdup_es.errors import ConfigError
 from simdup_es.fingerprint import Doc, Fingerprinter
-from simdup_es.parts import Levels, Part, PartParams, PartPrinter, part_spans, split_parts, text_keys
+from simdup_es.levels import Levels, Part, PartParams, split_parts, text_keys
+from simdup_es.parts import PartPrinter, part_spans
 from simdup_es.sentences import split_sentences
 from simdup_es.text import UnifiedText, unify
 from tests._data import batch_by_route, load_corpus

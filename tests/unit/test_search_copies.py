@@ -51,7 +51,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 def test_the_store_answers_as_the_reference_index(store: LocalStore) -> None:
     printer = PartPrinter(default_fingerprinter())
-    index = MemoryPartIndex(store.layout)
+    index = MemoryPartIndex()
     for r in [*RECORDS, _host_with_passage()]:
         index.put_levels(r["id"], printer.levels(r["text"]))
     found = 0

@@ -11,11 +11,8 @@ from hypothesis import strategies as st
 
 from simdup_es import reference as ref
 from simdup_es import simhash as sh
-from simdup_es.config import BlockLayout
-from simdup_es.errors import ConfigError
 
 u64 = st.integers(min_value=0, max_value=sh.MASK64)
-layouts = st.sampled_from([BlockLayout(m, k) for m in (2, 4, 8, 16) for k in range(0, min(m, 6))])
 
 
 @given(u64, u64, u64)
@@ -32,32 +29,31 @@ def test_fast_popcount_matches_reference(a: int, b: int) -> None:
     assert int(sh.hamming_many(a, np.array([b], dtype=np.uint64))[0]) == ref.hamming_reference(a, b)
 
 
-@given(u64, layouts)
-def test_blocks_round_trip(fp: int, layout: BlockLayout) -> None:
-    parts = sh.blocks(fp, layout)
-    assert len(parts) == layout.blocks
-    assert all(0 <= p < 2**layout.bits_per_block for p in parts)
-    assert sum(p << (j * layout.bits_per_block) for j, p in enumerate(parts)) == fp  # lossless
-    assert sh.blocks_many(np.array([fp], dtype=np.uint64), layout)[0].tolist() == list(parts)
+@given(u64)
+def test_blocks_round_trip(fp: int) -> None:
+    parts = sh.blocks(fp)
+    assert len(parts) == sh.BLOCKS == 8
+    assert all(0 <= p < 256 for p in parts)
+    assert sum(p << (j * 8) for j, p in enumerate(parts)) == fp  # lossless
 
 
-@given(u64, st.data(), layouts)
-def test_pairs_within_k_share_enough_blocks(fp: int, data: st.DataObject, layout: BlockLayout) -> None:
-    flips = data.draw(st.sets(st.integers(0, 63), max_size=layout.k))
+@given(u64, st.data(), st.integers(0, 7))
+def test_pairs_within_k_share_enough_blocks(fp: int, data: st.DataObject, k: int) -> None:
+    flips = data.draw(st.sets(st.integers(0, 63), max_size=k))
     other = fp
     for bit in flips:
         other ^= 1 << bit
-    assert sh.hamming(fp, other) <= layout.k
-    shared = sum(x == y for x, y in zip(sh.blocks(fp, layout), sh.blocks(other, layout)))
-    assert shared >= layout.min_match
+    assert sh.hamming(fp, other) <= k
+    shared = sum(x == y for x, y in zip(sh.blocks(fp), sh.blocks(other)))
+    assert shared >= 8 - k
 
 
-def test_pigeonhole_bound_is_tight() -> None:
-    # k + 1 flips spread over k + 1 blocks leave only m - k - 1 blocks equal: the
+@pytest.mark.parametrize("k", range(8))
+def test_pigeonhole_bound_is_tight(k: int) -> None:
+    # k + 1 flips spread over k + 1 blocks leave only 8 - k - 1 blocks equal: the
     # bound cannot be relaxed.
-    layout = BlockLayout(8, 3)
-    other = sum(1 << (8 * j) for j in range(4))
-    assert sum(x == y for x, y in zip(sh.blocks(0, layout), sh.blocks(other, layout))) == layout.min_match - 1
+    other = sum(1 << (8 * j) for j in range(k + 1))
+    assert sum(x == y for x, y in zip(sh.blocks(0), sh.blocks(other))) == 8 - k - 1
 
 
 token_lists = st.lists(st.tuples(u64, st.floats(min_value=0.0, max_value=1e6, allow_nan=False)), max_size=60)
@@ -106,12 +102,6 @@ def test_hex_round_trip() -> None:
         sh.from_hex("1" * 17)
 
 
-@pytest.mark.parametrize("blocks,k", [(3, 1), (0, 0), (8, 8), (8, -1)])
-def test_bad_layouts_are_refused(blocks: int, k: int) -> None:
-    with pytest.raises(ConfigError):
-        BlockLayout(blocks, k)
-
-
 def test_large_batches_are_cut_into_passes_without_changing_results() -> None:
     rng = np.random.default_rng(3)
     sizes = rng.integers(0, 60, 1500)  # ~45k tokens: several passes, some empty documents
@@ -127,12 +117,13 @@ def test_large_batches_are_cut_into_passes_without_changing_results() -> None:
     assert batch[:300].tolist() == reference  # across the first passes' edges
 
 
-@given(st.lists(u64, min_size=1, max_size=6), st.lists(u64, max_size=6), st.data(), layouts)
-def test_shared_blocks_counts_as_the_reference(a: list[int], b: list[int], data: st.DataObject,
-                                               layout: BlockLayout) -> None:
+@given(st.lists(u64, min_size=1, max_size=6), st.lists(u64, max_size=6), st.data())
+def test_shared_blocks_counts_as_the_reference(a: list[int], b: list[int], data: st.DataObject) -> None:
     # Near copies of a's first fingerprint too, so that high counts (candidates) occur.
     b = b + [a[0] ^ (1 << bit) for bit in data.draw(st.lists(st.integers(0, 63), max_size=3))] + [a[0]]
-    got = sh.shared_blocks(np.array(a, dtype=np.uint64), np.array(b, dtype=np.uint64), layout)
+    got = sh.shared_blocks(np.array(a, dtype=np.uint64), np.array(b, dtype=np.uint64))
     assert got.shape == (len(a), len(b))
-    assert got.tolist() == [[ref.shared_blocks_reference(x, y, layout) for y in b] for x in a]
-    assert got[0, -1] == layout.blocks
+    assert got.tolist() == [[ref.shared_blocks_reference(x, y) for y in b] for x in a]
+    assert got[0, -1] == 8
+    pairs = sh.equal_blocks(np.array(a[:1] * len(b), dtype=np.uint64), np.array(b, dtype=np.uint64))
+    assert pairs.tolist() == got[0].tolist()  # element by element, as the outer product

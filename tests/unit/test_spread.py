@@ -22,10 +22,9 @@ def pairs_within(fps: np.ndarray, k: int) -> int:
 
 
 def largest_bucket(fps: np.ndarray, bits: int = 16) -> int:
-    """Most fingerprints sharing one block value in one block position (64/bits blocks)."""
-    from simdup_es.config import BlockLayout
-
-    table = sh.blocks_many(fps, BlockLayout(64 // bits, 0))
+    """Most fingerprints sharing one block value in one block position (64/bits blocks of ``bits`` bits)."""
+    shifts = np.arange(0, 64, bits, dtype=np.uint64)
+    table = (fps[:, None] >> shifts) & np.uint64((1 << bits) - 1)
     return max(Counter(table[:, j].tolist()).most_common(1)[0][1] for j in range(table.shape[1]))
 
 

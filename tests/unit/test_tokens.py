@@ -19,9 +19,9 @@ from simdup_es.errors import ConfigError
 from simdup_es.simhash import token_hash
 from simdup_es.sentences import split_sentences
 from simdup_es.text import unify
+from simdup_es.reference import is_content_word_reference, replace_tokens_reference
 from simdup_es.tokens import (
     _replace_joined,
-    _replace_tokens,
     _split_compound_rows,
     IdfTable,
     Lexicon,
@@ -34,7 +34,6 @@ from simdup_es.tokens import (
     dictionary_pos,
     dictionary_words,
     format_idf,
-    is_content_word,
     stop_words,
     weigh,
     weigh_batch,
@@ -79,7 +78,7 @@ def test_dictionary_words_are_jiebas_words_without_hmm(tokenizer: Tokenizer, pyt
     ]
     assert len(sentences) > 100
     for sentence in sentences:
-        expected = [t for t in jieba.lcut(sentence, HMM=False) if is_content_word(t)]
+        expected = [t for t in jieba.lcut(sentence, HMM=False) if is_content_word_reference(t)]
         assert dictionary_words(sentence) == expected, sentence
     mixed = "我们使用 elasticsearch 检索"
     assert tokenizer.words(mixed, hmm=False) == dictionary_words(mixed) == ["使用", "elasticsearch", "检索"]
@@ -249,7 +248,7 @@ _PIECES = st.sampled_from(["a", ".", "out", "-", "3", "x_y", "，", "文档", "\
                        max_size=4))
 def test_replacing_tokens_in_one_string_is_the_plain_loop(tokens: list[str], split: dict[str, list[str]]) -> None:
     tokens = tokens + list(split)[:2]  # some keys occur, next to each other too
-    assert _replace_joined(tokens, split) == _replace_tokens(tokens, split)
+    assert _replace_joined(tokens, split) == replace_tokens_reference(tokens, split)
 
 
 @settings(max_examples=300, deadline=None)
@@ -264,11 +263,11 @@ def test_splitting_compound_rows_is_replacing_each_by_its_pieces(tokens: list[in
         for _ in range(data.draw(st.integers(0, 3))):
             tokens.insert(data.draw(st.integers(0, len(tokens))), c)
     rows, moved = _split_compound_rows(np.array(tokens, dtype=np.int64), {c: tuple(p) for c, p in compounds.items()})
-    assert rows.tolist() == _replace_tokens(tokens, compounds)
+    assert rows.tolist() == replace_tokens_reference(tokens, compounds)
     if moved is None:
         assert not any(t in compounds for t in tokens)
     else:  # where each token, and the end, went
-        assert moved.tolist() == [len(_replace_tokens(tokens[:k], compounds)) for k in range(len(tokens) + 1)]
+        assert moved.tolist() == [len(replace_tokens_reference(tokens[:k], compounds)) for k in range(len(tokens) + 1)]
 
 
 _WORDS = ["文档", "检索", "我们", "elasticsearch", "a.out", "out", "区块链", "张三丰", "x_y", "3.14", "，", "的"]

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdup_es.parts import PartParams, text_keys
+from simdup_es.levels import PartParams, text_keys
 from simdup_es.reference import gram_hashes_reference, shared_runs_reference, unit_codes_reference, winnow_reference
 from simdup_es.sentences import unit_points
 from simdup_es.winnow import (
