@@ -27,12 +27,11 @@ from .multilevel import (Candidate, MultiParams, PartCandidate, _judging_order, 
 from .sentences import (_CJK_RANGES, _INITIALS, _TERMINATORS, _WORD_BEFORE, ABBREVIATIONS, DEFAULT_MIN_UNITS, WRAP_FULL,
                         WRAP_MIN_SHARE, Sentence, _raw_pieces, units)
 from .simhash import _QUANT, blocks
-from .tokens import WORDLIKE, stop_words
 from .text import _LINE_BREAKS, _SPACES, CONTROL, converter
 from .winnow import _BASE, _M1, _M2, KEY_K, KEY_W
 
 __all__ = ["abbreviation_before_reference", "b64_term_reference", "block_terms_reference", "five_keys_reference",
-           "gram_hashes_reference", "hamming_reference", "hex_terms_reference", "is_content_word_reference",
+           "gram_hashes_reference", "hamming_reference", "hex_terms_reference",
            "lcs_length_reference", "near_pairs_reference", "near_positions_reference", "quad_keys_reference",
            "rank_candidates_reference", "replace_tokens_reference", "shared_blocks_reference",
            "shared_runs_reference", "simhash_reference", "split_sentences_reference", "subset_keys_reference",
@@ -331,8 +330,3 @@ def hex_terms_reference(values: Iterable[int]) -> list[str]:
 def replace_tokens_reference(tokens: list[str], split: Mapping[str, Sequence[str]]) -> list[str]:
     """Each token that is a key of ``split`` replaced by its pieces (:mod:`simdup_es.tokens`' joined replacement)."""
     return [piece for t in tokens for piece in split.get(t, (t,))]
-
-
-def is_content_word_reference(token: str) -> bool:
-    """Not punctuation, whitespace or a stop word (:func:`simdup_es.tokens.Tokenizer.words` keeps these)."""
-    return token not in stop_words() and WORDLIKE.search(token) is not None

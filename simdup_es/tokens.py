@@ -390,9 +390,13 @@ class Tokenizer:
         return _content_words(self.segment(text)) if hmm else dictionary_words(text)
 
 
+def is_content_word(token: str) -> bool:
+    """Not punctuation, whitespace or a stop word."""
+    return token not in stop_words() and WORDLIKE.search(token) is not None
+
+
 def _content_words(tokens: Iterable[str]) -> list[str]:
-    """The tokens that are not punctuation, whitespace or a stop word
-    (:func:`simdup_es.reference.is_content_word_reference` of each)."""
+    # is_content_word over many tokens, with the stop-word set looked up once.
     stop = stop_words()
     return [t for t in tokens if t not in stop and WORDLIKE.search(t)]
 

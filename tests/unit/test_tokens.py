@@ -19,8 +19,9 @@ from simdup_es.errors import ConfigError
 from simdup_es.simhash import token_hash
 from simdup_es.sentences import split_sentences
 from simdup_es.text import unify
-from simdup_es.reference import is_content_word_reference, replace_tokens_reference
+from simdup_es.reference import replace_tokens_reference
 from simdup_es.tokens import (
+    is_content_word,
     _replace_joined,
     _split_compound_rows,
     IdfTable,
@@ -78,7 +79,7 @@ def test_dictionary_words_are_jiebas_words_without_hmm(tokenizer: Tokenizer, pyt
     ]
     assert len(sentences) > 100
     for sentence in sentences:
-        expected = [t for t in jieba.lcut(sentence, HMM=False) if is_content_word_reference(t)]
+        expected = [t for t in jieba.lcut(sentence, HMM=False) if is_content_word(t)]
         assert dictionary_words(sentence) == expected, sentence
     mixed = "我们使用 elasticsearch 检索"
     assert tokenizer.words(mixed, hmm=False) == dictionary_words(mixed) == ["使用", "elasticsearch", "检索"]
