@@ -72,6 +72,14 @@ def shingle_hashes(chars: str, n: int = SHINGLE) -> np.ndarray:
     return h
 
 
+def member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is in ``sorted_set`` (sorted, distinct): a binary search each."""
+    if not sorted_set.size:
+        return np.zeros(values.size, dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_set, values), sorted_set.size - 1)
+    return sorted_set[at] == values
+
+
 @dataclass(frozen=True)
 class Text:
     """A text as the oracle reads it: its characters and the hash of each shingle, in order and distinct."""
@@ -97,13 +105,21 @@ class ShingleIndex:
         self.keys, counts = np.unique(allh, return_counts=True)
         self.counts = counts.astype(np.int64)
         self.common = max(COMMON_MIN, int(COMMON_SHARE * self.documents))
+        self.common_keys = self.keys[self.counts > self.common]  # few: looked up for every verdict
 
     def frequency(self, hashes: np.ndarray) -> np.ndarray:
         """Stored documents holding each shingle (0 for one no stored document holds)."""
         if not self.keys.size:
             return np.zeros(hashes.size, dtype=np.int64)
-        at = np.minimum(np.searchsorted(self.keys, hashes), self.keys.size - 1)
-        return np.where(self.keys[at] == hashes, self.counts[at], 0)
+        order = np.argsort(hashes)  # sorted needles: a lookup in a table of millions stays in cache
+        at = np.minimum(np.searchsorted(self.keys, hashes[order]), self.keys.size - 1)
+        out = np.empty(hashes.size, dtype=np.int64)
+        out[order] = np.where(self.keys[at] == hashes[order], self.counts[at], 0)
+        return out
+
+    def is_common(self, hashes: np.ndarray) -> np.ndarray:
+        """Whether more than ``common`` stored documents hold each shingle."""
+        return member(hashes, self.common_keys)
 
 
 def shared_share(a: Text, b: Text) -> float:
@@ -111,7 +127,7 @@ def shared_share(a: Text, b: Text) -> float:
     small, big = (a, b) if a.distinct.size <= b.distinct.size else (b, a)
     if not small.distinct.size:
         return 0.0
-    return int(np.isin(small.distinct, big.distinct, assume_unique=True).sum()) / small.distinct.size
+    return int(member(small.distinct, big.distinct).sum()) / small.distinct.size
 
 
 def _runs(flags: np.ndarray, at_least: int) -> list[tuple[int, int]]:
@@ -128,7 +144,7 @@ def rare_run(a: Text, b: Text, index: ShingleIndex, run: int = RUN) -> bool:
     most ``index.common`` stored documents."""
     if len(a.chars) < run or len(b.chars) < run:
         return False
-    rare_shared = np.isin(a.hashes, b.distinct) & (index.frequency(a.hashes) <= index.common)
+    rare_shared = member(a.hashes, b.distinct) & ~index.is_common(a.hashes)
     need = run - SHINGLE + 1  # shingles of a run of `run` characters
     for start, length in _runs(rare_shared, need):
         # every shingle of the window is in b, but perhaps not in one place: the window itself must be
@@ -139,8 +155,8 @@ def rare_run(a: Text, b: Text, index: ShingleIndex, run: int = RUN) -> bool:
 
 def shares_common(a: Text, b: Text, index: ShingleIndex) -> bool:
     """Whether the two texts share a shingle that more than ``index.common`` stored documents hold."""
-    shared = a.distinct[np.isin(a.distinct, b.distinct, assume_unique=True)]
-    return bool((index.frequency(shared) > index.common).any())
+    shared = a.distinct[member(a.distinct, b.distinct)]
+    return bool(index.is_common(shared).any())
 
 
 @dataclass(frozen=True)
