@@ -5,7 +5,9 @@ What it measures
 One embedded store (a temporary folder) is filled with ``simdup_es.indexer.index_items``
 as ``simdup index`` fills it: the Chinese corpus (data/zh-docs.jsonl, less a held-out
 pool whose text makes hosts and inserted sentences), the English man pages
-(en-docs.jsonl), and the documents made below. Every query then goes through
+(en-docs.jsonl), and the documents made below. The corpus keeps what the packages ship:
+translation footers, credits, navigation lines and template sentences, the common text
+real collections are full of (benchmarks/fetch_corpus.py). Every query then goes through
 ``simdup_es.search.find_copies`` (default ``MultiParams``, ``limit`` 100 so recall
 measures the retrieval, not the display cut; the query's own stored copy left out). The
 peer is MinHash LSH (datasketch, threshold 0.5, 128 permutations; jieba words for
@@ -42,18 +44,38 @@ Rows (recall = share of the labelled (query, target) pairs whose target was foun
   every other stored text of its family; SPDX licences sharing at least half of the
   smaller one's character 8-shingles (BSD variants, GPL-2.0-only / -or-later) are one
   family.
+- ``mosaic (one sentence per source)``: a text made of 6 single verbatim sentences of
+  20-60 characters, each from a different stored document of another family (a sentence
+  no other corpus document holds); it asks for each of the 6 (recall per source).
+- ``held-30`` / ``held-100``: a paragraph (80-200 characters, two sentences or more, no
+  other corpus document holds it) of a stored document pasted into 30 (100) hosts, each
+  the first lines of a held-out document, 0.25 to 20 paragraph lengths of them
+  (log-uniform: the paragraph is 5 % to 80 % of its host). The source asks for its hosts,
+  each host for the source; recall is also given by the paragraph's share of the host, to
+  show where a widely copied paragraph stops being found.
+- ``template-only`` (no targets): held-out corpus pages carrying at least 20 characters
+  of common text (a footer, a navigation line, a template sentence) ask; every hit of
+  theirs the oracle rejects while the two share common text is a *template-only* hit
+  (the goal is none).
 
 Labels: a hit is correct (``strict``) when it was made from what the query was made
 from: the same source (its copies, the hosts holding its passage), for a host also the
 hosts of other sources built around the same held-out document, for a man page any
-piece or form of the same page, for a licence its family. ``oracle`` precision also
-counts a hit as correct when at least 20 % of the smaller side's character 8-shingles
-(unified text, whitespace removed) are shared: the corpus holds copies of its own (one
-help page in two modules, a sentence quoted in many pages). Precision is over all hits
-of all queries. Beside each row, the median share the oracle would see in its labelled
-pairs (and how many are under 20 %); beside precision, the median share of the hits the
-oracle rejects: when a row's pairs share less than those hits, no rule over shared text
-finds that row in full at the oracle's precision. Time per query is one process, wall
+piece or form of the same page, for a licence its family, for a held row's host the
+source and the other hosts. The ``oracle`` (benchmarks/copy_oracle.py) also counts a hit
+as correct when at least 20 % of the smaller side's character 8-shingles are in the other,
+or when the two texts share a run of at least 30 characters whose every 8-shingle is held
+by at most max(10, 1 % of the stored documents) stored documents (texts unified, white
+space removed; frequencies counted once over the run's stored corpus): the corpus holds
+copies of its own (one help page in two modules, a sentence quoted in many pages), and
+text many documents hold (common text) never makes a copy. ``share rule alone`` is the
+oracle before this one (the 20 % rule only). Precision is over all hits of all queries,
+and again without the held rows' queries (their hosts find each other: a hundred labelled
+hits each). Also counted: the wrong hits that share common text with their query, and
+the ``near-duplicate`` claims whose comparison shares nothing (``copied_query`` and
+``copied_match`` both 0) or that the oracle rejects. Beside each row, the median share the
+oracle would see in its labelled pairs (and how many are under 20 %); beside precision,
+the median share of the hits the oracle rejects. Time per query is one process, wall
 clock: ``find_copies`` for simdup (fingerprint, levels, store lookups, comparison
 matrix); MinHash of the query plus the LSH lookup for MinHash.
 
@@ -64,11 +86,12 @@ How to run, and how long it takes (shared 2-core machine)
     SIMDUP_DATA=/work/main/data python benchmarks/eval_copies.py --quick   # smoke test
     SIMDUP_DATA=/work/main/data python benchmarks/eval_copies.py --store DIR --reuse --params '{"common_keys": 0}'
 
-The default (8,130 queries, 19,400 stored documents) takes 3-7 minutes depending on the
+The default (8,695 queries, 17,900 stored documents) takes 5-17 minutes depending on the
 machine's load, ``--quick`` about 2. ``--store DIR`` keeps the store, ``--reuse`` queries it
 again (a change to search or judging, not to fingerprints), ``--params`` changes MultiParams.
 Prints the table to stdout, progress to stderr, and with ``--out`` writes copies.json (every figure), misses.jsonl (the missed targets, for
-reading) and hits.json (every query's hits by method). Deterministic for a seed.
+reading) and hits.json (every query's hits by method; simdup's kind, distance and copied shares
+of each). Deterministic for a seed.
 
 Precision is also given by what the query asks for (its rows), to show where the hits
 outside a query's family come from.
