@@ -22,9 +22,11 @@ documents):
       that more than C stored documents hold; the same on the candidate's side;
     - copied units are those of the comparison (a run of 8 units both texts share, or a sentence the matrix
       marked), less the common ones; they form passages (``passage_gap`` apart) as the package forms them;
-    - the candidate is a copy when both sides have a passage of at least N copied units (or half the side, for
-      a text shorter than 2N; at least 8), wherever it lies (in one sentence or across several): one rare
-      sentence is enough, common text never is;
+    - the candidate is a copy when both sides have a counted passage, wherever it lies (in one sentence or
+      across several): one of at least 30 copied units none of them common, or one of at least N copied units
+      (half the side, for a text shorter than 2N; at least 8) under no key that more than M documents hold
+      (M <= C: the shorter the shared text, the rarer it must be). One rare sentence is enough, common text
+      never is;
     - it is a ``near-duplicate`` when within distance ``k`` (and so, sharing a passage) or when copied passages
       are ``whole_share`` of both sides; copies are ranked near-duplicates first, then by the larger copied
       share, and cut at the query's limit.
@@ -32,15 +34,15 @@ documents):
     It differs from the package in these ways: every candidate is judged (the package stops after
     ``max_misses`` misses in a row and asks the store again only when copies keep coming), the key
     frequencies are counted here over the stored texts rather than asked of the store, and shares count over
-    every unit. ``--held-every K`` lets only every K-th host of the held rows ask (their hosts find each
-    other, a hundred comparisons each). Scored with the evaluation's oracle and rows, beside the baseline run's
+    every unit. ``--thin K`` lets only every K-th host of the held rows (they find each other, a hundred
+    comparisons each) and every K-th licence variant (up to 20,000 characters) ask. Scored with the evaluation's oracle and rows, beside the baseline run's
     hits (the package as it is, MinHash LSH) on the same queries.
 
 Usage (after ``eval_copies.py --seed S --store /tmp/h46-wS --out /tmp/h46-eS``)::
 
     SIMDUP_DATA=data python benchmarks/common_text.py keys --seed 7
     SIMDUP_DATA=data python benchmarks/common_text.py judge --seed 7 --store /tmp/h46-w7 --baseline /tmp/h46-e7 \
-        --common 10,50,0.005,0.01,0.02 --min-units 10,13,16,20,30
+        --common 0.01,0.02 --min-units 12,16,20 --short-common 3,10,30 --thin 4 --out /tmp/h46-p7
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ NAMED = {
     "BSD: redistributions of source code": "Redistributions of source code must retain the above copyright notice",
 }
 RUN_UNITS = 8  # the comparison's shortest shared run (CompareParams.run_units)
+LONG = 30  # units of a passage that counts whenever no key under it is common
 BINS = (1, 2, 3, 6, 11, 21, 51, 101, 201, 501, 1001)  # lower edges of the frequency bins
 
 
@@ -193,35 +196,73 @@ class Side:
         return cls(values, positions, table.frequency(values))
 
 
-def counted(copied: np.ndarray, common: np.ndarray, min_units: int, gap: int) -> int:
-    """Copied units in passages of at least ``min_units`` rare copied units, or of half the side when it is
-    shorter (a short text copied whole; at least ``RUN_UNITS``)."""
-    rare = copied & ~common if common.size == copied.size else copied
+def counted(copied: np.ndarray, common: np.ndarray, rarer: np.ndarray, min_units: int, gap: int) -> int:
+    """Copied units in counted passages: of at least ``LONG`` rare copied units (not ``common``), or of at least
+    ``min_units`` copied units that fewer documents hold (not ``rarer``); of half the side at least, for a side
+    shorter than that (a short text copied whole; at least ``RUN_UNITS``)."""
+    out = np.zeros(copied.size, dtype=bool)
     need = max(RUN_UNITS, min(min_units, (copied.size + 1) // 2))
-    return sum(n for _, _, n in passages(rare, gap) if n >= need)
+    for mask, at_least in ((common, LONG), (rarer, need)):
+        rare = copied & ~mask if mask.size == copied.size else copied
+        for start, stop, n in passages(rare, gap):
+            if n >= at_least:
+                out[start:stop] |= rare[start:stop]
+    return int(out.sum())
 
 
-def judge_settings(comparison, qside: Side, cside: Side, distance: int | None, thresholds: Sequence[int],  # type: ignore[no-untyped-def]
-                   min_units: Sequence[int], params: MultiParams) -> dict[tuple[int, int], tuple[str, float, float]]:
-    """The prototype's verdict on one candidate for each (threshold, N): ``(kind, copied_query, copied_match)``."""
+@dataclass(frozen=True)
+class Setting:
+    """The prototype's numbers: a key is common above ``common`` documents; a passage counts from ``LONG`` rare
+    units, or from ``min_units`` when no key under it is held by more than ``short_common`` documents."""
+
+    common: int
+    min_units: int
+    short_common: int
+
+    def __str__(self) -> str:
+        return f"T={self.common} N={self.min_units}" + (f" M={self.short_common}" if self.short_common < self.common else "")
+
+
+def judge_settings(comparison, qside: Side, cside: Side, distance: int | None, settings: Sequence[Setting],  # type: ignore[no-untyped-def]
+                   params: MultiParams) -> dict[Setting, tuple[str, float, float]]:
+    """The prototype's verdict on one candidate for each setting: ``(kind, copied_query, copied_match)``."""
     qa, _ = copied_units(comparison, "a")
     cb, _ = copied_units(comparison, "b")
+    masks: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for t in {x for st in settings for x in (st.common, st.short_common)}:
+        masks[t] = (common_units(qside.values, qside.positions, qa.size, qside.freq, t),
+                    common_units(cside.values, cside.positions, cb.size, cside.freq, t))
     out = {}
-    for t in thresholds:
-        ca = common_units(qside.values, qside.positions, qa.size, qside.freq, t)
-        cc = common_units(cside.values, cside.positions, cb.size, cside.freq, t)
-        for n in min_units:
-            x, y = counted(qa, ca, n, params.passage_gap), counted(cb, cc, n, params.passage_gap)
-            if not (x and y):
+    for st in settings:
+        (ca, cc), (ra, rc) = masks[st.common], masks[st.short_common]
+        x = counted(qa, ca, ra, st.min_units, params.passage_gap)
+        y = counted(cb, cc, rc, st.min_units, params.passage_gap) if x else 0
+        if not (x and y):
+            continue
+        sx, sy = x / max(1, qa.size), y / max(1, cb.size)
+        near = (distance is not None and distance <= params.k) or min(sx, sy) >= params.whole_share
+        out[st] = ("near-duplicate" if near else "partial", sx, sy)
+    return out
+
+
+def thinned(queries: list[ec.Query], k: int) -> list[ec.Query]:
+    """Every query, but only every ``k``-th of the held rows' hosts and of the licence variants (the slowest to
+    judge: hosts that find a hundred others, texts of up to 20,000 characters)."""
+    seen: dict[str, int] = {}
+    out = []
+    for q in queries:
+        kind = "host" if any(r.startswith("held-") and "host->source" in r for r in q.targets) else \
+            "licence" if "licences" in q.targets else None
+        if kind is not None:
+            seen[kind] = seen.get(kind, -1) + 1
+            if seen[kind] % k:
                 continue
-            sx, sy = x / max(1, qa.size), y / max(1, cb.size)
-            near = (distance is not None and distance <= params.k) or min(sx, sy) >= params.whole_share
-            out[(t, n)] = ("near-duplicate" if near else "partial", sx, sy)
+        out.append(q)
     return out
 
 
 def judge_command(c: ec.Corpus, store_dir: Path, baseline: Path, commons: Sequence[float], min_units: Sequence[int],
-                  log: Callable[[str], None], every: int, held_every: int) -> None:
+                  shorts: Sequence[int], log: Callable[[str], None], every: int, thin: int, out: Path | None) -> None:
     from simdup_es import SimdupError, default_fingerprinter
     from simdup_es.parts import PartPrinter
     from simdup_es.search import comparer, rerank
@@ -230,17 +271,17 @@ def judge_command(c: ec.Corpus, store_dir: Path, baseline: Path, commons: Sequen
     ids = list(c.stored)
     table = KeyTable.of(unify_many([c.stored[i] for i in ids]))
     thresholds = sorted({table.threshold(s) for s in commons})
-    log(f"keys counted over {table.documents} documents; thresholds {thresholds}, N {list(min_units)}")
+    settings = [Setting(t, n, min(m, t)) for t in thresholds for n in min_units for m in sorted({*shorts, t}) if m <= t]
+    log(f"keys counted over {table.documents} documents; settings {', '.join(map(str, settings))}")
     printer, compare, params = PartPrinter(default_fingerprinter()), comparer(), MultiParams()
-    runs: dict[tuple[int, int], dict] = {(t, n): {"hits": {}, "how": {}, "ms": []} for t in thresholds for n in min_units}
+    runs: dict[Setting, dict] = {st: {"hits": {}, "how": {}, "ms": []} for st in settings}
     sides: dict[str, Side] = {}
     t_all = time.perf_counter()
-    hosts = [q for q in c.queries if any(r.startswith("held-") and "host->source" in r for r in q.targets)]
-    c.queries = [q for q in c.queries if q not in hosts or hosts.index(q) % held_every == 0]
+    c.queries = thinned(c.queries, thin)
     with open_store(path=store_dir) as store:
         for k, q in enumerate(c.queries):
             t0 = time.perf_counter()
-            found: dict[tuple[int, int], list] = {key: [] for key in runs}
+            found: dict[Setting, list] = {key: [] for key in runs}
             try:
                 unified = unify(q.text)
                 fp, levels = printer.fingerprinter.fingerprint(unified), printer.levels(unified)
@@ -260,7 +301,7 @@ def judge_command(c: ec.Corpus, store_dir: Path, baseline: Path, commons: Sequen
                 distance = near.get(doc.id)
                 if distance is None and doc.fingerprint is not None:
                     distance = bin(fp.value ^ doc.fingerprint).count("1")
-                verdicts = judge_settings(compare(unified, other), qside, sides[doc.id], distance, thresholds, min_units, params)
+                verdicts = judge_settings(compare(unified, other), qside, sides[doc.id], distance, settings, params)
                 for key, (kind, sx, sy) in verdicts.items():
                     found[key].append((doc.id, kind, distance, sx, sy))
             ms = 1000 * (time.perf_counter() - t0)
@@ -273,19 +314,23 @@ def judge_command(c: ec.Corpus, store_dir: Path, baseline: Path, commons: Sequen
                 runs[key]["ms"].append(ms)
             if (k + 1) % every == 0:
                 log(f"  {k + 1}/{len(c.queries)} queries, {time.perf_counter() - t_all:.0f} s")
-    report(c, runs, baseline, log)
+    report(c, runs, baseline, log, out)
 
 
-def report(c: ec.Corpus, runs: Mapping[tuple[int, int], dict], baseline: Path, log: Callable[[str], None]) -> None:
+def report(c: ec.Corpus, runs: Mapping[Setting, dict], baseline: Path, log: Callable[[str], None], out: Path | None) -> None:
     """Each setting's figures beside the baseline run's (simdup as it is, MinHash LSH), by the evaluation's oracle."""
     base_hits = json.loads((baseline / "hits.json").read_text())
     base = {"simdup as it is": {"hits": base_hits["simdup"], "how": {k: [tuple(x) for x in v] for k, v in
                                                                         base_hits["simdup how"].items()}, "ms": [0.0]},
             "minhash": {"hits": base_hits["minhash"], "ms": [0.0]}}
     view = ec.OracleView(c)
-    named = {f"prototype T={t} N={n}": run | {"ms": [0.0]} for (t, n), run in runs.items()}
+    named = {f"prototype {st}": run | {"ms": [0.0]} for st, run in runs.items()}
     res = ec.score(c, base | named, view)
     log(f"scored {len(res)} settings")
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "prototype.json").write_text(json.dumps(res, ensure_ascii=False, indent=1))
+        (out / "prototype-hits.json").write_text(json.dumps({name: run["hits"] for name, run in named.items()}))
     rows = ("passage-10 host->source", "passage-10 source->host", "mosaic (one sentence per source)",
             "held-30 host->source", "held-30 source->host", "held-100 host->source", "held-100 source->host",
             "widely-copied passage-20 host->source", "short-clause-deleted", "licences")
@@ -321,8 +366,12 @@ def main() -> None:
     ap.add_argument("--common", default="10,20,50,100,0.005,0.01,0.02",
                     help="common thresholds: a document count, or a share of the store (below 1; at least 10 documents)")
     ap.add_argument("--min-units", default="10,13,16,20,30", help="judge: minimum copied units of a passage")
+    ap.add_argument("--short-common", default="", help="judge: a passage shorter than 30 units counts only when no "
+                    "key under it is held by more than M documents (M of this list; the common threshold itself always)")
+    ap.add_argument("--out", type=Path, help="judge: write prototype.json (every figure) and prototype-hits.json here")
     ap.add_argument("--every", type=int, default=1000, help="judge: progress every this many queries")
-    ap.add_argument("--held-every", type=int, default=1, help="judge: only every K-th host of the held rows asks")
+    ap.add_argument("--thin", type=int, default=1, help="judge: only every K-th host of the held rows and every "
+                    "K-th licence variant asks")
     args = ap.parse_args()
     started = time.perf_counter()
 
@@ -338,8 +387,8 @@ def main() -> None:
     else:
         if args.store is None or args.baseline is None:
             ap.error("judge needs --store and --baseline")
-        judge_command(c, args.store, args.baseline, commons, parse_list(args.min_units, int), log, args.every,
-                      args.held_every)
+        judge_command(c, args.store, args.baseline, commons, parse_list(args.min_units, int),
+                      parse_list(args.short_common, int), log, args.every, args.thin, args.out)
 
 
 if __name__ == "__main__":

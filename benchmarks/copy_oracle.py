@@ -32,6 +32,7 @@ import numpy as np
 SHINGLE = 8
 SHARE = 0.2  # of the smaller side's shingles
 RUN = 30  # characters of a shared run of rare text
+SENTENCE = 13  # characters: a shorter shared run of rare text is no copied sentence (CNKI's 13)
 COMMON_MIN = 10  # documents: a shingle is common above max(COMMON_MIN, COMMON_SHARE * corpus)
 COMMON_SHARE = 0.01
 
@@ -159,21 +160,35 @@ def shares_common(a: Text, b: Text, index: ShingleIndex) -> bool:
     return bool(index.is_common(shared).any())
 
 
+def rare_chars(a: Text, b: Text, index: ShingleIndex) -> int:
+    """Characters of the longest stretch of ``a`` whose every shingle is rare and in ``b`` (not checked to be
+    in one place in ``b``: a bound of the longest shared run of rare text)."""
+    runs = _runs(member(a.hashes, b.distinct) & ~index.is_common(a.hashes), 1)
+    return max(n for _, n in runs) + SHINGLE - 1 if runs else 0
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """Why the oracle takes a hit (``share`` or ``rare run``) or not (``None``), the shared share, and whether
-    the two texts share common text."""
+    """Why the oracle takes a hit (``share`` or ``rare run``) or not (``None``), the shared share, whether the
+    two texts share common text, and (for a hit it rejects) the characters of their longest stretch of shared
+    rare text (:func:`rare_chars`; 0 otherwise)."""
 
     reason: str | None
     share: float
     common: bool
+    rare: int = 0
+
+    @property
+    def common_only(self) -> bool:
+        """A wrong hit between texts that share common text and no rare sentence (under ``SENTENCE`` characters)."""
+        return self.reason is None and self.common and self.rare < SENTENCE
 
 
 def verdict(a: Text, b: Text, index: ShingleIndex) -> Verdict:
     """The oracle on an unlabelled hit."""
     share = shared_share(a, b)
     reason = "share" if share >= SHARE else "rare run" if rare_run(a, b, index) else None
-    return Verdict(reason, share, shares_common(a, b, index))
+    return Verdict(reason, share, shares_common(a, b, index), 0 if reason else rare_chars(a, b, index))
 
 
 # ---------------------------------------------------------------- the reference

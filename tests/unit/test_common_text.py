@@ -26,14 +26,21 @@ def test_common_units_cover_chains_of_common_keys() -> None:
 def test_counted_passages_leave_out_common_units_and_take_a_short_side_whole() -> None:
     copied = np.zeros(100, dtype=bool)
     copied[10:30] = True  # a 20-unit passage
-    common = np.zeros(100, dtype=bool)
-    assert ct.counted(copied, common, 16, gap=8) == 20
-    assert ct.counted(copied, common, 21, gap=8) == 0
+    none = np.zeros(100, dtype=bool)
+    assert ct.counted(copied, none, none, 16, gap=8) == 20
+    assert ct.counted(copied, none, none, 21, gap=8) == 0
+    common = none.copy()
     common[10:22] = True  # 12 of its units are common: 8 rare ones left
-    assert ct.counted(copied, common, 16, gap=8) == 0
+    assert ct.counted(copied, common, common, 16, gap=8) == 0
+    # a short passage must be rarer: held by more than M documents, it counts only from LONG units
+    assert ct.counted(copied, none, common, 16, gap=8) == 0
+    long = np.zeros(100, dtype=bool)
+    long[10:10 + ct.LONG] = True
+    assert ct.counted(long, none, long, 16, gap=8) == ct.LONG
     short = np.ones(18, dtype=bool)  # a text of 18 units copied whole: more than half its side
-    assert ct.counted(short, np.zeros(18, dtype=bool), 20, gap=8) == 18
-    assert ct.counted(np.ones(6, dtype=bool), np.zeros(6, dtype=bool), 20, gap=8) == 0  # under the shortest run
+    assert ct.counted(short, np.zeros(18, dtype=bool), np.zeros(18, dtype=bool), 20, gap=8) == 18
+    six = np.zeros(6, dtype=bool)
+    assert ct.counted(np.ones(6, dtype=bool), six, six, 20, gap=8) == 0  # under the shortest run
 
 
 def test_key_table_counts_documents_and_thresholds() -> None:

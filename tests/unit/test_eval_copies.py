@@ -196,14 +196,15 @@ def test_oracle_takes_a_rare_run_and_never_common_text() -> None:
     assert index.documents == 20 and index.common == 10
     # two pages sharing only the footer (held by 12 documents): wrong, and seen to share common text
     v = copy_oracle.verdict(texts["d0"], texts["d2"], index)
-    assert v.reason is None and v.common and v.share < 0.2
+    assert v.reason is None and v.common and v.share < 0.2 and v.common_only and v.rare < copy_oracle.SENTENCE
     assert copy_oracle.verdict_reference(corpus["d0"], corpus["d2"], corpus) is None
     # the rare 30-character sentence: right, wherever it sits; 29 characters of it are not enough
     v = copy_oracle.verdict(texts["d1"], texts["d13"], index)
     assert v.reason == "rare run" and v.share < 0.2
     assert copy_oracle.verdict_reference(corpus["d1"], corpus["d13"], corpus) == "rare run"
     short = copy_oracle.Text.of(_own(random.Random(1), 300) + sentence[:29])
-    assert copy_oracle.verdict(short, texts["d13"], index).reason is None
+    v = copy_oracle.verdict(short, texts["d13"], index)
+    assert v.reason is None and v.rare == 29 and not v.common_only  # a rare sentence shared, too short for the oracle
     # a fifth of the smaller side's shingles: right, common or not
     half = copy_oracle.Text.of(corpus["d3"][:120])
     assert copy_oracle.verdict(half, texts["d3"], index).reason == "share"
