@@ -131,7 +131,7 @@ def shared_share(a: Text, b: Text) -> float:
     return int(member(small.distinct, big.distinct).sum()) / small.distinct.size
 
 
-def _runs(flags: np.ndarray, at_least: int) -> list[tuple[int, int]]:
+def true_runs(flags: np.ndarray, at_least: int) -> list[tuple[int, int]]:
     """(start, length) of each run of True in ``flags`` at least ``at_least`` long."""
     if not flags.size:
         return []
@@ -147,7 +147,7 @@ def rare_run(a: Text, b: Text, index: ShingleIndex, run: int = RUN) -> bool:
         return False
     rare_shared = member(a.hashes, b.distinct) & ~index.is_common(a.hashes)
     need = run - SHINGLE + 1  # shingles of a run of `run` characters
-    for start, length in _runs(rare_shared, need):
+    for start, length in true_runs(rare_shared, need):
         # every shingle of the window is in b, but perhaps not in one place: the window itself must be
         if any(a.chars[s : s + run] in b.chars for s in range(start, start + length - need + 1)):
             return True
@@ -163,7 +163,7 @@ def shares_common(a: Text, b: Text, index: ShingleIndex) -> bool:
 def rare_chars(a: Text, b: Text, index: ShingleIndex) -> int:
     """Characters of the longest stretch of ``a`` whose every shingle is rare and in ``b`` (not checked to be
     in one place in ``b``: a bound of the longest shared run of rare text)."""
-    runs = _runs(member(a.hashes, b.distinct) & ~index.is_common(a.hashes), 1)
+    runs = true_runs(member(a.hashes, b.distinct) & ~index.is_common(a.hashes), 1)
     return max(n for _, n in runs) + SHINGLE - 1 if runs else 0
 
 

@@ -774,7 +774,7 @@ def zh_shingle_index(docs: Sequence[dict]) -> tuple[dict[str, copy_oracle.Text],
 
 def common_run(text: copy_oracle.Text, index: copy_oracle.ShingleIndex) -> int:
     """Characters of the longest run of common text (every shingle above ``index.common``) in ``text``."""
-    runs = copy_oracle._runs(index.frequency(text.hashes) > index.common, 1)
+    runs = copy_oracle.true_runs(index.frequency(text.hashes) > index.common, 1)
     return max((n for _, n in runs), default=0) + copy_oracle.SHINGLE - 1 if runs else 0
 
 
