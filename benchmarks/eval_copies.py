@@ -5,7 +5,9 @@ What it measures
 One embedded store (a temporary folder) is filled with ``simdup_es.indexer.index_items``
 as ``simdup index`` fills it: the Chinese corpus (data/zh-docs.jsonl, less a held-out
 pool whose text makes hosts and inserted sentences), the English man pages
-(en-docs.jsonl), and the documents made below. Every query then goes through
+(en-docs.jsonl), and the documents made below. The corpus keeps what the packages ship:
+translation footers, credits, navigation lines and template sentences, the common text
+real collections are full of (benchmarks/fetch_corpus.py). Every query then goes through
 ``simdup_es.search.find_copies`` (default ``MultiParams``, ``limit`` 100 so recall
 measures the retrieval, not the display cut; the query's own stored copy left out). The
 peer is MinHash LSH (datasketch, threshold 0.5, 128 permutations; jieba words for
@@ -42,18 +44,38 @@ Rows (recall = share of the labelled (query, target) pairs whose target was foun
   every other stored text of its family; SPDX licences sharing at least half of the
   smaller one's character 8-shingles (BSD variants, GPL-2.0-only / -or-later) are one
   family.
+- ``mosaic (one sentence per source)``: a text made of 6 single verbatim sentences of
+  20-60 characters, each from a different stored document of another family (a sentence
+  no other corpus document holds); it asks for each of the 6 (recall per source).
+- ``held-30`` / ``held-100``: a paragraph (80-200 characters, two sentences or more, no
+  other corpus document holds it) of a stored document pasted into 30 (100) hosts, each
+  the first lines of a held-out document, 0.25 to 20 paragraph lengths of them
+  (log-uniform: the paragraph is 5 % to 80 % of its host). The source asks for its hosts,
+  each host for the source; recall is also given by the paragraph's share of the host, to
+  show where a widely copied paragraph stops being found.
+- ``template-only`` (no targets): held-out corpus pages carrying at least 20 characters
+  of common text (a footer, a navigation line, a template sentence) ask; every hit of
+  theirs the oracle rejects while the two share common text and no rare run of 13
+  characters (CNKI's shortest copied sentence) is a *template-only* hit (the goal is none).
 
 Labels: a hit is correct (``strict``) when it was made from what the query was made
 from: the same source (its copies, the hosts holding its passage), for a host also the
 hosts of other sources built around the same held-out document, for a man page any
-piece or form of the same page, for a licence its family. ``oracle`` precision also
-counts a hit as correct when at least 20 % of the smaller side's character 8-shingles
-(unified text, whitespace removed) are shared: the corpus holds copies of its own (one
-help page in two modules, a sentence quoted in many pages). Precision is over all hits
-of all queries. Beside each row, the median share the oracle would see in its labelled
-pairs (and how many are under 20 %); beside precision, the median share of the hits the
-oracle rejects: when a row's pairs share less than those hits, no rule over shared text
-finds that row in full at the oracle's precision. Time per query is one process, wall
+piece or form of the same page, for a licence its family, for a held row's host the
+source and the other hosts. The ``oracle`` (benchmarks/copy_oracle.py) also counts a hit
+as correct when at least 20 % of the smaller side's character 8-shingles are in the other,
+or when the two texts share a run of at least 30 characters whose every 8-shingle is held
+by at most max(10, 1 % of the stored documents) stored documents (texts unified, white
+space removed; frequencies counted once over the run's stored corpus): the corpus holds
+copies of its own (one help page in two modules, a sentence quoted in many pages), and
+text many documents hold (common text) never makes a copy. ``share rule alone`` is the
+oracle before this one (the 20 % rule only). Precision is over all hits of all queries,
+and again without the held rows' queries (their hosts find each other: a hundred labelled
+hits each). Also counted: the wrong hits that share common text with their query, and
+the ``near-duplicate`` claims whose comparison shares nothing (``copied_query`` and
+``copied_match`` both 0) or that the oracle rejects. Beside each row, the median share the
+oracle would see in its labelled pairs (and how many are under 20 %); beside precision,
+the median share of the hits the oracle rejects. Time per query is one process, wall
 clock: ``find_copies`` for simdup (fingerprint, levels, store lookups, comparison
 matrix); MinHash of the query plus the LSH lookup for MinHash.
 
@@ -64,11 +86,12 @@ How to run, and how long it takes (shared 2-core machine)
     SIMDUP_DATA=/work/main/data python benchmarks/eval_copies.py --quick   # smoke test
     SIMDUP_DATA=/work/main/data python benchmarks/eval_copies.py --store DIR --reuse --params '{"common_keys": 0}'
 
-The default (8,130 queries, 19,400 stored documents) takes 3-7 minutes depending on the
+The default (8,695 queries, 17,900 stored documents) takes 5-17 minutes depending on the
 machine's load, ``--quick`` about 2. ``--store DIR`` keeps the store, ``--reuse`` queries it
 again (a change to search or judging, not to fingerprints), ``--params`` changes MultiParams.
 Prints the table to stdout, progress to stderr, and with ``--out`` writes copies.json (every figure), misses.jsonl (the missed targets, for
-reading) and hits.json (every query's hits by method). Deterministic for a seed.
+reading) and hits.json (every query's hits by method; simdup's kind, distance and copied shares
+of each). Deterministic for a seed.
 
 Precision is also given by what the query asks for (its rows), to show where the hits
 outside a query's family come from.
@@ -87,7 +110,7 @@ import tempfile
 import textwrap
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,6 +120,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import copy_oracle  # noqa: E402
 import eval_multilevel  # noqa: E402
 import quality_set  # noqa: E402
 from quality_set import Piece, Source, assemble, make_source  # noqa: E402
@@ -117,7 +141,14 @@ ROWS = (
     "widely-copied copies-of-source", "widely-copied passage-20 host->source", "widely-copied passage-20 source->host",
     "short-1char", "short-2char", "short-clause-deleted", "short-emoji-hashtag", "short-repost", "short-traditional",
     "word-every-sentence", "traditional", "man-tw", "licences",
+    "mosaic (one sentence per source)",
+    "held-30 source->host", "held-30 host->source", "held-100 source->host", "held-100 host->source",
 )
+TEMPLATE = "template:"  # id prefix of the template-only queries (no targets: every hit sharing only common text is wrong)
+MOSAIC = (6, (20, 60))  # sources per mosaic, characters of each sentence
+HELD = (30, 100)  # a paragraph held by this many stored hosts
+HOST_RATIO = (0.25, 20.0)  # a host's own text, in lengths of the paragraph (log-uniform): the paragraph is 5-80 %
+SHARE_BINS = (0.0, 0.1, 0.2, 0.3, 0.5, 1.01)  # the paragraph's share of its host, for the held rows
 COPY_EDITS = ("replace", "delete", "insert", "reorder", "synonyms", "word-every-sentence", "boilerplate")
 PASSAGES = (0.1, 0.3, 0.6)
 
@@ -132,6 +163,10 @@ SIZES = {  # default, --quick
     "licences": (30, 10),
     "variants": (25, 20),
     "foreign": (400, 120),
+    "template": (150, 30),  # held-out pages carrying common text, asking
+    "mosaic": (120, 20),
+    "held-30": (3, 1),  # paragraphs held by 30 hosts
+    "held-100": (2, 1),
 }
 
 # ------------------------------------------------------------------ pure helpers
@@ -464,6 +499,7 @@ class Query:
     family: frozenset[str]  # what it was made from (tags)
     targets: dict[str, list[str]]  # row -> stored ids it must find
     exclude: str | None = None  # its own stored copy
+    limit: int = LIMIT  # of find_copies: more for a text held by more hosts than LIMIT
 
 
 @dataclass
@@ -471,6 +507,7 @@ class Corpus:
     stored: dict[str, str] = field(default_factory=dict)  # id -> text (as indexed)
     tags: dict[str, frozenset[str]] = field(default_factory=dict)  # id -> what it was made from
     queries: list[Query] = field(default_factory=list)
+    share: dict[str, float] = field(default_factory=dict)  # a held row's host -> the paragraph's share of it
 
     def put(self, doc_id: str, text: str, tags: Iterable[str]) -> None:
         assert doc_id not in self.stored, doc_id
@@ -522,9 +559,12 @@ def build(seed: int, size: dict[str, int], log: Callable[[str], None]) -> Corpus
             pools["traditional"].append(src)
         else:
             rest.append(d)
+    zh_texts, zh_index = zh_shingle_index(docs)
+    picks = pick_common(rest, zh_texts, zh_index, size, rng)
+    rest = picks.rest
     log(f"pools: {', '.join(f'{k} {len(v)}' for k, v in pools.items())}; {len(rest)} documents left for short texts")
     foreign = pools["foreign"]
-    held_out = {f.id for f in foreign}
+    held_out = {f.id for f in foreign} | picks.held_out()
     raw = {d["id"]: d["text"] for d in docs}
     c = Corpus()
     for d in docs:
@@ -622,8 +662,9 @@ def build(seed: int, size: dict[str, int], log: Callable[[str], None]) -> Corpus
         c.put(cn, m["zh_cn"], {page})
         c.queries.append(Query(f"{m['id']}:tw", m["zh_tw"], frozenset({page}), {"man-tw": [cn]}))
 
-    # ---- licences
+    # ---- licences, and the rows of common text
     build_licences(c, seed, size["licences"], size["variants"], log)
+    add_common_rows(c, picks, seed, log)
     return c
 
 
@@ -704,6 +745,138 @@ def build_licences(c: Corpus, seed: int, n: int, n_variants: int, log: Callable[
         f"{max(len(lic[i]) for i in chosen)} characters; families of {sum(len(members[fam[i]]) for i in chosen)} SPDX texts)")
 
 
+# ---- common text: template-only pages, mosaics of single sentences, a paragraph held by many hosts
+
+_SENTENCE = re.compile(r"[^。！？!?\n]*[。！？!?]")
+
+
+@dataclass
+class CommonPicks:
+    """What the common-text rows are made of, taken out of the documents left after the pools."""
+
+    template: list[dict] = field(default_factory=list)  # held-out pages holding common text
+    mosaics: list[list[tuple[dict, str]]] = field(default_factory=list)  # (source, its sentence) x 6
+    held: dict[int, list[tuple[dict, str]]] = field(default_factory=dict)  # copies -> (source, its paragraph)
+    hosts: list[dict] = field(default_factory=list)  # held-out documents whose text takes a paragraph
+    rest: list[dict] = field(default_factory=list)  # the documents left
+
+    def held_out(self) -> set[str]:
+        return {d["id"] for d in self.template + self.hosts}
+
+
+def zh_shingle_index(docs: Sequence[dict]) -> tuple[dict[str, copy_oracle.Text], copy_oracle.ShingleIndex]:
+    """The oracle's texts of the Chinese corpus and how many of its documents hold each shingle."""
+    from simdup_es.text import unify_many
+
+    texts = {d["id"]: copy_oracle.Text.of(u) for d, u in zip(docs, unify_many([d["text"] for d in docs]), strict=True)}
+    return texts, copy_oracle.ShingleIndex(texts.values())
+
+
+def common_run(text: copy_oracle.Text, index: copy_oracle.ShingleIndex) -> int:
+    """Characters of the longest run of common text (every shingle above ``index.common``) in ``text``."""
+    runs = copy_oracle.true_runs(index.frequency(text.hashes) > index.common, 1)
+    return max((n for _, n in runs), default=0) + copy_oracle.SHINGLE - 1 if runs else 0
+
+
+def own_text(piece: str, index: copy_oracle.ShingleIndex) -> bool:
+    """Whether no other document of the corpus holds any shingle of ``piece`` (unified)."""
+    hashes = copy_oracle.Text.of(unify(piece)).hashes
+    return hashes.size > 0 and bool((index.frequency(hashes) <= 1).all())
+
+
+def rare_sentences(text: str, index: copy_oracle.ShingleIndex, lo: int, hi: int) -> list[str]:
+    """The sentences of ``text`` of ``lo``..``hi`` characters, mostly Chinese, that no other document holds."""
+    out = []
+    for m in _SENTENCE.finditer(text):
+        sent = m.group(0).strip()
+        if lo <= len(sent) <= hi and cjk_share(sent) >= 0.6 and own_text(sent, index):
+            out.append(sent)
+    return out
+
+
+def rare_paragraph(text: str, index: copy_oracle.ShingleIndex) -> str | None:
+    """A line of ``text`` of 80-200 characters, two sentences or more, mostly Chinese, that no other document holds."""
+    for line in text.split("\n"):
+        line = line.strip()
+        if 80 <= len(line) <= 200 and len(_SENTENCE.findall(line)) >= 2 and cjk_share(line) >= 0.5 \
+                and own_text(line, index):
+            return line
+    return None
+
+
+def pick_common(rest: list[dict], texts: Mapping[str, copy_oracle.Text], index: copy_oracle.ShingleIndex,
+                size: Mapping[str, int], rng: random.Random) -> CommonPicks:
+    """Template pages (a run of at least 20 characters of common text), mosaic sentences from sources of
+    different families, paragraphs for the held rows and their host documents, in ``rest``'s order."""
+    picks = CommonPicks()
+    n_sources, (lo, hi) = MOSAIC
+    waiting: list[tuple[dict, str]] = []  # sentences whose family the current mosaic has
+    current: list[tuple[dict, str]] = []
+    held_need = {n: size[f"held-{n}"] for n in HELD}
+    host_need = sum(n * k for n, k in zip(HELD, held_need.values(), strict=True))
+    for d in rest:
+        if len(picks.template) < size["template"] and common_run(texts[d["id"]], index) >= 20:
+            picks.template.append(d)
+        elif len(picks.mosaics) < size["mosaic"] and (found := rare_sentences(d["text"], index, lo, hi)):
+            waiting.append((d, rng.choice(found)))
+            for item in list(waiting):
+                if _family_of(item[0]["id"]) not in {_family_of(x["id"]) for x, _ in current}:
+                    current.append(item)
+                    waiting.remove(item)
+                    if len(current) == n_sources:
+                        picks.mosaics.append(current)
+                        current = []
+        elif any(len(picks.held.get(n, [])) < k for n, k in held_need.items()) and (para := rare_paragraph(d["text"], index)):
+            n = next(n for n, k in held_need.items() if len(picks.held.get(n, [])) < k)
+            picks.held.setdefault(n, []).append((d, para))
+        elif len(picks.hosts) < host_need and d["text"].count("\n") >= 2:
+            picks.hosts.append(d)
+        else:
+            picks.rest.append(d)
+    picks.rest += [d for d, _ in waiting + current]  # sentences no mosaic took: their documents stay
+    return picks
+
+
+def add_common_rows(c: Corpus, picks: CommonPicks, seed: int, log: Callable[[str], None]) -> None:
+    """The template-only queries, the mosaics and the held paragraphs (see the module's docstring)."""
+    for d in picks.template:
+        c.queries.append(Query(TEMPLATE + d["id"], d["text"], frozenset(_corpus_tags(d["id"])), {}))
+    for k, mosaic in enumerate(picks.mosaics):
+        text = "".join(sent for _, sent in random.Random(f"{seed}:mosaic:{k}").sample(mosaic, len(mosaic)))
+        family = frozenset(t for d, _ in mosaic for t in c.tags[d["id"]])
+        c.queries.append(Query(f"mosaic:{k}", text, family, {"mosaic (one sentence per source)": [d["id"] for d, _ in mosaic]}))
+    hosts = iter(picks.hosts)
+    for n, sources in sorted(picks.held.items()):
+        for src, para in sources:
+            r = random.Random(f"{seed}:held:{src['id']}")
+            held_tag = "held:" + src["id"]
+            ids = []
+            for j in range(n):
+                hid = f"{src['id']}~held{n}-{j}"
+                text = host_with(next(hosts)["text"], para, r)
+                c.put(hid, text, {held_tag, src["id"]})
+                c.share[hid] = len(para) / len(text)
+                ids.append(hid)
+                c.queries.append(Query(hid, text, c.tags[hid], {f"held-{n} host->source": [src["id"]]}, exclude=hid))
+            c.queries.append(Query(f"held{n}:{src['id']}", src["text"], frozenset(c.tags[src["id"]] | {held_tag}),
+                                   {f"held-{n} source->host": ids}, exclude=src["id"], limit=LIMIT + n))
+    log(f"{len(picks.template)} template-only pages ask; {len(picks.mosaics)} mosaics of {MOSAIC[0]} sentences; "
+        f"paragraphs held by {', '.join(f'{n} hosts: {len(v)}' for n, v in sorted(picks.held.items()))}")
+
+
+def host_with(own: str, para: str, r: random.Random) -> str:
+    """A host: about ``HOST_RATIO`` paragraph lengths of ``own``'s first lines (log-uniform), ``para`` as a line of it
+    at one of its line breaks."""
+    want = len(para) * float(np.exp(r.uniform(*np.log(HOST_RATIO))))
+    lines: list[str] = []
+    for line in own.split("\n"):
+        if lines and sum(map(len, lines)) >= want:
+            break
+        lines.append(line)
+    at = r.randint(0, len(lines))
+    return "\n".join(lines[:at] + [para] + lines[at:])
+
+
 # ------------------------------------------------------------------ running
 
 
@@ -735,30 +908,33 @@ def run_simdup(c: Corpus, store_dir: Path, workers: int, log: Callable[[str], No
         out["store_bytes"] = sum(p.stat().st_size for p in store_dir.rglob("*") if p.is_file())
         log(f"simdup: indexed {out['indexed']} documents ({len(rejects)} rejected) in {out['index_seconds']:.0f} s; "
             f"store {out['store_bytes'] / 1e6:.1f} MB")
-        out.update(query_all(store, [(q.id, q.text, q.exclude) for q in c.queries], PartPrinter(fingerprinter),
+        out.update(query_all(store, [(q.id, q.text, q.exclude, q.limit) for q in c.queries], PartPrinter(fingerprinter),
                              comparer(), MultiParams(**(params or {})), log))
     return out
 
 
-def query_all(store, queries: Sequence[tuple[str, str, str | None]], printer, compare, params,  # type: ignore[no-untyped-def]
-              log: Callable[[str], None], label: str = "simdup", every: int = 500, limit: int = LIMIT) -> dict:
-    """Each ``(id, text, id to leave out)`` through ``find_copies`` (``limit``): ``hits`` (ids) by query id,
-    ``ms`` per query, and the queries the pipeline ``failed`` (refused: nothing found)."""
+def query_all(store, queries: Sequence[tuple[str, str, str | None, int]], printer, compare, params,  # type: ignore[no-untyped-def]
+              log: Callable[[str], None], label: str = "simdup", every: int = 500) -> dict:
+    """Each ``(id, text, id to leave out, limit)`` through ``find_copies``: ``hits`` (ids) by query id, ``how``
+    (each hit's kind, distance, copied_query and copied_match), ``ms`` per query, and the queries the pipeline
+    ``failed`` (refused: nothing found)."""
     from simdup_es import SimdupError
     from simdup_es.search import find_copies
 
-    out: dict = {"hits": {}, "ms": [], "failed": []}
+    out: dict = {"hits": {}, "how": {}, "ms": [], "failed": []}
     t_all = time.perf_counter()
-    for n, (qid, text, exclude) in enumerate(queries):
+    for n, (qid, text, exclude, limit) in enumerate(queries):
         t = time.perf_counter()
         try:
-            found = [m.id for m in find_copies(store, text, printer=printer, compare=compare, params=params,
-                                               limit=limit, exclude_id=exclude)]
+            found = find_copies(store, text, printer=printer, compare=compare, params=params, limit=limit,
+                                exclude_id=exclude)
         except SimdupError as exc:  # a query the pipeline refuses (no words left): nothing found
             found = []
             out["failed"].append((qid, str(exc)))
         out["ms"].append(1000 * (time.perf_counter() - t))
-        out["hits"][qid] = found
+        out["hits"][qid] = [m.id for m in found]
+        out["how"][qid] = [(m.kind, m.distance, m.copied_query if m.comparison is not None else None,
+                            m.copied_match if m.comparison is not None else None) for m in found]
         if (n + 1) % every == 0:
             log(f"  {label}: {n + 1}/{len(queries)} queries, {time.perf_counter() - t_all:.0f} s")
     return out
@@ -784,86 +960,228 @@ def run_minhash(c: Corpus, log: Callable[[str], None]) -> dict:
     return out
 
 
-def labelled_shares(c: Corpus) -> dict[str, list[float]]:
+class OracleView:
+    """The oracle (:mod:`copy_oracle`) over one run: every stored text and query as it reads them, the stored
+    documents' shingle frequencies counted once, and each (query, hit) verdict once for every method."""
+
+    def __init__(self, c: Corpus) -> None:
+        from simdup_es.text import unify_many
+
+        ids = list(c.stored)
+        self.stored = {i: copy_oracle.Text.of(u) for i, u in zip(ids, unify_many([c.stored[i] for i in ids]), strict=True)}
+        self.index = copy_oracle.ShingleIndex(self.stored.values())
+        self._c = c
+        self._queries: dict[str, copy_oracle.Text] = {}
+        self._verdicts: dict[tuple[str, str], copy_oracle.Verdict] = {}
+
+    def query(self, q: Query) -> copy_oracle.Text:
+        if q.exclude is not None and self._c.stored.get(q.exclude) == q.text:
+            return self.stored[q.exclude]
+        if q.id not in self._queries:
+            self._queries[q.id] = copy_oracle.Text.of(unify(q.text))
+        return self._queries[q.id]
+
+    def verdict(self, q: Query, hit: str) -> copy_oracle.Verdict:
+        got = self._verdicts.get((q.id, hit))
+        if got is None:
+            got = self._verdicts[(q.id, hit)] = copy_oracle.verdict(self.query(q), self.stored[hit], self.index)
+        return got
+
+
+def labelled_shares(c: Corpus, view: OracleView) -> dict[str, list[float]]:
     """By row: the oracle's share (8-shingles of the smaller side) of each labelled (query, target) pair.
 
     Set beside the shares of the hits the oracle rejects: a row whose pairs share less
-    than those hits cannot be found in full at the oracle's precision by any rule over
-    shared text.
+    than those hits cannot be found in full by the share rule alone.
     """
-    cache: dict[str, set[str]] = {}
     out: dict[str, list[float]] = defaultdict(list)
     for q in c.queries:
-        qsh = shingles(unify(q.text))
         for row, targets in q.targets.items():
-            for t in targets:
-                if t not in cache:
-                    cache[t] = shingles(unify(c.stored[t]))
-                out[row].append(shared_share(qsh, cache[t]))
+            out[row] += [copy_oracle.shared_share(view.query(q), view.stored[t]) for t in targets]
     return out
 
 
-def score(c: Corpus, runs: dict[str, dict]) -> dict:
-    """Recall per row and overall (micro over labelled pairs), strict and oracle precision."""
-    sh_cache: dict[str, set[str]] = {}
+def share_bin(share: float) -> int:
+    """The :data:`SHARE_BINS` bin of a paragraph's share of its host."""
+    return int(np.searchsorted(SHARE_BINS, share, side="right")) - 1
 
-    def sh(doc_id: str) -> set[str]:
-        if doc_id not in sh_cache:
-            sh_cache[doc_id] = shingles(unify(c.stored[doc_id]))
-        return sh_cache[doc_id]
 
+@dataclass
+class Tally:
+    """One method's counts over the queries (see :func:`score`)."""
+
+    pairs: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))  # row -> found, pairs
+    queries: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    # hits, strict, oracle, share rule alone: overall ("") and by what the query asks for
+    hits: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0, 0, 0]))
+    bins: dict[str, list[list[int]]] = field(default_factory=dict)  # held row -> per share bin: found, pairs
+    mosaics: list[int] = field(default_factory=lambda: [0, 0])  # every source found, mosaics
+    reasons: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # why the oracle took unlabelled hits
+    wrong_common: int = 0  # hits the oracle rejects that share common text with their query
+    wrong_sentence: int = 0  # hits the oracle rejects that share a rare run of 13-29 characters
+    template: list[int] = field(default_factory=lambda: [0, 0, 0])  # template queries' hits, template-only ones, queries with one
+    near_nothing: int = 0  # near-duplicate claims with copied_query and copied_match both 0
+    near_wrong: int = 0  # near-duplicate claims the oracle rejects
+    false_hits: list = field(default_factory=list)
+    rejected: list[float] = field(default_factory=list)  # what the rejected hits share with their query
+
+    def recall(self, q: Query, got: set[str], c: Corpus) -> None:
+        for row, targets in q.targets.items():
+            self.queries[row] += 1
+            found = [t in got for t in targets]
+            self.pairs[row][0] += sum(found)
+            self.pairs[row][1] += len(targets)
+            if row.startswith("held-"):
+                bins = self.bins.setdefault(row, [[0, 0] for _ in SHARE_BINS[:-1]])
+                for t, ok in zip(targets, found, strict=True):
+                    b = bins[share_bin(c.share[q.id if "host->source" in row else t])]
+                    b[0] += ok
+                    b[1] += 1
+            elif row.startswith("mosaic"):
+                self.mosaics[0] += all(found)
+                self.mosaics[1] += 1
+
+    def hit(self, q: Query, h: str, how: tuple | None, labelled: bool, v: copy_oracle.Verdict | None) -> None:
+        right = (1, 1, 1) if labelled else (0, int(v.reason is not None), int(v.share >= copy_oracle.SHARE))  # type: ignore[union-attr]
+        if v is not None:
+            self.reasons[v.reason or "wrong"] += 1
+            if v.reason is None:
+                self.rejected.append(v.share)
+                self.wrong_common += v.common
+                self.wrong_sentence += v.rare >= copy_oracle.SENTENCE
+                if len(self.false_hits) < 200:
+                    self.false_hits.append((q.id, h, round(v.share, 3), v.common, v.rare))
+        if q.id.startswith(TEMPLATE):
+            self.template[0] += 1
+            self.template[1] += int(v is not None and v.common_only)
+        if how is not None and how[0] == "near-duplicate":
+            self.near_nothing += how[2] == 0 and how[3] == 0
+            self.near_wrong += not right[1]
+        kind = "template-only" if q.id.startswith(TEMPLATE) else " + ".join(sorted(q.targets))
+        for tally in (self.hits[kind], self.hits[""]):
+            tally[0] += 1
+            for i, x in enumerate(right, 1):
+                tally[i] += x
+
+
+def score(c: Corpus, runs: dict[str, dict], view: OracleView) -> dict:
+    """Recall per row and overall (micro over labelled pairs); strict, oracle and share-rule precision; the
+    wrong hits on common text, the template-only queries' hits, near-duplicate claims sharing nothing."""
     res: dict = {}
     for name, run in runs.items():
-        found_pairs: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # row -> [found, pairs]
-        n_queries: dict[str, int] = defaultdict(int)
-        # [hits, strict, oracle] overall and by the query's kind (its rows), to see where wrong hits come from
-        counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-        false_hits = []
-        rejected_shares: list[float] = []  # what the oracle's rejected hits share with their query
+        t = Tally()
+        how = run.get("how", {})
         for q in c.queries:
-            got = set(run["hits"][q.id])
-            for row, targets in q.targets.items():
-                n_queries[row] += 1
-                found_pairs[row][0] += sum(t in got for t in targets)
-                found_pairs[row][1] += len(targets)
-            qsh = None
-            mine = counts[" + ".join(sorted(q.targets))]
-            for h in run["hits"][q.id]:
-                if q.family & c.tags[h]:
-                    verdict = (1, 1)
-                else:
-                    qsh = qsh if qsh is not None else shingles(unify(q.text))
-                    share = shared_share(qsh, sh(h))
-                    verdict = (0, int(share >= ORACLE_SHARE))
-                    if not verdict[1]:
-                        rejected_shares.append(share)
-                        if len(false_hits) < 200:
-                            false_hits.append((q.id, h))
-                for tally in (mine, counts[""]):
-                    tally[0] += 1
-                    tally[1] += verdict[0]
-                    tally[2] += verdict[1]
-        hits, strict, oracle = counts.pop("")
-        ms = np.array(run["ms"])
-        pairs = sum(v[1] for v in found_pairs.values())
-        res[name] = {
-            "rows": {row: {"queries": n_queries[row], "pairs": found_pairs[row][1],
-                           "recall": found_pairs[row][0] / found_pairs[row][1] if found_pairs[row][1] else float("nan")}
-                     for row in ROWS if row in n_queries},
-            "recall_all": sum(v[0] for v in found_pairs.values()) / pairs if pairs else float("nan"),
-            "hits": hits,
-            "precision_strict": strict / hits if hits else float("nan"),
-            "precision_oracle": oracle / hits if hits else float("nan"),
-            "ms_p50": float(np.median(ms)),
-            "ms_p95": float(np.percentile(ms, 95)),
-            "ms_mean": float(ms.mean()),
-            "index_seconds": run.get("index_seconds"),
-            "false_hits": false_hits,
-            "rejected_share_p50": float(np.median(rejected_shares)) if rejected_shares else float("nan"),
-            "by_kind": {kind: {"hits": h, "precision_strict": st / h if h else float("nan"),
-                               "precision_oracle": o / h if h else float("nan")} for kind, (h, st, o) in sorted(counts.items())},
-        }
+            t.recall(q, set(run["hits"][q.id]), c)
+            before = t.template[1]
+            for n, h in enumerate(run["hits"][q.id]):
+                labelled = bool(q.family & c.tags[h])
+                t.hit(q, h, how[q.id][n] if q.id in how else None, labelled, None if labelled else view.verdict(q, h))
+            t.template[2] += t.template[1] > before
+        res[name] = summary(t, run)
     return res
+
+
+def summary(t: Tally, run: dict) -> dict:
+    """:func:`score`'s figures of one method from its tally."""
+    def ratio(a: float, b: float) -> float:
+        return a / b if b else float("nan")
+
+    hits, strict, oracle, share = t.hits.pop("")
+    # the held rows' hosts find each other (a hundred labelled hits each): precision without them too
+    others = [v for kind, v in t.hits.items() if not kind.startswith("held-")]
+    ms = np.array(run["ms"])
+    return {
+        "rows": {row: {"queries": t.queries[row], "pairs": t.pairs[row][1], "recall": ratio(*t.pairs[row])}
+                 for row in ROWS if row in t.queries},
+        "recall_all": ratio(sum(v[0] for v in t.pairs.values()), sum(v[1] for v in t.pairs.values())),
+        "hits": hits,
+        "precision_strict": ratio(strict, hits),
+        "precision_oracle": ratio(oracle, hits),
+        "precision_share": ratio(share, hits),
+        "precision_oracle_without_held": ratio(sum(v[2] for v in others), sum(v[0] for v in others)),
+        "oracle_reasons": dict(t.reasons),
+        "wrong_sharing_common": t.wrong_common,
+        "wrong_sharing_a_short_rare_run": t.wrong_sentence,
+        "template_queries": {"hits": t.template[0], "template_only_hits": t.template[1], "queries_with_one": t.template[2]},
+        "near_duplicate_sharing_nothing": t.near_nothing,
+        "near_duplicate_wrong": t.near_wrong,
+        "held_by_share": t.bins,
+        "mosaics_all_found": t.mosaics,
+        "ms_p50": float(np.median(ms)),
+        "ms_p95": float(np.percentile(ms, 95)),
+        "ms_mean": float(ms.mean()),
+        "index_seconds": run.get("index_seconds"),
+        "false_hits": t.false_hits,
+        "rejected_share_p50": float(np.median(t.rejected)) if t.rejected else float("nan"),
+        "by_kind": {kind: {"hits": h, "precision_strict": ratio(st, h), "precision_oracle": ratio(o, h)}
+                    for kind, (h, st, o, _) in sorted(t.hits.items())},
+    }
+
+
+def earlier_runs(folder: Path) -> dict[str, dict]:
+    """The runs an earlier ``--out`` wrote (hits.json, copies.json), to score again."""
+    hits = json.loads((folder / "hits.json").read_text())
+    before = json.loads((folder / "copies.json").read_text())
+    keep = ("ms_p50", "ms_p95", "ms_mean", "index_seconds")
+    out = {}
+    for name in ("simdup", "minhash"):
+        out[name] = {"hits": hits[name], "ms": [0.0], "times": {k: before["methods"][name][k] for k in keep},
+                     "store_bytes": before["store_bytes"], "store_count": before["stored"], "rejected": before["rejected"],
+                     "failed": before["refused"]}
+        if name == "simdup":
+            out[name]["how"] = {k: [tuple(x) for x in v] for k, v in hits["simdup how"].items()}
+    return out
+
+
+def print_tables(res: dict[str, dict], shares: Mapping[str, list[float]], index: copy_oracle.ShingleIndex) -> None:
+    """The tables of a run: rows, precision and the counts of wrong hits, held rows by share, precision by query kind.
+    ``res`` holds ``simdup`` (or the method first named) and ``minhash``."""
+    name = next(iter(res))
+    s, m = res[name], res["minhash"]
+    share = copy_oracle.SHARE
+    print(f"| row | queries | pairs | {name} recall | minhash recall | pairs' shared share, p50 (below {share}) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for row in s["rows"]:
+        a, b, v = s["rows"][row], m["rows"][row], shares[row]
+        print(f"| {row} | {a['queries']} | {a['pairs']} | {a['recall']:.3f} | {b['recall']:.3f} | "
+              f"{np.median(v):.3f} ({sum(x < share for x in v) / len(v):.2f}) |")
+    print(f"| **all pairs (micro)** | {sum(r['queries'] for r in s['rows'].values())} | "
+          f"{sum(r['pairs'] for r in s['rows'].values())} | {s['recall_all']:.3f} | {m['recall_all']:.3f} | |")
+    print(f"\n| | {name} | minhash |\n|---|---:|---:|")
+    print(f"| hits | {s['hits']} | {m['hits']} |")
+    print(f"| precision, oracle (share, or a rare run of {copy_oracle.RUN}; common above {index.common} documents) | "
+          f"{s['precision_oracle']:.3f} | {m['precision_oracle']:.3f} |")
+    print(f"| precision, oracle, queries other than the held rows' | {s['precision_oracle_without_held']:.3f} | "
+          f"{m['precision_oracle_without_held']:.3f} |")
+    print(f"| precision, share rule alone (the oracle before) | {s['precision_share']:.3f} | {m['precision_share']:.3f} |")
+    print(f"| precision, strict | {s['precision_strict']:.3f} | {m['precision_strict']:.3f} |")
+    for key, label in (("wrong_sharing_common", "wrong hits sharing common text"),
+                       ("wrong_sharing_a_short_rare_run", "wrong hits sharing a rare run of 13-29 characters"),
+                       ("near_duplicate_sharing_nothing", "near-duplicate claims sharing nothing (copied 0 and 0)"),
+                       ("near_duplicate_wrong", "near-duplicate claims the oracle rejects")):
+        print(f"| {label} | {s[key]} | {m[key] if key.startswith('wrong') else '-'} |")
+    ts, tm = s["template_queries"], m["template_queries"]
+    print(f"| template-only pages: hits sharing common text and no rare run of 13 characters (queries with one) | {ts['template_only_hits']} "
+          f"({ts['queries_with_one']}) | {tm['template_only_hits']} ({tm['queries_with_one']}) |")
+    print(f"| mosaics with every source found | {s['mosaics_all_found'][0]} of {s['mosaics_all_found'][1]} | "
+          f"{m['mosaics_all_found'][0]} of {m['mosaics_all_found'][1]} |")
+    print(f"| hits the oracle rejects: shared share, p50 | {s['rejected_share_p50']:.3f} | {m['rejected_share_p50']:.3f} |")
+    print(f"| ms per query, p50 / p95 / mean | {s['ms_p50']:.1f} / {s['ms_p95']:.1f} / {s['ms_mean']:.1f} | "
+          f"{m['ms_p50']:.2f} / {m['ms_p95']:.2f} / {m['ms_mean']:.2f} |")
+    edges = [f"{SHARE_BINS[i]:.0%}-{min(SHARE_BINS[i + 1], 1):.0%}" for i in range(len(SHARE_BINS) - 1)]
+    print(f"\nheld rows by the paragraph's share of its host ({name} (minhash), found / pairs)\n")
+    print("| row | " + " | ".join(edges) + " |\n|---|" + "---:|" * len(edges))
+    for row, bins in s["held_by_share"].items():
+        cells = [f"{a[0]}/{a[1]} ({b[0]})" if a[1] else "-" for a, b in zip(bins, m["held_by_share"][row], strict=True)]
+        print(f"| {row} | " + " | ".join(cells) + " |")
+    print(f"\n| query asks for (rows) | {name} hits | oracle / strict precision | minhash hits | oracle / strict |")
+    print("|---|---:|---:|---:|---:|")
+    nan = {"hits": 0, "precision_oracle": float("nan"), "precision_strict": float("nan")}
+    for kind, a in s["by_kind"].items():
+        b = m["by_kind"].get(kind, nan)
+        print(f"| {kind} | {a['hits']} | {a['precision_oracle']:.3f} / {a['precision_strict']:.3f} | {b['hits']} | "
+              f"{b['precision_oracle']:.3f} / {b['precision_strict']:.3f} |")
 
 
 def main() -> None:
@@ -875,6 +1193,8 @@ def main() -> None:
     ap.add_argument("--store", type=Path, default=None, help="build the store here (kept) rather than in a temporary folder")
     ap.add_argument("--reuse", action="store_true", help="query the store --store holds (built by an earlier run of the "
                     "same seed and sizes with this fingerprinter) rather than building it: for judge and search changes")
+    ap.add_argument("--rescore", type=Path, default=None, help="score the hits an earlier run of the same seed and "
+                    "sizes wrote with --out to this folder again (nothing is indexed or asked): for changes to the scoring")
     ap.add_argument("--params", type=json.loads, default={}, help="MultiParams other than the defaults, as JSON "
                     "(e.g. '{\"max_misses\": 10}'): to measure a change of threshold before making it")
     args = ap.parse_args()
@@ -895,38 +1215,21 @@ def main() -> None:
     try:
         if args.reuse and args.store is None:
             ap.error("--reuse needs --store")
-        runs = {"simdup": run_simdup(c, store_dir, args.workers, log, args.reuse, args.params), "minhash": run_minhash(c, log)}
+        runs = (earlier_runs(args.rescore) if args.rescore else
+                {"simdup": run_simdup(c, store_dir, args.workers, log, args.reuse, args.params), "minhash": run_minhash(c, log)})
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-    res = score(c, runs)
-    s, m = res["simdup"], res["minhash"]
+    view = OracleView(c)
+    log(f"oracle: {view.index.documents} stored documents, a shingle is common above {view.index.common} of them")
+    res = score(c, runs, view)
+    for name, run in runs.items():  # a rescored run keeps the times it measured
+        res[name].update(run.get("times", {}))
+    shares = labelled_shares(c, view)
     wall = time.perf_counter() - started
     print(f"\nretrieval of copies: {len(c.queries)} queries, {len(c.stored)} stored documents, seed {args.seed}"
           f"{' (quick)' if args.quick else ''}, limit {LIMIT}, MultiParams {args.params or 'defaults'}\n")
-    shares = labelled_shares(c)
-    print(f"| row | queries | pairs | simdup recall | minhash recall | pairs' shared share, p50 (below {ORACLE_SHARE}) |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for row in s["rows"]:
-        a, b, v = s["rows"][row], m["rows"][row], shares[row]
-        print(f"| {row} | {a['queries']} | {a['pairs']} | {a['recall']:.3f} | {b['recall']:.3f} | "
-              f"{np.median(v):.3f} ({sum(x < ORACLE_SHARE for x in v) / len(v):.2f}) |")
-    print(f"| **all pairs (micro)** | {len(c.queries)} | {sum(r['pairs'] for r in s['rows'].values())} | "
-          f"{s['recall_all']:.3f} | {m['recall_all']:.3f} | |")
-    print("\n| | simdup | minhash |\n|---|---:|---:|")
-    print(f"| hits | {s['hits']} | {m['hits']} |")
-    print(f"| precision, strict | {s['precision_strict']:.3f} | {m['precision_strict']:.3f} |")
-    print(f"| precision, oracle | {s['precision_oracle']:.3f} | {m['precision_oracle']:.3f} |")
-    print(f"| hits the oracle rejects: shared share, p50 | {s['rejected_share_p50']:.3f} | {m['rejected_share_p50']:.3f} |")
-    print(f"| ms per query, p50 / p95 / mean | {s['ms_p50']:.1f} / {s['ms_p95']:.1f} / {s['ms_mean']:.1f} | "
-          f"{m['ms_p50']:.2f} / {m['ms_p95']:.2f} / {m['ms_mean']:.2f} |")
-    print(f"| index, s | {s['index_seconds']:.0f} | {m['index_seconds']:.0f} |")
-    print("\n| query asks for (rows) | simdup hits | oracle / strict precision | minhash hits | oracle / strict |")
-    print("|---|---:|---:|---:|---:|")
-    for kind, a in s["by_kind"].items():
-        b = m["by_kind"].get(kind, {"hits": 0, "precision_oracle": float("nan"), "precision_strict": float("nan")})
-        print(f"| {kind} | {a['hits']} | {a['precision_oracle']:.3f} / {a['precision_strict']:.3f} | {b['hits']} | "
-              f"{b['precision_oracle']:.3f} / {b['precision_strict']:.3f} |")
+    print_tables(res, shares, view.index)
     bpd = runs["simdup"]["store_bytes"] / max(1, runs["simdup"]["store_count"])
     print(f"\nembedded store: {runs['simdup']['store_bytes'] / 1e6:.1f} MB for {runs['simdup']['store_count']} documents, "
           f"{bpd:,.0f} bytes per document; {len(runs['simdup']['rejected'])} rejected at indexing, "
@@ -949,7 +1252,8 @@ def main() -> None:
                         if missed:
                             f.write(json.dumps({"method": name, "row": row, "query": q.id, "missed": missed,
                                                 "hits": run["hits"][q.id][:20]}, ensure_ascii=False) + "\n")
-        (args.out / "hits.json").write_text(json.dumps({name: run["hits"] for name, run in runs.items()}))
+        (args.out / "hits.json").write_text(json.dumps({name: run["hits"] for name, run in runs.items()}
+                                                       | {"simdup how": runs["simdup"]["how"]}))
         log(f"wrote {args.out / 'copies.json'}, misses.jsonl and hits.json")
 
 

@@ -522,9 +522,9 @@ def main() -> None:
         with open_store(path=tmp / "store", create=True) as store:
             index_seconds = index_store(store, probe.stored, args.workers, log)
             for name in args.variants:
-                runs[name] = eval_copies.query_all(store, [(q.id, probe.stored[q.id], q.id) for q in queries],
+                runs[name] = eval_copies.query_all(store, [(q.id, probe.stored[q.id], q.id, LIMIT) for q in queries],
                                                    shared().printer, shared().compare, MultiParams(**VARIANTS[name]), log,
-                                                   f"simdup {name}", every=300, limit=LIMIT)
+                                                   f"simdup {name}", every=300)
             runs["minhash"], runs["minhash top"] = run_minhash(probe.stored, queries, log)
             scores = {name: score(queries, run, oracle) for name, run in runs.items()}
             hits = runs["default"]["hits"]

@@ -5,12 +5,14 @@ from __future__ import annotations
 import random
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
+import copy_oracle  # noqa: E402
 import eval_copies as ec  # noqa: E402
 from quality_set import make_source  # noqa: E402
 
@@ -115,7 +117,7 @@ def test_labelled_shares_are_the_oracles_share_of_each_pair() -> None:
     c.put("whole", "abcdefghijklmnopqrst", {"s"})
     c.put("part", "abcdefghijkl" + "0123456789" * 3, {"s"})
     c.queries.append(ec.Query("q", "abcdefghijklmnopqrst", frozenset({"s"}), {"row": ["whole", "part"]}))
-    shares = ec.labelled_shares(c)
+    shares = ec.labelled_shares(c, ec.OracleView(c))
     # the query's 13 shingles are the smaller side; the part holds the 5 of its first 12 characters
     assert shares == {"row": [1.0, pytest.approx(5 / 13)]}
 
@@ -167,3 +169,90 @@ def test_minhash_tokens_by_language() -> None:
     assert en == {"hello", "ello ", "llo w", "lo wo", "o wor", " worl", "world"}
     zh = ec.minhash_tokens("打开文件对话框，选择图片。")
     assert zh and all(re.search(r"\w", w) for w in zh) and "，" not in zh
+
+
+# ---- the oracle: common text is never a copy; a copied run of rare text is
+
+def _own(rng: random.Random, n: int) -> str:
+    """``n`` CJK characters of a text of its own."""
+    return "".join(chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(n))
+
+
+def _oracle_corpus() -> tuple[dict[str, str], str, str]:
+    """20 stored texts, 12 of them ending with one 35-character footer (common: above max(10, 1 % of 20)),
+    and a 30-character sentence held by two of them (rare)."""
+    rng = random.Random(7)
+    footer, sentence = _own(rng, 35), _own(rng, 30)
+    corpus = {f"d{i}": _own(rng, 200) + (footer if i < 12 else "") for i in range(20)}
+    corpus["d1"] = corpus["d1"][:100] + sentence + corpus["d1"][100:]
+    corpus["d13"] = corpus["d13"][:50] + sentence + corpus["d13"][50:]
+    return corpus, footer, sentence
+
+
+def test_oracle_takes_a_rare_run_and_never_common_text() -> None:
+    corpus, footer, sentence = _oracle_corpus()
+    texts = {k: copy_oracle.Text.of(v) for k, v in corpus.items()}
+    index = copy_oracle.ShingleIndex(texts.values())
+    assert index.documents == 20 and index.common == 10
+    # two pages sharing only the footer (held by 12 documents): wrong, and seen to share common text
+    v = copy_oracle.verdict(texts["d0"], texts["d2"], index)
+    assert v.reason is None and v.common and v.share < 0.2 and v.common_only and v.rare < copy_oracle.SENTENCE
+    assert copy_oracle.verdict_reference(corpus["d0"], corpus["d2"], corpus) is None
+    # the rare 30-character sentence: right, wherever it sits; 29 characters of it are not enough
+    v = copy_oracle.verdict(texts["d1"], texts["d13"], index)
+    assert v.reason == "rare run" and v.share < 0.2
+    assert copy_oracle.verdict_reference(corpus["d1"], corpus["d13"], corpus) == "rare run"
+    short = copy_oracle.Text.of(_own(random.Random(1), 300) + sentence[:29])
+    v = copy_oracle.verdict(short, texts["d13"], index)
+    assert v.reason is None and v.rare == 29 and not v.common_only  # a rare sentence shared, too short for the oracle
+    # a fifth of the smaller side's shingles: right, common or not
+    half = copy_oracle.Text.of(corpus["d3"][:120])
+    assert copy_oracle.verdict(half, texts["d3"], index).reason == "share"
+    assert copy_oracle.verdict_reference(corpus["d3"][:120], corpus["d3"], corpus) == "share"
+
+
+def test_oracle_counts_a_run_in_one_place_only() -> None:
+    corpus, _, sentence = _oracle_corpus()
+    index = copy_oracle.ShingleIndex(copy_oracle.Text.of(v) for v in corpus.values())
+    rng = random.Random(3)
+    a = _own(rng, 200) + sentence + _own(rng, 200)
+    # b holds every shingle of the sentence, in two pieces that overlap by 8 characters: no 30-character run
+    b = _own(rng, 200) + sentence[:19] + "。" + sentence[11:] + _own(rng, 200)
+    ta, tb = copy_oracle.Text.of(a), copy_oracle.Text.of(b)
+    assert set(ta.hashes[200:223].tolist()) <= set(tb.distinct.tolist())
+    assert copy_oracle.verdict(ta, tb, index).reason is None
+    assert copy_oracle.verdict_reference(a, b, corpus) is None
+    # a common shingle inside the run breaks it
+    common = dict(corpus, **{f"x{i}": sentence[10:18] + _own(rng, 50) for i in range(12)})
+    index2 = copy_oracle.ShingleIndex(copy_oracle.Text.of(v) for v in common.values())
+    both = sentence + _own(rng, 100)
+    assert copy_oracle.rare_run(copy_oracle.Text.of(a), copy_oracle.Text.of(both), index)
+    assert not copy_oracle.rare_run(copy_oracle.Text.of(a), copy_oracle.Text.of(both), index2)
+    assert copy_oracle.verdict_reference(a, both, common) is None
+
+
+def test_oracle_whitespace_and_case_and_short_texts() -> None:
+    assert copy_oracle.squeeze("ab c\n d\te") == "abcde"
+    assert copy_oracle.shingle_hashes("abcdefghij").size == 3
+    assert copy_oracle.shingle_hashes("abc").size == 1 and copy_oracle.shingle_hashes("").size == 0
+    h = copy_oracle.shingle_hashes("abcdefghabcdefgh")
+    assert h[0] == h[8] and len(set(h.tolist())) == 8  # equal shingles hash alike, others not
+    index = copy_oracle.ShingleIndex([copy_oracle.Text.of("abcdefghij")])
+    assert index.frequency(copy_oracle.shingle_hashes("abcdefghijkl")).tolist() == [1, 1, 1, 0, 0]
+
+
+def test_oracle_agrees_with_its_reference_on_random_texts() -> None:
+    rng = random.Random(11)
+    pieces = [_own(rng, rng.randint(8, 40)) for _ in range(12)]  # pieces the texts share, some common
+    corpus = {f"d{i}": "".join(rng.choice(pieces) if rng.random() < 0.3 else _own(rng, rng.randint(5, 30))
+                               for _ in range(8)) for i in range(30)}
+    texts = {k: copy_oracle.Text.of(v) for k, v in corpus.items()}
+    index = copy_oracle.ShingleIndex(texts.values())
+    reasons = Counter()
+    for a in list(corpus)[:12]:
+        for b in corpus:
+            if a != b:
+                got = copy_oracle.verdict(texts[a], texts[b], index).reason
+                assert got == copy_oracle.verdict_reference(corpus[a], corpus[b], corpus), (a, b)
+                reasons[got] += 1
+    assert len(reasons) == 3  # each verdict met
