@@ -28,7 +28,7 @@ import os
 import re
 import sys
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
@@ -43,7 +43,7 @@ from .sentences import DEFAULT_MIN_UNITS, SentenceTable
 log = logging.getLogger(__name__)
 
 ENV = "SIMDUP_IMPLEMENTATION"
-REVISION = "d9515c1f0811197c"
+REVISION = "8277c3bf30c5d525"
 """:func:`source_revision` of the crate's sources this package goes with: a module built from
 other sources is refused. ``tests/unit/test_native.py`` checks it against ``native/``."""
 
@@ -178,7 +178,7 @@ def _u64_bytes(values: np.ndarray) -> bytes:
     return values.view(np.uint64).tobytes() if values.dtype.itemsize == 8 else values.astype(np.uint64).tobytes()
 
 
-def pipeline(params: Any, idf: Any, pos: Any, stop_words: Sequence[str]) -> Any:
+def pipeline(params: Any, idf: Any, pos: Any, stop_words: Iterable[str]) -> Any:
     """The compiled pipeline of a fingerprinter: its :class:`~simdup_es.config.FingerprintParams`, its
     :class:`~simdup_es.tokens.IdfTable`, the part-of-speech :class:`~simdup_es.tokens.HashTable` and the
     stop words (:func:`~simdup_es.tokens.stop_words`). Requires :func:`module`."""

@@ -136,12 +136,10 @@ impl Lexicon {
         Some(row)
     }
 
-    /// The SimHash of a document or part whose content words are `rows` (with repeats), `None` when
-    /// there are none; `title`: the rows of its title's words (a document's; parts have none).
-    pub fn simhash(&mut self, rows: &[u32], params: &Params, title: &FxHashSet<u32>) -> Option<u64> {
-        if rows.is_empty() {
-            return None;
-        }
+    /// The weights of a document or part whose content words are `rows` (with repeats), in
+    /// `self.weights`, one for each row of `self.touched`; false when there are none. `title`: the
+    /// rows of its title's words (a document's; parts have none). `release` clears them.
+    fn weigh(&mut self, rows: &[u32], params: &Params, title: &FxHashSet<u32>) -> bool {
         if self.count.len() < self.rows.len() {
             self.count.resize(self.rows.len(), 0);
         }
@@ -156,21 +154,35 @@ impl Lexicon {
         let total = self.touched.iter().map(|&r| capped(self.count[r as usize])).sum::<u64>() as f64;
         let lengths = self.touched.iter().map(|&r| self.rows[r as usize].len);
         let (len_min, len_max) = lengths.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
-        let len_span = len_max - len_min;
+        let len_span = len_max.saturating_sub(len_min);
         let len_scale = if len_span > 0 { params.length_boost / len_span as f64 } else { 0.0 };
         // (c / total) * IDF * boost, with boost = (1 + POS + MARK) + LEN + TITLE: the order of weigh_batch.
         self.weights.clear();
-        let mut peak = f64::NEG_INFINITY;
         for &r in &self.touched {
             let row = &self.rows[r as usize];
             let mut boost = row.boost + (row.len - len_min) as f64 * len_scale;
             if title.contains(&r) {
                 boost += params.title_boost;
             }
-            let weight = capped(self.count[r as usize]) as f64 / total * row.idf * boost;
-            peak = peak.max(weight);
-            self.weights.push(weight);
+            self.weights.push(capped(self.count[r as usize]) as f64 / total * row.idf * boost);
         }
+        !self.touched.is_empty()
+    }
+
+    fn release(&mut self) {
+        for &r in &self.touched {
+            self.count[r as usize] = 0;
+        }
+        self.touched.clear();
+    }
+
+    /// The SimHash of a document or part whose content words are `rows`, `None` when there are none
+    /// (see `weigh`): the weights made integers, the heaviest 2**24, and summed bit by bit.
+    pub fn simhash(&mut self, rows: &[u32], params: &Params, title: &FxHashSet<u32>) -> Option<u64> {
+        if !self.weigh(rows, params, title) {
+            return None;
+        }
+        let peak = self.weights.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
         let peak = if peak <= 0.0 { 1.0 } else { peak };
         let mut sums = [0i64; 64];
         for (&r, &weight) in self.touched.iter().zip(&self.weights) {
@@ -179,10 +191,17 @@ impl Lexicon {
             for (bit, sum) in sums.iter_mut().enumerate() {
                 *sum += if hash >> bit & 1 == 1 { q } else { -q };
             }
-            self.count[r as usize] = 0;
         }
-        self.touched.clear();
+        self.release();
         Some(sums.iter().enumerate().fold(0u64, |fp, (bit, &s)| fp | ((s > 0) as u64) << bit))
+    }
+
+    /// The hash and weight of each distinct content word of `rows` (see `weigh`), for the tests.
+    pub fn weights(&mut self, rows: &[u32], params: &Params, title: &FxHashSet<u32>) -> Vec<(u64, f64)> {
+        self.weigh(rows, params, title);
+        let out = self.touched.iter().zip(&self.weights).map(|(&r, &w)| (self.rows[r as usize].hash, w)).collect();
+        self.release();
+        out
     }
 }
 

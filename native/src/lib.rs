@@ -134,6 +134,13 @@ impl Pipeline {
         Ok(py.detach(|| self.0.fingerprints(&texts, &titles)))
     }
 
+    /// The `(hash, weight)` of each distinct content word of each unified text with its title, the floats
+    /// `fingerprints` makes integers (the tests hold them to `simdup_es.tokens.weigh_batch`).
+    fn weights(&self, py: Python<'_>, texts: Vec<PyBackedStr>, titles: Vec<PyBackedStr>) -> PyResult<Vec<Vec<(u64, f64)>>> {
+        let (texts, titles) = texts_of(&texts, &titles)?;
+        Ok(py.detach(|| self.0.weights(&texts, &titles)))
+    }
+
     /// Every level of each unified text, flat (`simdup_es.native.levels`): a tuple of the documents'
     /// fingerprints (`None` unless `with_document`), sentences (start, end, units: int64 bytes) and
     /// each text's first sentence, units, parts (first, stop, start, end, units: uint64 bytes) and

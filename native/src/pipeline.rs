@@ -105,6 +105,20 @@ impl Pipeline {
             .collect()
     }
 
+    /// The hash and weight of each distinct content word of each text with its title (`fingerprints`' weights).
+    pub fn weights(&self, texts: &[&str], titles: &[&str]) -> Vec<Vec<(u64, f64)>> {
+        let mut lexicon = self.lexicon.lock().unwrap_or_else(|e| e.into_inner());
+        texts
+            .iter()
+            .zip(titles)
+            .map(|(text, title)| {
+                let rows = self.words(&mut lexicon, text);
+                let title = self.title_rows(&mut lexicon, title);
+                lexicon.weights(&rows, &self.tables.params, &title)
+            })
+            .collect()
+    }
+
     /// Every level of each text: its sentences, keys and parts, the fingerprints of its parts and
     /// (`with_document`) its own.
     pub fn levels(&self, texts: &[&str], titles: &[&str], lp: &LevelParams) -> Levels {
@@ -130,6 +144,11 @@ impl Pipeline {
             } else {
                 Vec::new()
             };
+            if !lp.with_document && parts.is_empty() {
+                out.fingerprints.push(None);
+                out.part_first.push(out.part_fingerprints.len());
+                continue;
+            }
             let segmented = self.segment(&mut lexicon, text, chars.len());
             let title = self.title_rows(&mut lexicon, title);
             out.fingerprints.push(if lp.with_document { lexicon.simhash(&segmented.rows, &self.tables.params, &title) } else { None });
