@@ -43,7 +43,7 @@ from .sentences import DEFAULT_MIN_UNITS, SentenceTable
 log = logging.getLogger(__name__)
 
 ENV = "SIMDUP_IMPLEMENTATION"
-REVISION = "8277c3bf30c5d525"
+REVISION = "4617506ba77d2261"
 """:func:`source_revision` of the crate's sources this package goes with: a module built from
 other sources is refused. ``tests/unit/test_native.py`` checks it against ``native/``."""
 

@@ -138,7 +138,7 @@ impl Pipeline {
             let cut = sentences(&self.chars, &chars, &found.starts, lp.sentence_units);
             out.sentences.extend(cut.iter().flat_map(|s| [s.start as i64, s.end as i64, s.units as i64]));
             out.sentence_first.push(out.sentences.len() as i64 / 3);
-            out.units.push(found.starts.len());
+            out.units.push(cut.iter().map(|s| s.units).sum());
             let parts = if lp.with_parts && !cut.is_empty() {
                 parts(&cut, &paragraphs(&chars, &cut), &lp.parts)
             } else {

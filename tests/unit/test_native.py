@@ -33,8 +33,8 @@ from simdup_es import native
 from simdup_es.config import FingerprintParams
 from simdup_es.errors import ConfigError
 from simdup_es.fingerprint import Doc, Fingerprinter
-from simdup_es.parts import PartParams, PartPrinter
-from simdup_es.sentences import ABBREVIATIONS
+from simdup_es.parts import PartParams, PartPrinter, split_parts, text_keys
+from simdup_es.sentences import ABBREVIATIONS, split_sentences
 from simdup_es.text import UnifiedText, unify, unify_many
 from simdup_es.tokens import _rjieba_class, weigh_batch
 from tests._data import ROOT, load_corpus
@@ -169,7 +169,7 @@ def test_the_character_table_is_the_interpreters(tmp_path: Path, monkeypatch: py
 _WORDS = ["文档", "检索", "的", "了", "，", "。", " ", "\n", "elasticsearch", "Elasticsearch", "a", "the", "近似", "重复",
           "3.14", "a.out", "out", ".", "mh-alias", "-f", "c++", "C++", "x_y", "50%", "tcl_platform", "軟體", "使用者",
           "预设", "İstanbul", "Straße", "ΣΊΣΥΦΟΣ", "𠀀", "ｆｕｌｌ", "１２３", "かな", "한국어", "e.g.", "Dr.", "U.S.",
-          "\t", "\u3000", "…", "“", "”", "中华人民共和国", "我们今天讨论这个问题", "国务院", "北京大学", "0x1f", "v1.2.3"]
+          "\t", "\u3000", "…", "“", "”", "中华人民共和国", "我们今天讨论这个问题", "国务院", "北京大学", "0x1f", "v1.2.3", "1.1a", "2.5mg", "a.1a", "x.5y"]
 _TEXT = (st.lists(st.sampled_from(_WORDS) | st.text(max_size=3) | st.text(alphabet="ab.-_%+#&\n 文字。", max_size=6),
                   max_size=60).map("".join)
          .filter(lambda t: not any("\ud800" <= c <= "\udfff" for c in t)))
@@ -276,6 +276,72 @@ def test_levels_are_the_pythons(compiled: ModuleType, batch: list[tuple[str, str
 
     found, expected = both(compiled, work)
     assert found == expected
+
+
+@pytest.fixture(scope="module")
+def pipeline(compiled: ModuleType) -> Any:
+    with on_native(compiled):
+        return Fingerprinter().native_pipeline()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LEVEL_TEXT, min_size=1, max_size=3), _PART_PARAMS, st.integers(1, 6), st.booleans())
+def test_sentences_keys_and_parts_are_the_plain_functions(pipeline: Any, texts: list[str], params: PartParams,
+                                                          min_units: int, declared: bool) -> None:
+    # Sentences of any min_units (the levels' 4 merges away most boundaries), so every rule shows.
+    texts = texts if declared else [unify(t) for t in texts]
+    found = pipeline.levels(texts, [""] * len(texts), min_units=params.min_units, window_units=params.window_units,
+                            max_units=params.max_units, overlap=params.overlap, key_units=params.key_units,
+                            key_window=params.key_window, with_parts=params.with_parts, sentence_units=min_units,
+                            with_document=False, part_max_bytes=None)
+    _, columns, first, units, parts, part_first, _, keys, key_first = found
+    columns, parts, keys = (memoryview(b).cast("q" if b is columns else "Q").tolist() for b in (columns, parts, keys))
+    first = memoryview(first).cast("q").tolist()
+    for i, text in enumerate(texts):
+        sentences = split_sentences(text, min_units=min_units)
+        assert columns[3 * first[i] : 3 * first[i + 1]] == [n for s in sentences for n in (s.start, s.end, s.n_units)]
+        assert units[i] == sum(s.n_units for s in sentences)
+        expected = split_parts(text, sentences, params) if params.with_parts else []
+        assert parts[5 * part_first[i] : 5 * part_first[i + 1]] == [
+            n for p in expected for n in (p.first, p.stop, p.start, p.end, p.units)]
+        assert keys[2 * key_first[i] : 2 * key_first[i + 1]] == [n for k in text_keys(text, params) for n in (k.key, k.position)]
+
+
+def _native_cut(pipeline: Any, texts: list[str], params: PartParams = PartParams(), min_units: int = 1
+                ) -> list[tuple[list[tuple[int, int, int]], list[tuple[int, ...]]]]:
+    """The compiled core's sentences and parts of each unified text."""
+    _, columns, first, _, parts, part_first, *_ = pipeline.levels(
+        texts, [""] * len(texts), min_units=params.min_units, window_units=params.window_units,
+        max_units=params.max_units, overlap=params.overlap, key_units=params.key_units, key_window=params.key_window,
+        with_parts=params.with_parts, sentence_units=min_units, with_document=False, part_max_bytes=None)
+    rows, at, cut = memoryview(columns).cast("q").tolist(), memoryview(first).cast("q").tolist(), memoryview(parts).cast("Q").tolist()
+    return [([tuple(rows[k : k + 3]) for k in range(3 * at[i], 3 * at[i + 1], 3)],  # type: ignore[misc]
+             [tuple(cut[k : k + 5]) for k in range(5 * part_first[i], 5 * part_first[i + 1], 5)]) for i in range(len(texts))]
+
+
+def _python_cut(text: str, params: PartParams = PartParams(), min_units: int = 1
+                ) -> tuple[list[tuple[int, int, int]], list[tuple[int, ...]]]:
+    sentences = split_sentences(text, min_units=min_units)
+    parts = split_parts(text, sentences, params) if params.with_parts else []
+    return [(s.start, s.end, s.n_units) for s in sentences], [(p.first, p.stop, p.start, p.end, p.units) for p in parts]
+
+
+def test_abbreviations_initials_and_acronyms_end_no_sentence_in_either(pipeline: Any) -> None:
+    words = [*sorted(ABBREVIATIONS), "j", "u.s", "p.m", "a.b.c", "ab", "3", "x1", "a1.b", "ß", "İ", "v1.2", "a" * 41]
+    texts = [unify(form.format(w)) for w in words
+             for form in ("我们说 {}. 你们好", "{}.\n下一行", "见{}.下", "({}.)", "看{}... 好", "{}. 2", "x {}.")]
+    assert [cut for cut, _ in _native_cut(pipeline, texts)] == [_python_cut(t)[0] for t in texts]
+
+
+@pytest.mark.parametrize("window", [3, 5, 6, 7, 10, 14, 30])
+@pytest.mark.parametrize("overlap", [0.0, 0.25, 0.5, 0.9])
+def test_windows_of_short_sentences_are_the_pythons(pipeline: Any, window: int, overlap: float) -> None:
+    # Sentences of 1 to 3 units, so that each unit a window advances by shows (its rounding too).
+    texts = ["".join("字" * (1 + k * n % 3) + "。" for k in range(n)) for n in (1, 5, 17, 40, 101)]
+    texts += ["\n".join(t[: 7 * j] for j in range(1, 12)) for t in texts[-2:]]  # and paragraphs of every length
+    for min_part in (1, window // 2 or 1, window):
+        params = PartParams(min_units=min_part, window_units=window, max_units=window + window // 2, overlap=overlap)
+        assert _native_cut(pipeline, texts, params) == [_python_cut(t, params) for t in texts]
 
 
 def test_levels_go_through_the_workers_unchanged(compiled: ModuleType) -> None:
