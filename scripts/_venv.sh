@@ -8,9 +8,10 @@
 # core (simdup_es._native, from native/); without, it is pure Python. Says which.
 #
 # ensure_cargo: put a Rust toolchain on PATH when there is none and we may (root with
-# apt-get): Debian's cargo where its rustc is new enough for native/ (13), else cargo-web
-# (12: rustc 1.63 is too old, rustc-web is newer). Returns 1 when there is still no cargo.
-RUST_MIN=1.85  # native/Cargo.toml rust-version
+# apt-get): Debian's cargo where its rustc is new enough for native/, else cargo-web
+# (Debian 12: rustc 1.63 is too old, rustc-web 1.96 with the security updates builds it;
+# Debian 13's rustc 1.85 is too old). Returns 1 when there is still no cargo.
+RUST_MIN=1.88  # native/Cargo.toml rust-version
 
 ensure_cargo() {
     command -v cargo >/dev/null && return 0

@@ -34,6 +34,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 import numpy as np
+import xxhash
 
 from .errors import ConfigError
 from .levels import PartParams
@@ -43,7 +44,7 @@ from .sentences import DEFAULT_MIN_UNITS, SentenceTable
 log = logging.getLogger(__name__)
 
 ENV = "SIMDUP_IMPLEMENTATION"
-REVISION = "4617506ba77d2261"
+REVISION = "eeee50e56b0c8350"
 """:func:`source_revision` of the crate's sources this package goes with: a module built from
 other sources is refused. ``tests/unit/test_native.py`` checks it against ``native/``."""
 
@@ -51,14 +52,16 @@ _CRATE_FILES = ("Cargo.toml", "Cargo.lock", "build.rs")
 
 
 def source_revision(crate: Path) -> str:
-    """The revision of the crate in folder ``crate``: FNV-1a 64 over the path and bytes of each of its
-    sources, in path order (what ``native/build.rs`` gives the module)."""
-    files = sorted([*_CRATE_FILES, *(f"src/{p.name}" for p in (crate / "src").glob("*.rs"))])
-    value = 0xCBF29CE484222325
+    """The revision of the crate in folder ``crate``: XXH3-64 over the path and bytes of each of its sources
+    (``src/*.rs``, ``data/*`` and the three files of :data:`_CRATE_FILES`), in path order, as ``native/build.rs``
+    gives it to the module."""
+    files = sorted([*_CRATE_FILES, *(f"src/{p.name}" for p in (crate / "src").glob("*.rs")),
+                    *(f"data/{p.name}" for p in (crate / "data").iterdir())])
+    digest = xxhash.xxh3_64()
     for name in files:
-        for byte in name.encode() + b"\0" + (crate / name).read_bytes() + b"\0":
-            value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return f"{value:016x}"
+        for part in (name.encode(), b"\0", (crate / name).read_bytes(), b"\0"):
+            digest.update(part)
+    return f"{digest.intdigest():016x}"
 
 
 def _rjieba_version() -> str | None:

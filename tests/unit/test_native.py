@@ -216,6 +216,13 @@ def test_jieba_cuts_as_rjieba(compiled: ModuleType, text: str, hmm: bool) -> Non
         assert compiled.Jieba().has_word(word) == rjieba().has_word(word)
 
 
+def test_the_dictionary_is_rjiebas() -> None:
+    # native/data/jieba-dict.txt is what jieba-rs embeds (rjieba's dictionary); what the corpus cuts check.
+    lines = (ROOT / "native" / "data" / "jieba-dict.txt").read_text(encoding="utf-8").splitlines()
+    assert len(lines) > 340_000 and all(len(line.split()) == 3 for line in lines)
+    assert all(rjieba().has_word(line.split()[0]) for line in lines)
+
+
 def test_a_lone_surrogate_is_refused_by_both(compiled: ModuleType) -> None:
     def work() -> str:
         with pytest.raises(UnicodeEncodeError) as raised:
