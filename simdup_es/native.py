@@ -44,7 +44,7 @@ from .sentences import DEFAULT_MIN_UNITS, SentenceTable
 log = logging.getLogger(__name__)
 
 ENV = "SIMDUP_IMPLEMENTATION"
-REVISION = "eeee50e56b0c8350"
+REVISION = "3c8b619a731e8808"
 """:func:`source_revision` of the crate's sources this package goes with: a module built from
 other sources is refused. ``tests/unit/test_native.py`` checks it against ``native/``."""
 

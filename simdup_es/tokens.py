@@ -40,8 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import FingerprintParams
 from . import native
+from .config import FingerprintParams
 from .errors import ConfigError
 from .paths import cache_dir, package_dir, write_atomically
 from .simhash import token_hash

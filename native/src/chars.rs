@@ -63,11 +63,11 @@ impl Chars {
     /// `s.casefold()` appended to `out`.
     pub fn fold_into(&self, s: &[char], out: &mut String) {
         for &c in s {
-            if self.flags(c) & FOLDS != 0 {
-                if let Some(folded) = self.folds.get(&(c as u32)) {
-                    out.push_str(folded);
-                    continue;
-                }
+            if self.flags(c) & FOLDS != 0
+                && let Some(folded) = self.folds.get(&(c as u32))
+            {
+                out.push_str(folded);
+                continue;
             }
             out.push(c);
         }

@@ -214,9 +214,8 @@ fn compound_pieces(token: &str, jieba: &Jieba) -> Option<Vec<String>> {
     if !b.iter().all(|&c| c.is_ascii_alphanumeric() || special(c)) {
         return None;
     }
-    let glued = b.windows(2).any(|p| {
-        (p[0].is_ascii_alphanumeric() && special(p[1])) || (special(p[0]) && p[1].is_ascii_alphanumeric())
-    });
+    let glued =
+        b.windows(2).any(|p| (p[0].is_ascii_alphanumeric() && special(p[1])) || (special(p[0]) && p[1].is_ascii_alphanumeric()));
     if !glued {
         return None;
     }

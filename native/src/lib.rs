@@ -64,7 +64,7 @@ impl Jieba {
 struct Pipeline(pipeline::Pipeline);
 
 fn u64s(bytes: &[u8], what: &str) -> PyResult<Vec<u64>> {
-    if bytes.len() % 8 != 0 {
+    if !bytes.len().is_multiple_of(8) {
         return Err(PyValueError::new_err(format!("{what}: {} bytes is no whole number of 64-bit values", bytes.len())));
     }
     Ok(bytes.chunks_exact(8).map(|b| u64::from_ne_bytes(b.try_into().expect("8 bytes"))).collect())

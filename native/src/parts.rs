@@ -79,11 +79,12 @@ fn windows(sentences: &[Sentence], first: usize, stop: usize, params: &PartParam
             j += 1;
         }
         // A last window shorter than half a window is folded into the previous one.
-        if j == stop && got < params.window_units / 2 {
-            if let Some(last) = out.last_mut() {
-                last.1 = stop;
-                break;
-            }
+        if j == stop
+            && got < params.window_units / 2
+            && let Some(last) = out.last_mut()
+        {
+            last.1 = stop;
+            break;
         }
         out.push((i, j));
         if j == stop {

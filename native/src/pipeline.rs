@@ -8,7 +8,7 @@ use rustc_hash::FxHashSet;
 
 use crate::chars::Chars;
 use crate::lexicon::{Lexicon, Tables};
-use crate::parts::{parts, token_slice, PartParams};
+use crate::parts::{PartParams, parts, token_slice};
 use crate::sentences::{paragraphs, sentences, units};
 use crate::winnow::{gram_hashes, winnow};
 
@@ -139,11 +139,8 @@ impl Pipeline {
             out.sentences.extend(cut.iter().flat_map(|s| [s.start as i64, s.end as i64, s.units as i64]));
             out.sentence_first.push(out.sentences.len() as i64 / 3);
             out.units.push(cut.iter().map(|s| s.units).sum());
-            let parts = if lp.with_parts && !cut.is_empty() {
-                parts(&cut, &paragraphs(&chars, &cut), &lp.parts)
-            } else {
-                Vec::new()
-            };
+            let parts =
+                if lp.with_parts && !cut.is_empty() { parts(&cut, &paragraphs(&chars, &cut), &lp.parts) } else { Vec::new() };
             if !lp.with_document && parts.is_empty() {
                 out.fingerprints.push(None);
                 out.part_first.push(out.part_fingerprints.len());
@@ -151,12 +148,20 @@ impl Pipeline {
             }
             let segmented = self.segment(&mut lexicon, text, chars.len());
             let title = self.title_rows(&mut lexicon, title);
-            out.fingerprints.push(if lp.with_document { lexicon.simhash(&segmented.rows, &self.tables.params, &title) } else { None });
+            out.fingerprints.push(if lp.with_document {
+                lexicon.simhash(&segmented.rows, &self.tables.params, &title)
+            } else {
+                None
+            });
             let mut bytes_at: Vec<usize> = Vec::new(); // each character's byte offset, made if a part is segmented alone
             for part in &parts {
                 out.parts.extend([part.first, part.stop, part.start, part.end, part.units].map(|n| n as u64));
                 let value = match token_slice(&self.chars, &chars, segmented.starts.as_deref(), part) {
-                    Some((i, j)) => lexicon.simhash(&segmented.rows[segmented.offsets[i]..segmented.offsets[j]], &self.tables.params, &no_title),
+                    Some((i, j)) => lexicon.simhash(
+                        &segmented.rows[segmented.offsets[i]..segmented.offsets[j]],
+                        &self.tables.params,
+                        &no_title,
+                    ),
                     None => {
                         if bytes_at.is_empty() {
                             bytes_at = text.char_indices().map(|(b, _)| b).chain([text.len()]).collect();

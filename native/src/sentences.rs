@@ -5,7 +5,7 @@
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::chars::{cjk_unit, Chars};
+use crate::chars::{Chars, cjk_unit};
 
 /// A sentence: characters `start .. end` of its text, holding `units` units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,9 +40,9 @@ fn is_closing(c: char) -> bool {
 
 /// `sentences.ABBREVIATIONS`: abbreviations whose full stop ends no sentence (case-folded, without the last dot).
 const ABBREVIATIONS: [&str; 40] = [
-    "e.g", "i.e", "cf", "vs", "al", "approx", "ca", "resp", "eq", "eqs", "fig", "figs", "nos", "vol", "pp", "mr", "mrs",
-    "ms", "dr", "prof", "sr", "jr", "st", "eds", "dept", "inc", "ltd", "corp", "jan", "feb", "mar", "apr", "jun", "jul",
-    "aug", "sep", "sept", "oct", "nov", "dec",
+    "e.g", "i.e", "cf", "vs", "al", "approx", "ca", "resp", "eq", "eqs", "fig", "figs", "nos", "vol", "pp", "mr", "mrs", "ms",
+    "dr", "prof", "sr", "jr", "st", "eds", "dept", "inc", "ltd", "corp", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+    "sept", "oct", "nov", "dec",
 ];
 
 /// The units of `text` (`sentences.units`: a CJK character, or a Latin word or number whose letters
