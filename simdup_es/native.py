@@ -73,37 +73,38 @@ def _rjieba_version() -> str | None:
         return None
 
 
-def _load(choice: str) -> tuple[ModuleType | None, str]:
-    """The compiled module if it can be used, and why not (``""`` when it can)."""
-    if choice == "python":
-        return None, ""
-    try:
-        module = importlib.import_module(f"{__package__}._native")
-    except ImportError as exc:
-        return None, (f"the compiled core is not installed ({exc}): install the package with cargo (a Rust "
-                      "toolchain) on PATH, or set SIMDUP_IMPLEMENTATION=python")
+def _mismatch(module: Any) -> str:
+    """Why the compiled ``module`` does not go with this package (``""`` when it does)."""
     where = getattr(module, "__file__", "?")
     if module.REVISION != REVISION:
-        return None, (f"the compiled core {where} was built from other sources (revision {module.REVISION}, this "
-                      f"package's is {REVISION}): a stale build? Reinstall (pip install .), after removing build/")
+        return (f"the compiled core {where} was built from other sources (revision {module.REVISION}, this "
+                f"package's is {REVISION}): a stale build? Reinstall (pip install .), after removing build/")
     if module.RJIEBA != _rjieba_version():
-        return None, (f"the compiled core segments as rjieba {module.RJIEBA}, but rjieba {_rjieba_version()} is "
-                      f"installed, whose tokens may differ: pip install 'rjieba=={module.RJIEBA}', or set "
-                      "SIMDUP_IMPLEMENTATION=python")
-    return module, ""
+        return (f"the compiled core segments as rjieba {module.RJIEBA}, but rjieba {_rjieba_version()} is "
+                f"installed, whose tokens may differ: pip install 'rjieba=={module.RJIEBA}', or set {ENV}=python")
+    return ""
 
 
 def _choose() -> tuple[str, ModuleType | None, str]:
+    """The value of :data:`ENV`, the compiled module if it is to compute, and why the native implementation
+    asked for cannot (``""`` when it can, or when it was not asked for)."""
     choice = os.environ.get(ENV, "").strip().lower()
     if choice not in ("", "native", "python"):
         return choice, None, f"{ENV} is 'native' or 'python' (or unset), got {os.environ[ENV]!r}"
-    module, why = _load(choice)
-    if choice == "" and why and "not installed" not in why:
+    if choice == "python":
+        return choice, None, ""
+    try:
+        module = importlib.import_module(f"{__package__}._native")
+    except ImportError as exc:  # a pure-Python install: the Python modules, quietly, unless native was asked for
+        return choice, None, (f"the compiled core is not installed ({exc}): install the package with cargo (a Rust "
+                              f"toolchain) on PATH, or set {ENV}=python") if choice else ""
+    why = _mismatch(module)
+    if why and not choice:
         log.warning("%s; using the Python implementation", why)
-    return choice, module, why if choice != "" else ""
+    return choice, None if why else module, why if choice else ""
 
 
-_CHOICE, _MODULE, _WHY = _choose()
+_, _MODULE, _WHY = _choose()
 
 
 def module() -> Any | None:
