@@ -301,7 +301,7 @@ def test_an_interrupted_run_says_where_and_resumes_there(tmp_path: Path) -> None
     """Ctrl-C (SIGINT) stops ``simdup index`` saying the first record not written (the resume point's, as the file
     has it), and ``--resume`` writes the rest."""
     src, store, rejects = tmp_path / "in.jsonl", tmp_path / "store", tmp_path / "rejects.jsonl"
-    n = 4000
+    n = 12_000  # a few seconds of indexing on the compiled core too: the signal comes while it runs, on a busy machine
     src.write_text("".join(json.dumps({"id": f"d{i}", "text": f"第{i}号通知：明天{i % 24}点在{i % 9}楼开会，请带上第{i}份材料。"},
                                       ensure_ascii=False) + "\n" for i in range(n)), encoding="utf-8")
     args = [sys.executable, "-c", "from simdup_es.cli import main; main()", "index", str(src), "--store", str(store),
