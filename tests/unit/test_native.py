@@ -33,7 +33,8 @@ from simdup_es import native
 from simdup_es.config import FingerprintParams
 from simdup_es.errors import ConfigError
 from simdup_es.fingerprint import Doc, Fingerprinter
-from simdup_es.parts import PartParams, PartPrinter, split_parts, text_keys
+from simdup_es.levels import PartParams, split_parts, text_keys
+from simdup_es.parts import PartPrinter
 from simdup_es.sentences import ABBREVIATIONS, split_sentences
 from simdup_es.text import UnifiedText, unify, unify_many
 from simdup_es.tokens import _rjieba_class, weigh_batch
