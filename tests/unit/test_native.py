@@ -279,7 +279,7 @@ def test_levels_are_the_pythons(compiled: ModuleType, batch: list[tuple[str, str
     def work() -> tuple[list[object], list[object]]:
         printer = PartPrinter(Fingerprinter(), params)
         items = [(r.fingerprint, repr(r.error), None if lv is None else _plain(lv), text)
-                 for r, lv, text in printer._items_many(docs)]
+                 for r, lv, text, _ in printer._items_many(docs)]
         return items, [_plain(lv) for lv in printer.levels_many([d.text for d in docs])]
 
     found, expected = both(compiled, work)
@@ -387,7 +387,7 @@ def test_every_corpus_document_gets_the_same_fingerprint_and_levels(compiled: Mo
         printer = PartPrinter(Fingerprinter())
         batches = [docs[i : i + 64] for i in range(0, len(docs), 64)]
         items = [(r.fingerprint, r.reason, None if lv is None else _plain(lv), text)
-                 for batch in batches for r, lv, text in printer._items_many(batch)]
+                 for batch in batches for r, lv, text, _ in printer._items_many(batch)]
         # The document fingerprint alone and the levels alone (parts segmented again where the index slices).
         every = docs[::4]
         fps = [r.fingerprint for i in range(0, len(every), 64) for r in printer.fingerprinter.fingerprint_many(every[i : i + 64])]
