@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from .charsets import EncodingError, decode_text
 from .errors import InputError
 from .fingerprint import Doc
 from .extract import MAX_FILE_BYTES, document_title, extract, kind_of, too_large
@@ -38,6 +39,7 @@ _REPORT_MARK = b'<meta name="generator" content="simdup-es">'  # in the head of 
 #: holding it in memory (the fingerprinter refuses texts over 10 MB anyway).
 MAX_LINE_BYTES = 100_000_000
 _SKIP_CHUNK = 1 << 20
+_CSV_HEAD = 1 << 20  # bytes of a CSV file its encoding is judged on
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # A JSON text without this has no escaped surrogate, so no value of it holds one (UTF-8 cannot).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD]")
@@ -259,6 +261,30 @@ def read_csv(lines: Iterable[str], name: str, fields: Fields) -> Iterator[Item]:
             yield from_mapping(dict(zip(header, row)), fields, where)
 
 
+def _csv_encoding(path: Path, name: str) -> str:
+    """The codec of a CSV file, from its first megabyte: UTF-8 (a byte-order mark skipped), else what
+    :func:`simdup_es.charsets.decode_text` finds; ``InputError`` when that is unclear."""
+    with open(path, "rb") as f:
+        head = f.read(_CSV_HEAD)
+    if len(head) == _CSV_HEAD:  # whole lines: a character cut at the end would not decode
+        head = head[: head.rfind(b"\n") + 1] or head
+    try:
+        head.decode("utf-8")
+        return "utf-8-sig"
+    except UnicodeDecodeError:
+        pass
+    try:
+        codec = decode_text(head)[1]
+    except EncodingError as exc:
+        raise InputError(exc.reason, source=name) from None
+    log.info("%s: read as %s", name, codec)
+    return codec
+
+
+def _codec_name(codec: str) -> str:
+    return "UTF-8" if codec == "utf-8-sig" else codec.upper().replace("_", "-")
+
+
 def _read_document(path: Path, cap: int, name: str) -> bytes:
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
@@ -282,11 +308,14 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None, id_base:
                 yield from read_jsonl(f, name, fields)
             return
         if suffix == ".csv":
-            with open(path, encoding="utf-8-sig", errors="strict", newline="") as f:
+            codec = _csv_encoding(path, name)
+            with open(path, encoding=codec, errors="strict", newline="") as f:
                 try:
                     yield from read_csv(f, name, fields)
                 except UnicodeDecodeError as exc:
-                    yield Reject(name, f"is not UTF-8 (invalid byte at offset {exc.start}); convert it first")
+                    yield Reject(name, f"is not {_codec_name(codec)} text throughout (invalid byte at offset "
+                                       f"{exc.start} of a block read; the lines before it were read): convert it to "
+                                       "UTF-8 first")
             return
         kind = kind_of(path.name)
         if kind is None:
