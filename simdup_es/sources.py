@@ -117,14 +117,20 @@ def path_id(path: Path, base: Path | None = None) -> str:
     return here.as_posix()
 
 
-def _field(record: dict, name: str | None, source: str, surrogates: bool = True) -> str | None:
+def _field(record: dict, name: str | None, source: str, surrogates: bool = True, *, text: bool = False
+           ) -> str | None:
+    """The string in field ``name``; a number is spelled as one (an id, a title), except in the ``text`` field."""
     if name is None or record.get(name) is None:
         return None
     value = record[name]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and not text:
         return str(value)
     if not isinstance(value, str):
-        raise InputError(f"field {name!r} should be a string, got {type(value).__name__}", source=source)
+        kind = {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(
+            type(value), type(value).__name__)
+        what = "text" if text else "a string"
+        raise InputError(f"field {name!r} should be {what}, got {kind}" + (" (quote it, if it is the document's text)"
+                                                                          if kind == "a number" else ""), source=source)
     # JSON can escape a lone surrogate ("\\ud800"), which no UTF-8 store or output can
     # hold: it becomes U+FFFD, as an undecodable byte would.
     return _SURROGATE.sub("\ufffd", value) if surrogates else value
@@ -138,12 +144,13 @@ def from_mapping(record: object, fields: Fields, source: str, *, surrogates: boo
     """
     if not isinstance(record, dict):
         return Reject(source, f"expected a JSON object, got {type(record).__name__}")
+    rid: str | None = None
     try:
         rid = _field(record, fields.id, source, surrogates)
-        text = _field(record, fields.text, source, surrogates)
+        text = _field(record, fields.text, source, surrogates, text=True)
         title = _field(record, fields.title, source, surrogates)
     except InputError as exc:
-        return Reject(source, exc.reason)
+        return Reject(source, exc.reason, id=rid)
     if text is None:
         if fields.text in record:
             return Reject(source, f"field {fields.text!r} is null: give the record a text (or choose another field "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -400,11 +401,15 @@ def existing_file(arg: str) -> Path | None:
         return None
 
 
+#: A file name: no space, a name and an extension of letters and digits (``essay.tx``, ``报告.docx``), not a number.
+_FILE_NAME = re.compile(r"[^\s/]+\.(?=[0-9]*[A-Za-z])[A-Za-z0-9]{1,10}")
+
+
 def looks_like_path(arg: str) -> bool:
-    """Whether ``arg``, which names no file, is a mistyped path rather than text: a document's name,
-    a path without spaces or CJK, or one in an existing folder."""
-    return bool(kind_of(arg)) or "/" in arg and (not any(ch.isspace() or ord(ch) > 0x2E7F for ch in arg)
-                                                 or is_folder(Path(arg).parent))
+    """Whether ``arg``, which names no file, is a mistyped path rather than text: a document's name, a
+    name with an extension and no space, a path without spaces or CJK, or one in an existing folder."""
+    return bool(kind_of(arg)) or _FILE_NAME.fullmatch(arg) is not None or "/" in arg and (
+        not any(ch.isspace() or ord(ch) > 0x2E7F for ch in arg) or is_folder(Path(arg).parent))
 
 
 def is_folder(path: Path) -> bool:
