@@ -27,3 +27,16 @@ def load_corpus(name: str) -> list[dict]:
         pytest.fail(f"{path} is missing: run scripts/fetch-corpus (scripts/test does it for you)")
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f]
+
+
+def reject_rows(path: Path, *, last_run: bool = False) -> list[dict]:
+    """The rejects in a rejects file (each run's after a header line of its own), of the last run only if asked."""
+    rows: list[dict] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if "run" in row and "source" not in row:
+            if last_run:
+                rows.clear()
+            continue
+        rows.append(row)
+    return rows

@@ -24,6 +24,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from simdup_es.cli import main
+from tests._data import reject_rows
 
 GOOD = "第一篇文档的正文内容在这里，讲的是相似文档检测。"
 MB = 1_000_000
@@ -47,7 +48,7 @@ def _no_traceback(result: Result) -> None:
 
 
 def _rejects(path: Path) -> list[dict]:  # type: ignore[type-arg]
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
+    rows = reject_rows(path) if path.exists() else []
     for row in rows:
         assert row["source"] and row["reason"], row
     return rows
