@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 #: Files simdup writes by default (rejects, resume points: also any ``*.resume.json``). A folder
 #: walk skips them, and the HTML reports simdup wrote, so running in the indexed folder does not
 #: index them next time.
-OUTPUT_NAMES = frozenset({"rejects.jsonl", "search-rejects.jsonl", "simdup-index.resume.json"})
+OUTPUT_NAMES = frozenset({"rejects.jsonl", "search-rejects.jsonl", "dedup-rejects.jsonl", "simdup-index.resume.json"})
 _REPORT_MARK = b'<meta name="generator" content="simdup-es">'  # in the head of every HTML report
 
 #: Longest JSON Lines line read; a longer one is one reject, skipped without
@@ -53,6 +53,7 @@ class Fields:
     title: str | None = "title"
     id: str | None = "id"
     require_id: bool = False  # a record without an id is rejected (the id field was chosen), not given a content id
+    extra: str | None = None  # a field whose value the record carries as it is (``simdup dedup --by``)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class Record:
     source: str
     id: str | None = None
     title: str | None = None
+    extra: object = None  # the value of ``Fields.extra``, when asked for
 
     @property
     def key(self) -> str:
@@ -158,10 +160,10 @@ def from_mapping(record: object, fields: Fields, source: str, *, surrogates: boo
         return Reject(source, f"no {fields.text!r} field (choose the text field with --text-field)", id=rid)
     if rid is None and fields.require_id:
         return Reject(source, f"no id in field {fields.id!r} (the id field chosen with --id-field)")
-    return Record(text, source, rid, title)
+    return Record(text, source, rid, title, record.get(fields.extra) if fields.extra else None)
 
 
-def _bounded_lines(lines: Iterable[bytes] | BinaryIO) -> Iterator[bytes | None]:
+def bounded_lines(lines: Iterable[bytes] | BinaryIO) -> Iterator[bytes | None]:
     """The lines of a binary stream, ``None`` for each line over :data:`MAX_LINE_BYTES` (skipped unread)."""
     readline = getattr(lines, "readline", None)
     if readline is None:  # a list or generator of lines: already in memory
@@ -208,7 +210,7 @@ def read_jsonl(lines: Iterable[bytes] | BinaryIO, name: str, fields: Fields) -> 
     :data:`MAX_LINE_BYTES` (checked when reading a stream) is one reject named
     ``name:line``; the lines after it are read as usual.
     """
-    for n, raw in enumerate(_bounded_lines(lines), 1):
+    for n, raw in enumerate(bounded_lines(lines), 1):
         source = f"{name}:{n}"
         if raw is None:
             yield Reject(source, f"line longer than {MAX_LINE_BYTES / 1e6:g} MB, not read; split the record")
@@ -235,27 +237,37 @@ def read_jsonl(lines: Iterable[bytes] | BinaryIO, name: str, fields: Fields) -> 
         yield from_mapping(obj, fields, source, surrogates=_SURROGATE_ESCAPE.search(line) is not None)
 
 
-def read_csv(lines: Iterable[str], name: str, fields: Fields) -> Iterator[Item]:
-    """Records of a CSV file with a header line; a row that cannot be read is one reject, at the line it starts on."""
+def csv_rows(lines: Iterable[str]) -> Iterator[tuple[int, list[str] | csv.Error]]:
+    """The rows of a CSV file (its header first) with the line each starts on, or the error that row raises; blank
+    lines skipped. After an unclosed quote (``unexpected end of data``) nothing follows."""
     csv.field_size_limit(sys.maxsize)
     # strict: a quote never closed is an error at the end, not one record swallowing the rest of the file
     reader = csv.reader(lines, strict=True)
-    header: list[str] | None = None
     start = 1  # the line the next row starts on
     while True:
         try:
-            row = next(reader)
+            row: list[str] | csv.Error = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
-            where, start = f"{name}:{start}", reader.line_num + 1
-            if "unexpected end of data" in str(exc):
+            row = exc
+        where, start = start, reader.line_num + 1
+        if row:  # (not a blank line)
+            yield where, row
+        if isinstance(row, csv.Error) and "unexpected end of data" in str(row):
+            return
+
+
+def read_csv(lines: Iterable[str], name: str, fields: Fields) -> Iterator[Item]:
+    """Records of a CSV file with a header line; a row that cannot be read is one reject, at the line it starts on."""
+    header: list[str] | None = None
+    for start, row in csv_rows(lines):
+        where = f"{name}:{start}"
+        if isinstance(row, csv.Error):
+            if "unexpected end of data" in str(row):
                 yield Reject(where, "a quote opened in this row is never closed; the rest of the file was not read")
-                return
-            yield Reject(where, f"malformed CSV ({exc}): a quoted field must be quoted whole, its quotes doubled (\"\")")
-            continue
-        where, start = f"{name}:{start}", reader.line_num + 1
-        if not row:  # a blank line
+            else:
+                yield Reject(where, f"malformed CSV ({row}): a quoted field must be quoted whole, its quotes doubled (\"\")")
             continue
         if header is None:
             header = row
@@ -268,7 +280,7 @@ def read_csv(lines: Iterable[str], name: str, fields: Fields) -> Iterator[Item]:
             yield from_mapping(dict(zip(header, row)), fields, where)
 
 
-def _csv_encoding(path: Path, name: str) -> str:
+def csv_encoding(path: Path, name: str) -> str:
     """The codec of a CSV file, from its first megabyte: UTF-8 (a byte-order mark skipped), else what
     :func:`simdup_es.charsets.decode_text` finds; ``InputError`` when that is unclear."""
     with open(path, "rb") as f:
@@ -315,7 +327,7 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None, id_base:
                 yield from read_jsonl(f, name, fields)
             return
         if suffix == ".csv":
-            codec = _csv_encoding(path, name)
+            codec = csv_encoding(path, name)
             with open(path, encoding=codec, errors="strict", newline="") as f:
                 try:
                     yield from read_csv(f, name, fields)

@@ -167,7 +167,7 @@ def progress_bar(label: str, total: int | None = None) -> Iterator[Callable[[int
 #: What each phase of ``simdup groups`` is called on the progress display.
 _PHASES = {"read": "reading fingerprints", "join": "finding pairs", "members": "reading group members",
            "matrix": "comparing pairs (matrix)", "partial": "looking up partial copies", "components": "joining groups",
-           "write": "writing groups"}
+           "write": "writing groups", "fingerprint": "fingerprinting", "compare": "comparing candidates"}
 
 
 @contextmanager
