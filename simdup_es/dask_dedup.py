@@ -20,8 +20,6 @@ Every worker must read the input files and write the output folder (a shared fil
 
 from __future__ import annotations
 
-import json
-import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,7 +27,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import click
 import numpy as np
 
 from .config import FingerprintParams
@@ -261,36 +258,3 @@ def jsonl_files(inputs: Sequence[str]) -> list[str]:
             raise ConfigError(f"{name}: dedup on Dask reads JSON Lines files (or folders of them); convert it, or "
                               "run without --dask")
     return out
-
-
-def dask_dedup_cli(address: str, inputs: Sequence[str], output: Path, removed_path: Path, *,
-                   rules: tuple[KeepRule, DedupParams], fields: Any, fingerprinter: Any, as_json: bool) -> None:
-    """``simdup dedup --dask``: the job, its side files and its report."""
-    from .cli._common import RejectLog, open_output
-    from .dask_groups import dask_client
-
-    files = jsonl_files(inputs)
-    if not files:
-        raise ConfigError("no JSON Lines files in INPUTS")
-    if output.exists() and (not output.is_dir() or any(output.iterdir())):
-        raise ConfigError(f"{output} exists: on Dask OUTPUT is a new (or empty) folder of parts")
-    with dask_client(address) as client:
-        result = dask_dedup(client, files, output, fields, fingerprinter, rule=rules[0], params=rules[1])
-    with open_output(removed_path) as out:
-        for entry, twin, r in result.removed:
-            out.write(json.dumps({"id": entry.key, "source": entry.source, "kept_id": twin.key,
-                                  "kept_source": twin.source, "distance": r.distance,
-                                  "copied": [round(r.shares[0], 4), round(r.shares[1], 4)]}, ensure_ascii=False) + "\n")
-    log = RejectLog(Path("dedup-rejects.jsonl"))
-    for source, reason, doc_id in result.rejects:
-        log.add(source, reason, doc_id)
-    log.close()
-    s = result.summary
-    if as_json:
-        click.echo(json.dumps({**s.to_dict(), "output": str(output), "removed_file": str(removed_path)}))
-    click.echo(f"read {s.read}, kept {s.kept}, removed {s.removed}, rejected {s.rejected} on Dask "
-               f"({s.pairs} candidate pairs, {s.compared} compared); wrote {output}/part-*.jsonl; the removed records "
-               f"with their kept twins: {removed_path}", err=True)
-    if s.rejected:
-        click.echo(log.note(), err=True)
-        sys.exit(1)

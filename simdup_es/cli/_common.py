@@ -242,7 +242,8 @@ class RejectLog:
         self.show = show  # the first rejects also shown on stderr when they go to the file
         self.started = datetime.now(UTC).isoformat(timespec="seconds")
         ctx = click.get_current_context(silent=True)
-        self.command = ctx.command_path if ctx is not None else "simdup"
+        # "simdup index", however the program was started (python -c, a test runner)
+        self.command = " ".join(["simdup", *ctx.command_path.split(" ")[1:]]) if ctx is not None else "simdup"
         # A resumed run's rejects go on under the header of the stopped run, which began at ``start``, if it wrote one.
         self.header = keep is not None and start is not None and keep > start
         # Opened now (by ``simdup index`` once the store is open): an unwritable path fails before any work.

@@ -7,13 +7,13 @@ import json
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 import click
 
-from ..dedup import KEEP_RULES, DedupParams, Deduplicated, KeepRule, dedup_records
+from ..dedup import KEEP_RULES, DedupParams, DedupSummary, Deduplicated, Entry, KeepRule, Removed, dedup_records
 from ..extract import kind_of
 from ..sources import Fields, Item, Record, Reject, bounded_lines, csv_encoding, csv_rows
 from ._common import (RejectLog, SHOWN_REJECTS, compare_options, field_options, fingerprint_options, id_base_option,
@@ -81,10 +81,7 @@ def dedup(inputs: tuple[str, ...], output: Path, keep: str, by: str | None, remo
         fields = type(fields)(fields.text, fields.title, fields.id, fields.require_id, extra=by)
     removed_path = removed_path or _beside(output, ".removed.jsonl")
     if dask_address:
-        from ..dask_dedup import dask_dedup_cli
-
-        dask_dedup_cli(dask_address, inputs, output, removed_path, rules=(rule, params), fields=fields,
-                       fingerprinter=fingerprinter, as_json=as_json)
+        _on_dask(dask_address, inputs, output, removed_path, rule, params, fields, fingerprinter, as_json)
         return
     layout = _layout(inputs, output, store_opts)
     log = RejectLog(rejects, show=SHOWN_REJECTS)
@@ -106,8 +103,30 @@ def dedup(inputs: tuple[str, ...], output: Path, keep: str, by: str | None, remo
     result.summary.rejected = log.count
     log.close()
     _write(result, layout, inputs, output, store_opts, fields)
-    _write_removed(result, removed_path)
-    _report(result, time.perf_counter() - started, output, removed_path, log, as_json)
+    entries = result.entries
+    _write_removed(removed_path, ((entries[p], entries[r.twin], r) for p, r in sorted(result.removed.items())))
+    _report(result.summary, f"in {time.perf_counter() - started:.1f} s", str(output), removed_path, log, as_json)
+
+
+def _on_dask(address: str, inputs: tuple[str, ...], output: Path, removed_path: Path, rule: KeepRule,
+             params: DedupParams, fields: Fields, fingerprinter: Any, as_json: bool) -> None:
+    """``dedup --dask``: the job (:mod:`simdup_es.dask_dedup`), its side files and its report."""
+    from ..dask_dedup import dask_dedup, jsonl_files
+    from ..dask_groups import dask_client
+
+    files = jsonl_files(inputs)
+    if not files:
+        raise click.UsageError("no JSON Lines files in INPUTS")
+    if output.exists() and (not output.is_dir() or any(output.iterdir())):
+        raise click.UsageError(f"{output} exists: on Dask OUTPUT is a new (or empty) folder of parts")
+    with dask_client(address) as client:
+        result = dask_dedup(client, files, output, fields, fingerprinter, rule=rule, params=params)
+    _write_removed(removed_path, result.removed)
+    log = RejectLog(DEFAULT_REJECTS)
+    for source, reason, doc_id in result.rejects:
+        log.add(source, reason, doc_id)
+    log.close()
+    _report(result.summary, "on Dask", f"{output}/part-*.jsonl", removed_path, log, as_json)
 
 
 def _beside(path: Path, suffix: str) -> Path:
@@ -124,6 +143,9 @@ def _layout(inputs: tuple[str, ...], output: Path, store_opts: dict[str, Any]) -
         raise click.UsageError("dedup reads its inputs twice (once to find duplicates, once to write): give files, "
                                "not - (standard input)")
     paths = [Path(name) for name in inputs]
+    missing = [name for name, p in zip(inputs, paths) if not p.exists()]
+    if missing:
+        raise click.UsageError(f"no such file or folder: {', '.join(missing)}")
     if any(p.resolve() == output.resolve() for p in paths):
         raise click.UsageError(f"{output} is an input too: give another OUTPUT")
     collections = [p for p in paths if p.is_file() and p.suffix.lower() in COLLECTIONS]
@@ -227,22 +249,19 @@ def _write_stored(output: Path, ids: list[str], store_opts: dict[str, Any], fiel
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def _write_removed(result: Deduplicated, path: Path) -> None:
-    entries = result.entries
+def _write_removed(path: Path, rows: Iterable[tuple[Entry, Entry, Removed]]) -> None:
+    """The removed records with their kept twins, one JSON line each."""
     with open_output(path) as out:
-        for p in sorted(result.removed):
-            r = result.removed[p]
-            twin = entries[r.twin]
-            out.write(json.dumps({"id": entries[p].key, "source": entries[p].source, "kept_id": twin.key,
+        for entry, twin, r in rows:
+            out.write(json.dumps({"id": entry.key, "source": entry.source, "kept_id": twin.key,
                                   "kept_source": twin.source, "distance": r.distance,
                                   "copied": [round(r.shares[0], 4), round(r.shares[1], 4)]}, ensure_ascii=False) + "\n")
 
 
-def _report(result: Deduplicated, seconds: float, output: Path, removed: Path, log: RejectLog, as_json: bool) -> None:
-    s = result.summary
+def _report(s: DedupSummary, how: str, output: str, removed: Path, log: RejectLog, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps({**s.to_dict(), "output": str(output), "removed_file": str(removed)}))
-    click.echo(f"read {s.read}, kept {s.kept}, removed {s.removed}, rejected {s.rejected} in {seconds:.1f} s "
+        click.echo(json.dumps({**s.to_dict(), "output": output, "removed_file": str(removed)}))
+    click.echo(f"read {s.read}, kept {s.kept}, removed {s.removed}, rejected {s.rejected} {how} "
                f"({s.pairs} candidate pairs, {s.compared} compared); wrote {output}; the removed records with their "
                f"kept twins: {removed}", err=True)
     if s.rejected:

@@ -6,8 +6,6 @@ import csv
 import importlib.resources
 import io
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -34,16 +32,6 @@ COPIES = {"zh-man-page-tw:man3/flockfile.3": "zh-man-page:man3/flockfile.3",
           "zh-man:man8/nmbd.8#3~paragraph-deleted": "zh-man:man8/nmbd.8#3",
           "zh-man:man1/minicom.1#8~ascii-punctuation": "zh-man:man1/minicom.1#8",
           "zh-classic:songci#10402~exact-copy": "zh-classic:songci#10402"}
-
-
-@pytest.fixture()
-def here(tmp_path: Path) -> Iterator[Path]:
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        yield tmp_path
-    finally:
-        os.chdir(cwd)
 
 
 def _dedup(*args: str) -> object:
@@ -142,6 +130,7 @@ def test_from_a_store_to_json_lines(here: Path) -> None:
     (["in.jsonl", "-o", "in.jsonl"], "is an input too"),
     (["in.jsonl", "-o", "x.jsonl", "--keep", "earliest"], "needs --by FIELD"),
     (["-o", "x.jsonl"], "give INPUTS, or a store"),
+    (["nope.jsonl", "-o", "x.jsonl"], "no such file or folder: nope.jsonl"),
 ])
 def test_mistakes_are_named(here: Path, args: list[str], message: str) -> None:
     (here / "in.jsonl").write_text(LINES[0] + "\n", encoding="utf-8")

@@ -32,7 +32,7 @@ def test_each_run_appends_its_rejects_and_a_clean_run_keeps_the_earlier_ones(tmp
     lines = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
     assert [("run" if "run" in line else line["source"]) for line in lines] == ["run", f"{monday}:2", "run",
                                                                                  f"{wednesday}:2"]
-    assert lines[3]["id"] == "w" and lines[2]["command"].endswith("index") and lines[0]["run"] <= lines[2]["run"]
+    assert lines[3]["id"] == "w" and lines[2]["command"] == "simdup index" and lines[0]["run"] <= lines[2]["run"]
     assert [r["id"] for r in reject_rows(rejects, last_run=True)] == ["w"]
 
 
