@@ -48,7 +48,7 @@ from eval_copies import ORACLE_SHARE, shingles  # noqa: E402
 
 from simdup_es import default_fingerprinter  # noqa: E402
 from simdup_es.groups import (  # noqa: E402
-    GroupsSummary, PartialLinks, _judge_later, distinct, doc_pairs, near_pairs, partial_copies, update_groups,
+    GroupsSummary, PartialLinks, pair_judge, distinct, doc_pairs, near_pairs, partial_copies, update_groups,
 )
 from simdup_es.indexer import index_items  # noqa: E402
 from simdup_es.join import components  # noqa: E402
@@ -144,7 +144,7 @@ def main() -> None:
         lookups = time.perf_counter() - started
         grams = [shingles(unify(texts[key[-1]])) for key in docs.keys]
         single = groups_of(kept + [(a, b) for a, b, _ in found.links])
-        judge = _judge_later(store, docs, links, found, None)
+        judge = pair_judge(store, docs, links, found, None)
         verified = [0]
 
         def verify(a: int, b: int) -> bool:

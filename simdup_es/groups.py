@@ -395,7 +395,7 @@ def partial_copies(store: Store, docs: Members, versions: Sequence[str], links: 
     return out
 
 
-def _judge_later(store: Store, docs: Members, links: PartialLinks, found: PartialCopies, text_field: str | None
+def pair_judge(store: Store, docs: Members, links: PartialLinks, found: PartialCopies, text_field: str | None
                  ) -> Callable[[int, int], bool]:
     """``verify`` for :func:`~simdup_es.partial_groups.complete_link` over positions: whether two documents no
     lookup judged are copies, judged as the first one's lookup would have (its boilerplate discounted)."""
@@ -576,7 +576,7 @@ def _partial_groups(store: Store, docs: Members, versions: Sequence[str], kept: 
             first.append(p)
     found = partial_copies(store, docs, versions, partial, text_field, units, on_done)
     summary.partial = len(found.links)
-    judge_pair = _judge_later(store, docs, partial, found, text_field)
+    judge_pair = pair_judge(store, docs, partial, found, text_field)
 
     def verify(a: int, b: int) -> bool:
         summary.verified += 1
@@ -652,6 +652,7 @@ __all__ = [
     "grouped_nodes",
     "link_kinds",
     "near_pairs",
+    "pair_judge",
     "partial_copies",
     "plan_writes",
     "stored_groups",

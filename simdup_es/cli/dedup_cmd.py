@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import shutil
 import sys
@@ -77,11 +78,10 @@ def dedup(inputs: tuple[str, ...], output: Path, keep: str, by: str | None, remo
     compare = make_comparer(kwargs)
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     fields = record_fields(text_field, title_field, id_field)
-    if by is not None:
-        fields = type(fields)(fields.text, fields.title, fields.id, fields.require_id, extra=by)
+    fields = dataclasses.replace(fields, extra=by)
     removed_path = removed_path or _beside(output, ".removed.jsonl")
     if dask_address:
-        _on_dask(dask_address, inputs, output, removed_path, rule, params, fields, fingerprinter, as_json)
+        _on_dask(dask_address, inputs, output, (removed_path, rejects), rule, params, fields, fingerprinter, as_json)
         return
     layout = _layout(inputs, output, store_opts)
     log = RejectLog(rejects, show=SHOWN_REJECTS)
@@ -108,9 +108,10 @@ def dedup(inputs: tuple[str, ...], output: Path, keep: str, by: str | None, remo
     _report(result.summary, f"in {time.perf_counter() - started:.1f} s", str(output), removed_path, log, as_json)
 
 
-def _on_dask(address: str, inputs: tuple[str, ...], output: Path, removed_path: Path, rule: KeepRule,
+def _on_dask(address: str, inputs: tuple[str, ...], output: Path, side_files: tuple[Path, Path], rule: KeepRule,
              params: DedupParams, fields: Fields, fingerprinter: Any, as_json: bool) -> None:
-    """``dedup --dask``: the job (:mod:`simdup_es.dask_dedup`), its side files and its report."""
+    """``dedup --dask``: the job (:mod:`simdup_es.dask_dedup`), its side files (removed, rejects) and its report."""
+    removed_path, rejects = side_files
     from ..dask_dedup import dask_dedup, jsonl_files
     from ..dask_groups import dask_client
 
@@ -122,7 +123,7 @@ def _on_dask(address: str, inputs: tuple[str, ...], output: Path, removed_path: 
     with dask_client(address) as client:
         result = dask_dedup(client, files, output, fields, fingerprinter, rule=rule, params=params)
     _write_removed(removed_path, result.removed)
-    log = RejectLog(DEFAULT_REJECTS)
+    log = RejectLog(rejects, show=SHOWN_REJECTS)
     for source, reason, doc_id in result.rejects:
         log.add(source, reason, doc_id)
     log.close()
