@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .compare import CompareParams
 from .config import FingerprintParams
 from .dedup import DedupParams, DedupSummary, Entry, KeepRule, Removed, choose, copy_check, neighbours, priority
 from .errors import ConfigError
@@ -36,6 +37,7 @@ from .fingerprint import Fingerprinter
 from .join import components
 
 Gid = tuple[int, int]  # (part, position in the part)
+Matrix = tuple[CompareParams, "str | None"]  # the comparison matrix's parameters and synonym file, sent to workers
 
 
 @dataclass
@@ -58,6 +60,13 @@ class Part:
 @lru_cache(maxsize=4)
 def _fingerprinter(params: FingerprintParams) -> Fingerprinter:
     return Fingerprinter(params)  # once per worker process (its tables are memory-mapped from the cache folder)
+
+
+@lru_cache(maxsize=4)
+def _comparer(params: CompareParams, synonym_file: str | None) -> Any:
+    from .search import comparer
+
+    return comparer(params, Path(synonym_file) if synonym_file else None)  # once per worker process (the thesaurus)
 
 
 def read_part(path: str, fields: Any, params: FingerprintParams) -> Part:
@@ -102,13 +111,11 @@ def part_pieces(part: Part, index: int, bins: dict[int, int], n_bins: int) -> li
     return out
 
 
-def choose_bin(pieces: Sequence[dict[Gid, tuple[Entry, str]]], packed: Any, rule: KeepRule, params: DedupParams
-               ) -> tuple[dict[Gid, tuple[Gid, int, tuple[float, float]]], dict[Gid, Entry], int]:
+def choose_bin(pieces: Sequence[dict[Gid, tuple[Entry, str]]], packed: Any, rule: KeepRule, params: DedupParams,
+               matrix: Matrix) -> tuple[dict[Gid, tuple[Gid, int, tuple[float, float]]], dict[Gid, Entry], int]:
     """Phase 4: :func:`~simdup_es.dedup.choose` over the components of one bin (their candidate pairs ``packed``
     in a :class:`~simdup_es.dask_groups.Packed`): the removed records with their twins, the entries of both, and
     how many pairs the matrix judged."""
-    from .search import comparer
-
     pairs: list[tuple[Gid, Gid, int]] = packed.value
     records = {gid: rec for piece in pieces for gid, rec in piece.items()}
     gids = sorted(records)
@@ -116,7 +123,7 @@ def choose_bin(pieces: Sequence[dict[Gid, tuple[Entry, str]]], packed: Any, rule
     entries = [records[g][0] for g in gids]
     texts = [records[g][1] for g in gids]
     near = neighbours(*(np.array(x, dtype=np.int64) for x in zip(*[(local[a], local[b], d) for a, b, d in pairs])))
-    check = copy_check(comparer(), params)
+    check = copy_check(_comparer(*matrix), params)
     compared = [0]
 
     def is_copy(kept: int, other: int) -> tuple[float, float] | None:
@@ -157,9 +164,10 @@ class DaskDeduplicated:
 
 
 def dask_dedup(client: Any, files: Sequence[str], output: Path, fields: Any, fingerprinter: Any, *,
-               rule: KeepRule = KeepRule(), params: DedupParams = DedupParams(), buckets: int | None = None,
-               bins: int | None = None) -> DaskDeduplicated:
-    """Deduplicate JSON Lines ``files`` on the Dask cluster of ``client`` into the folder ``output`` (made here)."""
+               rule: KeepRule = KeepRule(), params: DedupParams = DedupParams(), matrix: Matrix = (CompareParams(), None),
+               buckets: int | None = None, bins: int | None = None) -> DaskDeduplicated:
+    """Deduplicate JSON Lines ``files`` on the Dask cluster of ``client`` into the folder ``output`` (made here),
+    comparing with the matrix of ``matrix`` (its parameters, and a synonym file every worker reads)."""
     from .dask_groups import join_nodes
     from .groups import Clock
 
@@ -179,7 +187,7 @@ def dask_dedup(client: Any, files: Sequence[str], output: Path, fields: Any, fin
         record_pairs = _record_pairs(client, parts, node_pairs, exact)
     summary.pairs = len(record_pairs)
     with clock("compare"):
-        found, named, compared = _choose(client, parts, record_pairs, rule, params, bins)
+        found, named, compared = _choose(client, parts, record_pairs, (rule, params, matrix), bins)
     summary.compared = compared
     with clock("write"):
         output.mkdir(parents=True, exist_ok=True)
@@ -212,8 +220,9 @@ def _record_pairs(client: Any, parts: list[Any], node_pairs: list[tuple[np.ndarr
     return out
 
 
-def _choose(client: Any, parts: list[Any], pairs: list[tuple[Gid, Gid, int]], rule: KeepRule, params: DedupParams,
-            n_bins: int) -> tuple[dict[Gid, tuple[Gid, int, tuple[float, float]]], dict[Gid, Entry], int]:
+def _choose(client: Any, parts: list[Any], pairs: list[tuple[Gid, Gid, int]],
+            how: tuple[KeepRule, DedupParams, Matrix], n_bins: int
+            ) -> tuple[dict[Gid, tuple[Gid, int, tuple[float, float]]], dict[Gid, Entry], int]:
     """Phase 4: components of the candidate pairs, in bins, each chosen on a worker with its records."""
     from .dask_groups import Packed
 
@@ -229,7 +238,7 @@ def _choose(client: Any, parts: list[Any], pairs: list[tuple[Gid, Gid, int]], ru
         bin_pairs[bin_of[x]].append((x, y, d))
     pieces = [client.submit(part_pieces, p, i, part_bins.get(i, {}), n_bins) for i, p in enumerate(parts)]
     results = client.gather([client.submit(choose_bin, [client.submit(_item, piece, b) for piece in pieces],
-                                           Packed(bin_pairs[b]), rule, params) for b in range(n_bins) if bin_pairs[b]])
+                                           Packed(bin_pairs[b]), *how) for b in range(n_bins) if bin_pairs[b]])
     found: dict[Gid, tuple[Gid, int, tuple[float, float]]] = {}
     named: dict[Gid, Entry] = {}
     compared = 0

@@ -30,11 +30,11 @@ import numpy as np
 
 from .errors import ConfigError
 from .join import join_pairs
+from .keys import check_k
 
 __all__ = [
     "KEEP_RULES", "DedupParams", "DedupSummary", "Deduplicated", "Entry", "KeepRule", "Removed", "candidate_pairs",
-    "choose", "dedup_records",
-    "choose_reference", "copy_check", "neighbours", "priority", "rank_value",
+    "choose", "dedup_records", "copy_check", "neighbours", "priority", "rank_value",
 ]
 
 KeepHow = Literal["first", "longest", "earliest", "latest"]
@@ -69,8 +69,9 @@ class DedupParams:
     Attributes
     ----------
     k:
-        Fingerprint distance up to which two records are compared (3: what ``simdup groups``
-        and the store guarantee; more finds copies edited further, at more comparisons).
+        Fingerprint distance up to which two records are compared, 0 to :data:`simdup_es.keys.MAX_K`
+        (the matrix decides every pair: past ``simdup groups``' 3 it finds copies edited
+        further, at more comparisons and a slower join).
     min_share:
         Share of each side's units in copied passages (the comparison matrix) for the pair to
         be duplicates: 0.8, as ``simdup search`` calls a whole copy a near-duplicate.
@@ -82,13 +83,12 @@ class DedupParams:
         as it is.
     """
 
-    k: int = 3
+    k: int = 6
     min_share: float = 0.8
     min_verbatim: float = 0.5
 
     def __post_init__(self) -> None:
-        if not 0 <= self.k < 64:
-            raise ConfigError(f"k must be between 0 and 63, got {self.k}")
+        check_k(self.k)
         for name in ("min_share", "min_verbatim"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"{name} must be between 0 and 1, got {getattr(self, name)}")
@@ -183,6 +183,7 @@ def choose(order: Sequence[int], near: Mapping[int, Sequence[tuple[int, int]]], 
     (``near``, nearest first) is kept and ``is_copy`` of the two, else kept.
 
     ``is_copy`` is asked only about a position and a kept candidate, once a pair.
+    :func:`simdup_es.reference.choose_reference` is the reference.
     """
     kept: set[int] = set()
     removed: dict[int, Removed] = {}
@@ -193,25 +194,6 @@ def choose(order: Sequence[int], near: Mapping[int, Sequence[tuple[int, int]]], 
                 break
         else:
             kept.add(p)
-    return removed
-
-
-def choose_reference(order: Sequence[int], pairs: Iterable[tuple[int, int, int]], is_copy: IsCopy
-                     ) -> dict[int, Removed]:
-    """:func:`choose` the slow, obviously correct way: each position against every kept one it pairs with, nearest
-    (then first kept) first."""
-    distance = {(min(a, b), max(a, b)): d for a, b, d in pairs}
-    kept: list[int] = []
-    removed: dict[int, Removed] = {}
-    for p in order:
-        twins = sorted((distance[(min(p, q), max(p, q))], q) for q in kept if (min(p, q), max(p, q)) in distance)
-        for d, q in twins:
-            shares = is_copy(q, p)
-            if shares is not None:
-                removed[p] = Removed(q, d, shares)
-                break
-        else:
-            kept.append(p)
     return removed
 
 

@@ -289,11 +289,6 @@ class RejectLog:
                 self.path.unlink(missing_ok=True)  # made by this run, which rejected nothing
 
 
-def is_reject_header(line: dict[str, Any]) -> bool:
-    """Whether a parsed line of a rejects file is a run's header rather than a reject."""
-    return "run" in line and "source" not in line
-
-
 def output_console() -> Console:
     """A rich console for stdout: a terminal's width; piped, ``COLUMNS`` or 160 (rich would cut at 80)."""
     from rich.console import Console
@@ -486,10 +481,18 @@ def k_option(func: F) -> F:
     from .. import keys
     from ..multilevel import MultiParams
 
-    return click.option(
-        "-k", "--k", "k", type=click.IntRange(0, keys.MAX_K), default=MultiParams.k, show_default=True,
-        help=f"Largest Hamming distance of a near-duplicate, 0 to {keys.MAX_K} (it shares at least 8 - k of the "
-             "fingerprint's 8 blocks). Above 3 the comparison matrix should decide: see docs/design.md.")(func)
+    return k_range(MultiParams.k, f"Largest Hamming distance of a near-duplicate, 0 to {keys.MAX_K} (it shares at "
+                   "least 8 - k of the fingerprint's 8 blocks). Above 3 the comparison matrix should decide: see "
+                   "docs/design.md.")(func)
+
+
+def k_range(default: int, help: str) -> Callable[[F], F]:
+    """A ``-k`` option over the range every lookup answers (0 to :data:`simdup_es.keys.MAX_K`): :func:`k_option`'s,
+    or a command's own default and words (``dedup``'s)."""
+    from .. import keys
+
+    return click.option("-k", "--k", "k", type=click.IntRange(0, keys.MAX_K), default=default, show_default=True,
+                        help=help)
 
 
 def search_options(func: F) -> F:

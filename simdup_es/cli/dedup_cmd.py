@@ -10,17 +10,22 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
 from ..dedup import KEEP_RULES, DedupParams, DedupSummary, Deduplicated, Entry, KeepRule, Removed, dedup_records
 from ..extract import kind_of
+from ..keys import MAX_K
 from ..sources import Fields, Item, Record, Reject, bounded_lines, csv_encoding, csv_rows
 from ._common import (RejectLog, SHOWN_REJECTS, compare_options, field_options, fingerprint_options, id_base_option,
-                      make_comparer, make_fingerprinter, open_output, phase_progress, read_inputs, record_fields, split)
+                      k_range, make_comparer, make_fingerprinter, open_output, phase_progress, read_inputs,
+                      record_fields, split)
 from ._signals import exit_status, signal_name, terminate_as_interrupt
 from .store_cmds import open_store, pop_store_opts, store_options
+
+if TYPE_CHECKING:
+    from ..dask_dedup import Matrix
 
 COLLECTIONS = (".jsonl", ".ndjson", ".csv")
 DEFAULT_REJECTS = Path("dedup-rejects.jsonl")
@@ -42,9 +47,8 @@ DEFAULT_REJECTS = Path("dedup-rejects.jsonl")
                    "with .removed.jsonl).")
 @click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_REJECTS,
               show_default=True, help="Records that cannot be read or fingerprinted, with their reasons (appended).")
-@click.option("-k", "--k", "k", type=click.IntRange(0, 12), default=6, show_default=True,
-              help="Fingerprint distance up to which two records are compared (the matrix decides): more finds copies "
-                   "edited further, at more comparisons and a slower join.")
+@k_range(DedupParams.k, f"Fingerprint distance up to which two records are compared, 0 to {MAX_K} (the matrix "
+         "decides every pair): more finds copies edited further, at more comparisons and a slower join.")
 @click.option("--min-share", type=click.FloatRange(0.0, 1.0), default=DedupParams.min_share, show_default=True,
               help="Share of each record the comparison matrix must find in copied passages of the other.")
 @click.option("--min-verbatim", type=click.FloatRange(0.0, 1.0), default=DedupParams.min_verbatim,
@@ -75,13 +79,17 @@ def dedup(inputs: tuple[str, ...], output: Path, keep: str, by: str | None, remo
     rule = KeepRule(keep, by)  # type: ignore[arg-type]
     params = DedupParams(k, min_share, min_verbatim)
     store_opts = pop_store_opts(kwargs)
+    synonym_file = kwargs["synonym_file"]  # (for the workers of --dask, which make their own matrix)
     compare = make_comparer(kwargs)
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
     fields = record_fields(text_field, title_field, id_field)
     fields = dataclasses.replace(fields, extra=by)
     removed_path = removed_path or _beside(output, ".removed.jsonl")
     if dask_address:
-        _on_dask(dask_address, inputs, output, (removed_path, rejects), rule, params, fields, fingerprinter, as_json)
+        assert compare is not None
+        matrix = (compare.params, str(synonym_file) if synonym_file else None)
+        _on_dask(dask_address, inputs, output, (removed_path, rejects), (rule, params, matrix), fields, fingerprinter,
+                 as_json)
         return
     layout = _layout(inputs, output, store_opts)
     log = RejectLog(rejects, show=SHOWN_REJECTS)
@@ -108,8 +116,8 @@ def dedup(inputs: tuple[str, ...], output: Path, keep: str, by: str | None, remo
     _report(result.summary, f"in {time.perf_counter() - started:.1f} s", str(output), removed_path, log, as_json)
 
 
-def _on_dask(address: str, inputs: tuple[str, ...], output: Path, side_files: tuple[Path, Path], rule: KeepRule,
-             params: DedupParams, fields: Fields, fingerprinter: Any, as_json: bool) -> None:
+def _on_dask(address: str, inputs: tuple[str, ...], output: Path, side_files: tuple[Path, Path],
+             how: tuple[KeepRule, DedupParams, Matrix], fields: Fields, fingerprinter: Any, as_json: bool) -> None:
     """``dedup --dask``: the job (:mod:`simdup_es.dask_dedup`), its side files (removed, rejects) and its report."""
     removed_path, rejects = side_files
     from ..dask_dedup import dask_dedup, jsonl_files
@@ -121,7 +129,7 @@ def _on_dask(address: str, inputs: tuple[str, ...], output: Path, side_files: tu
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise click.UsageError(f"{output} exists: on Dask OUTPUT is a new (or empty) folder of parts")
     with dask_client(address) as client:
-        result = dask_dedup(client, files, output, fields, fingerprinter, rule=rule, params=params)
+        result = dask_dedup(client, files, output, fields, fingerprinter, rule=how[0], params=how[1], matrix=how[2])
     _write_removed(removed_path, result.removed)
     log = RejectLog(rejects, show=SHOWN_REJECTS)
     for source, reason, doc_id in result.rejects:

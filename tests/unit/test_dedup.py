@@ -15,8 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.cli import main
-from simdup_es.dedup import DedupParams, Entry, KeepRule, choose, choose_reference, copy_check, neighbours, priority
+from simdup_es.dedup import DedupParams, Entry, KeepRule, choose, copy_check, neighbours, priority
 from simdup_es.errors import ConfigError
+from simdup_es.reference import choose_reference
 from simdup_es.search import comparer
 from simdup_es.text import unify
 
@@ -131,6 +132,7 @@ def test_from_a_store_to_json_lines(here: Path) -> None:
     (["in.jsonl", "-o", "x.jsonl", "--keep", "earliest"], "needs --by FIELD"),
     (["-o", "x.jsonl"], "give INPUTS, or a store"),
     (["nope.jsonl", "-o", "x.jsonl"], "no such file or folder: nope.jsonl"),
+    (["in.jsonl", "-o", "x.jsonl", "-k", "8"], "0<=x<=7"),  # the range every lookup answers, as search's -k
 ])
 def test_mistakes_are_named(here: Path, args: list[str], message: str) -> None:
     (here / "in.jsonl").write_text(LINES[0] + "\n", encoding="utf-8")
@@ -147,6 +149,8 @@ def test_keep_rules_order() -> None:
     assert priority(entries, KeepRule("latest", "t")) == [0, 3, 2, 1]
     with pytest.raises(ConfigError):
         KeepRule("first", "t")
+    with pytest.raises(ConfigError, match="from 0 to 7"):
+        DedupParams(k=8)
 
 
 @settings(max_examples=300, deadline=None)
