@@ -32,7 +32,7 @@ def _unprivileged(args: list[str], cwd: Path, **env: str) -> subprocess.Complete
         os.chown(cwd, NOBODY, NOBODY)
         args = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=+dac_read_search",
                 "--ambient-caps=+dac_read_search", *args]
-    base = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8"}
+    base = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
     return subprocess.run(args, cwd=cwd, env={**base, **env}, capture_output=True, text=True, timeout=300)
 
 
