@@ -120,6 +120,7 @@ def _on_dask(address: str, inputs: tuple[str, ...], output: Path, side_files: tu
              how: tuple[KeepRule, DedupParams, Matrix], fields: Fields, fingerprinter: Any, as_json: bool) -> None:
     """``dedup --dask``: the job (:mod:`simdup_es.dask_dedup`), its side files (removed, rejects) and its report."""
     removed_path, rejects = side_files
+    rule, params, matrix = how
     from ..dask_dedup import dask_dedup, jsonl_files
     from ..dask_groups import dask_client
 
@@ -129,7 +130,7 @@ def _on_dask(address: str, inputs: tuple[str, ...], output: Path, side_files: tu
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise click.UsageError(f"{output} exists: on Dask OUTPUT is a new (or empty) folder of parts")
     with dask_client(address) as client:
-        result = dask_dedup(client, files, output, fields, fingerprinter, rule=how[0], params=how[1], matrix=how[2])
+        result = dask_dedup(client, files, output, fields, fingerprinter, rule=rule, params=params, matrix=matrix)
     _write_removed(removed_path, result.removed)
     log = RejectLog(rejects, show=SHOWN_REJECTS)
     for source, reason, doc_id in result.rejects:
