@@ -18,7 +18,7 @@ from ..parts import PartPrinter
 from ..sources import Fields, Record, record_doc
 from ..store.base import levels_fields
 from ..tokens import Tokenizer, build_idf, format_idf
-from . import cluster_cmds, kibana_cmds, report_cmd, serve_cmd, store_cmds
+from . import cluster_cmds, dedup_cmd, kibana_cmds, report_cmd, serve_cmd, store_cmds
 from ._common import (
     SHOWN_REJECTS,
     RejectLog,
@@ -63,6 +63,7 @@ def main(verbose: int) -> None:
 store_cmds.register(main)
 cluster_cmds.register(main)
 main.add_command(report_cmd.report)
+main.add_command(dedup_cmd.dedup)
 kibana_cmds.register(main)
 serve_cmd.register(main)
 

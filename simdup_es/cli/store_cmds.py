@@ -24,6 +24,7 @@ from ..service import Query, Service
 from ..sources import Fields, path_id, record_doc
 from ..store import DEFAULT_INDEX, DEFAULT_PATH
 from ..store.base import NOT_FOUND, Store, StoredDoc, query_terms
+from ._signals import exit_status, signal_name, terminate_as_interrupt
 from ._common import (
     Checkpoint,
     RejectLog,
@@ -221,9 +222,12 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     log: RejectLog | None = None  # opened once the store is: a run that cannot start keeps the last rejects file
     written = False  # every record settled: what an interrupt from then on stops is no record
     try:
-        with open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
+        with terminate_as_interrupt(), \
+                open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
                 progress_bar("indexing") as update:
-            log = RejectLog(rejects, keep=state["rejects_bytes"] if state else None, show=SHOWN_REJECTS)
+            log = RejectLog(rejects, keep=state["rejects_bytes"] if state else None, show=SHOWN_REJECTS,
+                            start=checkpoint.rejects_start if state else None)
+            checkpoint.rejects_start = log.start
             on_reject, rejects_size = log.add, log.size
             keeper = GroupKeeper.for_store(store, keep_groups)
             before = _counted(store)
@@ -241,10 +245,10 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     except IndexStopped as exc:
         _stopped(exc, checkpoint)
         raise
-    except KeyboardInterrupt:
-        click.echo("interrupted after every input record was indexed or rejected" if written
-                   else _interrupted(checkpoint), err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (terminate_as_interrupt)
+        click.echo(f"interrupted ({signal_name(exc)})" + (" after every input record was indexed or rejected" if written
+                                                         else _interrupted(checkpoint)), err=True)
+        sys.exit(exit_status(exc))
     except WorkerError:
         if checkpoint.path.exists():
             click.echo(f"stopped: run the same command with --resume to go on from {checkpoint.path}", err=True)
@@ -253,14 +257,9 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
         if log is not None:
             log.close()
     _indexed(summary, skip, before, total, keeper)
-    if (log is not None and log.count) or (skip and rejects.exists()):
-        click.echo(_rejects_note(rejects, log), err=True)
+    if log is not None and (log.count or log.header):  # (a header: the stopped run rejected some)
+        click.echo(log.note(), err=True)
         sys.exit(1)
-
-
-def _rejects_note(rejects: Path, log: RejectLog | None) -> str:
-    shown = f" (the first {log.show} of {log.count} are above)" if log is not None and log.count > log.show > 0 else ""
-    return f"rejected records and reasons: {rejects}{shown}"
 
 
 def _refuse_missing_inputs(inputs: tuple[str, ...]) -> None:
@@ -314,9 +313,9 @@ def _interrupted(checkpoint: Checkpoint) -> str:
     """What an interrupted ``index`` says: where the resume point is and from which record nothing was written."""
     # The file, not the last save's value: the signal may have come between writing it and noting that.
     if checkpoint.path.exists() and checkpoint.load() is not None:
-        return (f"interrupted: not written: input records from number {checkpoint.settled + 1} on; run the same "
+        return (f": not written: input records from number {checkpoint.settled + 1} on; run the same "
                 f"command with --resume to go on from {checkpoint.path}")
-    return "interrupted before any record was written"
+    return " before any record was written"
 
 
 def _force_merge(store: Store, indexed: int, say_indexed: Callable[[], None]) -> None:
@@ -529,7 +528,7 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], servi
     log.close()
     click.echo(f"searched {searched} queries, {with_copies} with copies; rejected {log.count}", err=True)
     if log.count:
-        click.echo(f"rejected query records and reasons: {rejects}", err=True)
+        click.echo(log.note(), err=True)
         sys.exit(1)
 
 
