@@ -95,7 +95,7 @@ class Hit:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the match, its title, the share copied each way and the pairs ``[i, j]`` of sentences."""
         c = self.comparison
-        return {"id": self.match.id, "distance": self.match.distance, "similarity": round(self.match.similarity, 2),
+        return {"id": self.match.id, "distance": self.match.distance, "similarity": round(self.match.similarity / 100, 6),
                 "fingerprint": sh.to_hex(self.match.fingerprint), "title": self.doc.title if self.doc else None,
                 "copied_from_query": round(c.similarity_a, 4) if c else None,
                 "copied_from_match": round(c.similarity_b, 4) if c else None,
@@ -504,6 +504,6 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         d, (a, b) = self.distance, self.copied
-        return {"a": self.a.hex, "b": self.b.hex, "distance": d, "similarity": round(sh.similarity(d), 2),
+        return {"a": self.a.hex, "b": self.b.hex, "distance": d, "similarity": round(sh.similarity(d) / 100, 6),
                 "kind": self.kind, "near_duplicate": self.near_duplicate, "copied_a": round(a, 6),
                 "copied_b": round(b, 6), "version": self.a.version, "comparison": self.comparison.to_dict()}

@@ -18,13 +18,14 @@ import re
 import stat
 import sys
 from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 from .errors import InputError
 from .fingerprint import Doc
-from .extract import MAX_FILE_BYTES, document_title, extract, kind_of, too_large
+from .extract import MAX_FILE_BYTES, document_title, extract_layout, kind_of, too_large
+from .markup import Layout
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +56,17 @@ class Fields:
 
 @dataclass(frozen=True)
 class Record:
-    """A document read from the input. ``id`` is ``None`` when the input has none."""
+    """A document read from the input. ``id`` is ``None`` when the input has none.
+
+    ``layout``: what the file's parser knows beyond the text (a Markdown file's headings, block
+    quotes and the file as written: :class:`~simdup_es.markup.Layout`), or ``None``.
+    """
 
     text: str
     source: str
     id: str | None = None
     title: str | None = None
+    layout: Layout | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -293,7 +299,7 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None, id_base:
             yield Reject(name, f"unsupported file type {suffix or '(none)'!r}: use .txt .md .html .pdf .docx .jsonl or .csv")
             return
         data = _read_document(path, MAX_FILE_BYTES[kind], name)
-        text = extract(data, kind, source=name)
+        text, layout, front = extract_layout(data, kind, source=name)
     except InputError as exc:
         yield Reject(name, exc.reason)
         return
@@ -302,7 +308,7 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None, id_base:
         return
     # The document's own title when it has one (HTML <title>, a Markdown # heading), never the file
     # name: titles weigh in the fingerprint, and a copy saved under another name is still a copy.
-    yield Record(text, name, path_id(path, id_base), document_title(data, text, kind, suffix))
+    yield Record(text, name, path_id(path, id_base), document_title(data, text, kind, layout, front), layout)
 
 
 def _unreadable(path: Path) -> str | None:

@@ -16,12 +16,12 @@ them in the user's own characters) and the comparison.
 
 from __future__ import annotations
 
-from ._common import copied_spans, matches_json, original_spans, spans_dict, verdict_json
+from ._common import COLUMNS, HOW, copied_spans, matches_json, original_spans, pair_how, spans_dict, verdict_json
 from .html import pair_view, render_html
 from .page import render_report_html
 from .similarity import Exclusions, SimilarityReport, Source, report_from_copies, similarity_report
 from .terminal import render_terminal, terminal_report
 
-__all__ = ["Exclusions", "SimilarityReport", "Source", "copied_spans", "matches_json", "original_spans", "pair_view",
+__all__ = ["COLUMNS", "HOW", "Exclusions", "SimilarityReport", "Source", "copied_spans", "matches_json", "original_spans", "pair_how", "pair_view",
            "render_html", "render_report_html", "render_terminal", "report_from_copies", "similarity_report",
            "spans_dict", "terminal_report", "verdict_json"]
