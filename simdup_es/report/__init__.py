@@ -10,18 +10,25 @@ Both take the two texts that were compared (as :class:`~simdup_es.offsets.Unifie
 them in the user's own characters) and the comparison.
 
 - :func:`similarity_report` / :func:`render_report_html`: one document against a store,
-  every source with its colour and shares, the document's copied passages coloured by
-  source (:class:`SimilarityReport`, :meth:`SimilarityReport.to_dict` for JSON).
+  its figures (:class:`Figures`, per :class:`Section`), every source with its colour, shares
+  and characters, the document's copied passages coloured by source and its quotations found
+  in a source marked as cited (:class:`SimilarityReport`, :meth:`SimilarityReport.to_dict`
+  for JSON). A caller that searches apart calls :func:`simdup_es.search.find_copies`, then
+  :func:`find_quoted`, then :func:`report_from_copies`.
 """
 
 from __future__ import annotations
 
 from ._common import COLUMNS, HOW, copied_spans, matches_json, original_spans, pair_how, spans_dict, verdict_json
+from .figures import Figures, Section
 from .html import pair_view, render_html
 from .page import render_report_html
-from .similarity import Exclusions, SimilarityReport, Source, report_from_copies, similarity_report
+from .quotes import QuotedCopies, find_quoted, quotation_spans
+from .similarity import (Exclusions, SimilarityReport, Source, report_from_copies, report_limit, settings_in_words,
+                         similarity_report)
 from .terminal import render_terminal, terminal_report
 
-__all__ = ["COLUMNS", "HOW", "Exclusions", "SimilarityReport", "Source", "copied_spans", "matches_json", "original_spans", "pair_how", "pair_view",
-           "render_html", "render_report_html", "render_terminal", "report_from_copies", "similarity_report",
-           "spans_dict", "terminal_report", "verdict_json"]
+__all__ = ["COLUMNS", "HOW", "Exclusions", "Figures", "QuotedCopies", "Section", "SimilarityReport", "Source",
+           "copied_spans", "find_quoted", "matches_json", "original_spans", "pair_how", "pair_view", "quotation_spans",
+           "render_html", "render_report_html", "render_terminal", "report_from_copies", "report_limit",
+           "settings_in_words", "similarity_report", "spans_dict", "terminal_report", "verdict_json"]

@@ -106,7 +106,7 @@ def test_two_sources_two_colours_at_the_right_characters(browser: Any, store: An
 
 def test_an_excluded_quotation_is_not_marked(browser: Any, store: Any, tmp_path: Path) -> None:
     text = composed(SOURCES[:2], quote=True)
-    quotation = text[text.index("「") : text.index("」") + 1]
+    quotation = text[text.index("书中写道：「") + 5 : text.index("」", text.index("书中写道：「")) + 1]
     counted = _open(browser, similarity_report(store, text), tmp_path, "counted.html")
     assert any(p["text"] in quotation and len(p["text"]) > 20 for p in counted["passages"])  # marked when it counts
     report = similarity_report(store, text, exclusions=Exclusions(quotations=True))
