@@ -45,7 +45,7 @@ _SENTENCE = {"type": "object", "properties": {
 _COMPARE_RESULT = {"type": "object", "description": "simdup compare --json, with the two labels.", "properties": {
     "a_label": {"type": "string"}, "b_label": {"type": "string"},
     "a": {"type": "string", "description": "A's fingerprint (16 hex digits)"}, "b": {"type": "string"},
-    "distance": {"type": "integer"}, "similarity": {"type": "number", "description": "Fingerprint bits alike, a fraction from 0 to 1."},
+    "distance": {"type": "integer"}, "similarity": {"type": "number", "description": "Fingerprint bits alike, 0 to 1."},
     "kind": {"type": ["string", "null"], "enum": ["near-duplicate", "partial", None]},
     "near_duplicate": {"type": "boolean"}, "copied_a": {"type": "number"}, "copied_b": {"type": "number"},
     "version": {"type": "string"},

@@ -21,6 +21,7 @@ from ..multilevel import Copies, MultiMatch, MultiParams
 from ..offsets import Unified, unify_mapped
 from ..parts import PartPrinter
 from ..search import Comparer, comparer, find_copies, unify_stored
+from ..sentences import UNIT_PATTERN
 from ..markup import Layout
 from ..store.base import Store, StoredDoc
 
@@ -32,8 +33,8 @@ Span = tuple[int, int]
 QUOTATIONS = re.compile(r"「[^」\n]*」|『[^』\n]*』|“[^”\n]*”|\"[^\"\n]*\"")
 
 MIN_QUOTED = 8
-"""Letters and digits (CJK characters, or those of words) a quotation holds at least: shorter quoted text names a
-term or a title, it quotes no passage (and would be found in many sources)."""
+"""Units a quotation holds at least (CJK characters and words, as the comparison counts them): shorter quoted text
+names a term or a title, it quotes no passage (and would be found in many sources)."""
 MAX_QUOTATIONS = 50
 """Quotations searched on their own, the longest first: a document quoting more is mostly quotation."""
 SHARE_QUOTED = 0.5
@@ -42,10 +43,9 @@ SHARE_QUOTED = 0.5
 
 def quotation_spans(text: str, layout: Layout | None = None) -> list[Span]:
     """``(start, end)`` of each quotation of ``text``: text in quotation marks (the marks included) and ``layout``'s
-    block quotes, of at least :data:`MIN_QUOTED` letters and digits (「导航」 names a term, it quotes nothing);
+    block quotes, of at least :data:`MIN_QUOTED` units (「导航」 names a term, it quotes nothing);
     nested ones joined."""
-    marked = [(m.start(), m.end()) for m in QUOTATIONS.finditer(text)
-              if sum(ch.isalnum() for ch in m.group()) >= MIN_QUOTED]
+    marked = [(m.start(), m.end()) for m in QUOTATIONS.finditer(text) if len(UNIT_PATTERN.findall(m.group())) >= MIN_QUOTED]
     spans = sorted(marked + list(layout.quotes if layout else ()))
     out: list[Span] = []
     for s, e in spans:
