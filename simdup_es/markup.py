@@ -26,8 +26,9 @@ from dataclasses import dataclass
 __all__ = ["Heading", "Layout", "markdown_text", "plain_layout"]
 
 Span = tuple[int, int]
-# (text start, text end, written start, written end): of equal lengths, character to character; else a block.
-Piece = tuple[int, int, int, int]
+# (text start, text end, written start, written end, the file's own characters): character to character when they
+# are, else a block (an entity, a line break written \r\n).
+Piece = tuple[int, int, int, int, bool]
 
 
 @dataclass(frozen=True)
@@ -44,9 +45,9 @@ class Layout:
     """A document's headings and block quotes (spans of its text) and, for a text taken out of markup,
     where each piece of the text stands in the file as written.
 
-    ``pieces`` cover the text in order, each ``(start, end, written start, written end)``;
-    a piece of the same length on both sides maps character to character (and its characters
-    are the file's own), another maps as a block (an entity, a separator between table cells).
+    ``pieces`` cover the text in order, each ``(start, end, written start, written end, own)``: a piece of the
+    file's ``own`` characters maps character to character, another as a block (an entity, a separator
+    between table cells, a line break written ``\r\n``).
     Without ``written`` the text is the document as written.
     """
 
@@ -66,8 +67,8 @@ class Layout:
 
     def _at(self, i: int) -> Span:
         k = bisect_right(self._starts, i) - 1
-        s, e, ws, we = self.pieces[k]
-        if e - s == we - ws:
+        s, e, ws, we, own = self.pieces[k]
+        if own:
             return ws + i - s, ws + i - s + 1
         return ws, we
 
@@ -128,7 +129,7 @@ class _Builder:
         for ch in sep:
             found = _LINE.search(self.source, self.cursor, bound) if ch == "\n" else None
             if found is not None:
-                self._piece(ch, found.start(), found.end(), block=found.end() - found.start() != 1)
+                self._piece(ch, found.start(), found.end(), block=found.group() != "\n")
                 continue
             at = self.source.find(ch, self.cursor, bound)
             if at >= 0:
@@ -140,11 +141,7 @@ class _Builder:
         start = self.length
         self.out.append(text)
         self.length += len(text)
-        if block and we - ws == len(text):  # a block that happens to be as long: keep it a block
-            self.pieces.append((start, start + len(text), ws, we))
-            self.pieces.append((start + len(text), start + len(text), we, we))
-        else:
-            self.pieces.append((start, self.length, ws, we))
+        self.pieces.append((start, self.length, ws, we, not block and we - ws == len(text)))
         self.cursor = max(self.cursor, we)
 
 

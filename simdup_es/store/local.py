@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import logging
 import os
 import sqlite3
@@ -382,6 +383,9 @@ _LEVEL_TABLES = ("levels", "parts", "sentence_keys")
 # never given again (LocalStore._write numbers new documents past the largest deleted one).
 _DELETED = ("CREATE TABLE IF NOT EXISTS deleted (seq INTEGER PRIMARY KEY, gen INTEGER NOT NULL)",
             "CREATE INDEX IF NOT EXISTS deleted_gen ON deleted (gen)")
+# What a store keeps of a document beside its title (StoredDoc.meta, JSON pairs); created on first use, so stores
+# made before it need no migration.
+_DOC_META = "CREATE TABLE IF NOT EXISTS doc_meta (seq INTEGER PRIMARY KEY, meta TEXT NOT NULL)"
 _GROUPS = ("CREATE TABLE IF NOT EXISTS groups (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, size INTEGER NOT NULL, "
            "kind TEXT)")
 
@@ -613,6 +617,7 @@ class LocalStore(Closing):
         report = BulkReport()
         rows: dict[str, tuple[int, str, str | None, str | None, Levels | None]] = {}
         groups: dict[str, tuple[str, int | None, str | None] | None] = {}
+        metas: dict[str, tuple[tuple[str, str], ...]] = {}
         for doc in listed(docs, "documents"):
             reason = doc.problem()
             if reason is not None:
@@ -620,12 +625,14 @@ class LocalStore(Closing):
                 continue
             rows[doc.id] = (_signed(int(doc.fingerprint)), doc.version, doc.title, doc.text, doc.levels)
             groups[doc.id] = doc.group_fields
+            metas[doc.id] = doc.meta
             report.written += 1
         if rows:
             levels = {doc_id: r[4] for doc_id, r in rows.items() if r[4] is not None}
             with self._lock:
                 report.capped = self._write(list(rows), [r[0] for r in rows.values()], [r[1] for r in rows.values()],
-                                            [(r[2], r[3]) for r in rows.values()], levels)
+                                            [(r[2], r[3]) for r in rows.values()], levels,
+                                            {i: m for i, m in metas.items() if m})
         grouped = [(doc_id, *fields) for doc_id, fields in groups.items() if fields is not None]
         if with_groups and grouped:
             self.write_groups(grouped)
@@ -668,7 +675,8 @@ class LocalStore(Closing):
 
     def _write(self, ids: list[str], fps: list[int], versions: list[str],
                bodies: list[tuple[str | None, str | None]] | None,
-               levels: Mapping[str, Levels] | None = None) -> list[tuple[str, str]]:
+               levels: Mapping[str, Levels] | None = None,
+               metas: Mapping[str, tuple[tuple[str, str], ...]] | None = None) -> list[tuple[str, str]]:
         """Write documents (and the levels of some) in one transaction; ``(id, what)`` of capped levels."""
         capped: list[tuple[str, str]] = []
         self._writable()
@@ -699,6 +707,7 @@ class LocalStore(Closing):
                     "INSERT OR REPLACE INTO bodies (seq, title, text) VALUES (?, ?, ?)",
                     ((s, t, x) for s, (t, x) in zip(assigned, bodies)),
                 )
+            self._write_meta(conn, seqs, dict(zip(ids, assigned)), metas or {})
             has_levels = self._has_table(conn, "levels")
             if levels and not has_levels:
                 _run_script(conn, _LEVELS)
@@ -715,6 +724,19 @@ class LocalStore(Closing):
         for doc_id, what in capped:
             log.info("document %r: %s", doc_id, what)
         return capped
+
+    @classmethod
+    def _write_meta(cls, conn: sqlite3.Connection, replaced: Mapping[str, int], seqs: Mapping[str, int],
+                    metas: Mapping[str, tuple[tuple[str, str], ...]]) -> None:
+        """A replaced document loses its old fields; the new ones are written (the table made on first use)."""
+        has_table = cls._has_table(conn, "doc_meta")
+        if replaced and has_table:
+            conn.executemany("DELETE FROM doc_meta WHERE seq = ?", ((s,) for s in replaced.values()))
+        if metas:
+            if not has_table:
+                conn.execute(_DOC_META)
+            conn.executemany("INSERT OR REPLACE INTO doc_meta (seq, meta) VALUES (?, ?)",
+                             ((seqs[i], json.dumps(m, ensure_ascii=False)) for i, m in metas.items()))
 
     @staticmethod
     def _write_levels(conn: sqlite3.Connection, seqs: Sequence[int], ids: Sequence[str],
@@ -779,7 +801,8 @@ class LocalStore(Closing):
                 gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0] + 1
                 for statement in _DELETED:
                     conn.execute(statement)
-                tables = ["docs", "bodies"] + [t for t in (*_LEVEL_TABLES, "groups") if self._has_table(conn, t)]
+                tables = ["docs", "bodies"] + [t for t in (*_LEVEL_TABLES, "groups", "doc_meta")
+                                               if self._has_table(conn, t)]
                 for table in tables:
                     conn.executemany(f"DELETE FROM {table} WHERE seq = ?", ((s,) for s in gone))
                 conn.executemany("INSERT OR REPLACE INTO deleted (seq, gen) VALUES (?, ?)", ((s, gen) for s in gone))
@@ -949,11 +972,14 @@ class LocalStore(Closing):
         with self._lock, self._sql() as conn:
             groups = self._group_columns(conn, "g.")
             join = " LEFT JOIN groups g ON g.seq = d.seq" if self._has_table(conn, "groups") else ""
-            for doc_id, fp, version, title, text, group, size, kind in _select_in(
-                    conn, f"SELECT d.id, d.fp, v.version, b.title, b.text, {groups} FROM docs d JOIN versions v ON "
-                    f"v.vcode = d.vcode LEFT JOIN bodies b ON b.seq = d.seq{join} WHERE d.id IN ({{marks}})",
-                    list(dict.fromkeys(wanted))):
-                found[doc_id] = StoredDoc(doc_id, _unsigned(fp), version, text, title, group, size, group_kind=kind)
+            meta, meta_join = (("m.meta", " LEFT JOIN doc_meta m ON m.seq = d.seq") if self._has_table(conn, "doc_meta")
+                               else ("NULL", ""))
+            for doc_id, fp, version, title, text, group, size, kind, fields in _select_in(
+                    conn, f"SELECT d.id, d.fp, v.version, b.title, b.text, {groups}, {meta} FROM docs d JOIN versions v "
+                    f"ON v.vcode = d.vcode LEFT JOIN bodies b ON b.seq = d.seq{join}{meta_join} "
+                    f"WHERE d.id IN ({{marks}})", list(dict.fromkeys(wanted))):
+                found[doc_id] = StoredDoc(doc_id, _unsigned(fp), version, text, title, group, size, group_kind=kind,
+                                          meta=tuple(map(tuple, json.loads(fields))) if fields else ())
         return [found[i] for i in wanted if i in found]
 
     def count(self) -> int:
