@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from simdup_es import default_fingerprinter
@@ -52,8 +53,9 @@ def traditional(text: str) -> str:
     return str(converter("s2twp").convert(text))
 
 
-def make_store(path: Path, ids: tuple[str, ...] = SOURCES, extra: dict[str, str] | None = None) -> LocalStore:
-    """An embedded store holding these sample documents (text kept), and ``extra`` texts by id."""
+def make_store(path: Path, ids: tuple[str, ...] = SOURCES, extra: dict[str, str] | None = None,
+               meta: dict[str, tuple[tuple[str, str], ...]] | None = None) -> LocalStore:
+    """An embedded store holding these sample documents (text kept), and ``extra`` texts by id; ``meta`` by id."""
     printer = PartPrinter(default_fingerprinter())
     store = LocalStore(path)
     store.setup()
@@ -61,6 +63,56 @@ def make_store(path: Path, ids: tuple[str, ...] = SOURCES, extra: dict[str, str]
     docs += [(i, text, None) for i, text in (extra or {}).items()]
     for doc_id, text, title in docs:
         fp = printer.fingerprinter.fingerprint(text, title)
-        store.put([StoredDoc(doc_id, fp.value, fp.version, text, title, levels=printer.levels(text))])
+        store.put([StoredDoc(doc_id, fp.value, fp.version, text, title, levels=printer.levels(text),
+                             meta=(meta or {}).get(doc_id, ()))])
     store.refresh()
     return store
+
+
+LONG = "zh-man-page:man1/systemd-delta.1"
+"""A stored source longer than a quotation from it by far: the mosaic quotes one of its sentences."""
+
+
+@dataclass(frozen=True)
+class Mosaic:
+    """A document of two chapters: own sentences, whole lines of three sources, and a quotation of :data:`LONG`;
+    where each was put, for counts made apart from the report."""
+
+    text: str
+    planted: dict[str, list[tuple[int, int]]]
+    quote: tuple[int, int]
+    chapters: list[tuple[int, int]]
+
+
+def _own_lines() -> list[str]:
+    """Sentences of the documents not stored, found in no stored document."""
+    stored = [RECORDS[i]["text"] for i in SOURCES]
+    return [line for i in OWN for line in lines(i)
+            if len(line) > 20 and line.endswith("。") and not any(line[:12] in t for t in stored)]
+
+
+def mosaic(sources: tuple[str, ...] = SOURCES[:3]) -> Mosaic:
+    """The document: a chapter heading, then for each source an own sentence and two of its lines (the second
+    chapter from the third source on), then a sentence quoting :data:`LONG` in 「」, then an own sentence."""
+    own = iter(_own_lines())
+    out: list[str] = []
+    planted: dict[str, list[tuple[int, int]]] = {}
+
+    def add(line: str) -> tuple[int, int]:
+        start = sum(len(x) + 1 for x in out)
+        out.append(line)
+        return start, start + len(line)
+
+    chapters = [add("第一章 引言")[0]]
+    for k, source in enumerate(sources):
+        if k == 2:
+            chapters.append(add("第二章 方法")[0])
+        add(next(own))
+        for line in lines(source)[1:3]:
+            planted.setdefault(source, []).append(add(line))
+    quoted = next(line for line in lines(LONG) if sum("\u4e00" <= c <= "\u9fff" for c in line) > 25)
+    quoted = quoted[: quoted.index("。") + 1] if "。" in quoted[:60] else quoted[:40]
+    start, _ = add("正如手册所说：「" + quoted + "」这一点很重要。")
+    add(next(own))
+    text = "\n".join(out)
+    return Mosaic(text, planted, (start + 8, start + 8 + len(quoted)), list(zip(chapters, [*chapters[1:], len(text)])))

@@ -130,14 +130,30 @@ def copied_spans(comparison: Comparison, side: Literal["a", "b"]) -> list[Span]:
         if first is None or last is None:  # not the units the comparison counted: whole marked sentences, then
             marked = comparison.marked_a if side == "a" else comparison.marked_b
             return [(s.start, s.end) for s in sentences if s.index in marked]
-        out.append((_lead(sentences[first[1]], first[0][0]), _trail(sentences[last[1]], last[0][1], last[2])))
+        end = _trail(sentences[last[1]], last[0][1], last[2])
+        start = _lead(sentences[first[1]], first[0][0], end)
+        out.append((start, _closed(sentences[last[1]], start, end)))
     return out
 
 
-def _lead(sentence: Sentence, at: int) -> int:
-    """Where a passage whose first unit starts at ``at`` starts: with the marks that lead a word (the ``/`` of
-    ``/var``, the ``[`` of ``[1]``), which belong to the copied text though they are no unit."""
-    while at > sentence.start and sentence.text[at - 1 - sentence.start] in _LEADERS:
+def _closed(sentence: Sentence, start: int, end: int) -> int:
+    """``end``, or past the closing quotation mark that follows it when the passage holds the opening one."""
+    text, origin = sentence.text, sentence.start
+    if end - origin < len(text) and (close := text[end - origin]) in _QUOTE_PAIRS.values():
+        opening = next(o for o, c in _QUOTE_PAIRS.items() if c == close)
+        if text[max(0, start - origin) : end - origin].count(opening) > text[max(0, start - origin) : end - origin].count(close):
+            return end + 1
+    return end
+
+
+def _lead(sentence: Sentence, at: int, end: int) -> int:
+    """Where a passage whose first unit starts at ``at`` (and that ends at ``end``) starts: with the marks that lead
+    a word (the ``/`` of ``/var``, the ``[`` of ``[1]``), which belong to the copied text though they are no unit,
+    and an opening quotation mark whose closing one the passage holds (「导航」栏: the copied text quotes a term)."""
+    text, origin = sentence.text, sentence.start
+    while at > origin and text[at - 1 - origin] in _LEADERS:
+        at -= 1
+    if at > origin and (close := _QUOTE_PAIRS.get(text[at - 1 - origin])) and close in text[at - origin : end - origin]:
         at -= 1
     return at
 
@@ -156,6 +172,7 @@ def _trail(sentence: Sentence, at: int, last: bool) -> int:
 _LEADERS = frozenset("/\\[(（【《〈<{#$@~.-")
 _TRAILERS = frozenset("/\\])）】》〉>}%")
 _CLOSERS = frozenset("。．.！!？?；;…)）]］")
+_QUOTE_PAIRS = {"「": "」", "『": "』", "“": "”", "‘": "’"}
 
 
 def original_spans(shown: Unified, spans: Sequence[Span]) -> list[Span]:

@@ -488,9 +488,10 @@ class _Assembly:
 
 
 def _collapsed(found: list[_Found], inked: np.ndarray) -> list[_Found]:
-    """``found`` ordered by the document's characters copied from each (most first, then by id), the stored copies
-    of one text (:func:`text_key`) joined into the first of them, which names the others (``also_in``)."""
-    found.sort(key=lambda f: (-int((f.in_document & inked).sum()), f.id))
+    """``found`` ordered by the document's characters copied from each (most first, then titled ones, then by id),
+    the stored copies of one text (:func:`text_key`) joined into the first of them, which names the others
+    (``also_in``)."""
+    found.sort(key=lambda f: (-int((f.in_document & inked).sum()), not f.doc.title, f.id))
     first: dict[str, _Found] = {}
     out = []
     for f in found:
