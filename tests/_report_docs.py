@@ -6,6 +6,7 @@ import importlib.resources
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from simdup_es import default_fingerprinter
 from simdup_es.parts import PartPrinter
@@ -116,3 +117,25 @@ def mosaic(sources: tuple[str, ...] = SOURCES[:3]) -> Mosaic:
     add(next(own))
     text = "\n".join(out)
     return Mosaic(text, planted, (start + 8, start + 8 + len(quoted)), list(zip(chapters, [*chapters[1:], len(text)])))
+
+
+def ink(text: str) -> int:
+    """Characters that are not white space: counted here with str.isspace, apart from the report's tables."""
+    return sum(not c.isspace() for c in text)
+
+
+def expected(m: Mosaic, without: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The figures the mosaic must give, from where its lines were put."""
+    by_source = {s: sum(ink(m.text[a:b]) for a, b in spans) for s, spans in m.planted.items() if s not in without}
+    cited = ink(m.text[m.quote[0] : m.quote[1]])
+    by_source[LONG] = cited
+    copied = sum(by_source.values())
+    total = ink(m.text)
+    chapters = []
+    for a, b in m.chapters:
+        inside = [(max(a, s), min(b, e)) for spans in (sp for k, sp in m.planted.items() if k not in without)
+                  for s, e in spans if s < b and e > a] + ([m.quote] if a <= m.quote[0] < b else [])
+        chapters.append((ink(m.text[a:b]), sum(ink(m.text[s:e]) for s, e in inside)))
+    return {"total": total, "copied": copied, "cited": cited, "by_source": by_source,
+            "largest": max(by_source.values()), "largest_source": max(by_source, key=lambda k: by_source[k]),
+            "chapters": chapters}

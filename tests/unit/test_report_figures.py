@@ -14,33 +14,11 @@ from click.testing import CliRunner
 from simdup_es.cli import main
 from simdup_es.report import SimilarityReport, render_report_html, similarity_report
 from simdup_es.sources import Fields, Record, read_file
-from tests._report_docs import LONG, RECORDS, SOURCES, Mosaic, make_store, mosaic
+from tests._report_docs import LONG, RECORDS, SOURCES, expected, ink, make_store, mosaic
 
 MOSAIC = mosaic()
 # The first source once more, with ASCII punctuation: one text, stored twice.
 ASCII_COPY = RECORDS[SOURCES[0]]["text"].translate(str.maketrans("，。：；（）！？", ",.:;()!?"))
-
-
-def ink(text: str) -> int:
-    """Characters that are not white space: counted here with str.isspace, apart from the report's tables."""
-    return sum(not c.isspace() for c in text)
-
-
-def expected(m: Mosaic, without: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """The figures the mosaic must give, from where its lines were put."""
-    by_source = {s: sum(ink(m.text[a:b]) for a, b in spans) for s, spans in m.planted.items() if s not in without}
-    cited = ink(m.text[m.quote[0] : m.quote[1]])
-    by_source[LONG] = cited
-    copied = sum(by_source.values())
-    total = ink(m.text)
-    chapters = []
-    for a, b in m.chapters:
-        inside = [(max(a, s), min(b, e)) for spans in (sp for k, sp in m.planted.items() if k not in without)
-                  for s, e in spans if s < b and e > a] + ([m.quote] if a <= m.quote[0] < b else [])
-        chapters.append((ink(m.text[a:b]), sum(ink(m.text[s:e]) for s, e in inside)))
-    return {"total": total, "copied": copied, "cited": cited, "by_source": by_source,
-            "largest": max(by_source.values()), "largest_source": max(by_source, key=lambda k: by_source[k]),
-            "chapters": chapters}
 
 
 @pytest.fixture(scope="module")
