@@ -5,9 +5,10 @@ not stored) with, between them, a passage of 500 characters of each of 5 stored 
 one of them converted to Traditional script. The embedded store holds
 the 5 sources and 300 other documents of the corpus. Each round, timed apart:
 
-* search: :func:`simdup_es.search.find_copies` (candidates, the comparison matrix);
+* search: :func:`simdup_es.search.find_copies` (candidates, the comparison matrix), then
+  :func:`simdup_es.report.find_quoted` (each quotation of the document searched on its own);
 * report: what comes after it, :func:`simdup_es.report.report_from_copies` (the offset maps of
-  the document and its sources, spans, exclusions, one source per character) and
+  the document and its sources, spans, figures and sections, one source per character) and
   :func:`simdup_es.report.render_report_html` (the page, side by side views included).
 
 Rounds interleave the two; p50 and p90 of each are printed, with the report's p50 as a
@@ -33,7 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 from simdup_es import default_fingerprinter  # noqa: E402
 from simdup_es.parts import PartPrinter  # noqa: E402
-from simdup_es.report import Exclusions, render_report_html, report_from_copies  # noqa: E402
+from simdup_es.report import render_report_html, report_from_copies  # noqa: E402
+from simdup_es.report.quotes import find_quoted  # noqa: E402
 from simdup_es.search import comparer, find_copies  # noqa: E402
 from simdup_es.store.base import StoredDoc  # noqa: E402
 from simdup_es.store.local import LocalStore  # noqa: E402
@@ -91,8 +93,9 @@ def main() -> None:
             docs: dict[str, StoredDoc] = {}
             t0 = time.perf_counter()
             copies = find_copies(store, text, printer=printer, compare=compare, stored=docs)
+            quoted = find_quoted(store, text, copies, printer=printer, compare=compare, stored=docs)
             t1 = time.perf_counter()
-            report = report_from_copies(text, copies, docs, exclusions=Exclusions(quotations=True))
+            report = report_from_copies(text, copies, docs, quoted=quoted)
             page = render_report_html(report)
             t2 = time.perf_counter()
             search_ms.append(1000 * (t1 - t0))
@@ -100,10 +103,11 @@ def main() -> None:
         store.close()
     search_ms, report_ms = search_ms[2:], report_ms[2:]
     found = sorted(s.id for s in report.sources)
-    print(f"document: {len(text.encode())} bytes, {len(text)} characters; {report.headline}")
+    print(f"document: {len(text.encode())} bytes, {len(text)} characters; {report.headline}; "
+          f"{quoted.searched} quotations searched on their own")
     print(f"sources found: {len(found)} of {len(sources)} planted ({sum(s['id'] in found for s in sources)} planted ones); "
           f"page {len(page.encode()) // 1024} kB")
-    for name, ms in (("search (find_copies)", search_ms), ("report after the search", report_ms)):
+    for name, ms in (("search (+ quotations)", search_ms), ("report after the search", report_ms)):
         q = statistics.quantiles(ms, n=10)
         print(f"{name:26s} p50 {statistics.median(ms):7.1f} ms   p90 {q[-1]:7.1f} ms   ({len(ms)} rounds)")
     ratio = statistics.median(report_ms) / statistics.median(search_ms)

@@ -56,6 +56,11 @@ def quotation_spans(text: str, layout: Layout | None = None) -> list[Span]:
     return out
 
 
+def _inner(quotation: str) -> str:
+    """A quotation without its quotation marks and the white space at its ends."""
+    return quotation.strip().strip("「」『』“”\"").strip()
+
+
 @dataclass
 class QuotedCopies:
     """What the quotations' own searches found.
@@ -84,6 +89,10 @@ def find_quoted(store: Store, text: str, copies: Copies, *, layout: Layout | Non
     compare = compare or comparer()
     stored = stored if stored is not None else {}
     spans = sorted(sorted(quotation_spans(text, layout), key=lambda sp: sp[0] - sp[1])[:MAX_QUOTATIONS])
+    # A quotation a source of the whole document holds as it is needs no search of its own: the document's
+    # comparison with that source marks it (and the report counts it as cited there).
+    found_texts = [unify_stored(d.text) for m in copies if (d := stored.get(m.id)) is not None and d.text]
+    spans = [(s, e) for s, e in spans if not any(_inner(unify_stored(text[s:e])) in t for t in found_texts)]
     out = QuotedCopies(searched=len(spans))
     known = {m.id for m in copies}
     for s, e in spans:
