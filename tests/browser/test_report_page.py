@@ -241,7 +241,15 @@ def _pdf_text(pdf: bytes) -> tuple[str, int]:
 
 
 def _print(browser: Any) -> bytes:
+    """The page printed to PDF by Chromium (backgrounds kept, as the page's print styles ask). Chinese text needs
+    a CJK font: without one the PDF holds no Chinese characters, and the test fails saying what to install."""
     import base64
+    import subprocess
+
+    found = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True, check=False).stdout
+    if not found.strip():
+        pytest.fail("no CJK font: the page printed to PDF would hold no Chinese text; install one with "
+                    "'apt-get install fonts-wqy-microhei' (as scripts/test does)")
 
     from selenium.webdriver.common.print_page_options import PrintOptions
 
