@@ -59,13 +59,28 @@ _REPORT_RESULT = {"type": "object", "description": "simdup report --json; offset
                   "properties": {
     "document": {"type": "object", "properties": {"label": {"type": "string"}, "chars": {"type": "integer"}}},
     "share": {"type": "number"}, "headline": {"type": "string"},
+    "figures": {"type": "object", "description": "Characters (white space aside) and shares of the document's.",
+                "properties": {**{k: {"type": "integer"} for k in ("chars", "copied", "cited", "copied_without_quotations",
+                                                                    "largest")},
+                               **{k: {"type": "number"} for k in ("share", "share_without_quotations", "largest_share")},
+                               "largest_source": {"type": ["string", "null"]}}},
     "sources": {"type": "array", "items": {"type": "object", "properties": {
-        "id": {"type": "string"}, "title": {"type": ["string", "null"]}, "kind": {"type": "string"},
+        "id": {"type": "string"}, "title": {"type": ["string", "null"]}, "name": {"type": "string"},
+        "name_from": {"type": "string", "enum": ["title", "file name", "first line"]}, "kind": {"type": "string"},
         "colour": {"type": "string"}, "distance": {"type": ["integer", "null"]}, "share_of_document": {"type": "number"},
-        "share_of_source": {"type": "number"}, "spans": {"type": "array", "items": _SPAN},
-        "source_spans": {"type": "array", "items": _SPAN}}}},
+        "chars": {"type": "integer"}, "cited_chars": {"type": "integer"}, "share_of_source": {"type": "number"},
+        "source_chars": {"type": "integer"}, "source_total": {"type": "integer"},
+        "also_in": {"type": "array", "items": {"type": "string"}}, "spans": {"type": "array", "items": _SPAN},
+        "cited": {"type": "array", "items": _SPAN}, "source_spans": {"type": "array", "items": _SPAN}}}},
     "passages": {"type": "array", "items": {"type": "object", "properties": {
         "start": {"type": "integer"}, "end": {"type": "integer"}, "source": {"type": "string"}}}},
+    "citations": {"type": "array", "description": "Quoted text found in a source.", "items": {"type": "object", "properties": {
+        "start": {"type": "integer"}, "end": {"type": "integer"}, "source": {"type": "string"}}}},
+    "quotations": {"type": "array", "items": _SPAN},
+    "sections": {"type": "array", "items": {"type": "object", "properties": {
+        "start": {"type": "integer"}, "end": {"type": "integer"}, "kind": {"type": "string"}, "title": {"type": "string"},
+        "chars": {"type": "integer"}, "copied": {"type": "integer"}, "cited": {"type": "integer"},
+        "share": {"type": "number"}}}},
     "excluded": {"type": "array", "items": {"type": "object"}}, "exclusions": {"type": "array", "items": {"type": "string"}},
     "settings": {"type": "array", "items": {"type": "string"}},
     "left_out": {"type": "array", "items": {"type": "object", "properties": {

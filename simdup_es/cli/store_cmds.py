@@ -244,8 +244,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     """
     _refuse_missing_inputs(inputs)
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    meta = tuple((name, field) for name, field in (("url", url_field), ("author", author_field), ("date", date_field))
-                 if field)
+    meta = tuple((n, f) for n, f in (("url", url_field), ("author", author_field), ("date", date_field)) if f)
     fields = dataclasses.replace(record_fields(text_field, title_field, id_field), meta=meta)
     checkpoint = Checkpoint(rejects, inputs, fields)
     state = _resume_point(checkpoint, resume)

@@ -1,10 +1,11 @@
 """The figures of a similarity report, counted in characters: the whole text, without quotations, the largest
 share from one source, and each section.
 
-Those people who check copies for a living read (CNKI's 总文字复制比, 去除引用文献复制比,
-单篇最大文字复制比 and 重复字数, a breakdown per chapter), from per-character masks of the
-document: which characters are ink (not white space), copied from each source, inside a
-quotation. Every share is a count of ink characters over the document's ink. Pure numpy.
+They are the figures people who check copies for a living read (CNKI's 总文字复制比,
+去除引用文献复制比, 单篇最大文字复制比 and 重复字数, a breakdown per chapter), counted from
+per-character masks of the document: which characters are ink (not white space), copied from
+each source, inside a quotation. Every share is a count of ink characters over the document's
+ink. Pure numpy.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ class Figures:
         Copied text outside quotations (去除引用文献复制比).
     largest, largest_share, largest_source:
         The most copied from one source, and its id (单篇最大文字复制比); ``None`` without sources.
+
+    Shares are properties of the counts (over ``chars``), so the two cannot disagree.
     """
 
     chars: int
