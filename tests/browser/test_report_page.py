@@ -138,13 +138,6 @@ def test_a_traditional_document_is_shown_in_traditional(browser: Any, store: Any
 
 # ----------------------------------------------------------------------------------- the mosaic and its figures
 
-@pytest.fixture(scope="module")
-def mosaic_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    local = make_store(tmp_path_factory.mktemp("mosaic") / "store")
-    yield local
-    local.close()
-
-
 # The figures as the page shows them: each figure's share and characters, each source's row, each section's row.
 _READ_FIGURES = """
 const cells = (row) => Array.from(row.querySelectorAll('td.n')).map(td => td.textContent.trim());
@@ -166,9 +159,9 @@ def _pct(n: int, total: int) -> str:
 
 
 def test_a_mosaic_of_three_sources_shows_three_colours_and_every_figure_counted_apart(
-        browser: Any, mosaic_store: Any, tmp_path: Path) -> None:
+        browser: Any, store: Any, tmp_path: Path) -> None:
     m = mosaic()
-    report = report_of(mosaic_store, m.text)
+    report = report_of(store, m.text)
     shown = _open(browser, report, tmp_path, "mosaic.html")
     assert shown["text"] == m.text
     colour_of = {s.id: _rgb(s.colour) for s in report.sources}
@@ -201,9 +194,9 @@ def test_a_mosaic_of_three_sources_shows_three_colours_and_every_figure_counted_
         (t, f"{c:,} of {n:,}") for t, (n, c) in zip(["第一章 引言", "第二章 方法"], want["chapters"])]
 
 
-def test_a_quotation_shows_as_cited_with_its_source(browser: Any, mosaic_store: Any, tmp_path: Path) -> None:
+def test_a_quotation_shows_as_cited_with_its_source(browser: Any, store: Any, tmp_path: Path) -> None:
     m = mosaic()
-    report = report_of(mosaic_store, m.text)
+    report = report_of(store, m.text)
     shown = _open(browser, report, tmp_path, "cited.html")
     read = browser.execute_script(_READ_FIGURES)
     [cited] = read["cited"]
@@ -216,10 +209,10 @@ def test_a_quotation_shows_as_cited_with_its_source(browser: Any, mosaic_store: 
     assert f"[{int(cited['source']) + 1}] {LONG}" in summary
 
 
-def test_an_excluded_source_is_gone_from_the_figures(browser: Any, mosaic_store: Any, tmp_path: Path) -> None:
+def test_an_excluded_source_is_gone_from_the_figures(browser: Any, store: Any, tmp_path: Path) -> None:
     m = mosaic()
     gone = SOURCES[1]
-    report = report_of(mosaic_store, m.text, exclude_sources=[gone])
+    report = report_of(store, m.text, exclude_sources=[gone])
     shown = _open(browser, report, tmp_path, "excluded-source.html")
     read = browser.execute_script(_READ_FIGURES)
     want = expected(m, frozenset({gone}))
@@ -259,12 +252,12 @@ def _print(browser: Any) -> bytes:
     return base64.b64decode(browser.print_page(options))
 
 
-def test_the_printed_pdf_holds_the_document_and_its_figures(browser: Any, mosaic_store: Any, tmp_path: Path) -> None:
+def test_the_printed_pdf_holds_the_document_and_its_figures(browser: Any, store: Any, tmp_path: Path) -> None:
     m = mosaic()
     # Long enough to take several pages: the mosaic, then paragraphs of a document no source holds.
     own = "\n".join(RECORDS[i]["text"] for i in ("zh-man:man1/hostname.1#0", "zh-install:ch02s01#3")) * 3
     text = m.text + "\n" + own
-    report = report_of(mosaic_store, text)
+    report = report_of(store, text)
     _open(browser, report, tmp_path, "print.html")
     text_pdf, pages = _pdf_text(_print(browser))
     # The document's text, whole and in order (pypdf reads the page's lines; white space aside), each cited

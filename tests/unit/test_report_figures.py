@@ -12,9 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from simdup_es.cli import main
-from simdup_es.report import SimilarityReport, render_report_html
+from simdup_es.report import SimilarityReport, find_quoted, render_report_html
+from simdup_es.report.quotes import PER_QUOTATION
+from simdup_es.search import find_copies
+from simdup_es.service import Service
 from simdup_es.sources import Fields, Record, read_file
-from tests._report_docs import LONG, RECORDS, SOURCES, expected, ink, make_store, mosaic, report_of
+from tests._report_docs import LONG, RECORDS, SOURCES, expected, ink, lines, make_store, mosaic, report_of
 
 MOSAIC = mosaic()
 # The first source once more, with ASCII punctuation: one text, stored twice.
@@ -68,8 +71,7 @@ def test_a_quotation_from_a_long_source_is_cited_and_named(store: Any) -> None:
     assert any(quoted in cited.text.original[a:b] for a, b in cited.source_spans)
     page = render_report_html(report)
     assert f'class="cited" data-source="{report.sources.index(cited)}" data-cite=' in page
-    # Without its own search the quotation is not found: the whole document's search misses it.
-    from simdup_es.search import find_copies
+    # Without the quotations' own lookup the quotation is not found: the whole document's search misses it.
     assert LONG not in {m.id for m in find_copies(store, MOSAIC.text)}
 
 
@@ -150,3 +152,33 @@ def test_cli_figures_sections_and_excluded_source(store: Any, tmp_path: Path) ->
     assert "--exclude-source" in runner.invoke(main, ["report", "--help"]).output
     help_text = runner.invoke(main, ["compare", "--help"]).output
     assert all(re.search(rf"^\s+{c}\s", help_text, re.MULTILINE) for c in ("p", "w", "how"))
+
+
+class _Counted:
+    """A store whose part lookups are counted (everything else as the store answers)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store, self.lookups = store, 0
+
+    def part_candidates(self, *args: Any, **kwargs: Any) -> Any:
+        self.lookups += 1
+        return self.store.part_candidates(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+def test_the_quotations_are_looked_up_together_each_cited_from_its_own_source(store: Any) -> None:
+    """Two quotations of two long sources: one lookup of the store for both, each found where it is quoted from."""
+    second = "zh-debref:pr01#2"
+    line = next(x for x in lines(second) if sum("\u4e00" <= c <= "\u9fff" for c in x) > 25)
+    quoted = line[: line.index("。") + 1] if "。" in line[:60] else line[:40]
+    text = MOSAIC.text + "\n另一本书写道：「" + quoted + "」\n"
+    start = text.index(quoted)
+    service = Service(store)
+    copies = find_copies(store, text, printer=service.printer, compare=service.comparer)
+    counted = _Counted(store)
+    found = find_quoted(counted, copies, service.comparer, service.printer)
+    assert counted.lookups == 1 and found.searched == 2 and set(found.cited) == {LONG, second}
+    assert found.cited[second].spans == [(start, start + len(quoted))]
+    assert found.cited[LONG].spans == [MOSAIC.quote] and found.compared <= 2 * PER_QUOTATION
