@@ -154,8 +154,9 @@ class StoredDoc:
         if not ((self.title is None or isinstance(self.title, str)) and (self.text is None or isinstance(self.text, str))):
             return "title and text must be strings or None"
         if not isinstance(self.meta, tuple) or not all(
-                isinstance(p, tuple) and len(p) == 2 and p[0] in META_FIELDS and isinstance(p[1], str) for p in self.meta):
-            return f"meta must be (name, text) pairs of {', '.join(META_FIELDS)}"
+                isinstance(p, tuple) and len(p) == 2 and p[0] in META_FIELDS and isinstance(p[1], str) for p in self.meta
+        ) or len(dict(self.meta)) != len(self.meta):
+            return f"meta must be (name, text) pairs of {', '.join(META_FIELDS)}, each name once"
         for name, value in (("id", self.id), ("title", self.title), ("text", self.text), *self.meta):
             if value is not None and (lone := _SURROGATE.search(value)) is not None:
                 return (f"{name} holds a lone surrogate (U+{ord(lone.group()):04X} at offset {lone.start()}), which no "

@@ -189,8 +189,9 @@ def test_get_returns_the_url_author_and_date_and_a_replaced_document_loses_them(
     assert store.get(["with-meta"])[0].meta == meta[1:]
     load(store, [StoredDoc("with-meta", 42, VERSION, "正文", "标题")])
     assert store.get(["with-meta"])[0].meta == ()
-    report = store.put([StoredDoc("bad-meta", 44, VERSION, "x", meta=(("colour", "red"),))])
-    assert [i for i, _ in report.failed] == ["bad-meta"] and "meta" in report.failed[0][1]
+    report = store.put([StoredDoc("bad-meta", 44, VERSION, "x", meta=(("colour", "red"),)),
+                        StoredDoc("twice", 45, VERSION, "x", meta=(("url", "a"), ("url", "b")))])
+    assert [i for i, _ in report.failed] == ["bad-meta", "twice"] and all("meta" in why for _, why in report.failed)
 
 
 @pytest.mark.parametrize(
