@@ -22,6 +22,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 __all__ = ["Heading", "Layout", "markdown_text", "plain_layout"]
 
@@ -72,13 +73,9 @@ class Layout:
             return ws + i - s, ws + i - s + 1
         return ws, we
 
-    @property
+    @cached_property
     def _starts(self) -> list[int]:
-        found = self.__dict__.get("_starts_list")
-        if found is None:
-            found = [p[0] for p in self.pieces]
-            object.__setattr__(self, "_starts_list", found)
-        return found
+        return [p[0] for p in self.pieces]
 
 
 # --------------------------------------------------------------------------- Markdown
