@@ -107,9 +107,11 @@ def find_quoted(store: Store, copies: Copies, compare: MatrixComparer, printer: 
     """
     text = copies.text or ""
     spans = sorted(sorted(quotation_spans(text, layout), key=lambda sp: sp[0] - sp[1])[:MAX_QUOTATIONS])
-    held = [compare.caches.unify(d.text) for m in copies if (d := copies.docs.get(m.id)) is not None and d.text]
+    # A quotation a source of the whole document holds as it is is marked by the document's comparison with it
+    # (not one left out: excluded, or the document's own stored copy).
+    held = [compare.caches.unify(d.text) for m in copies if m.id not in exclude
+            and (d := copies.docs.get(m.id)) is not None and d.text and d.text != text]
     unified = unify_many([text[s:e] for s, e in spans])
-    # A quotation a source of the whole document holds as it is is marked by the document's comparison with it.
     kept = [i for i, u in enumerate(unified) if not any(_inner(u) in t for t in held)]
     out = QuotedCopies(searched=len(kept))
     if not kept:

@@ -75,6 +75,17 @@ def test_a_quotation_from_a_long_source_is_cited_and_named(store: Any) -> None:
     assert LONG not in {m.id for m in find_copies(store, MOSAIC.text)}
 
 
+def test_a_quotation_is_cited_when_the_document_is_stored_too(tmp_path: Path) -> None:
+    """Its own stored copy, left out, holds every quotation: they are looked up all the same."""
+    local = make_store(tmp_path / "s", extra={"mine": MOSAIC.text})
+    try:
+        report = report_of(local, MOSAIC.text)
+    finally:
+        local.close()
+    assert ("mine", "the same text as this document: its own stored copy") in report.left_out
+    assert [(a, b, report.sources[k].id) for a, b, k in report.citations] == [(*MOSAIC.quote, LONG)]
+
+
 def test_an_excluded_source_is_gone_from_every_figure(store: Any) -> None:
     gone = SOURCES[1]
     report = report_of(store, MOSAIC.text, exclude_sources=[gone])
