@@ -21,12 +21,13 @@ the lookups and the judging of whole-document candidates were most of a search's
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from ..compare import Comparison
 from ..markup import Layout
-from ..multilevel import Copies, MultiParams, PartCandidate
+from ..multilevel import Copies, MultiParams
 from ..offsets import Unified, unify_mapped
 from ..parts import PartPrinter
 from ..search import MatrixComparer
@@ -117,18 +118,18 @@ def find_quoted(store: Store, copies: Copies, compare: MatrixComparer, printer: 
     if not kept:
         return out
     spans, unified = [spans[i] for i in kept], [unified[i] for i in kept]
-    candidates, chosen = _candidates(store, printer, unified, params, exclude, per_quotation)
-    docs = {**copies.docs, **{d.id: d for d in store.get([c.id for c in candidates if c.id not in copies.docs])}}
-    for c in candidates:
-        doc = docs.get(c.id)
+    chosen = _chosen(store, printer, unified, params, exclude, per_quotation)
+    docs = {**copies.docs, **{d.id: d for d in store.get([i for i in chosen if i not in copies.docs])}}
+    for doc_id, quotations in chosen.items():
+        doc = docs.get(doc_id)
         if doc is None or not doc.text or doc.text == text:  # no text to compare, or the document's own copy
             continue
         source = compare.caches.unify(doc.text)
-        for i in chosen.get(c.id, ()):
+        for i in quotations:
             out.compared += 1
             found = _quoted_in(text, spans[i], unified[i], compare(unified[i], source))
             if found is not None:
-                cited = out.cited.setdefault(c.id, Cited(doc))
+                cited = out.cited.setdefault(doc_id, Cited(doc))
                 cited.spans.extend(found[0])
                 cited.source_spans.extend(original_spans(compare.caches.mapped(doc.text), found[1]))
     known = {m.id for m in copies}
@@ -138,36 +139,25 @@ def find_quoted(store: Store, copies: Copies, compare: MatrixComparer, printer: 
     return out
 
 
-def _candidates(store: Store, printer: PartPrinter, unified: Sequence[str], params: MultiParams,
-                exclude: Collection[str], per_quotation: int) -> tuple[list[PartCandidate], dict[str, list[int]]]:
-    """The store's candidates for all quotations at once (one lookup of their parts and keys), and by candidate id,
-    the quotations it is among the ``per_quotation`` best of (most of the quotation's parts and keys matched)."""
+def _chosen(store: Store, printer: PartPrinter, unified: Sequence[str], params: MultiParams, exclude: Collection[str],
+            per_quotation: int) -> dict[str, list[int]]:
+    """By stored document, the quotations it is among the ``per_quotation`` best candidates of (most of the
+    quotation's parts and keys matched, then the store's order), from one lookup of all quotations' parts and keys."""
     levels = printer.levels_many(unified)
-    parts: list[int | None] = []
-    keys: list[int] = []
-    part_of: list[int] = []
-    key_of: list[int] = []
-    for i, lv in enumerate(levels):
-        parts.extend(lv.fingerprints)
-        part_of.extend([i] * len(lv.fingerprints))
-        values = lv.key_values()
-        keys.extend(values)
-        key_of.extend([i] * len(values))
-    found = store.part_candidates(parts, keys, printer.version,
-                                  limit=max(params.store_limit, per_quotation * len(unified)))
-    found = [c for c in found if c.id not in exclude]
-    ranked: list[list[tuple[int, int, str]]] = [[] for _ in unified]
-    for order, c in enumerate(found):
-        hits: dict[int, int] = {}
-        for i in [*(part_of[p] for p in c.parts), *(key_of[k] for k in c.keys)]:
-            hits[i] = hits.get(i, 0) + 1
-        for i, n in hits.items():
-            ranked[i].append((-n, order, c.id))
+    parts = [f for lv in levels for f in lv.fingerprints]
+    part_of = [i for i, lv in enumerate(levels) for _ in lv.fingerprints]
+    values = [lv.key_values() for lv in levels]
+    keys = [k for v in values for k in v]
+    key_of = [i for i, v in enumerate(values) for _ in v]
+    found = [c for c in store.part_candidates(parts, keys, printer.version,
+                                              limit=max(params.store_limit, per_quotation * len(unified)))
+             if c.id not in exclude]
+    hits = [Counter([*(part_of[p] for p in c.parts), *(key_of[k] for k in c.keys)]) for c in found]
     chosen: dict[str, list[int]] = {}
-    for i, these in enumerate(ranked):
-        for _, _, doc_id in sorted(these)[:per_quotation]:
-            chosen.setdefault(doc_id, []).append(i)
-    return found, chosen
+    for i in range(len(unified)):
+        for _, order in sorted((-n[i], order) for order, n in enumerate(hits) if n[i])[:per_quotation]:
+            chosen.setdefault(found[order].id, []).append(i)
+    return chosen
 
 
 def _quoted_in(text: str, span: Span, unified: str, comparison: Comparison) -> tuple[list[Span], list[Span]] | None:
