@@ -19,15 +19,16 @@ from typing import Any, Literal
 
 from .charsets import EncodingError, decode_text
 from .errors import EmptyDocumentError, InputError
+from .markup import Layout, markdown_text
 from .sentences import unwrap_lines
 
-Kind = Literal["text", "html", "pdf", "docx"]
+Kind = Literal["text", "markdown", "html", "pdf", "docx"]
 
 _SUFFIX_KIND: dict[str, Kind] = {
     ".txt": "text",
     ".text": "text",
-    ".md": "text",
-    ".markdown": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
     ".html": "html",
     ".htm": "html",
     ".xhtml": "html",
@@ -45,6 +46,7 @@ def kind_of(name: str) -> Kind | None:
 # over a cap is refused with the cap named (docs/reliability.md lists them all).
 MAX_FILE_BYTES: dict[Kind, int] = {
     "text": 100_000_000,  # the fingerprinter refuses text over 10 MB by default (--max-bytes)
+    "markdown": 100_000_000,
     "html": 100_000_000,
     "pdf": 200_000_000,  # streams are decompressed one at a time, each capped by pypdf
     "docx": 200_000_000,
@@ -175,9 +177,42 @@ def _pdf_to_text(data: bytes, source: str | None) -> str:
             f"PDF has no text layer ({len(pages)} page(s), probably scanned images); run OCR on it first",
             source=source,
         )
-    # A PDF's lines are its layout's, not its sentences': a line break after a full line
-    # that ends no sentence (across a page break too) is a space, as the text reads.
-    return unwrap_lines(text)
+    return join_lines(text)
+
+
+def join_lines(text: str) -> str:
+    """A PDF's text with the line breaks of its layout joined the way the text reads.
+
+    A PDF's lines are its layout's, not its sentences': a line break after a full line
+    that ends no sentence (across a page break too) joins the two lines
+    (:func:`simdup_es.sentences.unwrap_lines` finds them): with a space between words, with
+    nothing between two CJK characters (新的生 and 命 read 新的生命), whose script puts no
+    space between words.
+    """
+    unwrapped = unwrap_lines(text)
+    if unwrapped == text:
+        return text
+    out: list[str] = []
+    pos = 0
+    for m in _LINE_BREAK_SPACED.finditer(text):
+        at = text.index("\n", m.start())
+        if unwrapped[at] != " ":
+            continue
+        s, e = m.start(), m.end()
+        if 0 < s and e < len(text) and _CLOSE_UP.match(text[s - 1]) and _CLOSE_UP.match(text[e]):
+            out.append(text[pos:s])  # the spaces around the break go with it
+            pos = e
+        else:
+            out.append(text[pos:at] + " ")
+            pos = at + 1
+    out.append(text[pos:])
+    return "".join(out)
+
+
+_LINE_BREAK_SPACED = re.compile("[ \t]*\n[ \t]*")
+# Scripts written without spaces between words (Han, kana, their punctuation and full-width forms); not Hangul.
+_CLOSE_UP = re.compile("[\u3000-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+                       "\U00020000-\U0003134f]")
 
 
 def _check_docx_sizes(data: bytes, source: str | None) -> None:
@@ -209,17 +244,22 @@ def _docx_to_text(data: bytes, source: str | None) -> str:
     return "\n".join(lines)
 
 
-_READERS: dict[str, Callable[[bytes, str | None], str]] = {"html": _html_to_text, "pdf": _pdf_to_text,
-                                                          "docx": _docx_to_text}
+def _markdown_to_text(data: bytes, source: str | None) -> str:
+    return markdown_text(decode(data, source=source))[0]
+
+
+_READERS: dict[str, Callable[[bytes, str | None], str]] = {"markdown": _markdown_to_text, "html": _html_to_text,
+                                                          "pdf": _pdf_to_text, "docx": _docx_to_text}
 _HTML_TITLE = re.compile(rb"<title\b[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
 _HTML_H1 = re.compile(rb"<h1\b[^>]*>(.*?)</h1", re.IGNORECASE | re.DOTALL)
 _ANY_TAG = re.compile(r"<[^>]*>")
-_MD_HEADING = re.compile(r"^ {0,3}#\s+(.+?)(?:\s+#+)?\s*$", re.MULTILINE)
 
 
-def document_title(data: bytes, text: str, kind: Kind, suffix: str = "") -> str | None:
+def document_title(data: bytes, text: str, kind: Kind, layout: Layout | None = None,
+                   fields: dict[str, str] | None = None) -> str | None:
     """The title a document gives itself: an HTML ``<title>`` (else its first ``<h1>``), a
-    Markdown file's first ``# heading``; ``None`` for other documents or without one.
+    Markdown file's front matter ``title`` (else its first ``# heading``, from ``layout``);
+    ``None`` for other documents or without one.
 
     Read from the first 64 kB only (a title is near the top), with entities decoded
     and whitespace collapsed.
@@ -233,9 +273,10 @@ def document_title(data: bytes, text: str, kind: Kind, suffix: str = "") -> str 
                 found = unescape(_ANY_TAG.sub("", raw))  # inline markup: 只有<b>一级</b> is one phrase
                 if found.strip():
                     break
-    elif kind == "text" and suffix.lower() in (".md", ".markdown"):
-        if heading := _MD_HEADING.search(text[: 1 << 16]):
-            found = heading.group(1)
+    elif kind == "markdown":
+        found = (fields or {}).get("title")
+        if not found and layout is not None:
+            found = next((text[h.start : h.end] for h in layout.headings if h.level == 1), None)
     if found is None:
         return None
     return " ".join(found.split())[:500] or None
@@ -274,6 +315,17 @@ def extract(data: bytes, kind: Kind, *, source: str | None = None) -> str:
     if kind not in _READERS:
         raise InputError(f"unknown document kind {kind!r}", source=source)
     return _READERS[kind](data, source)
+
+
+def extract_layout(data: bytes, kind: Kind, *, source: str | None = None) -> tuple[str, Layout | None, dict[str, str]]:
+    """:func:`extract`, with what the parser knows beyond the text: for Markdown its :class:`~simdup_es.markup.Layout`
+    (headings, block quotes, the file as written) and its front matter fields; ``None`` and no fields otherwise."""
+    if kind != "markdown":
+        return extract(data, kind, source=source), None, {}
+    cap = MAX_FILE_BYTES[kind]
+    if len(data) > cap:
+        raise InputError(too_large(len(data), cap), source=source)
+    return markdown_text(decode(data, source=source))
 
 
 def too_large(size: int, cap: int) -> str:

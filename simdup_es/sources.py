@@ -18,14 +18,15 @@ import re
 import stat
 import sys
 from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 from .charsets import EncodingError, decode_text
 from .errors import InputError
 from .fingerprint import Doc
-from .extract import MAX_FILE_BYTES, document_title, extract, kind_of, too_large
+from .extract import MAX_FILE_BYTES, document_title, extract_layout, kind_of, too_large
+from .markup import Layout
 
 log = logging.getLogger(__name__)
 
@@ -47,24 +48,33 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD]")
 
 @dataclass(frozen=True)
 class Fields:
-    """Which fields of a JSON or CSV record hold the id, title and text."""
+    """Which fields of a JSON or CSV record hold the id, title and text, and ``meta``: ``(name, field)`` of the
+    other fields a store keeps (:data:`~simdup_es.store.base.META_FIELDS`: a source's url, author and date)."""
 
     text: str = "text"
     title: str | None = "title"
     id: str | None = "id"
     require_id: bool = False  # a record without an id is rejected (the id field was chosen), not given a content id
     extra: str | None = None  # a field whose value the record carries as it is (``simdup dedup --by``)
+    meta: tuple[tuple[str, str], ...] = (("url", "url"), ("author", "author"), ("date", "date"))
 
 
 @dataclass(frozen=True)
 class Record:
-    """A document read from the input. ``id`` is ``None`` when the input has none."""
+    """A document read from the input. ``id`` is ``None`` when the input has none.
+
+    ``layout``: what the file's parser knows beyond the text (a Markdown file's headings, block
+    quotes and the file as written: :class:`~simdup_es.markup.Layout`), or ``None``. ``meta``: its
+    url, author and date when the input has them (:attr:`Fields.meta`, a Markdown front matter).
+    """
 
     text: str
     source: str
     id: str | None = None
     title: str | None = None
     extra: object = None  # the value of ``Fields.extra``, when asked for
+    layout: Layout | None = field(default=None, compare=False, repr=False)
+    meta: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> str:
@@ -160,7 +170,21 @@ def from_mapping(record: object, fields: Fields, source: str, *, surrogates: boo
         return Reject(source, f"no {fields.text!r} field (choose the text field with --text-field)", id=rid)
     if rid is None and fields.require_id:
         return Reject(source, f"no id in field {fields.id!r} (the id field chosen with --id-field)")
-    return Record(text, source, rid, title, record.get(fields.extra) if fields.extra else None)
+    return Record(text, source, rid, title, record.get(fields.extra) if fields.extra else None,
+                  meta=_meta(record, fields.meta))
+
+
+def _meta(record: dict, names: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """The record's url, author and date (:attr:`Fields.meta`): strings, and numbers as written (a year);
+    a value of another type is no such field (it is not what a report could show)."""
+    out = []
+    for name, key in names:
+        value = record.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = str(value)
+        if isinstance(value, str) and value.strip():
+            out.append((name, _SURROGATE.sub("\ufffd", value.strip())))
+    return tuple(out)
 
 
 def bounded_lines(lines: Iterable[bytes] | BinaryIO) -> Iterator[bytes | None]:
@@ -341,7 +365,7 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None, id_base:
             yield Reject(name, f"unsupported file type {suffix or '(none)'!r}: use .txt .md .html .pdf .docx .jsonl or .csv")
             return
         data = _read_document(path, MAX_FILE_BYTES[kind], name)
-        text = extract(data, kind, source=name)
+        text, layout, front = extract_layout(data, kind, source=name)
     except InputError as exc:
         yield Reject(name, exc.reason)
         return
@@ -350,7 +374,8 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None, id_base:
         return
     # The document's own title when it has one (HTML <title>, a Markdown # heading), never the file
     # name: titles weigh in the fingerprint, and a copy saved under another name is still a copy.
-    yield Record(text, name, path_id(path, id_base), document_title(data, text, kind, suffix))
+    yield Record(text, name, path_id(path, id_base), document_title(data, text, kind, layout, front), layout=layout,
+                 meta=_meta(front, Fields.meta))
 
 
 def _unreadable(path: Path) -> str | None:

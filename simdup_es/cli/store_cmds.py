@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -179,6 +180,12 @@ def setup(layout: str | None, **kwargs: Any) -> None:
                    "the evaluation, in less time and space); document: nothing more (near-duplicates of whole "
                    "documents only, fastest). Index again with another choice to change it.")
 @groups_option
+@click.option("--url-field", default="url", show_default=True,
+              help="Record field with the document's address (a report links its sources there); '' for none.")
+@click.option("--author-field", default="author", show_default=True,
+              help="Record field with the document's author (a report names it); '' for none.")
+@click.option("--date-field", default="date", show_default=True,
+              help="Record field with the document's date, as written (a report shows it); '' for none.")
 @click.option("--force-merge", is_flag=True,
               help="After indexing, merge the index's segments into one per shard (Elasticsearch and OpenSearch; "
                    "the embedded store updates SQLite's statistics and checkpoints): the key lookup of a search "
@@ -186,7 +193,7 @@ def setup(layout: str | None, **kwargs: Any) -> None:
 def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int, workers: int | None, batch_size: int, rejects: Path,
           max_retries: int, initial_backoff: float, resume: bool, levels: LevelChoice, id_base: Path | None,
-          keep_groups: bool | None, force_merge: bool,
+          keep_groups: bool | None, url_field: str, author_field: str, date_field: str, force_merge: bool,
           **kwargs: Any) -> None:
     """Fingerprint INPUTS and index them (JSON Lines, CSV, files or folders; - for stdin).
 
@@ -209,13 +216,17 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     past the retries), the run stops with a resume point next to the rejects
     file: run the same command with --resume to go on from there.
 
+    A record's url, author and date fields (--url-field, --author-field,
+    --date-field; a Markdown file's front matter) are kept for reports.
+
     When the store has duplicate groups ('simdup groups'), each batch also
     updates the groups it touches (--no-groups: leave them to the next
     'simdup groups'; --groups: start groups in a store without any).
     """
     _refuse_missing_inputs(inputs)
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    fields = record_fields(text_field, title_field, id_field)
+    meta = tuple((n, f) for n, f in (("url", url_field), ("author", author_field), ("date", date_field)) if f)
+    fields = dataclasses.replace(record_fields(text_field, title_field, id_field), meta=meta)
     checkpoint = Checkpoint(rejects, inputs, fields)
     state = _resume_point(checkpoint, resume)
     skip = state["settled"] if state else 0
@@ -351,11 +362,11 @@ def query_of(service: Service, text: str | None, file: Path | None, doc_id: str 
     with ``leave_out``, when the store holds it as it is) or a text."""
     if doc_id is not None:
         return Query(id=doc_id)
-    text, title = document_text(text, file, title)
     if file is None:
         return Query(text=text, title=title)
-    own = own_stored_id(service.store, file, text, id_base) if leave_out else None
-    return Query(own, text, title, label=file.name)
+    record = read_document(str(file))  # as 'simdup index' reads it, title included (so that the fingerprints agree)
+    own = own_stored_id(service.store, file, record.text, id_base) if leave_out else None
+    return Query(own, record.text, title or record.title, label=file.name, layout=record.layout)
 
 
 def by_id(call: Callable[[Query], T], query: Query, store: Store, id_base: Path | None) -> T:

@@ -168,6 +168,6 @@ def test_broken_pdf_and_docx_are_input_errors() -> None:
         extract(b"not a zip", "docx", source="a.docx")
 
 
-@pytest.mark.parametrize("name,kind", [("a.TXT", "text"), ("b.md", "text"), ("c.htm", "html"), ("d.pdf", "pdf"), ("e.docx", "docx"), ("f.exe", None), ("noext", None)])
+@pytest.mark.parametrize("name,kind", [("a.TXT", "text"), ("b.md", "markdown"), ("c.htm", "html"), ("d.pdf", "pdf"), ("e.docx", "docx"), ("f.exe", None), ("noext", None)])
 def test_kind_of(name: str, kind: str | None) -> None:
     assert kind_of(name) == kind
