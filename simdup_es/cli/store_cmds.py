@@ -225,8 +225,7 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     """
     _refuse_missing_inputs(inputs)
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    meta = tuple((n, f) for n, f in (("url", url_field), ("author", author_field), ("date", date_field)) if f)
-    fields = dataclasses.replace(record_fields(text_field, title_field, id_field), meta=meta)
+    fields = _index_fields(text_field, title_field, id_field, url=url_field, author=author_field, date=date_field)
     checkpoint = Checkpoint(rejects, inputs, fields)
     state = _resume_point(checkpoint, resume)
     skip = state["settled"] if state else 0
@@ -271,6 +270,12 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     if log is not None and (log.count or log.header):  # (a header: the stopped run rejected some)
         click.echo(log.note(), err=True)
         sys.exit(1)
+
+
+def _index_fields(text_field: str, title_field: str, id_field: str, **meta_fields: str) -> Fields:
+    """The record fields to read, with the metadata fields kept for reports (url, author, date)."""
+    meta = tuple((name, field) for name, field in meta_fields.items() if field)
+    return dataclasses.replace(record_fields(text_field, title_field, id_field), meta=meta)
 
 
 def _refuse_missing_inputs(inputs: tuple[str, ...]) -> None:
