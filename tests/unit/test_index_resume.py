@@ -1,4 +1,4 @@
-"""A run the store stops part way: every item written, rejected, or after the resume point (issue 13 item 5)."""
+"""A run the store stops part way: every item written, rejected, or after the resume point."""
 
 from __future__ import annotations
 
