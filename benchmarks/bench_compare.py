@@ -1,4 +1,4 @@
-"""Comparison matrix: time per document pair (issue 4).
+"""Comparison matrix: time per document pair.
 
 For n x n sentences (n = 50, 200, 1000) of 20–60 Chinese characters, times the
 whole :func:`simdup_es.compare.compare` call (sentence splitting, the matrix,

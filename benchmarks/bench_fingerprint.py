@@ -1,4 +1,4 @@
-"""Fingerprint throughput on ~1.1 kB raw Chinese documents (issue 12).
+"""Fingerprint throughput on ~1.1 kB raw Chinese documents.
 
 Prints docs/s, each beside its references measured in the same run (rounds
 interleave the functions, so load from other processes on a shared machine hits

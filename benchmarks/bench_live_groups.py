@@ -1,6 +1,6 @@
 """Incremental groups: indexing 1,000 documents into a 100,000-document store, with and without group updates.
 
-The goal (issue 29): keeping the groups current costs at most 2x indexing without
+The goal: keeping the groups current costs at most 2x indexing without
 them. The store holds 100,000 documents (synthetic fingerprints of the indexing
 fingerprinter's version, loaded outside the clock): 10% in planted clusters of 2-8
 within distance 1-3, plus one or two near copies (distance 0-3) of 30% of the new

@@ -1,4 +1,4 @@
-"""The embedded store (issue 3, "Embedded store" performance): query, build, insert, groups.
+"""The embedded store: query, build, insert, groups.
 
 For each size N (default 1M and 10M synthetic fingerprints) it prints
 

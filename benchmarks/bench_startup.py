@@ -1,4 +1,4 @@
-"""Cold start of ``simdup fingerprint --text 你好`` beside a bare ``python -c pass`` (issue 12).
+"""Cold start of ``simdup fingerprint --text 你好`` beside a bare ``python -c pass``.
 
 Each command runs in a fresh process, --rounds times, interleaved so that load from
 other processes hits them alike; prints the median and best wall time and the peak

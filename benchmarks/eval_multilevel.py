@@ -1,4 +1,4 @@
-"""Recall per kind of edit and precision of document-level, multilevel and MinHash retrieval (issue 11).
+"""Recall per kind of edit and precision of document-level, multilevel and MinHash retrieval.
 
 The index holds the corpus (data/zh-docs.jsonl, or $SIMDUP_DATA) less a held-out pool
 of foreign documents, plus the zh_CN form of some man pages (data/manpages-pairs.jsonl)

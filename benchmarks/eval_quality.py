@@ -1,4 +1,4 @@
-"""Quality of the near-duplicate decision and of sentence marking, on a labelled set (issue 4).
+"""Quality of the near-duplicate decision and of sentence marking, on a labelled set.
 
 Builds a labelled set of document pairs from the corpus of scripts/fetch-corpus
 (data/zh-docs.jsonl and data/manpages-pairs.jsonl, or $SIMDUP_DATA), deterministically

@@ -199,7 +199,7 @@ class _Run:
                 continue
             fp = result.unwrap()
             yield position, StoredDoc(record.key, fp.value, fp.version, record.text, record.title, levels=doc_levels,
-                                      stored=stored)
+                                      stored=stored, meta=record.meta)
 
     def written(self, batch: list[tuple[int, StoredDoc]], report: BulkReport) -> None:
         summary = self.summary

@@ -373,6 +373,6 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         d, (a, b) = self.distance, self.copied
-        return {"a": self.a.hex, "b": self.b.hex, "distance": d, "similarity": round(sh.similarity(d), 2),
+        return {"a": self.a.hex, "b": self.b.hex, "distance": d, "similarity": round(sh.similarity(d) / 100, 6),
                 "kind": self.kind, "near_duplicate": self.near_duplicate, "copied_a": round(a, 6),
                 "copied_b": round(b, 6), "version": self.a.version, "comparison": self.comparison.to_dict()}

@@ -238,21 +238,24 @@ def document_source(fingerprint: int, version: str, text: str | None, title: str
 
 
 def document_json(members: str, text: str | None, title: str | None, doc_id: str | None = None,
-                  group: tuple[str, int | None, str | None] | None = None) -> str:
+                  group: tuple[str, int | None, str | None] | None = None,
+                  meta: tuple[tuple[str, str], ...] = ()) -> str:
     """:func:`document_source` as the JSON text the client sends (``json.dumps``, ``ensure_ascii=False``,
     no spaces), written directly.
 
     ``members`` are :func:`simdup_es.keys.members_json` of the document's fingerprint and levels (made
     where the levels are computed: :class:`simdup_es.keys.StoredKeys`); ``doc_id`` is written after them
     as ``simdup.id``, with levels; ``group`` the duplicate group fields (:func:`group_update`'s, written
-    with the document). Every indexed document goes through it: the strings go through ``json``'s own
-    string encoder, the rest is joined.
+    with the document); ``meta`` the document's other fields (:attr:`simdup_es.store.base.StoredDoc.meta`:
+    ``url``, ``author``, ``date``). Every indexed document goes through it: the strings go through
+    ``json``'s own string encoder, the rest is joined.
     """
     out = []
     if title is not None:
         out.append(f'"title":{_string(title)}')
     if text is not None:
         out.append(f'"text":{_string(text)}')
+    out.extend(f'{_string(name)}:{_string(value)}' for name, value in meta)
     simdup = members if doc_id is None else f'{members},"{keys.ID_NAME}":{_string(doc_id)}'
     out.append(f'"{keys.ROOT}":{{{simdup}}}')
     if group is not None:

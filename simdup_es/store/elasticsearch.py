@@ -48,7 +48,8 @@ from ..es.mappings import (
     source_fields,
 )
 from ..multilevel import PartCandidate
-from .base import NOT_FOUND, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, listed, query_terms
+from .base import (META_FIELDS, NOT_FOUND, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, listed,
+                   query_terms)
 
 log = logging.getLogger(__name__)
 
@@ -296,7 +297,8 @@ class ElasticsearchStore(Closing):
                 members, doc_id = stored.members, doc.id
                 if stored.cut:
                     capped[doc.id] = capped_note(len(stored.parts) // 8, stored.cut)
-            source = bodies.document_json(members, doc.text, doc.title, doc_id, doc.group_fields if with_groups else None)
+            source = bodies.document_json(members, doc.text, doc.title, doc_id, doc.group_fields if with_groups else None,
+                                          doc.meta)
             actions.append(bodies.index_action(doc.id, source))
         for item in self._bulk(actions, report, "index"):
             if item.ok:
@@ -530,7 +532,7 @@ class ElasticsearchStore(Closing):
         if not wanted:
             return out
         text_field, title_field = self.source_fields()
-        includes = [title_field, text_field, keys.FP, keys.VERSION, *GROUP_FIELDS]
+        includes = [title_field, text_field, keys.FP, keys.VERSION, *GROUP_FIELDS, *META_FIELDS]
         for start in range(0, len(wanted), 1000):
             for doc in self._read(wanted[start : start + 1000], includes):
                 error = doc.get("error")
@@ -548,7 +550,8 @@ class ElasticsearchStore(Closing):
                 out.append(StoredDoc(doc["_id"], *stored, _source_value(source, text_field, _text_of),
                                      _source_value(source, title_field, bodies.title_of),
                                      source.get(keys.GROUP), source.get(keys.GROUP_SIZE),
-                                     group_kind=source.get(keys.GROUP_KIND)))
+                                     group_kind=source.get(keys.GROUP_KIND),
+                                     meta=tuple((f, v) for f in META_FIELDS if isinstance(v := source.get(f), str))))
         return out
 
     def _read(self, ids: list[str], includes: list[str]) -> list[dict[str, Any]]:

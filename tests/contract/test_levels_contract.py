@@ -1,4 +1,4 @@
-"""The Store contract for the finer levels (issue 11): parts and sentence keys.
+"""The Store contract for the finer levels: parts and sentence keys.
 
 Each test runs once per store (``local``, ``elasticsearch``; see conftest.py) on the
 real fixture texts (``tests/fixtures``), a 30 % passage of one planted in another, an

@@ -1,4 +1,4 @@
-"""What the README says of backfill (issue 13 item 7): partial updates re-spell the numbers of ``_source``.
+"""What the README says of backfill: partial updates re-spell the numbers of ``_source``.
 
 Kept as a test so the README's warning stays true for the Elasticsearch in CI.
 """

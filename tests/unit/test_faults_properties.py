@@ -3,7 +3,7 @@ anything but the package's own errors, whatever text or bytes they get.
 
 Inputs mix Chinese, Latin, sentence punctuation, control characters and lone
 surrogates (JSON lets ``"\\ud800"`` through), which is where the bugs were
-(issue 13: ``compare`` raised ``UnicodeEncodeError``). See docs/reliability.md.
+(``compare`` once raised ``UnicodeEncodeError``). See docs/reliability.md.
 """
 
 from __future__ import annotations

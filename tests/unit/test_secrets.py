@@ -1,4 +1,4 @@
-"""Secrets never reach the output: URLs the client refuses, for every command that connects (issue 13, item 1)."""
+"""Secrets never reach the output: URLs the client refuses, for every command that connects."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fingerprints of real, unrelated documents must not bunch (issue 2).
+"""Fingerprints of real, unrelated documents must not bunch.
 
 Bunching breaks both precision (unrelated documents within distance 3) and the
 candidate query's speed (huge block buckets). Measured on the zh corpus from
