@@ -63,7 +63,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -160,7 +160,7 @@ def plain(client: Any, path: Path) -> dict[str, float]:
     return out
 
 
-def library(client: Any, path: Path, workers: int) -> dict[str, dict[str, float]]:
+def library(client: Any, path: Path, workers: int, skip: Sequence[str] = ()) -> dict[str, dict[str, float]]:
     """``index`` and ``store``: the library call of ``simdup index``, into each store."""
     from simdup_es import default_fingerprinter
     from simdup_es.indexer import index_items
@@ -174,7 +174,7 @@ def library(client: Any, path: Path, workers: int) -> dict[str, dict[str, float]
     # index-keys, index-doc: `simdup index --levels keys|document` (a package without the option has no such variants)
     names = ("index", "store") + (("index-keys", "index-doc") if "levels" in inspect.signature(index_items).parameters
                                   else ())
-    for name in names:
+    for name in (n for n in names if n not in skip):
         folder = Path(tempfile.mkdtemp(prefix="simdup-bench-"))
         index = f"{PREFIX}-lib"
         fresh_index(client, index)
@@ -198,7 +198,7 @@ def library(client: Any, path: Path, workers: int) -> dict[str, dict[str, float]
     return out
 
 
-def breakdown(client: Any, path: Path, workers: int) -> dict[str, dict[str, float]]:
+def breakdown(client: Any, path: Path, workers: int, skip: Sequence[str] = ()) -> dict[str, dict[str, float]]:
     """``fingerprint`` alone, then ``put``, ``put-keys``, ``put-doc`` and ``put-store`` of what it computed (with
     what the workers made of its keys for the Elasticsearch store where the package makes it)."""
     from dataclasses import replace
@@ -235,7 +235,7 @@ def breakdown(client: Any, path: Path, workers: int) -> dict[str, dict[str, floa
         "put-doc": [replace(d, levels=None) for d in docs],
         "put-store": docs,
     }
-    for name, batch in variants.items():
+    for name, batch in ((n, b) for n, b in variants.items() if n not in skip):
         folder = Path(tempfile.mkdtemp(prefix="simdup-bench-"))
         index = f"{PREFIX}-put"
         fresh_index(client, index)
@@ -278,12 +278,12 @@ def cli(client: Any, path: Path, workers: int, tree: tuple[str, dict[str, str]],
     return out
 
 
-def one(kind: str, url: str, path: Path, workers: int) -> None:
+def one(kind: str, url: str, path: Path, workers: int, skip: Sequence[str]) -> None:
     """Run one subprocess's variants (this package on ``sys.path``) and print their figures as JSON."""
     from elasticsearch import Elasticsearch
 
     client = Elasticsearch(url, request_timeout=300)
-    print(json.dumps(library(client, path, workers) if kind == "library" else breakdown(client, path, workers)))
+    print(json.dumps((library if kind == "library" else breakdown)(client, path, workers, skip)))
 
 
 # --- the rounds -----------------------------------------------------------------------------------
@@ -314,7 +314,7 @@ def main() -> None:
     ap.add_argument("--ref", help="source folder of a reference simdup_es (e.g. the main branch), timed beside this one")
     ap.add_argument("--implementations", nargs="+", choices=["native", "python"],
                     help="time each package on these implementations (SIMDUP_IMPLEMENTATION; default: as the environment says)")
-    ap.add_argument("--skip", nargs="*", default=[], help="variants to leave out (e.g. put-doc store-cli)")
+    ap.add_argument("--skip", nargs="*", default=[], help="variants not to run (e.g. put-doc store-cli)")
     ap.add_argument("--no-warmup", action="store_true",
                     help="time from the first run (by default plain bulk and the library call run once, untimed, on up "
                          "to 4,000 documents first: a node that just started takes 2-5x the CPU while its JIT warms up)")
@@ -322,7 +322,7 @@ def main() -> None:
     ap.add_argument("--file", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        one(args.one, args.url, args.file, args.workers)
+        one(args.one, args.url, args.file, args.workers, args.skip)
         return
 
     from elasticsearch import Elasticsearch
@@ -341,7 +341,7 @@ def main() -> None:
         def run() -> dict[str, dict[str, float]]:
             done = subprocess.run(
                 [sys.executable, __file__, "--one", kind, "--file", str(path), "--url", args.url,
-                 "--workers", str(args.workers)],
+                 "--workers", str(args.workers), "--skip", *args.skip],
                 env=os.environ | tree[1] | {"PYTHONPATH": tree[0]}, cwd=tree[0], capture_output=True, text=True)
             if done.returncode:
                 raise SystemExit(f"{kind} in {tree} failed:\n{done.stderr}")
