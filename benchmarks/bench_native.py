@@ -4,8 +4,10 @@ In one process, on --docs documents of the zh corpus ($SIMDUP_DATA/zh-docs.jsonl
 whose text is 745 ± 100 characters, in batches of 64, each implementation on a fingerprinter of its
 own (made before the clock starts; its word cache fills in the first round, as in an index pass):
 
-  1. the fingerprint with every level (``PartPrinter._items_many``: what each index worker runs;
-     unify included), the Python modules and the compiled core, and their ratio;
+  1. the fingerprint with every level (``PartPrinter._items_many``; unify included), the Python
+     modules and the compiled core, and their ratio; ``stored``: the same with what the Elasticsearch
+     store writes of each document's levels (its ``simdup`` members in the 8x8 layout, the kept parts
+     and keys as numbers: ``encode``), which is what each worker of ``simdup index`` runs;
   2. the document fingerprint alone (``Fingerprinter.fingerprint_many``), both;
   3. what neither changes: ``unify_many`` (OpenCC and the rest of unification) and jieba-rs's cut
      alone (rjieba, on the unified texts);
@@ -34,11 +36,13 @@ from unittest import mock
 import simdup_es.tokens as tokens_module
 from simdup_es import native
 from simdup_es.fingerprint import Doc, Fingerprinter
+from simdup_es.keys import EIGHT_BY_EIGHT
 from simdup_es.parts import PartPrinter
 from simdup_es.text import unify_many
 
 ROOT = Path(__file__).resolve().parent.parent
 BATCH = 64
+ENCODE = (EIGHT_BY_EIGHT,)  # what simdup index's workers make for an Elasticsearch index of the default layout
 SIZE, SPREAD = 745, 100
 
 
@@ -85,6 +89,9 @@ def main() -> None:
     work: dict[str, tuple[Any | None, Callable[[], object]]] = {
         "levels python": (None, lambda: [printers["python"]._items_many(b) for b in batches]),
         "levels native": (compiled, lambda: [printers["native"]._items_many(b) for b in batches]),
+        "stored python": (None, lambda: [printers["python"]._items_many(b, texts=False, encode=ENCODE) for b in batches]),
+        "stored native": (compiled, lambda: [printers["native"]._items_many(b, texts=False, encode=ENCODE)
+                                             for b in batches]),
         "document python": (None, lambda: [printers["python"].fingerprinter.fingerprint_many(b) for b in batches]),
         "document native": (compiled, lambda: [printers["native"].fingerprinter.fingerprint_many(b) for b in batches]),
         "unify_many": (None, lambda: [unify_many([d.text for d in b] + [d.title for d in b if d.title]) for b in batches]),
@@ -105,11 +112,12 @@ def main() -> None:
 
 
 def check(printers: dict[str, PartPrinter], batches: list[list[Doc]], compiled: Any) -> None:
-    """Both implementations give the same fingerprints and levels on the documents measured."""
+    """Both implementations give the same fingerprints, levels and stored keys on the documents measured."""
     found = {}
     for name, module in (("python", None), ("native", compiled)):
         with implementation(module):
-            found[name] = [(r.fingerprint, lv) for b in batches for r, lv, _ in printers[name]._items_many(b)]
+            found[name] = [(r.fingerprint, lv, stored) for b in batches
+                           for r, lv, _, stored in printers[name]._items_many(b, encode=ENCODE)]
     if found["python"] != found["native"]:
         raise SystemExit("the compiled core and the Python modules disagree on these documents")
 
@@ -121,7 +129,7 @@ def report(docs: list[Doc], rounds: int, wall: dict[str, float], cpu: dict[str, 
     print(f"{'us per document':34} {'wall':>8} {'cpu':>8}")
     for name in wall:
         print(f"  {name:32} {wall[name]:8.0f} {cpu[name]:8.0f}")
-    for what in ("levels", "document"):
+    for what in ("levels", "stored", "document"):
         print(f"  {what}: native / python  wall {wall[what + ' native'] / wall[what + ' python']:.2f}x, "
               f"cpu {cpu[what + ' native'] / cpu[what + ' python']:.2f}x")
     print(f"  fingerprint with every level, native: {wall['levels native']:.0f} us wall (goal <= 150); of it unify_many "

@@ -62,6 +62,7 @@ from elasticsearch import Elasticsearch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_es_query import Generator  # noqa: E402
 
+from simdup_es import keys  # noqa: E402
 from simdup_es.es import bodies  # noqa: E402
 from simdup_es.search import rerank  # noqa: E402
 from simdup_es.store.elasticsearch import ElasticsearchStore  # noqa: E402
@@ -220,10 +221,10 @@ def doc_lines(start: int, fps: np.ndarray, layout: str, levels: list[tuple[list[
         doc_id = f"d{start + i}"
         lv = None
         if levels is not None:
-            part_fps, keys = levels[i]
-            lv = (doc_id, 400, part_fps, keys, 0)
+            part_fps, key_values = levels[i]
+            lv = (400, part_fps, key_values, 0)
         yield json.dumps({"index": {"_id": doc_id}})
-        yield bodies.document_json(fp, VERSION, None, None, layout, lv)
+        yield bodies.document_json(keys.members_json(fp, VERSION, layout, lv), None, None, None if lv is None else doc_id)
 
 
 def emit(out: object, row: dict) -> None:

@@ -183,20 +183,23 @@ class _Run:
             return record_doc(pair[1])
 
         fingerprinter, workers, levels = self.fingerprinter, self.workers, self.levels
-        # The document fingerprint and the levels (parts, keys) in one worker pass.
-        triples = (
-            ((item, result, None) for item, result in fingerprinter.map_items(self.records(items), to_doc, workers=workers))
+        # The document fingerprint and the levels (parts, keys) in one worker pass, with what the store writes of
+        # them: an Elasticsearch index's JSON members in its layout (layout()), the embedded store's numbers.
+        layout = self.store.layout() if callable(getattr(self.store, "layout", None)) else None  # type: ignore[attr-defined]
+        found = (
+            ((item, result, None, None) for item, result in fingerprinter.map_items(self.records(items), to_doc,
+                                                                                   workers=workers))
             if levels == "document" else
-            PartPrinter(fingerprinter, PartParams(with_parts=levels == "all")).map_items(self.records(items), to_doc,
-                                                                                          workers=workers)
+            PartPrinter(fingerprinter, PartParams(with_parts=levels == "all")).map_stored(
+                self.records(items), to_doc, layout=layout, workers=workers)
         )
-        for (position, record), result, doc_levels in triples:
+        for (position, record), result, doc_levels, stored in found:
             if result.error is not None:
                 self.held.append((position, Reject(record.source, result.reason, record.id)))
                 continue
             fp = result.unwrap()
             yield position, StoredDoc(record.key, fp.value, fp.version, record.text, record.title, levels=doc_levels,
-                                      meta=record.meta)
+                                      stored=stored, meta=record.meta)
 
     def written(self, batch: list[tuple[int, StoredDoc]], report: BulkReport) -> None:
         summary = self.summary

@@ -5,9 +5,10 @@ A document carries its keys in one object, ``simdup`` (the field names below)::
     {"simdup": {"fp": "e28764262e8514da", "version": "3.2b61da8f",
                 "b0": "da", "b1": "14", ..., "b7": "e2",           the 8 block terms
                 "dk": ["ANoUhS4m", ...],                            the `terms` layout only: 56 five-block terms
-                "id": "<_id>", "units": 812, "parts_cut": 0,        with its levels (simdup_es.levels):
+                "units": 812, "parts_cut": 0,                       with its levels (simdup_es.levels):
                 "sk": ["00a3f1c2d4e5f607", ...],                    its winnowed keys
-                "pq": ["DvzauJ", ...], "pf": ["0123456789abcdef", ...]}}   14 quads a part, the parts' fingerprints
+                "pq": ["DvzauJ", ...], "pf": ["0123456789abcdef", ...],   14 quads a part, the parts' fingerprints
+                "id": "<_id>"}}
 
 Four kinds of key, each encoded one way:
 
@@ -26,6 +27,11 @@ Four kinds of key, each encoded one way:
   blocks equal.
 - **winnowed keys** (:mod:`simdup_es.winnow`) and the part fingerprints: 16 hex digits.
 
+What a store writes of a document's keys is made once, where its levels are computed (a worker of
+``simdup index``), as :class:`StoredKeys`: the members of its ``simdup`` object as JSON text
+(:func:`members_json`) and the numbers the embedded store writes. The compiled core makes them for a batch
+(:mod:`simdup_es.native`); this module is the reference it is held to.
+
 The part rule is :data:`PART_MATCH` whatever a search's ``k`` (which is the document level's alone, 0 to
 :data:`MAX_K`). Which document keys a document holds and a lookup asks for is decided here alone
 (:func:`doc_fields`, :func:`doc_query`), by the layout an index records with its schema number
@@ -35,15 +41,19 @@ The part rule is :data:`PART_MATCH` whatever a search's ``k`` (which is the docu
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import struct
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from . import simhash as sh
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .levels import Levels
 
 SCHEMA = 1
 """What the keys are and how they are encoded. An index records it (:func:`index_meta`); a store refuses an
@@ -289,11 +299,52 @@ def fingerprint_object(fingerprint: int, version: str, layout: str = EIGHT_BY_EI
 
 
 def levels_object(doc_id: str, units: int, parts: Sequence[int], keys: Sequence[int], cut: int) -> dict[str, object]:
-    """The level fields added to the ``simdup`` object: the id, units, parts left out, winnowed keys, the parts' quads
-    and fingerprints."""
+    """The level fields added to the ``simdup`` object: units, parts left out, winnowed keys, the parts' quads and
+    fingerprints, and the id."""
     quads = _strings(_b64(quad_keys(parts), 6)) if len(parts) else []
-    return {ID_NAME: doc_id, UNITS_NAME: units, CUT_NAME: cut, KEYS_NAME: hex_terms(keys), PART_QUADS_NAME: quads,
-            PART_FPS_NAME: hex_terms(parts)}
+    return {UNITS_NAME: units, CUT_NAME: cut, KEYS_NAME: hex_terms(keys), PART_QUADS_NAME: quads,
+            PART_FPS_NAME: hex_terms(parts), ID_NAME: doc_id}
+
+
+_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # what json.dumps uses with ensure_ascii=False
+
+
+def members_json(fingerprint: int, version: str, layout: str = EIGHT_BY_EIGHT,
+                 levels: tuple[int, Sequence[int], Sequence[int], int] | None = None) -> str:
+    """The members of a document's ``simdup`` object but its id, as the client's JSON text (``json.dumps`` of
+    :func:`fingerprint_object` and :func:`levels_object` without the id, ``ensure_ascii=False``, no spaces),
+    written directly. ``levels`` are ``(units, parts, keys, cut)`` as a store keeps them
+    (:func:`simdup_es.store.base.stored_levels`). The keys are hex and base64, which need no escaping."""
+    out = f'"fp":"{sh.to_hex(fingerprint)}","version":{_string(version)},{doc_fields_json(fingerprint, layout)}'
+    if levels is not None:
+        units, parts, key_values, cut = levels
+        out += (f',"{UNITS_NAME}":{int(units)},"{CUT_NAME}":{int(cut)},"{KEYS_NAME}":[{hex_json(key_values)}],'
+                f'"{PART_QUADS_NAME}":[{quad_terms_json(parts)}],"{PART_FPS_NAME}":[{hex_json(parts)}]')
+    return out
+
+
+class StoredKeys(NamedTuple):
+    """What the stores write of a document's levels, made once where they are computed.
+
+    ``simdup index``'s workers make them (:meth:`PartPrinter.map_stored <simdup_es.parts.PartPrinter.map_stored>`:
+    the compiled core for a batch, or :func:`simdup_es.store.base.stored_keys`), so the process feeding the
+    store only joins them to the document. ``members``: :func:`members_json` in ``layout`` (``None``: not made,
+    as for the embedded store); ``parts``: the part fingerprints a store keeps and ``keys`` the distinct keys
+    ascending, unsigned 64-bit numbers in native byte order; ``cut``: the parts left out. ``levels``,
+    ``fingerprint`` and ``version`` are what they were made of: a store takes them for a document of that
+    very :class:`~simdup_es.levels.Levels` object and that fingerprint only
+    (:meth:`StoredDoc.stored_keys <simdup_es.store.base.StoredDoc.stored_keys>`).
+    """
+
+    layout: str | None
+    members: str | None
+    units: int
+    cut: int
+    parts: bytes
+    keys: bytes
+    levels: Levels
+    fingerprint: int
+    version: str
 
 
 def index_meta(layout: str = EIGHT_BY_EIGHT) -> dict[str, Any]:

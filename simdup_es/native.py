@@ -37,6 +37,7 @@ import numpy as np
 import xxhash
 
 from .errors import ConfigError
+from .keys import TERMS
 from .levels import PartParams
 from .paths import cache_dir, write_atomically
 from .sentences import DEFAULT_MIN_UNITS, SentenceTable
@@ -44,7 +45,7 @@ from .sentences import DEFAULT_MIN_UNITS, SentenceTable
 log = logging.getLogger(__name__)
 
 ENV = "SIMDUP_IMPLEMENTATION"
-REVISION = "3c8b619a731e8808"
+REVISION = "6ed40c75d5b94067"
 """:func:`source_revision` of the crate's sources this package goes with: a module built from
 other sources is refused. ``tests/unit/test_native.py`` checks it against ``native/``."""
 
@@ -199,6 +200,20 @@ def pipeline(params: Any, idf: Any, pos: Any, stop_words: Iterable[str]) -> Any:
     )
 
 
+class StoredBatch(NamedTuple):
+    """What the stores write of each document of a batch, from the compiled core (:func:`levels` with ``store_parts``;
+    :class:`~simdup_es.keys.StoredKeys` has one document's). Document ``i``'s are ``members[i]`` (``None`` where it has
+    no fingerprint or no members were asked for), ``cuts[i]``, rows ``part_first[i] .. part_first[i + 1]`` of
+    ``parts`` and ``key_first[i] .. key_first[i + 1]`` of ``keys`` (uint64)."""
+
+    members: list[str | None]
+    cuts: list[int]
+    parts: bytes
+    part_first: list[int]
+    keys: bytes
+    key_first: list[int]
+
+
 class BatchLevels(NamedTuple):
     """The levels of a batch of unified texts from the compiled core (:func:`levels`).
 
@@ -215,18 +230,28 @@ class BatchLevels(NamedTuple):
     part_fingerprints: list[int | None]
     keys: bytes
     key_first: list[int]
+    stored: StoredBatch | None = None
 
 
 def levels(pipeline: Any, texts: Sequence[str], titles: Sequence[str], params: PartParams, *, with_document: bool,
-           part_max_bytes: int | None) -> BatchLevels:
+           part_max_bytes: int | None, store_parts: int | None = None, members: tuple[str, str] | None = None
+           ) -> BatchLevels:
     """Every level of each unified text (its unified title beside it, ``""`` for none): sentences, units, keys,
     parts and their fingerprints, and the text's fingerprint (``None`` unless ``with_document``; also where it
-    has no content word). A part over ``part_max_bytes`` gets no fingerprint."""
-    (fps, columns, first, units, parts, part_first, part_fps, keys, key_first) = pipeline.levels(
+    has no content word). A part over ``part_max_bytes`` gets no fingerprint.
+
+    With ``store_parts`` (the most part fingerprints a store keeps) also what the stores write of each document
+    (:class:`StoredBatch`), with ``members = (version, layout)`` its ``simdup`` members as JSON text
+    (:func:`simdup_es.keys.members_json`)."""
+    version_json, five_terms = (None, False) if members is None else (json.dumps(members[0], ensure_ascii=False),
+                                                                      members[1] == TERMS)
+    (fps, columns, first, units, parts, part_first, part_fps, keys, key_first, *stored) = pipeline.levels(
         list(texts), list(titles), min_units=params.min_units, window_units=params.window_units,
         max_units=params.max_units, overlap=float(params.overlap), key_units=params.key_units,
         key_window=params.key_window, with_parts=params.with_parts, sentence_units=DEFAULT_MIN_UNITS,
-        with_document=with_document, part_max_bytes=part_max_bytes)
+        with_document=with_document, part_max_bytes=part_max_bytes, store_parts=store_parts,
+        version_json=version_json, five_terms=five_terms)
     table = SentenceTable(tuple(texts), np.frombuffer(first, dtype=np.int64),
                           np.frombuffer(columns, dtype=np.int64).reshape(-1, 3))
-    return BatchLevels(fps, table, units, parts, part_first, part_fps, keys, key_first)
+    return BatchLevels(fps, table, units, parts, part_first, part_fps, keys, key_first,
+                       StoredBatch(*stored) if stored else None)

@@ -24,8 +24,10 @@ import numpy as np
 
 from . import native
 from .fingerprint import Doc, Fingerprint, Fingerprinter, Result, not_text
+from .keys import StoredKeys
 from .levels import Lazy, Levels, Part, PartParams, SentenceRows, U64Keys, parts_of_columns
 from .sentences import Sentence, SentenceTable, split_sentences, split_table_units
+from .store.base import MAX_STORED_PARTS, stored_keys
 from .text import UnifiedText, unify, unify_many
 from .winnow import batch_codes, winnow_many
 
@@ -41,6 +43,9 @@ _DOCS_PER_CHUNK = 128
 _CHARS_PER_CHUNK = 256_000
 
 __all__ = ["PartPrinter", "part_spans"]
+
+_Made = tuple["str | None", "str | None", int, bytes, bytes]
+""":class:`~simdup_es.keys.StoredKeys` as a worker sends it: ``(layout, members, cut, parts, keys)``."""
 
 
 def _flat_keys(values: np.ndarray, positions: np.ndarray) -> U64Keys:
@@ -146,18 +151,29 @@ class PartPrinter:
         the part fingerprints and the keys' values): the levels' sentences are cut again
         from the document's text here, only if they are read.
         """
-        for item, result, levels, _ in self._map_items(items, to_doc, workers, texts=False):
+        for item, result, levels, _, _ in self._map_items(items, to_doc, workers, texts=False):
             yield item, result, levels
 
     def map_items_unified(
         self, items: Iterable[T], to_doc: Callable[[T], Doc], *, workers: int | None = None
     ) -> Iterator[tuple[T, Result, Levels | None, str | None]]:
         """:meth:`map_items`, each also with the unified text its levels refer to (``None`` where no levels)."""
-        return self._map_items(items, to_doc, workers, texts=True)
+        for item, result, levels, text, _ in self._map_items(items, to_doc, workers, texts=True):
+            yield item, result, levels, text
+
+    def map_stored(
+        self, items: Iterable[T], to_doc: Callable[[T], Doc], *, layout: str | None, workers: int | None = None
+    ) -> Iterator[tuple[T, Result, Levels | None, StoredKeys | None]]:
+        """:meth:`map_items`, each also with what a store writes of its levels (:class:`~simdup_es.keys.StoredKeys`,
+        with the members of an Elasticsearch index of ``layout``, or none for ``None``), made on the workers:
+        the process feeding the store joins them to the documents as they are (``simdup index``)."""
+        for item, result, levels, _, stored in self._map_items(items, to_doc, workers, texts=False, encode=(layout,)):
+            yield item, result, levels, stored
 
     def _map_items(
-        self, items: Iterable[T], to_doc: Callable[[T], Doc], workers: int | None, *, texts: bool
-    ) -> Iterator[tuple[T, Result, Levels | None, str | None]]:
+        self, items: Iterable[T], to_doc: Callable[[T], Doc], workers: int | None, *, texts: bool,
+        encode: tuple[str | None] | None = None,
+    ) -> Iterator[tuple[T, Result, Levels | None, str | None, StoredKeys | None]]:
         pending: deque[tuple[T, Doc]] = deque()  # items in flight, with their documents
 
         def docs() -> Iterator[Doc]:
@@ -166,15 +182,16 @@ class PartPrinter:
                 pending.append((item, doc))
                 yield doc
 
-        task = functools.partial(_items_chunk, params=self.params, texts=texts)
+        task = functools.partial(_items_chunk, params=self.params, texts=texts, encode=encode)
         for batch in self.fingerprinter.map_chunks(docs(), task, workers=workers, chunk_size=_DOCS_PER_CHUNK,
                                                    chunk_weight=(_doc_chars, _CHARS_PER_CHUNK)):
             done = [pending.popleft() for _ in range(len(batch))]
-            for (item, _), (result, levels, text) in zip(done, batch.triples([doc for _, doc in done]), strict=True):
-                yield item, result, levels, text
+            for (item, _), (result, levels, text, stored) in zip(done, batch.items([doc for _, doc in done]), strict=True):
+                yield item, result, levels, text, stored
 
-    def _items_many(self, docs: Sequence[Doc], *, texts: bool = True) -> _Batch:
-        """:meth:`map_items_unified`' work on a batch, in this process (``texts``: see :class:`_Batch`)."""
+    def _items_many(self, docs: Sequence[Doc], *, texts: bool = True, encode: tuple[str | None] | None = None) -> _Batch:
+        """:meth:`map_items_unified`' work on a batch, in this process (``texts``: see :class:`_Batch`), with
+        :meth:`map_stored`'s for ``encode = (layout,)``."""
         fingerprinter = self.fingerprinter
         fits = [not_text(doc) is None and not fingerprinter.too_large(doc.text) for doc in docs]
         # Texts and titles unified in one batch: each step runs once over them all.
@@ -183,17 +200,26 @@ class PartPrinter:
         titles = iter(unified[len(bodies) :])
         batch = [Doc(text, next(titles) if doc.title else doc.title, doc.source)
                  for text, doc in zip(unified[: len(bodies)], (doc for doc, fit in zip(docs, fits, strict=True) if fit))]
-        done = iter(self._native_items(batch) if fingerprinter.native_pipeline() is not None else self._python_items(batch))
+        done = iter(self._native_items(batch, encode) if fingerprinter.native_pipeline() is not None
+                    else self._python_items(batch))
         out = _Batch(version=self.version, texts=texts)
         for doc, fit in zip(docs, fits, strict=True):
             if not fit:  # too large, or no text: rejected with the reason
-                out.append((fingerprinter.fingerprint_many([doc])[0], None, None))
+                out.append((fingerprinter.fingerprint_many([doc])[0], None, None, None))
                 continue
-            split, result, fps = next(done)
-            out.append((result, None, None) if result.error else (result, self._levels(split, fps), split.text))
+            split, result, fps, made = next(done)
+            if result.error:
+                out.append((result, None, None, None))
+                continue
+            levels, fp = self._levels(split, fps), result.unwrap().value
+            if made is not None:  # the compiled core's
+                stored: StoredKeys | None = _stored(made, levels, fp)
+            else:
+                stored = None if encode is None else stored_keys(fp, self.version, levels, encode[0])
+            out.append((result, levels, split.text, stored))
         return out
 
-    def _python_items(self, batch: list[Doc]) -> Iterator[tuple[_Split, Result, list[int | None]]]:
+    def _python_items(self, batch: list[Doc]) -> Iterator[tuple[_Split, Result, list[int | None], _Made | None]]:
         """Each unified document of ``batch`` (its title unified too) cut into its levels and fingerprinted with
         its parts, by the Python modules."""
         fingerprinter = self.fingerprinter
@@ -201,15 +227,23 @@ class PartPrinter:
         tokens = [fingerprinter.tokenizer.cut(split.text) for split in splits]
         spans = [part_spans(split.text, whole, split.parts, fingerprinter.tokenizer.cut) for split, whole in zip(splits, tokens)]
         for split, (result, fps) in zip(splits, fingerprinter.fingerprint_parts(batch, tokens, spans), strict=True):
-            yield split, result, fps
+            yield split, result, fps, None
 
-    def _native_items(self, batch: list[Doc]) -> Iterator[tuple[_Split, Result, list[int | None]]]:
-        """:meth:`_python_items` by the compiled core (:mod:`simdup_es.native`)."""
+    def _native_items(self, batch: list[Doc], encode: tuple[str | None] | None
+                      ) -> Iterator[tuple[_Split, Result, list[int | None], _Made | None]]:
+        """:meth:`_python_items` by the compiled core (:mod:`simdup_es.native`), each with what a store writes of it
+        with ``encode = (layout,)``: ``(layout, members, cut, parts, keys)`` of :class:`~simdup_es.keys.StoredKeys`."""
         fingerprinter = self.fingerprinter
+        layout = None if encode is None else encode[0]
         found = native.levels(fingerprinter.native_pipeline(), [doc.text for doc in batch], [doc.title or "" for doc in batch],
-                              self.params, with_document=True, part_max_bytes=None)
-        for (split, fps), value, doc in zip(_native_splits(found), found.fingerprints, batch, strict=True):
-            yield split, fingerprinter._result(value, doc), fps
+                              self.params, with_document=True, part_max_bytes=None,
+                              store_parts=None if encode is None else MAX_STORED_PARTS,
+                              members=None if layout is None else (self.version, layout))
+        made = found.stored
+        for k, ((split, fps), value, doc) in enumerate(zip(_native_splits(found), found.fingerprints, batch, strict=True)):
+            yield split, fingerprinter._result(value, doc), fps, None if made is None else (
+                layout, made.members[k], made.cuts[k], made.parts[8 * made.part_first[k] : 8 * made.part_first[k + 1]],
+                made.keys[8 * made.key_first[k] : 8 * made.key_first[k + 1]])
 
     def _split_many(self, texts: Sequence[str]) -> list[_Split]:
         """Unified texts cut into sentences (all at once, as a table) and parts, with their keys."""
@@ -284,12 +318,13 @@ def _levels_chunk(fingerprinter: Fingerprinter, texts: list[str], *, params: Par
     return PartPrinter(fingerprinter, params).levels_many(texts)
 
 
-def _items_chunk(fingerprinter: Fingerprinter, docs: list[Doc], *, params: PartParams, texts: bool = True) -> _Batch:
-    return PartPrinter(fingerprinter, params)._items_many(docs, texts=texts)
+def _items_chunk(fingerprinter: Fingerprinter, docs: list[Doc], *, params: PartParams, texts: bool = True,
+                 encode: tuple[str | None] | None = None) -> _Batch:
+    return PartPrinter(fingerprinter, params)._items_many(docs, texts=texts, encode=encode)
 
 
-class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
-    """Results, levels and unified texts of a batch, as :meth:`PartPrinter._items_many` made them.
+class _Batch(list[tuple[Result, "Levels | None", "str | None", "StoredKeys | None"]]):
+    """Results, levels, unified texts and stored keys of a batch, as :meth:`PartPrinter._items_many` made them.
 
     Pickled (on the way back from a worker) as plain numbers, strings and flat arrays
     (:class:`_Sent`): unpickling frozen dataclasses (or even tuples of numbers) for
@@ -298,24 +333,25 @@ class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
     all without ``texts`` (:meth:`PartPrinter.map_items`).
     """
 
-    def __init__(self, triples: Iterable[tuple[Result, Levels | None, str | None]] = (), version: str = "",
-                 texts: bool = True) -> None:
-        super().__init__(triples)
+    def __init__(self, items: Iterable[tuple[Result, Levels | None, str | None, StoredKeys | None]] = (),
+                 version: str = "", texts: bool = True) -> None:
+        super().__init__(items)
         self.version = version  # of the printer: its fingerprints and levels go as numbers
         self.texts = texts  # whether pickling sends the unified texts and the sentences
 
-    def triples(self, docs: Sequence[Doc]) -> Iterator[tuple[Result, Levels | None, str | None]]:
-        """The batch's results, levels and texts (``docs``, the batch's documents, unused here)."""
+    def items(self, docs: Sequence[Doc]) -> Iterator[tuple[Result, Levels | None, str | None, StoredKeys | None]]:
+        """The batch's results, levels, texts and stored keys (``docs``, the batch's documents, unused here)."""
         return iter(self)
 
     def __reduce__(self) -> tuple[type[_Sent], tuple[str, list[tuple[object, ...]], SentenceTable | None]]:
-        # A row per document: (head, units, parts, fingerprints, keys[, row in the table]). head is the
-        # fingerprint's value (or the whole Result when it is not one of the batch's version); parts and
-        # keys are flat arrays of unsigned 64-bit numbers, 5 and 2 to an element.
+        # A row per document: (head, units, parts, fingerprints, keys, stored[, row in the table]). head is
+        # the fingerprint's value (or the whole Result when it is not one of the batch's version); parts and
+        # keys are flat arrays of unsigned 64-bit numbers, 5 and 2 to an element; stored is None or the
+        # StoredKeys' (layout, members, cut, parts, keys).
         rows: list[tuple[object, ...]] = []
         texts: list[str] = []
         columns: list[np.ndarray] = []
-        for result, levels, text in self:
+        for result, levels, text, stored in self:
             fp = result.fingerprint
             plain = fp is not None and result.error is None and fp.version == self.version and type(fp.value) is int
             head = fp.value if plain else result  # type: ignore[union-attr]
@@ -327,7 +363,8 @@ class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
             parts = levels.parts
             row = (head, levels.units, parts.flat if isinstance(parts, _FlatParts) else
                    _flat((p.first, p.stop, p.start, p.end, p.units) for p in parts),
-                   levels.fingerprints, keys.flat if isinstance(keys, U64Keys) else _flat((k.key, k.position) for k in keys))
+                   levels.fingerprints, keys.flat if isinstance(keys, U64Keys) else _flat((k.key, k.position) for k in keys),
+                   None if stored is None else (stored.layout, stored.members, stored.cut, stored.parts, stored.keys))
             if self.texts and text is not None:
                 row += (len(texts),)
                 texts.append(text)
@@ -357,24 +394,31 @@ class _Sent(list[tuple[object, ...]]):
         self.version = version
         self.table = table
 
-    def triples(self, docs: Sequence[Doc]) -> Iterator[tuple[Result, Levels | None, str | None]]:
-        """:meth:`_Batch.triples`, the objects made from the numbers (the sentences not sent cut again from
+    def items(self, docs: Sequence[Doc]) -> Iterator[tuple[Result, Levels | None, str | None, StoredKeys | None]]:
+        """:meth:`_Batch.items`, the objects made from the numbers (the sentences not sent cut again from
         ``docs`` when first read)."""
         version, table = self.version, self.table
         for row, doc in zip(self, docs, strict=True):
             head = row[0]
-            result = Result(Fingerprint(head, version), None) if type(head) is int else head
+            result: Result = Result(Fingerprint(head, version), None) if type(head) is int else head  # type: ignore[assignment]
             if len(row) == 1:
-                yield result, None, None  # type: ignore[misc]
+                yield result, None, None, None  # type: ignore[misc]
                 continue
-            _, units, parts, fingerprints, keys, *at = row
+            _, units, parts, fingerprints, keys, made, *at = row
             k: int = at[0] if at else -1  # type: ignore[assignment]
             sentences: Sequence[Sentence] = SentenceRows(table, k) if table and at else Lazy(
                 functools.partial(_resplit, doc.text))
             # Positional: a quarter less time than by keyword, for every document indexed.
             levels = Levels(version, units, sentences, Lazy(functools.partial(_parts_of, parts)),  # type: ignore[arg-type]
                             fingerprints, U64Keys(keys))  # type: ignore[arg-type]
-            yield result, levels, table.texts[k] if table and at else None  # type: ignore[misc]
+            stored = None if made is None else _stored(made, levels, result.fingerprint.value)  # type: ignore[arg-type,union-attr]
+            yield result, levels, table.texts[k] if table and at else None, stored  # type: ignore[misc]
+
+
+def _stored(made: _Made, levels: Levels, fingerprint: int) -> StoredKeys:
+    """The :class:`~simdup_es.keys.StoredKeys` a worker sent (``made``) with the levels and fingerprint they are of."""
+    layout, members, cut, parts, keys = made
+    return StoredKeys(layout, members, levels.units, cut, parts, keys, levels, fingerprint, levels.version)
 
 
 def _resplit(raw: str) -> list[Sentence]:

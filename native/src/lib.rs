@@ -6,6 +6,7 @@
 //! a fingerprinter's tables; the Python modules it replaces stay the reference.
 
 mod chars;
+mod keys;
 mod lexicon;
 mod parts;
 mod pipeline;
@@ -23,7 +24,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use chars::Chars;
 use lexicon::{HashTable, Params, Tables};
 use parts::PartParams;
-use pipeline::LevelParams;
+use pipeline::{Encode, LevelParams};
 
 /// The rjieba release whose jieba-rs this crate links (jieba-rs 0.11.0): the Python path segments
 /// with it, and the fingerprint version names it.
@@ -148,9 +149,14 @@ impl Pipeline {
     /// fingerprints (`None` unless `with_document`), sentences (start, end, units: int64 bytes) and
     /// each text's first sentence, units, parts (first, stop, start, end, units: uint64 bytes) and
     /// each text's first part, the parts' fingerprints, keys (hash, position: uint64 bytes) and each
-    /// text's first key.
+    /// text's first key. With `store_parts` (the most part fingerprints a store keeps), six more: what the
+    /// stores write of each document (`simdup_es.keys.StoredKeys`): its members of the `simdup` object as JSON
+    /// (with `version_json`, the version as a JSON string; the five-block terms with `five_terms`; `None`
+    /// where no fingerprint), its parts left out, the kept part fingerprints (uint64 bytes) and each
+    /// text's first, its distinct keys ascending (uint64 bytes) and each text's first.
     #[pyo3(signature = (texts, titles, *, min_units, window_units, max_units, overlap, key_units, key_window,
-                        with_parts, sentence_units, with_document, part_max_bytes))]
+                        with_parts, sentence_units, with_document, part_max_bytes, store_parts = None,
+                        version_json = None, five_terms = false))]
     #[allow(clippy::too_many_arguments)]
     fn levels<'py>(
         &self,
@@ -167,6 +173,9 @@ impl Pipeline {
         sentence_units: usize,
         with_document: bool,
         part_max_bytes: Option<usize>,
+        store_parts: Option<usize>,
+        version_json: Option<String>,
+        five_terms: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let (texts, titles) = texts_of(&texts, &titles)?;
         let lp = LevelParams {
@@ -178,8 +187,13 @@ impl Pipeline {
             with_document,
             part_max_bytes,
         };
-        let out = py.detach(|| self.0.levels(&texts, &titles, &lp));
-        (
+        let encode = store_parts.map(|max_parts| Encode { max_parts, version_json, five_terms });
+        let (out, encoded) = py.detach(|| {
+            let out = self.0.levels(&texts, &titles, &lp);
+            let encoded = encode.as_ref().map(|how| out.encode(how));
+            (out, encoded)
+        });
+        let found = (
             out.fingerprints,
             bytes_of(py, out.sentences.iter().map(|v| v.to_ne_bytes())),
             bytes_of(py, out.sentence_first.iter().map(|v| v.to_ne_bytes())),
@@ -190,7 +204,18 @@ impl Pipeline {
             bytes_of(py, out.keys.iter().map(|v| v.to_ne_bytes())),
             out.key_first,
         )
-            .into_pyobject(py)
+            .into_pyobject(py)?;
+        let Some(stored) = encoded else { return Ok(found) };
+        let more = (
+            stored.members,
+            stored.cuts,
+            bytes_of(py, stored.parts.iter().map(|v| v.to_ne_bytes())),
+            stored.part_first,
+            bytes_of(py, stored.keys.iter().map(|v| v.to_ne_bytes())),
+            stored.key_first,
+        )
+            .into_pyobject(py)?;
+        PyTuple::new(py, found.iter().chain(more.iter()).collect::<Vec<_>>())
     }
 }
 

@@ -7,6 +7,7 @@ use jieba_rs::Jieba;
 use rustc_hash::FxHashSet;
 
 use crate::chars::Chars;
+use crate::keys::{StoredLevels, members, stored};
 use crate::lexicon::{Lexicon, Tables};
 use crate::parts::{PartParams, parts, token_slice};
 use crate::sentences::{paragraphs, sentences, units};
@@ -31,6 +32,28 @@ pub struct LevelParams {
     /// A part over this many bytes gets no fingerprint, as a document over `max_bytes` gets none
     /// (`levels_many` fingerprints its parts as documents).
     pub part_max_bytes: Option<usize>,
+}
+
+/// What the stores write of each document's keys (`simdup_es.keys.StoredKeys`): the part fingerprints and
+/// keys a store keeps, and (with `version_json`) the members of the Elasticsearch document's `simdup` object.
+pub struct Encode {
+    /// Most part fingerprints a store keeps of a document (`MAX_STORED_PARTS`).
+    pub max_parts: usize,
+    /// The fingerprints' version as a JSON string; `None`: no JSON members.
+    pub version_json: Option<String>,
+    /// Whether the members hold the five-block terms (the `terms` layout).
+    pub five_terms: bool,
+}
+
+/// The stored keys of a batch, flat as `Levels` (`None` members where a document has no fingerprint).
+#[derive(Default)]
+pub struct Encoded {
+    pub members: Vec<Option<String>>,
+    pub cuts: Vec<usize>,
+    pub parts: Vec<u64>,
+    pub part_first: Vec<usize>,
+    pub keys: Vec<u64>,
+    pub key_first: Vec<usize>,
 }
 
 /// The levels of a batch, flat: document `i`'s rows of each column run from `*_first[i]` to `*_first[i + 1]`.
@@ -174,6 +197,32 @@ impl Pipeline {
                 out.part_fingerprints.push(value.filter(|_| !too_large(&chars[part.start..part.end], lp.part_max_bytes)));
             }
             out.part_first.push(out.part_fingerprints.len());
+        }
+        out
+    }
+}
+
+impl Levels {
+    /// What the stores write of each document's fingerprint and levels.
+    pub fn encode(&self, how: &Encode) -> Encoded {
+        let mut out = Encoded { part_first: vec![0], key_first: vec![0], ..Encoded::default() };
+        for (i, fingerprint) in self.fingerprints.iter().enumerate() {
+            let part_fps = &self.part_fingerprints[self.part_first[i]..self.part_first[i + 1]];
+            let (parts, cut, keys) = stored(part_fps, &self.keys[2 * self.key_first[i]..2 * self.key_first[i + 1]], how.max_parts);
+            out.members.push(match (fingerprint, &how.version_json) {
+                (Some(fp), Some(version)) => {
+                    let mut json = String::with_capacity(200 + 19 * keys.len() + 120 * parts.len());
+                    let levels = StoredLevels { units: self.units[i], cut, parts: &parts, keys: &keys };
+                    members(&mut json, *fp, version, how.five_terms, Some(&levels));
+                    Some(json)
+                }
+                _ => None,
+            });
+            out.cuts.push(cut);
+            out.parts.extend(parts);
+            out.part_first.push(out.parts.len());
+            out.keys.extend(keys);
+            out.key_first.push(out.keys.len());
         }
         out
     }

@@ -237,21 +237,18 @@ def document_source(fingerprint: int, version: str, text: str | None, title: str
     return body
 
 
-def document_json(fingerprint: int, version: str, text: str | None, title: str | None,
-                  layout: str = keys.EIGHT_BY_EIGHT,
-                  levels: tuple[str, int, Sequence[int], Sequence[int], int] | None = None,
+def document_json(members: str, text: str | None, title: str | None, doc_id: str | None = None,
                   group: tuple[str, int | None, str | None] | None = None,
                   meta: tuple[tuple[str, str], ...] = ()) -> str:
     """:func:`document_source` as the JSON text the client sends (``json.dumps``, ``ensure_ascii=False``,
     no spaces), written directly.
 
-    ``levels`` are :func:`simdup_es.keys.levels_object`'s ``(doc_id, units, parts, keys, cut)``;
-    ``group`` the duplicate group fields (:func:`group_update`'s, written with the document); ``meta`` the
-    document's other fields (:attr:`simdup_es.store.base.StoredDoc.meta`: ``url``, ``author``, ``date``).
-    Every indexed document goes through it: building the nested dicts and serialising
-    them took 38 us of the feeding process's ~100 us of CPU per document, this 10 us.
-    The strings go through ``json``'s own string encoder; the keys are hex and base64,
-    which need none.
+    ``members`` are :func:`simdup_es.keys.members_json` of the document's fingerprint and levels (made
+    where the levels are computed: :class:`simdup_es.keys.StoredKeys`); ``doc_id`` is written after them
+    as ``simdup.id``, with levels; ``group`` the duplicate group fields (:func:`group_update`'s, written
+    with the document); ``meta`` the document's other fields (:attr:`simdup_es.store.base.StoredDoc.meta`:
+    ``url``, ``author``, ``date``). Every indexed document goes through it: the strings go through
+    ``json``'s own string encoder, the rest is joined.
     """
     out = []
     if title is not None:
@@ -259,12 +256,7 @@ def document_json(fingerprint: int, version: str, text: str | None, title: str |
     if text is not None:
         out.append(f'"text":{_string(text)}')
     out.extend(f'{_string(name)}:{_string(value)}' for name, value in meta)
-    simdup = f'"fp":"{sh.to_hex(fingerprint)}","version":{_string(version)},{keys.doc_fields_json(fingerprint, layout)}'
-    if levels is not None:
-        doc_id, units, parts, key_values, cut = levels
-        simdup += (f',"{keys.ID_NAME}":{_string(doc_id)},"{keys.UNITS_NAME}":{int(units)},'
-                   f'"{keys.CUT_NAME}":{int(cut)},"{keys.KEYS_NAME}":[{keys.hex_json(key_values)}],'
-                   f'"{keys.PART_QUADS_NAME}":[{keys.quad_terms_json(parts)}],"{keys.PART_FPS_NAME}":[{keys.hex_json(parts)}]')
+    simdup = members if doc_id is None else f'{members},"{keys.ID_NAME}":{_string(doc_id)}'
     out.append(f'"{keys.ROOT}":{{{simdup}}}')
     if group is not None:
         out.append(json.dumps(group_update(*group), ensure_ascii=False, separators=(",", ":"))[1:-1])

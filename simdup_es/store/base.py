@@ -21,7 +21,7 @@ import numpy as np
 
 from ..common import BulkReport
 from ..errors import ConfigError
-from ..keys import levels_object
+from ..keys import StoredKeys, levels_object, members_json
 from ..levels import Levels
 from ..multilevel import PartCandidate
 
@@ -58,6 +58,15 @@ def stored_levels(levels: Levels) -> tuple[list[int], list[int], int]:
     fps, keys = levels.stored()
     kept = fps if len(fps) <= MAX_STORED_PARTS else [fps[i] for i in spread(len(fps), MAX_STORED_PARTS)]
     return kept, keys, len(fps) - len(kept)
+
+
+def stored_keys(fingerprint: int, version: str, levels: Levels, layout: str | None) -> StoredKeys:
+    """What a store writes of a document's levels (:class:`~simdup_es.keys.StoredKeys`; the members of ``layout``,
+    none for ``None``), by :mod:`simdup_es.keys`: the reference the compiled core's are held to."""
+    parts, keys, cut = stored_levels(levels)
+    members = None if layout is None else members_json(fingerprint, version, layout, (levels.units, parts, keys, cut))
+    return StoredKeys(layout, members, levels.units, cut, np.array(parts, np.uint64).tobytes(),
+                      np.array(keys, np.uint64).tobytes(), levels, fingerprint, version)
 
 
 def levels_fields(doc_id: str, levels: Levels) -> dict[str, object]:
@@ -131,6 +140,20 @@ class StoredDoc:
     meta: tuple[tuple[str, str], ...] = ()
     """What the store holds of the document beyond its title: ``(name, value)`` of :data:`META_FIELDS` given at
     index time (a source's address, author and date, which a report shows)."""
+    stored: StoredKeys | None = None
+    """What a store writes of ``levels``, made with them (``simdup index``'s workers); :meth:`stored_keys`."""
+
+    def stored_keys(self, layout: str | None) -> StoredKeys | None:
+        """What a store writes of :attr:`levels` (``None`` without): :attr:`stored` when it was made of these very
+        levels, this fingerprint and version, with ``layout``'s members (or for ``None``: no members wanted), else
+        made now (:func:`stored_keys`)."""
+        if self.levels is None:
+            return None
+        made = self.stored
+        if (made is not None and made.levels is self.levels and made.fingerprint == self.fingerprint
+                and made.version == self.version and (layout is None or made.layout == layout)):
+            return made
+        return stored_keys(int(self.fingerprint), self.version, self.levels, layout)
 
     @property
     def group_fields(self) -> tuple[str, int | None, str | None] | None:
@@ -169,6 +192,8 @@ class StoredDoc:
             bad = self.levels.not_u64()
             if bad:
                 return f"levels hold {bad[0]!r}, not a 64-bit unsigned integer"
+        if self.stored is not None and not isinstance(self.stored, StoredKeys):
+            return f"stored must be StoredKeys or None, got {type(self.stored).__name__}"
         return None
 
 

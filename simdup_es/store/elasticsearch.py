@@ -49,7 +49,7 @@ from ..es.mappings import (
 )
 from ..multilevel import PartCandidate
 from .base import (META_FIELDS, NOT_FOUND, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, listed,
-                   query_terms, stored_levels)
+                   query_terms)
 
 log = logging.getLogger(__name__)
 
@@ -289,14 +289,16 @@ class ElasticsearchStore(Closing):
             if problem:
                 report.failed.append((str(doc.id), problem))
                 continue
-            levels = None
-            if doc.levels is not None:
-                parts, key_values, cut = stored_levels(doc.levels)
-                if cut:
-                    capped[doc.id] = capped_note(len(parts), cut)
-                levels = (doc.id, doc.levels.units, parts, key_values, cut)
-            source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title, layout, levels,
-                                          doc.group_fields if with_groups else None, doc.meta)
+            stored = doc.stored_keys(layout)
+            if stored is None:
+                members, doc_id = keys.members_json(int(doc.fingerprint), doc.version, layout), None
+            else:
+                assert stored.members is not None  # made for this layout
+                members, doc_id = stored.members, doc.id
+                if stored.cut:
+                    capped[doc.id] = capped_note(len(stored.parts) // 8, stored.cut)
+            source = bodies.document_json(members, doc.text, doc.title, doc_id, doc.group_fields if with_groups else None,
+                                          doc.meta)
             actions.append(bodies.index_action(doc.id, source))
         for item in self._bulk(actions, report, "index"):
             if item.ok:

@@ -173,10 +173,10 @@ def test_levels_sent_by_workers_are_stored_as_levels_made_here(store: Store, wit
 
     docs = levels()
     version = next(iter(docs.values())).version
-    batch = _Batch(((Result(Fingerprint(n, version), None), lv, texts()[doc_id]) for n, (doc_id, lv) in enumerate(docs.items())),
+    batch = _Batch(((Result(Fingerprint(n, version), None), lv, texts()[doc_id], None) for n, (doc_id, lv) in enumerate(docs.items())),
                    version, texts=with_texts)
     raw = [Doc(texts()[doc_id]) for doc_id in docs]
-    sent = {doc_id: lv for doc_id, (_, lv, _) in zip(docs, pickle.loads(pickle.dumps(batch)).triples(raw), strict=True)}
+    sent = {doc_id: lv for doc_id, (_, lv, _, _) in zip(docs, pickle.loads(pickle.dumps(batch)).items(raw), strict=True)}
     assert all(type(lv.keys) is not tuple and type(lv.sentences) is not tuple for lv in sent.values())
     load_levels(store, sent)  # type: ignore[arg-type]
     assert all(lv.sentences._built is None for lv in sent.values())  # type: ignore[attr-defined]  # storing read none

@@ -413,13 +413,14 @@ def _fingerprinter():  # type: ignore[no-untyped-def]
     return default_fingerprinter()
 
 
-@pytest.mark.parametrize("levels", ["all", "keys"])
+@pytest.mark.parametrize(("levels", "layout"), [("all", "8x8"), ("keys", "8x8"), ("all", "terms")])
 def test_index_through_workers_stores_what_the_levels_made_here_give(
-    es_client: Elasticsearch, es_index: str, fingerprinter, tmp_path, monkeypatch: pytest.MonkeyPatch, levels: str
+    es_client: Elasticsearch, es_index: str, fingerprinter, tmp_path, monkeypatch: pytest.MonkeyPatch, levels: str,
+    layout: str,
 ) -> None:
     # `simdup index` gets the levels from worker processes as numbers (no unified text,
-    # no sentences): what it stores is exactly the _source of the document and levels
-    # made in this process, written field by field.
+    # no sentences) with the JSON of their keys in the index's layout: what it stores is
+    # exactly the _source of the document and levels made in this process.
     from importlib import resources
 
     from simdup_es.es import bodies
@@ -437,7 +438,7 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
     cut_again = []  # the sentences not sent, if indexing read them
     monkeypatch.setattr("simdup_es.parts._resplit", lambda self: cut_again.append(self) or ())
     assert len(records) > 32
-    store = ElasticsearchStore(es_client, es_index)
+    store = ElasticsearchStore(es_client, es_index, layout=layout)
     store.setup()
     rejects: list[object] = []
     summary = index_items(read_paths([path], Fields()), store, fingerprinter, workers=2, on_reject=rejects.append,
@@ -452,7 +453,7 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
         fp = fingerprinter.fingerprint(r["text"], r.get("title"))
         lv = printer.levels(r["text"])
         parts, key_values, cut = stored_levels(lv)
-        want[r["id"]] = bodies.document_source(fp.value, fp.version, r["text"], r.get("title"), "8x8",
+        want[r["id"]] = bodies.document_source(fp.value, fp.version, r["text"], r.get("title"), layout,
                                                keys.levels_object(r["id"], lv.units, parts, key_values, cut))
     assert got == want
     assert any(source[keys.ROOT][keys.PART_QUADS_NAME] for source in got.values()) == (levels == "all")

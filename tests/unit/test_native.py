@@ -29,12 +29,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdup_es.tokens as tokens_module
-from simdup_es import native
+from simdup_es import keys, native
 from simdup_es.config import FingerprintParams
 from simdup_es.errors import ConfigError
 from simdup_es.fingerprint import Doc, Fingerprinter
+from simdup_es.keys import StoredKeys
 from simdup_es.levels import PartParams, split_parts, text_keys
 from simdup_es.parts import PartPrinter
+from simdup_es.store.base import MAX_STORED_PARTS
 from simdup_es.sentences import ABBREVIATIONS, split_sentences
 from simdup_es.text import UnifiedText, unify, unify_many
 from simdup_es.tokens import _rjieba_class, weigh_batch
@@ -268,22 +270,48 @@ def _plain(levels: Any) -> tuple[object, ...]:
             tuple(levels.keys), levels.key_values(), levels.stored())
 
 
+def _stored(stored: StoredKeys | None, levels: Any) -> tuple[object, ...] | None:
+    """What a store writes of a document's levels, as plain values (and that they name those very levels)."""
+    if stored is None:
+        return None
+    assert stored.levels is levels
+    return stored.layout, stored.members, stored.units, stored.cut, stored.parts, stored.keys, stored.fingerprint, \
+        stored.version
+
+
+_LAYOUTS = st.sampled_from([None, (None,), (keys.EIGHT_BY_EIGHT,), (keys.TERMS,)])
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(_LEVEL_TEXT, st.sampled_from([None, "", "标题 Title", "数据库"])), min_size=1, max_size=3),
-       _PART_PARAMS, st.booleans())
-def test_levels_are_the_pythons(compiled: ModuleType, batch: list[tuple[str, str | None]], params: PartParams,
-                                declared: bool) -> None:
+       _PART_PARAMS, st.booleans(), _LAYOUTS, st.sampled_from([1, 2, 3, MAX_STORED_PARTS]))
+def test_levels_and_what_the_stores_write_are_the_pythons(
+        compiled: ModuleType, batch: list[tuple[str, str | None]], params: PartParams, declared: bool,
+        encode: tuple[str | None] | None, max_parts: int) -> None:
     # Unified text, or any text declared unified (case to fold, full-width forms, \r): the same either way.
+    # The stored keys in each layout (or none), with as many parts kept as a store keeps or a few (evenly spread).
     docs = [Doc(UnifiedText(text) if declared else text, title) for text, title in batch]
 
     def work() -> tuple[list[object], list[object]]:
         printer = PartPrinter(Fingerprinter(), params)
-        items = [(r.fingerprint, repr(r.error), None if lv is None else _plain(lv), text)
-                 for r, lv, text in printer._items_many(docs)]
+        with mock.patch("simdup_es.parts.MAX_STORED_PARTS", max_parts), \
+                mock.patch("simdup_es.store.base.MAX_STORED_PARTS", max_parts):
+            items = [(r.fingerprint, repr(r.error), None if lv is None else _plain(lv), text, _stored(stored, lv))
+                     for r, lv, text, stored in printer._items_many(docs, encode=encode)]
         return items, [_plain(lv) for lv in printer.levels_many([d.text for d in docs])]
 
     found, expected = both(compiled, work)
     assert found == expected
+    if encode is not None:  # what the stores write of each document, and in the layout asked for
+        items = found[0]
+        assert all((item[4] is None) == (item[2] is None) for item in items)  # type: ignore[index]
+        for _, _, plain, _, stored in items:  # type: ignore[misc]
+            if stored is not None:
+                layout, members, units, cut, parts, key_values = stored[:6]
+                assert layout == encode[0] and (members is None) == (layout is None) and units == plain[1]
+                kept = len(parts) // 8
+                assert kept == min(max_parts, len(plain[7][0])) and cut == len(plain[7][0]) - kept
+                assert memoryview(key_values).cast("Q").tolist() == plain[7][1]
 
 
 @pytest.fixture(scope="module")
@@ -379,25 +407,30 @@ def _corpus_docs() -> list[Doc]:
     return docs + [Doc(r["text"], r.get("title")) for r in map(json.loads, sample.splitlines())]
 
 
-def test_every_corpus_document_gets_the_same_fingerprint_and_levels(compiled: ModuleType) -> None:
+def test_every_corpus_document_gets_the_same_fingerprint_levels_and_stored_keys(compiled: ModuleType) -> None:
     docs = _corpus_docs()
     assert len(docs) > 10_000
 
-    def work() -> tuple[list[object], list[object], list[object]]:
+    def work() -> tuple[list[object], list[object], list[object], list[object]]:
         printer = PartPrinter(Fingerprinter())
         batches = [docs[i : i + 64] for i in range(0, len(docs), 64)]
-        items = [(r.fingerprint, r.reason, None if lv is None else _plain(lv), text)
-                 for batch in batches for r, lv, text in printer._items_many(batch)]
-        # The document fingerprint alone and the levels alone (parts segmented again where the index slices).
+        # With what the stores write of them, as simdup index makes it: the members of the default layout.
+        items = [(r.fingerprint, r.reason, None if lv is None else _plain(lv), text, _stored(stored, lv))
+                 for batch in batches for r, lv, text, stored in printer._items_many(batch, encode=(keys.EIGHT_BY_EIGHT,))]
+        # The document fingerprint alone, the levels alone (parts segmented again where the index slices), the
+        # stored keys of the terms layout.
         every = docs[::4]
         fps = [r.fingerprint for i in range(0, len(every), 64) for r in printer.fingerprinter.fingerprint_many(every[i : i + 64])]
         levels = [_plain(lv) for i in range(0, len(every), 64) for lv in printer.levels_many([d.text for d in every[i : i + 64]])]
-        return items, fps, levels
+        terms = [_stored(stored, lv) for i in range(0, len(every), 64)
+                 for _, lv, _, stored in printer._items_many(every[i : i + 64], encode=(keys.TERMS,))]
+        return items, fps, levels, terms
 
-    (items, fps, levels), (ref_items, ref_fps, ref_levels) = both(compiled, work)
+    (items, fps, levels, terms), (ref_items, ref_fps, ref_levels, ref_terms) = both(compiled, work)
     assert sum(a != b for a, b in zip(items, ref_items)) == 0
-    assert fps == ref_fps and levels == ref_levels
-    assert sum(lv is not None and len(lv[3]) > 0 for _, _, lv, _ in items) > 5_000  # parts were cut and compared
+    assert fps == ref_fps and levels == ref_levels and terms == ref_terms
+    assert sum(lv is not None and len(lv[3]) > 0 for _, _, lv, _, _ in items) > 5_000  # parts were cut and compared
+    assert sum(stored is not None for _, _, _, _, stored in items) > 9_000  # and their keys encoded
 
 
 def test_jieba_cuts_every_corpus_document_as_rjieba(compiled: ModuleType) -> None:

@@ -234,7 +234,7 @@ def test_levels_are_the_references_put_together(text: str, title: str | None) ->
         _two.extend(PartPrinter(Fingerprinter()) for _ in range(2))
     printer = _two[0]
     fp = printer.fingerprinter
-    ((result, levels, unified),) = printer._items_many([Doc(text, title)])
+    ((result, levels, unified, _),) = printer._items_many([Doc(text, title)])
     (alone,) = fp.fingerprint_many([Doc(text, title)])
     assert result.fingerprint == alone.fingerprint
     assert repr(result.error) == repr(alone.error)
@@ -332,11 +332,11 @@ def test_index_levels_from_workers_come_without_texts_and_equal_those_with_them(
     def seen(r: Result) -> tuple[object, ...]:  # exceptions are not equal to their copies
         return type(r), r.fingerprint, type(r.error), str(r.error)
 
-    assert [seen(r) for _, r, _ in plain] == [seen(r) for _, r, _, _ in unified] == [seen(r) for r, _, _ in here]
+    assert [seen(r) for _, r, _ in plain] == [seen(r) for _, r, _, _ in unified] == [seen(r) for r, _, _, _ in here]
     assert [r.error is not None for _, r, _ in plain] == [False] * 80 + [True] * 3
-    assert [u for _, _, _, u in unified] == [u for _, _, u in here] and unified[0][3]
+    assert [u for _, _, _, u in unified] == [u for _, _, u, _ in here] and unified[0][3]
     assert sum(lv is not None for _, _, lv in plain) == 80
-    for (_, _, lv), (_, _, lv_unified, _), (_, lv_here, _) in zip(plain, unified, here, strict=True):
+    for (_, _, lv), (_, _, lv_unified, _), (_, lv_here, _, _) in zip(plain, unified, here, strict=True):
         assert (lv is None) == (lv_unified is None) == (lv_here is None)
         if lv is None:
             continue
@@ -345,7 +345,7 @@ def test_index_levels_from_workers_come_without_texts_and_equal_those_with_them(
     # Without the texts, a batch leaves out at least their bytes (and the sentences').
     sizes = [len(pickle.dumps(_items_chunk(fingerprinter, docs[:32], params=printer.params, texts=texts)))
              for texts in (True, False)]
-    assert sizes[0] - sizes[1] > sum(len(u.encode()) for _, _, u in here[:32] if u)
+    assert sizes[0] - sizes[1] > sum(len(u.encode()) for _, _, u, _ in here[:32] if u)
 
 
 def test_parts_and_keys_from_workers_are_made_on_first_use(printer: PartPrinter) -> None:
@@ -357,10 +357,10 @@ def test_parts_and_keys_from_workers_are_made_on_first_use(printer: PartPrinter)
     from simdup_es.parts import _Batch
 
     def packed(levels: Levels, text: str) -> bytes:
-        return pickle.dumps(_Batch([(Result(Fingerprint(7, levels.version), None), levels, text)], levels.version))
+        return pickle.dumps(_Batch([(Result(Fingerprint(7, levels.version), None), levels, text, None)], levels.version))
 
     def unpacked(data: bytes, raw: str) -> tuple[Levels, str | None]:
-        ((_, levels, unified),) = pickle.loads(data).triples([Doc(raw)])
+        ((_, levels, unified, _),) = pickle.loads(data).items([Doc(raw)])
         return levels, unified
 
     text = unify((FIXTURES / "zh_article.txt").read_text(encoding="utf-8"))
