@@ -306,7 +306,7 @@ def levels_object(doc_id: str, units: int, parts: Sequence[int], keys: Sequence[
             PART_FPS_NAME: hex_terms(parts), ID_NAME: doc_id}
 
 
-_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # what json.dumps uses with ensure_ascii=False
+json_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # what json.dumps uses with ensure_ascii=False
 
 
 def members_json(fingerprint: int, version: str, layout: str = EIGHT_BY_EIGHT,
@@ -315,7 +315,7 @@ def members_json(fingerprint: int, version: str, layout: str = EIGHT_BY_EIGHT,
     :func:`fingerprint_object` and :func:`levels_object` without the id, ``ensure_ascii=False``, no spaces),
     written directly. ``levels`` are ``(units, parts, keys, cut)`` as a store keeps them
     (:func:`simdup_es.store.base.stored_levels`). The keys are hex and base64, which need no escaping."""
-    out = f'"fp":"{sh.to_hex(fingerprint)}","version":{_string(version)},{doc_fields_json(fingerprint, layout)}'
+    out = f'"fp":"{sh.to_hex(fingerprint)}","version":{json_string(version)},{doc_fields_json(fingerprint, layout)}'
     if levels is not None:
         units, parts, key_values, cut = levels
         out += (f',"{UNITS_NAME}":{int(units)},"{CUT_NAME}":{int(cut)},"{KEYS_NAME}":[{hex_json(key_values)}],'

@@ -213,7 +213,7 @@ def header_json(header: Mapping[str, Any]) -> str | Mapping[str, Any]:
     indexed has one; ``json.dumps`` took 2 us of it), any other header as it is."""
     inner = header.get("index") if len(header) == 1 else None
     if isinstance(inner, dict) and len(inner) == 1 and type(doc_id := inner.get("_id")) is str:
-        return f'{{"index":{{"_id":{_string(doc_id)}}}}}'
+        return f'{{"index":{{"_id":{keys.json_string(doc_id)}}}}}'
     return header
 
 
@@ -252,18 +252,17 @@ def document_json(members: str, text: str | None, title: str | None, doc_id: str
     """
     out = []
     if title is not None:
-        out.append(f'"title":{_string(title)}')
+        out.append(f'"title":{keys.json_string(title)}')
     if text is not None:
-        out.append(f'"text":{_string(text)}')
-    out.extend(f'{_string(name)}:{_string(value)}' for name, value in meta)
-    simdup = members if doc_id is None else f'{members},"{keys.ID_NAME}":{_string(doc_id)}'
+        out.append(f'"text":{keys.json_string(text)}')
+    out.extend(f'{keys.json_string(name)}:{keys.json_string(value)}' for name, value in meta)
+    simdup = members if doc_id is None else f'{members},"{keys.ID_NAME}":{keys.json_string(doc_id)}'
     out.append(f'"{keys.ROOT}":{{{simdup}}}')
     if group is not None:
         out.append(json.dumps(group_update(*group), ensure_ascii=False, separators=(",", ":"))[1:-1])
     return "{" + ",".join(out) + "}"
 
 
-_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # what json.dumps uses with ensure_ascii=False
 
 
 def group_update(group: str | None, size: int | None, kind: str | None = None) -> dict[str, Any]:
