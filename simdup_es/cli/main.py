@@ -177,9 +177,9 @@ def compare(a: str, b: str, as_json: bool, html_path: Path | None, max_pairs: in
     click.echo(str(verdict))
     if verdict.kind is None and comparison.pairs:
         p = verdict.params
-        click.echo(f"note: the sentences marked below share too little to count as copied: a passage counts from "
-                   f"{p.passage_min_units} copied units (within one sentence, from {p.sentence_units} or half its "
-                   "text)", err=True)
+        click.echo(f"note: the sentences marked below share too little rare text to count as copied: a passage "
+                   f"counts from {p.passage_units} copied units, or from {p.short_units} (or half its text) that few "
+                   "stored documents hold", err=True)
     render_terminal(shown_a, shown_b, comparison, label_a=name_a, label_b=name_b, max_pairs=max_pairs)
     wrapped = [] if unwrap else [name for name, shown in ((name_a, shown_a), (name_b, shown_b))
                                  if unwrap_lines(shown.text) != shown.text]
