@@ -33,7 +33,7 @@ from .winnow import _BASE, _M1, _M2, KEY_K, KEY_W
 __all__ = ["abbreviation_before_reference", "b64_term_reference", "block_terms_reference", "five_keys_reference",
            "gram_hashes_reference", "hamming_reference", "hex_terms_reference",
            "lcs_length_reference", "near_pairs_reference", "near_positions_reference", "quad_keys_reference",
-           "rank_candidates_reference", "replace_tokens_reference", "shared_blocks_reference",
+           "rank_candidates_reference", "rarity_reference", "replace_tokens_reference", "shared_blocks_reference",
            "shared_runs_reference", "simhash_reference", "split_sentences_reference", "subset_keys_reference",
            "unify_reference", "unit_codes_reference", "unwrap_lines_reference", "winnow_reference"]
 
@@ -273,6 +273,32 @@ def part_cover(query: Levels, parts: Iterable[int], starts: np.ndarray) -> np.nd
         mask[starts[p.first] : starts[p.stop]] = True
     return mask
 
+
+
+# -------------------------------------------------------------------------------- common text
+
+
+def rarity_reference(codes: list[int], counts: Mapping[int, int], common: int, short_common: int
+                     ) -> tuple[list[int], list[bool]]:
+    """:func:`simdup_es.commontext.rarity` gram by gram: ``(held, common)`` per unit. A gram of ``KEY_K`` codes
+    whose key more than ``short_common`` documents hold joins the chain of the previous such gram when it starts at
+    most ``KEY_W`` units after it; each unit from a chain's first gram to its last gram's end is held by the
+    chain's largest count. The same with ``common`` for the common units."""
+    counted = [counts.get(h, 0) for h in gram_hashes_reference(codes, KEY_K)]
+
+    def cover(threshold: int) -> list[int]:
+        out = [0] * len(codes)
+        chain: list[int] = []
+        for at in [*(i for i, n in enumerate(counted) if n > threshold), None]:
+            if chain and (at is None or at - chain[-1] > KEY_W):
+                for u in range(chain[0], min(len(codes), chain[-1] + KEY_K)):
+                    out[u] = max(counted[i] for i in chain)
+                chain = []
+            if at is not None:
+                chain.append(at)
+        return out
+
+    return cover(min(short_common, common)), [n > 0 for n in cover(common)]
 
 
 # ----------------------------------------------------------------------------------- index keys

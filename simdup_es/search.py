@@ -203,10 +203,10 @@ def _query(text: str | None, title: str | None, fingerprint: Fingerprint | None,
     return unified, fingerprint
 
 
-def counted_keys(levels: Levels) -> list[int]:
-    """The keys of a query whose document frequencies a search asks for: its distinct keys in text order, an even
-    spread of :data:`MAX_COUNTED_KEYS` of them when there are more."""
-    values = list(dict.fromkeys(levels.key_values()))
+def counted_keys(keys: Iterable[int]) -> list[int]:
+    """The keys of a query (its levels' key values, in text order) whose document frequencies a search asks for: the
+    distinct ones, an even spread of :data:`MAX_COUNTED_KEYS` of them when there are more."""
+    values = list(dict.fromkeys(keys))
     return [values[i] for i in spread(len(values), MAX_COUNTED_KEYS)]
 
 
@@ -224,7 +224,7 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
         found = store.part_candidates(levels.fingerprints, keys, levels.version, exclude_id=exclude_id,
                                       limit=params.store_limit)
     near = [(m.id, m.distance) for m in near_matches if m.distance <= params.k]
-    counts = store.key_frequencies(counted_keys(levels)).excluding(template)
+    counts = store.key_frequencies(counted_keys(levels.key_values())).excluding(template)
     common = CommonText.of(counts, params, compare.unit_codes if isinstance(compare, MatrixComparer) else unit_codes)
     read: dict[str, StoredDoc] = {}
     caches = compare.caches if isinstance(compare, MatrixComparer) else TextCaches()
