@@ -330,7 +330,8 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
     found are added to it. ``on_done`` hears how many documents were looked up so far
     (those of another version or without text count as done at once).
     """
-    from .multilevel import StoredText, find_copies
+    from .multilevel import CommonText, StoredText, find_copies
+    from .search import counted_keys
     from .text import unify
 
     joined = joined if joined is not None else UnionFind()
@@ -368,8 +369,10 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
             todo = [int(q) for q in names if not joined.connected(p, int(q))]
             return {str(q): StoredText(t) for q, t in unified_texts(todo).items() if t}
 
-        # Any copy the matrix confirms links (a whole copy past distance k is a near-duplicate by its shares).
-        for m in find_copies(text, levels, [], found, texts, links.compare, params=links.params):
+        # Any copy the matrix confirms links (a whole copy past distance k is a near-duplicate by its shares); text
+        # that many stored documents hold (a footer, a template) links nothing.
+        common = CommonText.of(store.key_frequencies(counted_keys(levels.key_values())), links.params)
+        for m in find_copies(text, levels, [], found, texts, links.compare, common=common, params=links.params):
             if joined.union(p, int(m.id)):
                 yield p, int(m.id)
 

@@ -401,9 +401,9 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
     has: a phrase the query repeats counts once), or by the query units its matched parts
     cover. Keys matched one by one here and there (set phrases) cover a little of a
     text; a copied passage, one run. The match side's share counts in full only when the longest run
-    of query units under its keys and parts has what a short passage needs to count
-    (:func:`_short_need`), in proportion below: a short text sharing one set phrase would otherwise
-    rank ahead of a pasted passage, and its misses end the judging before it. All candidates at
+    of query units under its keys and parts has what a short passage needs to count on both sides
+    (:func:`_short_need`), in proportion (squared) below: a short text sharing one set phrase would
+    otherwise rank ahead of a pasted passage, and its misses end the judging before it. All candidates at
     once, by the stretches of the query they cover (:func:`simdup_es.reference.rank_candidates_reference`
     goes one by one, a flag per unit: a query has up to ``store_limit`` candidates, and 30,000
     characters are 15,000 units). Common keys are left out before (:func:`without_common`).
@@ -412,7 +412,8 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
         return []
     n = query.units
     units, part_units, longest, distinct = _covers(query, found)
-    need = _short_need(np.array([c.units for c in found], dtype=np.float64), params)
+    # What a short passage needs on both sides: a run shorter counts in proportion, squared (a set phrase is no copy).
+    need = np.maximum(_short_need(np.array([c.units for c in found], dtype=np.float64), params), _short_need(n, params))
     density = 2 / (KEY_W + 1)
     out = []
     # Scalar arithmetic as in the reference, so that every float is the same to the last bit.
@@ -421,7 +422,7 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
         cq = u / n if n else 0.0
         keys_there = max(1.0, (c.units - KEY_K + 1) * density)
         cm = min(1.0, max(d / keys_there, pu / c.units)) if c.units else 0.0
-        evidence = max(cq, cm * min(1.0, long / nd), LONG_RUN * min(1.0, long / params.passage_units))
+        evidence = max(cq, cm * min(1.0, (long / nd) ** 2), LONG_RUN * min(1.0, long / params.passage_units))
         if evidence >= params.min_coverage:
             out.append(Candidate(c.id, cq, cm, evidence))
     out.sort(key=_judging_order)
@@ -487,10 +488,14 @@ def _per_row(rows: int, owner: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarra
     return np.bincount(owner, weights=sizes, minlength=rows).astype(np.int64), longest
 
 
+SHORTEST = 8
+"""The fewest copied units that count, however short the side: the comparison's shortest shared run."""
+
+
 def _short_need(units: np.ndarray | int, params: MultiParams) -> np.ndarray:
     """The copied units a short passage needs to count in a side of ``units``: ``short_units``, or half the side
-    (at least one unit)."""
-    return np.maximum(1.0, np.minimum(params.short_units, np.divide(units, 2)))
+    (at least :data:`SHORTEST`)."""
+    return np.maximum(SHORTEST, np.minimum(params.short_units, np.divide(units, 2)))
 
 
 def _key_arrays(query: Levels) -> tuple[np.ndarray, np.ndarray]:
@@ -592,7 +597,7 @@ def counted_units(copied: np.ndarray, side: Rarity | None, params: MultiParams =
     rare, rarer = copied & ~side.common, copied & ~side.frequent
     out = _filled(copied.size, rare, params.passage_units, params.passage_gap)
     need = float(_short_need(copied.size, params))
-    if rarer.sum() >= need and 2 * int(rarer.sum()) >= copied.size:  # a short text copied (nearly) whole
+    if rarer.sum() >= need and 2 * int(rarer.sum()) >= copied.size:  # half the side: a short text copied (nearly) whole
         return out | rarer
     return out | _filled(copied.size, rarer, need, params.passage_gap)
 

@@ -243,7 +243,7 @@ def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
     has: a phrase the query repeats counts once), or by the query units its matched parts
     cover. Keys matched one by one here and there (set phrases) cover a little of a
     text; a copied passage, one run: the longest run of the query it covers weighs the match side's share
-    by how much of what a short passage needs it has.
+    by how much of what a short passage needs on both sides it has, squared.
     """
     out = []
     density = 2 / (KEY_W + 1)
@@ -257,8 +257,8 @@ def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
         shared = max(len({query.keys[i].key for i in c.keys}) / keys_there, int(in_parts.sum()) / c.units) if c.units else 0.0
         cm = min(1.0, shared)
         longest = max(_passage_arrays(mask, 0)[2].tolist(), default=0)
-        need = float(_short_need(c.units, params))
-        evidence = max(cq, cm * min(1.0, longest / need), LONG_RUN * min(1.0, longest / params.passage_units))
+        need = float(max(_short_need(c.units, params), _short_need(query.units, params)))
+        evidence = max(cq, cm * min(1.0, (longest / need) ** 2), LONG_RUN * min(1.0, longest / params.passage_units))
         if evidence >= params.min_coverage:
             out.append(Candidate(c.id, cq, cm, evidence))
     out.sort(key=_judging_order)

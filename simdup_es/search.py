@@ -30,7 +30,7 @@ from .caches import TextCaches
 from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare, compare_screened, prepare
 from .errors import ConfigError, InputError, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
-from .commontext import Rarity, codes_of_scan, template_keys
+from .commontext import KeyCounts, Rarity, codes_of_scan, template_keys
 from .multilevel import (CommonText, Copies, Kind, MultiMatch, MultiParams, PartCandidate, Shares, StoredText,
                          copied_shares, judge)
 from .multilevel import find_copies as judge_copies
@@ -224,7 +224,8 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
         found = store.part_candidates(levels.fingerprints, keys, levels.version, exclude_id=exclude_id,
                                       limit=params.store_limit)
     near = [(m.id, m.distance) for m in near_matches if m.distance <= params.k]
-    counts = store.key_frequencies(counted_keys(levels.key_values())).excluding(template)
+    # How many documents hold the query's keys: asked only when there is a candidate to judge.
+    counts = (store.key_frequencies(counted_keys(levels.key_values())) if near or found else KeyCounts()).excluding(template)
     common = CommonText.of(counts, params, compare.unit_codes if isinstance(compare, MatrixComparer) else unit_codes)
     read: dict[str, StoredDoc] = {}
     caches = compare.caches if isinstance(compare, MatrixComparer) else TextCaches()
