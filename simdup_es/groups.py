@@ -330,7 +330,7 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
     found are added to it. ``on_done`` hears how many documents were looked up so far
     (those of another version or without text count as done at once).
     """
-    from .multilevel import CommonText, StoredText, find_copies
+    from .multilevel import CommonText, StoredText, find_copies, rare_levels
     from .search import counted_keys
     from .text import unify
 
@@ -360,6 +360,9 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
             on_done(done)
         if levels is None or text is None:
             continue
+        # Text that many stored documents hold (a footer, a template) links nothing: its keys are not asked for.
+        common = CommonText.of(store.key_frequencies(counted_keys(levels.key_values())), text, links.params)
+        levels = rare_levels(levels, common)
         # Not excluded by id in the store: on an index pattern another index may hold the same _id.
         found = store.part_candidates(levels.fingerprints, [k.key for k in levels.keys], levels.version,
                                       limit=limit + 1)
@@ -369,9 +372,7 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
             todo = [int(q) for q in names if not joined.connected(p, int(q))]
             return {str(q): StoredText(t) for q, t in unified_texts(todo).items() if t}
 
-        # Any copy the matrix confirms links (a whole copy past distance k is a near-duplicate by its shares); text
-        # that many stored documents hold (a footer, a template) links nothing.
-        common = CommonText.of(store.key_frequencies(counted_keys(levels.key_values())), links.params)
+        # Any copy the matrix confirms links (a whole copy past distance k is a near-duplicate by its shares).
         for m in find_copies(text, levels, [], found, texts, links.compare, common=common, params=links.params):
             if joined.union(p, int(m.id)):
                 yield p, int(m.id)

@@ -33,6 +33,7 @@ stores are tested against.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import logging
@@ -366,25 +367,20 @@ def key_cover(query: Levels, keys: Iterable[int], key_units: int = KEY_K, key_wi
     return covered
 
 
-def without_common(query: Levels, found: Sequence[PartCandidate], common_keys: Iterable[int],
-                   common_units: np.ndarray | None) -> list[PartCandidate]:
-    """``found`` without the query's ``common_keys`` (indices of keys many stored documents hold) and parts mostly of
-    ``common_units`` (the query's units of common text), and without the candidates left with neither: pages that
-    share only a footer or a template are no candidates, and do not use up the judging's misses."""
-    drop = frozenset(common_keys)
-    common_parts: frozenset[int] = frozenset()
-    if common_units is not None and common_units.size == query.units and common_units.any():
-        starts = _unit_starts(query)
-        spans = [(int(starts[p.first]), int(starts[p.stop])) for p in query.parts]
-        common_parts = frozenset(i for i, (a, b) in enumerate(spans) if 2 * int(common_units[a:b].sum()) >= b - a)
-    if not drop and not common_parts:
-        return list(found)
-    out = []
-    for c in found:
-        keys, parts = c.keys - drop, c.parts - common_parts
-        if keys or parts:
-            out.append(c if (keys, parts) == (c.keys, c.parts) else PartCandidate(c.id, parts, keys, c.units))
-    return out
+def rare_levels(query: Levels, common: CommonText) -> Levels:
+    """The query's levels a store is asked for candidates by: without the keys more than ``common.common`` stored
+    documents hold, and without the fingerprints (``None``) of the parts mostly of common text. Pages that share
+    only a footer or a template with the query are then no candidates: they neither crowd out the store's cut
+    nor use up the judging's misses."""
+    drop = frozenset(common.common_keys(query.key_values()))
+    units, starts = common.query.common, _unit_starts(query).tolist()
+    parts = [units.size == query.units and 2 * int(units[starts[p.first] : starts[p.stop]].sum())
+             >= starts[p.stop] - starts[p.first] > 0 for p in query.parts]
+    if not drop and not any(parts):
+        return query
+    keys = [k for i, k in enumerate(query.keys) if i not in drop] if drop else query.keys
+    return dataclasses.replace(query, keys=tuple(keys), fingerprints=tuple(
+        None if gone else f for f, gone in zip(query.fingerprints, parts, strict=True)))
 
 
 LONG_RUN = 0.2
@@ -406,7 +402,7 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
     otherwise rank ahead of a pasted passage, and its misses end the judging before it. All candidates at
     once, by the stretches of the query they cover (:func:`simdup_es.reference.rank_candidates_reference`
     goes one by one, a flag per unit: a query has up to ``store_limit`` candidates, and 30,000
-    characters are 15,000 units). Common keys are left out before (:func:`without_common`).
+    characters are 15,000 units). Common keys are not asked of the store (:func:`rare_levels`).
     """
     if not found:
         return []
@@ -587,16 +583,17 @@ def copied_units(comparison: Comparison, side: Literal["a", "b"]) -> tuple[np.nd
     return copied, np.repeat(np.arange(len(sentences)), counts)
 
 
-def counted_units(copied: np.ndarray, side: Rarity | None, params: MultiParams = MultiParams()) -> np.ndarray:
+def counted_units(copied: np.ndarray, side: Rarity | None, params: MultiParams = MultiParams(),
+                  smaller: int | None = None) -> np.ndarray:
     """The copied units of a side that count as copied text: in a passage of ``passage_units`` copied units none
-    of them common, or of ``short_units`` (or half the side) under no key held by more than ``short_common``
-    documents; all of the latter when they are half the side (:class:`MultiParams`). ``side``: its
-    :class:`~simdup_es.commontext.Rarity` (``None``: nothing is common)."""
+    of them common, or of ``short_units`` (or half the smaller text, ``smaller`` units: the side's own by default)
+    under no key held by more than ``short_common`` documents; all of the latter when they are half the side
+    (:class:`MultiParams`). ``side``: its :class:`~simdup_es.commontext.Rarity` (``None``: nothing is common)."""
     if side is None or side.common.size != copied.size:
         side = Rarity.none(copied.size)
     rare, rarer = copied & ~side.common, copied & ~side.frequent
     out = _filled(copied.size, rare, params.passage_units, params.passage_gap)
-    need = float(_short_need(copied.size, params))
+    need = float(_short_need(copied.size if smaller is None else min(smaller, copied.size), params))
     if rarer.sum() >= need and 2 * int(rarer.sum()) >= copied.size:  # half the side: a short text copied (nearly) whole
         return out | rarer
     return out | _filled(copied.size, rarer, need, params.passage_gap)
@@ -604,12 +601,12 @@ def counted_units(copied: np.ndarray, side: Rarity | None, params: MultiParams =
 
 def _filled(n: int, copied: np.ndarray, at_least: float, gap: int) -> np.ndarray:
     """The ``copied`` units in passages (:func:`passages`) of at least ``at_least`` of them."""
-    firsts, stops, counts = _passage_arrays(copied, gap)
-    keep = counts >= at_least
-    inside = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(inside, firsts[keep], 1)
-    np.add.at(inside, stops[keep], -1)
-    return copied & (np.cumsum(inside[:-1]) > 0)
+    at = np.flatnonzero(copied)
+    out = np.zeros(n, dtype=bool)
+    if at.size:
+        passage = np.concatenate(([0], np.cumsum(np.diff(at) > gap + 1)))  # each copied unit's passage
+        out[at[np.bincount(passage)[passage] >= at_least]] = True
+    return out
 
 
 class Shares(NamedTuple):
@@ -630,12 +627,13 @@ def copied_shares(comparison: Comparison, params: MultiParams = MultiParams(),
     (``None``: nothing is common)."""
     out: list[float] = []
     held = []
+    smaller = min(comparison.units_a, comparison.units_b)
     for k, side in enumerate(("a", "b")):
         copied = copied_units(comparison, side)[0]  # type: ignore[arg-type]  # a side's name
         rarity_ = sides[k] if sides is not None and sides[k].common.size == copied.size else Rarity.none(copied.size)
         units = comparison.units_a if side == "a" else comparison.units_b
         shared_common = copied & rarity_.common
-        out += [int(counted_units(copied, rarity_, params).sum()) / units if units else 0.0,
+        out += [int(counted_units(copied, rarity_, params, smaller).sum()) / units if units else 0.0,
                 int(shared_common.sum()) / units if units else 0.0]
         held.append(held_passages(shared_common, rarity_.held))
     return Shares(out[0], out[2], out[1], out[3], held[0], held[1])
@@ -683,16 +681,17 @@ def could_be_copy(bound: Bound, params: MultiParams = MultiParams(), sides: tupl
     at least the comparison's. ``False`` only when no copy can be judged. The candidate's side first:
     when nothing of it can count, the query's side is not looked at.
     """
-    cm = _bound_share(bound.copied_b, sides[1] if sides is not None else None, params)
+    smaller = int(min(bound.lengths_a.sum(), bound.lengths_b.sum()))
+    cm = _bound_share(bound.copied_b, sides[1] if sides is not None else None, params, smaller)
     if not cm:
         return False
-    cq = _bound_share(bound.copied_a, sides[0] if sides is not None else None, params)
+    cq = _bound_share(bound.copied_a, sides[0] if sides is not None else None, params, smaller)
     return bool(cq) and max(cq, cm) >= params.partial_threshold
 
 
-def _bound_share(copied: np.ndarray, side: Rarity | None, params: MultiParams) -> float:
+def _bound_share(copied: np.ndarray, side: Rarity | None, params: MultiParams, smaller: int) -> float:
     """The share of a side's units that could count (:func:`counted_units` of a bound of its copied units)."""
-    return int(counted_units(copied, side, params).sum()) / copied.size if copied.size else 0.0
+    return int(counted_units(copied, side, params, smaller).sum()) / copied.size if copied.size else 0.0
 
 
 class Copies(list[MultiMatch]):
@@ -717,25 +716,34 @@ class Copies(list[MultiMatch]):
 @dataclass(frozen=True)
 class CommonText:
     """What the store holds in common, for the texts of one search: how many stored documents hold each of the
-    query's keys (and the keys of excluded documents), the thresholds those counts are read by, and how a text's
-    units are coded (a search keeps the stored texts' scans: :meth:`simdup_es.search.MatrixComparer.unit_codes`).
+    query's keys (and the keys of excluded texts), the thresholds those counts are read by, how a text's units
+    are coded (a search keeps the stored texts' scans: :meth:`simdup_es.search.MatrixComparer.unit_codes`), and
+    the query's :class:`~simdup_es.commontext.Rarity`.
     """
 
     counts: KeyCounts
     common: int
     short_common: int
+    query: Rarity
     codes: Callable[[str], np.ndarray] = unit_codes
 
     @classmethod
-    def of(cls, counts: KeyCounts, params: MultiParams = MultiParams(),
+    def of(cls, counts: KeyCounts, query_text: str, params: MultiParams = MultiParams(),
            codes: Callable[[str], np.ndarray] = unit_codes) -> CommonText:
-        """The counts read by ``params`` (the common threshold relative to ``counts.documents``)."""
+        """The counts read by ``params`` (the common threshold relative to ``counts.documents``), for the query
+        ``query_text`` (unified)."""
         threshold = params.common_threshold(counts.documents)
-        return cls(counts, threshold, min(params.short_common, threshold), codes)
+        short = min(params.short_common, threshold)
+        return cls(counts, threshold, short, rarity(codes(query_text), counts, threshold, short), codes)
 
     def rarity(self, text: str) -> Rarity:
         """The :class:`~simdup_es.commontext.Rarity` of a unified text."""
         return rarity(self.codes(text), self.counts, self.common, self.short_common)
+
+    @functools.cached_property
+    def frequent(self) -> bool:
+        """Whether more than ``short_common`` documents hold any key counted: if not, no text has units to tell apart."""
+        return bool((self.counts.counts > self.short_common).any())
 
     def common_keys(self, values: Sequence[int]) -> list[int]:
         """Indices of the ``values`` (keys) that more than ``common`` documents hold."""
@@ -773,7 +781,8 @@ def find_copies(
         Two unified texts to a :class:`Comparison` (query first).
     common:
         How many stored documents hold the query's keys (:class:`CommonText`); ``None``: nothing is
-        common (no store to ask).
+        common (no store to ask). ``query`` and ``found`` are then best of the query's rare keys and parts
+        (:func:`rare_levels`).
     query_fingerprint:
         To give part candidates their distance.
     limit:
@@ -791,10 +800,7 @@ def find_copies(
         ``params.max_misses`` in a row were no copy or ``limit`` copies were found (:class:`MultiParams`).
     """
     distances = dict(near)
-    query_side = common.rarity(query_text) if common is not None else None
-    kept = found if common is None or query_side is None else without_common(
-        query, found, common.common_keys(query.key_values()), query_side.common)
-    ranked = [c.id for c in rank_candidates(query, kept, params) if c.id not in distances]
+    ranked = [c.id for c in rank_candidates(query, found, params) if c.id not in distances]
     # The near-duplicates' texts and the first batch's are read at once (one request to a cluster).
     first = list(distances) + (ranked[: params.max_candidates] if limit is None or len(distances) < limit else [])
     read_first = (set(first), texts(first)) if first else None
@@ -809,7 +815,7 @@ def find_copies(
             distance = distances.get(doc_id)
             if distance is None and query_fingerprint is not None and stored.fingerprint is not None:
                 distance = sh.hamming(query_fingerprint, stored.fingerprint)
-            sides = None if common is None or query_side is None else (query_side, common.rarity(stored.text))
+            sides = None if common is None or not common.frequent else (common.query, common.rarity(stored.text))
             comparison = compare(query_text, stored.text) if screened is None else screened(
                 query_text, stored.text, functools.partial(could_be_copy, params=params, sides=sides))
             yield None if comparison is None else judge(doc_id, comparison, distance, params, sides)

@@ -30,9 +30,9 @@ from .caches import TextCaches
 from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare, compare_screened, prepare
 from .errors import ConfigError, InputError, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
-from .commontext import KeyCounts, Rarity, codes_of_scan, template_keys
+from .commontext import Rarity, template_keys
 from .multilevel import (CommonText, Copies, Kind, MultiMatch, MultiParams, PartCandidate, Shares, StoredText,
-                         copied_shares, judge)
+                         copied_shares, judge, rare_levels)
 from .multilevel import find_copies as judge_copies
 from .levels import Levels
 from .parts import PartPrinter
@@ -120,10 +120,8 @@ class MatrixComparer:
                        scans=self.caches.scans)
 
     def unit_codes(self, text: str) -> np.ndarray:
-        """:func:`simdup_es.winnow.unit_codes` of a unified text, from the sentence scan its comparisons keep."""
-        _, points, word_at, words, _, _ = self.caches.scans((unwrap_lines(text) if self.params.unwrap else text,
-                                                             self.params.min_units))
-        return codes_of_scan(points, word_at, words)
+        """:func:`simdup_es.winnow.unit_codes` of a unified text, from the sentence scan its comparisons keep (kept)."""
+        return self.caches.codes((unwrap_lines(text) if self.params.unwrap else text, self.params.min_units))
 
     def screened(self, a: str, b: str, screen: Screen) -> Comparison | None:
         """:func:`simdup_es.compare.compare_screened`: ``None`` when ``screen`` refuses a bound of the comparison."""
@@ -213,8 +211,14 @@ def counted_keys(keys: Iterable[int]) -> list[int]:
 def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
             compare: Comparer, params: MultiParams, limit: int, template: Sequence[int] = ()) -> Copies:
     """find_copies with the query's ``unified`` text, fingerprint and levels: at most ``limit``, and how many more,
-    with the stored documents the judge read of those. ``template``: keys of excluded texts."""
-    keys = [k.key for k in levels.keys]
+    with the stored documents the judge read of those. ``template``: keys of excluded texts.
+
+    The store first counts the documents holding each of the query's keys; the candidates are then those sharing
+    its rare keys and parts (:func:`simdup_es.multilevel.rare_levels`)."""
+    counts = store.key_frequencies(counted_keys(levels.key_values())).excluding(template)
+    common = CommonText.of(counts, unified, params, compare.unit_codes if isinstance(compare, MatrixComparer) else unit_codes)
+    levels = rare_levels(levels, common)
+    keys = levels.key_values()
     if fingerprint.version == levels.version:
         (ids, fps), found = store.copy_candidates(fingerprint.value, levels.fingerprints, keys, levels.version,
                                                   k=params.k, exclude_id=exclude_id, limit=params.store_limit)
@@ -224,9 +228,6 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
         found = store.part_candidates(levels.fingerprints, keys, levels.version, exclude_id=exclude_id,
                                       limit=params.store_limit)
     near = [(m.id, m.distance) for m in near_matches if m.distance <= params.k]
-    # How many documents hold the query's keys: asked only when there is a candidate to judge.
-    counts = (store.key_frequencies(counted_keys(levels.key_values())) if near or found else KeyCounts()).excluding(template)
-    common = CommonText.of(counts, params, compare.unit_codes if isinstance(compare, MatrixComparer) else unit_codes)
     read: dict[str, StoredDoc] = {}
     caches = compare.caches if isinstance(compare, MatrixComparer) else TextCaches()
 

@@ -203,8 +203,9 @@ class Service:
         if self._store is not None or excluded:
             keys = counted_keys([*winnowed(shown_a.text)[0].tolist(), *winnowed(shown_b.text)[0].tolist()])
             counts = self._store.key_frequencies(keys) if self._store is not None else KeyCounts()
-            common = CommonText.of(counts.excluding(template_keys(excluded)), params, self.comparer.unit_codes)
-            sides = (common.rarity(shown_a.text), common.rarity(shown_b.text))
+            common = CommonText.of(counts.excluding(template_keys(excluded)), shown_a.text, params,
+                                   self.comparer.unit_codes)
+            sides = (common.query, common.rarity(shown_b.text))
         verdict = Verdict(fa, fb, self.comparer(shown_a.text, shown_b.text), params, sides)
         return Compared(verdict, shown_a, shown_b)
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from simdup_es import default_fingerprinter
 from simdup_es.commontext import KeyCounts
-from simdup_es.multilevel import CommonText, MemoryPartIndex, MultiParams, StoredText
+from simdup_es.multilevel import CommonText, MemoryPartIndex, MultiParams, StoredText, rare_levels
 from simdup_es.multilevel import find_copies as judge_copies
 from simdup_es.parts import PartPrinter
 from simdup_es.search import comparer, counted_keys, find_copies
@@ -102,11 +102,12 @@ def test_search_over_the_store_counts_common_text_as_the_reference_does(store: S
         u = unify(texts[query])
         lv, f = printer().levels(u), fp.fingerprint(u)
         near = ref.near_duplicates(f.value, f.version, k=params.k, exclude_id=query)
+        common = CommonText.of(ref.key_frequencies(counted_keys(lv.key_values())), u, params)
+        lv = rare_levels(lv, common)  # the candidates are asked for by the query's rare keys and parts
         parts, keys = query_terms(list(lv.fingerprints), [k.key for k in lv.keys])
         found = ref.part_candidates([p for _, p in parts], [k for _, k in keys], lv.version, exclude_id=query)
         found = [c.__class__(c.id, frozenset(parts[i][0] for i in c.parts), frozenset(keys[i][0] for i in c.keys), c.units)
                  for c in found]
-        common = CommonText.of(ref.key_frequencies(counted_keys(lv.key_values())), params)
         want = judge_copies(u, lv, near, found, lambda ids: {i: StoredText(unify(texts[i])) for i in ids if i in texts},
                             compare, common=common, query_fingerprint=f.value, params=params, limit=100)
         got = find_copies(store, texts[query], printer=printer(), exclude_id=query, params=params, limit=100)

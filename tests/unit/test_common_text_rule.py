@@ -81,8 +81,8 @@ def test_held_passages_carry_the_most_documents_of_each_stretch() -> None:
 
 
 def sides(a: str, b: str, counts: KeyCounts, params: MultiParams = MultiParams()) -> tuple[Rarity, Rarity]:
-    common = CommonText.of(counts, params)
-    return common.rarity(a), common.rarity(b)
+    common = CommonText.of(counts, a, params)
+    return common.query, common.rarity(b)
 
 
 def test_a_copied_sentence_counts_wherever_it_sits_and_common_text_never() -> None:

@@ -27,7 +27,7 @@ from simdup_es.multilevel import (
     judge,
     passages,
     rank_candidates,
-    without_common,
+    rare_levels,
 )
 from simdup_es.reference import rank_candidates_reference
 from simdup_es.levels import Key, Levels, Part
@@ -341,7 +341,7 @@ def test_shared_lines_count_unless_many_documents_hold_them(corpus: dict[str, st
     assert judge("x", c, None) is not None  # nothing common: every shared line counts
     keys = np.unique(winnowed(source)[0])
     for held in (40, 500):  # too many for a short passage (30); common (above 179 of 17,900)
-        common = CommonText.of(KeyCounts(keys, np.full(keys.size, held), 17_900))
+        common = CommonText.of(KeyCounts(keys, np.full(keys.size, held), 17_900), query)
         assert judge("x", c, None, MultiParams(), (common.rarity(query), common.rarity(source))) is None, held
         shares = copied_shares(c, MultiParams(), (common.rarity(query), common.rarity(source)))
         assert (shares.common_a > 0.1) is (held > common.common), held
@@ -398,14 +398,15 @@ def test_passages_equal_a_plain_scan(flags: list[bool], gap: int) -> None:
     assert passages(np.array(flags, dtype=bool), gap) == want
 
 
-def test_candidates_sharing_only_common_keys_are_not_ranked(printer: PartPrinter, corpus: dict[str, str]) -> None:
-    q = printer.levels(UnifiedText(corpus["article"]))
-    head = frozenset(range(4))  # the head's keys, in every template page
-    pages = [PartCandidate(f"page{n}", frozenset(), head, 500) for n in range(20)]
-    copy = PartCandidate("copy", frozenset([0]), frozenset(range(len(q.keys))), q.units)
-    common_units = np.zeros(q.units, dtype=bool)
+def test_the_store_is_asked_for_rare_keys_and_parts_only(printer: PartPrinter, corpus: dict[str, str]) -> None:
+    # The article's head held by 500 of 17,900 documents: its keys and the part mostly of it are not looked up.
+    text = corpus["article"]
+    q = printer.levels(UnifiedText(text))
     first = q.parts[0]
-    common_units[: sum(s.n_units for s in q.sentences[first.first : first.stop])] = True  # the first part is common
-    kept = without_common(q, [*pages, copy], head, common_units)
-    assert kept == [PartCandidate("copy", frozenset(), frozenset(range(4, len(q.keys))), q.units)]
-    assert without_common(q, pages, (), None) == pages
+    head = "".join(s.text for s in q.sentences[first.first : first.stop])
+    held = np.unique(winnowed(head)[0])
+    common = CommonText.of(KeyCounts(held, np.full(held.size, 500), 17_900), text)
+    rare = rare_levels(q, common)
+    assert rare.fingerprints[0] is None and rare.fingerprints[-1] == q.fingerprints[-1] and rare.units == q.units
+    assert {k.key for k in rare.keys} == {k.key for k in q.keys} - set(held.tolist()) and len(rare.keys) < len(q.keys)
+    assert rare_levels(q, CommonText.of(KeyCounts(), text)) is q  # nothing common: the levels as they are

@@ -170,7 +170,7 @@ def test_the_bounds_hold_every_copied_unit_and_the_screen_refuses_no_copy(pair, 
                                                                           held: list[int]) -> None:  # type: ignore[no-untyped-def]
     a, b = (unify(t) for t in pair)
     keys = winnowed(a)[0].tolist()  # some of a's keys held by up to 30 of 100 documents: common, frequent or rare
-    common = CommonText.of(KeyCounts.of_pairs(keys[: len(held)], held[: len(keys)], 100), params)
+    common = CommonText.of(KeyCounts.of_pairs(keys[: len(held)], held[: len(keys)], 100), a, params)
     bounds: list[Bound] = []
     got = compare_screened(a, b, cparams, lambda bound: bounds.append(bound) or True)
     c = compare(a, b, cparams)
