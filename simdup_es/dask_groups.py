@@ -217,7 +217,7 @@ def _read(client: Any, index: str, pit: str, keep_alive: str, slice_id: int, sli
     return out
 
 
-def slice_nodes(part: Slice, buckets: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def slice_nodes(part: Any, buckets: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     return node_buckets(part.fps, part.codes, buckets)
 
 
@@ -316,7 +316,7 @@ def dask_update_groups(client: Any, settings: ConnectionSettings, index: str, *,
             pit.close()
         summary.fingerprinted = sum(f for _, f in sizes)
         with clock("join"):
-            summary_nodes, pairs, exact = _join(client, parts, k, buckets)
+            summary_nodes, pairs, exact = join_nodes(client, parts, k, buckets)
             summary.pairs, summary.exact = map(sum, zip(*client.gather(
                 [client.submit(_counts, p, e) for p, e in zip(pairs, exact)])))
         summary.distinct, summary.versions = summary_nodes
@@ -342,8 +342,9 @@ def dask_update_groups(client: Any, settings: ConnectionSettings, index: str, *,
         store.close()
 
 
-def _join(client: Any, parts: list[Any], k: int, buckets: int) -> tuple[tuple[int, int], list[Any], list[Any]]:
-    """Phases 2 and 3: ``((distinct nodes, versions), pairs by bucket, exact-copy nodes by bucket)``."""
+def join_nodes(client: Any, parts: list[Any], k: int, buckets: int) -> tuple[tuple[int, int], list[Any], list[Any]]:
+    """Phases 2 and 3 over futures of parts that have ``fps`` and ``codes`` (as :class:`Slice`): ``((distinct
+    nodes, versions), futures of pairs by bucket, futures of exact-copy nodes by bucket)``."""
     pieces = [client.submit(slice_nodes, p, buckets) for p in parts]
     nodes = [client.submit(merge_nodes, [client.submit(_item, piece, b) for piece in pieces]) for b in range(buckets)]
     counts = client.gather([client.submit(lambda n: (len(n[0]), set(np.unique(n[1]).tolist())), n) for n in nodes])
@@ -362,7 +363,7 @@ def _counts(pairs: tuple[np.ndarray, ...], exact: tuple[np.ndarray, ...]) -> tup
     return len(pairs[0]), int(exact[2].sum())
 
 
-class _Packed:
+class Packed:
     """A big dict sent between workers as one pickle: Dask serialises a bare dict item by item, which
     took seconds for 20,000 entries."""
 
@@ -375,23 +376,23 @@ class _Packed:
         return 100 * len(self.value)
 
 
-def _roots(pairs: list[tuple[np.ndarray, ...]], exact: list[tuple[np.ndarray, ...]]) -> _Packed:
-    return _Packed(node_roots(pairs, [(e[0], e[1]) for e in exact]))  # type: ignore[arg-type]
+def _roots(pairs: list[tuple[np.ndarray, ...]], exact: list[tuple[np.ndarray, ...]]) -> Packed:
+    return Packed(node_roots(pairs, [(e[0], e[1]) for e in exact]))  # type: ignore[arg-type]
 
 
-def _slice_roots(part: Slice, roots: _Packed) -> np.ndarray:
+def _slice_roots(part: Slice, roots: Packed) -> np.ndarray:
     return slice_roots(part, roots.value)
 
 
-def _slice_firsts(part: Slice, roots: np.ndarray) -> _Packed:
-    return _Packed(slice_firsts(part, roots))
+def _slice_firsts(part: Slice, roots: np.ndarray) -> Packed:
+    return Packed(slice_firsts(part, roots))
 
 
-def _merge_firsts(found: Sequence[_Packed]) -> _Packed:
-    return _Packed(merge_firsts([f.value for f in found]))
+def _merge_firsts(found: Sequence[Packed]) -> Packed:
+    return Packed(merge_firsts([f.value for f in found]))
 
 
-def _slice_write(part: Slice, roots: np.ndarray, groups: _Packed, settings: ConnectionSettings, index: str,
+def _slice_write(part: Slice, roots: np.ndarray, groups: Packed, settings: ConnectionSettings, index: str,
                  dry_run: bool) -> dict[str, Any]:
     return slice_write(part, roots, groups.value, settings, index, dry_run)
 
@@ -416,5 +417,5 @@ def _exact(nodes: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray
     return fps[keep], codes[keep], counts[keep]
 
 
-__all__ = ["bucket_pairs", "dask_client", "dask_update_groups", "merge_nodes", "mix", "node_buckets", "node_roots",
-           "table_buckets", "version_code"]
+__all__ = ["bucket_pairs", "dask_client", "dask_update_groups", "join_nodes", "merge_nodes", "mix", "node_buckets",
+           "node_roots", "table_buckets", "version_code"]

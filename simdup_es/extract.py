@@ -17,16 +17,18 @@ from collections.abc import Callable
 from html import unescape
 from typing import Any, Literal
 
+from .charsets import EncodingError, decode_text
 from .errors import EmptyDocumentError, InputError
+from .markup import Layout, markdown_text
 from .sentences import unwrap_lines
 
-Kind = Literal["text", "html", "pdf", "docx"]
+Kind = Literal["text", "markdown", "html", "pdf", "docx"]
 
 _SUFFIX_KIND: dict[str, Kind] = {
     ".txt": "text",
     ".text": "text",
-    ".md": "text",
-    ".markdown": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
     ".html": "html",
     ".htm": "html",
     ".xhtml": "html",
@@ -44,6 +46,7 @@ def kind_of(name: str) -> Kind | None:
 # over a cap is refused with the cap named (docs/reliability.md lists them all).
 MAX_FILE_BYTES: dict[Kind, int] = {
     "text": 100_000_000,  # the fingerprinter refuses text over 10 MB by default (--max-bytes)
+    "markdown": 100_000_000,
     "html": 100_000_000,
     "pdf": 200_000_000,  # streams are decompressed one at a time, each capped by pypdf
     "docx": 200_000_000,
@@ -66,55 +69,43 @@ _SELF_CLOSING = frozenset(
 _TAG = re.compile(rb"<(/?)([A-Za-z][^\s/>]*)")
 
 
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
-         (codecs.BOM_UTF16_BE, "utf-16"))
+def decode(data: bytes, *, source: str | None = None, declared: str | None = None) -> str:
+    """Decode a text document's bytes: UTF-8, else the encoding :func:`simdup_es.charsets.decode_text` finds
+    (Big5, GB18030, UTF-16, Shift_JIS, ...), or refuse them naming the encodings they might be in.
 
-
-def _utf16_without_bom(head: bytes) -> str | None:
-    """``UTF-16LE``/``UTF-16BE`` when NUL bytes sit nearly all at odd/even offsets, as in UTF-16 text, else ``None``.
-
-    ASCII in UTF-16LE puts a NUL after each letter; a few CJK characters (一 is
-    U+4E00) put one on the other side, hence "nearly".
+    ``declared`` is the encoding the document names itself (an HTML ``<meta charset>``):
+    taken when the bytes decode in it. Bytes with NUL in them that are not UTF-16 are
+    binary, not text, and refused rather than decoded into garbage.
     """
-    even, odd = head[0::2].count(0), head[1::2].count(0)
-    least = max(2, len(head) // 16)
-    if odd >= least and even * 10 <= odd:
-        return "UTF-16LE"
-    if even >= least and odd * 10 <= even:
-        return "UTF-16BE"
-    return None
-
-
-def decode(data: bytes, *, source: str | None = None) -> str:
-    """Decode text bytes: UTF-8 (with or without BOM), UTF-16 or UTF-32 with a BOM, else GB18030.
-
-    Chinese files are often GBK/GB18030; Windows tools write UTF-16 with a BOM.
-    Other bytes with NUL in them are binary, not text, and are refused rather
-    than decoded into garbage.
-    """
-    for bom, codec in _BOMS:
-        if data.startswith(bom):
-            try:
-                return data.decode(codec)
-            except UnicodeDecodeError as exc:
-                raise InputError(f"starts as {codec.upper()} text (byte-order mark) but has an invalid sequence at "
-                                 f"offset {exc.start}; convert it to UTF-8 first", source=source) from None
-    if b"\x00" in data[:8192]:
-        if codec16 := _utf16_without_bom(data[:8192]):
-            raise InputError(f"looks like {codec16} text without a byte-order mark: convert it to UTF-8 first "
-                             f"(iconv -f {codec16} -t UTF-8)", source=source)
-        raise InputError("looks binary (contains NUL bytes), not a text document", source=source)
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as utf8_error:
+    if declared is not None:
         try:
-            return data.decode("gb18030")
+            return data.decode(declared)
         except UnicodeDecodeError:
-            raise InputError(
-                f"is neither UTF-8 nor GB18030 text (invalid byte at offset {utf8_error.start}); "
-                "convert it to UTF-8 first",
-                source=source,
-            ) from None
+            pass  # the page's declaration is wrong: what the bytes are is found as for any text
+    try:
+        return decode_text(data)[0]
+    except EncodingError as exc:
+        raise InputError(exc.reason, source=source) from None
+
+
+#: An HTML page's own charset, in a ``<meta charset>`` or ``<meta http-equiv="Content-Type" content="...">`` tag.
+_META_CHARSET = re.compile(rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9._:-]+)", re.IGNORECASE)
+#: Labels that name another codec than Python's of that name, as browsers read them (the WHATWG Encoding standard).
+_CHARSET_ALIASES = {"iso-8859-1": "cp1252", "latin1": "cp1252", "ascii": "cp1252", "us-ascii": "cp1252",
+                    "gb2312": "gb18030", "gbk": "gb18030", "big5": "cp950", "x-sjis": "cp932", "shift_jis": "cp932"}
+
+
+def declared_charset(data: bytes) -> str | None:
+    """The codec an HTML page declares in its first 1,024 bytes, as browsers read the label; ``None`` without one."""
+    match = _META_CHARSET.search(data[:1024])
+    if match is None:
+        return None
+    label = match.group(1).decode("ascii").lower()
+    try:
+        codec = codecs.lookup(_CHARSET_ALIASES.get(label, label)).name
+    except LookupError:
+        return None
+    return None if codec.startswith("utf-16") else codec  # a page read as bytes is never UTF-16 by its own tag
 
 
 _PACKAGES = {"selectolax": "selectolax", "pypdf": "pypdf", "docx": "python-docx"}  # module: what pip installs
@@ -157,7 +148,7 @@ def _open_elements(data: bytes) -> int:
 
 
 def _html_to_text(data: bytes, source: str | None) -> str:
-    html = decode(data, source=source)
+    html = decode(data, source=source, declared=declared_charset(data))
     depth = _open_elements(data)
     if depth > MAX_HTML_OPEN_ELEMENTS:
         raise InputError(
@@ -186,9 +177,42 @@ def _pdf_to_text(data: bytes, source: str | None) -> str:
             f"PDF has no text layer ({len(pages)} page(s), probably scanned images); run OCR on it first",
             source=source,
         )
-    # A PDF's lines are its layout's, not its sentences': a line break after a full line
-    # that ends no sentence (across a page break too) is a space, as the text reads.
-    return unwrap_lines(text)
+    return join_lines(text)
+
+
+def join_lines(text: str) -> str:
+    """A PDF's text with the line breaks of its layout joined the way the text reads.
+
+    A PDF's lines are its layout's, not its sentences': a line break after a full line
+    that ends no sentence (across a page break too) joins the two lines
+    (:func:`simdup_es.sentences.unwrap_lines` finds them): with a space between words, with
+    nothing between two CJK characters (新的生 and 命 read 新的生命), whose script puts no
+    space between words.
+    """
+    unwrapped = unwrap_lines(text)
+    if unwrapped == text:
+        return text
+    out: list[str] = []
+    pos = 0
+    for m in _LINE_BREAK_SPACED.finditer(text):
+        at = text.index("\n", m.start())
+        if unwrapped[at] != " ":
+            continue
+        s, e = m.start(), m.end()
+        if 0 < s and e < len(text) and _CLOSE_UP.match(text[s - 1]) and _CLOSE_UP.match(text[e]):
+            out.append(text[pos:s])  # the spaces around the break go with it
+            pos = e
+        else:
+            out.append(text[pos:at] + " ")
+            pos = at + 1
+    out.append(text[pos:])
+    return "".join(out)
+
+
+_LINE_BREAK_SPACED = re.compile("[ \t]*\n[ \t]*")
+# Scripts written without spaces between words (Han, kana, their punctuation and full-width forms); not Hangul.
+_CLOSE_UP = re.compile("[\u3000-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+                       "\U00020000-\U0003134f]")
 
 
 def _check_docx_sizes(data: bytes, source: str | None) -> None:
@@ -220,17 +244,22 @@ def _docx_to_text(data: bytes, source: str | None) -> str:
     return "\n".join(lines)
 
 
-_READERS: dict[str, Callable[[bytes, str | None], str]] = {"html": _html_to_text, "pdf": _pdf_to_text,
-                                                          "docx": _docx_to_text}
+def _markdown_to_text(data: bytes, source: str | None) -> str:
+    return markdown_text(decode(data, source=source))[0]
+
+
+_READERS: dict[str, Callable[[bytes, str | None], str]] = {"markdown": _markdown_to_text, "html": _html_to_text,
+                                                          "pdf": _pdf_to_text, "docx": _docx_to_text}
 _HTML_TITLE = re.compile(rb"<title\b[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
 _HTML_H1 = re.compile(rb"<h1\b[^>]*>(.*?)</h1", re.IGNORECASE | re.DOTALL)
 _ANY_TAG = re.compile(r"<[^>]*>")
-_MD_HEADING = re.compile(r"^ {0,3}#\s+(.+?)(?:\s+#+)?\s*$", re.MULTILINE)
 
 
-def document_title(data: bytes, text: str, kind: Kind, suffix: str = "") -> str | None:
+def document_title(data: bytes, text: str, kind: Kind, layout: Layout | None = None,
+                   fields: dict[str, str] | None = None) -> str | None:
     """The title a document gives itself: an HTML ``<title>`` (else its first ``<h1>``), a
-    Markdown file's first ``# heading``; ``None`` for other documents or without one.
+    Markdown file's front matter ``title`` (else its first ``# heading``, from ``layout``);
+    ``None`` for other documents or without one.
 
     Read from the first 64 kB only (a title is near the top), with entities decoded
     and whitespace collapsed.
@@ -240,16 +269,32 @@ def document_title(data: bytes, text: str, kind: Kind, suffix: str = "") -> str 
         head = data[: 1 << 16]
         for pattern in (_HTML_TITLE, _HTML_H1):
             if match := pattern.search(head):
-                raw = match.group(1).decode("utf-8", "replace")
+                raw = _title_text(match.group(1), data)
                 found = unescape(_ANY_TAG.sub("", raw))  # inline markup: 只有<b>一级</b> is one phrase
                 if found.strip():
                     break
-    elif kind == "text" and suffix.lower() in (".md", ".markdown"):
-        if heading := _MD_HEADING.search(text[: 1 << 16]):
-            found = heading.group(1)
+    elif kind == "markdown":
+        found = (fields or {}).get("title")
+        if not found and layout is not None:
+            found = next((text[h.start : h.end] for h in layout.headings if h.level == 1), None)
     if found is None:
         return None
     return " ".join(found.split())[:500] or None
+
+
+def _title_text(raw: bytes, page: bytes) -> str:
+    """An HTML title's bytes as text, in the encoding of the page they are from."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    codec = declared_charset(page)
+    if codec is None:
+        try:
+            codec = decode_text(page)[1]
+        except EncodingError:
+            codec = "utf-8"
+    return raw.decode(codec, "replace")
 
 
 def extract(data: bytes, kind: Kind, *, source: str | None = None) -> str:
@@ -270,6 +315,17 @@ def extract(data: bytes, kind: Kind, *, source: str | None = None) -> str:
     if kind not in _READERS:
         raise InputError(f"unknown document kind {kind!r}", source=source)
     return _READERS[kind](data, source)
+
+
+def extract_layout(data: bytes, kind: Kind, *, source: str | None = None) -> tuple[str, Layout | None, dict[str, str]]:
+    """:func:`extract`, with what the parser knows beyond the text: for Markdown its :class:`~simdup_es.markup.Layout`
+    (headings, block quotes, the file as written) and its front matter fields; ``None`` and no fields otherwise."""
+    if kind != "markdown":
+        return extract(data, kind, source=source), None, {}
+    cap = MAX_FILE_BYTES[kind]
+    if len(data) > cap:
+        raise InputError(too_large(len(data), cap), source=source)
+    return markdown_text(decode(data, source=source))
 
 
 def too_large(size: int, cap: int) -> str:

@@ -14,15 +14,15 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 from importlib.metadata import version as _pkg_version
 
-from . import pool
+from . import native, pool
 from . import simhash as sh
 from .config import FingerprintParams
 from .errors import ConfigError, EmptyDocumentError, FingerprintVersionError, InputError, SimdupError, reason_of
 from .text import unify_many
-from .tokens import WORDLIKE, IdfTable, Lexicon, Tokenizer, weigh_batch
+from .tokens import WORDLIKE, IdfTable, Lexicon, Tokenizer, dictionary_pos, stop_words, weigh_batch
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -85,6 +85,15 @@ class Fingerprinter:
         self.tokenizer = Tokenizer()
         self.lexicon = Lexicon(params, self.idf)
         self.version = self._version()
+        native.module()  # SIMDUP_IMPLEMENTATION=native without a usable compiled core: refused here, up front
+        self._pipeline: Any = None
+
+    def native_pipeline(self) -> Any:
+        """The compiled pipeline with this fingerprinter's tables (:mod:`simdup_es.native`), made on first use;
+        ``None`` where the Python modules compute."""
+        if self._pipeline is None and native.module() is not None:
+            self._pipeline = native.pipeline(self.params, self.idf, dictionary_pos(), stop_words())
+        return self._pipeline
 
     def _version(self) -> str:
         recipe = {k: sorted(v) if isinstance(v, frozenset) else v for k, v in asdict(self.params).items()}
@@ -131,9 +140,12 @@ class Fingerprinter:
         # Texts and titles unified in one batch: each step runs once over them all.
         both = unify_many([*texts.values(), *titles.values()])
         texts, titles = dict(zip(texts, both)), dict(zip(titles, both[len(texts) :]))
-        segmented = {i: self.tokenizer.cut(text) for i, text in texts.items()}
-        values = self._hashed(segmented, [titles.get(i, "") for i in segmented])
-        for i, value in zip(segmented, values):
+        if (pipeline := self.native_pipeline()) is not None:
+            values = pipeline.fingerprints(list(texts.values()), [titles.get(i, "") for i in texts])
+        else:
+            segmented = {i: self.tokenizer.cut(text) for i, text in texts.items()}
+            values = self._hashed(segmented, [titles.get(i, "") for i in segmented])
+        for i, value in zip(texts, values):
             results[i] = self._result(value, docs[i])
         return results  # type: ignore[return-value]
 

@@ -28,11 +28,12 @@ import numpy as np
 from .fingerprint import Doc
 from .join import UnionFind, components, join_pairs
 from .keys import check_k
+from .partial_groups import Link, complete_link, group_pairs
 from .store.base import Key, Members, Store
 
 if TYPE_CHECKING:
     from .compare import Comparison
-    from .multilevel import Kind, MultiParams, PartCandidate
+    from .multilevel import CommonText, Kind, MultiParams, PartCandidate
     from .parts import PartPrinter
 
 log = logging.getLogger(__name__)
@@ -256,7 +257,11 @@ class GroupsSummary:
     compared: int = 0
     confirmed: int = 0
     partial: int = 0
-    """With ``partial``: pairs joined by a partial copy (not already joined otherwise)."""
+    """With ``partial``: copies (whole or partial) the part lookups confirmed between documents of different
+    near-duplicate groups (or of none)."""
+    verified: int = 0
+    """With ``partial``: pairs of those groups no lookup had judged, judged to decide whether they may share a
+    partial group (:mod:`simdup_es.partial_groups`)."""
     kinds: dict[str, int] = field(default_factory=dict)
     """Documents in groups by ``dup_kind``: ``near-duplicate``, ``partial``."""
     no_text: int = 0
@@ -320,21 +325,33 @@ class PartialLinks:
     workers: int | None = None
 
 
-def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: PartialLinks,
-                  text_field: str | None = None, joined: UnionFind | None = None,
-                  on_done: Callable[[int], None] | None = None) -> Iterator[tuple[int, int]]:
-    """Pairs of positions in ``docs`` where one holds a partial copy of the other (:mod:`simdup_es.multilevel`).
+@dataclass
+class PartialCopies:
+    """What :func:`partial_copies` found: the confirmed copies between units, and how to judge other pairs alike."""
+
+    links: list[Link] = field(default_factory=list)
+    """Copies between documents of different units, as :class:`~simdup_es.partial_groups.Link` of positions."""
+    common: dict[int, CommonText] = field(default_factory=dict)
+    """Each looked-up document's counts of its frequent keys (:meth:`simdup_es.multilevel.CommonText.frequent_only`):
+    what its own lookup read as common, so that a pair judged later is judged as the lookup would have judged it."""
+
+
+def partial_copies(store: Store, docs: Members, versions: Sequence[str], links: PartialLinks,
+                   text_field: str | None = None, unit: Sequence[int] | None = None,
+                   on_done: Callable[[int], None] | None = None) -> PartialCopies:
+    """The copies (whole or partial, :mod:`simdup_es.multilevel`) between the documents of ``docs``, each pair once.
 
     Only documents of the printer's fingerprint version are looked up (``versions[p]``
-    is ``docs``' ``p``). A pair already connected in ``joined`` is not compared; pairs
-    found are added to it. ``on_done`` hears how many documents were looked up so far
+    is ``docs``' ``p``). Pairs in the same ``unit`` (``unit[p]``: a near-duplicate group's
+    number; default: every document its own) are not compared, nor is a pair found from
+    its other side already. ``on_done`` hears how many documents were looked up so far
     (those of another version or without text count as done at once).
     """
     from .multilevel import CommonText, StoredText, find_copies, rare_levels
     from .search import counted_keys
     from .text import unify
 
-    joined = joined if joined is not None else UnionFind()
+    unit = unit if unit is not None else range(len(docs.keys))
     by_id = _positions_by_id(docs.keys)
     wanted = [p for p in range(len(docs.keys)) if versions[p] == links.printer.version]
     if len(wanted) < len(docs.keys):
@@ -355,6 +372,8 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
     limit = links.params.store_limit
     queries = links.printer.map_items_unified(with_text(), lambda item: Doc(item[1]), workers=links.workers)
     skipped = len(docs.keys) - len(wanted)
+    out = PartialCopies()
+    found_pairs: set[tuple[int, int]] = set()
     for done, ((p, _), _, levels, text) in enumerate(queries, skipped + 1):
         if on_done is not None:
             on_done(done)
@@ -367,15 +386,43 @@ def partial_pairs(store: Store, docs: Members, versions: Sequence[str], links: P
         found = store.part_candidates(levels.fingerprints, [k.key for k in levels.keys], levels.version,
                                       limit=limit + 1)
         found = _candidates_by_position(found, by_id, p)[:limit]
+        out.common[p] = common.frequent_only()
 
         def texts(names: Sequence[str], p: int = p) -> dict[str, StoredText]:
-            todo = [int(q) for q in names if not joined.connected(p, int(q))]
+            todo = [int(q) for q in names if unit[int(q)] != unit[p] and (min(p, int(q)), max(p, int(q)))
+                    not in found_pairs]
             return {str(q): StoredText(t) for q, t in unified_texts(todo).items() if t}
 
         # Any copy the matrix confirms links (a whole copy past distance k is a near-duplicate by its shares).
         for m in find_copies(text, levels, [], found, texts, links.compare, common=common, params=links.params):
-            if joined.union(p, int(m.id)):
-                yield p, int(m.id)
+            pair = (min(p, int(m.id)), max(p, int(m.id)))
+            if pair not in found_pairs:
+                found_pairs.add(pair)
+                out.links.append(Link(*pair, max(m.copied_query, m.copied_match)))
+    return out
+
+
+def pair_judge(store: Store, docs: Members, links: PartialLinks, found: PartialCopies, text_field: str | None
+                 ) -> Callable[[int, int], bool]:
+    """``verify`` for :func:`~simdup_es.partial_groups.complete_link` over positions: whether two documents no
+    lookup judged are copies, judged as the first one's lookup would have (by the counts of its keys: its common
+    text discounted)."""
+    from .multilevel import judge
+    from .text import unify
+
+    unified_texts = cached_texts(store, docs, text_field, unify, cache_size=2_000)
+
+    def verify(p: int, q: int) -> bool:
+        common = found.common.get(p)
+        if common is None:  # not looked up (another version, or no text)
+            return False
+        texts = unified_texts([p, q])
+        a, b = texts.get(p), texts.get(q)
+        if not a or not b:
+            return False
+        return judge(str(q), links.compare(a, b), None, links.params, (common.rarity(a), common.rarity(b))) is not None
+
+    return verify
 
 
 def _positions_by_id(keys: Sequence[Key]) -> dict[str, list[int]]:
@@ -461,9 +508,8 @@ def update_groups(
     if partial is not None:
         with clock("partial"):
             versions = [names[node_codes[n]] if n >= 0 else "" for n in docs.nodes]
-            links = _partial_links(store, docs, versions, kept, partial, text_field,
-                                   clock.counter("partial", len(docs.keys)))
-            summary.partial = len(links)
+            links = _partial_groups(store, docs, versions, kept, partial, text_field, summary,
+                                    clock.counter("partial", len(docs.keys)))
     with clock("components"):
         groups = assign_groups(docs.keys, kept + links)
         kinds = link_kinds(kept, links)
@@ -525,14 +571,28 @@ def stored_groups(store: Store) -> list[StoredGroup]:
     return out
 
 
-def _partial_links(store: Store, docs: Members, versions: Sequence[str], kept: list[tuple[int, int]],
-                   partial: PartialLinks, text_field: str | None,
-                   on_done: Callable[[int], None] | None = None) -> list[tuple[int, int]]:
-    """:func:`partial_pairs` of the members, skipping pairs already joined by the near-duplicate pairs ``kept``."""
-    joined = UnionFind()
-    for a, b in kept:
-        joined.union(a, b)
-    return list(partial_pairs(store, docs, versions, partial, text_field, joined, on_done))
+def _partial_groups(store: Store, docs: Members, versions: Sequence[str], kept: list[tuple[int, int]],
+                    partial: PartialLinks, text_field: str | None, summary: GroupsSummary,
+                    on_done: Callable[[int], None] | None = None) -> list[tuple[int, int]]:
+    """Pairs of positions that join the partial groups (:mod:`simdup_es.partial_groups`) of the near-duplicate
+    groups ``kept`` makes and the other documents; counts in ``summary``."""
+    roots = components(kept)
+    unit_of: dict[int, int] = {}
+    first: list[int] = []  # each unit's first position
+    units = [unit_of.setdefault(roots.get(p, p), len(unit_of)) for p in range(len(docs.keys))]
+    for p, u in enumerate(units):
+        if u == len(first):
+            first.append(p)
+    found = partial_copies(store, docs, versions, partial, text_field, units, on_done)
+    summary.partial = len(found.links)
+    judge_pair = pair_judge(store, docs, partial, found, text_field)
+
+    def verify(a: int, b: int) -> bool:
+        summary.verified += 1
+        return judge_pair(first[a], first[b])
+
+    groups = complete_link(len(first), [Link(units[a], units[b], s) for a, b, s in found.links], verify)
+    return group_pairs(groups, first)
 
 
 def _write_plan(store: Store, docs: Members, plan: Plan, summary: GroupsSummary) -> None:
@@ -583,6 +643,7 @@ __all__ = [
     "GroupsSummary",
     "NEAR_DUPLICATE",
     "PARTIAL",
+    "PartialCopies",
     "PartialLinks",
     "Progress",
     "Members",
@@ -600,7 +661,8 @@ __all__ = [
     "grouped_nodes",
     "link_kinds",
     "near_pairs",
-    "partial_pairs",
+    "pair_judge",
+    "partial_copies",
     "plan_writes",
     "stored_groups",
     "update_groups",

@@ -195,7 +195,8 @@ class _Run:
                 self.held.append((position, Reject(record.source, result.reason, record.id)))
                 continue
             fp = result.unwrap()
-            yield position, StoredDoc(record.key, fp.value, fp.version, record.text, record.title, levels=doc_levels)
+            yield position, StoredDoc(record.key, fp.value, fp.version, record.text, record.title, levels=doc_levels,
+                                      meta=record.meta)
 
     def written(self, batch: list[tuple[int, StoredDoc]], report: BulkReport) -> None:
         summary = self.summary

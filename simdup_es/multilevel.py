@@ -745,6 +745,13 @@ class CommonText:
         """Whether more than ``short_common`` documents hold any key counted: if not, no text has units to tell apart."""
         return bool((self.counts.counts > self.short_common).any())
 
+    def frequent_only(self) -> CommonText:
+        """These counts of the keys more than ``short_common`` documents hold only (all a :meth:`rarity` reads), without
+        the query's rarity: what to keep of many queries' counts to judge their pairs later."""
+        keep = self.counts.counts > self.short_common
+        counts = KeyCounts(self.counts.keys[keep], self.counts.counts[keep], self.counts.documents)
+        return dataclasses.replace(self, counts=counts, query=Rarity.none(0))
+
     def common_keys(self, values: Sequence[int]) -> list[int]:
         """Indices of the ``values`` (keys) that more than ``common`` documents hold."""
         return np.flatnonzero(self.counts.of(values) > self.common).tolist()

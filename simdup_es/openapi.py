@@ -50,7 +50,7 @@ _SENTENCE = {"type": "object", "properties": {
 _COMPARE_RESULT = {"type": "object", "description": "simdup compare --json, with the two labels.", "properties": {
     "a_label": {"type": "string"}, "b_label": {"type": "string"},
     "a": {"type": "string", "description": "A's fingerprint (16 hex digits)"}, "b": {"type": "string"},
-    "distance": {"type": "integer"}, "similarity": {"type": "number", "description": "Fingerprint bits alike, percent."},
+    "distance": {"type": "integer"}, "similarity": {"type": "number", "description": "Fingerprint bits alike, 0 to 1."},
     "kind": {"type": ["string", "null"], "enum": ["near-duplicate", "partial", None]},
     "near_duplicate": {"type": "boolean"}, "copied_a": {"type": "number"}, "copied_b": {"type": "number"},
     "common_a": {"type": "number"}, "common_b": {"type": "number"}, "version": {"type": "string"},
@@ -67,13 +67,28 @@ _REPORT_RESULT = {"type": "object", "description": "simdup report --json; offset
                   "properties": {
     "document": {"type": "object", "properties": {"label": {"type": "string"}, "chars": {"type": "integer"}}},
     "share": {"type": "number"}, "headline": {"type": "string"},
+    "figures": {"type": "object", "description": "Characters (white space aside) and shares of the document's.",
+                "properties": {**{k: {"type": "integer"} for k in ("chars", "copied", "cited", "copied_without_quotations",
+                                                                    "largest")},
+                               **{k: {"type": "number"} for k in ("share", "share_without_quotations", "largest_share")},
+                               "largest_source": {"type": ["string", "null"]}}},
     "sources": {"type": "array", "items": {"type": "object", "properties": {
-        "id": {"type": "string"}, "title": {"type": ["string", "null"]}, "kind": {"type": "string"},
+        "id": {"type": "string"}, "title": {"type": ["string", "null"]}, "name": {"type": "string"},
+        "name_from": {"type": "string", "enum": ["title", "file name", "first line"]}, "kind": {"type": "string"},
         "colour": {"type": "string"}, "distance": {"type": ["integer", "null"]}, "share_of_document": {"type": "number"},
-        "share_of_source": {"type": "number"}, "spans": {"type": "array", "items": _SPAN},
-        "source_spans": {"type": "array", "items": _SPAN}}}},
+        "chars": {"type": "integer"}, "cited_chars": {"type": "integer"}, "share_of_source": {"type": "number"},
+        "source_chars": {"type": "integer"}, "source_total": {"type": "integer"},
+        "also_in": {"type": "array", "items": {"type": "string"}}, "spans": {"type": "array", "items": _SPAN},
+        "cited": {"type": "array", "items": _SPAN}, "source_spans": {"type": "array", "items": _SPAN}}}},
     "passages": {"type": "array", "items": {"type": "object", "properties": {
         "start": {"type": "integer"}, "end": {"type": "integer"}, "source": {"type": "string"}}}},
+    "citations": {"type": "array", "description": "Quoted text found in a source.", "items": {"type": "object", "properties": {
+        "start": {"type": "integer"}, "end": {"type": "integer"}, "source": {"type": "string"}}}},
+    "quotations": {"type": "array", "items": _SPAN},
+    "sections": {"type": "array", "items": {"type": "object", "properties": {
+        "start": {"type": "integer"}, "end": {"type": "integer"}, "kind": {"type": "string"}, "title": {"type": "string"},
+        "chars": {"type": "integer"}, "copied": {"type": "integer"}, "cited": {"type": "integer"},
+        "share": {"type": "number"}}}},
     "excluded": {"type": "array", "items": {"type": "object"}}, "exclusions": {"type": "array", "items": {"type": "string"}},
     "settings": {"type": "array", "items": {"type": "string"}},
     "left_out": {"type": "array", "items": {"type": "object", "properties": {
@@ -106,7 +121,10 @@ def openapi(version: str) -> dict[str, Any]:
     report_params = [{"name": "doc_id", "in": "path", "required": True, "schema": {"type": "string"},
                       "description": "The stored id, percent-encoded; '.json' at the end answers JSON."},
                      *_query(("k", "limit", "levels", "partial_threshold", "exclude_quotations", "exclude_references",
-                               "min_chars", "format", "exclude_texts"))]
+                               "min_chars", "format", "exclude_texts")),
+                     {"name": "exclude_source", "in": "query", "required": False, "description": "A stored id not to "
+                      "count as a source (repeatable).", "schema": {"type": "array", "items": {"type": "string"}},
+                      "explode": True}]
     search_body = {"type": "object", "properties": _SEARCH_FIELDS}
     paths = {
         "/health": {"get": {"summary": "The store answers: documents, fingerprint versions", "responses": {
@@ -133,6 +151,8 @@ def openapi(version: str) -> dict[str, Any]:
         "/report": {"post": {"summary": "The copy report of a text or stored document", "requestBody": _body(
             {"type": "object", "properties": {**_SEARCH_FIELDS, "exclude_quotations": {"type": "boolean"},
                                               "exclude_references": {"type": "boolean"}, "min_chars": {"type": "integer"},
+                                              "exclude_source": {"oneOf": [{"type": "string"}, {
+                                                  "type": "array", "items": {"type": "string"}}]},
                                               "format": {"type": "string", "enum": ["json", "html"]}}}),
             "responses": {"200": _json(_REPORT_RESULT), **_errors(400, 404, 413)}}},
         "/documents": {"post": {"summary": "Index documents (only when the server allows it)", "requestBody": _body(

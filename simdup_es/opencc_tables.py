@@ -212,6 +212,8 @@ def load_shortcuts() -> Shortcuts | None:
     try:
         share = package_dir("opencc") / "clib" / "share" / "opencc"
         folder = cache_dir()
+        if folder is None:
+            raise ValueError("no cache folder can be written")
         stamp = ["flat tables", str(share)] + [f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}"
                                                for p in sorted(share.iterdir())]
         cached = folder / f"opencc-shortcuts-{hashlib.sha1(json.dumps(stamp).encode()).hexdigest()[:16]}.json"

@@ -22,6 +22,7 @@ from typing import NamedTuple, TypeVar
 
 import numpy as np
 
+from . import native
 from .fingerprint import Doc, Fingerprint, Fingerprinter, Result, not_text
 from .levels import Lazy, Levels, Part, PartParams, SentenceRows, U64Keys, parts_of_columns
 from .sentences import Sentence, SentenceTable, split_sentences, split_table_units
@@ -111,7 +112,12 @@ class PartPrinter:
 
     def levels_many(self, texts: Sequence[str]) -> list[Levels]:
         """Levels of many documents, their parts fingerprinted in one batch in this process."""
-        prepared = self._split_many(unify_many(texts))
+        unified = unify_many(texts)
+        if (pipeline := self.fingerprinter.native_pipeline()) is not None:
+            found = native.levels(pipeline, unified, [""] * len(unified), self.params, with_document=False,
+                                  part_max_bytes=self.fingerprinter.params.max_bytes)
+            return [self._levels(split, fps) for split, fps in _native_splits(found)]
+        prepared = self._split_many(unified)
         docs = [Doc(UnifiedText(split.text[p.start : p.end])) for split in prepared for p in split.parts]
         results = self.fingerprinter.fingerprint_many(docs)
         fps = iter([r.fingerprint.value if r.fingerprint else None for r in results])
@@ -170,35 +176,40 @@ class PartPrinter:
     def _items_many(self, docs: Sequence[Doc], *, texts: bool = True) -> _Batch:
         """:meth:`map_items_unified`' work on a batch, in this process (``texts``: see :class:`_Batch`)."""
         fingerprinter = self.fingerprinter
-        batch: list[Doc] = []
-        tokens: list[list[str]] = []
-        spans: list[list[tuple[int, int] | list[str]]] = []
-        prepared: list[_Split | Result] = []
         fits = [not_text(doc) is None and not fingerprinter.too_large(doc.text) for doc in docs]
         # Texts and titles unified in one batch: each step runs once over them all.
         bodies = [doc.text for doc, fit in zip(docs, fits, strict=True) if fit]
         unified = unify_many(bodies + [doc.title for doc, fit in zip(docs, fits, strict=True) if fit and doc.title])
-        splits = iter(self._split_many(unified[: len(bodies)]))
         titles = iter(unified[len(bodies) :])
-        for doc, fit in zip(docs, fits, strict=True):
-            if not fit:
-                prepared.append(fingerprinter.fingerprint_many([doc])[0])  # too large, or no text: rejected with the reason
-                continue
-            split = next(splits)
-            prepared.append(split)
-            whole = fingerprinter.tokenizer.cut(split.text)
-            batch.append(Doc(split.text, next(titles) if doc.title else doc.title, doc.source))
-            tokens.append(whole)
-            spans.append(part_spans(split.text, whole, split.parts, fingerprinter.tokenizer.cut))
-        results = iter(fingerprinter.fingerprint_parts(batch, tokens, spans))
+        batch = [Doc(text, next(titles) if doc.title else doc.title, doc.source)
+                 for text, doc in zip(unified[: len(bodies)], (doc for doc, fit in zip(docs, fits, strict=True) if fit))]
+        done = iter(self._native_items(batch) if fingerprinter.native_pipeline() is not None else self._python_items(batch))
         out = _Batch(version=self.version, texts=texts)
-        for split in prepared:
-            if isinstance(split, Result):
-                out.append((split, None, None))
+        for doc, fit in zip(docs, fits, strict=True):
+            if not fit:  # too large, or no text: rejected with the reason
+                out.append((fingerprinter.fingerprint_many([doc])[0], None, None))
                 continue
-            result, fps = next(results)
+            split, result, fps = next(done)
             out.append((result, None, None) if result.error else (result, self._levels(split, fps), split.text))
         return out
+
+    def _python_items(self, batch: list[Doc]) -> Iterator[tuple[_Split, Result, list[int | None]]]:
+        """Each unified document of ``batch`` (its title unified too) cut into its levels and fingerprinted with
+        its parts, by the Python modules."""
+        fingerprinter = self.fingerprinter
+        splits = self._split_many([doc.text for doc in batch])
+        tokens = [fingerprinter.tokenizer.cut(split.text) for split in splits]
+        spans = [part_spans(split.text, whole, split.parts, fingerprinter.tokenizer.cut) for split, whole in zip(splits, tokens)]
+        for split, (result, fps) in zip(splits, fingerprinter.fingerprint_parts(batch, tokens, spans), strict=True):
+            yield split, result, fps
+
+    def _native_items(self, batch: list[Doc]) -> Iterator[tuple[_Split, Result, list[int | None]]]:
+        """:meth:`_python_items` by the compiled core (:mod:`simdup_es.native`)."""
+        fingerprinter = self.fingerprinter
+        found = native.levels(fingerprinter.native_pipeline(), [doc.text for doc in batch], [doc.title or "" for doc in batch],
+                              self.params, with_document=True, part_max_bytes=None)
+        for (split, fps), value, doc in zip(_native_splits(found), found.fingerprints, batch, strict=True):
+            yield split, fingerprinter._result(value, doc), fps
 
     def _split_many(self, texts: Sequence[str]) -> list[_Split]:
         """Unified texts cut into sentences (all at once, as a table) and parts, with their keys."""
@@ -226,7 +237,7 @@ class PartPrinter:
             version=self.version,
             units=split.units,
             sentences=split.sentences,
-            parts=tuple(split.parts),
+            parts=split.parts if isinstance(split.parts, _FlatParts) else tuple(split.parts),
             fingerprints=tuple(fps),
             keys=split.keys,
         )
@@ -237,9 +248,32 @@ class _Split(NamedTuple):
 
     text: str
     sentences: SentenceRows
-    parts: list[Part]
+    parts: Sequence[Part]
     keys: U64Keys
     units: int
+
+
+class _FlatParts(Lazy[Part]):
+    """Parts held as unsigned 64-bit numbers, 5 to a part (first, stop, start, end, units), the :class:`Part`
+    objects made on first use: the compiled core's, which a worker sends back as they are."""
+
+    __slots__ = ("flat",)
+
+    def __init__(self, flat: bytes) -> None:
+        super().__init__(functools.partial(_parts_of, flat))
+        self.flat = flat
+
+    def __len__(self) -> int:
+        return len(self.flat) // 40
+
+
+def _native_splits(found: native.BatchLevels) -> Iterator[tuple[_Split, list[int | None]]]:
+    """Each text of a batch the compiled core cut, as :meth:`PartPrinter._split_many` gives it, with its parts' fingerprints."""
+    for k, text in enumerate(found.table.texts):
+        a, b, c, d = found.part_first[k], found.part_first[k + 1], found.key_first[k], found.key_first[k + 1]
+        parts = _FlatParts(found.parts[40 * a : 40 * b])
+        yield _Split(text, SentenceRows(found.table, k), parts, U64Keys(found.keys[16 * c : 16 * d]), found.units[k]), \
+            found.part_fingerprints[a:b]
 
 
 def _doc_chars(doc: Doc) -> int:
@@ -290,7 +324,9 @@ class _Batch(list[tuple[Result, "Levels | None", "str | None"]]):
                 continue
             assert levels.version == self.version  # one printer made them all
             keys = levels.keys
-            row = (head, levels.units, _flat((p.first, p.stop, p.start, p.end, p.units) for p in levels.parts),
+            parts = levels.parts
+            row = (head, levels.units, parts.flat if isinstance(parts, _FlatParts) else
+                   _flat((p.first, p.stop, p.start, p.end, p.units) for p in parts),
                    levels.fingerprints, keys.flat if isinstance(keys, U64Keys) else _flat((k.key, k.position) for k in keys))
             if self.texts and text is not None:
                 row += (len(texts),)

@@ -15,8 +15,8 @@ import itertools
 import logging
 import multiprocessing
 import os
+import signal
 import sys
-import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.pool import AsyncResult, Pool
@@ -95,24 +95,12 @@ def map_chunks(
             # would leave workers idle at its end.
             window = workers * 4
             pending: deque[AsyncResult[R]] = deque()
-            try:
-                for chunk in chunks:
-                    pending.append(pool.apply_async(_work, ((task, chunk),)))
-                    if len(pending) >= window:
-                        yield pool.result(pending.popleft())
-                while pending:
+            for chunk in chunks:
+                pending.append(pool.apply_async(_work, ((task, chunk),)))
+                if len(pending) >= window:
                     yield pool.result(pending.popleft())
-            except BaseException as exc:  # the caller stopped early (GeneratorExit), or an error
-                # Let the chunks under way finish before the pool is terminated:
-                # terminating kills a worker that is halfway through writing a
-                # result, its lock on the result queue stays held, and the pool's
-                # shutdown hangs for good (cpython#96995). Not on an interrupt,
-                # which the workers got too.
-                if not isinstance(exc, KeyboardInterrupt):
-                    deadline = time.monotonic() + _DRAIN_SECONDS
-                    for result in pending:
-                        result.wait(max(0.0, deadline - time.monotonic()))
-                raise
+            while pending:
+                yield pool.result(pending.popleft())
     finally:
         if frozen:
             gc.unfreeze()
@@ -147,7 +135,16 @@ def _chunked(items: Iterable[T], size: int, weigh: Callable[[T], int] | None = N
 
 
 class _Pool(Pool):
-    """multiprocessing's process pool, its worker-handler thread woken only by what it handles.
+    """multiprocessing's process pool, its workers ended only by it, its worker-handler thread woken only by what it
+    handles.
+
+    A worker killed while it holds a lock of the pool's queues (waiting for a task, or
+    halfway through writing a result) leaves it held, and the pool's shutdown waits for it
+    for good (cpython#96995): an interrupt or SIGTERM that reached the workers (Ctrl-C goes
+    to the whole process group, a service manager may signal every process) used to do
+    that. So the workers ignore both (:func:`_init_worker`) and the process that runs the
+    pool decides; the pool's own shutdown ends them with SIGKILL instead of SIGTERM, at its
+    end, when none of its locks is needed any more.
 
     CPython's pool also wakes that thread whenever a result waits in the result pipe
     (``_get_sentinels``), so it spins until the result-handler thread has read the
@@ -157,6 +154,12 @@ class _Pool(Pool):
     sentinel) and a change to the pool (the change notifier: close, terminate, the
     last task done), which is what remains here, as in CPython's own ThreadPool.
     """
+
+    @staticmethod
+    def Process(ctx: Any, *args: Any, **kwds: Any) -> Any:  # noqa: N802  (Pool's name)
+        process = ctx.Process(*args, **kwds)
+        process.terminate = process.kill  # it ignores SIGTERM (_init_worker)
+        return process
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -189,7 +192,6 @@ class _Pool(Pool):
 
 
 _worker: Any = None  # the worker process's state
-_DRAIN_SECONDS = 10.0  # the longest a stopped map waits for its chunks under way (a worker may have died)
 _POLL_SECONDS = 1.0  # how often a map waiting for a result looks for workers that ended
 _WORKER_GC_THRESHOLD = 10_000  # allocations between collections of the youngest objects, while a pool runs
 
@@ -200,6 +202,9 @@ def _same(state: S) -> S:
 
 def _init_worker(make: Callable[[], object]) -> None:
     global _worker
+    # The process that runs the pool stops it (:class:`_Pool`); the workers' signals are its to act on.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _worker = make()
     # A worker's garbage is nearly all freed by reference counting, but at the default
     # threshold (700) the collector ran about every 16 documents, over what had grown

@@ -19,7 +19,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 import numpy as np
 import xxhash
 
-from . import keys
+from . import dedup, keys
 from .config import FINGERPRINT_BITS
 from .levels import Levels
 from .multilevel import (LONG_RUN, Candidate, MultiParams, PartCandidate, _judging_order, _passage_arrays, _short_need,
@@ -30,7 +30,8 @@ from .simhash import _QUANT, blocks
 from .text import _LINE_BREAKS, _SPACES, CONTROL, converter
 from .winnow import _BASE, _M1, _M2, KEY_K, KEY_W
 
-__all__ = ["abbreviation_before_reference", "b64_term_reference", "block_terms_reference", "five_keys_reference",
+__all__ = ["abbreviation_before_reference", "b64_term_reference", "block_terms_reference", "choose_reference",
+           "five_keys_reference",
            "gram_hashes_reference", "hamming_reference", "hex_terms_reference",
            "lcs_length_reference", "near_pairs_reference", "near_positions_reference", "quad_keys_reference",
            "rank_candidates_reference", "rarity_reference", "replace_tokens_reference", "shared_blocks_reference",
@@ -347,3 +348,22 @@ def hex_terms_reference(values: Iterable[int]) -> list[str]:
 def replace_tokens_reference(tokens: list[str], split: Mapping[str, Sequence[str]]) -> list[str]:
     """Each token that is a key of ``split`` replaced by its pieces (:mod:`simdup_es.tokens`' joined replacement)."""
     return [piece for t in tokens for piece in split.get(t, (t,))]
+
+
+def choose_reference(order: Sequence[int], pairs: Iterable[tuple[int, int, int]], is_copy: dedup.IsCopy
+                     ) -> dict[int, dedup.Removed]:
+    """:func:`simdup_es.dedup.choose` the slow, obviously correct way: each position against every kept one it
+    pairs with, nearest (then first kept) first."""
+    distance = {(min(a, b), max(a, b)): d for a, b, d in pairs}
+    kept: list[int] = []
+    removed: dict[int, dedup.Removed] = {}
+    for p in order:
+        twins = sorted((distance[(min(p, q), max(p, q))], q) for q in kept if (min(p, q), max(p, q)) in distance)
+        for d, q in twins:
+            shares = is_copy(q, p)
+            if shares is not None:
+                removed[p] = dedup.Removed(q, d, shares)
+                break
+        else:
+            kept.append(p)
+    return removed

@@ -416,7 +416,7 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         d, (a, b), (ca, cb) = self.distance, self.copied, self.common
-        return {"a": self.a.hex, "b": self.b.hex, "distance": d, "similarity": round(sh.similarity(d), 2),
+        return {"a": self.a.hex, "b": self.b.hex, "distance": d, "similarity": round(sh.similarity(d) / 100, 6),
                 "kind": self.kind, "near_duplicate": self.near_duplicate, "copied_a": round(a, 6),
                 "copied_b": round(b, 6), "common_a": round(ca, 6), "common_b": round(cb, 6), "version": self.a.version,
                 "comparison": self.comparison.to_dict()}

@@ -192,6 +192,23 @@ def _exclusions(params: Mapping[str, Any]) -> Exclusions:
                       min_chars=_int(params, "min_chars", Exclusions.min_chars, 0, 1_000_000))
 
 
+def _sources(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The ids of ``exclude_source``: one id, or a list of them (a query parameter given more than once)."""
+    value = params.get("exclude_source", ())
+    ids = [value] if isinstance(value, str) else value
+    if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) and i for i in ids):
+        raise ApiError(400, "bad_input", f"exclude_source must be a stored id or a list of them, got {value!r}")
+    return tuple(ids)
+
+
+def _query_params(request: Request) -> dict[str, Any]:
+    """A request's query parameters, ``exclude_source`` with every value it is given."""
+    params: dict[str, Any] = {**request.query_params}
+    if "exclude_source" in params:
+        params["exclude_source"] = request.query_params.getlist("exclude_source")
+    return params
+
+
 def _int(params: Mapping[str, Any], name: str, default: int, low: int, high: int, hint: str = "") -> int:
     value = params.get(name)
     if value is None:
@@ -236,7 +253,7 @@ def _text_query(params: Mapping[str, Any], where: str) -> Query:
 
 
 SEARCH_FIELDS = frozenset({"id", "text", "title", "k", "limit", "levels", "partial_threshold", "spans", "exclude_texts"})
-REPORT_FIELDS = SEARCH_FIELDS | {"format", "exclude_quotations", "exclude_references", "min_chars"}
+REPORT_FIELDS = SEARCH_FIELDS | {"format", "exclude_quotations", "exclude_references", "min_chars", "exclude_source"}
 COMPARE_FIELDS = frozenset({"a", "b", "k", "partial_threshold", "exclude_texts"})
 
 
@@ -432,18 +449,18 @@ class App:
         as_json = doc_id.endswith(".json") and request.query_params.get("format") != "html"
         if as_json:
             doc_id = doc_id[: -len(".json")]
-        params = {**request.query_params, "id": doc_id, "text": None}
+        params = {**_query_params(request), "id": doc_id, "text": None}
         return await self._report(params, as_json or _format(params, "html") == "json")
 
     async def report_posted(self, request: Request) -> Response:
         # The search options may come as query parameters too; the body's win.
-        params = {**request.query_params, **await read_object(request, self.settings.max_body_bytes)}
+        params = {**_query_params(request), **await read_object(request, self.settings.max_body_bytes)}
         return await self._report(params, _format(params, "json") == "json")
 
     async def _report(self, params: Mapping[str, Any], as_json: bool) -> Response:
         known_fields(params, REPORT_FIELDS, "report")
         req, exclusions = self._search_params(params), _exclusions(params)
-        report, timing = await self.run(self._report_of, req, exclusions)
+        report, timing = await self.run(self._report_of, req, exclusions, _sources(params))
         if as_json:
             return self.json(report.to_dict(), timing)
         return HTMLResponse(render_report_html(report), headers={**timing, **PAGE_HEADERS})
@@ -461,11 +478,13 @@ class App:
         result, timing = await self.run(self._index, docs, levels)
         return self.json(result, timing)
 
-    def _report_of(self, req: SearchRequest, exclusions: Exclusions) -> SimilarityReport:
-        """The similarity report of the query against the store (``simdup report``), its own stored copy left out."""
+    def _report_of(self, req: SearchRequest, exclusions: Exclusions, sources: tuple[str, ...]) -> SimilarityReport:
+        """The similarity report of the query against the store (``simdup report``), its own stored copy and
+        ``sources`` left out."""
         self._fresh()
         return self.service.report(dataclasses.replace(req.query, label=req.query.id or "query"), exclusions=exclusions,
-                                   limit=req.limit, params=req.params, exclude_texts=req.exclude_texts)
+                                   limit=req.limit, params=req.params, exclude_texts=req.exclude_texts,
+                                   exclude_sources=sources)
 
     def _index(self, docs: list[Any], levels: IndexLevels) -> dict[str, Any]:
         """Write documents (``POST /documents``, JSON objects); each one is indexed or rejected with its reason."""

@@ -20,8 +20,8 @@ serialises or pools its calls, the caches lock.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .caches import TextCaches
@@ -36,6 +36,7 @@ from .store.base import Store, StoredDoc
 from .winnow import winnowed
 
 if TYPE_CHECKING:  # the report's and the maps' modules load when first used: the command line starts without them
+    from .markup import Layout
     from .offsets import Unified
     from .report.similarity import Exclusions, SimilarityReport
 
@@ -52,13 +53,16 @@ class Query:
 
     With both, ``text`` is the document and ``id`` its own stored copy, which a search leaves out
     (a file the store holds as it is, say). ``label`` names it where an error or a report does (a
-    file's path; default its id).
+    file's path; default its id). ``layout``: what a parser knows of ``text`` beyond it (a Markdown
+    file's headings, block quotes and the file as written, :class:`~simdup_es.markup.Layout`), which a
+    report shows; ``None``: found in the text.
     """
 
     id: str | None = None
     text: str | None = None
     title: str | None = None
     label: str | None = None
+    layout: Layout | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.id is None and self.text is None:
@@ -210,29 +214,40 @@ class Service:
         return Compared(verdict, shown_a, shown_b)
 
     def report(self, query: Query, *, exclusions: Exclusions | None = None, include_self: bool = False,
-               limit: int = 20, params: MultiParams | None = None, exclude_texts: Sequence[str] = ()) -> SimilarityReport:
+               limit: int = 20, params: MultiParams | None = None, exclude_texts: Sequence[str] = (),
+               exclude_sources: Collection[str] = ()) -> SimilarityReport:
         """The similarity report of ``query`` against the store: its copied passages and their sources, at most
-        ``limit`` of them (:mod:`simdup_es.report.similarity`).
+        ``limit`` of them, and the sources its quotations are cited from (:mod:`simdup_es.report.similarity`).
 
         Its own stored copy is left out and named (by ``query.id``, or without an id the one source with
         the very same text), unless ``include_self``; ``exclusions`` are what does not count (none by default),
-        and the text of ``exclude_texts`` (beside the service's).
+        and the text of ``exclude_texts`` (beside the service's). ``exclude_sources`` the ids of stored documents
+        not to count (named as left out).
         """
+        from .report.quotes import find_quoted
         from .report.similarity import Exclusions, report_from_copies, report_limit, settings_in_words
 
         params = params or self.params
+        exclusions = exclusions or Exclusions()
         asked = query
         if include_self:  # its own stored copy counts: searched as a text, nothing left out
             text, title = self._document(query, "report")
             asked = Query(text=text, title=title)
-        found = self.search(asked, params=params, limit=report_limit(limit, query.id, include_self),
+        found = self.search(asked, params=params,
+                            limit=report_limit(limit, query.id, include_self, len(set(exclude_sources))),
                             exclude_texts=exclude_texts)
         if found.text is None:
             raise InputError("stored without its text, which the report needs: index it with its text", source=query.id)
+        own = set() if include_self or query.id is None else {query.id}
+        # Excluded quotations count nowhere: no source of theirs to look for.
+        quoted = None if exclusions.quotations else find_quoted(
+            self.store, found, self.comparer, self.printer, layout=query.layout, params=params,
+            exclude={*exclude_sources, *own})
         words = settings_in_words(self.comparer.params, params)
         return report_from_copies(found.text, found, doc_id=query.id, label=query.label or query.id or
-                                  "this document", exclusions=exclusions or Exclusions(), include_self=include_self,
-                                  settings=words, limit=limit, mapped=self.caches.mapped)
+                                  "this document", exclusions=exclusions, include_self=include_self,
+                                  settings=words, limit=limit, mapped=self.caches.mapped, quoted=quoted,
+                                  exclude_sources=exclude_sources, layout=query.layout)
 
     def _fingerprint(self, query: Query) -> tuple[Fingerprint, str | None]:
         """A stored document's fingerprint and text, to search with them."""

@@ -18,26 +18,29 @@ import re
 import stat
 import sys
 from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from .charsets import EncodingError, decode_text
 from .errors import InputError
 from .fingerprint import Doc
-from .extract import MAX_FILE_BYTES, document_title, extract, kind_of, too_large
+from .extract import MAX_FILE_BYTES, document_title, extract_layout, kind_of, too_large
+from .markup import Layout
 
 log = logging.getLogger(__name__)
 
 #: Files simdup writes by default (rejects, resume points: also any ``*.resume.json``). A folder
 #: walk skips them, and the HTML reports simdup wrote, so running in the indexed folder does not
 #: index them next time.
-OUTPUT_NAMES = frozenset({"rejects.jsonl", "search-rejects.jsonl", "simdup-index.resume.json"})
+OUTPUT_NAMES = frozenset({"rejects.jsonl", "search-rejects.jsonl", "dedup-rejects.jsonl", "simdup-index.resume.json"})
 _REPORT_MARK = b'<meta name="generator" content="simdup-es">'  # in the head of every HTML report
 
 #: Longest JSON Lines line read; a longer one is one reject, skipped without
 #: holding it in memory (the fingerprinter refuses texts over 10 MB anyway).
 MAX_LINE_BYTES = 100_000_000
 _SKIP_CHUNK = 1 << 20
+_CSV_HEAD = 1 << 20  # bytes of a CSV file its encoding is judged on
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # A JSON text without this has no escaped surrogate, so no value of it holds one (UTF-8 cannot).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD]")
@@ -45,22 +48,33 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD]")
 
 @dataclass(frozen=True)
 class Fields:
-    """Which fields of a JSON or CSV record hold the id, title and text."""
+    """Which fields of a JSON or CSV record hold the id, title and text, and ``meta``: ``(name, field)`` of the
+    other fields a store keeps (:data:`~simdup_es.store.base.META_FIELDS`: a source's url, author and date)."""
 
     text: str = "text"
     title: str | None = "title"
     id: str | None = "id"
     require_id: bool = False  # a record without an id is rejected (the id field was chosen), not given a content id
+    extra: str | None = None  # a field whose value the record carries as it is (``simdup dedup --by``)
+    meta: tuple[tuple[str, str], ...] = (("url", "url"), ("author", "author"), ("date", "date"))
 
 
 @dataclass(frozen=True)
 class Record:
-    """A document read from the input. ``id`` is ``None`` when the input has none."""
+    """A document read from the input. ``id`` is ``None`` when the input has none.
+
+    ``layout``: what the file's parser knows beyond the text (a Markdown file's headings, block
+    quotes and the file as written: :class:`~simdup_es.markup.Layout`), or ``None``. ``meta``: its
+    url, author and date when the input has them (:attr:`Fields.meta`, a Markdown front matter).
+    """
 
     text: str
     source: str
     id: str | None = None
     title: str | None = None
+    extra: object = None  # the value of ``Fields.extra``, when asked for
+    layout: Layout | None = field(default=None, compare=False, repr=False)
+    meta: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> str:
@@ -115,14 +129,20 @@ def path_id(path: Path, base: Path | None = None) -> str:
     return here.as_posix()
 
 
-def _field(record: dict, name: str | None, source: str, surrogates: bool = True) -> str | None:
+def _field(record: dict, name: str | None, source: str, surrogates: bool = True, *, text: bool = False
+           ) -> str | None:
+    """The string in field ``name``; a number is spelled as one (an id, a title), except in the ``text`` field."""
     if name is None or record.get(name) is None:
         return None
     value = record[name]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and not text:
         return str(value)
     if not isinstance(value, str):
-        raise InputError(f"field {name!r} should be a string, got {type(value).__name__}", source=source)
+        kind = {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(
+            type(value), type(value).__name__)
+        what = "text" if text else "a string"
+        raise InputError(f"field {name!r} should be {what}, got {kind}" + (" (quote it, if it is the document's text)"
+                                                                          if kind == "a number" else ""), source=source)
     # JSON can escape a lone surrogate ("\\ud800"), which no UTF-8 store or output can
     # hold: it becomes U+FFFD, as an undecodable byte would.
     return _SURROGATE.sub("\ufffd", value) if surrogates else value
@@ -136,12 +156,13 @@ def from_mapping(record: object, fields: Fields, source: str, *, surrogates: boo
     """
     if not isinstance(record, dict):
         return Reject(source, f"expected a JSON object, got {type(record).__name__}")
+    rid: str | None = None
     try:
         rid = _field(record, fields.id, source, surrogates)
-        text = _field(record, fields.text, source, surrogates)
+        text = _field(record, fields.text, source, surrogates, text=True)
         title = _field(record, fields.title, source, surrogates)
     except InputError as exc:
-        return Reject(source, exc.reason)
+        return Reject(source, exc.reason, id=rid)
     if text is None:
         if fields.text in record:
             return Reject(source, f"field {fields.text!r} is null: give the record a text (or choose another field "
@@ -149,10 +170,24 @@ def from_mapping(record: object, fields: Fields, source: str, *, surrogates: boo
         return Reject(source, f"no {fields.text!r} field (choose the text field with --text-field)", id=rid)
     if rid is None and fields.require_id:
         return Reject(source, f"no id in field {fields.id!r} (the id field chosen with --id-field)")
-    return Record(text, source, rid, title)
+    return Record(text, source, rid, title, record.get(fields.extra) if fields.extra else None,
+                  meta=_meta(record, fields.meta))
 
 
-def _bounded_lines(lines: Iterable[bytes] | BinaryIO) -> Iterator[bytes | None]:
+def _meta(record: dict, names: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """The record's url, author and date (:attr:`Fields.meta`): strings, and numbers as written (a year);
+    a value of another type is no such field (it is not what a report could show)."""
+    out = []
+    for name, key in names:
+        value = record.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = str(value)
+        if isinstance(value, str) and value.strip():
+            out.append((name, _SURROGATE.sub("\ufffd", value.strip())))
+    return tuple(out)
+
+
+def bounded_lines(lines: Iterable[bytes] | BinaryIO) -> Iterator[bytes | None]:
     """The lines of a binary stream, ``None`` for each line over :data:`MAX_LINE_BYTES` (skipped unread)."""
     readline = getattr(lines, "readline", None)
     if readline is None:  # a list or generator of lines: already in memory
@@ -199,7 +234,7 @@ def read_jsonl(lines: Iterable[bytes] | BinaryIO, name: str, fields: Fields) -> 
     :data:`MAX_LINE_BYTES` (checked when reading a stream) is one reject named
     ``name:line``; the lines after it are read as usual.
     """
-    for n, raw in enumerate(_bounded_lines(lines), 1):
+    for n, raw in enumerate(bounded_lines(lines), 1):
         source = f"{name}:{n}"
         if raw is None:
             yield Reject(source, f"line longer than {MAX_LINE_BYTES / 1e6:g} MB, not read; split the record")
@@ -226,27 +261,37 @@ def read_jsonl(lines: Iterable[bytes] | BinaryIO, name: str, fields: Fields) -> 
         yield from_mapping(obj, fields, source, surrogates=_SURROGATE_ESCAPE.search(line) is not None)
 
 
-def read_csv(lines: Iterable[str], name: str, fields: Fields) -> Iterator[Item]:
-    """Records of a CSV file with a header line; a row that cannot be read is one reject, at the line it starts on."""
+def csv_rows(lines: Iterable[str]) -> Iterator[tuple[int, list[str] | csv.Error]]:
+    """The rows of a CSV file (its header first) with the line each starts on, or the error that row raises; blank
+    lines skipped. After an unclosed quote (``unexpected end of data``) nothing follows."""
     csv.field_size_limit(sys.maxsize)
     # strict: a quote never closed is an error at the end, not one record swallowing the rest of the file
     reader = csv.reader(lines, strict=True)
-    header: list[str] | None = None
     start = 1  # the line the next row starts on
     while True:
         try:
-            row = next(reader)
+            row: list[str] | csv.Error = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
-            where, start = f"{name}:{start}", reader.line_num + 1
-            if "unexpected end of data" in str(exc):
+            row = exc
+        where, start = start, reader.line_num + 1
+        if row:  # (not a blank line)
+            yield where, row
+        if isinstance(row, csv.Error) and "unexpected end of data" in str(row):
+            return
+
+
+def read_csv(lines: Iterable[str], name: str, fields: Fields) -> Iterator[Item]:
+    """Records of a CSV file with a header line; a row that cannot be read is one reject, at the line it starts on."""
+    header: list[str] | None = None
+    for start, row in csv_rows(lines):
+        where = f"{name}:{start}"
+        if isinstance(row, csv.Error):
+            if "unexpected end of data" in str(row):
                 yield Reject(where, "a quote opened in this row is never closed; the rest of the file was not read")
-                return
-            yield Reject(where, f"malformed CSV ({exc}): a quoted field must be quoted whole, its quotes doubled (\"\")")
-            continue
-        where, start = f"{name}:{start}", reader.line_num + 1
-        if not row:  # a blank line
+            else:
+                yield Reject(where, f"malformed CSV ({row}): a quoted field must be quoted whole, its quotes doubled (\"\")")
             continue
         if header is None:
             header = row
@@ -257,6 +302,30 @@ def read_csv(lines: Iterable[str], name: str, fields: Fields) -> Iterator[Item]:
             yield Reject(where, f"has {len(row)} fields, the header {len(header)}: the {fields.text!r} field is missing")
         else:  # optional fields missing at the end are only missing
             yield from_mapping(dict(zip(header, row)), fields, where)
+
+
+def csv_encoding(path: Path, name: str) -> str:
+    """The codec of a CSV file, from its first megabyte: UTF-8 (a byte-order mark skipped), else what
+    :func:`simdup_es.charsets.decode_text` finds; ``InputError`` when that is unclear."""
+    with open(path, "rb") as f:
+        head = f.read(_CSV_HEAD)
+    if len(head) == _CSV_HEAD:  # whole lines: a character cut at the end would not decode
+        head = head[: head.rfind(b"\n") + 1] or head
+    try:
+        head.decode("utf-8")
+        return "utf-8-sig"
+    except UnicodeDecodeError:
+        pass
+    try:
+        codec = decode_text(head)[1]
+    except EncodingError as exc:
+        raise InputError(exc.reason, source=name) from None
+    log.info("%s: read as %s", name, codec)
+    return codec
+
+
+def _codec_name(codec: str) -> str:
+    return "UTF-8" if codec == "utf-8-sig" else codec.upper().replace("_", "-")
 
 
 def _read_document(path: Path, cap: int, name: str) -> bytes:
@@ -282,18 +351,21 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None, id_base:
                 yield from read_jsonl(f, name, fields)
             return
         if suffix == ".csv":
-            with open(path, encoding="utf-8-sig", errors="strict", newline="") as f:
+            codec = csv_encoding(path, name)
+            with open(path, encoding=codec, errors="strict", newline="") as f:
                 try:
                     yield from read_csv(f, name, fields)
                 except UnicodeDecodeError as exc:
-                    yield Reject(name, f"is not UTF-8 (invalid byte at offset {exc.start}); convert it first")
+                    yield Reject(name, f"is not {_codec_name(codec)} text throughout (invalid byte at offset "
+                                       f"{exc.start} of a block read; the lines before it were read): convert it to "
+                                       "UTF-8 first")
             return
         kind = kind_of(path.name)
         if kind is None:
             yield Reject(name, f"unsupported file type {suffix or '(none)'!r}: use .txt .md .html .pdf .docx .jsonl or .csv")
             return
         data = _read_document(path, MAX_FILE_BYTES[kind], name)
-        text = extract(data, kind, source=name)
+        text, layout, front = extract_layout(data, kind, source=name)
     except InputError as exc:
         yield Reject(name, exc.reason)
         return
@@ -302,7 +374,8 @@ def read_file(path: Path, fields: Fields, *, source: str | None = None, id_base:
         return
     # The document's own title when it has one (HTML <title>, a Markdown # heading), never the file
     # name: titles weigh in the fingerprint, and a copy saved under another name is still a copy.
-    yield Record(text, name, path_id(path, id_base), document_title(data, text, kind, suffix))
+    yield Record(text, name, path_id(path, id_base), document_title(data, text, kind, layout, front), layout=layout,
+                 meta=_meta(front, Fields.meta))
 
 
 def _unreadable(path: Path) -> str | None:

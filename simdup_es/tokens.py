@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import native
 from .config import FingerprintParams
 from .errors import ConfigError
 from .paths import cache_dir, package_dir, write_atomically
@@ -117,15 +118,18 @@ class HashTable:
         return len(self.keys)
 
 
-def _cache_base(name: str, source: Path) -> Path:
-    """The cache entry (without suffix) for data derived from ``source``.
+def _cache_base(name: str, source: Path) -> Path | None:
+    """The cache entry (without suffix) for data derived from ``source``; ``None`` without a cache folder.
 
     It is named after the file's path, size and modification time, so an edited
     file is read again. Raises OSError when ``source`` cannot be read.
     """
     st = source.stat()
+    folder = cache_dir()
+    if folder is None:
+        return None
     stamp = f"{_TABLE_FORMAT}\0{source.resolve()}\0{st.st_size}\0{st.st_mtime_ns}"
-    return cache_dir() / f"{name}-{hashlib.sha1(stamp.encode()).hexdigest()[:16]}"
+    return folder / f"{name}-{hashlib.sha1(stamp.encode()).hexdigest()[:16]}"
 
 
 def _write_cache(files: dict[Path, Callable[[IO[bytes]], object]]) -> None:
@@ -147,15 +151,18 @@ def _cached(
     metadata kept beside it. Raises OSError when ``source`` cannot be read.
     """
     base = _cache_base(name, source)
-    npy, meta_json = base.with_suffix(".npy"), base.with_suffix(".json")
-    try:
-        meta = json.loads(meta_json.read_text(encoding="utf-8"))
-        arrays = np.load(npy, mmap_mode="r")
-        return HashTable(arrays[0], arrays[1].view(meta["dtype"])), meta
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # not cached yet (or a broken entry): build it
+    if base is not None:
+        npy, meta_json = base.with_suffix(".npy"), base.with_suffix(".json")
+        try:
+            meta = json.loads(meta_json.read_text(encoding="utf-8"))
+            arrays = np.load(npy, mmap_mode="r")
+            return HashTable(arrays[0], arrays[1].view(meta["dtype"])), meta
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # not cached yet (or a broken entry): build it
     table, meta = build(source.read_bytes())
     meta["dtype"] = table.values.dtype.str
+    if base is None:
+        return table, meta
     _write_cache(
         {
             npy: lambda f: np.save(f, np.stack([table.keys, table.values.view(np.uint64)])),
@@ -192,14 +199,17 @@ def stop_words() -> frozenset[str]:
     from a word list in :func:`cache_dir`.
     """
     source = package_dir("stopwordsiso") / "stopwords-iso.json"
-    cached = _cache_base("stopwords", source).with_suffix(".txt")
-    try:
-        return frozenset(cached.read_text(encoding="utf-8").split("\n"))
-    except OSError:
-        pass
+    base = _cache_base("stopwords", source)
+    cached = base.with_suffix(".txt") if base is not None else None
+    if cached is not None:
+        try:
+            return frozenset(cached.read_text(encoding="utf-8").split("\n"))
+        except OSError:
+            pass
     data = json.loads(source.read_text(encoding="utf-8"))
     words = frozenset(w.casefold() for lang in ("zh", "en") for w in data[lang])
-    _write_cache({cached: lambda f: f.write("\n".join(sorted(words)).encode())})
+    if cached is not None:
+        _write_cache({cached: lambda f: f.write("\n".join(sorted(words)).encode())})
     return words
 
 
@@ -306,12 +316,14 @@ def _rjieba_class() -> type:
 
 
 def _rust_jieba():  # type: ignore[no-untyped-def]
-    """This process's jieba-rs, its dictionary loaded on first use (about 0.1 s, 33 MiB)."""
+    """This process's jieba-rs, its dictionary loaded on first use (about 0.1 s, 33 MiB): the compiled
+    core's where it computes (:mod:`simdup_es.native`: the same jieba-rs, one dictionary), else rjieba's."""
     global _rust
     if _rust is None:
         with _rust_lock:
             if _rust is None:
-                _rust = _rjieba_class()()
+                compiled = native.module()
+                _rust = compiled.Jieba() if compiled is not None else _rjieba_class()()
     return _rust
 
 

@@ -40,3 +40,16 @@ def batch_by_route(batch: list[str], numpy: bool) -> list[str]:
         return [*batch, "字" * _BATCH_CHARS]
     assume(sum(len(text) + 1 for text in batch) < _BATCH_CHARS)
     return batch
+
+
+def reject_rows(path: Path, *, last_run: bool = False) -> list[dict]:
+    """The rejects in a rejects file (each run's after a header line of its own), of the last run only if asked."""
+    rows: list[dict] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if "run" in row and "source" not in row:
+            if last_run:
+                rows.clear()
+            continue
+        rows.append(row)
+    return rows

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
@@ -158,7 +160,7 @@ def progress_bar(label: str, total: int | None = None) -> Iterator[Callable[[int
 #: What each phase of ``simdup groups`` is called on the progress display.
 _PHASES = {"read": "reading fingerprints", "join": "finding pairs", "members": "reading group members",
            "matrix": "comparing pairs (matrix)", "partial": "looking up partial copies", "components": "joining groups",
-           "write": "writing groups"}
+           "write": "writing groups", "fingerprint": "fingerprinting", "compare": "comparing candidates"}
 
 
 @contextmanager
@@ -217,35 +219,45 @@ SHOWN_REJECTS = 5
 
 
 class RejectLog:
-    """Writes rejected items to a JSON Lines file (if asked) and counts them; without a file, or the first
+    """Appends rejected items to a JSON Lines file (if asked) and counts them; without a file, or the first
     ``show`` of them, on stderr too.
 
-    ``keep`` (bytes) keeps that much of an existing file and appends after it:
-    a resumed run continues the rejects of the run it resumes.
+    Each run's rejects follow a header line of their own, ``{"run": START, "command": ...}``
+    (UTC, ISO 8601), written before the first of them: the rejects of earlier runs stay
+    (a scheduled job keeps every run's), and a run that rejects nothing writes nothing.
+    ``keep`` (bytes) cuts the file there first: a resumed run continues the rejects of the
+    run it resumes, which began at ``start``, under its header.
     """
 
-    def __init__(self, path: Path | None, keep: int | None = None, show: int = 0) -> None:
+    def __init__(self, path: Path | None, keep: int | None = None, show: int = 0, start: int | None = None) -> None:
         self.path = path
         self.count = 0
         self.show = show  # the first rejects also shown on stderr when they go to the file
-        # Opened now (by ``simdup index`` once the store is open): an unwritable path fails
-        # before any work, and no stale file from an earlier run survives this one.
+        self.started = datetime.now(UTC).isoformat(timespec="seconds")
+        ctx = click.get_current_context(silent=True)
+        # "simdup index", however the program was started (python -c, a test runner)
+        self.command = " ".join(["simdup", *ctx.command_path.split(" ")[1:]]) if ctx is not None else "simdup"
+        # A resumed run's rejects go on under the header of the stopped run, which began at ``start``, if it wrote one.
+        self.header = keep is not None and start is not None and keep > start
+        # Opened now (by ``simdup index`` once the store is open): an unwritable path fails before any work.
         self._file: TextIO | None = None
-        # Only a regular file named directly is removed when it ends empty: never a
-        # device (``--rejects /dev/null``), a FIFO or a symlink's target.
+        # A file this run made and left empty is removed; never a device (``--rejects /dev/null``), a FIFO or a
+        # symlink's target, nor a file that was there.
         self._removable = False
         if path is not None:
-            self._file = open_output(path, append=keep is not None)
-            self._removable = _is_regular_file(path) and not path.is_symlink()
+            existed = path.exists() or path.is_symlink()
+            self._file = open_output(path, append=True)
+            self._removable = not existed and _is_regular_file(path)
             if keep is not None:
                 if self.size() < keep:
                     self._file.close()
                     raise ConfigError(f"{path} is shorter than the resume point says: rejects of the earlier run "
                                       "were removed; run without --resume to start over")
                 self._file.truncate(keep)  # lines past the resume point: the resumed run writes them again
+        self.start = start if keep is not None and start is not None else self.size()  # where this run's lines begin
 
     def size(self) -> int:
-        """Bytes written so far (all of them flushed to the file)."""
+        """Bytes in the file so far (all of them flushed to it)."""
         if not self._file:
             return 0
         self._file.flush()
@@ -253,11 +265,20 @@ class RejectLog:
 
     def add(self, source: str, reason: str, id: str | None = None) -> None:
         self.count += 1
-        line = {"source": source, "id": id, "reason": reason}
         if self._file:
+            if not self.header:
+                self._file.write(json.dumps({"run": self.started, "command": self.command}) + "\n")
+                self.header = True
+            line = {"source": source, "id": id, "reason": reason}
             self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
         if not self._file or self.count <= self.show:
             click.echo(f"rejected {source}: {reason}", err=True)
+
+    def note(self) -> str:
+        """Where this run's rejects are, for the summary."""
+        shown = f"; the first {self.show} of {self.count} are above" if self.count > self.show > 0 else ""
+        return f"rejected records and reasons: {self.path} (this run's after the line {{\"run\": \"{self.started}\", ...}}" \
+               f"{shown})"
 
     def close(self) -> None:
         if self._file:
@@ -265,7 +286,7 @@ class RejectLog:
             self._file.close()
             self._file = None
             if empty and self.path and self._removable:
-                self.path.unlink(missing_ok=True)  # nothing was rejected
+                self.path.unlink(missing_ok=True)  # made by this run, which rejected nothing
 
 
 def output_console() -> Console:
@@ -322,6 +343,7 @@ class Checkpoint:
                     # (the required id only when it is: resume points written before it still match)
                     "fields": [fields.text, fields.title, fields.id, *(["id required"] if fields.require_id else [])]}
         self.settled = self.rejects_bytes = 0  # the last state saved (or loaded)
+        self.rejects_start = 0  # where the run's rejects begin in the file (the rejects of earlier runs before it)
 
     def load(self) -> dict[str, Any] | None:
         """The saved state of an earlier run of the same inputs; ``None`` when there is none."""
@@ -339,13 +361,16 @@ class Checkpoint:
                               f"({' '.join(state.get('inputs') or [])}): give the same ones, or run without --resume "
                               "to start over")
         self.settled, self.rejects_bytes = state["settled"], state["rejects_bytes"]
+        start = state.get("rejects_start")  # (not in resume points written before rejects were appended)
+        self.rejects_start = start if isinstance(start, int) and 0 <= start <= self.rejects_bytes else 0
         return state
 
     def save(self, settled: int, rejects_bytes: int) -> None:
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             tmp.write_text(json.dumps({"version": self.VERSION, **self.run, "settled": settled,
-                                       "rejects_bytes": rejects_bytes}), encoding="utf-8")
+                                       "rejects_bytes": rejects_bytes, "rejects_start": self.rejects_start}),
+                           encoding="utf-8")
             os.replace(tmp, self.path)  # a kill leaves the old state or the new, never half of one
         except OSError as exc:
             raise ConfigError(f"cannot write the resume point {self.path}: {exc.strerror or exc}") from None
@@ -400,11 +425,15 @@ def existing_file(arg: str) -> Path | None:
         return None
 
 
+#: A file name: no space, a name and an extension of letters and digits (``essay.tx``, ``报告.docx``), not a number.
+_FILE_NAME = re.compile(r"[^\s/]+\.(?=[0-9]*[A-Za-z])[A-Za-z0-9]{1,10}")
+
+
 def looks_like_path(arg: str) -> bool:
-    """Whether ``arg``, which names no file, is a mistyped path rather than text: a document's name,
-    a path without spaces or CJK, or one in an existing folder."""
-    return bool(kind_of(arg)) or "/" in arg and (not any(ch.isspace() or ord(ch) > 0x2E7F for ch in arg)
-                                                 or is_folder(Path(arg).parent))
+    """Whether ``arg``, which names no file, is a mistyped path rather than text: a document's name, a
+    name with an extension and no space, a path without spaces or CJK, or one in an existing folder."""
+    return bool(kind_of(arg)) or _FILE_NAME.fullmatch(arg) is not None or "/" in arg and (
+        not any(ch.isspace() or ord(ch) > 0x2E7F for ch in arg) or is_folder(Path(arg).parent))
 
 
 def is_folder(path: Path) -> bool:
@@ -459,10 +488,18 @@ def k_option(func: F) -> F:
     from .. import keys
     from ..multilevel import MultiParams
 
-    return click.option(
-        "-k", "--k", "k", type=click.IntRange(0, keys.MAX_K), default=MultiParams.k, show_default=True,
-        help=f"Largest Hamming distance of a near-duplicate, 0 to {keys.MAX_K} (it shares at least 8 - k of the "
-             "fingerprint's 8 blocks). Above 3 the comparison matrix should decide: see docs/design.md.")(func)
+    return k_range(MultiParams.k, f"Largest Hamming distance of a near-duplicate, 0 to {keys.MAX_K} (it shares at "
+                   "least 8 - k of the fingerprint's 8 blocks). Above 3 the comparison matrix should decide: see "
+                   "docs/design.md.")(func)
+
+
+def k_range(default: int, help: str) -> Callable[[F], F]:
+    """A ``-k`` option over the range every lookup answers (0 to :data:`simdup_es.keys.MAX_K`): :func:`k_option`'s,
+    or a command's own default and words (``dedup``'s)."""
+    from .. import keys
+
+    return click.option("-k", "--k", "k", type=click.IntRange(0, keys.MAX_K), default=default, show_default=True,
+                        help=help)
 
 
 def search_options(func: F) -> F:

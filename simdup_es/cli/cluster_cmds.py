@@ -12,6 +12,7 @@ import click
 
 from ..config import Retry
 from ..errors import StoreError
+from ._signals import exit_status, signal_name, terminate_as_interrupt
 from ._common import (
     RejectLog,
     bulk_options,
@@ -86,15 +87,17 @@ def backfill(field: str, title_field: str | None, id_field: str | None, idf_path
             last[:] = [summary]
 
         try:
-            summary = run(client, index, field, fingerprinter, title_field=title_field, id_field=id_field,
-                          on_reject=lambda r: log.add(r.source, r.reason, r.id), on_progress=progress,
-                          retry_errors=retry_errors, workers=workers, batch_size=batch_size,
-                          max_retries=max_retries, initial_backoff=initial_backoff)
-        except KeyboardInterrupt:
+            with terminate_as_interrupt():
+                summary = run(client, index, field, fingerprinter, title_field=title_field, id_field=id_field,
+                              on_reject=lambda r: log.add(r.source, r.reason, r.id), on_progress=progress,
+                              retry_errors=retry_errors, workers=workers, batch_size=batch_size,
+                              max_retries=max_retries, initial_backoff=initial_backoff)
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM
             if last:
                 click.echo("so far: " + _backfilled(last[0], fingerprinter.version), err=True)
-            click.echo("interrupted: what was written stays; run the same command again to go on", err=True)
-            sys.exit(130)
+            click.echo(f"interrupted ({signal_name(exc)}): what was written stays; run the same command again to go "
+                       "on", err=True)
+            sys.exit(exit_status(exc))
         except StoreError:
             # The index is the resume point: the next run reads only documents not done yet. (A run that stopped
             # before it counted the work, a missing index say, has nothing to go on with: the error says why.)
@@ -128,8 +131,9 @@ def _backfilled(summary: Any, version: str) -> str:
 @click.option("--field", "text_field", default=None,
               help="With --matrix or --partial: the text field (Elasticsearch; by default 'text', or the field "
                    "'simdup backfill --field' recorded in the index; the embedded store keeps one).")
-@click.option("--partial", is_flag=True, help="Also join documents linked by a partial copy (one part lookup and "
-              "the comparison matrix per document; give the --idf/--marked-words used when indexing).")
+@click.option("--partial", is_flag=True, help="Also group partial copies: near-duplicate groups and other documents "
+              "of which every two are copies of each other (complete link: no chains; one part lookup and the "
+              "comparison matrix per document; give the --idf/--marked-words used when indexing).")
 @click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=0.2, show_default=True,
               help="With --partial: share of either document copied in the other.")
 @fingerprint_options
@@ -163,6 +167,12 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str | None, parti
 
     With --matrix a pair counts only when the sentence comparison finds at
     least THRESHOLD of one document copied in the other.
+
+    With --partial the near-duplicate groups (kept as they are) and the other
+    documents are grouped by the copies the part lookups and the matrix
+    confirm, so that every two members of a group copy from each other: a
+    page that copies from two unrelated pages joins the one it copies most
+    from, never both (docs/groups.md).
 
     With --list the groups are read back from the store and printed (with
     --dry-run: the groups stored now, which this run did not change).
@@ -228,8 +238,10 @@ def _grouped(summary: Any, k: int, matrix: bool, partial: bool, dry_run: bool) -
         matrix_note += (f"; {summary.exact} documents have the same fingerprint as another (distance 0: "
                         "grouped without a pair)")
     if partial:
-        matrix_note += (f"; {counted(summary.partial, 'pair')} joined by a copy the matrix confirmed, whole or partial "
-                        f"({counted(summary.kinds.get('partial', 0), 'document')} in a group only by them: kind partial)")
+        matrix_note += (f"; {counted(summary.partial, 'copy', 'copies')} the matrix confirmed, whole or partial, "
+                        f"and {summary.verified} more pairs judged so that every two members of a group are copies of "
+                        f"each other ({counted(summary.kinds.get('partial', 0), 'document')} in a group only by "
+                        "them: kind partial)")
     verb = "would write" if dry_run else "wrote"
     times = ", ".join(f"{name} {sec:.1f} s" for name, sec in summary.seconds.items())
     return (

@@ -18,7 +18,7 @@ from ..parts import PartPrinter
 from ..sources import Fields, Record, record_doc
 from ..store.base import levels_fields
 from ..tokens import Tokenizer, build_idf, format_idf
-from . import cluster_cmds, kibana_cmds, report_cmd, serve_cmd, store_cmds
+from . import cluster_cmds, dedup_cmd, kibana_cmds, report_cmd, serve_cmd, store_cmds
 from ._common import (
     SHOWN_REJECTS,
     RejectLog,
@@ -63,6 +63,7 @@ def main(verbose: int) -> None:
 store_cmds.register(main)
 cluster_cmds.register(main)
 main.add_command(report_cmd.report)
+main.add_command(dedup_cmd.dedup)
 kibana_cmds.register(main)
 serve_cmd.register(main)
 
@@ -154,7 +155,19 @@ def compare(a: str, b: str, as_json: bool, html_path: Path | None, max_pairs: in
     containment; A and B are judged as 'simdup search' judges a copy (-k,
     --partial-threshold). With a store (--store, --es-url, or the default
     folder), text that many stored documents hold is common text, shown
-    apart and not counted (--common).
+    apart and not counted (--common). The table of sentence pairs has these columns:
+
+    \b
+    p    the share of the longer sentence found in the other, in order (characters,
+         or words of Latin script): their longest common subsequence over the
+         length of each, the smaller of the two
+    w    for a pair decided on its words: the share of words the two share or
+         replace by a synonym, the smaller of the two (empty when p decided)
+    how  same: the same words in the same order (punctuation, spacing, script aside);
+         edited: most words in order, some added, dropped or changed;
+         words replaced: the same sentence with words replaced by synonyms
+
+    --json gives every share as a fraction from 0 to 1.
     """
     from ..report import render_html, render_terminal, verdict_json
     from ..sentences import unwrap_lines

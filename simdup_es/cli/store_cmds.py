@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -24,6 +25,7 @@ from ..service import Query, Service
 from ..sources import Fields, path_id, record_doc
 from ..store import DEFAULT_INDEX, DEFAULT_PATH
 from ..store.base import NOT_FOUND, Store, StoredDoc, query_terms
+from ._signals import exit_status, signal_name, terminate_as_interrupt
 from ._common import (
     Checkpoint,
     RejectLog,
@@ -178,6 +180,12 @@ def setup(layout: str | None, **kwargs: Any) -> None:
                    "the evaluation, in less time and space); document: nothing more (near-duplicates of whole "
                    "documents only, fastest). Index again with another choice to change it.")
 @groups_option
+@click.option("--url-field", default="url", show_default=True,
+              help="Record field with the document's address (a report links its sources there); '' for none.")
+@click.option("--author-field", default="author", show_default=True,
+              help="Record field with the document's author (a report names it); '' for none.")
+@click.option("--date-field", default="date", show_default=True,
+              help="Record field with the document's date, as written (a report shows it); '' for none.")
 @click.option("--force-merge", is_flag=True,
               help="After indexing, merge the index's segments into one per shard (Elasticsearch and OpenSearch; "
                    "the embedded store updates SQLite's statistics and checkpoints): the key lookup of a search "
@@ -185,7 +193,7 @@ def setup(layout: str | None, **kwargs: Any) -> None:
 def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: str, idf_path: Path | None,
           marked_words: Path | None, max_bytes: int, workers: int | None, batch_size: int, rejects: Path,
           max_retries: int, initial_backoff: float, resume: bool, levels: LevelChoice, id_base: Path | None,
-          keep_groups: bool | None, force_merge: bool,
+          keep_groups: bool | None, url_field: str, author_field: str, date_field: str, force_merge: bool,
           **kwargs: Any) -> None:
     """Fingerprint INPUTS and index them (JSON Lines, CSV, files or folders; - for stdin).
 
@@ -208,22 +216,28 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     past the retries), the run stops with a resume point next to the rejects
     file: run the same command with --resume to go on from there.
 
+    A record's url, author and date fields (--url-field, --author-field,
+    --date-field; a Markdown file's front matter) are kept for reports.
+
     When the store has duplicate groups ('simdup groups'), each batch also
     updates the groups it touches (--no-groups: leave them to the next
     'simdup groups'; --groups: start groups in a store without any).
     """
     _refuse_missing_inputs(inputs)
     fingerprinter = make_fingerprinter(idf_path, marked_words, max_bytes)
-    fields = record_fields(text_field, title_field, id_field)
+    fields = _index_fields(text_field, title_field, id_field, url=url_field, author=author_field, date=date_field)
     checkpoint = Checkpoint(rejects, inputs, fields)
     state = _resume_point(checkpoint, resume)
     skip = state["settled"] if state else 0
     log: RejectLog | None = None  # opened once the store is: a run that cannot start keeps the last rejects file
     written = False  # every record settled: what an interrupt from then on stops is no record
     try:
-        with open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
+        with terminate_as_interrupt(), \
+                open_store(pop_store_opts(kwargs), create=True, retry=Retry(max_retries, initial_backoff)) as store, \
                 progress_bar("indexing") as update:
-            log = RejectLog(rejects, keep=state["rejects_bytes"] if state else None, show=SHOWN_REJECTS)
+            log = RejectLog(rejects, keep=state["rejects_bytes"] if state else None, show=SHOWN_REJECTS,
+                            start=checkpoint.rejects_start if state else None)
+            checkpoint.rejects_start = log.start
             on_reject, rejects_size = log.add, log.size
             keeper = GroupKeeper.for_store(store, keep_groups)
             before = _counted(store)
@@ -241,10 +255,10 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
     except IndexStopped as exc:
         _stopped(exc, checkpoint)
         raise
-    except KeyboardInterrupt:
-        click.echo("interrupted after every input record was indexed or rejected" if written
-                   else _interrupted(checkpoint), err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (terminate_as_interrupt)
+        click.echo(f"interrupted ({signal_name(exc)})" + (" after every input record was indexed or rejected" if written
+                                                         else _interrupted(checkpoint)), err=True)
+        sys.exit(exit_status(exc))
     except WorkerError:
         if checkpoint.path.exists():
             click.echo(f"stopped: run the same command with --resume to go on from {checkpoint.path}", err=True)
@@ -253,14 +267,15 @@ def index(inputs: tuple[str, ...], text_field: str, title_field: str, id_field: 
         if log is not None:
             log.close()
     _indexed(summary, skip, before, total, keeper)
-    if (log is not None and log.count) or (skip and rejects.exists()):
-        click.echo(_rejects_note(rejects, log), err=True)
+    if log is not None and (log.count or log.header):  # (a header: the stopped run rejected some)
+        click.echo(log.note(), err=True)
         sys.exit(1)
 
 
-def _rejects_note(rejects: Path, log: RejectLog | None) -> str:
-    shown = f" (the first {log.show} of {log.count} are above)" if log is not None and log.count > log.show > 0 else ""
-    return f"rejected records and reasons: {rejects}{shown}"
+def _index_fields(text_field: str, title_field: str, id_field: str, **meta_fields: str) -> Fields:
+    """The record fields to read, with the metadata fields kept for reports (url, author, date)."""
+    meta = tuple((name, field) for name, field in meta_fields.items() if field)
+    return dataclasses.replace(record_fields(text_field, title_field, id_field), meta=meta)
 
 
 def _refuse_missing_inputs(inputs: tuple[str, ...]) -> None:
@@ -314,9 +329,9 @@ def _interrupted(checkpoint: Checkpoint) -> str:
     """What an interrupted ``index`` says: where the resume point is and from which record nothing was written."""
     # The file, not the last save's value: the signal may have come between writing it and noting that.
     if checkpoint.path.exists() and checkpoint.load() is not None:
-        return (f"interrupted: not written: input records from number {checkpoint.settled + 1} on; run the same "
+        return (f": not written: input records from number {checkpoint.settled + 1} on; run the same "
                 f"command with --resume to go on from {checkpoint.path}")
-    return "interrupted before any record was written"
+    return " before any record was written"
 
 
 def _force_merge(store: Store, indexed: int, say_indexed: Callable[[], None]) -> None:
@@ -352,11 +367,11 @@ def query_of(service: Service, text: str | None, file: Path | None, doc_id: str 
     with ``leave_out``, when the store holds it as it is) or a text."""
     if doc_id is not None:
         return Query(id=doc_id)
-    text, title = document_text(text, file, title)
     if file is None:
         return Query(text=text, title=title)
-    own = own_stored_id(service.store, file, text, id_base) if leave_out else None
-    return Query(own, text, title, label=file.name)
+    record = read_document(str(file))  # as 'simdup index' reads it, title included (so that the fingerprints agree)
+    own = own_stored_id(service.store, file, record.text, id_base) if leave_out else None
+    return Query(own, record.text, title or record.title, label=file.name, layout=record.layout)
 
 
 def by_id(call: Callable[[Query], T], query: Query, store: Store, id_base: Path | None) -> T:
@@ -540,7 +555,7 @@ def _search_many(queries: str, fields: Fields, store_opts: dict[str, Any], servi
     log.close()
     click.echo(f"searched {searched} queries, {with_copies} with copies; rejected {log.count}", err=True)
     if log.count:
-        click.echo(f"rejected query records and reasons: {rejects}", err=True)
+        click.echo(log.note(), err=True)
         sys.exit(1)
 
 

@@ -10,19 +10,23 @@ Both take the two texts that were compared (as :class:`~simdup_es.offsets.Unifie
 them in the user's own characters) and the comparison.
 
 - :func:`report_from_copies` / :func:`render_report_html`: one document against a store
-  (:meth:`simdup_es.service.Service.report`), every source with its colour and shares, the
-  document's copied passages coloured by source (:class:`SimilarityReport`,
+  (:meth:`simdup_es.service.Service.report` searches and builds it): its figures
+  (:class:`Figures`, per :class:`Section`), every source with its colour, shares and
+  characters, the document's copied passages coloured by source and its quotations found in a
+  source (:func:`find_quoted`) marked as cited (:class:`SimilarityReport`,
   :meth:`SimilarityReport.to_dict` for JSON).
 """
 
 from __future__ import annotations
 
-from ._common import copied_spans, matches_json, original_spans, spans_dict, verdict_json
+from ._common import copied_spans, matches_json, original_spans, pair_how, spans_dict, verdict_json
+from .figures import Figures, Section
 from .html import pair_view, render_html
 from .page import render_report_html
+from .quotes import QuotedCopies, find_quoted
 from .similarity import Exclusions, SimilarityReport, Source, report_from_copies
 from .terminal import render_terminal, terminal_report
 
-__all__ = ["Exclusions", "SimilarityReport", "Source", "copied_spans", "matches_json", "original_spans", "pair_view",
-           "render_html", "render_report_html", "render_terminal", "report_from_copies", "spans_dict", "terminal_report",
-           "verdict_json"]
+__all__ = ["Exclusions", "Figures", "QuotedCopies", "Section", "SimilarityReport", "Source", "copied_spans",
+           "find_quoted", "matches_json", "original_spans", "pair_how", "pair_view", "render_html", "render_report_html",
+           "render_terminal", "report_from_copies", "spans_dict", "terminal_report", "verdict_json"]

@@ -64,6 +64,30 @@ def counterparts(comparison: Comparison) -> tuple[dict[int, list[SentencePair]],
     return of_a, of_b
 
 
+def pair_how(pair: SentencePair) -> str:
+    """What happened to a copied sentence, as the reports label it (:data:`HOW`)."""
+    if pair.rule == "synonyms":
+        return "words replaced"
+    return "same" if pair.p >= 1.0 else "edited"
+
+
+HOW = {
+    "same": "the same words in the same order (punctuation, spacing and script aside)",
+    "edited": "most of the words in the same order, some added, dropped or changed",
+    "words replaced": "the same sentence with words replaced by synonyms",
+}
+"""The labels of :func:`pair_how`, each in words."""
+
+COLUMNS = (
+    ("p", "the share of the longer sentence found in the other, in order (characters, or words of Latin "
+          "script): the longest common subsequence over the length of each, the smaller of the two"),
+    ("w", "for a pair decided on its words: the share of words the two sentences share or replace by a synonym, "
+          "the smaller of the two; empty when p alone decided"),
+    ("how", "what happened to the sentence: " + "; ".join(f"{k}: {v}" for k, v in HOW.items())),
+)
+"""The columns of a table of sentence pairs (``simdup compare`` and its HTML page), each in words."""
+
+
 def percent(x: float) -> str:
     return f"{100 * x:.1f}%"
 
@@ -87,8 +111,8 @@ def copied_spans(comparison: Comparison, side: Literal["a", "b"]) -> list[Span]:
     ends = np.cumsum(counts)
     units: dict[int, list[Span]] = {}
 
-    def unit(k: int) -> Span | None:
-        """Unit ``k``'s span, with what closes its sentence when it is the sentence's last unit."""
+    def unit(k: int) -> tuple[Span, int, bool] | None:
+        """Unit ``k``'s span, its sentence, and whether it is the sentence's last unit."""
         i = int(np.searchsorted(ends, k, side="right"))
         if i not in units:
             units[i] = [(sentences[i].start + a, sentences[i].start + b) for a, b in unit_spans(sentences[i].text)]
@@ -96,14 +120,7 @@ def copied_spans(comparison: Comparison, side: Literal["a", "b"]) -> list[Span]:
         if len(spans) != counts[i]:
             return None
         at = k - int(ends[i]) + len(spans)
-        end = spans[at][1]
-        if at == len(spans) - 1:
-            # A passage to a sentence's last unit takes the stop or bracket that closes it (。 or ")"), copied
-            # with the sentence though not a unit; not a closing quotation mark, which a quoting text adds.
-            text, offset = sentences[i].text, sentences[i].start
-            while end - offset < len(text) and text[end - offset] in _CLOSERS:
-                end += 1
-        return spans[at][0], end
+        return spans[at], i, at == len(spans) - 1
 
     out = []
     for start, stop, _ in found:
@@ -111,11 +128,49 @@ def copied_spans(comparison: Comparison, side: Literal["a", "b"]) -> list[Span]:
         if first is None or last is None:  # not the units the comparison counted: whole marked sentences, then
             marked = comparison.marked_a if side == "a" else comparison.marked_b
             return [(s.start, s.end) for s in sentences if s.index in marked]
-        out.append((first[0], last[1]))
+        end = _trail(sentences[last[1]], last[0][1], last[2])
+        start = _lead(sentences[first[1]], first[0][0], end)
+        out.append((start, _closed(sentences[last[1]], start, end)))
     return out
 
 
+def _closed(sentence: Sentence, start: int, end: int) -> int:
+    """``end``, or past the closing quotation mark that follows it when the passage holds the opening one."""
+    text, origin = sentence.text, sentence.start
+    if end - origin < len(text) and (close := text[end - origin]) in _QUOTE_PAIRS.values():
+        opening = next(o for o, c in _QUOTE_PAIRS.items() if c == close)
+        if text[max(0, start - origin) : end - origin].count(opening) > text[max(0, start - origin) : end - origin].count(close):
+            return end + 1
+    return end
+
+
+def _lead(sentence: Sentence, at: int, end: int) -> int:
+    """Where a passage whose first unit starts at ``at`` (and that ends at ``end``) starts: with the marks that lead
+    a word (the ``/`` of ``/var``, the ``[`` of ``[1]``), which belong to the copied text though they are no unit,
+    and an opening quotation mark whose closing one the passage holds (「导航」栏: the copied text quotes a term)."""
+    text, origin = sentence.text, sentence.start
+    while at > origin and text[at - 1 - origin] in _LEADERS:
+        at -= 1
+    if at > origin and (close := _QUOTE_PAIRS.get(text[at - 1 - origin])) and close in text[at - origin : end - origin]:
+        at -= 1
+    return at
+
+
+def _trail(sentence: Sentence, at: int, last: bool) -> int:
+    """Where a passage whose last unit ends at ``at`` ends: with the marks that close a word (``]``, ``)``) and,
+    after the sentence's ``last`` unit, the stop that closes the sentence (。 or ")"), copied with it though not a
+    unit; not a closing quotation mark, which a quoting text adds."""
+    stop = sentence.start + len(sentence.text)
+    marks = _TRAILERS | _CLOSERS if last else _TRAILERS
+    while at < stop and sentence.text[at - sentence.start] in marks:
+        at += 1
+    return at
+
+
+_LEADERS = frozenset("/\\[(（【《〈<{#$@~.-")
+_TRAILERS = frozenset("/\\])）】》〉>}%")
 _CLOSERS = frozenset("。．.！!？?；;…)）]］")
+_QUOTE_PAIRS = {"「": "」", "『": "』", "“": "”", "‘": "’"}
 
 
 def original_spans(shown: Unified, spans: Sequence[Span]) -> list[Span]:

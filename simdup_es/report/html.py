@@ -14,14 +14,17 @@ A table of all pairs closes the page. Everything taken from the texts is escaped
 
 from __future__ import annotations
 
-import numpy as np
-
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from html import escape
+
+import numpy as np
 
 from ..compare import CompareParams, Comparison, SentencePair
 from ..offsets import Unified
 from ..sentences import Sentence
-from ._common import Span, as_unified, changed_spans, counterparts, percent
+from ._common import (COLUMNS, Span, as_unified, changed_spans, copied_spans, counterparts, original_spans, pair_how,
+                      percent)
 
 __all__ = ["CSS", "EscapeCache", "pair_view", "render_html", "settings_in_words"]
 
@@ -36,10 +39,13 @@ table.scores td.n{text-align:right;font-variant-numeric:tabular-nums}
 .text{white-space:pre-wrap;word-break:break-word;border:1px solid #ddd;border-radius:6px;padding:.8rem 1rem;
 background:#fff}
 .text h2{white-space:normal;font-size:1rem;margin:0 0 .5rem;color:#555}
-a.copied{color:inherit;text-decoration:none;background:#ffe08a;border-radius:3px;padding:0 1px}
-a.copied.synonyms{background:#f2c6ff}
-a.copied:target{outline:3px solid #e25c00}
-a.copied mark{color:inherit;background:#ffb199;border-bottom:2px solid #d0421b}
+a.pair{color:inherit;text-decoration:none}
+a.pair.synonyms{text-decoration:underline dotted #8a4baf}
+a.pair:target{outline:3px solid #e25c00}
+span.copied{background:#ffe08a}
+mark{color:inherit;background:#ffb199;border-bottom:2px solid #d0421b}
+dl.columns{font-size:.85rem;color:#444;display:grid;grid-template-columns:max-content 1fr;gap:.1rem .8rem}
+dl.columns dt{font-weight:600}dl.columns dd{margin:0}
 sup.more a{font-size:.7em;margin-left:2px;color:#0645ad}
 .trimmed{color:#999}
 .elided{display:block;color:#999;font-style:italic;margin:.4em 0}
@@ -66,39 +72,55 @@ def page_head(title: str, css: str) -> str:
 </head>
 """
 
-def _relative(shown: Unified, sentence: Sentence, spans: list[Span], origin: int, length: int) -> list[Span]:
-    """Spans relative to a unified sentence as spans relative to its original text (which starts at ``origin``)."""
+class _Marker:
+    """One side's original text as HTML: its copied passages (original spans, sorted) in the copied colour, the
+    words a sentence changed marked, everything escaped; unmarked stretches escaped once per page (``cache``)."""
+
+    def __init__(self, original: str, copied: list[Span], colour: str | None, cache: EscapeCache) -> None:
+        self.original, self.copied, self.cache = original, copied, cache
+        self.starts = [s for s, _ in copied]
+        self.open = f'<span class="copied" style="background:{colour}">' if colour else '<span class="copied">'
+
+    def html(self, start: int, end: int, changed: list[Span] = ()) -> str:  # type: ignore[assignment]
+        """``original[start:end]`` with the copied spans and the ``changed`` spans (absolute, sorted) marked."""
+        k = max(0, bisect_right(self.starts, start) - 1)
+        copied = [(max(s, start), min(e, end)) for s, e in self.copied[k:bisect_left(self.starts, end)]
+                  if e > start and s < end]
+        if not copied and not changed:
+            return self.cache.get_escaped(self.original, start, end)
+        cuts = sorted({start, end, *(x for span in (*copied, *changed) for x in span if start < x < end)})
+        out = []
+        for a, b in zip(cuts, cuts[1:]):
+            piece = escape(self.original[a:b])
+            if any(s <= a and b <= e for s, e in changed):
+                piece = f"<mark>{piece}</mark>"
+            if any(s <= a and b <= e for s, e in copied):
+                piece = f"{self.open}{piece}</span>"
+            out.append(piece)
+        return "".join(out)
+
+
+def _changed(shown: Unified, sentence: Sentence, spans: list[Span]) -> list[Span]:
+    """Spans relative to a unified sentence as spans of the original text."""
     out: list[Span] = []
     for start, end in spans:
         s, e = shown.span(sentence.start + start, sentence.start + end)
-        s, e = max(s - origin, out[-1][1] if out else 0), min(e - origin, length)
+        s = max(s, out[-1][1] if out else 0)
         if e > s:
             out.append((s, e))
     return out
 
 
-def _sentence_html(shown: Unified, sentence: Sentence, side: str, pairs: list[SentencePair], changed: list[Span],
-                   prefix: str, colour: str | None) -> str:
-    """A copied sentence, in its original characters: a link to its best counterpart, numbered links to the others."""
+def _sentence_html(marker: _Marker, start: int, end: int, sentence: Sentence, side: str,
+                   pairs: list[SentencePair], changed: list[Span], prefix: str) -> str:
+    """A sentence of a pair, in its original characters: a link to its best counterpart, numbered links to the
+    others; its copied passages and changed words marked as everywhere on the page."""
     other = "b" if side == "a" else "a"
-    origin, stop = shown.span(sentence.start, sentence.end)
-    body = shown.original[origin:stop]
-    pieces: list[str] = []
-    pos = 0
-    for start, end in _relative(shown, sentence, changed, origin, len(body)):
-        pieces.append(escape(body[pos:start]))
-        pieces.append(f"<mark>{escape(body[start:end])}</mark>")
-        pos = end
-    pieces.append(escape(body[pos:]))
     best = pairs[0]
     k = best.j if side == "a" else best.i
-    how = "the same sentence" if best.rule == "lcs" else "the same sentence in other words"
-    title = f"{side.upper()}{sentence.index} ~ {other.upper()}{k}: {100 * best.p:.0f}% in common, {how}"
-    style = f' style="background:{colour}"' if colour else ""
-    html = (
-        f'<a class="copied {best.rule}" id="{prefix}{side}-{sentence.index}" href="#{prefix}{other}-{k}" '
-        f'title="{escape(title)}"{style}>{"".join(pieces)}</a>'
-    )
+    title = f"{side.upper()}{sentence.index} ~ {other.upper()}{k}: p {best.p:.2f}, {pair_how(best)}"
+    html = (f'<a class="pair {best.rule}" id="{prefix}{side}-{sentence.index}" href="#{prefix}{other}-{k}" '
+            f'title="{escape(title)}">{marker.html(start, end, changed)}</a>')
     if len(pairs) > 1:
         others = [p.j if side == "a" else p.i for p in pairs[1:]]
         more = " ".join(f'<a href="#{prefix}{other}-{k}">{other.upper()}{k}</a>' for k in others)
@@ -107,16 +129,18 @@ def _sentence_html(shown: Unified, sentence: Sentence, side: str, pairs: list[Se
 
 
 def _text_html(shown: Unified, side: str, comparison: Comparison, pairs_of: dict[int, list[SentencePair]],
-               core: tuple[int, int] | None, changes: dict[tuple[int, int], tuple[list[Span], list[Span]]],
+               copied: list[Span], changes: dict[tuple[int, int], tuple[list[Span], list[Span]]],
                prefix: str = "", colour: str | None = None, cache: EscapeCache | None = None) -> str:
-    """One side in its original characters, every sentence an element with an id, the copied ones links.
+    """One side in its original characters, every sentence an element with an id, the paired ones links to their
+    counterparts, the ``copied`` passages (original spans) marked wherever they are.
 
     A side longer than ``ELIDE_FROM`` characters shows its copied sentences with ``CONTEXT`` sentences around
     them, each stretch left out said in words (a 5 MB document beside each of its sources would make a page
     of hundreds of megabytes; a report shows the whole document once, above its sources)."""
     sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
+    core = comparison.core_a if side == "a" else comparison.core_b
     original = shown.original
-    _escaped = (cache if cache is not None else EscapeCache()).get_escaped
+    marker = _Marker(original, copied, colour, cache if cache is not None else EscapeCache())
     shows = range(len(sentences)) if len(original) <= ELIDE_FROM else _visible(len(sentences), pairs_of)
     out: list[str] = []
     pos = last = 0
@@ -128,21 +152,22 @@ def _text_html(shown: Unified, side: str, comparison: Comparison, pairs_of: dict
             pos = start
         last = k + 1
         start = max(start, pos)
-        out.append(_escaped(original, pos, start))
+        end = max(start, end)
+        out.append(marker.html(pos, start))
         pairs = pairs_of.get(s.index)
         if pairs:
             best = pairs[0]
             # Changes are shown against the best counterpart only (each pair aligned once for both sides).
             if (best.i, best.j) not in changes:
                 changes[best.i, best.j] = changed_spans(comparison.sentences_a[best.i], comparison.sentences_b[best.j])
-            changed_a, changed_b = changes[best.i, best.j]
-            out.append(_sentence_html(shown, s, side, pairs, changed_a if side == "a" else changed_b, prefix, colour))
+            changed = _changed(shown, s, changes[best.i, best.j][0 if side == "a" else 1])
+            out.append(_sentence_html(marker, start, end, s, side, pairs, changed, prefix))
         elif core is not None and not core[0] <= s.index < core[1]:
-            out.append(f'<span class="trimmed" id="{prefix}{side}-{s.index}">{_escaped(original, start, end)}</span>')
+            out.append(f'<span class="trimmed" id="{prefix}{side}-{s.index}">{marker.html(start, end)}</span>')
         else:
-            out.append(f'<span id="{prefix}{side}-{s.index}">{_escaped(original, start, end)}</span>')
+            out.append(f'<span id="{prefix}{side}-{s.index}">{marker.html(start, end)}</span>')
         pos = max(pos, end)
-    out.append(_elided(len(sentences) - last) if last < len(sentences) else _escaped(original, pos, len(original)))
+    out.append(_elided(len(sentences) - last) if last < len(sentences) else marker.html(pos, len(original)))
     return "".join(out)
 
 
@@ -176,17 +201,26 @@ class EscapeCache(dict[tuple[int, int, int], str]):
 
 
 def pair_view(a: str | Unified, b: str | Unified, comparison: Comparison, *, label_a: str = "A", label_b: str = "B",
-              prefix: str = "", colour: str | None = None, cache: EscapeCache | None = None) -> str:
-    """The two texts side by side (an HTML fragment), in their original characters, the copied sentences linked.
+              prefix: str = "", colour: str | None = None, cache: EscapeCache | None = None,
+              spans_a: Sequence[Span] | None = None, spans_b: Sequence[Span] | None = None) -> str:
+    """The two texts side by side (an HTML fragment), in their original characters, the copied passages marked and
+    the sentences of each pair linked to each other.
 
-    ``prefix`` starts every id (several views on one page); ``colour`` is the copied sentences' background;
-    ``cache`` saves escaping a text shown in several views of the page again.
+    ``spans_a`` and ``spans_b`` are the copied passages in original characters (default: those of
+    :func:`~simdup_es.report.copied_spans`, as :func:`~simdup_es.report.original_spans` maps them), so that a
+    page marks the same characters in every view of a text. ``prefix`` starts every id (several views on one
+    page); ``colour`` is the copied passages' background; ``cache`` saves escaping a text shown in several
+    views of the page again.
     """
     shown_a, shown_b = as_unified(a), as_unified(b)
+    if spans_a is None:
+        spans_a = original_spans(shown_a, copied_spans(comparison, "a"))
+    if spans_b is None:
+        spans_b = original_spans(shown_b, copied_spans(comparison, "b"))
     of_a, of_b = counterparts(comparison)
     changes: dict[tuple[int, int], tuple[list[Span], list[Span]]] = {}
-    text_a = _text_html(shown_a, "a", comparison, of_a, comparison.core_a, changes, prefix, colour, cache)
-    text_b = _text_html(shown_b, "b", comparison, of_b, comparison.core_b, changes, prefix, colour, cache)
+    text_a = _text_html(shown_a, "a", comparison, of_a, sorted(spans_a), changes, prefix, colour, cache)
+    text_b = _text_html(shown_b, "b", comparison, of_b, sorted(spans_b), changes, prefix, colour, cache)
     return (f'<div class="texts">\n<div class="text" id="{prefix}text-a"><h2>{escape(label_a)}</h2>{text_a}</div>\n'
             f'<div class="text" id="{prefix}text-b"><h2>{escape(label_b)}</h2>{text_b}</div>\n</div>')
 
@@ -251,22 +285,28 @@ def render_html(
     pair_rows = "".join(
         f'<tr><td><a href="#a-{q.i}">{escape(_excerpt(shown_a, q.a_start, q.a_end))}</a></td>'
         f'<td><a href="#b-{q.j}">{escape(_excerpt(shown_b, q.b_start, q.b_end))}</a></td>'
-        f'<td class="n">{100 * q.p:.0f}%</td><td>{"same sentence" if q.rule == "lcs" else "in other words"}</td></tr>'
+        f'<td class="n">{q.p:.2f}</td><td class="n">{"" if q.w is None else f"{q.w:.2f}"}</td><td>{pair_how(q)}</td></tr>'
         for q in c.pairs
     )
     settings = "".join(f"<li>{escape(line)}</li>" for line in settings_in_words(c.params))
     return page_head(page_title, CSS) + f"""<body>
 <h1>{escape(page_title)}</h1>
 <table class="scores">{scores}</table>
-<p class="legend"><span style="background:#ffe08a">the same sentence</span>\
-<span style="background:#f2c6ff">the same sentence in other words</span>\
-<mark style="background:#ffb199;border-bottom:2px solid #d0421b">changed</mark></p>
+<p class="legend"><span class="copied">copied</span> <a class="pair synonyms">words replaced by synonyms</a> \
+<mark>changed</mark></p>
 <ul class="settings">{settings}</ul>
 {pair_view(shown_a, shown_b, c, label_a=label_a, label_b=label_b)}
-<table class="pairs"><tr><th>{la}</th><th>{lb}</th><th>in common</th><th>how</th></tr>{pair_rows}</table>
+<table class="pairs"><tr><th>{la}</th><th>{lb}</th><th>p</th><th>w</th><th>how</th></tr>{pair_rows}</table>
+{columns_html()}
 </body>
 </html>
 """
+
+
+def columns_html() -> str:
+    """The columns of the pairs' table explained (a definition list)."""
+    return ('<dl class="columns">' + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in COLUMNS)
+            + "</dl>")
 
 
 def _excerpt(shown: Unified, start: int, end: int, limit: int = 60) -> str:

@@ -15,12 +15,12 @@ from rich.text import Text
 from ..compare import Comparison
 from ..offsets import Unified
 from ..sentences import Sentence
-from ._common import Span, as_unified, changed_spans, percent
+from ._common import Span, as_unified, changed_spans, pair_how, percent
 
 __all__ = ["render_terminal", "terminal_report"]
 
 CHANGED_STYLE = "bold black on yellow"
-RULE_STYLE = {"lcs": "cyan", "synonyms": "magenta"}
+HOW_STYLE = {"same": "cyan", "edited": "yellow", "words replaced": "magenta"}
 
 
 def _highlighted(shown: Unified, sentence: Sentence, spans: list[Span]) -> Text:
@@ -107,7 +107,7 @@ def terminal_report(
             _highlighted(shown_b, sb, spans_b),
             f"{pair.p:.2f}",
             "" if pair.w is None else f"{pair.w:.2f}",
-            Text("same" if pair.rule == "lcs" else "reworded", style=RULE_STYLE[pair.rule]),
+            Text(pair_how(pair), style=HOW_STYLE[pair_how(pair)]),
         )
     parts.append(table)
     if len(shown) < len(pairs):

@@ -102,6 +102,11 @@ def id_problem(doc_id: object) -> str | None:
     return StoredDoc(doc_id, 0, "-").problem()  # type: ignore[arg-type]  # checked there
 
 
+META_FIELDS = ("url", "author", "date")
+"""The fields of a document a store keeps beside its title and text, when the input has them (``simdup index
+--url-field``, ``--author-field``, ``--date-field``), for reports to name a source by."""
+
+
 @dataclass(frozen=True)
 class StoredDoc:
     """A document as a store keeps it.
@@ -124,6 +129,9 @@ class StoredDoc:
     :meth:`Store.put` with the document; ``None`` writes the document level only.
     :meth:`Store.get` leaves it ``None``."""
     group_kind: str | None = None
+    meta: tuple[tuple[str, str], ...] = ()
+    """What the store holds of the document beyond its title: ``(name, value)`` of :data:`META_FIELDS` given at
+    index time (a source's address, author and date, which a report shows)."""
 
     @property
     def group_fields(self) -> tuple[str, int | None, str | None] | None:
@@ -146,7 +154,11 @@ class StoredDoc:
             return "fingerprint version must be a non-empty string"
         if not ((self.title is None or isinstance(self.title, str)) and (self.text is None or isinstance(self.text, str))):
             return "title and text must be strings or None"
-        for name, value in (("id", self.id), ("title", self.title), ("text", self.text)):
+        if not isinstance(self.meta, tuple) or not all(
+                isinstance(p, tuple) and len(p) == 2 and p[0] in META_FIELDS and isinstance(p[1], str) for p in self.meta
+        ) or len(dict(self.meta)) != len(self.meta):
+            return f"meta must be (name, text) pairs of {', '.join(META_FIELDS)}, each name once"
+        for name, value in (("id", self.id), ("title", self.title), ("text", self.text), *self.meta):
             if value is not None and (lone := _SURROGATE.search(value)) is not None:
                 return (f"{name} holds a lone surrogate (U+{ord(lone.group()):04X} at offset {lone.start()}), which no "
                         "store can write: decode the input with errors='replace', or mend it")

@@ -49,7 +49,8 @@ from ..es.mappings import (
     source_fields,
 )
 from ..multilevel import PartCandidate
-from .base import NOT_FOUND, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, listed, query_terms, stored_levels
+from .base import (META_FIELDS, NOT_FOUND, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, listed,
+                   query_terms, stored_levels)
 
 log = logging.getLogger(__name__)
 
@@ -297,7 +298,7 @@ class ElasticsearchStore(Closing):
                     capped[doc.id] = capped_note(len(parts), cut)
                 levels = (doc.id, doc.levels.units, parts, key_values, cut)
             source = bodies.document_json(int(doc.fingerprint), doc.version, doc.text, doc.title, layout, levels,
-                                          doc.group_fields if with_groups else None)
+                                          doc.group_fields if with_groups else None, doc.meta)
             actions.append(bodies.index_action(doc.id, source))
         for item in self._bulk(actions, report, "index"):
             if item.ok:
@@ -548,7 +549,7 @@ class ElasticsearchStore(Closing):
         if not wanted:
             return out
         text_field, title_field = self.source_fields()
-        includes = [title_field, text_field, keys.FP, keys.VERSION, *GROUP_FIELDS]
+        includes = [title_field, text_field, keys.FP, keys.VERSION, *GROUP_FIELDS, *META_FIELDS]
         for start in range(0, len(wanted), 1000):
             for doc in self._read(wanted[start : start + 1000], includes):
                 error = doc.get("error")
@@ -566,7 +567,8 @@ class ElasticsearchStore(Closing):
                 out.append(StoredDoc(doc["_id"], *stored, _source_value(source, text_field, _text_of),
                                      _source_value(source, title_field, bodies.title_of),
                                      source.get(keys.GROUP), source.get(keys.GROUP_SIZE),
-                                     group_kind=source.get(keys.GROUP_KIND)))
+                                     group_kind=source.get(keys.GROUP_KIND),
+                                     meta=tuple((f, v) for f in META_FIELDS if isinstance(v := source.get(f), str))))
         return out
 
     def _read(self, ids: list[str], includes: list[str]) -> list[dict[str, Any]]:

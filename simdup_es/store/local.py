@@ -29,14 +29,15 @@ from ..commontext import KeyCounts
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
 from ..levels import Levels
 from ..multilevel import PartCandidate, best_candidates, matched_by_document
-from .base import NOT_FOUND, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, listed, query_terms, stored_levels
+from .base import (META_FIELDS, NOT_FOUND, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, listed, query_terms,
+                   stored_levels)
 from .tables import TABLE_K, LevelIndex, MemoryIndex, TableLayout
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The tables of a store; a store of another version is refused. 2: every table is made at setup (stores of
-version 1, from builds before, made some on first use)."""
+version 1, from builds before, made some on first use). 3: ``bodies`` holds a document's url, author and date."""
 DB_NAME = "simdup.sqlite3"
 SNAPSHOT_NAME = "index-cache.npz"
 #: Tail entries (searched by brute force) before they are merged into the tables.
@@ -85,7 +86,7 @@ CREATE TABLE IF NOT EXISTS docs (
     gen INTEGER NOT NULL      -- generation of the write that last touched the row
 );
 CREATE INDEX IF NOT EXISTS docs_gen ON docs (gen);
-CREATE TABLE IF NOT EXISTS bodies (seq INTEGER PRIMARY KEY, title TEXT, text TEXT);
+CREATE TABLE IF NOT EXISTS bodies (seq INTEGER PRIMARY KEY, title TEXT, text TEXT, url TEXT, author TEXT, date TEXT);
 CREATE TABLE IF NOT EXISTS levels (seq INTEGER PRIMARY KEY, units INTEGER NOT NULL, parts_cut INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS parts (seq INTEGER NOT NULL, pos INTEGER NOT NULL, fp INTEGER NOT NULL,
                                   PRIMARY KEY (seq, pos)) WITHOUT ROWID;
@@ -94,11 +95,13 @@ CREATE TABLE IF NOT EXISTS groups (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, s
 CREATE TABLE IF NOT EXISTS deleted (seq INTEGER PRIMARY KEY, gen INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS deleted_gen ON deleted (gen);
 """
+# bodies: a document's title, text and meta fields (StoredDoc.meta, store.base.META_FIELDS, NULL where it has none).
 # levels, parts, sentence_keys: the finer levels (issue 11). groups: written by `simdup groups`. deleted: written by
 # `delete`, the seqs it deleted and the generation of the delete, so that an index read before it (in this or another
 # process) drops them when it catches up; a seq is never given again (LocalStore._write numbers new documents past the
 # largest deleted one).
 _LEVEL_TABLES = ("levels", "parts", "sentence_keys")
+_META_COLUMNS = ", ".join(META_FIELDS)
 
 
 class LocalStore(Closing):
@@ -321,21 +324,23 @@ class LocalStore(Closing):
         their group fields follow (:meth:`write_groups`, a second transaction).
         """
         report = BulkReport()
-        rows: dict[str, tuple[int, str, str | None, str | None, Levels | None]] = {}
+        rows: dict[str, tuple[int, str, tuple[str | None, ...], Levels | None]] = {}
         groups: dict[str, tuple[str, int | None, str | None] | None] = {}
         for doc in listed(docs, "documents"):
             reason = doc.problem()
             if reason is not None:
                 report.failed.append((str(doc.id), reason))
                 continue
-            rows[doc.id] = (_signed(int(doc.fingerprint)), doc.version, doc.title, doc.text, doc.levels)
+            meta = dict(doc.meta)
+            rows[doc.id] = (_signed(int(doc.fingerprint)), doc.version,
+                            (doc.title, doc.text, *(meta.get(f) for f in META_FIELDS)), doc.levels)
             groups[doc.id] = doc.group_fields
             report.written += 1
         if rows:
-            levels = {doc_id: r[4] for doc_id, r in rows.items() if r[4] is not None}
+            levels = {doc_id: r[3] for doc_id, r in rows.items() if r[3] is not None}
             with self._lock:
                 report.capped = self._write(list(rows), [r[0] for r in rows.values()], [r[1] for r in rows.values()],
-                                            [(r[2], r[3]) for r in rows.values()], levels)
+                                            [r[2] for r in rows.values()], levels)
         grouped = [(doc_id, *fields) for doc_id, fields in groups.items() if fields is not None]
         if with_groups and grouped:
             self.write_groups(grouped)
@@ -377,9 +382,11 @@ class LocalStore(Closing):
         return report
 
     def _write(self, ids: list[str], fps: list[int], versions: list[str],
-               bodies: list[tuple[str | None, str | None]] | None,
+               bodies: list[tuple[str | None, ...]] | None,
                levels: Mapping[str, Levels] | None = None) -> list[tuple[str, str]]:
-        """Write documents (and the levels of some) in one transaction; ``(id, what)`` of capped levels."""
+        """Write documents (and the levels of some) in one transaction; ``(id, what)`` of capped levels.
+
+        ``bodies`` are each document's title, text and :data:`~simdup_es.store.base.META_FIELDS` (``None``: none)."""
         capped: list[tuple[str, str]] = []
         self._writable()
         with self._sql() as conn:
@@ -406,8 +413,8 @@ class LocalStore(Closing):
                     conn.executemany("DELETE FROM bodies WHERE seq = ?", ((s,) for s in seqs.values()))
             else:
                 conn.executemany(
-                    "INSERT OR REPLACE INTO bodies (seq, title, text) VALUES (?, ?, ?)",
-                    ((s, t, x) for s, (t, x) in zip(assigned, bodies)),
+                    f"INSERT OR REPLACE INTO bodies (seq, title, text, {_META_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+                    ((s, *body) for s, body in zip(assigned, bodies)),
                 )
             if seqs:  # a replaced document loses its old levels (as in Elasticsearch)
                 for table in _LEVEL_TABLES:
@@ -662,12 +669,13 @@ class LocalStore(Closing):
         wanted = listed(ids, "ids")
         found: dict[str, StoredDoc] = {}
         with self._lock, self._sql() as conn:
-            for doc_id, fp, version, title, text, group, size, kind in _select_in(
-                    conn, "SELECT d.id, d.fp, v.version, b.title, b.text, g.grp, g.size, g.kind FROM docs d JOIN versions v ON "
-                    "v.vcode = d.vcode LEFT JOIN bodies b ON b.seq = d.seq LEFT JOIN groups g ON g.seq = d.seq "
-                    "WHERE d.id IN ({marks})",
+            for doc_id, fp, version, title, text, group, size, kind, *meta in _select_in(
+                    conn, "SELECT d.id, d.fp, v.version, b.title, b.text, g.grp, g.size, g.kind, "
+                    f"{', '.join('b.' + f for f in META_FIELDS)} FROM docs d JOIN versions v ON v.vcode = d.vcode "
+                    "LEFT JOIN bodies b ON b.seq = d.seq LEFT JOIN groups g ON g.seq = d.seq WHERE d.id IN ({marks})",
                     list(dict.fromkeys(wanted))):
-                found[doc_id] = StoredDoc(doc_id, _unsigned(fp), version, text, title, group, size, group_kind=kind)
+                found[doc_id] = StoredDoc(doc_id, _unsigned(fp), version, text, title, group, size, group_kind=kind,
+                                          meta=tuple((f, v) for f, v in zip(META_FIELDS, meta) if v is not None))
         return [found[i] for i in wanted if i in found]
 
     def count(self) -> int:

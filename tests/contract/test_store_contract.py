@@ -180,6 +180,20 @@ def test_get_returns_text_and_title_and_omits_unknown_ids(store: Store) -> None:
     }
 
 
+def test_get_returns_the_url_author_and_date_and_a_replaced_document_loses_them(store: Store) -> None:
+    meta = (("url", "https://example.org/文章?id=1"), ("author", "张三"), ("date", "2023年5月"))
+    load(store, [StoredDoc("with-meta", 42, VERSION, "正文", "标题", meta=meta), StoredDoc("bare", 43, VERSION, "x")])
+    assert store.get(["with-meta", "bare"]) == [StoredDoc("with-meta", 42, VERSION, "正文", "标题", meta=meta),
+                                               StoredDoc("bare", 43, VERSION, "x")]
+    load(store, [StoredDoc("with-meta", 42, VERSION, "正文", "标题", meta=meta[1:])])
+    assert store.get(["with-meta"])[0].meta == meta[1:]
+    load(store, [StoredDoc("with-meta", 42, VERSION, "正文", "标题")])
+    assert store.get(["with-meta"])[0].meta == ()
+    report = store.put([StoredDoc("bad-meta", 44, VERSION, "x", meta=(("colour", "red"),)),
+                        StoredDoc("twice", 45, VERSION, "x", meta=(("url", "a"), ("url", "b")))])
+    assert [i for i, _ in report.failed] == ["bad-meta", "twice"] and all("meta" in why for _, why in report.failed)
+
+
 @pytest.mark.parametrize(
     "doc_id",
     ["文档/一", "a/b/c", "/leading-slash", "with space", "emoji-😀", "é-ü-ß", "q?x=1&y=2#frag", "percent%20", "dot.."],

@@ -29,6 +29,7 @@ from simdup_es.parts import PartPrinter
 from simdup_es.sources import Reject
 from simdup_es.store.base import stored_levels
 from simdup_es.es.mappings import fingerprint_mapping
+from tests._data import reject_rows
 
 SAMPLE = importlib.resources.files("simdup_es.data") / "sample.jsonl"
 
@@ -307,7 +308,7 @@ def test_cli_backfill(es_url: str, es_client: Elasticsearch, own_index: str, tmp
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 1, result.output
     assert "scanned 3: fingerprinted 1, without text field 1, rejected 1" in result.stderr
-    (line,) = [json.loads(x) for x in rejects.read_text(encoding="utf-8").splitlines()]
+    (line,) = reject_rows(rejects)
     assert line["source"] == f"{own_index}/b" and line["id"] == "B-2" and "no words" in line["reason"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output

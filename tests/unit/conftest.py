@@ -1,9 +1,10 @@
-"""Fixtures shared by the unit tests of the comparison matrix."""
+"""Fixtures shared by the unit tests: the comparison matrix's segmenter, a test run in its own folder."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 
@@ -24,3 +25,10 @@ def segment(tmp_path_factory: pytest.TempPathFactory) -> Segment:
         return [t for t in tokenizer.lcut(text) if _WORDLIKE.search(t)]
 
     return words
+
+
+@pytest.fixture()
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``tmp_path``, made the working folder for the test (commands write their default outputs there)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

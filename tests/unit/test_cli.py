@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from simdup_es.cli import main
-from tests._data import FIXTURES
+from tests._data import FIXTURES, reject_rows
 
 
 def test_every_command_has_help() -> None:
@@ -49,7 +49,7 @@ def test_fingerprint_jsonl_counts_every_record(tmp_path: Path) -> None:
     assert simdup["fp"] == line["fingerprint"] and simdup["version"] == line["version"]
     assert [simdup[f"b{j}"] for j in range(8)] == line["blocks"] and all(len(b) == 2 for b in line["blocks"])
     assert "fingerprinted 1, rejected 2, total 3" in result.stderr
-    reasons = [json.loads(x) for x in rejects.read_text(encoding="utf-8").splitlines()]
+    reasons = reject_rows(rejects)
     assert [r["source"] for r in reasons] == [f"{src}:2", f"{src}:3"]
 
 

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from simdup_es.cli import main
+from tests._data import reject_rows
 
 SAMPLE = str(importlib.resources.files("simdup_es.data") / "sample.jsonl")
 
@@ -66,9 +67,10 @@ def test_reindexing_is_idempotent_and_rejects_are_counted(tmp_path: Path) -> Non
         result = _run("index", str(src), "--store", store, "--rejects", str(rejects))
         assert result.exit_code == 1
         assert "read 4, indexed 2, rejected 2" in result.stderr and "holds 2 documents" in result.stderr
-    rows = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    rows = reject_rows(rejects, last_run=True)
     reasons = {row["source"].rsplit(":", 1)[1]: row["reason"] for row in rows}
     assert len(rows) == 2 and "no words" in reasons["2"] and "malformed JSON" in reasons["3"]
+    assert len(reject_rows(rejects)) == 4  # each run's, after its header
 
 
 def test_search_html_report_and_missing_store(tmp_path: Path) -> None:
@@ -231,7 +233,7 @@ def test_search_queries_writes_one_json_object_per_query_and_rejects_bad_records
     by_id = {o["id"]: o["matches"] for o in out}
     single = _run("search", "--store", store, "--id", "zh-man:man7/perlnumber.7#0", "--json")
     assert [m["id"] for m in by_id["zh-man:man7/perlnumber.7#0"]] == [json.loads(x)["id"] for x in single.stdout.splitlines()]
-    rows = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    rows = reject_rows(rejects)
     assert sorted(row["source"] for row in rows) == [f"{queries}:3", f"{queries}:4"]
     assert "searched 6 queries" in result.stderr and "rejected 2" in result.stderr
 
@@ -285,7 +287,7 @@ def test_a_number_of_5000_digits_is_a_counted_reject_of_index_and_search_queries
     result = _run("index", str(src), "--store", store, "--rejects", str(rejects))
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
     assert "Traceback" not in result.output and "read 3, indexed 2, rejected 1" in result.stderr
-    (row,) = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    (row,) = reject_rows(rejects)
     assert row["source"] == f"{src}:2" and "more than 4300 digits" in row["reason"]
     search_rejects = tmp_path / "search-rejects.jsonl"
     result = _run("search", "--store", store, "--queries", str(src), "--json", "--rejects", str(search_rejects))
@@ -419,8 +421,7 @@ def test_indexing_the_working_folder_again_skips_the_outputs_simdup_wrote_there(
     again = _run("index", ".", "--store", store, "--rejects", "bad/records.jsonl")
     assert again.exit_code == 1 and "read 4, indexed 3, rejected 1" in again.stderr, again.output
     assert "the store holds 3 documents" in again.stderr  # a.txt b.txt mine.html, and nothing simdup wrote
-    rows = [json.loads(line) for line in (docs / "bad" / "records.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert [Path(r["source"]).name for r in rows] == ["empty.txt"]
+    assert [Path(r["source"]).name for r in reject_rows(docs / "bad" / "records.jsonl")] == ["empty.txt"]
     assert "simdup's own outputs" in _run("index", "--help").output
 
 
@@ -582,8 +583,9 @@ def test_index_of_only_missing_paths_makes_no_store_and_many_rejects_say_where_t
     rejects = tmp_path / "rejects.jsonl"
     result = _run("index", str(bad), str(tmp_path / "nope"), "--store", str(tmp_path / "store"), "--rejects", str(rejects))
     assert result.exit_code == 1 and "read 8, indexed 0, rejected 8" in result.stderr, result.output
-    assert f"rejected records and reasons: {rejects} (the first 5 of 8 are above)" in result.stderr
-    assert len(rejects.read_text(encoding="utf-8").splitlines()) == 8
+    assert f"rejected records and reasons: {rejects} (this run's after the line {{\"run\": " in result.stderr
+    assert "; the first 5 of 8 are above)" in result.stderr
+    assert len(reject_rows(rejects)) == 8
 
 
 def test_a_search_in_a_subfolder_names_the_store_above(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -624,7 +626,7 @@ def test_ids_the_store_refuses_are_rejects_named_by_file_and_line(tmp_path: Path
     rejects = tmp_path / "rejects.jsonl"
     result = _run("index", str(src), "--store", str(tmp_path / "store"), "--rejects", str(rejects))
     assert result.exit_code == 1 and "read 5, indexed 3, rejected 2" in result.stderr, result.output
-    rows = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    rows = reject_rows(rejects)
     assert [r["source"] for r in rows] == [f"{src}:2", f"{src}:4"]
     assert [r["id"] for r in rows] == ["", "a" * 600]
     assert rows[0]["reason"].startswith("the store refused it: ") and "512 bytes" in rows[1]["reason"]
@@ -644,7 +646,7 @@ def test_first_use_papercuts(tmp_path: Path) -> None:
     assert "1 of the indexed records replaced a document of the same id" in result.stderr
     # A run that cannot start leaves the last run's rejects alone.
     assert _run("index", str(records), "--es-url", "http://127.0.0.1:9", "--rejects", str(rejects)).exit_code == 1
-    assert len(rejects.read_text(encoding="utf-8").splitlines()) == 1
+    assert len(reject_rows(rejects)) == 1
     # A mistyped id field rejects every record instead of giving each a new content id.
     result = _run("index", str(records), "--store", store, "--id-field", "docid", "--rejects", str(rejects))
     assert "indexed 0, rejected 4" in result.stderr and "no id in field 'docid'" in result.stderr
@@ -670,7 +672,7 @@ def test_the_first_five_rejects_are_shown_the_rest_only_written(tmp_path: Path) 
     result = _run("index", str(records), "--store", str(tmp_path / "store"), "--rejects", str(tmp_path / "r.jsonl"))
     shown = [line for line in result.stderr.splitlines() if line.startswith("rejected ") and "malformed JSON" in line]
     assert result.exit_code == 1 and [line.split(":")[1] for line in shown] == ["1", "2", "3", "4", "5"]
-    assert len((tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines()) == 7
+    assert len(reject_rows(tmp_path / "r.jsonl")) == 7
 
 
 def test_a_search_of_a_store_without_levels_says_why_it_finds_no_partial_copy(tmp_path: Path) -> None:

@@ -103,15 +103,19 @@ def test_checkpoint_round_trip_and_refusals(tmp_path: Path) -> None:
 
 def test_reject_log_keeps_what_the_resume_point_covers(tmp_path: Path) -> None:
     path = tmp_path / "rejects.jsonl"
+    path.write_text('{"run": "earlier", "command": "simdup index"}\n{"source": "old:1", "id": null, "reason": "r"}\n')
     log = RejectLog(path)
+    start, started = log.start, log.started
     log.add("in:1", "bad")
     kept = log.size()
     log.add("in:9", "written after the resume point")
     log.close()
-    log = RejectLog(path, keep=kept)
+    log = RejectLog(path, keep=kept, start=start)
     log.add("in:9", "again")
     log.close()
-    assert [json.loads(line)["source"] for line in path.read_text().splitlines()] == ["in:1", "in:9"]
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [line.get("source", "header") for line in lines] == ["header", "old:1", "header", "in:1", "in:9"]
+    assert lines[2]["run"] == started  # one header for the stopped run and the run that resumed it
     with pytest.raises(ConfigError, match="shorter than the resume point"):
         RejectLog(path, keep=10_000)
 
@@ -148,10 +152,10 @@ def test_an_empty_reject_log_removes_only_a_regular_file_it_wrote(tmp_path: Path
     RejectLog(link).close()
     plain = tmp_path / "plain.jsonl"
     RejectLog(plain).close()
-    resumed = tmp_path / "resumed.jsonl"  # a resumed run that rejected nothing, like the run it resumes
-    resumed.write_text("")
-    RejectLog(resumed, keep=0).close()
-    assert fifo.exists() and link.is_symlink() and target.exists() and not plain.exists() and not resumed.exists()
+    there = tmp_path / "there.jsonl"  # a file that was there stays, empty or not
+    there.write_text("")
+    RejectLog(there, keep=0).close()
+    assert fifo.exists() and link.is_symlink() and target.exists() and not plain.exists() and there.exists()
 
 
 def test_the_resume_point_of_a_non_file_rejects_path_stays_out_of_its_folder(
@@ -297,26 +301,41 @@ def test_indexing_never_reads_the_sentences_the_workers_did_not_send(
         assert summary.indexed == len(records) == store.count() > 16 and summary.rejected == 0
 
 
-def test_an_interrupted_run_says_where_and_resumes_there(tmp_path: Path) -> None:
-    """Ctrl-C (SIGINT) stops ``simdup index`` saying the first record not written (the resume point's, as the file
-    has it), and ``--resume`` writes the rest."""
+@pytest.mark.parametrize(("signum", "group"), [(signal.SIGINT, True), (signal.SIGTERM, False), (signal.SIGTERM, True)],
+                         ids=["ctrl-c", "kill", "kill-group"])
+def test_a_run_stopped_by_a_signal_says_where_and_resumes_there(signum: int, group: bool, tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the process group, workers included), ``kill`` (SIGTERM to simdup) and a service manager
+    (SIGTERM to every process) stop ``simdup index`` alike: the first record not written is said (the resume
+    point's, as the file has it), the worker pool ends, and ``--resume`` writes the rest; the rejects of the
+    stopped run stay, and the run that resumes it ends in exit status 1 for them."""
     src, store, rejects = tmp_path / "in.jsonl", tmp_path / "store", tmp_path / "rejects.jsonl"
-    n = 4000
-    src.write_text("".join(json.dumps({"id": f"d{i}", "text": f"第{i}号通知：明天{i % 24}点在{i % 9}楼开会，请带上第{i}份材料。"},
+    # A few seconds of indexing on the compiled core too: the signal comes while it runs, on a busy machine.
+    n, bad = 12_000, range(0, 12_000, 1500)
+    src.write_text("".join(json.dumps({"id": f"d{i}", "text": i if i in bad else
+                                       f"第{i}号通知：明天{i % 24}点在{i % 9}楼开会，请带上第{i}份材料。"},
                                       ensure_ascii=False) + "\n" for i in range(n)), encoding="utf-8")
     args = [sys.executable, "-c", "from simdup_es.cli import main; main()", "index", str(src), "--store", str(store),
-            "--rejects", str(rejects), "--workers", "1", "--batch-size", "20"]
-    run = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+            "--rejects", str(rejects), "--workers", "2", "--batch-size", "20"]
+    run = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, start_new_session=True)
     resume = rejects.with_name("rejects.resume.json")
     deadline = time.monotonic() + 120
     while not resume.exists():
         assert run.poll() is None and time.monotonic() < deadline, "no batch was written"
         time.sleep(0.05)
-    run.send_signal(signal.SIGINT)
-    _, err = run.communicate(timeout=60)
-    assert run.returncode == 130 and "Traceback" not in err, err
+    (os.killpg if group else os.kill)(run.pid, signum)
+    try:
+        _, err = run.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        pytest.fail(f"simdup index did not end within 60 s of {signal.Signals(signum).name}")
+    assert run.returncode == 128 + signum and "Traceback" not in err, err
+    said = "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C"
     settled = json.loads(resume.read_text(encoding="utf-8"))["settled"]
-    assert 0 < settled < n and f"not written: input records from number {settled + 1} on" in err and "--resume" in err, err
+    assert 0 < settled < n and f"interrupted ({said}): not written: input records from number {settled + 1} on" in err
+    assert "--resume" in err, err
     again = subprocess.run([*args, "--resume"], capture_output=True, text=True, timeout=300)
-    assert again.returncode == 0, again.stderr
-    assert f"the store holds {n} documents" in again.stderr and not resume.exists()
+    assert again.returncode == 1 and "rejected records and reasons" in again.stderr, again.stderr  # (d0, stopped run)
+    assert f"the store holds {n - len(bad)} documents" in again.stderr and not resume.exists()
+    lines = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    assert ["run" in line for line in lines].count(True) == 1 and sorted(line["id"] for line in lines[1:]) == \
+        sorted(f"d{i}" for i in bad)

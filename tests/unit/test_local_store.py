@@ -387,7 +387,7 @@ def test_missing_store_says_to_run_setup(tmp_path: Path) -> None:
     assert not (tmp_path / "nowhere").exists()
 
 
-@pytest.mark.parametrize("version", [1, 99])
+@pytest.mark.parametrize("version", [1, 2, 99])
 def test_a_store_of_another_schema_says_to_index_again(tmp_path: Path, version: int) -> None:
     with LocalStore(tmp_path / "s") as store:
         store.setup()

@@ -8,6 +8,13 @@ of the original whose unified form holds it (whole, where no phrase conversion s
 the sentence's edge: counted, and nearly all); and what a report shows for it is that
 stretch of the original. The sample corpus is also run through the similarity report
 itself: its page's text is each document, character for character.
+
+Markdown and PDF too: each document written as a Markdown file (a title heading, its lines as
+paragraphs) is read through the parser, and every character of the text it gives is the file's
+own character at the offset it maps to (entities, escapes and the line breaks between blocks are
+counted apart), and that text maps back as any other; each document hard-wrapped as a PDF's layout
+wraps it joins back with no character lost or added and no space between two CJK characters
+(the line breaks themselves are joined where unwrap_lines finds the text hard-wrapped).
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from simdup_es.extract import join_lines
+from simdup_es.markup import markdown_text
 from simdup_es.offsets import Unified, _stepwise, unify_mapped
 from simdup_es.report import render_report_html
 from simdup_es.report.html import ELIDE_FROM, pair_view
@@ -31,6 +40,7 @@ from simdup_es.sentences import split_sentences
 from simdup_es.text import unify, unify_many
 from tests._data import data_dir
 from tests._report_docs import make_store
+from tests.unit.test_markup import faithful, wrap
 
 SAMPLE = importlib.resources.files("simdup_es.data") / "sample.jsonl"
 _FIELDS = ("text", "zh_cn", "zh_tw")
@@ -87,6 +97,45 @@ def test_every_document_maps_back_to_its_own_characters(name: str, texts: list[s
         near += m
     assert sentences > 0
     assert near <= max(2, sentences // 1000), f"{near} of {sentences} sentences only inside a longer stretch"
+
+
+def as_markdown(text: str) -> str:
+    """A document as an author would write it in Markdown: a title heading, each line a paragraph."""
+    return "# 标题\n\n" + "\n\n".join(text.split("\n"))
+
+
+@pytest.mark.parametrize("name,texts", corpus(), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_document_as_markdown_shows_the_files_own_characters(name: str, texts: list[str]) -> None:
+    own = other = 0
+    extracted = []
+    for text in texts:
+        written = as_markdown(text)
+        shown, layout, _ = markdown_text(written)
+        a, b = faithful(shown, layout)  # 0 characters differ from the file where they are its own
+        own, other = own + a, other + b
+        extracted.append(shown)
+    for at in range(0, len(extracted), 64):
+        _check(extracted[at : at + 64])  # and the text maps back from its unified form as any other
+    # What stands for markup (entities, escapes, line breaks between blocks) is a sliver of the text.
+    assert own > 0 and other <= own // 20, (own, other)
+
+
+_CJK_SPACE = re.compile(r"[\u4e00-\u9fff] +[\u4e00-\u9fff]")
+
+
+@pytest.mark.parametrize("name,texts", corpus(), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_document_wrapped_as_a_pdf_joins_back_without_a_character_lost(name: str, texts: list[str]) -> None:
+    added = left = 0
+    for text in texts:
+        wrapped = wrap(text)
+        joined = join_lines(wrapped)
+        assert "".join(joined.split()) == "".join(text.split())  # 0 characters (white space aside) differ
+        assert len(_CJK_SPACE.findall(joined)) <= len(_CJK_SPACE.findall(text))  # no 新的生 命
+        added += wrapped.count("\n") - text.count("\n")
+        left += max(0, joined.count("\n") - text.count("\n"))
+    # Breaks of the layout are joined where the text reads hard-wrapped (sentences.unwrap_lines decides: a
+    # document of short lines with a few wrapped ones keeps its breaks), never with a space between CJK characters.
+    assert added > len(texts) and left < added, (left, added)
 
 
 class _Text(HTMLParser):

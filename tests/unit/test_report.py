@@ -10,7 +10,8 @@ import pytest
 from rich.console import Console
 
 from simdup_es.compare import CompareParams, Comparison, compare
-from simdup_es.report import render_html, render_terminal, terminal_report
+from simdup_es.report import pair_how, render_html, render_terminal, terminal_report
+from simdup_es.sentences import UNIT_PATTERN
 from simdup_es.thesaurus import cilin_thesaurus
 from tests.unit.test_compare import ARTICLE, REWRITTEN, UNRELATED
 
@@ -81,8 +82,8 @@ def test_html_parses_and_links_every_marked_sentence_both_ways(result: Compariso
     page = parse(render_html(A, B, result, label_a="a.txt", label_b="b.txt"))
     for p in result.pairs:
         a_id, b_id = f"a-{p.i}", f"b-{p.j}"
-        assert "copied" in (page.ids[a_id].get("class") or "")
-        assert "copied" in (page.ids[b_id].get("class") or "")
+        assert "pair" in (page.ids[a_id].get("class") or "")
+        assert "pair" in (page.ids[b_id].get("class") or "")
         assert f"#{b_id}" in page.hrefs_after[a_id]
         assert f"#{a_id}" in page.hrefs_after[b_id]
     synonym_pairs = [p for p in result.pairs if p.rule == "synonyms"]
@@ -133,7 +134,13 @@ def test_terminal_report_runs_and_shows_pairs(result: Comparison) -> None:
     render_terminal(A, B, result, console=console, label_a="a.txt", label_b="b.txt")
     out = console.export_text()
     assert "similarity of a.txt against b.txt" in out
-    assert "reworded" in out and "same" in out  # the rule, in words
+    hows = {pair_how(p) for p in result.pairs}
+    assert "words replaced" in hows and hows & {"same", "edited"}
+    assert all(how in out for how in hows)  # what happened to each, in words
+    for p in result.pairs:  # same: the same units; edited: not all of them
+        units_a = UNIT_PATTERN.findall(result.sentences_a[p.i].text)
+        units_b = UNIT_PATTERN.findall(result.sentences_b[p.j].text)
+        assert (pair_how(p) == "same") == (p.rule == "lcs" and [u.casefold() for u in units_a] == [u.casefold() for u in units_b])
     assert f"{100 * result.similarity_b:.1f}%" in out
     for p in result.pairs:  # long sentences wrap inside their cell: look for their start
         assert A[p.a_start : p.a_end][:12] in out

@@ -36,12 +36,12 @@ def _check_passages(report: SimilarityReport, text: str) -> None:
     """Passages in order, apart, inside the text; each is text its source holds; the headline share is theirs."""
     assert report.document.original == text
     ends = 0
-    for start, end, k in report.passages:
+    for start, end, k in sorted(report.passages + report.citations):
         assert ends <= start < end <= len(text)
         ends = end
         source = report.sources[k]
         assert any(s <= start and end <= e for s, e in source.spans)
-    copied = sum(_ink(text[s:e]) for s, e, _ in report.passages)
+    copied = sum(_ink(text[s:e]) for s, e, _ in report.passages + report.citations)
     assert report.share == pytest.approx(copied / _ink(text))
 
 
@@ -89,8 +89,8 @@ def test_a_text_leaves_out_one_stored_copy_of_itself_and_reports_the_others_with
 
 def test_quotations_excluded_are_not_marked(store: LocalStore) -> None:
     report = report_of(store, DOC3, exclusions=Exclusions(quotations=True))
-    quote_start = DOC3.index("「")
-    quote_end = DOC3.index("」") + 1
+    quote_start = DOC3.index("书中写道：「") + 5
+    quote_end = DOC3.index("」", quote_start) + 1
     assert (quote_start, quote_end, "quotation") in report.excluded
     assert all(e <= quote_start or s >= quote_end for s, e, _ in report.passages)
     assert QUOTED not in {s.id for s in report.sources}

@@ -275,6 +275,19 @@ def test_report_json_points_into_the_original_text(client: TestClient) -> None:
                                            400, "bad_input")
 
 
+def test_a_report_leaves_out_the_sources_asked(client: TestClient) -> None:
+    """exclude_source, as `simdup report --exclude-source`: a query parameter given once or more, or a body field."""
+    url = f"/report/{quote(SOURCE, safe='')}.json"
+    assert "planted" in {s["id"] for s in client.get(url).json()["sources"]}
+    gone = client.get(url, params=[("exclude_source", "planted"), ("exclude_source", "no such id")]).json()
+    assert "planted" not in {s["id"] for s in gone["sources"]}
+    assert {"id": "planted", "reason": "excluded on request"} in gone["left_out"]
+    posted = client.post("/report", json={"id": SOURCE, "exclude_source": ["planted"]}).json()
+    assert "planted" not in {s["id"] for s in posted["sources"]} and posted["figures"] == gone["figures"]
+    assert "exclude_source must be" in _error(client.post("/report", json={"id": SOURCE, "exclude_source": [1]}),
+                                              400, "bad_input")
+
+
 def test_a_document_without_copies_has_a_report_too(client: TestClient) -> None:
     page = client.get(f"/report/{quote('zh-classic:shijing#125', safe='')}")
     assert page.status_code == 200 and "No copied text found in the store." in page.text

@@ -27,7 +27,7 @@ def test_jsonl_with_malformed_lines_accounts_for_every_line(tmp_path: Path) -> N
     assert items[1].source == f"{f}:2" and "malformed JSON" in items[1].reason
     assert "expected a JSON object" in items[2].reason
     assert "no 'text' field" in items[3].reason and items[3].id == "x"
-    assert "should be a string" in items[4].reason
+    assert "should be text, got a list" in items[4].reason
     assert items[5].title == "标题" and items[5].key == content_id("丙", "标题")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 import sys
 import unicodedata
 from pathlib import Path
@@ -168,8 +169,10 @@ def test_a_changed_cache_file_is_rebuilt_not_used(damage: str, tmp_path: Path, m
 
 def test_an_unwritable_cache_gives_no_shortcuts_and_the_same_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocked = tmp_path / "file"
-    blocked.write_text("", encoding="utf-8")  # the cache folder's place is taken by a file
+    blocked.write_text("", encoding="utf-8")  # the cache folders' places are taken by a file
     monkeypatch.setenv("SIMDUP_CACHE", str(blocked / "cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked / "xdg"))
+    monkeypatch.setattr(tempfile, "tempdir", str(blocked))
     load_shortcuts.cache_clear()
     try:
         assert load_shortcuts() is None

@@ -1,0 +1,151 @@
+"""The figures of a similarity report, counted in characters: the whole text, without quotations, the largest
+share from one source, and each section.
+
+They are the figures people who check copies for a living read (CNKI's 总文字复制比,
+去除引用文献复制比, 单篇最大文字复制比 and 重复字数, a breakdown per chapter), counted from
+per-character masks of the document: which characters are ink (not white space), copied from
+each source, inside a quotation. Every share is a count of ink characters over the document's
+ink. Pure numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..markup import Layout, sections
+from ..opencc_tables import lookup
+from ..text import space_table
+
+__all__ = ["Figures", "Section", "count_figures", "count_sections", "ink", "mask", "runs"]
+
+Span = tuple[int, int]
+
+
+def ink(text: str) -> np.ndarray:
+    """Per character of ``text``: True unless white space (what shares count)."""
+    return lookup(space_table(), text) == 0
+
+
+def mask(n: int, spans: Sequence[Span]) -> np.ndarray:
+    """Per character of a text of ``n``: True inside one of ``spans``."""
+    out = np.zeros(n, dtype=bool)
+    for s, e in spans:
+        out[s:e] = True
+    return out
+
+
+def runs(marked: np.ndarray) -> list[Span]:
+    """``(start, end)`` of each run of True."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], marked.view(np.int8), [0]))))
+    return list(zip(edges[0::2].tolist(), edges[1::2].tolist()))
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The report's figures, each a count of ink characters (white space not counted) and its share of ``chars``.
+
+    Attributes
+    ----------
+    chars:
+        The document's characters.
+    copied, share:
+        Copied from any source, quoted text included (总文字复制比; 重复字数).
+    cited:
+        Copied text inside quotation marks or block quotes (引用).
+    copied_without_quotations, share_without_quotations:
+        Copied text outside quotations (去除引用文献复制比).
+    largest, largest_share, largest_source:
+        The most copied from one source, and its id (单篇最大文字复制比); ``None`` without sources.
+
+    Shares are properties of the counts (over ``chars``), so the two cannot disagree.
+    """
+
+    chars: int
+    copied: int
+    cited: int
+    largest: int
+    largest_source: str | None
+
+    @property
+    def share(self) -> float:
+        return self.copied / max(1, self.chars)
+
+    @property
+    def copied_without_quotations(self) -> int:
+        return self.copied - self.cited
+
+    @property
+    def share_without_quotations(self) -> float:
+        return self.copied_without_quotations / max(1, self.chars)
+
+    @property
+    def largest_share(self) -> float:
+        return self.largest / max(1, self.chars)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"chars": self.chars, "copied": self.copied, "share": round(self.share, 4), "cited": self.cited,
+                "copied_without_quotations": self.copied_without_quotations,
+                "share_without_quotations": round(self.share_without_quotations, 4),
+                "largest": self.largest, "largest_share": round(self.largest_share, 4),
+                "largest_source": self.largest_source}
+
+
+@dataclass(frozen=True)
+class Section:
+    """A section of the document (``text[start:end]``): ``kind`` ``heading`` (from a heading to the next),
+    ``preface`` (before the first heading) or ``paragraph`` (a document without headings); ``title`` its
+    heading, or its first words. ``chars``, ``copied`` and ``cited`` count its ink as :class:`Figures` does."""
+
+    start: int
+    end: int
+    kind: str
+    title: str
+    chars: int
+    copied: int
+    cited: int
+
+    @property
+    def share(self) -> float:
+        return self.copied / max(1, self.chars)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"start": self.start, "end": self.end, "kind": self.kind, "title": self.title, "chars": self.chars,
+                "copied": self.copied, "cited": self.cited, "share": round(self.share, 4)}
+
+
+def count_figures(inked: np.ndarray, by_source: Sequence[np.ndarray], ids: Sequence[str],
+                  quoted: np.ndarray) -> Figures:
+    """The figures from the document's ink, each source's counted characters and the quotations (masks)."""
+    copied = np.zeros(inked.size, dtype=bool)
+    largest, largest_source = 0, None
+    for k, m in enumerate(by_source):
+        copied |= m
+        n = int((m & inked).sum())
+        if n > largest:
+            largest, largest_source = n, ids[k]
+    copied &= inked
+    return Figures(int(inked.sum()), int(copied.sum()), int((copied & quoted).sum()), largest, largest_source)
+
+
+def count_sections(text: str, layout: Layout, inked: np.ndarray, copied: np.ndarray,
+                   quoted: np.ndarray) -> list[Section]:
+    """Each section's figures (:func:`simdup_es.markup.sections`); those without ink are left out."""
+    heads = {h.start: text[h.start : h.end] for h in layout.headings}
+    cum_ink = np.concatenate(([0], np.cumsum(inked)))
+    cum_copied = np.concatenate(([0], np.cumsum(copied & inked)))
+    cum_cited = np.concatenate(([0], np.cumsum(copied & inked & quoted)))
+    out = []
+    for start, end, kind in sections(text, layout):
+        chars = int(cum_ink[end] - cum_ink[start])
+        if not chars:
+            continue
+        title = heads.get(start) if kind == "heading" else None
+        if title is None:
+            words = " ".join(text[start:end].split())
+            title = words if len(words) <= 40 else words[:39] + "…"
+        out.append(Section(start, end, kind, " ".join(title.split()), chars, int(cum_copied[end] - cum_copied[start]),
+                           int(cum_cited[end] - cum_cited[start])))
+    return out
