@@ -757,6 +757,22 @@ class CommonText:
         return np.flatnonzero(self.counts.of(values) > self.common).tolist()
 
 
+def _verdict(doc_id: str, query_text: str, text: str, distance: int | None, compare: Callable[[str, str], Comparison],
+             screened: Callable[[str, str, Screen], Comparison | None] | None, common: CommonText | None,
+             params: MultiParams) -> MultiMatch | None:
+    """:func:`judge` of the query against one stored ``text`` (the screen given :func:`could_be_copy`, when screened)."""
+    sides = None if common is None or not common.frequent else (common.query, common.rarity(text))
+    comparison = compare(query_text, text) if screened is None else screened(
+        query_text, text, functools.partial(could_be_copy, params=params, sides=sides))
+    return None if comparison is None else judge(doc_id, comparison, distance, params, sides)
+
+
+def _copy_order(m: MultiMatch) -> tuple[bool, int, float, str]:
+    """Near-duplicates first (by distance), then partial copies by the larger copied share; ties by id."""
+    return (m.kind != "near-duplicate", m.distance if m.distance is not None and m.kind == "near-duplicate" else 65,
+            -max(m.copied_query, m.copied_match), m.id)
+
+
 def find_copies(
     query_text: str,
     query: Levels,
@@ -802,9 +818,8 @@ def find_copies(
     Returns
     -------
     Copies
-        Near-duplicates first (by distance), then partial copies by the larger copied share; ties
-        by id. Every near-duplicate by distance is judged; part candidates best first, until
-        ``params.max_misses`` in a row were no copy or ``limit`` copies were found (:class:`MultiParams`).
+        In :func:`_copy_order`. Every near-duplicate by distance is judged; part candidates best first,
+        until ``params.max_misses`` in a row were no copy or ``limit`` copies were found (:class:`MultiParams`).
     """
     distances = dict(near)
     ranked = [c.id for c in rank_candidates(query, found, params) if c.id not in distances]
@@ -822,10 +837,7 @@ def find_copies(
             distance = distances.get(doc_id)
             if distance is None and query_fingerprint is not None and stored.fingerprint is not None:
                 distance = sh.hamming(query_fingerprint, stored.fingerprint)
-            sides = None if common is None or not common.frequent else (common.query, common.rarity(stored.text))
-            comparison = compare(query_text, stored.text) if screened is None else screened(
-                query_text, stored.text, functools.partial(could_be_copy, params=params, sides=sides))
-            yield None if comparison is None else judge(doc_id, comparison, distance, params, sides)
+            yield _verdict(doc_id, query_text, stored.text, distance, compare, screened, common, params)
 
     out = [m for m in judged(list(distances)) if m is not None]
     at = misses = 0  # part candidates judged; rejected in a row
@@ -837,8 +849,7 @@ def find_copies(
                 out.append(match)
             if misses >= params.max_misses or (limit is not None and len(out) >= limit):
                 break
-    out.sort(key=lambda m: (m.kind != "near-duplicate", m.distance if m.distance is not None and m.kind == "near-duplicate"
-                            else 65, -max(m.copied_query, m.copied_match), m.id))
+    out.sort(key=_copy_order)
     full = limit is not None and len(out) >= limit
     ran_out = 0 < len(ranked) <= at and misses < params.max_misses and found[-1].id in {*ranked, *distances}
     return Copies(out, len(ranked) - at if full else 0, ran_out and not full)
