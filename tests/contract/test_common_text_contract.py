@@ -121,3 +121,22 @@ def test_search_over_the_store_counts_common_text_as_the_reference_does(store: S
     # Named as a template (MOSS's -b), a text's lines never count: the page without the footer is then all common.
     got = find_copies(store, texts["page-00"], printer=printer(), exclude_id="page-00", exclude_texts=[texts["bare"]])
     assert [m.id for m in got] == []
+
+
+def test_the_report_shows_common_text_apart_and_never_counts_it(store: Store) -> None:
+    from simdup_es.report import render_report_html
+    from simdup_es.service import Query, Service
+
+    texts = pages()
+    put(store, texts)
+    report = Service(store).report(Query(text=texts["quoting"]))
+    text = report.document.original
+    footer = text.index("本页面")
+    # The footer is common text shared with the sources, held by every page that carries it, and copied nowhere.
+    assert report.common and all(n == PAGES + 1 for _, _, n in report.common)
+    assert any(a <= footer < b for a, b, _ in report.common)
+    assert not any(a <= footer < b for a, b, _ in report.passages)
+    assert 0 < report.figures.common and report.figures.copied + report.figures.common <= report.figures.chars
+    assert report.headline.endswith(f"; {100 * report.figures.common_share:.0f}% common text")
+    assert report.to_dict()["common"][0]["documents"] == PAGES + 1
+    assert f"held by {PAGES + 1:,} stored documents" in render_report_html(report)
