@@ -256,8 +256,9 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
         if len(more) <= len(matches):
             break
         matches = more
-    # A near-duplicate whose text the store does not keep is still one, unscored.
-    judged = {m.id for m in matches}
+    # A near-duplicate whose text the store does not keep is still one, unscored; one the matrix judged no copy
+    # (texts that share nothing but a fingerprint's bits) is none.
+    judged = {m.id for m in matches} | {i for i, d in read.items() if d.text}
     unscored = [_unscored(i, d) for i, d in near if i not in judged]
     # Stable: partial copies keep the order find_copies gave them.
     def rank(m: MultiMatch) -> tuple[bool, int]:

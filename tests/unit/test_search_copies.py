@@ -128,6 +128,21 @@ def test_a_near_duplicate_without_text_is_kept_unscored(store: Any) -> None:
     assert got["zh-man:man7/perlnumber.7#0~edited"].to_dict()["similarity_query"] > 0.8
 
 
+def test_a_near_duplicate_whose_text_shares_nothing_is_no_copy(tmp_path: Any) -> None:
+    # The query's fingerprint over a text that shares nothing with it (a SimHash collision): within distance 0,
+    # but the matrix finds nothing copied, so it is no copy (nor an unscored near-duplicate).
+    printer = PartPrinter(default_fingerprinter())
+    perl, other = BY_ID["zh-man:man7/perlnumber.7#0"], BY_ID["zh-man:man8/nmbd.8#3"]["text"]
+    fp = printer.fingerprinter.fingerprint(perl["text"], perl["title"])
+    with LocalStore(tmp_path / "store") as local:
+        local.setup()
+        local.put([StoredDoc("collision", fp.value, fp.version, other, levels=printer.levels(other)),
+                   StoredDoc("no-text", fp.value, fp.version)])
+        local.refresh()
+        got = {c.id: c for c in find_copies(local, perl["text"], title=perl["title"])}
+    assert "collision" not in got and got["no-text"].kind == "near-duplicate"
+
+
 def test_the_query_text_is_unified_once(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     # unify is not idempotent and costs about a third of a fingerprint: find_copies and
     # find_copies_many unify the query once, for the fingerprint, the levels and the matrix.
