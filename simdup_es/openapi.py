@@ -90,6 +90,10 @@ _REPORT_RESULT = {"type": "object", "description": "simdup report --json; offset
         "chars": {"type": "integer"}, "copied": {"type": "integer"}, "cited": {"type": "integer"},
         "share": {"type": "number"}}}},
     "excluded": {"type": "array", "items": {"type": "object"}}, "exclusions": {"type": "array", "items": {"type": "string"}},
+    "common": {"type": "array", "description": "Common text the document shares with its sources (many stored documents "
+               "hold it: at most `documents`; null: an excluded text's), never counted.", "items": {
+                   "type": "object", "properties": {"start": {"type": "integer"}, "end": {"type": "integer"},
+                                                    "documents": {"type": ["integer", "null"]}}}},
     "settings": {"type": "array", "items": {"type": "string"}},
     "left_out": {"type": "array", "items": {"type": "object", "properties": {
         "id": {"type": "string"}, "reason": {"type": "string"}}}},
