@@ -23,7 +23,7 @@ but reads to the pipeline like Chinese of the same length and layout. Those stan
 the bulk of a large store that a query does not copy.
 
     python benchmarks/bench_search_latency.py [--docs 100000] [--queries 100] [--store DIR] [--index NAME]
-        [--force-merge] [--again]
+        [--force-merge] [--again] [--no-minhash]
 
 ``--store DIR`` keeps (and on a later run reuses) the embedded store; ``--index`` the
 Elasticsearch index (deleted at the end unless given); ``--force-merge`` merges that index
@@ -187,6 +187,9 @@ def main() -> None:
     ap.add_argument("--index", help="Elasticsearch index name, kept and reused (SIMDUP_TEST_ES_URL)")
     ap.add_argument("--force-merge", action="store_true",
                     help="merge the Elasticsearch index into one segment per shard before its queries")
+    ap.add_argument("--no-minhash", action="store_true",
+                    help="leave MinHash LSH out (minutes at 100,000 documents): to time two versions of simdup-es "
+                         "one after the other on one kept --store")
     ap.add_argument("--again", action="store_true",
                     help="time the embedded store's queries a second time, with their candidates' texts cached")
     args = ap.parse_args()
@@ -230,8 +233,9 @@ def main() -> None:
                 from elasticsearch import Elasticsearch
 
                 Elasticsearch(url).indices.delete(index=name, ignore_unavailable=True)
-    log("MinHash LSH: index and queries")
-    results["MinHash LSH"] = minhash_runs(stored, queries)
+    if not args.no_minhash:
+        log("MinHash LSH: index and queries")
+        results["MinHash LSH"] = minhash_runs(stored, queries)
 
     print(f"\n{len(stored):,} stored documents; ms per query, p50 / p95 (found: queries with any hit)\n")
     print("| query | " + " | ".join(results) + " |")
@@ -243,6 +247,8 @@ def main() -> None:
             p50, p95 = percentiles(ms)
             cells.append(f"{p50:.1f} / {p95:.1f} (found {found}/{len(ms)})")
         print(f"| {kind} ({len(queries[kind])}) | " + " | ".join(cells) + " |")
+    if args.no_minhash:
+        return
     ref = {kind: percentiles(results["MinHash LSH"][kind][0])[0] for kind in KINDS}
     for name, res in results.items():
         if name != "MinHash LSH":

@@ -12,7 +12,7 @@ documents):
     text common and the copied paragraphs not.
 
 ``judge``
-    A PROTOTYPE of the judge issue 46 asks for, outside the package, to choose its numbers. For every query it
+    A PROTOTYPE of the judge of common text, outside the package, to choose its numbers. For every query it
     takes the candidates the store gives (the document-level near-duplicates and the store's part candidates,
     ``store_limit`` of them, or the query's limit if larger), compares each with the package's comparison matrix
     (:func:`simdup_es.search.comparer`), and then judges every candidate, for each setting (common threshold

@@ -84,7 +84,7 @@ How to run, and how long it takes (shared 2-core machine)
 
     SIMDUP_DATA=/work/main/data python benchmarks/eval_copies.py --seed 7 --out results/copies
     SIMDUP_DATA=/work/main/data python benchmarks/eval_copies.py --quick   # smoke test
-    SIMDUP_DATA=/work/main/data python benchmarks/eval_copies.py --store DIR --reuse --params '{"common_keys": 0}'
+    SIMDUP_DATA=/work/main/data python benchmarks/eval_copies.py --store DIR --reuse --params '{"short_units": 20}'
 
 The default (8,695 queries, 17,900 stored documents) takes 5-17 minutes depending on the
 machine's load, ``--quick`` about 2. ``--store DIR`` keeps the store, ``--reuse`` queries it

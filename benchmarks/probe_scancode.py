@@ -36,7 +36,7 @@ simdup: the texts are indexed into a fresh embedded store (a temporary folder) w
 ``simdup_es.indexer.index_items`` and each query goes through
 ``simdup_es.search.find_copies`` as ``eval_copies.run_simdup`` does (default
 ``MultiParams``, ``limit`` ``eval_copies.LIMIT``, the query's own id excluded); then the
-same queries with ``MultiParams(common_keys=0)``, ``MultiParams(max_misses=20)`` and
+same queries with nothing common (``MultiParams(common=10**9)``), ``MultiParams(max_misses=20)`` and
 ``MultiParams(store_limit=1000)``, on the same store, to see which rule costs recall.
 The peer: MinHash LSH (datasketch, threshold 0.5, 128 permutations) over ``eval_copies.minhash_tokens``, which for English
 text (the licences row of eval_copies) is the set of character 5-grams of the
@@ -51,7 +51,7 @@ while there are others) are followed through the pipeline for that query: was th
 partner a store candidate (``store_limit`` 100, and without that cut), did
 ``rank_candidates`` keep it, was it judged before ``max_misses`` or ``limit`` ended the
 judging, and if judged, what ``judge`` said of the comparison matrix (with and without
-the query's boilerplate mask; a copy judged can still be cut when more than ``limit``
+the common text the store counts; a copy judged can still be cut when more than ``limit``
 were found), and whether ``find_copies`` with ``limit`` and ``store_limit`` of 1,000
 finds it. Fifteen of them are printed one by one, and all of them counted by cause.
 
@@ -108,7 +108,7 @@ JACCARD = 0.5
 JACCARD_N = 5
 LIMIT = eval_copies.LIMIT
 ROWS = ("natural variants", "edited copy", "other pairs with copies")
-VARIANTS = {"default": {}, "common_keys=0": {"common_keys": 0}, "max_misses=20": {"max_misses": 20},
+VARIANTS = {"default": {}, "nothing common": {"common": 10**9}, "max_misses=20": {"max_misses": 20},
             "store_limit=1000": {"store_limit": 1000}}
 PER_QUERY = 3  # missed pairs followed per query at most (a query of a large family misses hundreds)
 BIG = 1000  # limit and store_limit of the diagnostic search
@@ -386,7 +386,8 @@ def diagnose(store, probe: Probe, q: Query, missed: Sequence[str], hits: Sequenc
              minhash_hits: Sequence[str]) -> list[dict]:
     """Follow the ``missed`` partners of query ``q`` through the default pipeline (see the module docstring)."""
     from simdup_es import simhash as sh
-    from simdup_es.multilevel import MultiParams, StoredText, boilerplate, copied_shares, judge, rank_candidates
+    from simdup_es.multilevel import CommonText, MultiParams, StoredText, copied_shares, judge, rank_candidates
+    from simdup_es.search import counted_keys
     from simdup_es.multilevel import find_copies as judge_copies
     from simdup_es.search import find_copies, rerank
 
@@ -402,7 +403,8 @@ def diagnose(store, probe: Probe, q: Query, missed: Sequence[str], hits: Sequenc
     found_all = store.part_candidates(levels.fingerprints, keys, levels.version, exclude_id=q.id, limit=100_000)
     ranked = [c.id for c in rank_candidates(levels, found, params)]
     order_all = {c.id: n for n, c in enumerate(found_all)}
-    common = boilerplate(levels, found, params)
+    common = CommonText.of(store.key_frequencies(counted_keys(levels.key_values())), params)
+    query_side = common.rarity(unified)
     judged: list[str] = []
 
     class Recording(dict):
@@ -415,7 +417,7 @@ def diagnose(store, probe: Probe, q: Query, missed: Sequence[str], hits: Sequenc
         return Recording({i: StoredText(unify(d.text), d.fingerprint if d.version == fp.version else None)
                           for i, d in docs.items() if d.text})
 
-    replay = judge_copies(unified, levels, near, found, texts, shared().compare, query_fingerprint=fp.value,
+    replay = judge_copies(unified, levels, near, found, texts, shared().compare, common=common, query_fingerprint=fp.value,
                           params=params, limit=LIMIT)
     replay_ok = sorted(m.id for m in replay[:LIMIT]) == sorted(hits)  # find_copies cuts at limit after judging
     big = {m.id for m in find_copies(store, text, printer=shared().printer, compare=shared().compare,
@@ -426,14 +428,15 @@ def diagnose(store, probe: Probe, q: Query, missed: Sequence[str], hits: Sequenc
         punified = unify(ptext)
         distance = sh.hamming(fp.value, shared().fingerprinter.fingerprint(punified).value)
         comparison = shared().compare(unified, punified)
-        with_bp = judge(p, comparison, distance, params, common)
+        sides = (query_side, common.rarity(punified))
+        with_bp = judge(p, comparison, distance, params, sides)
         without_bp = judge(p, comparison, distance, params, None)
-        cq, cm, longest, _ = copied_shares(comparison, params, common)
-        cq0, cm0, longest0, _ = copied_shares(comparison, params, None)
+        cq, cm, common_q, *_ = copied_shares(comparison, params, sides)
+        cq0, cm0, *_ = copied_shares(comparison, params, None)
         # The first step of the pipeline the partner did not pass (a near-duplicate is always judged).
         if p in judged:
             stage = ("judged a copy, cut at limit" if with_bp is not None
-                     else "judged: rejected, boilerplate mask" if without_bp is not None
+                     else "judged: rejected, common text" if without_bp is not None
                      else "judged: rejected by the matrix")
         elif p not in order_all:
             stage = "no shared part or key"
@@ -458,8 +461,8 @@ def diagnose(store, probe: Probe, q: Query, missed: Sequence[str], hits: Sequenc
             "query_parts_keys": (sum(f is not None for f in levels.fingerprints), len(keys)), "judged": len(judged),
             "in_big_search": p in big, "in_minhash": p in minhash_hits, "distance": distance,
             "units": (comparison.units_a, comparison.units_b),
-            "boilerplate_units": int(common.sum()),
-            "copied": (round(cq, 3), round(cm, 3), longest), "copied_no_bp": (round(cq0, 3), round(cm0, 3), longest0),
+            "common_units": int(query_side.common.sum()),
+            "copied": (round(cq, 3), round(cm, 3), round(common_q, 3)), "copied_no_bp": (round(cq0, 3), round(cm0, 3)),
             "similarity": (round(comparison.similarity_a, 3), round(comparison.similarity_b, 3)),
             "verdict": with_bp.kind if with_bp else None, "verdict_no_bp": without_bp.kind if without_bp else None,
         })
@@ -620,7 +623,7 @@ def main() -> None:
           f"pipeline: {len(sample[0])} of the latter, {len(sample[1])} of the former\n")
     show = diagnosed[:: max(1, len(diagnosed) // args.show)][: args.show] if diagnosed else []
     print("| query | partner | row | len q / p | 8-sh. share | J5 | stage | rank / cands (all) | judged | "
-          "copied q, p, longest (no bp) | dist | found @1000 | MinHash |")
+          "copied q, p, common q (nothing common) | dist | found @1000 | MinHash |")
     print("|---|---|---|---:|---:|---:|---|---:|---:|---|---:|---|---|")
     for d in show:
         rank = "-" if d["rank"] is None else d["rank"]
@@ -651,8 +654,8 @@ def main() -> None:
             print(f"judged and rejected: {len(rejected)}; units of the smaller side p50 "
                   f"{np.median([min(d['units']) for d in rejected]):.0f}; matrix similarity (larger side) p50 "
                   f"{np.median([max(d['similarity']) for d in rejected]):.2f}; copied share (larger) p50 "
-                  f"{np.median([max(d['copied'][:2]) for d in rejected]):.2f}; longest counted passage p50 "
-                  f"{np.median([d['copied'][2] for d in rejected]):.0f} units")
+                  f"{np.median([max(d['copied'][:2]) for d in rejected]):.2f}; common share p50 "
+                  f"{np.median([d['copied'][2] for d in rejected]):.2f}")
         print(f"\nreplayed judging gave the same hits as find_copies for "
               f"{sum(d['replay_ok'] for d in diagnosed)}/{n} followed pairs; "
               f"MinHash found {sum(d['in_minhash'] for d in diagnosed)}/{n}")

@@ -207,7 +207,8 @@ def copy_check(compare: Callable[[str, str], Any], params: DedupParams) -> Calla
         if a == b:
             return 1.0, 1.0
         comparison = compare(a, b)
-        cq, cm, _, _ = copied_shares(comparison)
+        shares = copied_shares(comparison)
+        cq, cm = shares.copied_a, shares.copied_b
         if min(cq, cm) < params.min_share:
             return None
         verbatim = min(float(np.mean(comparison.runs_a)) if len(comparison.runs_a) else 0.0,

@@ -33,7 +33,7 @@ from .store.base import Key, Members, Store
 
 if TYPE_CHECKING:
     from .compare import Comparison
-    from .multilevel import Kind, MultiParams, PartCandidate
+    from .multilevel import CommonText, Kind, MultiParams, PartCandidate
     from .parts import PartPrinter
 
 log = logging.getLogger(__name__)
@@ -331,9 +331,9 @@ class PartialCopies:
 
     links: list[Link] = field(default_factory=list)
     """Copies between documents of different units, as :class:`~simdup_es.partial_groups.Link` of positions."""
-    boilerplate: dict[int, np.ndarray] = field(default_factory=dict)
-    """Each looked-up document's boilerplate keys (:func:`simdup_es.multilevel.boilerplate`): what its own lookup
-    discounted, so that a pair judged later is judged as the lookup would have judged it."""
+    common: dict[int, CommonText] = field(default_factory=dict)
+    """Each looked-up document's counts of its frequent keys (:meth:`simdup_es.multilevel.CommonText.frequent_only`):
+    what its own lookup read as common, so that a pair judged later is judged as the lookup would have judged it."""
 
 
 def partial_copies(store: Store, docs: Members, versions: Sequence[str], links: PartialLinks,
@@ -347,7 +347,8 @@ def partial_copies(store: Store, docs: Members, versions: Sequence[str], links: 
     its other side already. ``on_done`` hears how many documents were looked up so far
     (those of another version or without text count as done at once).
     """
-    from .multilevel import StoredText, boilerplate, find_copies
+    from .multilevel import CommonText, StoredText, find_copies, rare_levels
+    from .search import counted_keys
     from .text import unify
 
     unit = unit if unit is not None else range(len(docs.keys))
@@ -378,18 +379,22 @@ def partial_copies(store: Store, docs: Members, versions: Sequence[str], links: 
             on_done(done)
         if levels is None or text is None:
             continue
+        # Text that many stored documents hold (a footer, a template) links nothing: its keys are not asked for.
+        common = CommonText.of(store.key_frequencies(counted_keys(levels.key_values())), text, links.params)
+        levels = rare_levels(levels, common)
         # Not excluded by id in the store: on an index pattern another index may hold the same _id.
         found = store.part_candidates(levels.fingerprints, [k.key for k in levels.keys], levels.version,
                                       limit=limit + 1)
         found = _candidates_by_position(found, by_id, p)[:limit]
-        out.boilerplate[p] = boilerplate(levels, found, links.params)
+        out.common[p] = common.frequent_only()
 
         def texts(names: Sequence[str], p: int = p) -> dict[str, StoredText]:
             todo = [int(q) for q in names if unit[int(q)] != unit[p] and (min(p, int(q)), max(p, int(q)))
                     not in found_pairs]
             return {str(q): StoredText(t) for q, t in unified_texts(todo).items() if t}
 
-        for m in find_copies(text, levels, [], found, texts, links.compare, params=links.params):
+        # Any copy the matrix confirms links (a whole copy past distance k is a near-duplicate by its shares).
+        for m in find_copies(text, levels, [], found, texts, links.compare, common=common, params=links.params):
             pair = (min(p, int(m.id)), max(p, int(m.id)))
             if pair not in found_pairs:
                 found_pairs.add(pair)
@@ -400,20 +405,22 @@ def partial_copies(store: Store, docs: Members, versions: Sequence[str], links: 
 def pair_judge(store: Store, docs: Members, links: PartialLinks, found: PartialCopies, text_field: str | None
                  ) -> Callable[[int, int], bool]:
     """``verify`` for :func:`~simdup_es.partial_groups.complete_link` over positions: whether two documents no
-    lookup judged are copies, judged as the first one's lookup would have (its boilerplate discounted)."""
+    lookup judged are copies, judged as the first one's lookup would have (by the counts of its keys: its common
+    text discounted)."""
     from .multilevel import judge
     from .text import unify
 
     unified_texts = cached_texts(store, docs, text_field, unify, cache_size=2_000)
 
     def verify(p: int, q: int) -> bool:
-        if p not in found.boilerplate:  # not looked up (another version, or no text)
+        common = found.common.get(p)
+        if common is None:  # not looked up (another version, or no text)
             return False
         texts = unified_texts([p, q])
         a, b = texts.get(p), texts.get(q)
         if not a or not b:
             return False
-        return judge(str(q), links.compare(a, b), None, links.params, found.boilerplate[p]) is not None
+        return judge(str(q), links.compare(a, b), None, links.params, (common.rarity(a), common.rarity(b))) is not None
 
     return verify
 

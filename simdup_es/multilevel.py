@@ -6,23 +6,25 @@ The pipeline for one query document::
       -> part_candidates: stored documents sharing a part       the store (one round trip)
          (5 of 8 blocks equal) or a key, with which of the
          query's parts and keys each one matched
+      -> key_frequencies: how many stored documents hold each   the store (one round trip)
+         of the query's keys (simdup_es.commontext)
       -> rank by evidence: the share of the query, or of the    pure
-         candidate, its matched parts and keys cover, or one
-         long run of matched keys (a passage in a long text)
+         candidate, its matched parts and rare keys cover, or
+         one long run of them (a passage in a long text)
       -> the comparison matrix both ways decides, best first,   pure (simdup_es.compare)
          until a few in a row are no copy or the limit is met
          copied units: in a marked sentence or a shared run;
-         passages of them count (two sentences, or one long,
-         or, opted in, one pasted whole: the only one, in whole sentences);
-         the query's boilerplate (keys many candidates share)
-         does not
-         near-duplicate: document distance <= k, or most of
-         both sides copied (a whole copy)
-         partial: a share of either side copied, or a passage
-         of some length in both
+         common ones (under keys many stored documents hold)
+         count on neither side and are shown apart
+         a copy: on both sides a counted passage of rare
+         copied units (30 units; or a sentence of 16 under
+         keys few documents hold; or half a side)
+         near-duplicate: such a copy within document distance
+         k, or most of both sides copied (a whole copy)
 
-The document-level path (:func:`simdup_es.search.near_duplicates`) is not
-changed: its hits are ``near-duplicate`` results.
+The document-level path (:func:`simdup_es.search.near_duplicates`) finds the candidates within
+distance ``k``; the matrix judges them as the others (a near-duplicate whose text the store does not
+keep stays an unscored near-duplicate, :mod:`simdup_es.search`).
 
 What a store must add is :class:`PartStore` (one method to write levels, one to look
 them up). :class:`MemoryPartIndex` is the slow, obviously-correct reference both
@@ -31,6 +33,7 @@ stores are tested against.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import logging
@@ -42,31 +45,33 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, runtime_checkab
 import numpy as np
 
 from . import simhash as sh
+from .commontext import COMMON_SHARE, Held, KeyCounts, Rarity, common_threshold, held_passages, rarity
 from .compare import Bound, Comparison, Screen
 from .config import require_ints
 from .errors import ConfigError, FingerprintVersionError
 from .keys import PART_MATCH, check_k
 from .levels import Levels, U64Keys
-from .winnow import KEY_K, KEY_W
+from .sentences import unit_spans
+from .winnow import KEY_K, KEY_W, unit_codes
 
 if TYPE_CHECKING:  # the stores import this module
     from .store.base import StoredDoc
 
 __all__ = [
     "Candidate",
+    "CommonText",
     "Copies",
+    "Shares",
     "copied_shares",
     "could_be_copy",
+    "counted_units",
+    "held_spans",
     "MemoryPartIndex",
     "MultiMatch",
     "MultiParams",
     "PartCandidate",
     "PartStore",
-    "Passage",
-    "side_passages",
-    "lone_whole_passage",
     "StoredText",
-    "boilerplate",
     "find_copies",
     "judge",
     "passages",
@@ -77,15 +82,16 @@ log = logging.getLogger(__name__)
 
 Kind = Literal["near-duplicate", "partial"]
 
+
 @dataclass(frozen=True)
 class MultiParams:
-    """Thresholds of multilevel retrieval, with the defaults the evaluation chose.
+    """Thresholds of multilevel retrieval, with the defaults the evaluation chose (docs/evaluation.md).
 
     Attributes
     ----------
     k:
-        Document distance up to which a hit is a ``near-duplicate`` whatever the matrix
-        says (the document-level rule), 0 to :data:`simdup_es.keys.MAX_K`.
+        Document distance up to which a copy is a ``near-duplicate`` (the document-level rule),
+        0 to :data:`simdup_es.keys.MAX_K`; the texts must still share a counted passage.
     min_coverage:
         A part candidate goes to the comparison matrix only if its evidence
         (:class:`Candidate`: the share of the query or of itself its matched parts and keys
@@ -101,39 +107,27 @@ class MultiParams:
         them were judged and copies kept coming (``Copies.ran_out``), ``find_copies`` of
         :mod:`simdup_es.search` asks for four times as many, while that confirms more
         copies, up to :data:`simdup_es.search.MAX_STORE_LIMIT`.
-    partial_threshold:
-        A candidate is a ``partial`` copy when at least this share of the query's, or
-        of its own, units are in copied passages.
+    common, common_share:
+        A key held by more than ``common`` stored documents is common, or, with ``common``
+        ``None``, by more than ``common_share`` of the documents that hold keys (at least
+        :data:`simdup_es.commontext.COMMON_MIN`): text under such keys is common text
+        (:mod:`simdup_es.commontext`), which counts on neither side. MOSS's ``-m``, relative
+        to the store's size.
     passage_units:
-        A copied passage of at least this many units makes a ``partial`` copy whatever
-        share of either side it is (a paragraph pasted into a long document).
-    passage_min_units, passage_gap, sentence_units:
-        Copied units (in a run both texts share, or in a sentence the matrix marked)
-        at most ``passage_gap`` units apart form one passage; a passage counts with at
-        least ``passage_min_units`` copied units in two sentences or more, or in one
-        of ``sentence_units`` or half its side (:func:`copied_shares`). Copies of
-        one text share whole runs; pages made from one template share lines between
-        their own, one at a time, however many pages share them.
-    whole_units, whole_fill, whole_min_share:
-        A lone passage of whole sentences (the only passage of its side, the
-        sentences it touches at least ``whole_fill`` copied) on both sides makes a
-        ``partial`` copy from ``whole_units`` units and ``whole_min_share`` of the
-        smaller side, rather than ``passage_units`` or ``partial_threshold``
-        (:func:`lone_whole_passage`): a sentence or two pasted into another text are
-        copied whole and in one place. Off (0) by default: on the evaluation
-        (docs/evaluation.md) ``whole_units=20`` raised passage-10 recall by 0.1 on two
-        seeds, but one shared line between unrelated pages also counts, and oracle
-        precision fell below 0.97 on one of them.
+        Rare copied units (in a run both texts share, or in a sentence the matrix marked,
+        and not common) at most ``passage_gap`` apart form a passage; one of at least this
+        many counts, wherever it lies.
+    short_units, short_common:
+        A shorter passage counts from ``short_units`` copied units under no key held by
+        more than ``short_common`` documents: one copied sentence, rarer the shorter it is
+        (a line two pages of one template share is held by dozens). A side counts those
+        units together when they are half of it (a short text with a clause deleted).
+    partial_threshold:
+        A copy needs at least this share of either side in counted passages (0: any
+        counted passage on both sides is one).
     whole_share:
-        A candidate with at least this share of both sides in copied passages is a
+        A copy with at least this share of both sides in counted passages is a
         ``near-duplicate`` (a whole copy) whatever its distance.
-    common_keys:
-        Query units under keys that at least this many candidates share are boilerplate
-        (a navigation bar, a copyright footer, a licence notice under every page) and
-        do not count as copied on the query's side, unless they are most of the query:
-        then they are its own text, copied widely (a licence asking for its variants).
-        Copies of one text are a dozen or two; a template's pages, hundreds. 0 counts
-        every unit.
     """
 
     k: int = 3
@@ -141,26 +135,29 @@ class MultiParams:
     max_candidates: int = 10
     max_misses: int = 5
     store_limit: int = 100
-    partial_threshold: float = 0.2
+    common: int | None = None
+    common_share: float = COMMON_SHARE
     passage_units: int = 30
-    passage_min_units: int = 12
+    short_units: int = 16
+    short_common: int = 30
     passage_gap: int = 8
-    sentence_units: int = 60
-    whole_units: int = 0
-    whole_fill: float = 0.9
-    whole_min_share: float = 0.09
+    partial_threshold: float = 0.0
     whole_share: float = 0.8
-    common_keys: int = 20
 
     def __post_init__(self) -> None:
-        for name in ("min_coverage", "partial_threshold", "whole_share", "whole_fill", "whole_min_share"):
+        for name in ("min_coverage", "partial_threshold", "whole_share", "common_share"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"{name} must be between 0 and 1, got {value}")
-        require_ints(self, ("passage_gap", "common_keys", "whole_units"), minimum=0)
-        require_ints(self, ("max_candidates", "max_misses", "store_limit", "passage_units", "passage_min_units",
-                            "sentence_units"))
+        require_ints(self, ("passage_gap", "short_common"), minimum=0)
+        require_ints(self, ("max_candidates", "max_misses", "store_limit", "passage_units", "short_units"))
+        if self.common is not None:
+            require_ints(self, ("common",), minimum=0)
         check_k(self.k)
+
+    def common_threshold(self, documents: int) -> int:
+        """Documents above which a key is common, in a store where ``documents`` hold keys."""
+        return common_threshold(documents, self.common, self.common_share)
 
 
 @dataclass(frozen=True)
@@ -291,6 +288,14 @@ class MemoryPartIndex:
                                 if self._alive[doc] and self._ids[doc] != exclude_id], limit)
 
 
+    def key_frequencies(self, keys: Sequence[int]) -> KeyCounts:
+        """How many live documents hold each key, and how many hold any (:meth:`simdup_es.store.base.Store.key_frequencies`)."""
+        alive = [r for r in range(len(self._ids)) if self._alive[r]]
+        holding = set().union(*(set(rows) for rows in self._keys.values())) if self._keys else set()
+        counts = [len({r for r in self._keys.get(key, ()) if self._alive[r]}) for key in keys]
+        return KeyCounts.of_pairs(keys, counts, len(holding.intersection(alive)))
+
+
 def matched_by_document(part_hits: Iterable[tuple[int, Iterable[int]]], key_hits: Iterable[tuple[int, Iterable[int]]]
                         ) -> dict[int, tuple[frozenset[int], frozenset[int]]]:
     """The query's parts and keys each document (by a store's number) matched, from ``(part or key, documents)``."""
@@ -320,10 +325,9 @@ class Candidate:
     """A part candidate: its coverage of the query and of itself, and how likely the matrix confirms it.
 
     ``evidence`` is the larger coverage (that of itself in full only when its matched keys and
-    parts make a run of ``passage_min_units`` query units, in proportion below), or, for a
+    parts make a run of what a short passage needs, :func:`_short_need`, in proportion below), or, for a
     candidate whose matched keys and parts form one long run (a passage pasted into a long
-    document, a small share of both), the share a passage of ``passage_units`` would need to
-    be judged a copy.
+    document, a small share of both), :data:`LONG_RUN` for a run of ``passage_units``.
     """
 
     id: str
@@ -363,15 +367,25 @@ def key_cover(query: Levels, keys: Iterable[int], key_units: int = KEY_K, key_wi
     return covered
 
 
-def boilerplate(query: Levels, found: Sequence[PartCandidate], params: MultiParams = MultiParams()) -> np.ndarray:
-    """Query units under keys found in at least ``params.common_keys`` candidates, unless they are most of it."""
-    counts: dict[int, int] = defaultdict(int)
-    for c in found:
-        for i in c.keys:
-            counts[i] += 1
-    common = [i for i, n in counts.items() if n >= params.common_keys] if params.common_keys else []
-    mask = key_cover(query, common)
-    return mask if 2 * int(mask.sum()) <= query.units else np.zeros(query.units, dtype=bool)
+def rare_levels(query: Levels, common: CommonText) -> Levels:
+    """The query's levels a store is asked for candidates by: without the keys more than ``common.common`` stored
+    documents hold, and without the fingerprints (``None``) of the parts mostly of common text. Pages that share
+    only a footer or a template with the query are then no candidates: they neither crowd out the store's cut
+    nor use up the judging's misses."""
+    drop = frozenset(common.common_keys(query.key_values()))
+    units, starts = common.query.common, _unit_starts(query).tolist()
+    parts = [units.size == query.units and 2 * int(units[starts[p.first] : starts[p.stop]].sum())
+             >= starts[p.stop] - starts[p.first] > 0 for p in query.parts]
+    if not drop and not any(parts):
+        return query
+    keys = [k for i, k in enumerate(query.keys) if i not in drop] if drop else query.keys
+    return dataclasses.replace(query, keys=tuple(keys), fingerprints=tuple(
+        None if gone else f for f, gone in zip(query.fingerprints, parts, strict=True)))
+
+
+LONG_RUN = 0.2
+"""The evidence of a candidate whose matched keys and parts form one run of ``passage_units`` (a passage pasted into
+a long text: a small share of both)."""
 
 
 def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: MultiParams = MultiParams()) -> list[Candidate]:
@@ -382,47 +396,39 @@ def rank_candidates(query: Levels, found: Sequence[PartCandidate], params: Multi
     distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units
     has: a phrase the query repeats counts once), or by the query units its matched parts
     cover. Keys matched one by one here and there (set phrases) cover a little of a
-    text; a copied passage, one run. The match side's share counts in full only from a run of
-    ``passage_min_units`` (what the judge needs of a copy): a short text sharing one set phrase
-    would otherwise rank ahead of a pasted passage, and its misses end the judging before it.
-    A run inside one of the query's sentences counts as the judge counts a passage in one
-    sentence: in full from ``sentence_units`` or half the candidate, in proportion below
-    (:func:`simdup_es.reference.sentence_run`). All candidates at once, by the stretches of the query they
-    cover (:func:`simdup_es.reference.rank_candidates_reference` goes one by one, a flag per unit: a query has up to
-    ``store_limit`` candidates, and 30,000 characters are 15,000 units).
+    text; a copied passage, one run. The match side's share counts in full only when the longest run
+    of query units under its keys and parts has what a short passage needs to count on both sides
+    (:func:`_short_need`), in proportion (squared) below: a short text sharing one set phrase would
+    otherwise rank ahead of a pasted passage, and its misses end the judging before it. All candidates at
+    once, by the stretches of the query they cover (:func:`simdup_es.reference.rank_candidates_reference`
+    goes one by one, a flag per unit: a query has up to ``store_limit`` candidates, and 30,000
+    characters are 15,000 units). Common keys are not asked of the store (:func:`rare_levels`).
     """
     if not found:
         return []
     n = query.units
-    units, part_units, longest, distinct, (owner, first, size) = _covers(query, found)
-    inner = _unit_starts(query)[1:-1]  # where a sentence ends and the next begins
-    # a sentence end strictly inside the run
-    crosses = np.searchsorted(inner, first, side="right") < np.searchsorted(inner, first + size, side="left")
-    need = _one_sentence_need(np.array([c.units for c in found], dtype=np.float64), params)[owner]
-    runs = np.zeros(len(found))
-    np.maximum.at(runs, owner, np.where(crosses, size, size * np.minimum(1.0, size / need)))
+    units, part_units, longest, distinct = _covers(query, found)
+    # What a short passage needs on both sides: a run shorter counts in proportion, squared (a set phrase is no copy).
+    need = np.maximum(_short_need(np.array([c.units for c in found], dtype=np.float64), params), _short_need(n, params))
     density = 2 / (KEY_W + 1)
     out = []
     # Scalar arithmetic as in the reference, so that every float is the same to the last bit.
-    for c, u, pu, d, run, long in zip(found, units.tolist(), part_units.tolist(), distinct.tolist(), runs.tolist(),
-                                      longest.tolist(), strict=True):
+    for c, u, pu, d, long, nd in zip(found, units.tolist(), part_units.tolist(), distinct.tolist(), longest.tolist(),
+                                     need.tolist(), strict=True):
         cq = u / n if n else 0.0
         keys_there = max(1.0, (c.units - KEY_K + 1) * density)
         cm = min(1.0, max(d / keys_there, pu / c.units)) if c.units else 0.0
-        evidence = max(cq, cm * min(1.0, run / params.passage_min_units),
-                       params.partial_threshold * min(1.0, long / params.passage_units))
+        evidence = max(cq, cm * min(1.0, (long / nd) ** 2), LONG_RUN * min(1.0, long / params.passage_units))
         if evidence >= params.min_coverage:
             out.append(Candidate(c.id, cq, cm, evidence))
     out.sort(key=_judging_order)
     return out
 
 
-def _covers(query: Levels, found: Sequence[PartCandidate]
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def _covers(query: Levels, found: Sequence[PartCandidate]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per candidate: the query units under its matched keys or parts, those under its parts, the
     longest run of the former, and how many distinct key values it matched (:func:`key_cover`,
-    :func:`simdup_es.reference.part_cover`), from the stretches they cover rather than a flag per unit; and every run
-    (:func:`_union_runs`)."""
+    :func:`simdup_es.reference.part_cover`), from the stretches they cover rather than a flag per unit."""
     rows, n = len(found), query.units
     key_rows = np.fromiter(itertools.chain.from_iterable(itertools.repeat(r, len(c.keys)) for r, c in enumerate(found)),
                            dtype=np.int64)
@@ -449,7 +455,7 @@ def _covers(query: Levels, found: Sequence[PartCandidate]
     _, value_ids = np.unique(values, return_inverse=True)
     pairs = np.unique(key_rows * max(1, values.size) + value_ids.reshape(-1)[key_at]) if key_at.size else key_at
     distinct = np.bincount(pairs // max(1, values.size), minlength=rows)
-    return units, part_units, longest, distinct, runs
+    return units, part_units, longest, distinct
 
 
 def _union_runs(n: int, row: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -478,10 +484,14 @@ def _per_row(rows: int, owner: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarra
     return np.bincount(owner, weights=sizes, minlength=rows).astype(np.int64), longest
 
 
-def _one_sentence_need(units: np.ndarray | int, params: MultiParams) -> np.ndarray:
-    """The copied units a passage inside one sentence needs to count, in a side of ``units``: at least
-    ``passage_min_units``, and ``sentence_units`` or half the side (the judge's rule, :func:`_counted`)."""
-    return np.maximum(params.passage_min_units, np.minimum(params.sentence_units, np.divide(units, 2)))
+SHORTEST = 8
+"""The fewest copied units that count, however short the side: the comparison's shortest shared run."""
+
+
+def _short_need(units: np.ndarray | int, params: MultiParams) -> np.ndarray:
+    """The copied units a short passage needs to count in a side of ``units``: ``short_units``, or half the side
+    (at least :data:`SHORTEST`)."""
+    return np.maximum(SHORTEST, np.minimum(params.short_units, np.divide(units, 2)))
 
 
 def _key_arrays(query: Levels) -> tuple[np.ndarray, np.ndarray]:
@@ -499,10 +509,12 @@ class MultiMatch:
 
     ``distance`` is the document-level Hamming distance (``None`` when the caller did not
     give the fingerprints). ``similarity_*`` are the shares of each side's units in
-    sentences the matrix marked copied; ``copied_*`` the same counting only
-    copied passages, without the query's boilerplate sentences (what ``partial`` is
-    decided on, :func:`copied_shares`); ``containment_*``
-    the whole-text LCS containments.
+    sentences the matrix marked copied; ``copied_*`` the shares in counted passages of rare
+    copied text (what the kind is decided on, :func:`copied_shares`); ``common_*`` the shares
+    of copied text that many stored documents hold (common text: a footer, a template
+    sentence), which counts on neither side; ``held_*`` those stretches of common text, each
+    with how many documents hold it (:class:`simdup_es.commontext.Held`, in units of each
+    side); ``containment_*`` the whole-text LCS containments.
     """
 
     id: str
@@ -515,17 +527,25 @@ class MultiMatch:
     copied_query: float
     copied_match: float
     comparison: Comparison | None = None
+    common_query: float = 0.0
+    common_match: float = 0.0
+    held_query: tuple[Held, ...] = ()
+    held_match: tuple[Held, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready fields; the shares are ``None`` for a near-duplicate whose text the store does not keep.
 
-        ``copied_query``/``copied_match`` are the shares of each side in copied passages
-        (what the kind is decided on), ``similarity_*`` the matrix's marked sentences."""
+        ``copied_query``/``copied_match`` are the shares of each side in counted passages of rare copied text
+        (what the kind is decided on), ``common_query``/``common_match`` those of the common text the two
+        share, ``common_documents`` the most stored documents holding a stretch of it (``None``: none, or an
+        excluded document's text only), ``similarity_*`` the matrix's marked sentences."""
         scored = self.comparison is not None
-        shares = ("copied_query", "copied_match", "similarity_query", "similarity_match", "containment_query_in_match",
-                  "containment_match_in_query")
+        shares = ("copied_query", "copied_match", "common_query", "common_match", "similarity_query", "similarity_match",
+                  "containment_query_in_match", "containment_match_in_query")
+        counts = [h.documents for h in self.held_query if not h.excluded]
         return {"id": self.id, "kind": self.kind, "distance": self.distance,
-                **{name: round(getattr(self, name), 6) if scored else None for name in shares}}
+                **{name: round(getattr(self, name), 6) if scored else None for name in shares},
+                "common_documents": max(counts, default=None)}
 
 
 def passages(copied: np.ndarray, gap: int) -> list[tuple[int, int, int]]:
@@ -563,139 +583,115 @@ def copied_units(comparison: Comparison, side: Literal["a", "b"]) -> tuple[np.nd
     return copied, np.repeat(np.arange(len(sentences)), counts)
 
 
-class Passage(NamedTuple):
-    """A passage of one side: its copied units, 1 or 2 for one sentence or more, and whether the
-    sentences it touches are copied whole (at least ``whole_fill`` of each)."""
-
-    units: int
-    sentences: int
-    whole: bool
-
-
-def side_passages(comparison: Comparison, side: Literal["a", "b"], params: MultiParams = MultiParams(),
-                  ignored: np.ndarray | None = None) -> list[Passage]:
-    """Every passage of a side with at least ``passage_min_units`` copied units (``ignored``: boilerplate)."""
-    return _passages_of(*copied_units(comparison, side), params, ignored)
-
-
-def _passages_of(copied: np.ndarray, sentence: np.ndarray, params: MultiParams,
-                 ignored: np.ndarray | None) -> list[Passage]:
-    """:func:`side_passages` of a side's copied units and the sentence of each unit."""
-    if ignored is not None and ignored.size == copied.size:  # boilerplate, not copied text
-        copied = copied & ~ignored
-    firsts, stops, counts = _passage_arrays(copied, params.passage_gap)
-    keep = counts >= params.passage_min_units
-    if not keep.any():
-        return []
-    firsts, lasts, counts = firsts[keep], stops[keep] - 1, counts[keep]
-    sizes = np.bincount(sentence, minlength=1)
-    got = np.bincount(sentence[copied], minlength=sizes.size)
-    # sentences with copied units short of whole_fill, counted up to each sentence
-    short = np.concatenate(([0], np.cumsum((got > 0) & (got < params.whole_fill * sizes))))
-    first_s, last_s = sentence[firsts], sentence[lasts]
-    whole = short[last_s + 1] == short[first_s]
-    return [Passage(n, 1 + int(b > a), bool(w)) for n, a, b, w in
-            zip(counts.tolist(), first_s.tolist(), last_s.tolist(), whole.tolist(), strict=True)]
+def counted_units(copied: np.ndarray, side: Rarity | None, params: MultiParams = MultiParams(),
+                  smaller: int | None = None) -> np.ndarray:
+    """The copied units of a side that count as copied text: in a passage of ``passage_units`` copied units none
+    of them common, or of ``short_units`` (or half the smaller text, ``smaller`` units: the side's own by default)
+    under no key held by more than ``short_common`` documents; all of the latter when they are half the side
+    (:class:`MultiParams`). ``side``: its :class:`~simdup_es.commontext.Rarity` (``None``: nothing is common)."""
+    if side is None or side.common.size != copied.size:
+        side = Rarity.none(copied.size)
+    rare, rarer = copied & ~side.common, copied & ~side.frequent
+    out = _filled(copied.size, rare, params.passage_units, params.passage_gap)
+    need = float(_short_need(copied.size if smaller is None else min(smaller, copied.size), params))
+    if rarer.sum() >= need and 2 * int(rarer.sum()) >= copied.size:  # half the side: a short text copied (nearly) whole
+        return out | rarer
+    return out | _filled(copied.size, rarer, need, params.passage_gap)
 
 
-def _counted(found: Sequence[Passage], units: int, params: MultiParams) -> list[int]:
-    """Copied units of each passage of a side (of ``units``) that counts as copied text.
-
-    A passage counts with at least ``passage_min_units`` copied units (:func:`side_passages`),
-    and either copied units in two sentences or more (a run of text), or ``sentence_units`` of
-    them, or half the side (a short text copied whole). A line shared by pages made
-    from one template is a sentence between their own: it counts only when long.
-    """
-    need = _one_sentence_need(units, params)
-    return [p.units for p in found if p.sentences > 1 or p.units >= need]
+def _filled(n: int, copied: np.ndarray, at_least: float, gap: int) -> np.ndarray:
+    """The ``copied`` units in passages (:func:`passages`) of at least ``at_least`` of them."""
+    at = np.flatnonzero(copied)
+    out = np.zeros(n, dtype=bool)
+    if at.size:
+        passage = np.concatenate(([0], np.cumsum(np.diff(at) > gap + 1)))  # each copied unit's passage
+        out[at[np.bincount(passage)[passage] >= at_least]] = True
+    return out
 
 
-def lone_whole_passage(found: Sequence[Passage]) -> int:
-    """The units of a side's passage when it is the only one and of whole sentences, else 0.
+class Shares(NamedTuple):
+    """Of each side of a comparison (:func:`copied_shares`): the share in counted passages of rare copied text, the
+    share of common text the two share, and its stretches with how many documents hold each."""
 
-    A sentence or two pasted into another text are copied whole and in one place;
-    template lines recur one at a time between a page's own lines (several passages),
-    and a set phrase or a clause two unrelated sentences share is a piece of each.
-    """
-    return found[0].units if len(found) == 1 and found[0].whole else 0
+    copied_a: float
+    copied_b: float
+    common_a: float
+    common_b: float
+    held_a: tuple[Held, ...] = ()
+    held_b: tuple[Held, ...] = ()
 
 
 def copied_shares(comparison: Comparison, params: MultiParams = MultiParams(),
-                  boilerplate: np.ndarray | None = None) -> tuple[float, float, int, int]:
-    """Shares of both sides' units in counted passages (:func:`_counted`); the units of the
-    shorter of the two sides' longest passages (a text repeating itself has a long passage on its side
-    only); and of the shorter of their lone passages of whole sentences (:func:`lone_whole_passage`)."""
-    pa, pb = side_passages(comparison, "a", params, boilerplate), side_passages(comparison, "b", params)
-    a, b = _counted(pa, comparison.units_a, params), _counted(pb, comparison.units_b, params)
-    return (sum(a) / comparison.units_a if comparison.units_a else 0.0,
-            sum(b) / comparison.units_b if comparison.units_b else 0.0, min(max(a, default=0), max(b, default=0)),
-            min(lone_whole_passage(pa), lone_whole_passage(pb)))
+                  sides: tuple[Rarity, Rarity] | None = None) -> Shares:
+    """The :class:`Shares` of a comparison, ``sides`` the :class:`~simdup_es.commontext.Rarity` of its texts
+    (``None``: nothing is common)."""
+    out: list[float] = []
+    held = []
+    smaller = min(comparison.units_a, comparison.units_b)
+    for k, side in enumerate(("a", "b")):
+        copied = copied_units(comparison, side)[0]  # type: ignore[arg-type]  # a side's name
+        rarity_ = sides[k] if sides is not None and sides[k].common.size == copied.size else Rarity.none(copied.size)
+        units = comparison.units_a if side == "a" else comparison.units_b
+        shared_common = copied & rarity_.common
+        out += [int(counted_units(copied, rarity_, params, smaller).sum()) / units if units else 0.0,
+                int(shared_common.sum()) / units if units else 0.0]
+        held.append(held_passages(shared_common, rarity_.held))
+    return Shares(out[0], out[2], out[1], out[3], held[0], held[1])
+
+
+def held_spans(comparison: Comparison, side: Literal["a", "b"], held: Sequence[Held]) -> list[tuple[int, int, int]]:
+    """``(start, end, documents)`` of each stretch of common text in the characters of a side's (unified) text."""
+    sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
+    ends = np.cumsum(comparison.unit_counts(side))
+    spans: dict[int, list[tuple[int, int]]] = {}
+
+    def unit(k: int) -> tuple[int, int]:
+        i = int(np.searchsorted(ends, k, side="right"))
+        if i not in spans:
+            spans[i] = [(sentences[i].start + a, sentences[i].start + b) for a, b in unit_spans(sentences[i].text)]
+        return spans[i][min(k - int(ends[i]) + len(spans[i]), len(spans[i]) - 1)]
+
+    return [(unit(h.start)[0], unit(h.stop - 1)[1], h.documents) for h in held]
 
 
 def judge(doc_id: str, comparison: Comparison, distance: int | None, params: MultiParams = MultiParams(),
-          boilerplate: np.ndarray | None = None) -> MultiMatch | None:
-    """The kind of copy, or ``None``.
+          sides: tuple[Rarity, Rarity] | None = None) -> MultiMatch | None:
+    """The kind of copy, or ``None``: a copy has counted passages of rare copied text on both sides
+    (:func:`counted_units`), and at least ``partial_threshold`` of either side in them.
 
-    ``near-duplicate``: within distance ``k``, or both sides mostly copied
-    (``whole_share``); ``partial``: ``partial_threshold`` of either side copied, or a
-    passage of ``passage_units`` in both, or a lone passage of ``whole_units`` in whole sentences of
-    both that is ``whole_min_share`` of the smaller side (:func:`lone_whole_passage`).
+    ``near-duplicate``: such a copy within distance ``k``, or with ``whole_share`` of both sides copied;
+    otherwise ``partial``. ``sides``: the :class:`~simdup_es.commontext.Rarity` of the query's text and the
+    candidate's (``None``: nothing is common, as without a store to ask).
     """
-    cq, cm, longest, whole = copied_shares(comparison, params, boilerplate)
-    smaller = min(comparison.units_a, comparison.units_b)
-    if (distance is not None and distance <= params.k) or min(cq, cm) >= params.whole_share:
-        kind: Kind = "near-duplicate"
-    elif (max(cq, cm) >= params.partial_threshold or longest >= params.passage_units
-          or (0 < params.whole_units <= whole and whole >= params.whole_min_share * smaller)):
-        kind = "partial"
-    else:
+    shares = copied_shares(comparison, params, sides)
+    cq, cm = shares.copied_a, shares.copied_b
+    if not (cq and cm) or max(cq, cm) < params.partial_threshold:
         return None
-    return MultiMatch(
-        doc_id,
-        kind,
-        distance,
-        comparison.similarity_a,
-        comparison.similarity_b,
-        comparison.containment_a_in_b,
-        comparison.containment_b_in_a,
-        cq,
-        cm,
-        comparison,
-    )
+    near = (distance is not None and distance <= params.k) or min(cq, cm) >= params.whole_share
+    return MultiMatch(doc_id, "near-duplicate" if near else "partial", distance, comparison.similarity_a,
+                      comparison.similarity_b, comparison.containment_a_in_b, comparison.containment_b_in_a, cq, cm,
+                      comparison, shares.common_a, shares.common_b, shares.held_a, shares.held_b)
 
 
-def could_be_copy(bound: Bound, distance: int | None, params: MultiParams = MultiParams(),
-                  boilerplate: np.ndarray | None = None) -> bool:
+def could_be_copy(bound: Bound, params: MultiParams = MultiParams(), sides: tuple[Rarity, Rarity] | None = None) -> bool:
     """Whether :func:`judge` could find a copy in a comparison that marks copied at most ``bound``.
 
-    :func:`copied_shares` over the bound's units rather than the copied ones: a passage of
-    copied units lies inside one of the bound's, with at least its units and sentences, so
-    every share and passage here is at least the comparison's. ``False`` only when none of
-    judge's rules can hold (a lone passage of whole sentences is no bound: with
-    ``whole_units`` on, always ``True``). The candidate's side first: when it alone may be
-    copied enough, or when nothing of it can be copied (then nothing of the query is either:
-    a marked sentence has a marked partner, a shared run is shared by both), the query's side
-    is not looked at.
+    :func:`counted_units` over the bound's units rather than the copied ones: a passage of copied
+    units lies inside one of the bound's, with at least its units, so every share and passage here is
+    at least the comparison's. ``False`` only when no copy can be judged. The candidate's side first:
+    when nothing of it can count, the query's side is not looked at.
     """
-    if (distance is not None and distance <= params.k) or params.whole_units:
-        return True
-    cm, longest_b = _bound_side(bound.copied_b, bound.lengths_b, params, None)
-    if cm >= params.partial_threshold:
-        return True
-    if not bound.copied_b.any():
+    smaller = int(min(bound.lengths_a.sum(), bound.lengths_b.sum()))
+    cm = _bound_share(bound.copied_b, sides[1] if sides is not None else None, params, smaller)
+    if not cm:
         return False
-    cq, longest_a = _bound_side(bound.copied_a, bound.lengths_a, params, boilerplate)
-    return (min(cq, cm) >= params.whole_share or max(cq, cm) >= params.partial_threshold
-            or min(longest_a, longest_b) >= params.passage_units)
+    cq = _bound_share(bound.copied_a, sides[0] if sides is not None else None, params, smaller)
+    return bool(cq) and max(cq, cm) >= params.partial_threshold
 
 
-def _bound_side(copied: np.ndarray, lengths: np.ndarray, params: MultiParams,
-                ignored: np.ndarray | None) -> tuple[float, int]:
-    """The share of a side's units in counted passages of ``copied``, and the units of the longest (as copied_shares)."""
-    units = int(lengths.sum())
-    found = _passages_of(copied, np.repeat(np.arange(lengths.size), lengths), params, ignored)
-    counted = _counted(found, units, params)
-    return (sum(counted) / units if units else 0.0), max(counted, default=0)
+def _bound_share(copied: np.ndarray, side: Rarity | None, params: MultiParams, smaller: int) -> float:
+    """The share of a side's units that could count (:func:`counted_units` of a bound of its copied units)."""
+    return int(counted_units(copied, side, params, smaller).sum()) / copied.size if copied.size else 0.0
 
 
 class Copies(list[MultiMatch]):
@@ -717,6 +713,66 @@ class Copies(list[MultiMatch]):
         self.docs: dict[str, StoredDoc] = {}
 
 
+@dataclass(frozen=True)
+class CommonText:
+    """What the store holds in common, for the texts of one search: how many stored documents hold each of the
+    query's keys (and the keys of excluded texts), the thresholds those counts are read by, how a text's units
+    are coded (a search keeps the stored texts' scans: :meth:`simdup_es.search.MatrixComparer.unit_codes`), and
+    the query's :class:`~simdup_es.commontext.Rarity`.
+    """
+
+    counts: KeyCounts
+    common: int
+    short_common: int
+    query: Rarity
+    codes: Callable[[str], np.ndarray] = unit_codes
+
+    @classmethod
+    def of(cls, counts: KeyCounts, query_text: str, params: MultiParams = MultiParams(),
+           codes: Callable[[str], np.ndarray] = unit_codes) -> CommonText:
+        """The counts read by ``params`` (the common threshold relative to ``counts.documents``), for the query
+        ``query_text`` (unified)."""
+        threshold = params.common_threshold(counts.documents)
+        short = min(params.short_common, threshold)
+        return cls(counts, threshold, short, rarity(codes(query_text), counts, threshold, short), codes)
+
+    def rarity(self, text: str) -> Rarity:
+        """The :class:`~simdup_es.commontext.Rarity` of a unified text."""
+        return rarity(self.codes(text), self.counts, self.common, self.short_common)
+
+    @functools.cached_property
+    def frequent(self) -> bool:
+        """Whether more than ``short_common`` documents hold any key counted: if not, no text has units to tell apart."""
+        return bool((self.counts.counts > self.short_common).any())
+
+    def frequent_only(self) -> CommonText:
+        """These counts of the keys more than ``short_common`` documents hold only (all a :meth:`rarity` reads), without
+        the query's rarity: what to keep of many queries' counts to judge their pairs later."""
+        keep = self.counts.counts > self.short_common
+        counts = KeyCounts(self.counts.keys[keep], self.counts.counts[keep], self.counts.documents)
+        return dataclasses.replace(self, counts=counts, query=Rarity.none(0))
+
+    def common_keys(self, values: Sequence[int]) -> list[int]:
+        """Indices of the ``values`` (keys) that more than ``common`` documents hold."""
+        return np.flatnonzero(self.counts.of(values) > self.common).tolist()
+
+
+def _verdict(doc_id: str, query_text: str, text: str, distance: int | None, compare: Callable[[str, str], Comparison],
+             screened: Callable[[str, str, Screen], Comparison | None] | None, common: CommonText | None,
+             params: MultiParams) -> MultiMatch | None:
+    """:func:`judge` of the query against one stored ``text`` (the screen given :func:`could_be_copy`, when screened)."""
+    sides = None if common is None or not common.frequent else (common.query, common.rarity(text))
+    comparison = compare(query_text, text) if screened is None else screened(
+        query_text, text, functools.partial(could_be_copy, params=params, sides=sides))
+    return None if comparison is None else judge(doc_id, comparison, distance, params, sides)
+
+
+def _copy_order(m: MultiMatch) -> tuple[bool, int, float, str]:
+    """Near-duplicates first (by distance), then partial copies by the larger copied share; ties by id."""
+    return (m.kind != "near-duplicate", m.distance if m.distance is not None and m.kind == "near-duplicate" else 65,
+            -max(m.copied_query, m.copied_match), m.id)
+
+
 def find_copies(
     query_text: str,
     query: Levels,
@@ -725,6 +781,7 @@ def find_copies(
     texts: Callable[[Sequence[str]], Mapping[str, StoredText]],
     compare: Callable[[str, str], Comparison],
     *,
+    common: CommonText | None = None,
     query_fingerprint: int | None = None,
     params: MultiParams = MultiParams(),
     limit: int | None = None,
@@ -745,6 +802,10 @@ def find_copies(
         documents by id; ids without text are left out.
     compare:
         Two unified texts to a :class:`Comparison` (query first).
+    common:
+        How many stored documents hold the query's keys (:class:`CommonText`); ``None``: nothing is
+        common (no store to ask). ``query`` and ``found`` are then best of the query's rare keys and parts
+        (:func:`rare_levels`).
     query_fingerprint:
         To give part candidates their distance.
     limit:
@@ -757,12 +818,10 @@ def find_copies(
     Returns
     -------
     Copies
-        Near-duplicates first (by distance), then partial copies by the larger copied share; ties
-        by id. Every near-duplicate by distance is judged; part candidates best first, until
-        ``params.max_misses`` in a row were no copy or ``limit`` copies were found (:class:`MultiParams`).
+        In :func:`_copy_order`. Every near-duplicate by distance is judged; part candidates best first,
+        until ``params.max_misses`` in a row were no copy or ``limit`` copies were found (:class:`MultiParams`).
     """
     distances = dict(near)
-    common = boilerplate(query, found, params)
     ranked = [c.id for c in rank_candidates(query, found, params) if c.id not in distances]
     # The near-duplicates' texts and the first batch's are read at once (one request to a cluster).
     first = list(distances) + (ranked[: params.max_candidates] if limit is None or len(distances) < limit else [])
@@ -778,9 +837,7 @@ def find_copies(
             distance = distances.get(doc_id)
             if distance is None and query_fingerprint is not None and stored.fingerprint is not None:
                 distance = sh.hamming(query_fingerprint, stored.fingerprint)
-            comparison = compare(query_text, stored.text) if screened is None else screened(
-                query_text, stored.text, functools.partial(could_be_copy, distance=distance, params=params, boilerplate=common))
-            yield None if comparison is None else judge(doc_id, comparison, distance, params, common)
+            yield _verdict(doc_id, query_text, stored.text, distance, compare, screened, common, params)
 
     out = [m for m in judged(list(distances)) if m is not None]
     at = misses = 0  # part candidates judged; rejected in a row
@@ -792,8 +849,7 @@ def find_copies(
                 out.append(match)
             if misses >= params.max_misses or (limit is not None and len(out) >= limit):
                 break
-    out.sort(key=lambda m: (m.kind != "near-duplicate", m.distance if m.distance is not None and m.kind == "near-duplicate"
-                            else 65, -max(m.copied_query, m.copied_match), m.id))
+    out.sort(key=_copy_order)
     full = limit is not None and len(out) >= limit
     ran_out = 0 < len(ranked) <= at and misses < params.max_misses and found[-1].id in {*ranked, *distances}
     return Copies(out, len(ranked) - at if full else 0, ran_out and not full)

@@ -22,13 +22,18 @@ _SEARCH_FIELDS: dict[str, Any] = {
     "partial_threshold": {"type": "number", "minimum": 0, "maximum": 1},
     "spans": {"type": "boolean", "default": True,
               "description": "false: each match's 'spans' is null (not mapped to original characters; a faster search)."},
+    "exclude_texts": {"type": "array", "items": {"type": "string"},
+                      "description": "Texts whose text never counts as copied (templates; beside the server's "
+                                     "--exclude-file). One text in a query string."},
 }
 _MATCH = {"type": "object", "properties": {
     "id": {"type": "string"}, "kind": {"type": "string", "enum": ["near-duplicate", "partial"]},
     "distance": {"type": ["integer", "null"]}, "title": {"type": ["string", "null"]},
     **{name: {"type": ["number", "null"]} for name in (
-        "copied_query", "copied_match", "similarity_query", "similarity_match", "containment_query_in_match",
-        "containment_match_in_query")},
+        "copied_query", "copied_match", "common_query", "common_match", "similarity_query", "similarity_match",
+        "containment_query_in_match", "containment_match_in_query")},
+    "common_documents": {"type": ["integer", "null"], "description": "The most stored documents holding a stretch of "
+                         "the common text the two share (counted in neither copied share)."},
     "pairs": {"type": ["array", "null"], "items": {"type": "array", "items": {"type": "integer"}}},
     "spans": {"type": ["object", "null"], "description": "The copied passages in the original characters of the query "
               "and the match: {'query': [{start, end}], 'match': [...]}; null without the matrix or with spans=false.",
@@ -48,7 +53,10 @@ _COMPARE_RESULT = {"type": "object", "description": "simdup compare --json, with
     "distance": {"type": "integer"}, "similarity": {"type": "number", "description": "Fingerprint bits alike, 0 to 1."},
     "kind": {"type": ["string", "null"], "enum": ["near-duplicate", "partial", None]},
     "near_duplicate": {"type": "boolean"}, "copied_a": {"type": "number"}, "copied_b": {"type": "number"},
-    "version": {"type": "string"},
+    "common_a": {"type": "number"}, "common_b": {"type": "number"}, "version": {"type": "string"},
+    "common": {"type": "object", "description": "The common text A and B share (held by many stored documents, or "
+               "an excluded text's), in each text's own characters: {'a': [{start, end, documents, text}], 'b': [...]}; "
+               "documents null for an excluded text's."},
     "comparison": {"type": "object", "properties": {
         "scores": {"type": "object"}, "pairs": {"type": "array", "items": {"type": "object"}},
         "sentences_a": {"type": "array", "items": _SENTENCE}, "sentences_b": {"type": "array", "items": _SENTENCE},
@@ -82,6 +90,10 @@ _REPORT_RESULT = {"type": "object", "description": "simdup report --json; offset
         "chars": {"type": "integer"}, "copied": {"type": "integer"}, "cited": {"type": "integer"},
         "share": {"type": "number"}}}},
     "excluded": {"type": "array", "items": {"type": "object"}}, "exclusions": {"type": "array", "items": {"type": "string"}},
+    "common": {"type": "array", "description": "Common text the document shares with its sources (many stored documents "
+               "hold it: at most `documents`; null: an excluded text's), never counted.", "items": {
+                   "type": "object", "properties": {"start": {"type": "integer"}, "end": {"type": "integer"},
+                                                    "documents": {"type": ["integer", "null"]}}}},
     "settings": {"type": "array", "items": {"type": "string"}},
     "left_out": {"type": "array", "items": {"type": "object", "properties": {
         "id": {"type": "string"}, "reason": {"type": "string"}}}},
@@ -109,11 +121,11 @@ def _body(schema: dict[str, Any]) -> dict[str, Any]:
 
 def openapi(version: str) -> dict[str, Any]:
     """The description, for the package ``version``."""
-    search_params = _query(("id", "text", "title", "k", "limit", "levels", "partial_threshold", "spans"))
+    search_params = _query(("id", "text", "title", "k", "limit", "levels", "partial_threshold", "spans", "exclude_texts"))
     report_params = [{"name": "doc_id", "in": "path", "required": True, "schema": {"type": "string"},
                       "description": "The stored id, percent-encoded; '.json' at the end answers JSON."},
                      *_query(("k", "limit", "levels", "partial_threshold", "exclude_quotations", "exclude_references",
-                               "min_chars", "format")),
+                               "min_chars", "format", "exclude_texts")),
                      {"name": "exclude_source", "in": "query", "required": False, "description": "A stored id not to "
                       "count as a source (repeatable).", "schema": {"type": "array", "items": {"type": "string"}},
                       "explode": True}]
@@ -127,12 +139,13 @@ def openapi(version: str) -> dict[str, Any]:
             "post": {"summary": "Copies of a stored document or a text", "requestBody": _body(search_body),
                      "responses": {"200": _json(_SEARCH_RESULT), **_errors(400, 404, 409, 413)}}},
         "/compare": {
-            "get": {"summary": "Two stored documents compared", "parameters": _query(("a", "b", "k", "partial_threshold"),
-                                                                                      ("a", "b")),
+            "get": {"summary": "Two stored documents compared",
+                    "parameters": _query(("a", "b", "k", "partial_threshold", "exclude_texts"), ("a", "b")),
                     "responses": {"200": _json(_COMPARE_RESULT), **_errors(400, 404)}},
             "post": {"summary": "Two texts or stored documents compared", "requestBody": _body(
-                {"type": "object", "required": ["a", "b"], "properties": {"a": _SIDE, "b": _SIDE, "k": {"type": "integer"},
-                                                           "partial_threshold": _SEARCH_FIELDS["partial_threshold"]}}),
+                {"type": "object", "required": ["a", "b"], "properties": {
+                    "a": _SIDE, "b": _SIDE, "k": {"type": "integer"}, "partial_threshold": _SEARCH_FIELDS["partial_threshold"],
+                    "exclude_texts": _SEARCH_FIELDS["exclude_texts"]}}),
                 "responses": {"200": _json(_COMPARE_RESULT), **_errors(400, 404, 413)}}},
         "/report/{doc_id}": {"get": {
             "summary": "The copy report of a stored document: an HTML page, or JSON", "parameters": report_params,

@@ -22,7 +22,7 @@ import xxhash
 from . import dedup, keys
 from .config import FINGERPRINT_BITS
 from .levels import Levels
-from .multilevel import (Candidate, MultiParams, PartCandidate, _judging_order, _one_sentence_need, _passage_arrays,
+from .multilevel import (LONG_RUN, Candidate, MultiParams, PartCandidate, _judging_order, _passage_arrays, _short_need,
                          _unit_starts, key_cover)
 from .sentences import (_CJK_RANGES, _INITIALS, _TERMINATORS, _WORD_BEFORE, ABBREVIATIONS, DEFAULT_MIN_UNITS, WRAP_FULL,
                         WRAP_MIN_SHARE, Sentence, _raw_pieces, units)
@@ -34,7 +34,7 @@ __all__ = ["abbreviation_before_reference", "b64_term_reference", "block_terms_r
            "five_keys_reference",
            "gram_hashes_reference", "hamming_reference", "hex_terms_reference",
            "lcs_length_reference", "near_pairs_reference", "near_positions_reference", "quad_keys_reference",
-           "rank_candidates_reference", "replace_tokens_reference", "shared_blocks_reference",
+           "rank_candidates_reference", "rarity_reference", "replace_tokens_reference", "shared_blocks_reference",
            "shared_runs_reference", "simhash_reference", "split_sentences_reference", "subset_keys_reference",
            "unify_reference", "unit_codes_reference", "unwrap_lines_reference", "winnow_reference"]
 
@@ -243,7 +243,8 @@ def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
     distinct matched keys against the about ``2 / (w + 1)`` keys a text of its units
     has: a phrase the query repeats counts once), or by the query units its matched parts
     cover. Keys matched one by one here and there (set phrases) cover a little of a
-    text; a copied passage, one run. Each run of the query it covers counts by :func:`sentence_run`.
+    text; a copied passage, one run: the longest run of the query it covers weighs the match side's share
+    by how much of what a short passage needs on both sides it has, squared.
     """
     out = []
     density = 2 / (KEY_W + 1)
@@ -256,13 +257,9 @@ def rank_candidates_reference(query: Levels, found: Sequence[PartCandidate],
         keys_there = max(1.0, (c.units - KEY_K + 1) * density)
         shared = max(len({query.keys[i].key for i in c.keys}) / keys_there, int(in_parts.sum()) / c.units) if c.units else 0.0
         cm = min(1.0, shared)
-        first, stop, lengths = (x.tolist() for x in _passage_arrays(mask, 0))
-        need = float(_one_sentence_need(c.units, params))
-        run = max((sentence_run(n, any(a < e < b for e in starts[1:-1].tolist()), need)
-                   for a, b, n in zip(first, stop, lengths)), default=0)
-        longest = max(lengths, default=0)
-        evidence = max(cq, cm * min(1.0, run / params.passage_min_units),
-                       params.partial_threshold * min(1.0, longest / params.passage_units))
+        longest = max(_passage_arrays(mask, 0)[2].tolist(), default=0)
+        need = float(max(_short_need(c.units, params), _short_need(query.units, params)))
+        evidence = max(cq, cm * min(1.0, (longest / need) ** 2), LONG_RUN * min(1.0, longest / params.passage_units))
         if evidence >= params.min_coverage:
             out.append(Candidate(c.id, cq, cm, evidence))
     out.sort(key=_judging_order)
@@ -278,11 +275,31 @@ def part_cover(query: Levels, parts: Iterable[int], starts: np.ndarray) -> np.nd
     return mask
 
 
-def sentence_run(length: int, crosses: bool, need: float) -> float:
-    """A run of the query under a candidate's keys and parts, as :func:`rank_candidates` weighs it: whole
-    when it crosses a sentence end of the query, else scaled by how much of ``need`` (what a passage in
-    one sentence needs, :func:`_one_sentence_need`) it has."""
-    return length if crosses else length * min(1.0, length / need)
+
+# -------------------------------------------------------------------------------- common text
+
+
+def rarity_reference(codes: list[int], counts: Mapping[int, int], common: int, short_common: int
+                     ) -> tuple[list[int], list[bool]]:
+    """:func:`simdup_es.commontext.rarity` gram by gram: ``(held, common)`` per unit. A gram of ``KEY_K`` codes
+    whose key more than ``short_common`` documents hold joins the chain of the previous such gram when it starts at
+    most ``KEY_W`` units after it; each unit from a chain's first gram to its last gram's end is held by the
+    chain's largest count. The same with ``common`` for the common units."""
+    counted = [counts.get(h, 0) for h in gram_hashes_reference(codes, KEY_K)]
+
+    def cover(threshold: int) -> list[int]:
+        out = [0] * len(codes)
+        chain: list[int] = []
+        for at in [*(i for i, n in enumerate(counted) if n > threshold), None]:
+            if chain and (at is None or at - chain[-1] > KEY_W):
+                for u in range(chain[0], min(len(codes), chain[-1] + KEY_K)):
+                    out[u] = max(counted[i] for i in chain)
+                chain = []
+            if at is not None:
+                chain.append(at)
+        return out
+
+    return cover(min(short_common, common)), [n > 0 for n in cover(common)]
 
 
 # ----------------------------------------------------------------------------------- index keys

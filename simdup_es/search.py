@@ -30,20 +30,28 @@ from .caches import TextCaches
 from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare, compare_screened, prepare
 from .errors import ConfigError, InputError, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
-from .multilevel import Copies, Kind, MultiMatch, MultiParams, PartCandidate, StoredText, copied_shares, judge
+from .commontext import Rarity, template_keys
+from .multilevel import (CommonText, Copies, Kind, MultiMatch, MultiParams, PartCandidate, Shares, StoredText,
+                         copied_shares, judge, rare_levels)
 from .multilevel import find_copies as judge_copies
 from .levels import Levels
 from .parts import PartPrinter
-from .store.base import Store, StoredDoc
+from .sentences import unwrap_lines
+from .store.base import Store, StoredDoc, spread
 from .text import UnifiedText, unify
 from .thesaurus import Thesaurus, load_thesaurus
 from .tokens import dictionary_words
+from .winnow import unit_codes
 
 logger = logging.getLogger(__name__)
 
 MAX_STORE_LIMIT = 10_000
 """The most part candidates :func:`find_copies` asks of a store for one query (a cluster's default
 ``index.max_result_window``), however often the query's text was copied."""
+MAX_COUNTED_KEYS = 1000
+"""The most keys of a query whose document frequencies a search asks of the store (:func:`counted_keys`): all the
+keys of a query of up to about 3,500 units (10 kB of Chinese), an even spread of a longer one's. A cluster counts
+each key with a filter of its own (about 20 us each on one node)."""
 
 Comparer = Callable[[str, str], Comparison]
 """Two unified texts to their :class:`~simdup_es.compare.Comparison`."""
@@ -111,6 +119,10 @@ class MatrixComparer:
         return compare(self.prepared(a), b, self.params, segment=self.segment, thesaurus=self.thesaurus,
                        scans=self.caches.scans)
 
+    def unit_codes(self, text: str) -> np.ndarray:
+        """:func:`simdup_es.winnow.unit_codes` of a unified text, from the sentence scan its comparisons keep (kept)."""
+        return self.caches.codes((unwrap_lines(text) if self.params.unwrap else text, self.params.min_units))
+
     def screened(self, a: str, b: str, screen: Screen) -> Comparison | None:
         """:func:`simdup_es.compare.compare_screened`: ``None`` when ``screen`` refuses a bound of the comparison."""
         return compare_screened(self.prepared(a), b, self.params, screen, segment=self.segment,
@@ -130,6 +142,7 @@ def find_copies(
     params: MultiParams = MultiParams(),
     matrix: bool = True,
     limit: int = 20,
+    exclude_texts: Sequence[str] = (),
 ) -> Copies:
     """The stored copies of a text, best first: near-duplicates, then partial copies.
 
@@ -143,6 +156,10 @@ def find_copies(
     ``limit`` results; ``more`` on the result counts the copies (or candidates not
     yet judged) left out by that limit, ``docs`` holds the stored document of every
     result by id (those the matrix read, and the others in one ``get``).
+
+    Text that many stored documents hold is common, not copied (:mod:`simdup_es.commontext`: the store
+    counts the documents holding each of the query's keys, :func:`counted_keys`); so is the text of
+    ``exclude_texts`` (a template or a base file whose text never counts, as MOSS's ``-b``).
     """
     if not isinstance(params, MultiParams):
         raise ConfigError(f"params must be MultiParams (the search's thresholds), got {type(params).__name__}")
@@ -157,7 +174,8 @@ def find_copies(
         assert unified is not None
         if levels is None:
             levels = printer.levels(unified)
-        found = _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, limit)
+        found = _copies(store, unified, fingerprint, levels, exclude_id, compare or comparer(), params, limit,
+                        template_keys(exclude_texts))
     if missing := [m.id for m in found if m.id not in found.docs]:
         found.docs.update((d.id, d) for d in store.get(missing))
     found.unified, found.text = unified, text
@@ -183,11 +201,24 @@ def _query(text: str | None, title: str | None, fingerprint: Fingerprint | None,
     return unified, fingerprint
 
 
+def counted_keys(keys: Iterable[int]) -> list[int]:
+    """The keys of a query (its levels' key values, in text order) whose document frequencies a search asks for: the
+    distinct ones, an even spread of :data:`MAX_COUNTED_KEYS` of them when there are more."""
+    values = list(dict.fromkeys(keys))
+    return [values[i] for i in spread(len(values), MAX_COUNTED_KEYS)]
+
+
 def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
-            compare: Comparer, params: MultiParams, limit: int) -> Copies:
+            compare: Comparer, params: MultiParams, limit: int, template: Sequence[int] = ()) -> Copies:
     """find_copies with the query's ``unified`` text, fingerprint and levels: at most ``limit``, and how many more,
-    with the stored documents the judge read of those."""
-    keys = [k.key for k in levels.keys]
+    with the stored documents the judge read of those. ``template``: keys of excluded texts.
+
+    The store first counts the documents holding each of the query's keys; the candidates are then those sharing
+    its rare keys and parts (:func:`simdup_es.multilevel.rare_levels`)."""
+    counts = store.key_frequencies(counted_keys(levels.key_values())).excluding(template)
+    common = CommonText.of(counts, unified, params, compare.unit_codes if isinstance(compare, MatrixComparer) else unit_codes)
+    levels = rare_levels(levels, common)
+    keys = levels.key_values()
     if fingerprint.version == levels.version:
         (ids, fps), found = store.copy_candidates(fingerprint.value, levels.fingerprints, keys, levels.version,
                                                   k=params.k, exclude_id=exclude_id, limit=params.store_limit)
@@ -206,8 +237,8 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
         return _UnifiedTexts(docs, fingerprint.version, ids, caches)
 
     def judge_all(found: Sequence[PartCandidate]) -> Copies:
-        return judge_copies(unified, levels, near, found, texts, compare, query_fingerprint=fingerprint.value,
-                            params=params, limit=limit,
+        return judge_copies(unified, levels, near, found, texts, compare, common=common,
+                            query_fingerprint=fingerprint.value, params=params, limit=limit,
                             screened=compare.screened if isinstance(compare, MatrixComparer) else None)
 
     matches, asked = judge_all(found), params.store_limit
@@ -225,8 +256,9 @@ def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels
         if len(more) <= len(matches):
             break
         matches = more
-    # A near-duplicate whose text the store does not keep is still one, unscored.
-    judged = {m.id for m in matches}
+    # A near-duplicate whose text the store does not keep is still one, unscored; one the matrix judged no copy
+    # (texts that share nothing but a fingerprint's bits) is none.
+    judged = {m.id for m in matches} | {i for i, d in read.items() if d.text}
     unscored = [_unscored(i, d) for i, d in near if i not in judged]
     # Stable: partial copies keep the order find_copies gave them.
     def rank(m: MultiMatch) -> tuple[bool, int]:
@@ -302,6 +334,7 @@ def find_copies_many(
     limit: int = 20,
     workers: int | None = None,
     exclude: Callable[[T], str | None] | None = None,
+    exclude_texts: Sequence[str] = (),
 ) -> Iterator[tuple[T, Copies | SimdupError]]:
     """:func:`find_copies` for a stream of query documents, in input order.
 
@@ -309,28 +342,32 @@ def find_copies_many(
     default, :meth:`PartPrinter.map_items`); the store lookups and the comparison
     matrix run here. A query that cannot be fingerprinted (empty, too large) is
     yielded with the error instead of matches. ``exclude`` names the stored
-    document to leave out of an item's results (itself, when the batch is stored).
+    document to leave out of an item's results (itself, when the batch is stored);
+    ``exclude_texts`` are texts whose text never counts.
     """
     printer = printer or PartPrinter(default_fingerprinter())
     compare = compare or comparer()
+    template = template_keys(exclude_texts)
     for item, result, levels, unified in printer.map_items_unified(items, to_doc, workers=workers):
         if result.error is not None:
             yield item, result.error
             continue
         assert levels is not None and unified is not None
         exclude_id = exclude(item) if exclude else None
-        yield item, _copies(store, unified, result.unwrap(), levels, exclude_id, compare, params, limit)
+        yield item, _copies(store, unified, result.unwrap(), levels, exclude_id, compare, params, limit, template)
 
 
 @dataclass(frozen=True)
 class Verdict:
     """Two documents compared: the judgement :func:`find_copies` makes of a hit (:func:`simdup_es.multilevel.judge`,
-    document distance ``k``), from the fingerprint distance and the matrix."""
+    document distance ``k``), from the fingerprint distance and the matrix. ``sides``: what each text holds in
+    common with the store (:class:`~simdup_es.commontext.Rarity`; ``None``: nothing, no store was asked)."""
 
     a: Fingerprint
     b: Fingerprint
     comparison: Comparison
     params: MultiParams = MultiParams()
+    sides: tuple[Rarity, Rarity] | None = None
 
     @property
     def k(self) -> int:
@@ -343,7 +380,7 @@ class Verdict:
     @cached_property
     def match(self) -> MultiMatch | None:
         """The kind and copied shares, as a search with ``params`` would give B for A; ``None``: not a copy."""
-        return judge("b", self.comparison, self.distance, self.params)
+        return judge("b", self.comparison, self.distance, self.params, self.sides)
 
     @property
     def kind(self) -> Kind | None:
@@ -351,28 +388,36 @@ class Verdict:
 
     @property
     def near_duplicate(self) -> bool:
-        """Within distance ``k``, or both texts mostly copied."""
+        """A copy within distance ``k``, or both texts mostly copied."""
         return self.kind == "near-duplicate"
 
     @cached_property
+    def shares(self) -> Shares:
+        """The share of A and of B in counted passages of rare copied text (what the kind is decided on), and of the
+        common text they share (with how many documents hold it), copy or not."""
+        return copied_shares(self.comparison, self.params, self.sides)
+
+    @property
     def copied(self) -> tuple[float, float]:
-        """The share of A and of B in copied passages (what the kind is decided on), copy or not."""
-        m = self.match  # a copy carries them; only a non-copy counts them again
-        return (m.copied_query, m.copied_match) if m is not None else copied_shares(self.comparison, self.params)[:2]
+        """The share of A and of B in counted passages of rare copied text."""
+        return self.shares.copied_a, self.shares.copied_b
+
+    @property
+    def common(self) -> tuple[float, float]:
+        """The share of A and of B in the common text they share (text that many stored documents hold)."""
+        return self.shares.common_a, self.shares.common_b
 
     def __str__(self) -> str:
-        d, (a, b) = self.distance, self.copied
+        d, (a, b), (ca, cb) = self.distance, self.copied, self.common
         verdict = "near-duplicates" if self.near_duplicate else "a partial copy" if self.kind else "not copies"
-        note = ""
-        if self.kind and min(a, b) == 0:  # copied text is shown on both sides, but counts on one only
-            p = self.params
-            note = (f"; what {'A' if a == 0 else 'B'} shares is too short to count on its side: a passage counts from "
-                    f"{p.passage_min_units} units, within one sentence from {p.sentence_units} or half the text")
+        sides = "; ".join(f"{name}: {x:.0%} copied" + (f", {c:.0%} common text" if c else "")
+                          for name, x, c in (("A", a, ca), ("B", b, cb)))
         return (f"fingerprints {self.a.hex} / {self.b.hex}: distance {d}/64, similarity {sh.similarity(d):.1f}% "
-                f"-> {verdict} ({a:.0%} of A and {b:.0%} of B copied; k = {self.k}{note})")
+                f"-> {verdict} ({sides}; k = {self.k})")
 
     def to_dict(self) -> dict[str, Any]:
-        d, (a, b) = self.distance, self.copied
+        d, (a, b), (ca, cb) = self.distance, self.copied, self.common
         return {"a": self.a.hex, "b": self.b.hex, "distance": d, "similarity": round(sh.similarity(d) / 100, 6),
                 "kind": self.kind, "near_duplicate": self.near_duplicate, "copied_a": round(a, 6),
-                "copied_b": round(b, 6), "version": self.a.version, "comparison": self.comparison.to_dict()}
+                "copied_b": round(b, 6), "common_a": round(ca, 6), "common_b": round(cb, 6), "version": self.a.version,
+                "comparison": self.comparison.to_dict()}

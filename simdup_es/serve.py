@@ -166,6 +166,7 @@ class SearchRequest:
     limit: int
     levels: SearchLevels
     spans: bool = True
+    exclude_texts: tuple[str, ...] = ()
 
 
 def _flag(params: Mapping[str, Any], name: str, default: bool = False) -> bool:
@@ -251,9 +252,18 @@ def _text_query(params: Mapping[str, Any], where: str) -> Query:
     return Query(text=item.text, title=item.title)
 
 
-SEARCH_FIELDS = frozenset({"id", "text", "title", "k", "limit", "levels", "partial_threshold", "spans"})
+SEARCH_FIELDS = frozenset({"id", "text", "title", "k", "limit", "levels", "partial_threshold", "spans", "exclude_texts"})
 REPORT_FIELDS = SEARCH_FIELDS | {"format", "exclude_quotations", "exclude_references", "min_chars", "exclude_source"}
-COMPARE_FIELDS = frozenset({"a", "b", "k", "partial_threshold"})
+COMPARE_FIELDS = frozenset({"a", "b", "k", "partial_threshold", "exclude_texts"})
+
+
+def _exclude_texts(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """``exclude_texts``: texts whose text never counts (templates), a list of strings (one string in a query string)."""
+    value = params.get("exclude_texts")
+    texts = [value] if isinstance(value, str) else value if value is not None else []
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise ApiError(400, "bad_input", "exclude_texts must be a list of texts (templates whose text never counts)")
+    return tuple(texts)
 
 
 def known_fields(params: Mapping[str, Any], known: frozenset[str], where: str) -> None:
@@ -281,7 +291,7 @@ def search_request(params: Mapping[str, Any], settings: ServeSettings, served: M
         raise ApiError(400, "bad_input", f"levels must be 'all' (near-duplicates and partial copies) or 'document' "
                                          f"(near-duplicates only, no comparison matrix), got {levels!r}")
     return SearchRequest(query, judged_by(params, served), _int(params, "limit", settings.limit, 0, settings.max_limit),
-                         levels, _flag(params, "spans", default=True))
+                         levels, _flag(params, "spans", default=True), _exclude_texts(params))
 
 
 # --------------------------------------------------------------------------- HTTP
@@ -402,7 +412,8 @@ class App:
     def _search(self, req: SearchRequest) -> dict[str, Any]:
         """What ``simdup search --json`` prints, in one object: the matches and how many more there are."""
         self._fresh()
-        found = self.service.search(req.query, params=req.params, matrix=req.levels == "all", limit=req.limit)
+        found = self.service.search(req.query, params=req.params, matrix=req.levels == "all", limit=req.limit,
+                                    exclude_texts=req.exclude_texts)
         matches = matches_json(found, spans=req.spans, mapped=self.service.caches.mapped)
         return {"id": req.query.id, "matches": matches, "more": found.more}
 
@@ -422,14 +433,16 @@ class App:
                                                  "document) or 'text' (and 'title')")
             sides.append(_text_query(value, f"compare {side}"))
         # Judged as this server's searches are: its k and partial threshold unless the request gives others.
-        body, timing = await self.run(self._compare, sides[0], sides[1], judged_by(params, self.service.params))
+        body, timing = await self.run(self._compare, sides[0], sides[1], judged_by(params, self.service.params),
+                                      _exclude_texts(params))
         return self.json(body, timing)
 
-    def _compare(self, a: Query, b: Query, params: MultiParams) -> dict[str, Any]:
+    def _compare(self, a: Query, b: Query, params: MultiParams, exclude_texts: tuple[str, ...]) -> dict[str, Any]:
         """``simdup compare --json`` of two texts or stored documents, labelled by their ids (or ``a`` and ``b``)."""
         self._fresh()
-        compared = self.service.compare(a, b, params)
-        return {"a_label": a.id or "a", "b_label": b.id or "b", **verdict_json(compared.verdict, compared.a, compared.b)}
+        compared = self.service.compare(a, b, params, exclude_texts)
+        return {"a_label": a.id or "a", "b_label": b.id or "b", **verdict_json(compared.verdict, compared.a, compared.b),
+                "common": compared.common_text()}
 
     async def report(self, request: Request) -> Response:
         doc_id: str = request.path_params["doc_id"]
@@ -470,7 +483,8 @@ class App:
         ``sources`` left out."""
         self._fresh()
         return self.service.report(dataclasses.replace(req.query, label=req.query.id or "query"), exclusions=exclusions,
-                                   limit=req.limit, params=req.params, exclude_sources=sources)
+                                   limit=req.limit, params=req.params, exclude_texts=req.exclude_texts,
+                                   exclude_sources=sources)
 
     def _index(self, docs: list[Any], levels: IndexLevels) -> dict[str, Any]:
         """Write documents (``POST /documents``, JSON objects); each one is indexed or rejected with its reason."""

@@ -20,18 +20,20 @@ serialises or pools its calls, the caches lock.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .caches import TextCaches
+from .commontext import EXCLUDED, KeyCounts, template_keys
 from .errors import ConfigError, FingerprintVersionError, InputError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
-from .multilevel import Copies, MultiParams
+from .multilevel import CommonText, Copies, MultiParams, held_spans
 from .parts import PartPrinter
-from .search import MatrixComparer, Verdict, find_copies, find_copies_many
+from .search import MatrixComparer, Verdict, counted_keys, find_copies, find_copies_many
 from .search import comparer as new_comparer
 from .store.base import Store, StoredDoc
+from .winnow import winnowed
 
 if TYPE_CHECKING:  # the report's and the maps' modules load when first used: the command line starts without them
     from .markup import Layout
@@ -76,6 +78,18 @@ class Compared:
     a: Unified
     b: Unified
 
+    def common_text(self) -> dict[str, list[dict[str, Any]]]:
+        """The common text A and B share (text that many stored documents hold, or an excluded text's), side by side:
+        each stretch in the characters of its text as given, with how many stored documents hold it at most
+        (``documents``; ``None`` for an excluded text's)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        shares, comparison = self.verdict.shares, self.verdict.comparison
+        for side, shown, held in (("a", self.a, shares.held_a), ("b", self.b, shares.held_b)):
+            spans = [(*shown.span(start, end), n) for start, end, n in held_spans(comparison, side, held)]  # type: ignore[arg-type]
+            out[side] = [{"start": s, "end": e, "documents": None if n >= EXCLUDED else n, "text": shown.original[s:e]}
+                         for s, e, n in spans]
+        return out
+
 
 class Service:
     """Search, compare and report over ``store`` with one set of parameters, keeping the caches of stored texts.
@@ -91,10 +105,13 @@ class Service:
         ``None``: default parameters, made when first needed).
     params:
         The search's thresholds, ``k`` among them; a call may narrow them (:meth:`search`).
+    exclude_texts:
+        Texts whose text never counts in any call (templates, base files: MOSS's ``-b``); a call may add more.
     """
 
     def __init__(self, store: Store | None, *, fingerprinter: Fingerprinter | None = None,
-                 comparer: MatrixComparer | None = None, params: MultiParams = MultiParams()) -> None:
+                 comparer: MatrixComparer | None = None, params: MultiParams = MultiParams(),
+                 exclude_texts: Sequence[str] = ()) -> None:
         if not isinstance(params, MultiParams):
             raise ConfigError(f"params must be MultiParams (the search's thresholds), got {type(params).__name__}")
         self._store = store
@@ -102,11 +119,14 @@ class Service:
         self.printer = PartPrinter(self.fingerprinter)
         self._comparer = comparer
         self.params = params
+        self.exclude_texts = tuple(exclude_texts)
         self._versions_said = False  # whether searches that find nothing still need to say why they may not
 
     def with_store(self, store: Store) -> Service:
-        """This service over ``store``: the same fingerprinter, comparer (and its caches) and parameters."""
-        return Service(store, fingerprinter=self.fingerprinter, comparer=self._comparer, params=self.params)
+        """This service over ``store``: the same fingerprinter, comparer (and its caches), parameters and excluded
+        texts."""
+        return Service(store, fingerprinter=self.fingerprinter, comparer=self._comparer, params=self.params,
+                       exclude_texts=self.exclude_texts)
 
     @property
     def comparer(self) -> MatrixComparer:
@@ -140,17 +160,18 @@ class Service:
         return found[0]
 
     def search(self, query: Query, *, params: MultiParams | None = None, matrix: bool = True,
-               limit: int = 20) -> Copies:
+               limit: int = 20, exclude_texts: Sequence[str] = ()) -> Copies:
         """The stored copies of ``query`` (:func:`simdup_es.search.find_copies`), its own stored copy left out.
 
         A stored document is searched with its stored fingerprint (of this service's version, else
         :class:`~simdup_es.errors.FingerprintVersionError`). ``params`` replace the service's for this
-        call; without ``matrix``, near-duplicates of the document level only.
+        call; without ``matrix``, near-duplicates of the document level only. ``exclude_texts`` never
+        count, beside the service's.
         """
         fingerprint, text = self._fingerprint(query) if query.text is None else (None, query.text)
         copies = find_copies(self.store, text, title=query.title, fingerprint=fingerprint, printer=self.printer,
                              exclude_id=query.id, compare=self.comparer if matrix else None, params=params or self.params,
-                             matrix=matrix, limit=limit)
+                             matrix=matrix, limit=limit, exclude_texts=(*self.exclude_texts, *exclude_texts))
         if not copies and not self._versions_said:  # once: an empty answer may be for want of documents of its version
             held, version = self.store.versions(), self.fingerprinter.version
             self._versions_said = True
@@ -166,29 +187,42 @@ class Service:
         """:meth:`search` of a stream of documents, in input order, fingerprinted on ``workers`` processes
         (:func:`simdup_es.search.find_copies_many`); ``exclude`` names each one's own stored copy."""
         return find_copies_many(self.store, items, to_doc, printer=self.printer, compare=self.comparer,
-                                params=self.params, limit=limit, workers=workers, exclude=exclude)
+                                params=self.params, limit=limit, workers=workers, exclude=exclude,
+                                exclude_texts=self.exclude_texts)
 
-    def compare(self, a: Query, b: Query, params: MultiParams | None = None) -> Compared:
+    def compare(self, a: Query, b: Query, params: MultiParams | None = None,
+                exclude_texts: Sequence[str] = ()) -> Compared:
         """Two documents (stored or texts) fingerprinted and compared sentence by sentence, and judged as a search
-        with ``params`` (default the service's) judges a copy."""
+        with ``params`` (default the service's) judges a copy: with a store, the text that many stored documents
+        hold is common, not copied (as is the text of ``exclude_texts`` and the service's)."""
         from .offsets import unify_mapped
 
         (text_a, title_a), (text_b, title_b) = self._document(a, "comparison"), self._document(b, "comparison")
         fa, fb = (self.fingerprinter.fingerprint_many([Doc(t, title, q.label)])[0].unwrap()
                   for t, title, q in ((text_a, title_a, a), (text_b, title_b, b)))
         shown_a, shown_b = unify_mapped(text_a), unify_mapped(text_b)
-        verdict = Verdict(fa, fb, self.comparer(shown_a.text, shown_b.text), params or self.params)
+        params = params or self.params
+        excluded = (*self.exclude_texts, *exclude_texts)
+        sides = None
+        if self._store is not None or excluded:
+            keys = counted_keys([*winnowed(shown_a.text)[0].tolist(), *winnowed(shown_b.text)[0].tolist()])
+            counts = self._store.key_frequencies(keys) if self._store is not None else KeyCounts()
+            common = CommonText.of(counts.excluding(template_keys(excluded)), shown_a.text, params,
+                                   self.comparer.unit_codes)
+            sides = (common.query, common.rarity(shown_b.text))
+        verdict = Verdict(fa, fb, self.comparer(shown_a.text, shown_b.text), params, sides)
         return Compared(verdict, shown_a, shown_b)
 
     def report(self, query: Query, *, exclusions: Exclusions | None = None, include_self: bool = False,
-               limit: int = 20, params: MultiParams | None = None,
+               limit: int = 20, params: MultiParams | None = None, exclude_texts: Sequence[str] = (),
                exclude_sources: Collection[str] = ()) -> SimilarityReport:
         """The similarity report of ``query`` against the store: its copied passages and their sources, at most
         ``limit`` of them, and the sources its quotations are cited from (:mod:`simdup_es.report.similarity`).
 
         Its own stored copy is left out and named (by ``query.id``, or without an id the one source with
         the very same text), unless ``include_self``; ``exclusions`` are what does not count (none by default),
-        ``exclude_sources`` the ids of stored documents not to count (named as left out).
+        and the text of ``exclude_texts`` (beside the service's). ``exclude_sources`` the ids of stored documents
+        not to count (named as left out).
         """
         from .report.quotes import find_quoted
         from .report.similarity import Exclusions, report_from_copies, report_limit, settings_in_words
@@ -200,7 +234,8 @@ class Service:
             text, title = self._document(query, "report")
             asked = Query(text=text, title=title)
         found = self.search(asked, params=params,
-                            limit=report_limit(limit, query.id, include_self, len(set(exclude_sources))))
+                            limit=report_limit(limit, query.id, include_self, len(set(exclude_sources))),
+                            exclude_texts=exclude_texts)
         if found.text is None:
             raise InputError("stored without its text, which the report needs: index it with its text", source=query.id)
         own = set() if include_self or query.id is None else {query.id}

@@ -409,6 +409,13 @@ def read_document(arg: str, label: str = "literal text", *, text: bool = False) 
     return Record(arg, label)
 
 
+def _excluded_text(name: str) -> str:
+    """The text of an ``--exclude-file``, read as ``simdup index`` reads a file."""
+    if existing_file(name) is None:
+        raise InputError("no such file (--exclude-file names a document whose text never counts)", source=name)
+    return read_document(name, "--exclude-file").text
+
+
 def existing_file(arg: str) -> Path | None:
     """``arg`` as a path when it names a file (``None`` for text, or a name too long to be one)."""
     path = Path(arg)
@@ -496,12 +503,38 @@ def k_range(default: int, help: str) -> Callable[[F], F]:
 
 
 def search_options(func: F) -> F:
-    """-k and --partial-threshold: what a search takes for a near-duplicate and for a partial copy."""
+    """-k, --partial-threshold, --common and --exclude-file: what a search takes for a near-duplicate, for a partial
+    copy, and for common text."""
     from ..multilevel import MultiParams
 
+    func = click.option("--exclude-file", "exclude_files", multiple=True, metavar="FILE",
+                        help="A document whose text never counts as copied: a template, a base file (MOSS's -b). "
+                             "Repeatable.")(func)
+    func = click.option("--common", callback=_common_threshold, default="1%", show_default=True, metavar="N|P%",
+                        help="Text held by more than N stored documents, or by more than P% of them (at least 10), is "
+                             "common text (a footer, a template sentence): shown apart, never counted as copied "
+                             "(MOSS's -m).")(func)
     func = click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
-                        show_default=True, help="A partial copy has at least this share of either side copied.")(func)
+                        show_default=True, help="A partial copy has at least this share of either side copied (0: "
+                        "any copied sentence that few stored documents hold).")(func)
     return k_option(func)
+
+
+def _common_threshold(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int | None, float]:
+    """``--common``: ``(count, share)`` of :class:`~simdup_es.multilevel.MultiParams` (``common``, ``common_share``)."""
+    from ..commontext import COMMON_SHARE
+
+    text = value.strip()
+    try:
+        if text.endswith("%"):
+            share = float(text[:-1]) / 100
+            if 0 <= share <= 1:
+                return None, share
+        elif int(text) >= 0:
+            return int(text), COMMON_SHARE
+    except ValueError:
+        pass
+    raise click.BadParameter(f"give a number of documents (50) or a share of the store (1%), not {value!r}")
 
 
 def service_options(func: F) -> F:
@@ -517,5 +550,8 @@ def make_service(kwargs: dict[str, Any], *, matrix: bool = True) -> Service:
 
     fingerprinter = make_fingerprinter(kwargs.pop("idf_path"), kwargs.pop("marked_words"), kwargs.pop("max_bytes"))
     comparer = make_comparer(kwargs, matrix)
-    params = MultiParams(k=kwargs.pop("k"), partial_threshold=kwargs.pop("partial_threshold"))
-    return Service(None, fingerprinter=fingerprinter, comparer=comparer, params=params)
+    common, share = kwargs.pop("common")
+    params = MultiParams(k=kwargs.pop("k"), partial_threshold=kwargs.pop("partial_threshold"), common=common,
+                         common_share=share)
+    excluded = [_excluded_text(name) for name in kwargs.pop("exclude_files")]
+    return Service(None, fingerprinter=fingerprinter, comparer=comparer, params=params, exclude_texts=excluded)

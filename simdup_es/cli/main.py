@@ -141,6 +141,7 @@ def fingerprint(
 @main.command()
 @click.argument("a")
 @click.argument("b")
+@store_cmds.store_options
 @service_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the report.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write an HTML report here.")
@@ -152,7 +153,9 @@ def compare(a: str, b: str, as_json: bool, html_path: Path | None, max_pairs: in
     Prints the fingerprint distance, then the comparison matrix: which sentences
     of A reappear in B, the share of each document copied, resemblance and
     containment; A and B are judged as 'simdup search' judges a copy (-k,
-    --partial-threshold). The table of sentence pairs has these columns:
+    --partial-threshold). With a store (--store, --es-url, or the default
+    folder), text that many stored documents hold is common text, shown
+    apart and not counted (--common). The table of sentence pairs has these columns:
 
     \b
     p    the share of the longer sentence found in the other, in order (characters,
@@ -171,12 +174,14 @@ def compare(a: str, b: str, as_json: bool, html_path: Path | None, max_pairs: in
     from ..service import Query
 
     unwrap = kwargs["unwrap"]
+    store_opts = store_cmds.pop_store_opts(kwargs)
     service = make_service(kwargs)
     doc_a, doc_b = read_document(a, "A", text=as_text), read_document(b, "B", text=as_text)
     html = open_output(html_path) if html_path is not None else None
     # Compared unified; shown, and pointed into, as given.
     query_a, query_b = (Query(text=r.text, title=r.title, label=r.source) for r in (doc_a, doc_b))
-    compared = service.compare(query_a, query_b)
+    with store_cmds.named_store(store_opts) as store:
+        compared = (service if store is None else service.with_store(store)).compare(query_a, query_b)
     verdict, shown_a, shown_b = compared.verdict, compared.a, compared.b
     name_a, name_b = Path(doc_a.source).name, Path(doc_b.source).name
     comparison = verdict.comparison
@@ -184,15 +189,21 @@ def compare(a: str, b: str, as_json: bool, html_path: Path | None, max_pairs: in
         with html:
             html.write(render_html(shown_a, shown_b, comparison, label_a=name_a, label_b=name_b))
         click.echo(f"wrote {html_path}", err=True)
+    common = compared.common_text()
     if as_json:
-        echo_json(verdict_json(verdict, shown_a, shown_b))
+        echo_json({**verdict_json(verdict, shown_a, shown_b), "common": common})
         return
     click.echo(str(verdict))
+    for side, stretches in common.items():
+        for c in stretches:
+            held = "an excluded file's" if c["documents"] is None else f"held by {c['documents']} stored documents"
+            shown = " ".join(c["text"].split())
+            click.echo(f"common text of {side.upper()}, {held} (not counted): {shown[:60]}{'…' * (len(shown) > 60)}")
     if verdict.kind is None and comparison.pairs:
         p = verdict.params
-        click.echo(f"note: the sentences marked below share too little to count as copied: a passage counts from "
-                   f"{p.passage_min_units} copied units (within one sentence, from {p.sentence_units} or half its "
-                   "text)", err=True)
+        click.echo(f"note: the sentences marked below share too little rare text to count as copied: a passage "
+                   f"counts from {p.passage_units} copied units, or from {p.short_units} (or half its text) that few "
+                   "stored documents hold", err=True)
     render_terminal(shown_a, shown_b, comparison, label_a=name_a, label_b=name_b, max_pairs=max_pairs)
     wrapped = [] if unwrap else [name for name, shown in ((name_a, shown_a), (name_b, shown_b))
                                  if unwrap_lines(shown.text) != shown.text]

@@ -505,6 +505,17 @@ def searching(opts: dict[str, Any], service: Service, *, create: bool = False, r
         yield service.with_store(store)
 
 
+@contextmanager
+def named_store(opts: dict[str, Any]) -> Iterator[Store | None]:
+    """The store the options name, read-only, or ``None`` when none is configured and the default folder holds none
+    (``compare`` then counts nothing as common)."""
+    if not (opts["es_url"] or opts["store_dir"] or DEFAULT_PATH.exists()):
+        yield None
+        return
+    with open_store(opts, read_only=True) as store:
+        yield store
+
+
 def note_other_versions(service: Service) -> None:
     """Say on stderr how many stored documents a search cannot find because of their fingerprint version."""
     version = service.fingerprinter.version
@@ -578,7 +589,7 @@ def _show_copies(copies: Copies, service: Service, *, as_json: bool, details: in
     from rich.text import Text
 
     console = output_console()
-    table = Table("id", "kind", "d", "query copied", "match copied")
+    table = Table("id", "kind", "d", "query copied", "match copied", "common")
     table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=24)
     table.columns[0].overflow = "fold"
     table.columns[0].min_width = 24
@@ -586,7 +597,7 @@ def _show_copies(copies: Copies, service: Service, *, as_json: bool, details: in
         doc, c = docs.get(m.id), m.comparison
         table.add_row(Text(m.id), m.kind, "-" if m.distance is None else str(m.distance),  # ids are no markup
                       f"{m.copied_query:.0%}" if c else "-", f"{m.copied_match:.0%}" if c else "-",
-                      Text((doc.title or "") if doc else ""))
+                      f"{m.common_query:.0%}" if c and m.common_query else "-", Text((doc.title or "") if doc else ""))
     console.print(table)
     if more:
         click.echo(_more_note(more))

@@ -122,6 +122,28 @@ def part_search(part_terms: Sequence[tuple[int, int]], key_terms: Sequence[tuple
                         exclude_id=exclude_id, total=False)
 
 
+def key_frequency_search(key_values: Sequence[int]) -> dict[str, Any]:
+    """One ``_search`` body that counts the documents holding each winnowed key: a ``filters`` aggregation of one
+    ``term`` filter per key (bucket ``i`` for ``key_values[i]``), over the documents holding any of them.
+
+    The keys are not kept as doc values (a terms aggregation would need them): each filter is answered
+    from the inverted index, which counts live documents only. The top query keeps the documents looked
+    at to those holding a key; without it OpenSearch tests every filter on every document.
+    """
+    terms = keys.hex_terms(key_values)
+    return {"size": 0, "track_total_hits": False, "query": {"bool": {"filter": [{"terms": {keys.KEYS: terms}}]}},
+            "aggs": {"keys": {"filters": {"filters": [{"term": {keys.KEYS: term}} for term in terms]}}}}
+
+
+KEY_HOLDERS = {"size": 0, "track_total_hits": True, "query": {"exists": {"field": keys.KEYS}}}
+"""A ``_search`` body whose total is the number of documents holding any winnowed key."""
+
+
+def key_counts(buckets: Sequence[Mapping[str, Any]]) -> list[int]:
+    """The document count of each bucket of a :func:`key_frequency_search` answer, in the keys' order."""
+    return [int(b["doc_count"]) for b in buckets]
+
+
 def ids_from_doc_values(body: Mapping[str, Any]) -> dict[str, Any]:
     """``body`` reading each hit's id from the doc values of ``simdup.id`` (:func:`hit_id`) rather than its
     ``_id``, for a search whose hits all have level fields (written with ``simdup.id``): reading ``_id``
@@ -412,6 +434,9 @@ __all__ = [
     "hit_id",
     "ids_from_doc_values",
     "index_action",
+    "KEY_HOLDERS",
+    "key_counts",
+    "key_frequency_search",
     "matched",
     "merge_free_bytes",
     "page_search",

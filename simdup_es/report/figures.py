@@ -59,6 +59,9 @@ class Figures:
         Copied text outside quotations (去除引用文献复制比).
     largest, largest_share, largest_source:
         The most copied from one source, and its id (单篇最大文字复制比); ``None`` without sources.
+    common, common_share:
+        Common text the document shares with its sources (text many stored documents hold, or an
+        excluded file's), not copied: shown apart and never counted above.
 
     Shares are properties of the counts (over ``chars``), so the two cannot disagree.
     """
@@ -68,6 +71,11 @@ class Figures:
     cited: int
     largest: int
     largest_source: str | None
+    common: int = 0
+
+    @property
+    def common_share(self) -> float:
+        return self.common / max(1, self.chars)
 
     @property
     def share(self) -> float:
@@ -90,7 +98,8 @@ class Figures:
                 "copied_without_quotations": self.copied_without_quotations,
                 "share_without_quotations": round(self.share_without_quotations, 4),
                 "largest": self.largest, "largest_share": round(self.largest_share, 4),
-                "largest_source": self.largest_source}
+                "largest_source": self.largest_source, "common": self.common,
+                "common_share": round(self.common_share, 4)}
 
 
 @dataclass(frozen=True)
@@ -117,8 +126,9 @@ class Section:
 
 
 def count_figures(inked: np.ndarray, by_source: Sequence[np.ndarray], ids: Sequence[str],
-                  quoted: np.ndarray) -> Figures:
-    """The figures from the document's ink, each source's counted characters and the quotations (masks)."""
+                  quoted: np.ndarray, common: np.ndarray | None = None) -> Figures:
+    """The figures from the document's ink, each source's counted characters, the quotations and the common text
+    shared (masks)."""
     copied = np.zeros(inked.size, dtype=bool)
     largest, largest_source = 0, None
     for k, m in enumerate(by_source):
@@ -127,7 +137,8 @@ def count_figures(inked: np.ndarray, by_source: Sequence[np.ndarray], ids: Seque
         if n > largest:
             largest, largest_source = n, ids[k]
     copied &= inked
-    return Figures(int(inked.sum()), int(copied.sum()), int((copied & quoted).sum()), largest, largest_source)
+    shared = int((common & inked & ~copied).sum()) if common is not None else 0
+    return Figures(int(inked.sum()), int(copied.sum()), int((copied & quoted).sum()), largest, largest_source, shared)
 
 
 def count_sections(text: str, layout: Layout, inked: np.ndarray, copied: np.ndarray,

@@ -38,6 +38,7 @@ a.passage:hover{outline:2px solid #555}
 a.cited{color:inherit;text-decoration:none;font-style:italic;border-bottom:3px double;padding:0 1px}
 a.cited::after{content:attr(data-cite);font-size:.7em;vertical-align:super;font-style:normal;margin-left:1px}
 span.quotation{border-bottom:1px dashed #999}
+span.common{color:#555;background:#ececec;border-bottom:1px dotted #999;border-radius:3px}
 span.excluded{color:#666;background:repeating-linear-gradient(135deg,#f3f3f3 0 6px,#e6e6e6 6px 12px);border-radius:3px}
 section.source{margin:1.2rem 0}
 section.source summary{cursor:pointer;font-weight:600;margin-bottom:.6rem}
@@ -121,11 +122,13 @@ def _sections_html(report: SimilarityReport) -> str:
 
 def _document_html(report: SimilarityReport) -> str:
     """The document in its original characters: passages coloured and linked by source, quoted text found in a
-    source marked as cited, exclusions hatched."""
+    source marked as cited, common text in grey, exclusions hatched."""
     text = report.document.original
     marks: list[tuple[int, int, str, int | str]] = [(s, e, "p", k) for s, e, k in report.passages]
     marks += [(s, e, "c", k) for s, e, k in report.citations]
     marks += [(s, e, "x", r) for s, e, r in report.excluded]
+    marks += [(s, e, "m", "an excluded file's text" if n is None else f"held by {n:,} stored documents")
+              for s, e, n in report.common]
     out: list[str] = []
     pos = 0
     for start, end, what, arg in sorted(marks, key=lambda m: (m[0], m[1])):
@@ -145,6 +148,8 @@ def _document_html(report: SimilarityReport) -> str:
             else:
                 out.append(f'<a class="cited" data-source="{arg}" data-cite="[{arg + 1}]" href="#source-{arg}" '
                            f'style="border-color:{source.colour}" title="{title}">{piece}</a>')
+        elif what == "m":
+            out.append(f'<span class="common" title="common text, {escape(str(arg))}: not counted">{piece}</span>')
         else:
             out.append(f'<span class="excluded" data-reason="{escape(str(arg))}" title="excluded: {escape(str(arg))}">'
                        f"{piece}</span>")

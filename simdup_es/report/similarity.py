@@ -29,10 +29,11 @@ from typing import Any
 import numpy as np
 
 from ..compare import CompareParams, Comparison
+from ..commontext import EXCLUDED
 from ..errors import ConfigError
 from ..extract import kind_of
 from ..markup import Layout, plain_layout
-from ..multilevel import Copies, MultiMatch, MultiParams
+from ..multilevel import Copies, MultiMatch, MultiParams, held_spans
 from ..offsets import Unified, unify_mapped
 from ..store.base import StoredDoc
 from ._common import Span, copied_spans, original_spans, spans_dict
@@ -156,7 +157,9 @@ class SimilarityReport:
     quotations, each character given to one source; ``citations`` the same inside quotations
     (quoted text found in a source); ``quotations`` every quotation's span. ``figures`` count them
     (``share`` is the share of the whole text), ``sections`` break them down. ``excluded`` are
-    ``(start, end, reason)``; ``left_out`` names the sources not counted, with the reason.
+    ``(start, end, reason)``; ``left_out`` names the sources not counted, with the reason. ``common``
+    are ``(start, end, documents)``: common text the document shares with a source (text that many
+    stored documents hold: at most ``documents`` of them; an excluded file's: ``None``), never counted.
     """
 
     document: Unified
@@ -174,6 +177,7 @@ class SimilarityReport:
     figures: Figures = Figures(0, 0, 0, 0, None)
     sections: tuple[Section, ...] = ()
     layout: Layout = field(default=Layout(), repr=False)
+    common: tuple[tuple[int, int, int | None], ...] = ()
 
     @property
     def headline(self) -> str:
@@ -185,7 +189,8 @@ class SimilarityReport:
                 return f"No copied text counts: {sources} only excluded text."
             return "No copied text found in the store."
         n = len(self.sources)
-        return f"{100 * self.share:.0f}% of this document is copied, from {n} source{'s' if n != 1 else ''}"
+        common = f"; {100 * self.figures.common_share:.0f}% common text" if self.figures.common else ""
+        return f"{100 * self.share:.0f}% of this document is copied, from {n} source{'s' if n != 1 else ''}{common}"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: the headline figures, the sources, the passages, the sections and the settings,
@@ -205,6 +210,7 @@ class SimilarityReport:
                 "quotations": [span(a, b) for a, b in self.quotations],
                 "sections": [{**s.to_dict(), **span(s.start, s.end)} for s in self.sections],
                 "excluded": [span(a, b, reason=r) for a, b, r in self.excluded],
+                "common": [span(a, b, documents=n) for a, b, n in self.common],
                 "exclusions": self.exclusions.in_words(), "settings": list(self.settings),
                 "left_out": [{"id": i, "reason": r} for i, r in self.left_out], "more": self.more}
 
@@ -330,6 +336,7 @@ class _Assembly:
         self.excluded_mask = mask(self.n, [(a, b) for a, b, _ in self.excluded])
         self.quotations = quotation_spans(original, layout)
         self.quoted = mask(self.n, self.quotations)
+        self.common: dict[Span, int | None] = {}  # common text shared with a source: the most documents holding it
 
     def _kept(self, spans: Sequence[Span], n: int, inked: np.ndarray, excluded: np.ndarray | None) -> np.ndarray:
         """The mask of ``spans`` without excluded characters, passages left shorter than ``min_chars`` dropped."""
@@ -358,13 +365,26 @@ class _Assembly:
             source_spans = original_spans(shown, copied_spans(comparison, "b")) if m is not None else []
             if quoted is not None:
                 spans, source_spans = [*spans, *quoted.spans], [*source_spans, *quoted.source_spans]
-            in_document = self._kept(spans, self.n, self.inked, self.excluded_mask)
+            common = self._common(m) if m is not None else np.zeros(self.n, dtype=bool)
+            in_document = self._kept(spans, self.n, self.inked, self.excluded_mask | common)
             if not in_document.any():
                 self.left_out.append((doc.id, _ALL_EXCLUDED))
                 continue
             in_source = self._kept(source_spans, len(shown.original), ink(shown.original), None)
             out.append(_Found(doc.id, m, doc, shown, comparison, in_document, in_source))
         return _collapsed(out, self.inked)
+
+    def _common(self, m: MultiMatch) -> np.ndarray:
+        """The mask of the common text the document shares with ``m``'s source (kept with its counts)."""
+        out = np.zeros(self.n, dtype=bool)
+        if m.comparison is None:
+            return out
+        for start, end, documents in held_spans(m.comparison, "a", m.held_query):
+            for span in original_spans(self.document, [(start, end)]):
+                known = self.common.get(span, 0)
+                self.common[span] = None if documents >= EXCLUDED or known is None else max(known, documents)
+                out[span[0] : span[1]] = True
+        return out
 
     def report(self, matches: Sequence[tuple[MultiMatch, StoredDoc, Unified]],
                cited: Mapping[str, Cited], label: str,
@@ -391,13 +411,16 @@ class _Assembly:
                 int((f.in_document & self.inked & self.quoted).sum()), source_chars, source_total,
                 tuple(runs(f.in_document & self.quoted)), name, name_from, f.doc.meta, tuple(f.also_in)))
         copied = owner >= 0
-        figures = count_figures(self.inked, [f.in_document for f in found], [f.id for f in found], self.quoted)
+        shared = [(a, b, n) for (a, b), n in sorted(self.common.items()) if not copied[a:b].all()]
+        common = mask(self.n, [(a, b) for a, b, _ in shared]) & ~self.excluded_mask
+        figures = count_figures(self.inked, [f.in_document for f in found], [f.id for f in found], self.quoted, common)
         sections = count_sections(self.document.original, self.layout, self.inked, copied, self.quoted)
         passages = [(s, e, int(owner[s])) for s, e in _owner_runs(np.where(self.quoted, -1, owner))]
         citations = [(s, e, int(owner[s])) for s, e in _owner_runs(np.where(self.quoted, owner, -1))]
         return SimilarityReport(self.document, label, tuple(sources), tuple(passages), figures.share,
                                 tuple(self.excluded), self.exclusions, settings, tuple(self.left_out), more,
-                                tuple(citations), tuple(self.quotations), figures, tuple(sections), self.layout)
+                                tuple(citations), tuple(self.quotations), figures, tuple(sections), self.layout,
+                                tuple(shared))
 
 
 def _collapsed(found: list[_Found], inked: np.ndarray) -> list[_Found]:

@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..common import BulkReport
+from ..commontext import KeyCounts
 from ..errors import ConfigError
 from ..keys import StoredKeys, levels_object, members_json
 from ..levels import Levels
@@ -325,6 +326,15 @@ class Store(Protocol):
     ) -> tuple[tuple[list[str], np.ndarray], list[PartCandidate]]:
         """``(candidates(fingerprint, ..., k=k), part_candidates(parts, keys, ...))`` of one query, both of
         ``version`` (a cluster answers both in one request)."""
+
+    def key_frequencies(self, keys: Sequence[int]) -> KeyCounts:
+        """How many stored documents hold each of ``keys`` (winnowed key values), and how many hold any key.
+
+        Exact, and current as :meth:`part_candidates` is: a document written counts with its keys, a
+        deleted or replaced one no longer does. Documents of every fingerprint version count (a key is
+        a run of text, whoever fingerprinted it). A search asks it once per query, for the query's keys
+        (:mod:`simdup_es.commontext`: text that many documents hold is common, not copied).
+        """
 
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
         """Documents by id, with text, title and group; unknown ids are left out."""

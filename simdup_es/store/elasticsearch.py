@@ -29,6 +29,7 @@ from elasticsearch import Elasticsearch
 from .. import keys
 from .. import simhash as sh
 from ..common import BulkReport, Closing
+from ..commontext import KeyCounts
 from ..errors import ConfigError, NotFound, StoreError
 from ..es import bodies, io
 from ..es.connection import ConnectionSettings
@@ -57,6 +58,7 @@ _CANDIDATE_PATH = ["hits.total", "hits.hits._id", "hits.hits.fields", "timed_out
 _ROW_PATH = ["hits.total", "hits.hits._index", "hits.hits._id", "hits.hits._routing", "hits.hits.fields", "timed_out",
              "_shards.failed"]
 _PART_PATH = ["hits.hits._id", "hits.hits.fields", "hits.hits.matched_queries", "timed_out", "_shards.failed"]
+_COUNT_PATH = ["hits.total", "aggregations.keys.buckets.doc_count", "timed_out", "_shards.failed"]
 _BOTH_PATH = [f"responses.{path}" for path in dict.fromkeys(_CANDIDATE_PATH + _PART_PATH)] + ["responses.error"]
 MAX_PART_LIMIT = 10_000
 """Largest ``limit`` of :meth:`ElasticsearchStore.part_candidates`: one page (``index.max_result_window``)."""
@@ -466,6 +468,23 @@ class ElasticsearchStore(Closing):
         return (self.candidates(fingerprint, version, k=k, exclude_id=exclude_id) if io.partial(doc_got) else
                 self._candidate_hits(doc_got, doc_body),
                 self._searched_parts(body, parts, None if io.partial(part_got) else part_got))
+
+    def key_frequencies(self, keys: Sequence[int]) -> KeyCounts:
+        """How many documents hold each key, and how many hold any (:meth:`Store.key_frequencies`), in one
+        ``_msearch``: a count, and a ``filters`` aggregation over the keys
+        (:func:`simdup_es.es.bodies.key_frequency_search`). After the last refresh. A partial answer is asked
+        again alone (which raises if it is partial again): a count must not miss a shard."""
+        wanted = list(dict.fromkeys(int(k) for k in keys))
+        searches = [bodies.KEY_HOLDERS, *([bodies.key_frequency_search(wanted)] if wanted else [])]
+        what = "counting the documents that hold the query's keys"
+        with self._translated(what):
+            answers = [dict(got) for got in self.client.msearch(
+                index=self.index, searches=[line for body in searches for line in ({}, body)],
+                filter_path=[f"responses.{path}" for path in _COUNT_PATH] + ["responses.error"])["responses"]]
+        answers = [io.search(self.client, self.index, body, what, _COUNT_PATH) if io.partial(got) else got
+                   for body, got in zip(searches, answers, strict=True)]
+        counts = bodies.key_counts(answers[1]["aggregations"]["keys"]["buckets"]) if wanted else []
+        return KeyCounts.of_pairs(wanted, counts, int(answers[0]["hits"]["total"]["value"]))
 
     def _part_body(self, parts: Sequence[int | None], key_values: Sequence[int], version: str, exclude_id: str | None,
                    limit: int) -> dict[str, Any] | None:

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import keys as index_keys
 from ..common import BulkReport, Closing
+from ..commontext import KeyCounts
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
 from ..keys import StoredKeys
 from ..multilevel import PartCandidate, best_candidates, matched_by_document
@@ -587,6 +588,21 @@ class LocalStore(Closing):
                     if index.alive[pos] and index.vcodes[pos] == code and doc_id != exclude_id:
                         out.append(PartCandidate(doc_id, part_hits, key_hits, int(index.units[pos])))
         return best_candidates(out, limit)
+
+    def key_frequencies(self, keys: Sequence[int]) -> KeyCounts:
+        """How many documents hold each key, and how many hold any (:meth:`Store.key_frequencies`), counted in the
+        level indexes: each keeps its keys sorted and the running count of its live documents' entries.
+
+        This store's own writes are visible at once; other processes' after :meth:`refresh`.
+        """
+        wanted = np.array(list(keys), dtype=np.uint64)
+        counts, documents = np.zeros(wanted.size, dtype=np.int64), 0
+        with self._lock:
+            for index in self._level_index():  # a document is alive in at most one of them
+                found, holding = index.key_counts(wanted)
+                counts += found
+                documents += holding
+        return KeyCounts.of_pairs(wanted.tolist(), counts.tolist(), documents)
 
     def _level_index(self) -> list[LevelIndex]:
         """The level indexes, caught up with SQLite.

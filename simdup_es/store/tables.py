@@ -253,6 +253,7 @@ class LevelIndex:
         self.alive = np.ones(len(seqs), dtype=bool)
         order = np.argsort(keys, kind="stable")
         self.keys, self.key_owner = keys[order], key_owner[order]
+        self._holders: tuple[np.ndarray, int] | None = None  # for key_counts, until a document is dropped
         self.part_fps, self.part_owner = part_fps, part_owner
         # About one part a bucket: offsets of 14 * 2**bits entries, however few the parts (a tail of a few documents).
         self._bits = min(MAX_KEY_BITS, max(4, len(part_fps).bit_length()))
@@ -282,6 +283,7 @@ class LevelIndex:
         pos = np.searchsorted(self.seqs, seqs)
         pos = pos[pos < len(self.seqs)]
         self.alive[pos[np.isin(self.seqs[pos], seqs)]] = False
+        self._holders = None
 
     @property
     def nbytes(self) -> int:
@@ -305,6 +307,19 @@ class LevelIndex:
         pairs = np.unique(query[ok] * len(self.seqs) + self.part_owner[found[ok]])  # by query, then document
         cuts = np.searchsorted(pairs, np.arange(len(queries) + 1) * len(self.seqs))
         return [pairs[a:b] % len(self.seqs) for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist())]
+
+    def key_counts(self, keys: np.ndarray) -> tuple[np.ndarray, int]:
+        """How many live documents hold each key, and how many hold any key. A document holds a key once (the
+        store keeps its distinct keys), so the live entries between a key's first and last are the count."""
+        if self._holders is None:
+            live = self.alive[self.key_owner]
+            holds = np.zeros(len(self.seqs), dtype=bool)
+            holds[self.key_owner] = True
+            self._holders = (np.concatenate(([0], np.cumsum(live, dtype=np.int64))),
+                             int(np.count_nonzero(holds & self.alive)))
+        before, documents = self._holders
+        lo, hi = np.searchsorted(self.keys, keys, "left"), np.searchsorted(self.keys, keys, "right")
+        return before[hi] - before[lo], documents
 
     def key_owners(self, keys: np.ndarray) -> list[np.ndarray]:
         """Positions of the documents holding each key."""

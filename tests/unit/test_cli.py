@@ -83,20 +83,25 @@ def test_compare_json_gives_sentences_and_pairs_in_the_texts_as_given() -> None:
 
 
 def test_compare_says_why_marked_sentences_are_not_a_copy() -> None:
-    """Two 10-character texts, 8 characters alike: the matrix marks the pair, the judge counts no passage."""
-    result = CliRunner().invoke(main, ["compare", "--text", "你好世界今天天气很好", "你好世界今天天气不错"])
+    """A 10-character sentence, 8 characters alike, in two longer texts: the matrix marks the pair, the judge counts
+    no passage (it is shorter than a short passage needs)."""
+    a = "你好世界今天天气很好。所有接受文件名作为参数的命令希望文件名是三种形式之一。"
+    b = "你好世界今天天气不错。如果您想要更多的安装过程相关信息请看第六章的内容说明。"
+    result = CliRunner().invoke(main, ["compare", "--text", a, b])
     assert result.exit_code == 0 and "-> not copies" in result.stdout, result.output
-    assert "share too little to count as copied: a passage counts from 12 copied units" in result.stderr
+    assert "share too little rare text to count as copied: a passage counts from 30 copied units" in result.stderr
     copied = CliRunner().invoke(main, ["compare", str(FIXTURES / "zh_article.txt"), str(FIXTURES / "zh_article_tw.txt")])
-    assert copied.exit_code == 0 and "share too little" not in copied.output and "too short to count" not in copied.output
-    # One sentence of the article, all of A: copied on A's side, a sentence among many on B's.
+    assert copied.exit_code == 0 and "share too little" not in copied.output
+    # One sentence of the article, all of A: a copied sentence on both sides.
     article = (FIXTURES / "zh_article.txt").read_text(encoding="utf-8")
-    sentence = next(s for line in article.splitlines() for s in line.split("。") if 25 <= len(s.strip()) <= 50) + "。"
+    sentence = next(s for line in article.splitlines() for s in line.split("。")
+                    if 25 <= sum("\u4e00" <= ch <= "\u9fff" for ch in s) <= 50) + "。"
     one = CliRunner().invoke(main, ["compare", "--text", sentence, article, "--json"])
     got = json.loads(one.stdout)
-    assert got["kind"] == "partial" and got["copied_a"] == 1.0 and got["copied_b"] == 0 and got["spans"]["b"]
+    assert got["kind"] == "partial" and got["copied_a"] == 1.0 and 0 < got["copied_b"] < 0.1 and got["spans"]["b"]
+    assert got["common_a"] == got["common_b"] == 0 and got["common"] == {"a": [], "b": []}  # no store: nothing common
     one = CliRunner().invoke(main, ["compare", "--text", sentence, article])
-    assert "of B copied; k = 3; what B shares is too short to count on its side" in one.stdout, one.output
+    assert "-> a partial copy (A: 100% copied; B: " in one.stdout, one.output
 
 
 def test_copied_spans_take_the_stop_or_bracket_that_closes_a_sentence(tmp_path: Path) -> None:

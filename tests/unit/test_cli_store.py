@@ -226,8 +226,9 @@ def test_search_queries_writes_one_json_object_per_query_and_rejects_bad_records
     assert result.exit_code == 1, result.output
     out = [json.loads(line) for line in result.stdout.splitlines()]
     assert [o["id"] for o in out] == [r["id"] for r in records[:6]]
-    fields = {"id", "kind", "distance", "copied_query", "copied_match", "similarity_query", "similarity_match",
-              "containment_query_in_match", "containment_match_in_query"}
+    fields = {"id", "kind", "distance", "copied_query", "copied_match", "common_query", "common_match",
+              "common_documents", "similarity_query", "similarity_match", "containment_query_in_match",
+              "containment_match_in_query"}
     assert all(set(m) == fields for o in out for m in o["matches"]) and any(o["matches"] for o in out)
     assert all(o["more"] == 0 for o in out)
     by_id = {o["id"]: o["matches"] for o in out}

@@ -11,10 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdup_es.compare import CompareParams, compare
+from simdup_es.compare import compare
 from simdup_es.errors import ConfigError, FingerprintVersionError
 from simdup_es.fingerprint import Doc, Fingerprinter
+from simdup_es.commontext import KeyCounts
 from simdup_es.multilevel import (
+    CommonText,
     MemoryPartIndex,
     MultiParams,
     PartCandidate,
@@ -25,6 +27,7 @@ from simdup_es.multilevel import (
     judge,
     passages,
     rank_candidates,
+    rare_levels,
 )
 from simdup_es.reference import rank_candidates_reference
 from simdup_es.levels import Key, Levels, Part
@@ -32,7 +35,7 @@ from simdup_es.parts import PartPrinter
 from simdup_es.simhash import blocks
 from simdup_es.sentences import Sentence, split_sentences
 from simdup_es.text import UnifiedText, unify
-from simdup_es.winnow import KEY_K, KEY_W
+from simdup_es.winnow import KEY_K, KEY_W, winnowed
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -148,33 +151,29 @@ def test_ranking_by_coverage(printer: PartPrinter, corpus: dict[str, str]) -> No
         PartCandidate("a-part", frozenset([0]), frozenset(), units=q.units),  # a part alone, no key
     ]
     ranked = rank_candidates(q, found, MultiParams(min_coverage=0.05))
-    # "small" is all of itself, but one key's run is under passage_min_units, inside one sentence of the
-    # query: less than the judge needs of a copy, so it ranks after "big" (a short text sharing a set
+    # "small" is all of itself, but one key's run (5 units) is under what a short passage needs (16 units on the
+    # query's side): less than the judge needs of a copy, so it ranks after "big" (a short text sharing a set
     # phrase used to stop the judging early), and after the candidate holding a part.
     assert [c.id for c in ranked][:3] == ["big", "a-part", "small"]
     small = ranked[2]
-    p = MultiParams()
-    assert small.coverage_match == 1.0 and small.evidence == 5 * (5 / p.passage_min_units) / p.passage_min_units
+    assert small.coverage_match == 1.0 and small.evidence == (5 / MultiParams().short_units) ** 2
     assert ranked[0].coverage_query > 0.9
 
 
-def test_a_run_inside_one_sentence_ranks_as_the_judge_counts_it() -> None:
-    # A query of two sentences (20 and 80 units); two candidates of 60 units, each matching 4 keys in one
-    # 14-unit run: "inside" within the first sentence, "across" over the end of it.
-    sentences = (Sentence(0, 0, 20, "a" * 20, 20), Sentence(1, 20, 100, "b" * 80, 80))
-    keys = tuple(Key(v, at) for v, at in enumerate([4, 7, 10, 13, 14, 17, 20, 23]))
+def test_a_run_ranks_by_what_a_short_passage_needs() -> None:
+    # A query of 100 units; two candidates of 60 units, each matching 4 keys: "short" in one run of 14 units,
+    # "long" in one of 23 (keys further apart, still chained): only the latter has a counted passage's units.
+    sentences = (Sentence(0, 0, 100, "a" * 100, 100),)
+    keys = tuple(Key(v, at) for v, at in enumerate([4, 7, 10, 13, 20, 26, 32, 38]))
     q = Levels("v", 100, sentences, (), (), keys)
-    found = [PartCandidate("inside", frozenset(), frozenset(range(4)), units=60),
-             PartCandidate("across", frozenset(), frozenset(range(4, 8)), units=60)]
+    found = [PartCandidate("short", frozenset(), frozenset(range(4)), units=60),
+             PartCandidate("long", frozenset(), frozenset(range(4, 8)), units=60)]
     for rank in (rank_candidates, rank_candidates_reference):
-        across, inside = rank(q, found, MultiParams(min_coverage=0.0))
-        assert (across.id, inside.id) == ("across", "inside") and across.coverage_match == inside.coverage_match
-        # The run counts whole across a sentence end (14 units, over passage_min_units); inside one
-        # sentence it needs half the 60-unit candidate to count whole, so its share of itself counts
-        # 14 * 14 / 30 / 12 and the query's share (14 of 100 units) is its evidence.
-        assert across.evidence == across.coverage_match == 4 / ((60 - KEY_K + 1) * 2 / (KEY_W + 1))
-        assert inside.evidence == inside.coverage_query == 14 / 100 < across.evidence
-
+        long, short = rank(q, found, MultiParams(min_coverage=0.0))
+        assert (long.id, short.id) == ("long", "short") and long.coverage_match == short.coverage_match
+        share = 4 / ((60 - KEY_K + 1) * 2 / (KEY_W + 1))
+        assert long.evidence == long.coverage_match == share
+        assert short.evidence == share * (14 / 16) ** 2 > short.coverage_query == 14 / 100
 
 
 def test_an_edited_copy_is_judged_before_a_text_holding_the_whole_query(printer: PartPrinter,
@@ -330,45 +329,39 @@ def test_part_candidates_equal_brute_force(drawn, limit: int) -> None:  # type: 
     assert idx.part_candidates(q_parts, q_keys, "v", limit=limit) == want[:limit]
 
 
-def test_scattered_shared_lines_are_no_copy_but_the_same_lines_in_one_run_are(corpus: dict[str, str]) -> None:
-    # Pages made from one template share lines between their own; a copy is a run of text.
-    art = [s.text for s in split_sentences(corpus["article"]) if s.n_units < 30]
+def test_shared_lines_count_unless_many_documents_hold_them(corpus: dict[str, str]) -> None:
+    # Pages made from one template share lines between their own: each a copied sentence when few documents
+    # hold it, short ones only when fewer still, none when many do (common text, shown apart).
+    art = [s.text for s in split_sentences(corpus["article"]) if 16 <= s.n_units < 30]
     own = [s.text for s in split_sentences(corpus["other"])]
-    n = len(own) // 3  # as many shared lines either way: every fourth of the source, or a run of it
-    scattered = "\n".join(x for k, line in enumerate(art[::4][:n]) for x in [line, *own[3 * k : 3 * k + 3]])
-    run = "\n".join(own[: len(own) // 2] + art[10 : 10 + n] + own[len(own) // 2 :])
+    n = min(len(art), len(own) // 3)
+    query = "\n".join(x for k, line in enumerate(art[:n]) for x in [line, *own[3 * k : 3 * k + 3]])
     source = "\n".join(art)
-    for query, is_copy in ((scattered, False), (run, True)):
-        c = compare(query, source)
-        assert c.similarity_a >= 0.15  # the matrix marks the shared lines either way
-        cq, _, longest, _ = copied_shares(c)
-        assert (cq >= 0.2) is is_copy and (longest >= 30) is is_copy and (judge("x", c, None) is not None) is is_copy
+    c = compare(query, source)
+    assert judge("x", c, None) is not None  # nothing common: every shared line counts
+    keys = np.unique(winnowed(source)[0])
+    for held in (40, 500):  # too many for a short passage (30); common (above 179 of 17,900)
+        common = CommonText.of(KeyCounts(keys, np.full(keys.size, held), 17_900), query)
+        assert judge("x", c, None, MultiParams(), (common.rarity(query), common.rarity(source))) is None, held
+        shares = copied_shares(c, MultiParams(), (common.rarity(query), common.rarity(source)))
+        assert (shares.common_a > 0.1) is (held > common.common), held
 
 
-def test_one_whole_sentence_pasted_into_another_text_is_a_partial_copy(corpus: dict[str, str]) -> None:
-    # A sentence of 20-59 units pasted at a line break: one passage of whole sentences on both sides.
-    ON = MultiParams(whole_units=20)
+def test_one_sentence_pasted_into_another_text_is_a_partial_copy(corpus: dict[str, str]) -> None:
+    # A sentence of 20-59 units pasted at a line break counts both ways; a clause of it under short_units does not.
     sentences = split_sentences(corpus["article"])
     at = next(k for k, s in enumerate(sentences) if 25 <= s.n_units < 60 and k >= 3)
     pasted = sentences[at].text
-    source = "\n".join(s.text for s in sentences[at - 3 : at + 4])  # a short page: the sentence is a tenth or more
+    source = "\n".join(s.text for s in sentences[at - 3 : at + 4])
     lines = corpus["other"].split("\n")
     host = "\n".join(lines[: len(lines) // 2] + [pasted] + lines[len(lines) // 2 :])
     for a, b in ((host, source), (source, host)):
-        c = compare(a, b)
-        cq, cm, longest, lone = copied_shares(c)
-        assert max(cq, cm) < 0.2 and longest < 30 and lone >= 25  # only the lone whole passage counts it
-        assert judge("x", c, None) is None  # the rule is off by default
-        m = judge("x", c, None, ON)
-        assert m is not None and m.kind == "partial"
-        assert judge("x", c, None, MultiParams(whole_units=lone + 1)) is None
-        smaller = min(c.units_a, c.units_b)  # one line of a long page is no copy of it
-        assert judge("x", c, None, MultiParams(whole_units=20, whole_min_share=(lone + 1) / smaller)) is None
-    # A piece of a sentence (a clause two sentences share) is no whole sentence on its side.
-    clause = pasted[: len(pasted) * 2 // 3]
-    half = "\n".join(lines[: len(lines) // 2] + [clause + "，这一点在其他地方也说过很多次了，这里不再重复地详细说明了"] + lines[len(lines) // 2 :])
-    c = compare(half, source)
-    assert copied_shares(c)[3] == 0 and judge("x", c, None, ON) is None
+        m = judge("x", compare(a, b), None)
+        assert m is not None and m.kind == "partial" and min(m.copied_query, m.copied_match) < 0.05
+    clause = unify(pasted)[:12]
+    c = compare("\n".join(lines[: len(lines) // 2] + [clause + "，这一点在其他地方也说过很多次了"] + lines[len(lines) // 2 :]),
+                source)
+    assert judge("x", c, None) is None
 
 
 def test_a_short_text_copied_whole_counts_though_one_sentence() -> None:
@@ -405,37 +398,15 @@ def test_passages_equal_a_plain_scan(flags: list[bool], gap: int) -> None:
     assert passages(np.array(flags, dtype=bool), gap) == want
 
 
-def test_keys_many_candidates_share_are_boilerplate_unless_most_of_the_query(printer: PartPrinter, corpus: dict[str, str]) -> None:
-    from simdup_es.multilevel import boilerplate
-
-    q = printer.levels(UnifiedText(corpus["article"]))
-    few = frozenset(range(4))  # the head's keys, in every template page
-    pages = [PartCandidate(f"page{n}", frozenset(), few, 500) for n in range(20)]
-    mask = boilerplate(q, pages)
-    head = max(q.keys[i].position for i in few) + 5
-    assert mask[:head].sum() >= head - q.keys[0].position and not mask[head + 10 :].any()
-    assert not boilerplate(q, pages[:19]).any()  # fewer than common_keys candidates: a copy's text
-    assert not boilerplate(q, pages, MultiParams(common_keys=0)).any()
-    every = frozenset(range(len(q.keys)))  # the query's own text, in 20 copies: not boilerplate
-    assert not boilerplate(q, [PartCandidate(f"copy{n}", frozenset(), every, q.units) for n in range(20)]).any()
-    # what boilerplate covers does not count as copied on the query's side
-    c = compare(corpus["article"], corpus["article"])
-    ignored = np.zeros(c.units_a, dtype=bool)
-    ignored[: c.units_a // 2] = True
-    cq, cm, *_ = copied_shares(c, boilerplate=ignored)
-    assert cq == pytest.approx(0.5, abs=0.01) and cm == 1.0
-
-
-def test_a_hard_wrapped_copy_is_a_whole_copy(corpus: dict[str, str]) -> None:
-    # PDF text breaks lines inside sentences: the matrix's sentences differ, the copied runs do not.
-    import textwrap
-
-    wrapped = "\n".join(line for para in corpus["article"].split("\n") for line in textwrap.wrap(para, 30))
-    c = compare(wrapped, corpus["article"])
-    m = judge("x", c, 9)
-    assert m is not None and m.kind == "near-duplicate" and min(m.copied_query, m.copied_match) > 0.95
-    assert len(c.sentences_a) > 1.5 * len(c.sentences_b) and c.similarity_a < 0.5  # one sentence a line
-    # unwrapped, its sentences are the paragraphs' (a line break inside a sentence does not end it): the
-    # matrix marks most of them, where one sentence per line gave a fifth
-    joined = compare(wrapped, corpus["article"], CompareParams(unwrap=True))
-    assert len(joined.sentences_a) < 1.25 * len(joined.sentences_b) and min(joined.similarity_a, joined.similarity_b) > 0.8
+def test_the_store_is_asked_for_rare_keys_and_parts_only(printer: PartPrinter, corpus: dict[str, str]) -> None:
+    # The article's head held by 500 of 17,900 documents: its keys and the part mostly of it are not looked up.
+    text = corpus["article"]
+    q = printer.levels(UnifiedText(text))
+    first = q.parts[0]
+    head = "".join(s.text for s in q.sentences[first.first : first.stop])
+    held = np.unique(winnowed(head)[0])
+    common = CommonText.of(KeyCounts(held, np.full(held.size, 500), 17_900), text)
+    rare = rare_levels(q, common)
+    assert rare.fingerprints[0] is None and rare.fingerprints[-1] == q.fingerprints[-1] and rare.units == q.units
+    assert {k.key for k in rare.keys} == {k.key for k in q.keys} - set(held.tolist()) and len(rare.keys) < len(q.keys)
+    assert rare_levels(q, CommonText.of(KeyCounts(), text)) is q  # nothing common: the levels as they are

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from simdup_es.cli import main
+from simdup_es.multilevel import MultiParams
 from simdup_es.report import SimilarityReport, find_quoted, render_report_html
 from simdup_es.report.quotes import PER_QUOTATION
 from simdup_es.search import find_copies
@@ -20,6 +21,7 @@ from simdup_es.sources import Fields, Record, read_file
 from tests._report_docs import LONG, RECORDS, SOURCES, expected, ink, lines, make_store, mosaic, report_of
 
 MOSAIC = mosaic()
+LONG_ONLY = MultiParams(passage_units=200, short_units=200)
 # The first source once more, with ASCII punctuation: one text, stored twice.
 ASCII_COPY = RECORDS[SOURCES[0]]["text"].translate(str.maketrans("，。：；（）！？", ",.:;()!?"))
 
@@ -64,15 +66,17 @@ def test_every_figure_matches_counts_made_apart(store: Any) -> None:
 def test_a_quotation_from_a_long_source_is_cited_and_named(store: Any) -> None:
     report = report_of(store, MOSAIC.text)
     [cited] = [s for s in report.sources if s.id == LONG]
-    assert cited.kind == "cited" and cited.cited == (MOSAIC.quote,)
+    # The quoted sentence is copied text few stored documents hold: the search finds its source, and it is cited.
+    assert cited.kind == "partial" and cited.cited == (MOSAIC.quote,)
     assert [(a, b) for a, b, k in report.citations] == [MOSAIC.quote]
     assert all(report.sources[k].id == LONG for _, _, k in report.citations)
     quoted = MOSAIC.text[MOSAIC.quote[0] : MOSAIC.quote[1]]
     assert any(quoted in cited.text.original[a:b] for a, b in cited.source_spans)
     page = render_report_html(report)
     assert f'class="cited" data-source="{report.sources.index(cited)}" data-cite=' in page
-    # Without the quotations' own lookup the quotation is not found: the whole document's search misses it.
-    assert LONG not in {m.id for m in find_copies(store, MOSAIC.text)}
+    # The whole document's search finds it; with long passages alone it does not (then the quotation's own lookup).
+    assert LONG in {m.id for m in find_copies(store, MOSAIC.text)}
+    assert LONG not in {m.id for m in find_copies(store, MOSAIC.text, params=LONG_ONLY)}
 
 
 def test_a_quotation_is_cited_when_the_document_is_stored_too(tmp_path: Path) -> None:
@@ -187,7 +191,8 @@ def test_the_quotations_are_looked_up_together_each_cited_from_its_own_source(st
     text = MOSAIC.text + "\n另一本书写道：「" + quoted + "」\n"
     start = text.index(quoted)
     service = Service(store)
-    copies = find_copies(store, text, printer=service.printer, compare=service.comparer)
+    # Searched with long passages alone, so that neither quotation's source is found by the search.
+    copies = find_copies(store, text, printer=service.printer, compare=service.comparer, params=LONG_ONLY)
     counted = _Counted(store)
     found = find_quoted(counted, copies, service.comparer, service.printer)
     assert counted.lookups == 1 and found.searched == 2 and set(found.cited) == {LONG, second}

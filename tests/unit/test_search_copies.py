@@ -105,7 +105,7 @@ def test_the_deleted_paragraph_copy_is_found(store: Any) -> None:
 def test_a_stricter_threshold_drops_partial_copies(store: Any) -> None:
     source = BY_ID["zh-man-page:man1/systemd-delta.1"]
     strict = find_copies(store, source["text"], title=source["title"], exclude_id=source["id"],
-                         params=MultiParams(partial_threshold=1.0, passage_units=10**6, whole_units=0))
+                         params=MultiParams(partial_threshold=0.9))
     assert "planted" not in {c.id for c in strict}
 
 
@@ -126,6 +126,21 @@ def test_a_near_duplicate_without_text_is_kept_unscored(store: Any) -> None:
     assert got["no-text"].kind == "near-duplicate" and got["no-text"].distance == 0
     assert got["no-text"].to_dict()["similarity_query"] is None
     assert got["zh-man:man7/perlnumber.7#0~edited"].to_dict()["similarity_query"] > 0.8
+
+
+def test_a_near_duplicate_whose_text_shares_nothing_is_no_copy(tmp_path: Any) -> None:
+    # The query's fingerprint over a text that shares nothing with it (a SimHash collision): within distance 0,
+    # but the matrix finds nothing copied, so it is no copy (nor an unscored near-duplicate).
+    printer = PartPrinter(default_fingerprinter())
+    perl, other = BY_ID["zh-man:man7/perlnumber.7#0"], BY_ID["zh-man:man8/nmbd.8#3"]["text"]
+    fp = printer.fingerprinter.fingerprint(perl["text"], perl["title"])
+    with LocalStore(tmp_path / "store") as local:
+        local.setup()
+        local.put([StoredDoc("collision", fp.value, fp.version, other, levels=printer.levels(other)),
+                   StoredDoc("no-text", fp.value, fp.version)])
+        local.refresh()
+        got = {c.id: c for c in find_copies(local, perl["text"], title=perl["title"])}
+    assert "collision" not in got and got["no-text"].kind == "near-duplicate"
 
 
 def test_the_query_text_is_unified_once(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,8 +189,10 @@ def test_a_text_copied_more_often_than_the_store_cut_gets_every_copy(tmp_path: A
         local.put([StoredDoc("in-" + h["id"], fp.value, fp.version, text, levels=printer.levels(text))])
     local.refresh()
     try:
-        cut = find_copies(local, source["text"], params=MultiParams(store_limit=3), limit=100)
-        whole = find_copies(local, source["text"], params=MultiParams(store_limit=1000), limit=100)
+        # Held by all twelve, more than 10 of them: common text by default (MOSS's -m 10 in a small store).
+        assert not find_copies(local, source["text"], limit=100)
+        cut = find_copies(local, source["text"], params=MultiParams(store_limit=3, common=100), limit=100)
+        whole = find_copies(local, source["text"], params=MultiParams(store_limit=1000, common=100), limit=100)
     finally:
         local.close()
     assert len(hosts) == 12

@@ -14,6 +14,7 @@ from simdup_es.errors import ConfigError
 from simdup_es.levels import Key, Levels, Part
 from simdup_es.lru import ByteLRU, CacheInfo
 from simdup_es.multilevel import (
+    CommonText,
     MultiParams,
     PartCandidate,
     copied_units,
@@ -23,8 +24,10 @@ from simdup_es.multilevel import (
 )
 from simdup_es.reference import rank_candidates_reference
 from simdup_es.caches import TextCaches
+from simdup_es.commontext import KeyCounts
 from simdup_es.sentences import Sentence, scan, split_sentences_coded
 from simdup_es.text import unify
+from simdup_es.winnow import winnowed
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -50,7 +53,7 @@ def _query_and_found(draw):  # type: ignore[no-untyped-def]
 
 @settings(max_examples=300, deadline=None)
 @given(_query_and_found(), st.sampled_from([MultiParams(), MultiParams(min_coverage=0.0, passage_units=7),
-                                            MultiParams(min_coverage=0.0, passage_min_units=3, sentence_units=5)]))
+                                            MultiParams(min_coverage=0.0, short_units=3)]))
 def test_rank_candidates_equals_the_reference(drawn, params: MultiParams) -> None:  # type: ignore[no-untyped-def]
     query, found = drawn
     assert rank_candidates(query, found, params) == rank_candidates_reference(query, found, params)
@@ -153,17 +156,21 @@ def _pair(draw):  # type: ignore[no-untyped-def]
     return sep.join(a), sep.join(b)
 
 
-_PARAMS = [MultiParams(), MultiParams(passage_min_units=1, sentence_units=1, passage_units=3, passage_gap=0),
-           MultiParams(partial_threshold=0.05, whole_share=0.1, passage_gap=2, passage_min_units=3),
-           MultiParams(partial_threshold=0.9, whole_share=0.95, passage_units=5, passage_min_units=2, passage_gap=1)]
+_PARAMS = [MultiParams(), MultiParams(short_units=1, passage_units=3, passage_gap=0),
+           MultiParams(partial_threshold=0.05, whole_share=0.1, passage_gap=2, short_units=3),
+           MultiParams(partial_threshold=0.9, whole_share=0.95, passage_units=5, short_units=2, passage_gap=1, short_common=3)]
 
 
 @settings(max_examples=400, deadline=None)
 @given(_pair(), st.sampled_from(_PARAMS), st.sampled_from([CompareParams(), CompareParams(run_units=3, similar_weight=0.3,
-                                                                                         right_weight=0.5)]))
+                                                                                         right_weight=0.5)]),
+       st.lists(st.integers(0, 30), max_size=12))
 def test_the_bounds_hold_every_copied_unit_and_the_screen_refuses_no_copy(pair, params: MultiParams,
-                                                                          cparams: CompareParams) -> None:  # type: ignore[no-untyped-def]
+                                                                          cparams: CompareParams,
+                                                                          held: list[int]) -> None:  # type: ignore[no-untyped-def]
     a, b = (unify(t) for t in pair)
+    keys = winnowed(a)[0].tolist()  # some of a's keys held by up to 30 of 100 documents: common, frequent or rare
+    common = CommonText.of(KeyCounts.of_pairs(keys[: len(held)], held[: len(keys)], 100), a, params)
     bounds: list[Bound] = []
     got = compare_screened(a, b, cparams, lambda bound: bounds.append(bound) or True)
     c = compare(a, b, cparams)
@@ -172,9 +179,9 @@ def test_the_bounds_hold_every_copied_unit_and_the_screen_refuses_no_copy(pair, 
         for side, upper in (("a", bound.copied_a), ("b", bound.copied_b)):
             copied, _ = copied_units(c, side)  # type: ignore[arg-type]
             assert upper.shape == copied.shape and not (copied & ~upper).any()
-        for distance in (None, 40):
-            if judge("x", c, distance, params) is not None:
-                assert could_be_copy(bound, distance, params)
+        for sides in (None, (common.rarity(a), common.rarity(b))):
+            if judge("x", c, None, params, sides) is not None:
+                assert could_be_copy(bound, params, sides)
     refused = compare_screened(a, b, cparams, lambda bound: False)
     assert refused is None or cparams.trim_boilerplate
 
@@ -183,7 +190,7 @@ def test_the_screen_spares_unrelated_texts_and_keeps_copies() -> None:
     article = (FIXTURES / "zh_article.txt").read_text(encoding="utf-8")
     other = (FIXTURES / "zh_other.txt").read_text(encoding="utf-8")
     a, b = unify(article), unify(other)
-    screen = functools.partial(could_be_copy, distance=None, params=MultiParams())
+    screen = functools.partial(could_be_copy, params=MultiParams())
     assert compare_screened(a, b, CompareParams(), screen) is None
     assert judge("x", compare(a, b), None) is None
     half = unify("\n".join(article.splitlines()[:20]) + "\n" + other)
