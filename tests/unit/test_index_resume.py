@@ -309,8 +309,9 @@ def test_a_run_stopped_by_a_signal_says_where_and_resumes_there(signum: int, gro
     point's, as the file has it), the worker pool ends, and ``--resume`` writes the rest; the rejects of the
     stopped run stay, and the run that resumes it ends in exit status 1 for them."""
     src, store, rejects = tmp_path / "in.jsonl", tmp_path / "store", tmp_path / "rejects.jsonl"
-    # A few seconds of indexing on the compiled core too: the signal comes while it runs, on a busy machine.
-    n, bad = 12_000, range(0, 12_000, 1500)
+    # Several seconds of indexing on the compiled core too (12,000 records took 3 s there): the signal must come
+    # while it runs, even when a busy machine wakes this test late.
+    n, bad = 36_000, range(0, 36_000, 4500)
     src.write_text("".join(json.dumps({"id": f"d{i}", "text": i if i in bad else
                                        f"第{i}号通知：明天{i % 24}点在{i % 9}楼开会，请带上第{i}份材料。"},
                                       ensure_ascii=False) + "\n" for i in range(n)), encoding="utf-8")
