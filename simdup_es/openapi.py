@@ -118,7 +118,11 @@ def openapi(version: str) -> dict[str, Any]:
                       "count as a source (repeatable).", "schema": {"type": "array", "items": {"type": "string"}},
                       "explode": True}]
     search_body = {"type": "object", "properties": _SEARCH_FIELDS}
+    page = {"200": {"description": "OK", "content": {"text/html": {"schema": {"type": "string"}}}}, **_errors()}
     paths = {
+        "/": {"get": {"summary": "A page to paste or upload a text and read its report, or open a stored document's",
+                      "responses": page}},
+        "/docs": {"get": {"summary": "This description as a page", "responses": page}},
         "/health": {"get": {"summary": "The store answers: documents, fingerprint versions", "responses": {
             "200": _json({"type": "object"}), **_errors()}}},
         "/search": {
