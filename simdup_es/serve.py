@@ -231,6 +231,8 @@ def _int(params: Mapping[str, Any], name: str, default: int, low: int, high: int
         return default
     if isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,18}\s*", value):  # int() of 5,000 digits raises
         value = int(value)
+    elif isinstance(value, float) and value.is_integer() and abs(value) < 2**63:  # JSON's 22.0 is a whole number
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ApiError(400, "bad_input", f"{name} must be a whole number from {low} to {high}, got {value!r}{hint}")
     return value
@@ -254,14 +256,14 @@ def _text_query(params: Mapping[str, Any], where: str) -> Query:
     given = [name for name in ("id", "text") if params.get(name) is not None]
     if len(given) != 1:
         raise ApiError(400, "bad_input", f"{where}: give exactly one of 'id' (a stored document) or 'text'")
+    for name in ("text", "title"):  # a number is a mistake here, not a text (JSON Lines ids aside)
+        if params.get(name) is not None and not isinstance(params[name], str):
+            raise ApiError(400, "bad_input", f"{where}: '{name}' must be a string, got {type(params[name]).__name__}")
     if given == ["id"]:
         doc_id = params["id"]
         if not isinstance(doc_id, str) or not doc_id:
             raise ApiError(400, "bad_input", f"{where}: 'id' must be a non-empty string")
         return Query(id=doc_id)
-    for name in ("text", "title"):  # a number is a mistake here, not a text (JSON Lines ids aside)
-        if params.get(name) is not None and not isinstance(params[name], str):
-            raise ApiError(400, "bad_input", f"{where}: '{name}' must be a string, got {type(params[name]).__name__}")
     item = from_mapping(dict(params), Fields(id=None), where)
     if isinstance(item, Reject):
         raise ApiError(400, "bad_input", f"{item.source}: {item.reason}")
@@ -271,6 +273,7 @@ def _text_query(params: Mapping[str, Any], where: str) -> Query:
 SEARCH_FIELDS = frozenset({"id", "text", "title", "k", "limit", "levels", "partial_threshold", "spans"})
 REPORT_FIELDS = SEARCH_FIELDS | {"format", "exclude_quotations", "exclude_references", "min_chars", "exclude_source"}
 COMPARE_FIELDS = frozenset({"a", "b", "k", "partial_threshold"})
+SIDE_FIELDS = frozenset({"id", "text", "title"})
 DOCUMENTS_FIELDS = frozenset({"documents", "levels"})
 DOCUMENT_FIELDS = frozenset({"id", "text", "title", *META_FIELDS})
 
@@ -553,7 +556,9 @@ class App:
         for side in ("a", "b"):
             value = params.get(side)
             value = {"text": value} if isinstance(value, str) else value
-            if not isinstance(value, dict):
+            if isinstance(value, dict):
+                known_fields(value, SIDE_FIELDS, f"compare {side}")
+            else:
                 raise ApiError(400, "bad_input", f"compare: give '{side}' as a text, or an object with 'id' (a stored "
                                                  "document) or 'text' (and 'title')")
             sides.append(_text_query(value, f"compare {side}"))
@@ -628,7 +633,7 @@ class App:
         return {"indexed": summary.indexed, "rejected": rejected, "documents": store.count()}
 
     async def openapi(self, request: Request) -> Response:
-        return JSONResponse(openapi_of())
+        return JSONResponse(openapi_of(self))
 
 
 _MAX_MESSAGE = 2000  # characters of an error message: a field's value quoted in it is cut
@@ -723,7 +728,7 @@ def create_app(service: Service, settings: ServeSettings = ServeSettings()) -> S
     async def pages(request: Request) -> Response:
         if request.url.path == "/":
             return HTMLResponse(start_page(), headers=START_HEADERS)
-        return HTMLResponse(api_page(openapi_of()), headers=PAGE_HEADERS)
+        return HTMLResponse(api_page(openapi_of(app)), headers=PAGE_HEADERS)
 
     routes = [
         Route("/", guarded(pages), methods=["GET"]),
@@ -740,13 +745,13 @@ def create_app(service: Service, settings: ServeSettings = ServeSettings()) -> S
     return Starlette(routes=routes, exception_handlers=handlers)
 
 
-def openapi_of() -> dict[str, Any]:
-    """The OpenAPI description of this server, for the installed release."""
+def openapi_of(app: App) -> dict[str, Any]:
+    """The OpenAPI description of ``app``'s server (its ``k`` and largest ``limit``), for the installed release."""
     from importlib.metadata import version
 
     from .openapi import openapi
 
-    return openapi(version("simdup-es"))
+    return openapi(version("simdup-es"), k=app.service.params.k, max_limit=app.settings.max_limit)
 
 
 __all__ = ["ApiError", "SearchRequest", "ServeSettings", "check_access", "create_app", "error_of", "parse_json",
