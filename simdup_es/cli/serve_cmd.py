@@ -177,7 +177,7 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def _look_at(service: Service, scrubbed: Callable[[str], str]) -> None:
+def _look_at(service: Service, scrubbed: Callable[[str], str] = str) -> None:
     """Say on stderr what searches will not find (other fingerprint versions), or that the store does not answer yet
     (the message ``scrubbed`` of credentials a cluster or proxy may echo)."""
     try:

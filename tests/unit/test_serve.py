@@ -314,7 +314,9 @@ def test_openapi_describes_every_route(client: TestClient) -> None:
     assert all(set(m) == match_fields for m in found["matches"])
     assert set(client.get("/compare", params={"a": EDITED, "b": EDITED + "~edited"}).json()) == fields("/compare", "get")
     assert set(client.post("/report", json={"id": EDITED}).json()) == fields("/report", "post")
-    assert {p["name"] for p in spec["paths"]["/search"]["get"]["parameters"]} >= {"id", "text"}
+    assert {p["name"] for p in spec["paths"]["/search"]["get"]["parameters"]} >= {"id", "k", "limit"}
+    assert {"id", "text"} <= set(spec["paths"]["/search"]["post"]["requestBody"]["content"]["application/json"]["schema"][
+        "properties"])
 
 
 # --------------------------------------------------------------------------- errors
