@@ -592,7 +592,7 @@ class App:
         if as_json:
             return self.json(report.to_dict(), timing)
         # Each source links to its own report on this server (behind a proxy, under its path prefix).
-        link = request.scope.get("root_path", "") + "/report/{id}"
+        link = request.scope.get("root_path", "") + "/report/{id}?format=html"  # an id ending in .json too
         return HTMLResponse(render_report_html(report, source_link=link), headers={**timing, **PAGE_HEADERS})
 
     async def documents(self, request: Request) -> Response:
