@@ -30,6 +30,7 @@ messages never carry a credential (:func:`scrub`).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import hmac
 import json
@@ -411,6 +412,10 @@ PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsaf
 """The report pages run no script and load nothing: a browser is told so (and a stored text cannot change it)."""
 
 
+_REQUEST: contextvars.ContextVar[Request | None] = contextvars.ContextVar("simdup_serve_request", default=None)
+"""The request being answered (set by :func:`create_app`'s routes), whose client :meth:`App.run` watches."""
+
+
 class Abandoned(SimdupError):
     """The request of a call was answered (504) or gone: the call stops before its next step."""
 
@@ -490,10 +495,37 @@ class App:
         """``func(*args)`` on a worker thread: its result and a ``Server-Timing`` header.
 
         The header has ``queue`` (waiting for a thread) and ``work`` (the call), in ms. The request's
-        time limit (:func:`create_app`) cancels the wait; a call not started by then never starts, and
-        one under way ends unseen (Python cannot stop a thread) but keeps its slot until it does, so no
-        more than ``threads`` calls ever run at once (:class:`_Call`).
+        time limit (:func:`create_app`), or its client closing the connection, cancels the wait; a call
+        not started by then never starts, and one under way ends unseen (Python cannot stop a thread) but
+        keeps its slot until it does, so no more than ``threads`` calls ever run at once (:class:`_Call`).
         """
+        request = _REQUEST.get()
+        if request is None:
+            return await self._run(func, *args)
+        outcome: list[Any] = []
+        gone = False
+
+        async def watch() -> None:  # the body is read by now: what comes next is the client leaving
+            nonlocal gone
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            gone = True
+            group.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
+            try:
+                outcome.append(await self._run(func, *args))
+            except Exception as exc:  # raised below, not wrapped in the task group's ExceptionGroup
+                outcome.append(exc)
+            group.cancel_scope.cancel()
+        if gone:
+            raise ApiError(499, "client_closed", "the client closed the connection before the answer")
+        if isinstance(outcome[0], Exception):
+            raise outcome[0]
+        return outcome[0]  # type: ignore[no-any-return]
+
+    async def _run(self, func: Callable[..., Any], *args: Any) -> tuple[Any, dict[str, str]]:
         started = time.perf_counter()
         call = _Call(self.limiter)
         await self.limiter.acquire_on_behalf_of(call)  # cancelled while waiting: no slot taken
@@ -706,6 +738,7 @@ def create_app(service: Service, settings: ServeSettings = ServeSettings()) -> S
     def guarded(handler: Callable[[Request], Awaitable[Response]],
                 write: bool = False) -> Callable[[Request], Awaitable[Response]]:
         async def route(request: Request) -> Response:
+            _REQUEST.set(request)  # this request's own context: each request runs in a task of its own
             try:
                 check_access(request, settings, write)
                 # The whole request, reading its body included, within the time limit.

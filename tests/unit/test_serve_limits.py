@@ -20,7 +20,6 @@ import pytest
 from starlette.testclient import TestClient
 
 from simdup_es.cli.serve_cmd import secrets_of
-from simdup_es.search import MatrixComparer
 from simdup_es.serve import MAX_DEPTH, ServeSettings, create_app
 from simdup_es.service import Service
 from simdup_es.store import open_store
@@ -138,25 +137,22 @@ def test_a_504_on_a_write_says_it_may_still_land_and_the_embedded_store_writes_a
 # --------------------------------------------------------------------------- slots
 
 
-class _Gate(MatrixComparer):
-    """Each search's first comparison takes 0.5 s; how many run at once, and which searches started."""
+class _Slow(Service):
+    """Each search takes 0.5 s more; how many run at once, and how many started."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, store: Any) -> None:
+        super().__init__(store)
         self.lock = threading.Lock()
-        self.running = self.most = 0
-        self.seen: set[int] = set()
+        self.running = self.most = self.started = 0
 
-    def screened(self, a: str, b: str, screen: Any) -> Any:
-        first = threading.get_ident() not in self.seen
+    def search(self, *args: Any, **kwargs: Any) -> Any:
         with self.lock:
-            self.seen.add(threading.get_ident())
+            self.started += 1
             self.running += 1
             self.most = max(self.most, self.running)
         try:
-            if first:
-                time.sleep(0.5)
-            return super().screened(a, b, screen)
+            time.sleep(0.5)
+            return super().search(*args, **kwargs)
         finally:
             with self.lock:
                 self.running -= 1
@@ -164,9 +160,9 @@ class _Gate(MatrixComparer):
 
 def test_a_timed_out_call_keeps_its_slot_and_a_waiting_one_never_starts(folder: Path) -> None:
     store = open_store(path=folder, read_only=True)
-    gate = _Gate()
+    gate = _Slow(store)
     try:
-        app = create_app(Service(store, comparer=gate), ServeSettings(threads=1, timeout=0.2))
+        app = create_app(gate, ServeSettings(threads=1, timeout=0.2))
         with TestClient(app) as c, ThreadPoolExecutor(4) as pool:
             answers = list(pool.map(lambda _: c.get("/search", params={"id": SOURCE}).status_code, range(4)))
             assert answers == [504] * 4
@@ -176,9 +172,40 @@ def test_a_timed_out_call_keeps_its_slot_and_a_waiting_one_never_starts(folder: 
                 time.sleep(0.05)
             assert c.get("/health").status_code == 200
         assert gate.most == 1  # --threads 1: never two calls at once, 504 or not
-        assert len(gate.seen) == 1  # the three that waited for the slot past their time never started
+        assert gate.started == 1  # the three that waited for the slot past their time never started
     finally:
         store.close()
+
+
+def test_a_request_whose_client_leaves_never_starts_its_call(folder: Path) -> None:
+    """Over a real socket: a search waiting for the one slot, its client gone, is given up, not run later."""
+    from tests.unit.test_serve import uvicorn_serving
+
+    store = open_store(path=folder, read_only=True)
+    gate = _Slow(store)
+    request = f"GET /search?id={SOURCE} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    try:
+        app = create_app(gate, ServeSettings(threads=1, timeout=30))
+        with uvicorn_serving(app) as base:
+            port = int(base.rsplit(":", 1)[1])
+            with socket.create_connection(("127.0.0.1", port)) as first:
+                first.sendall(request)
+                _wait_for(lambda: gate.running == 1)  # the first search holds the slot
+                with socket.create_connection(("127.0.0.1", port)) as second:
+                    second.sendall(request)
+                    time.sleep(0.2)  # waiting for the slot
+                assert first.recv(12) == b"HTTP/1.1 200"
+            time.sleep(1.0)  # the slot is free again: the second search would start now, had it not been given up
+            assert gate.started == 1
+    finally:
+        store.close()
+
+
+def _wait_for(condition: Any, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
 
 
 # --------------------------------------------------------------------------- who may write
