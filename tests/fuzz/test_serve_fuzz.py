@@ -70,12 +70,13 @@ def _serving(folder: Path, *options: str) -> Iterator[str]:
 
 
 def _fuzz(url: str, config: Path, examples: int, *options: str) -> str:
-    """Run schemathesis; its output, after checking it found nothing."""
+    """Run schemathesis (in the config's folder, where it keeps its cache); its output, after checking it found
+    nothing."""
     cmd = [sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "--no-color", "run",
            f"{url}/openapi.json", "--mode", "all", "-n", str(examples), "--seed", "7", "--request-timeout", "60",
            "--max-time", "45", *CHECKS, *options]
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.fuzz.hooks", "PYTHONPATH": str(ROOT)}
-    run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(cmd, cwd=config.parent, env=env, capture_output=True, text=True, timeout=600)
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-6000:]
     generated = re.search(r"(\d+) generated", output)
