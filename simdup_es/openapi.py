@@ -1,7 +1,10 @@
 """The OpenAPI 3.1 description of ``simdup serve`` (``GET /openapi.json``), for clients in other languages.
 
 Written out rather than generated: Starlette has no schema of its own, and the
-routes are few. ``tests/unit/test_serve.py`` checks that it names every route.
+routes are few. It says what the server takes, bounds and enums included (a server's
+``k`` and largest ``limit``), so that a client generated from it, or a schema fuzzer,
+sends requests the server answers: ``tests/unit/test_serve.py`` checks that it names
+every route, ``tests/fuzz`` runs schemathesis against it.
 """
 
 from __future__ import annotations

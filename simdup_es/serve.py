@@ -10,6 +10,8 @@ with uvicorn::
 The routes (``docs/serve.md`` has the request and response fields):
 
 ========================  =====================================================
+``GET /``                 a page to paste or upload a text and read its report
+``GET /docs``             the API as a page, from its OpenAPI description
 ``GET /health``           the store answers: documents, fingerprint versions
 ``GET|POST /search``      copies of a stored document (``id``) or of a posted text
 ``GET|POST /compare``     two texts or stored documents, sentence by sentence
@@ -22,7 +24,11 @@ The routes (``docs/serve.md`` has the request and response fields):
 Store and search calls block (SQLite, the cluster's HTTP client, the comparison
 matrix), so each runs on a worker thread (at most ``threads`` at once), never on
 the event loop. A request gets ``timeout`` seconds, waiting for a thread
-included; past that the answer is 504 (the thread finishes its call, unseen).
+included; past that the answer is 504 (a call not started never starts; one under
+way finishes unseen, holding its thread's slot until it does). Bodies are JSON
+declared as such (else 415), which a web page elsewhere cannot send unasked; a
+loopback server answers only its own host names, and a write from another origin,
+or without the token when there is one, is refused (:func:`check_access`).
 Every error is JSON, ``{"error": {"type", "message"}}``, with its status code;
 messages never carry a credential (:func:`scrub`).
 """

@@ -159,9 +159,9 @@ def _more_open_files() -> None:
         import resource
 
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
-            resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 1 << 20) if hard != resource.RLIM_INFINITY
-                                                        else 1 << 20, hard))
+        target = 1 << 20 if hard == resource.RLIM_INFINITY else hard
+        if soft != resource.RLIM_INFINITY and soft < target:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
