@@ -347,3 +347,62 @@ def test_idle_and_slow_connections_are_closed(served: int) -> None:
     assert _exchange(served) == b""  # nothing sent: closed after --idle-timeout
     assert _exchange(served, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n") == b""  # a head never finished
     assert time.monotonic() - started < 8
+
+
+class _Echo(threading.Thread):
+    """An HTTP server that answers every request 401 with the request's Authorization header in its body, as a
+    misconfigured proxy in front of a cluster may."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self._echo()
+
+            def do_POST(self) -> None:
+                self._echo()
+
+            def do_HEAD(self) -> None:
+                self._echo()
+
+            def _echo(self) -> None:
+                body = json.dumps({"error": f"refused: Authorization was {self.headers.get('authorization')}"}).encode()
+                self.send_response(401)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        super().__init__(daemon=True)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+
+    def run(self) -> None:
+        self.server.serve_forever()
+
+
+def test_what_a_proxy_echoes_is_masked_in_answers_and_logs(caplog: pytest.LogCaptureFixture) -> None:
+    import base64
+    import logging
+
+    echo = _Echo()
+    echo.start()
+    written, password = "p%40ss-S3CRET-echo", "p@ss-S3CRET-echo"
+    url = f"http://elastic:{written}@127.0.0.1:{echo.port}"
+    secrets = secrets_of({"es_url": url, "password": None, "api_key": None, "user": None})
+    store = open_store(url, index="simdup-docs", engine="elasticsearch", max_retries=0, request_timeout=5)
+    hidden = [written, password, base64.b64encode(f"elastic:{password}".encode()).decode()]
+    try:
+        with caplog.at_level(logging.DEBUG), TestClient(create_app(Service(store), ServeSettings(secrets=secrets))) as c:
+            answers = [c.get("/health"), c.get("/search", params={"id": "a"}), c.get("/report/a.json")]
+    finally:
+        store.close()
+        echo.server.shutdown()
+    assert [a.status_code for a in answers] == [503] * 3, [a.text for a in answers]
+    assert any("***" in a.text for a in answers)  # the echo reached the message, masked
+    shown = " ".join(a.text for a in answers) + caplog.text
+    assert not [h for h in hidden if h in shown], shown
