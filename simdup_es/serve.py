@@ -192,11 +192,20 @@ class SearchRequest:
     spans: bool = True
 
 
+FLAGS = ("spans", "exclude_quotations", "exclude_references")
+"""The fields that are true or false: JSON's ``true``/``false``, or in a query string one of :func:`_query_flag`'s."""
+
+
 def _flag(params: Mapping[str, Any], name: str, default: bool = False) -> bool:
     value = params.get(name, default)
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.lower() in ("", "0", "false", "no", "1", "true", "yes"):
+    raise ApiError(400, "bad_input", f"{name} must be true or false, got {value!r}")
+
+
+def _query_flag(name: str, value: str) -> bool:
+    """A flag given as a query parameter: ``true``/``1``/``yes`` or ``false``/``0``/``no``/empty."""
+    if value.lower() in ("", "0", "false", "no", "1", "true", "yes"):
         return value.lower() in ("1", "true", "yes")
     raise ApiError(400, "bad_input", f"{name} must be true or false, got {value!r}")
 
@@ -225,10 +234,13 @@ def _sources(params: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def _query_params(request: Request) -> dict[str, Any]:
-    """A request's query parameters, ``exclude_source`` with every value it is given."""
+    """A request's query parameters, ``exclude_source`` with every value it is given, the :data:`FLAGS` as bools."""
     params: dict[str, Any] = {**request.query_params}
     if "exclude_source" in params:
         params["exclude_source"] = request.query_params.getlist("exclude_source")
+    for name in FLAGS:
+        if name in params:
+            params[name] = _query_flag(name, params[name])
     return params
 
 
@@ -569,7 +581,7 @@ class App:
                 "k": self.service.params.k, "indexing": self.settings.allow_index}
 
     async def search(self, request: Request) -> Response:
-        params = (dict(request.query_params) if request.method == "GET"
+        params = (_query_params(request) if request.method == "GET"
                   else await read_object(request, self.settings.max_body_bytes))
         known_fields(params, SEARCH_FIELDS, "search")
         body, timing = await self.run(self._search, self._search_params(params))

@@ -18,6 +18,14 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 
+def _too_large(max_head: int) -> bytes:
+    """The 431 answer, whole, with its JSON error."""
+    body = json.dumps({"error": {"type": "header_too_large", "message": f"the request line and headers are larger "
+                                 f"than {max_head:,} bytes: send shorter headers"}}).encode()
+    return b"".join([STATUS_LINE[431], b"content-type: application/json\r\ncontent-length: ", str(len(body)).encode(),
+                     b"\r\nconnection: close\r\n\r\n", body])
+
+
 def protocol(max_head: int, idle: float) -> type[HttpToolsProtocol]:
     """An :class:`HttpToolsProtocol` with a head of at most ``max_head`` bytes, complete within ``idle`` seconds."""
 
@@ -66,14 +74,10 @@ def protocol(max_head: int, idle: float) -> type[HttpToolsProtocol]:
             super().on_header(name, value)
 
         def _refuse(self) -> None:
-            if self._refused or self.transport.is_closing():
-                return
-            self._refused = True
-            body = json.dumps({"error": {"type": "header_too_large", "message": f"the request line and headers are "
-                                         f"larger than {max_head:,} bytes: send shorter headers"}}).encode()
-            self.transport.write(b"".join([STATUS_LINE[431], b"content-type: application/json\r\ncontent-length: ",
-                                           str(len(body)).encode(), b"\r\nconnection: close\r\n\r\n", body]))
-            self.transport.close()
+            if not self._refused and not self.transport.is_closing():
+                self._refused = True
+                self.transport.write(_too_large(max_head))
+                self.transport.close()
 
         def send_400_response(self, msg: str) -> None:
             if not self._refused:  # after a 431 the parser fails on what follows: one answer is enough

@@ -79,6 +79,16 @@ def test_a_5000_digit_query_parameter_is_400(client: TestClient, params: dict[st
     assert len(message) <= 2001  # the value quoted in it is cut
 
 
+def test_a_flag_in_a_body_is_a_json_boolean(client: TestClient) -> None:
+    """In a query string a flag is text (``spans=false``); in JSON it is ``true`` or ``false``, not a string."""
+    for spans in ("", "false", 0):
+        assert "spans must be true or false" in _error(client.post("/search", json={"id": SOURCE, "spans": spans}), 400,
+                                                       "bad_input")
+    found = client.get("/search", params={"id": SOURCE, "spans": "false"}).json()["matches"]
+    assert found and all(m["spans"] is None for m in found)
+    _error(client.get("/search", params={"id": SOURCE, "spans": "maybe"}), 400, "bad_input")
+
+
 # --------------------------------------------------------------------------- smaller: 405, unknown fields, 504
 
 
