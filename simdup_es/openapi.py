@@ -14,6 +14,8 @@ from typing import Any
 _ERROR = {"type": "object", "required": ["error"], "properties": {"error": {
     "type": "object", "required": ["type", "message"],
     "properties": {"type": {"type": "string", "examples": ["not_found"]}, "message": {"type": "string"}}}}}
+QUERY_TRUE, QUERY_FALSE = ("true", "1", "yes"), ("false", "0", "no")
+"""A flag's words in a query string (in JSON it is ``true`` or ``false``)."""
 _ID = {"type": "string", "minLength": 1}
 _TEXT = {"type": "string", "pattern": "\\S", "description": "A text (it must hold words to fingerprint)."}
 
@@ -135,9 +137,13 @@ def _errors(*codes: int) -> dict[str, Any]:
 
 
 def _query(fields: dict[str, Any], names: tuple[str, ...], required: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    """Query parameters: in a URL a value is a string, so ``null`` is no value of theirs."""
+    """Query parameters: in a URL a value is a string, so ``null`` is no value of theirs, and a flag is one of
+    six words."""
     def plain(schema: dict[str, Any]) -> dict[str, Any]:
         kind = schema.get("type")
+        if kind == "boolean":  # as the server reads a flag in a query string
+            return {"type": "string", "enum": [*QUERY_TRUE, *QUERY_FALSE], **{
+                key: value for key, value in schema.items() if key == "description"}}
         return {**schema, "type": kind[0]} if isinstance(kind, list) else schema
 
     return [{"name": n, "in": "query", "required": n in required, "schema": plain(fields[n])} for n in names]

@@ -70,6 +70,7 @@ from .errors import (
 )
 from .keys import MAX_K
 from .multilevel import MultiParams
+from .openapi import QUERY_FALSE, QUERY_TRUE
 from .report import Exclusions, SimilarityReport, matches_json, render_report_html, verdict_json
 from .service import Query, Service
 from .sources import Fields, Record, Reject, from_mapping
@@ -204,9 +205,9 @@ def _flag(params: Mapping[str, Any], name: str, default: bool = False) -> bool:
 
 
 def _query_flag(name: str, value: str) -> bool:
-    """A flag given as a query parameter: ``true``/``1``/``yes`` or ``false``/``0``/``no``/empty."""
-    if value.lower() in ("", "0", "false", "no", "1", "true", "yes"):
-        return value.lower() in ("1", "true", "yes")
+    """A flag given as a query parameter: one of :data:`QUERY_TRUE` or :data:`QUERY_FALSE`."""
+    if value in QUERY_TRUE + QUERY_FALSE:
+        return value in QUERY_TRUE
     raise ApiError(400, "bad_input", f"{name} must be true or false, got {value!r}")
 
 
