@@ -234,6 +234,14 @@ def _sources(params: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(ids)
 
 
+def _path_id(request: Request) -> str:
+    """The id in ``/report/{id}``, all of it: the route's pattern (``.*$``) would drop a last newline (``%0A``)."""
+    path, root = request.scope["path"], request.scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root):]
+    return str(path).removeprefix("/report/")
+
+
 def _query_params(request: Request) -> dict[str, Any]:
     """A request's query parameters, ``exclude_source`` with every value it is given, the :data:`FLAGS` as bools."""
     params: dict[str, Any] = {**request.query_params}
@@ -624,7 +632,7 @@ class App:
         return {"a_label": a.id or "a", "b_label": b.id or "b", **verdict_json(compared.verdict, compared.a, compared.b)}
 
     async def report(self, request: Request) -> Response:
-        doc_id: str = request.path_params["doc_id"]
+        doc_id = _path_id(request)
         as_json = doc_id.endswith(".json") and request.query_params.get("format") != "html"
         if as_json:
             doc_id = doc_id[: -len(".json")]

@@ -136,3 +136,11 @@ def test_the_pages_refuse_a_foreign_host_when_loopback(tmp_path: Path) -> None:
             assert c.get("/", headers={"host": "rebound.example"}).status_code == 403
     finally:
         store.close()
+
+
+def test_an_id_ending_in_a_newline_is_not_another_document(client: TestClient) -> None:
+    """``/report/X%0A`` is the id ``X\\n`` (unknown here), not ``X``: the route's pattern would drop the newline."""
+    assert client.get(f"/report/{quote(SOURCE, safe='')}").status_code == 200
+    answer = client.get(f"/report/{quote(SOURCE + chr(10), safe='')}")
+    assert answer.status_code == 404 and repr(SOURCE + "\n") in answer.json()["error"]["message"]
+    assert client.get("/report/%0A").status_code == 404
