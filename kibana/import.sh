@@ -125,7 +125,7 @@ fi
 # The import API wants a file whose name ends in .ndjson.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The shipped objects link _id to http://127.0.0.1:8000/report/{{value}} (simdup serve's default).
+# The shipped objects link _id to http://127.0.0.1:8000/report/{{value}}?format=html (simdup serve's default).
 sed -e "s/@timestamp/$DATE_FIELD/g" -e "s#http://127.0.0.1:8000/report/#$BASE_URL/report/#g" "$objects" \
     >"$tmp/simdup.ndjson"
 response=$(curl -sS -X POST "$KIBANA_URL/api/saved_objects/_import?overwrite=true" \

@@ -44,8 +44,9 @@ _XSRF: dict[Dashboards, str] = {"kibana": "kbn-xsrf", "opensearch-dashboards": "
 
 
 def report_link(base_url: str) -> dict[str, object]:
-    """The data view's field format of ``_id``: a link to the document's report page."""
-    return {"id": "url", "params": {"urlTemplate": f"{base_url.rstrip('/')}/report/{{{{value}}}}",
+    """The data view's field format of ``_id``: a link to the document's report page (``format=html``: an id that
+    itself ends in ``.json`` gets its page too, not the JSON of the id without it)."""
+    return {"id": "url", "params": {"urlTemplate": f"{base_url.rstrip('/')}/report/{{{{value}}}}?format=html",
                                     "labelTemplate": "{{value}}"}}
 
 

@@ -1,7 +1,10 @@
 """The OpenAPI 3.1 description of ``simdup serve`` (``GET /openapi.json``), for clients in other languages.
 
 Written out rather than generated: Starlette has no schema of its own, and the
-routes are few. ``tests/unit/test_serve.py`` checks that it names every route.
+routes are few. It says what the server takes, bounds and enums included (a server's
+``k`` and largest ``limit``), so that a client generated from it, or a schema fuzzer,
+sends requests the server answers: ``tests/unit/test_serve.py`` checks that it names
+every route, ``tests/fuzz`` runs schemathesis against it.
 """
 
 from __future__ import annotations
@@ -11,21 +14,49 @@ from typing import Any
 _ERROR = {"type": "object", "required": ["error"], "properties": {"error": {
     "type": "object", "required": ["type", "message"],
     "properties": {"type": {"type": "string", "examples": ["not_found"]}, "message": {"type": "string"}}}}}
-_SEARCH_FIELDS: dict[str, Any] = {
-    "id": {"type": "string", "description": "A stored document to search with (left out of its results)."},
-    "text": {"type": "string", "description": "A text to search with (give id or text)."},
-    "title": {"type": "string"},
-    "k": {"type": "integer", "minimum": 0, "description": "Largest Hamming distance of a near-duplicate (up to the server's k)."},
-    "limit": {"type": "integer", "minimum": 0},
-    "levels": {"type": "string", "enum": ["all", "document"],
-               "description": "all: near-duplicates and partial copies; document: near-duplicates only, unscored."},
-    "partial_threshold": {"type": "number", "minimum": 0, "maximum": 1},
-    "spans": {"type": "boolean", "default": True,
-              "description": "false: each match's 'spans' is null (not mapped to original characters; a faster search)."},
-    "exclude_texts": {"type": "array", "items": {"type": "string"},
-                      "description": "Texts whose text never counts as copied (templates; beside the server's "
-                                     "--exclude-file). One text in a query string."},
+QUERY_TRUE, QUERY_FALSE = ("true", "1", "yes"), ("false", "0", "no")
+"""A flag's words in a query string (in JSON it is ``true`` or ``false``)."""
+_ID = {"type": "string", "minLength": 1}
+_TEXT = {"type": "string", "pattern": "\\S", "description": "A text (it must hold words to fingerprint)."}
+
+
+def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` or ``null``: the server takes a ``null`` field as one not given."""
+    return {**schema, "type": [schema["type"], "null"]}
+
+
+def _search_fields(k: int, max_limit: int) -> dict[str, Any]:
+    """The fields of a search: a stored ``id`` or a ``text``, and the options, bounded as this server bounds them."""
+    return {
+        "id": _or_null({**_ID, "description": "A stored document to search with (left out of its results)."}),
+        "text": _or_null({**_TEXT, "description": "A text to search with (give id or text)."}),
+        "title": _or_null({"type": "string"}),
+        "k": _or_null({"type": "integer", "minimum": 0, "maximum": k,
+                       "description": "Largest Hamming distance of a near-duplicate (up to the server's k)."}),
+        "limit": _or_null({"type": "integer", "minimum": 0, "maximum": max_limit}),
+        "levels": {"type": "string", "enum": ["all", "document"],
+                   "description": "all: near-duplicates and partial copies; document: near-duplicates only, unscored."},
+        "partial_threshold": _or_null({"type": "number", "minimum": 0, "maximum": 1}),
+        "spans": {"type": "boolean", "default": True, "description": "false: each match's 'spans' is null (not mapped "
+                  "to original characters; a faster search)."},
+        "exclude_texts": _or_null({"type": "array", "items": {"type": "string"}, "description": "Texts whose text never "
+                                   "counts as copied (templates; beside the server's --exclude-file); in a query "
+                                   "string, the parameter once per text."}),
+    }
+
+
+_EXCLUSIONS: dict[str, Any] = {
+    "exclude_quotations": {"type": "boolean", "description": "Quotations do not count."},
+    "exclude_references": {"type": "boolean", "description": "The list of references does not count."},
+    "min_chars": _or_null({"type": "integer", "minimum": 0, "maximum": 1_000_000,
+                           "description": "Copied passages shorter than this do not count."}),
+    "format": {"type": "string", "enum": ["json", "html"]},
 }
+_ONE_OF_ID_TEXT = [{"required": ["id"], "properties": {"id": _ID}}, {"required": ["text"], "properties": {"text": _TEXT}}]
+_SIDE = {"oneOf": [_TEXT, {"type": "object", "properties": {"id": _or_null(_ID), "text": _or_null(_TEXT),
+                                                             "title": _or_null({"type": "string"})},
+                           "additionalProperties": False, "oneOf": _ONE_OF_ID_TEXT}],
+         "description": "A text, or {id} (a stored document), or {text, title}."}
 _MATCH = {"type": "object", "properties": {
     "id": {"type": "string"}, "kind": {"type": "string", "enum": ["near-duplicate", "partial"]},
     "distance": {"type": ["integer", "null"]}, "title": {"type": ["string", "null"]},
@@ -98,8 +129,14 @@ _REPORT_RESULT = {"type": "object", "description": "simdup report --json; offset
     "left_out": {"type": "array", "items": {"type": "object", "properties": {
         "id": {"type": "string"}, "reason": {"type": "string"}}}},
     "more": {"type": "integer"}}}
-_SIDE = {"oneOf": [{"type": "string"}, {"type": "object", "properties": {
-    "id": {"type": "string"}, "text": {"type": "string"}, "title": {"type": "string"}}}]}
+_DOCUMENT = {"anyOf": [{"type": "object", "required": ["text"], "additionalProperties": False, "properties": {
+    "id": _ID, "text": _TEXT, "title": {"type": "string"}, **{name: {"type": "string"} for name in ("url", "author", "date")}}},
+    {}], "description": "A document {id, text, title, url, author, date}; anything else is rejected with its reason."}
+
+
+def _page_or_json(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": "OK", "content": {"text/html": {"schema": {"type": "string"}},
+                                             "application/json": {"schema": schema}}}
 
 
 def _json(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
@@ -107,65 +144,84 @@ def _json(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
 
 
 def _errors(*codes: int) -> dict[str, Any]:
-    return {str(code): _json(_ERROR, "error") for code in (*codes, 503, 504)}
+    """The errors of a route: ``codes`` and those of every route (a foreign Host, the store down, the time limit)."""
+    return {str(code): _json(_ERROR, "error") for code in sorted({*codes, 403, 503, 504})}
 
 
-def _query(names: tuple[str, ...], required: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    return [{"name": n, "in": "query", "required": n in required, "schema": _SEARCH_FIELDS.get(n, {"type": "string"})}
-            for n in names]
+def _query(fields: dict[str, Any], names: tuple[str, ...], required: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Query parameters: in a URL a value is a string, so ``null`` is no value of theirs, and a flag is one of
+    six words."""
+    def plain(schema: dict[str, Any]) -> dict[str, Any]:
+        kind = schema.get("type")
+        if kind == "boolean":  # as the server reads a flag in a query string
+            return {"type": "string", "enum": [*QUERY_TRUE, *QUERY_FALSE], **{
+                key: value for key, value in schema.items() if key == "description"}}
+        return {**schema, "type": kind[0]} if isinstance(kind, list) else schema
+
+    return [{"name": n, "in": "query", "required": n in required, "schema": plain(fields[n])} for n in names]
 
 
 def _body(schema: dict[str, Any]) -> dict[str, Any]:
     return {"required": True, "content": {"application/json": {"schema": schema}}}
 
 
-def openapi(version: str) -> dict[str, Any]:
-    """The description, for the package ``version``."""
-    search_params = _query(("id", "text", "title", "k", "limit", "levels", "partial_threshold", "spans", "exclude_texts"))
-    report_params = [{"name": "doc_id", "in": "path", "required": True, "schema": {"type": "string"},
-                      "description": "The stored id, percent-encoded; '.json' at the end answers JSON."},
-                     *_query(("k", "limit", "levels", "partial_threshold", "exclude_quotations", "exclude_references",
-                               "min_chars", "format", "exclude_texts")),
+def _object(properties: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """A request body: these fields and no others (the server refuses a field it does not know)."""
+    return {"type": "object", "properties": properties, "additionalProperties": False, **more}
+
+
+def openapi(version: str, k: int = 3, max_limit: int = 1000) -> dict[str, Any]:
+    """The description, for the package ``version`` and a server's largest ``k`` and ``limit``."""
+    fields = {**_search_fields(k, max_limit), **_EXCLUSIONS, "a": _ID, "b": _ID,
+              "exclude_source": {"type": "array", "items": _ID}}
+    search_params = _query(fields, ("id", "k", "limit", "levels", "partial_threshold", "spans", "exclude_texts"),
+                           ("id",))
+    report_params = [{"name": "doc_id", "in": "path", "required": True, "schema": _ID,
+                      "description": "The stored id, percent-encoded; '.json' at the end answers JSON (unless "
+                                     "format=html: an id that itself ends in '.json')."},
+                     *_query(fields, ("k", "limit", "levels", "partial_threshold", "exclude_quotations",
+                                      "exclude_references", "min_chars", "format", "exclude_texts")),
                      {"name": "exclude_source", "in": "query", "required": False, "description": "A stored id not to "
-                      "count as a source (repeatable).", "schema": {"type": "array", "items": {"type": "string"}},
-                      "explode": True}]
-    search_body = {"type": "object", "properties": _SEARCH_FIELDS}
+                      "count as a source (repeatable).", "schema": fields["exclude_source"], "explode": True}]
+    search_body = _object(_search_fields(k, max_limit), oneOf=_ONE_OF_ID_TEXT)
+    report_body = _object({**_search_fields(k, max_limit), **_EXCLUSIONS, "exclude_source": {
+        "oneOf": [_ID, {"type": "array", "items": _ID}]}}, oneOf=_ONE_OF_ID_TEXT)
+    compare_body = _object({"a": _SIDE, "b": _SIDE, **{name: fields[name] for name in (
+        "k", "partial_threshold", "exclude_texts")}}, required=["a", "b"])
+    documents_body = {"oneOf": [{"type": "array", "items": _DOCUMENT}, _object(
+        {"documents": {"type": "array", "items": _DOCUMENT}, "levels": {"type": "string", "enum": [
+            "all", "keys", "document"]}}, required=["documents"])]}
+    page = {"200": {"description": "OK", "content": {"text/html": {"schema": {"type": "string"}}}}, **_errors()}
     paths = {
+        "/": {"get": {"summary": "A page to paste or upload a text and read its report, or open a stored document's",
+                      "responses": page}},
+        "/docs": {"get": {"summary": "This description as a page", "responses": page}},
         "/health": {"get": {"summary": "The store answers: documents, fingerprint versions", "responses": {
             "200": _json({"type": "object"}), **_errors()}}},
         "/search": {
-            "get": {"summary": "Copies of a stored document or a text (give id or text)", "parameters": search_params,
+            "get": {"summary": "Copies of a stored document (a text: POST)", "parameters": search_params,
                     "responses": {"200": _json(_SEARCH_RESULT), **_errors(400, 404, 409)}},
             "post": {"summary": "Copies of a stored document or a text", "requestBody": _body(search_body),
-                     "responses": {"200": _json(_SEARCH_RESULT), **_errors(400, 404, 409, 413)}}},
+                     "responses": {"200": _json(_SEARCH_RESULT), **_errors(400, 404, 409, 413, 415)}}},
         "/compare": {
             "get": {"summary": "Two stored documents compared",
-                    "parameters": _query(("a", "b", "k", "partial_threshold", "exclude_texts"), ("a", "b")),
-                    "responses": {"200": _json(_COMPARE_RESULT), **_errors(400, 404)}},
-            "post": {"summary": "Two texts or stored documents compared", "requestBody": _body(
-                {"type": "object", "required": ["a", "b"], "properties": {
-                    "a": _SIDE, "b": _SIDE, "k": {"type": "integer"}, "partial_threshold": _SEARCH_FIELDS["partial_threshold"],
-                    "exclude_texts": _SEARCH_FIELDS["exclude_texts"]}}),
-                "responses": {"200": _json(_COMPARE_RESULT), **_errors(400, 404, 413)}}},
+                    "parameters": _query(fields, ("a", "b", "k", "partial_threshold", "exclude_texts"), ("a", "b")),
+                    "responses": {"200": _json(_COMPARE_RESULT), **_errors(400, 404, 409)}},
+            "post": {"summary": "Two texts or stored documents compared", "requestBody": _body(compare_body),
+                     "responses": {"200": _json(_COMPARE_RESULT), **_errors(400, 404, 409, 413, 415)}}},
         "/report/{doc_id}": {"get": {
             "summary": "The copy report of a stored document: an HTML page, or JSON", "parameters": report_params,
-            "responses": {"200": {"description": "OK", "content": {"text/html": {"schema": {"type": "string"}},
-                                                                   "application/json": {"schema": _REPORT_RESULT}}},
-                          **_errors(400, 404)}}},
-        "/report": {"post": {"summary": "The copy report of a text or stored document", "requestBody": _body(
-            {"type": "object", "properties": {**_SEARCH_FIELDS, "exclude_quotations": {"type": "boolean"},
-                                              "exclude_references": {"type": "boolean"}, "min_chars": {"type": "integer"},
-                                              "exclude_source": {"oneOf": [{"type": "string"}, {
-                                                  "type": "array", "items": {"type": "string"}}]},
-                                              "format": {"type": "string", "enum": ["json", "html"]}}}),
-            "responses": {"200": _json(_REPORT_RESULT), **_errors(400, 404, 413)}}},
-        "/documents": {"post": {"summary": "Index documents (only when the server allows it)", "requestBody": _body(
-            {"type": "object", "properties": {"documents": {"type": "array", "items": {"type": "object", "properties": {
-                "id": {"type": "string"}, "text": {"type": "string"}, "title": {"type": "string"}}}},
-                "levels": {"type": "string", "enum": ["all", "keys", "document"]}}}),
-            "responses": {"200": _json({"type": "object", "properties": {
-                "indexed": {"type": "integer"}, "rejected": {"type": "array"}, "documents": {"type": "integer"}}}),
-                **_errors(400, 403, 413)}}},
+            "responses": {"200": _page_or_json(_REPORT_RESULT), **_errors(400, 404, 409)}}},
+        "/report": {"post": {"summary": "The copy report of a text or stored document (JSON, or with format html "
+                                        "the page)", "requestBody": _body(report_body),
+                             "responses": {"200": _page_or_json(_REPORT_RESULT), **_errors(400, 404, 409, 413, 415)}}},
+        "/documents": {"post": {
+            "summary": "Index documents (only when the server allows it): each one is indexed, or rejected with its "
+                       "reason (a document that is not an object with a text among them)", "requestBody": _body(documents_body),
+            "responses": {"200": _json({"type": "object", "required": ["indexed", "rejected", "documents"], "properties": {
+                "indexed": {"type": "integer"}, "rejected": {"type": "array", "items": {"type": "object", "properties": {
+                    "source": {"type": "string"}, "id": {"type": ["string", "null"]}, "reason": {"type": "string"}}}},
+                "documents": {"type": "integer"}}}), **_errors(400, 401, 413, 415)}}},
         "/openapi.json": {"get": {"summary": "This description", "responses": {"200": _json({"type": "object"})}}},
     }
     return {"openapi": "3.1.0", "info": {"title": "simdup serve", "version": version,

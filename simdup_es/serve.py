@@ -10,6 +10,8 @@ with uvicorn::
 The routes (``docs/serve.md`` has the request and response fields):
 
 ========================  =====================================================
+``GET /``                 a page to paste or upload a text and read its report
+``GET /docs``             the API as a page, from its OpenAPI description
 ``GET /health``           the store answers: documents, fingerprint versions
 ``GET|POST /search``      copies of a stored document (``id``) or of a posted text
 ``GET|POST /compare``     two texts or stored documents, sentence by sentence
@@ -22,24 +24,34 @@ The routes (``docs/serve.md`` has the request and response fields):
 Store and search calls block (SQLite, the cluster's HTTP client, the comparison
 matrix), so each runs on a worker thread (at most ``threads`` at once), never on
 the event loop. A request gets ``timeout`` seconds, waiting for a thread
-included; past that the answer is 504 (the thread finishes its call, unseen).
+included; past that the answer is 504 (a call not started never starts; one under
+way finishes unseen, holding its thread's slot until it does). Bodies are JSON
+declared as such (else 415), which a web page elsewhere cannot send unasked; a
+loopback server answers only its own host names, and a write from another origin,
+or without the token when there is one, is refused (:func:`check_access`).
 Every error is JSON, ``{"error": {"type", "message"}}``, with its status code;
 messages never carry a credential (:func:`scrub`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
+import hmac
 import json
 import logging
 import math
 import re
+import threading
 import time
+import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -58,9 +70,11 @@ from .errors import (
 )
 from .keys import MAX_K
 from .multilevel import MultiParams
+from .openapi import QUERY_FALSE, QUERY_TRUE
 from .report import Exclusions, SimilarityReport, matches_json, render_report_html, verdict_json
 from .service import Query, Service
-from .sources import Fields, Reject, from_mapping
+from .sources import Fields, Record, Reject, from_mapping
+from .store.base import META_FIELDS
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +104,12 @@ class ServeSettings:
         Seconds between looks for other processes' writes (embedded store); 0 never looks.
     secrets:
         Strings no response may contain (a password, an API key): replaced by ``***``.
+    allowed_hosts:
+        The host names a request's ``Host`` header may give (any port); empty: any. A server on a
+        loopback address allows only its own names, so that a web page cannot reach it through a
+        DNS name it rebinds to 127.0.0.1.
+    token:
+        When given, a write (``POST /documents``) must carry ``Authorization: Bearer <token>``.
     """
 
     allow_index: bool = False
@@ -100,12 +120,16 @@ class ServeSettings:
     max_limit: int = 1000
     refresh_every: float = 1.0
     secrets: tuple[str, ...] = field(default=(), repr=False)
+    allowed_hosts: tuple[str, ...] = ()
+    token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.max_body_bytes < 1 or self.threads < 1 or self.limit < 0 or self.max_limit < self.limit:
             raise ConfigError("max_body_bytes and threads must be positive, and 0 <= limit <= max_limit")
         if not self.timeout > 0:
             raise ConfigError(f"the request timeout must be positive, got {self.timeout}")
+        if self.token is not None and not self.token.strip():
+            raise ConfigError("the token for writes is empty: give a token, or none")
 
 
 def retry_within(seconds: float) -> Retry:
@@ -122,9 +146,10 @@ def retry_within(seconds: float) -> Retry:
 class ApiError(SimdupError):
     """An error answered as ``{"error": {"type", "message"}}`` with an HTTP ``status``."""
 
-    def __init__(self, status: int, kind: str, message: str) -> None:
+    def __init__(self, status: int, kind: str, message: str, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
         self.status, self.kind, self.message = status, kind, message
+        self.headers = dict(headers or {})
 
 
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]*@")
@@ -169,12 +194,21 @@ class SearchRequest:
     exclude_texts: tuple[str, ...] = ()
 
 
+FLAGS = ("spans", "exclude_quotations", "exclude_references")
+"""The fields that are true or false: JSON's ``true``/``false``, or in a query string one of :func:`_query_flag`'s."""
+
+
 def _flag(params: Mapping[str, Any], name: str, default: bool = False) -> bool:
     value = params.get(name, default)
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.lower() in ("", "0", "false", "no", "1", "true", "yes"):
-        return value.lower() in ("1", "true", "yes")
+    raise ApiError(400, "bad_input", f"{name} must be true or false, got {value!r}")
+
+
+def _query_flag(name: str, value: str) -> bool:
+    """A flag given as a query parameter: one of :data:`QUERY_TRUE` or :data:`QUERY_FALSE`."""
+    if value in QUERY_TRUE + QUERY_FALSE:
+        return value in QUERY_TRUE
     raise ApiError(400, "bad_input", f"{name} must be true or false, got {value!r}")
 
 
@@ -201,11 +235,24 @@ def _sources(params: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(ids)
 
 
+def _path_id(request: Request) -> str:
+    """The id in ``/report/{id}``, all of it: the route's pattern (``.*$``) would drop a last newline (``%0A``)."""
+    path, root = request.scope["path"], request.scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root):]
+    return str(path).removeprefix("/report/")
+
+
 def _query_params(request: Request) -> dict[str, Any]:
-    """A request's query parameters, ``exclude_source`` with every value it is given."""
+    """A request's query parameters, ``exclude_source`` and ``exclude_texts`` with every value they are given, the
+    :data:`FLAGS` as bools."""
     params: dict[str, Any] = {**request.query_params}
-    if "exclude_source" in params:
-        params["exclude_source"] = request.query_params.getlist("exclude_source")
+    for name in ("exclude_source", "exclude_texts"):  # a parameter given more than once
+        if name in params:
+            params[name] = request.query_params.getlist(name)
+    for name in FLAGS:
+        if name in params:
+            params[name] = _query_flag(name, params[name])
     return params
 
 
@@ -213,7 +260,9 @@ def _int(params: Mapping[str, Any], name: str, default: int, low: int, high: int
     value = params.get(name)
     if value is None:
         return default
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,18}\s*", value):  # int() of 5,000 digits raises
+        value = int(value)
+    elif isinstance(value, float) and value.is_integer() and abs(value) < 2**63:  # JSON's 22.0 is a whole number
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ApiError(400, "bad_input", f"{name} must be a whole number from {low} to {high}, got {value!r}{hint}")
@@ -238,14 +287,14 @@ def _text_query(params: Mapping[str, Any], where: str) -> Query:
     given = [name for name in ("id", "text") if params.get(name) is not None]
     if len(given) != 1:
         raise ApiError(400, "bad_input", f"{where}: give exactly one of 'id' (a stored document) or 'text'")
+    for name in ("text", "title"):  # a number is a mistake here, not a text (JSON Lines ids aside)
+        if params.get(name) is not None and not isinstance(params[name], str):
+            raise ApiError(400, "bad_input", f"{where}: '{name}' must be a string, got {type(params[name]).__name__}")
     if given == ["id"]:
         doc_id = params["id"]
         if not isinstance(doc_id, str) or not doc_id:
             raise ApiError(400, "bad_input", f"{where}: 'id' must be a non-empty string")
         return Query(id=doc_id)
-    for name in ("text", "title"):  # a number is a mistake here, not a text (JSON Lines ids aside)
-        if params.get(name) is not None and not isinstance(params[name], str):
-            raise ApiError(400, "bad_input", f"{where}: '{name}' must be a string, got {type(params[name]).__name__}")
     item = from_mapping(dict(params), Fields(id=None), where)
     if isinstance(item, Reject):
         raise ApiError(400, "bad_input", f"{item.source}: {item.reason}")
@@ -255,12 +304,15 @@ def _text_query(params: Mapping[str, Any], where: str) -> Query:
 SEARCH_FIELDS = frozenset({"id", "text", "title", "k", "limit", "levels", "partial_threshold", "spans", "exclude_texts"})
 REPORT_FIELDS = SEARCH_FIELDS | {"format", "exclude_quotations", "exclude_references", "min_chars", "exclude_source"}
 COMPARE_FIELDS = frozenset({"a", "b", "k", "partial_threshold", "exclude_texts"})
+SIDE_FIELDS = frozenset({"id", "text", "title"})
+DOCUMENTS_FIELDS = frozenset({"documents", "levels"})
+DOCUMENT_FIELDS = frozenset({"id", "text", "title", *META_FIELDS})
 
 
 def _exclude_texts(params: Mapping[str, Any]) -> tuple[str, ...]:
-    """``exclude_texts``: texts whose text never counts (templates), a list of strings (one string in a query string)."""
-    value = params.get("exclude_texts")
-    texts = [value] if isinstance(value, str) else value if value is not None else []
+    """``exclude_texts``: texts whose text never counts (templates), a list of strings."""
+    texts = params.get("exclude_texts")
+    texts = [] if texts is None else texts
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         raise ApiError(400, "bad_input", "exclude_texts must be a list of texts (templates whose text never counts)")
     return tuple(texts)
@@ -272,6 +324,16 @@ def known_fields(params: Mapping[str, Any], known: frozenset[str], where: str) -
     if unknown:
         raise ApiError(400, "bad_input", f"{where}: unknown field{'s' * (len(unknown) > 1)} {', '.join(unknown)}; "
                                          f"the fields are {', '.join(sorted(known))}")
+
+
+def _document(record: Any, where: str) -> Record | Reject:
+    """A posted document, or its reject: a field it does not know (a misspelt ``titel``) is not dropped silently."""
+    unknown = sorted(set(record) - DOCUMENT_FIELDS) if isinstance(record, dict) else []
+    if unknown:
+        doc_id = record.get("id")
+        return Reject(where, f"unknown field{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; the fields are "
+                             f"{', '.join(sorted(DOCUMENT_FIELDS))}", id=doc_id if isinstance(doc_id, str) else None)
+    return from_mapping(record, Fields(), where)
 
 
 def judged_by(params: Mapping[str, Any], served: MultiParams) -> MultiParams:
@@ -298,10 +360,66 @@ def search_request(params: Mapping[str, Any], settings: ServeSettings, served: M
 
 
 _INLINE_JSON = 64 * 1024  # bodies decoded on the event loop; larger ones on a thread (~0.3 ms per 64 kB)
+MAX_DEPTH = 32
+"""The deepest nesting of arrays and objects a request body may have (the API's own bodies have 3 levels)."""
+_JSON_TYPE = re.compile(r"(?i)\s*application/(?:[a-z0-9.+-]+\+)?json\s*(?:;.*)?")
+_SURROGATE_ESCAPE = re.compile(r"(?i)\\ud[89a-f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_content_type(request: Request) -> None:
+    """Refuse a body that is not declared JSON (415): a web page elsewhere can send a form or
+    ``text/plain`` to a local server without asking it first, but not ``application/json``."""
+    declared = request.headers.get("content-type")
+    if declared is None or not _JSON_TYPE.fullmatch(declared):
+        got = f"got {declared[:100]!r}" if declared is not None else "none given"
+        raise ApiError(415, "unsupported_media_type", f"send the body as JSON with the header 'Content-Type: "
+                                                      f"application/json' ({got})")
+
+
+def _checked(value: Any, escaped: bool) -> Any:
+    """``value`` (parsed JSON) if it nests at most :data:`MAX_DEPTH` levels and, when the text had a surrogate
+    escape (``escaped``), no string or field name holds a lone surrogate (which no UTF-8 text can carry)."""
+    todo: list[tuple[Any, str, int]] = [(value, "the body", 1)]
+    while todo:
+        item, where, depth = todo.pop()
+        if isinstance(item, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise ApiError(400, "bad_json", f"the body nests arrays and objects deeper than {MAX_DEPTH} levels "
+                                                f"(at {where}): send the fields this API takes (docs/serve.md)")
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            for key, child in pairs:
+                if escaped and isinstance(key, str) and _SURROGATE.search(key):
+                    raise ApiError(400, "bad_json", f"a field name in {where} has a lone surrogate "
+                                                    f"({key.encode('utf-8', 'backslashreplace').decode()[:80]}): "
+                                                    "send text in UTF-8")
+                todo.append((child, f"{where}[{key!r}]" if isinstance(key, str) else f"{where}[{key}]", depth + 1))
+        elif escaped and isinstance(item, str) and _SURROGATE.search(item):
+            raise ApiError(400, "bad_json", f"{where} has a lone surrogate (a \\ud800-\\udfff escape without its "
+                                            "pair), which is no character: send text in UTF-8")
+    return value
+
+
+def parse_json(body: bytes) -> Any:
+    """A request body as JSON: UTF-8 (a BOM allowed), at most :data:`MAX_DEPTH` levels deep, no lone surrogate."""
+    try:
+        text = body.decode("utf-8-sig")  # strict: no encoded surrogates either
+    except UnicodeDecodeError:
+        raise ApiError(400, "bad_json", "the request body is not UTF-8: send JSON in UTF-8") from None
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ApiError(400, "bad_json", f"the body nests arrays and objects deeper than {MAX_DEPTH} levels: send the "
+                                        "fields this API takes (docs/serve.md)") from None
+    except ValueError as exc:
+        raise ApiError(400, "bad_json", f"the request body is not valid JSON ({exc}): send a JSON object") from None
+    return _checked(value, "\\" in text and _SURROGATE_ESCAPE.search(text) is not None)
 
 
 async def read_json(request: Request, limit: int) -> Any:
-    """The request's JSON body, read up to ``limit`` bytes (413 past it, 400 if it is not JSON)."""
+    """The request's JSON body, read up to ``limit`` bytes (415 unless declared JSON, 413 past the limit,
+    400 if it is not JSON)."""
+    json_content_type(request)
     declared = request.headers.get("content-length")
     too_large = ApiError(413, "too_large", f"the request body is larger than the limit of {limit:,} bytes: send "
                                           "less (fewer documents a request), or start the server with a larger --max-body")
@@ -316,14 +434,9 @@ async def read_json(request: Request, limit: int) -> Any:
     body = b"".join(chunks)
     if not body.strip():
         raise ApiError(400, "bad_json", "the request body is empty: send a JSON object")
-    try:
-        if len(body) < _INLINE_JSON:
-            return json.loads(body)
-        return await anyio.to_thread.run_sync(json.loads, body)  # megabytes of JSON: not on the event loop
-    except UnicodeDecodeError:
-        raise ApiError(400, "bad_json", "the request body is not UTF-8: send JSON in UTF-8") from None
-    except ValueError as exc:
-        raise ApiError(400, "bad_json", f"the request body is not valid JSON ({exc}): send a JSON object") from None
+    if len(body) < _INLINE_JSON:
+        return parse_json(body)
+    return await anyio.to_thread.run_sync(parse_json, body)  # megabytes of JSON: not on the event loop
 
 
 async def read_object(request: Request, limit: int) -> dict[str, Any]:
@@ -338,6 +451,65 @@ PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsaf
 """The report pages run no script and load nothing: a browser is told so (and a stored text cannot change it)."""
 
 
+_REQUEST: contextvars.ContextVar[Request | None] = contextvars.ContextVar("simdup_serve_request", default=None)
+"""The request being answered (set by :func:`create_app`'s routes), whose client :meth:`App.run` watches."""
+
+
+class Abandoned(SimdupError):
+    """The request of a call was answered (504) or gone: the call stops before its next step."""
+
+
+class _Call:
+    """One call on a worker thread, and who frees its slot of the limiter: the request, unless the call is
+    running when the request ends (504, a client gone); then the thread does, when the call returns.
+
+    States: ``waiting`` (for a thread), ``running``, ``done``, ``abandoned`` (the request ended first; a call
+    not yet started never starts), ``abandoned running`` (the thread frees the slot).
+    """
+
+    _current = threading.local()
+
+    def __init__(self, limiter: anyio.CapacityLimiter) -> None:
+        self.limiter = limiter
+        self.lock = threading.Lock()
+        self.state = "waiting"
+        self.times = [0.0, 0.0]
+
+    def run(self, func: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        with self.lock:
+            if self.state == "abandoned":
+                raise Abandoned("the request was answered before its call started")
+            self.state = "running"
+        self.times[0] = time.perf_counter()
+        _Call._current.call = self
+        try:
+            return func(*args)
+        finally:
+            _Call._current.call = None
+            self.times[1] = time.perf_counter()
+            with self.lock:
+                abandoned, self.state = self.state == "abandoned running", "done"
+            if abandoned:  # its request ended while it ran: free the slot now, on the event loop
+                with contextlib.suppress(RuntimeError):  # the loop has stopped: nothing waits for the slot
+                    anyio.from_thread.run_sync(self.limiter.release_on_behalf_of, self)
+
+    def give_up(self) -> bool:
+        """The request ends: whether the caller frees the slot now (the call is not running)."""
+        with self.lock:
+            if self.state == "running":
+                self.state = "abandoned running"
+                return False
+            self.state = "abandoned" if self.state == "waiting" else self.state
+            return True
+
+    @staticmethod
+    def go_on() -> None:
+        """Raise :class:`Abandoned` if the call on this thread lost its request: no new step starts for it."""
+        call = getattr(_Call._current, "call", None)
+        if call is not None and call.state == "abandoned running":
+            raise Abandoned("the request was answered before this step")
+
+
 class App:
     """The routes over a :class:`~simdup_es.service.Service`, each call of it on a worker thread under the time limit.
 
@@ -348,7 +520,8 @@ class App:
     def __init__(self, service: Service, settings: ServeSettings) -> None:
         self.service = service
         self.settings = settings
-        self.limiter = anyio.CapacityLimiter(self.settings.threads)
+        self.limiter = anyio.CapacityLimiter(self.settings.threads)  # slots: held until a call ends (_Call)
+        self.thread_tokens = anyio.CapacityLimiter(self.settings.threads)  # anyio's, released when a request ends
         from .store.local import LocalStore
 
         # Other processes' writes reach the embedded store's memory only on refresh; the
@@ -360,22 +533,48 @@ class App:
     async def run(self, func: Callable[..., Any], *args: Any) -> tuple[Any, dict[str, str]]:
         """``func(*args)`` on a worker thread: its result and a ``Server-Timing`` header.
 
-        The header has ``queue`` (waiting for a thread) and ``work`` (the call), in ms.
-        The request's time limit (:func:`create_app`) cancels the wait; the thread then
-        ends its call unseen (``abandon_on_cancel``: Python cannot stop a thread).
+        The header has ``queue`` (waiting for a thread) and ``work`` (the call), in ms. The request's
+        time limit (:func:`create_app`), or its client closing the connection, cancels the wait; a call
+        not started by then never starts, and one under way ends unseen (Python cannot stop a thread) but
+        keeps its slot until it does, so no more than ``threads`` calls ever run at once (:class:`_Call`).
         """
-        times: list[float] = []
+        request = _REQUEST.get()
+        if request is None:
+            return await self._run(func, *args)
+        outcome: list[Any] = []
+        gone = False
 
-        def timed() -> Any:
-            times.append(time.perf_counter())
+        async def watch() -> None:  # the body is read by now: what comes next is the client leaving
+            nonlocal gone
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            gone = True
+            group.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
             try:
-                return func(*args)
-            finally:
-                times.append(time.perf_counter())
+                outcome.append(await self._run(func, *args))
+            except Exception as exc:  # raised below, not wrapped in the task group's ExceptionGroup
+                outcome.append(exc)
+            group.cancel_scope.cancel()
+        if gone:
+            raise ApiError(499, "client_closed", "the client closed the connection before the answer")
+        if isinstance(outcome[0], Exception):
+            raise outcome[0]
+        return outcome[0]  # type: ignore[no-any-return]
 
+    async def _run(self, func: Callable[..., Any], *args: Any) -> tuple[Any, dict[str, str]]:
         started = time.perf_counter()
-        result = await anyio.to_thread.run_sync(timed, abandon_on_cancel=True, limiter=self.limiter)
-        queue, work = times[0] - started, times[1] - times[0]
+        call = _Call(self.limiter)
+        await self.limiter.acquire_on_behalf_of(call)  # cancelled while waiting: no slot taken
+        try:
+            result = await anyio.to_thread.run_sync(call.run, func, args, abandon_on_cancel=True,
+                                                    limiter=self.thread_tokens)
+        finally:
+            if call.give_up():  # answered (or failed) and the call is not running: its slot is free now
+                self.limiter.release_on_behalf_of(call)
+        queue, work = call.times[0] - started, call.times[1] - call.times[0]
         return result, {"Server-Timing": f"queue;dur={queue * 1000:.2f}, work;dur={work * 1000:.2f}"}
 
     def json(self, body: Any, headers: dict[str, str], status: int = 200) -> JSONResponse:
@@ -403,7 +602,7 @@ class App:
                 "k": self.service.params.k, "indexing": self.settings.allow_index}
 
     async def search(self, request: Request) -> Response:
-        params = (dict(request.query_params) if request.method == "GET"
+        params = (_query_params(request) if request.method == "GET"
                   else await read_object(request, self.settings.max_body_bytes))
         known_fields(params, SEARCH_FIELDS, "search")
         body, timing = await self.run(self._search, self._search_params(params))
@@ -414,12 +613,13 @@ class App:
         self._fresh()
         found = self.service.search(req.query, params=req.params, matrix=req.levels == "all", limit=req.limit,
                                     exclude_texts=req.exclude_texts)
+        _Call.go_on()  # mapping the spans costs about half the search: not for a request answered already
         matches = matches_json(found, spans=req.spans, mapped=self.service.caches.mapped)
         return {"id": req.query.id, "matches": matches, "more": found.more}
 
     async def compare(self, request: Request) -> Response:
         if request.method == "GET":
-            params: dict[str, Any] = {**request.query_params,
+            params: dict[str, Any] = {**_query_params(request),
                                       **{side: {"id": request.query_params.get(side)} for side in ("a", "b")}}
         else:
             params = await read_object(request, self.settings.max_body_bytes)
@@ -428,7 +628,9 @@ class App:
         for side in ("a", "b"):
             value = params.get(side)
             value = {"text": value} if isinstance(value, str) else value
-            if not isinstance(value, dict):
+            if isinstance(value, dict):
+                known_fields(value, SIDE_FIELDS, f"compare {side}")
+            else:
                 raise ApiError(400, "bad_input", f"compare: give '{side}' as a text, or an object with 'id' (a stored "
                                                  "document) or 'text' (and 'title')")
             sides.append(_text_query(value, f"compare {side}"))
@@ -445,30 +647,34 @@ class App:
                 "common": compared.common_text()}
 
     async def report(self, request: Request) -> Response:
-        doc_id: str = request.path_params["doc_id"]
+        doc_id = _path_id(request)
         as_json = doc_id.endswith(".json") and request.query_params.get("format") != "html"
         if as_json:
             doc_id = doc_id[: -len(".json")]
         params = {**_query_params(request), "id": doc_id, "text": None}
-        return await self._report(params, as_json or _format(params, "html") == "json")
+        return await self._report(params, as_json or _format(params, "html") == "json", request)
 
     async def report_posted(self, request: Request) -> Response:
         # The search options may come as query parameters too; the body's win.
         params = {**_query_params(request), **await read_object(request, self.settings.max_body_bytes)}
-        return await self._report(params, _format(params, "json") == "json")
+        return await self._report(params, _format(params, "json") == "json", request)
 
-    async def _report(self, params: Mapping[str, Any], as_json: bool) -> Response:
+    async def _report(self, params: Mapping[str, Any], as_json: bool, request: Request) -> Response:
         known_fields(params, REPORT_FIELDS, "report")
         req, exclusions = self._search_params(params), _exclusions(params)
         report, timing = await self.run(self._report_of, req, exclusions, _sources(params))
         if as_json:
             return self.json(report.to_dict(), timing)
-        return HTMLResponse(render_report_html(report), headers={**timing, **PAGE_HEADERS})
+        # Each source links to its own report on this server (behind a proxy, under its path prefix).
+        link = request.scope.get("root_path", "") + "/report/{id}?format=html"  # an id ending in .json too
+        return HTMLResponse(render_report_html(report, source_link=link), headers={**timing, **PAGE_HEADERS})
 
     async def documents(self, request: Request) -> Response:
         if not self.settings.allow_index:
             raise ApiError(403, "read_only", "this server is read-only: start it with --allow-index to index documents")
         body = await read_json(request, self.settings.max_body_bytes)
+        if isinstance(body, dict):
+            known_fields(body, DOCUMENTS_FIELDS, "documents")
         docs, levels = (body, "all") if isinstance(body, list) else (
             body.get("documents"), body.get("levels", "all")) if isinstance(body, dict) else (None, None)
         if not isinstance(docs, list):
@@ -491,28 +697,73 @@ class App:
         from .indexer import index_items
 
         store = self.service.store
-        items = [from_mapping(d, Fields(), f"documents[{i}]") for i, d in enumerate(docs)]
+        items = [_document(d, f"documents[{i}]") for i, d in enumerate(docs)]
         rejected: list[dict[str, Any]] = []
-        summary = index_items(items, store, self.service.fingerprinter, workers=1, levels=levels,
+        _Call.go_on()
+        # The embedded store writes one batch in one transaction: the request's documents all, or none.
+        batch = max(1, len(items)) if self.embedded else 500
+        summary = index_items(items, store, self.service.fingerprinter, workers=1, levels=levels, batch_size=batch,
                               on_reject=lambda r: rejected.append({"source": r.source, "id": r.id, "reason": r.reason}))
         store.refresh()
         return {"indexed": summary.indexed, "rejected": rejected, "documents": store.count()}
 
     async def openapi(self, request: Request) -> Response:
-        from importlib.metadata import version
+        return JSONResponse(openapi_of(self))
 
-        from .openapi import openapi
 
-        return JSONResponse(openapi(version("simdup-es")))
+_MAX_MESSAGE = 2000  # characters of an error message: a field's value quoted in it is cut
 
 
 def _error_response(exc: BaseException, secrets: tuple[str, ...]) -> JSONResponse:
     error = error_of(exc)
-    if error.status == 500:
-        log.error("request failed", exc_info=exc)
+    if error.status == 500:  # the traceback, its credentials masked (a cluster may echo them in a message)
+        log.error("request failed: %s", scrub("".join(traceback.format_exception(exc)), secrets))
     elif error.status >= 500:
         log.warning("%s", scrub(error.message, secrets))
-    return JSONResponse({"error": {"type": error.kind, "message": scrub(error.message, secrets)}}, error.status)
+    message = scrub(error.message, secrets)
+    if len(message) > _MAX_MESSAGE:
+        message = message[:_MAX_MESSAGE] + "…"
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate quoted: still UTF-8
+    return JSONResponse({"error": {"type": error.kind, "message": message}}, error.status, headers=error.headers)
+
+
+def _timed_out(timeout: float, write: bool, embedded: bool) -> ApiError:
+    message = (f"the request took longer than {timeout:g} s: ask for less (a smaller limit, a shorter text), or start "
+               "the server with a larger --timeout")
+    if write:  # a write under way cannot be stopped: the client must know it may land
+        message += ("; the documents may still be written (" + (
+            "all of them or none: the embedded store writes a request in one transaction" if embedded else
+            "some or all of them: the cluster writes them in batches") + "): send them again with the same ids, "
+            "which replaces them, or look for them with GET /search?id=…")
+    return ApiError(504, "timeout", message)
+
+
+def _host(netloc: str) -> str:
+    """The host name of a ``Host`` header or an origin's ``host:port`` (brackets off an IPv6 address)."""
+    host = netloc.strip().lower()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def check_access(request: Request, settings: ServeSettings, write: bool) -> None:
+    """Refuse what a web page elsewhere could make a browser send: a ``Host`` this server does not go by
+    (a rebound DNS name), and on a write an ``Origin`` other than the server's own, or no token."""
+    if settings.allowed_hosts and _host(request.headers.get("host", "")) not in settings.allowed_hosts:
+        raise ApiError(403, "forbidden_host", f"this server answers only requests for {', '.join(settings.allowed_hosts)}"
+                                              " (the Host header): start it with --allowed-host NAME to allow another")
+    if not write:
+        return
+    origin = request.headers.get("origin")
+    if origin is not None and origin.split("://", 1)[-1].lower() != request.headers.get("host", "").lower():
+        raise ApiError(403, "forbidden_origin", f"a write from a web page at {origin[:100]!r} is refused: "
+                                                "write from a program, or from this server's own pages")
+    if settings.token is not None:
+        given = request.headers.get("authorization", "")
+        if not hmac.compare_digest(given.encode("utf-8", "replace"), f"Bearer {settings.token}".encode()):
+            raise ApiError(401, "unauthorized", "this server takes writes only with its token: send the header "
+                                                "'Authorization: Bearer <token>' (the server's --token)",
+                           {"WWW-Authenticate": 'Bearer realm="simdup"'})
 
 
 def create_app(service: Service, settings: ServeSettings = ServeSettings()) -> Starlette:
@@ -522,18 +773,21 @@ def create_app(service: Service, settings: ServeSettings = ServeSettings()) -> S
     parameters are the server's defaults (requests may ask for a smaller ``k``). The store stays
     the caller's to close.
     """
-    app = App(service, settings)
-    secrets = settings.secrets
+    from .serve_pages import START_HEADERS, api_page, start_page
 
-    def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    app = App(service, settings)
+    secrets = (*settings.secrets, *([settings.token] if settings.token else []))
+
+    def guarded(handler: Callable[[Request], Awaitable[Response]],
+                write: bool = False) -> Callable[[Request], Awaitable[Response]]:
         async def route(request: Request) -> Response:
+            _REQUEST.set(request)  # this request's own context: each request runs in a task of its own
             try:
+                check_access(request, settings, write)
                 # The whole request, reading its body included, within the time limit.
                 with anyio.move_on_after(settings.timeout):
                     return await handler(request)
-                raise ApiError(504, "timeout", f"the request took longer than {settings.timeout:g} s: ask for less "
-                                               "(a smaller limit, a shorter text), or start the server with a larger "
-                                               "--timeout")
+                raise _timed_out(settings.timeout, write, app.embedded)
             except Exception as exc:  # every error is an answer in JSON, never a traceback page
                 return _error_response(exc, secrets)
 
@@ -541,22 +795,40 @@ def create_app(service: Service, settings: ServeSettings = ServeSettings()) -> S
 
     async def on_http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        kinds = {404: ("not_found", f"no route {request.url.path!r}: see GET /health and docs/serve.md"),
-                 405: ("method_not_allowed", f"{request.method} is not allowed on {request.url.path!r}")}
+        kinds = {404: ("not_found", f"no route {request.url.path!r}: see GET /docs"),
+                 405: ("method_not_allowed", f"{request.method} is not allowed on {request.url.path!r}"
+                                             f" (allowed: {(exc.headers or {}).get('Allow', 'none')})")}
         kind, message = kinds.get(exc.status_code, ("http", str(exc.detail)))
-        return _error_response(ApiError(exc.status_code, kind, message), secrets)
+        return _error_response(ApiError(exc.status_code, kind, message, exc.headers), secrets)
+
+    async def pages(request: Request) -> Response:
+        if request.url.path == "/":
+            return HTMLResponse(start_page(), headers=START_HEADERS)
+        return HTMLResponse(api_page(openapi_of(app)), headers=PAGE_HEADERS)
 
     routes = [
+        Route("/", guarded(pages), methods=["GET"]),
+        Route("/docs", guarded(pages), methods=["GET"]),
         Route("/health", guarded(app.health), methods=["GET"]),
         Route("/search", guarded(app.search), methods=["GET", "POST"]),
         Route("/compare", guarded(app.compare), methods=["GET", "POST"]),
         Route("/report", guarded(app.report_posted), methods=["POST"]),
         Route("/report/{doc_id:path}", guarded(app.report), methods=["GET"]),
-        Route("/documents", guarded(app.documents), methods=["POST"]),
+        Route("/documents", guarded(app.documents, write=True), methods=["POST"]),
         Route("/openapi.json", guarded(app.openapi), methods=["GET"]),
     ]
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {HTTPException: on_http_error}
     return Starlette(routes=routes, exception_handlers=handlers)
 
 
-__all__ = ["ApiError", "SearchRequest", "ServeSettings", "create_app", "error_of", "retry_within", "scrub"]
+def openapi_of(app: App) -> dict[str, Any]:
+    """The OpenAPI description of ``app``'s server (its ``k`` and largest ``limit``), for the installed release."""
+    from importlib.metadata import version
+
+    from .openapi import openapi
+
+    return openapi(version("simdup-es"), k=app.service.params.k, max_limit=app.settings.max_limit)
+
+
+__all__ = ["ApiError", "SearchRequest", "ServeSettings", "check_access", "create_app", "error_of", "parse_json",
+           "retry_within", "scrub"]

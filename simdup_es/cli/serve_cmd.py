@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import ipaddress
 import os
 import signal
 import socket
 import traceback
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import click
 
@@ -38,9 +39,13 @@ def secrets_of(opts: dict[str, Any]) -> tuple[str, ...]:
     url = opts.get("es_url") or os.environ.get("SIMDUP_ES_URL") or ""
     found = [password, api_key, *(api_key.split(":", 1) if api_key else [])]
     try:
-        found.append(urlsplit(url).password)
+        parts = urlsplit(url)
+        in_url = parts.password
     except ValueError:
-        pass
+        in_url = None
+    if in_url:  # as written (percent-encoded), as sent, and in the Authorization header a proxy may echo
+        user_in_url = unquote(parts.username or "")
+        found += [in_url, unquote(in_url), base64.b64encode(f"{user_in_url}:{unquote(in_url)}".encode()).decode()]
     if user and password:
         found.append(base64.b64encode(f"{user}:{password}".encode()).decode())
     if api_key:
@@ -67,29 +72,56 @@ def secrets_of(opts: dict[str, Any]) -> tuple[str, ...]:
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Server processes sharing the port (each with its own copy of the store's index in memory); "
                    "more serve more searches at once on more cores.")
+@click.option("--token", envvar="SIMDUP_SERVE_TOKEN", default=None,
+              help="Writes (POST /documents) must carry the header 'Authorization: Bearer TOKEN' "
+                   "[env var: SIMDUP_SERVE_TOKEN].")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="A host name requests may give in their Host header (repeatable). On a loopback address "
+                   "(the default --host) only localhost, 127.0.0.1 and ::1 are allowed besides these, so that a web "
+                   "page cannot reach the server through a DNS name it points at 127.0.0.1; elsewhere any host "
+                   "unless some are given.")
+@click.option("--max-header", "max_header", default="64k", show_default=True,
+              help="Largest request line and headers (bytes, or with k, M); larger requests get 431.")
+@click.option("--idle-timeout", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Seconds a connection may stay idle (before a request, between requests) or take to send a "
+                   "request's headers; then it is closed.")
+@click.option("--max-connections", type=click.IntRange(min=1), default=None,
+              help="Connections open at once in a process (idle ones included); while more are open, every request "
+                   "gets 503. Default: no limit but the open files the system allows (raised to its hard limit).")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True, help="uvicorn's log level (info logs each request).")
 def serve(host: str, port: int, limit: int, allow_index: bool, max_body: str, timeout: float, threads: int, workers: int,
+          token: str | None, allowed_hosts: tuple[str, ...], max_header: str, idle_timeout: int, max_connections: int | None,
           log_level: str, **kwargs: Any) -> None:
     """Serve search, compare and the copy reports over HTTP (JSON API and report pages).
 
-    Read-only unless --allow-index. Routes: GET /health; GET or POST /search;
-    GET or POST /compare; GET /report/ID (HTML) and /report/ID.json; POST
-    /documents (with --allow-index). docs/serve.md describes them. -k and
-    --partial-threshold are what requests get when they do not say; a request
-    may ask for a smaller k.
+    Read-only unless --allow-index. Routes: GET / (a page to report a pasted
+    or uploaded text, or a stored document); GET /docs (the API); GET
+    /health; GET or POST /search; GET or POST /compare; GET /report/ID (HTML)
+    and /report/ID.json; POST /report; POST /documents (with --allow-index).
+    docs/serve.md describes them. Request bodies must be JSON sent as
+    'Content-Type: application/json'. -k and --partial-threshold are what
+    requests get when they do not say; a request may ask for a smaller k.
     """
     try:
         import uvicorn
 
-        from ..serve import ServeSettings, create_app, retry_within
+        from ..serve import ServeSettings, create_app, retry_within, scrub
+        from ..serve_http import protocol
     except ImportError as exc:
         raise ConfigError(f"simdup serve needs Starlette and uvicorn ({exc}): pip install 'simdup-es[serve]' (in a checkout of "
                           "simdup-es: pip install '.[serve]')") from None
     service = make_service(kwargs)
     store_opts = pop_store_opts(kwargs)
+    hosts = tuple(h.lower() for h in allowed_hosts) + (LOOPBACK_NAMES if _loopback(host) else ())
     settings = ServeSettings(allow_index=allow_index, max_body_bytes=parse_size(max_body), timeout=timeout,
-                             threads=threads, limit=limit, max_limit=max(limit, 1000), secrets=secrets_of(store_opts))
+                             threads=threads, limit=limit, max_limit=max(limit, 1000), secrets=secrets_of(store_opts),
+                             allowed_hosts=hosts, token=token)
+    head = parse_size(max_header)
+    limits: dict[str, Any] = {"log_level": log_level, "http": protocol(head, idle_timeout), "limit_concurrency": max_connections,
+                              "timeout_keep_alive": idle_timeout, "h11_max_incomplete_event_size": head}
+    hidden = (*settings.secrets, *([token] if token else []))
+    _more_open_files()
     mode = "reading and indexing" if allow_index else "read-only"
     where = f"on http://{host}:{port}" + (f" in {workers} processes" if workers > 1 else "")
     announce = f"serving {mode} {where} (GET /health; Ctrl-C stops)"
@@ -100,19 +132,19 @@ def serve(host: str, port: int, limit: int, allow_index: bool, max_body: str, ti
                        retry=retry_within(timeout)) as served:
             app = create_app(served, settings)
             if not alone:
-                uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
+                uvicorn.Server(uvicorn.Config(app, **limits)).run(sockets=[sock])
                 return
-            _look_at(served)
+            _look_at(served, lambda text: scrub(text, hidden))
             click.echo(announce, err=True)  # once the store is open and the port taken: not before a failure
             with contextlib.suppress(KeyboardInterrupt):  # uvicorn passes on the SIGINT it stopped for, once stopped
-                uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
+                uvicorn.Server(uvicorn.Config(app, **limits)).run(sockets=[sock])
 
     if workers == 1:
         with contextlib.closing(_listen_or_fail(host, port)) as sock:
             serve_here(sock, alone=True)
         return
     with searching(store_opts, service, create=allow_index, read_only=not allow_index) as served:
-        _look_at(served)  # once, not in every worker
+        _look_at(served, lambda text: scrub(text, hidden))  # once, not in every worker
     # Loaded before the fork, so the workers share the dictionaries' pages.
     service.printer.levels("预热。这是一段文字。")
     service.comparer("预热。", "预热。")
@@ -120,13 +152,39 @@ def serve(host: str, port: int, limit: int, allow_index: bool, max_body: str, ti
     run_workers(serve_here, workers, host, port)
 
 
-def _look_at(service: Service) -> None:
-    """Say on stderr what searches will not find (other fingerprint versions), or that the store does not answer yet."""
+def _more_open_files() -> None:
+    """Raise the soft limit of open files to the hard one: each connection is a file, and at the soft limit
+    (often 1,024) new connections are not accepted until idle ones close (``--idle-timeout``)."""
+    with contextlib.suppress(ImportError, ValueError, OSError):
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        target = 1 << 20 if hard == resource.RLIM_INFINITY else hard
+        if soft != resource.RLIM_INFINITY and soft < target:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` (``--host``) is a loopback address or name, which only this machine reaches."""
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _look_at(service: Service, scrubbed: Callable[[str], str] = str) -> None:
+    """Say on stderr what searches will not find (other fingerprint versions), or that the store does not answer yet
+    (the message ``scrubbed`` of credentials a cluster or proxy may echo)."""
     try:
         note_other_versions(service)
     except SimdupError as exc:  # a cluster down now may be up later: the service answers 503 until then
-        click.echo(f"warning: the store does not answer now ({exc}); serving anyway: requests get 503 until it does",
-                   err=True)
+        click.echo(scrubbed(f"warning: the store does not answer now ({exc}); serving anyway: requests get 503 until "
+                            "it does"), err=True)
 
 
 def _listen(host: str, port: int) -> socket.socket:

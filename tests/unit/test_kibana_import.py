@@ -38,7 +38,7 @@ def _objects(data: bytes) -> dict[str, dict[str, Any]]:
 def test_each_document_links_to_its_report_page(which: dashboards.Dashboards) -> None:
     shipped = _objects((ROOT / "kibana" / dashboards.FILES[which]).read_bytes())
     formats = json.loads(shipped[dashboards.DATA_VIEW]["attributes"]["fieldFormatMap"])
-    assert formats["_id"] == {"id": "url", "params": {"urlTemplate": "http://127.0.0.1:8000/report/{{value}}",
+    assert formats["_id"] == {"id": "url", "params": {"urlTemplate": "http://127.0.0.1:8000/report/{{value}}?format=html",
                                                       "labelTemplate": "{{value}}"}}
     assert shipped["simdup-duplicate-groups"]["attributes"]["columns"][0] == "_id"
     # The package's copy is the repository's, with the base URL and date field written in.
@@ -46,7 +46,7 @@ def test_each_document_links_to_its_report_page(which: dashboards.Dashboards) ->
     objects = _objects(data)
     assert set(objects) == set(shipped)
     link = json.loads(objects[dashboards.DATA_VIEW]["attributes"]["fieldFormatMap"])["_id"]
-    assert link["params"]["urlTemplate"] == "https://reports.example.org/simdup/report/{{value}}"
+    assert link["params"]["urlTemplate"] == "https://reports.example.org/simdup/report/{{value}}?format=html"
     assert b"@timestamp" not in data and b"published_at" in data
     assert _objects(dashboards.saved_objects(which)) == shipped
 
@@ -64,7 +64,7 @@ def test_bad_base_urls_and_date_fields_are_refused() -> None:
 def test_the_import_script_rewrites_the_same_link() -> None:
     script = (ROOT / "kibana" / "import.sh").read_text(encoding="utf-8")
     template = dashboards.report_link(dashboards.DEFAULT_BASE_URL)["params"]["urlTemplate"]  # type: ignore[index]
-    assert f"s#{template.removesuffix('{{value}}')}#$BASE_URL/report/#g" in script
+    assert f"s#{template.removesuffix('{{value}}?format=html')}#$BASE_URL/report/#g" in script
     assert "SIMDUP_BASE_URL" in script
 
 

@@ -45,6 +45,7 @@ from tests._data import FIXTURES
 SAMPLE = importlib.resources.files("simdup_es.data") / "sample.jsonl"
 RECORDS = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
 BY_ID = {r["id"]: r for r in RECORDS}
+JSON = {"content-type": "application/json"}
 SOURCE = "zh-man-page:man1/systemd-delta.1"  # half of it is planted into "planted"
 EDITED = "zh-man:man7/perlnumber.7#0"  # has a stored edited copy
 
@@ -313,7 +314,9 @@ def test_openapi_describes_every_route(client: TestClient) -> None:
     assert all(set(m) == match_fields for m in found["matches"])
     assert set(client.get("/compare", params={"a": EDITED, "b": EDITED + "~edited"}).json()) == fields("/compare", "get")
     assert set(client.post("/report", json={"id": EDITED}).json()) == fields("/report", "post")
-    assert {p["name"] for p in spec["paths"]["/search"]["get"]["parameters"]} >= {"id", "text"}
+    assert {p["name"] for p in spec["paths"]["/search"]["get"]["parameters"]} >= {"id", "k", "limit"}
+    assert {"id", "text"} <= set(spec["paths"]["/search"]["post"]["requestBody"]["content"]["application/json"]["schema"][
+        "properties"])
 
 
 # --------------------------------------------------------------------------- errors
@@ -344,13 +347,13 @@ def test_bad_requests_are_400_with_a_message(client: TestClient, body: bytes, ki
 def test_too_large_is_413_before_and_while_reading(store: Any) -> None:
     with TestClient(create_app(Service(store), ServeSettings(max_body_bytes=1000))) as small:
         big = json.dumps({"text": "很长的文本。" * 200}).encode()
-        assert "1,000 bytes" in _error(small.post("/search", content=big), 413, "too_large")
+        assert "1,000 bytes" in _error(small.post("/search", content=big, headers=JSON), 413, "too_large")
 
         def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
             for i in range(0, len(big), 100):
                 yield big[i:i + 100]
 
-        _error(small.post("/search", content=chunks()), 413, "too_large")
+        _error(small.post("/search", content=chunks(), headers=JSON), 413, "too_large")
         assert small.post("/search", json={"text": "短文本。"}).status_code == 200
 
 
