@@ -289,6 +289,18 @@ def test_a_report_leaves_out_the_sources_asked(client: TestClient) -> None:
                                               400, "bad_input")
 
 
+def test_a_template_given_in_exclude_texts_counts_for_nothing(client: TestClient) -> None:
+    """exclude_texts, as `--exclude-file`: the planted passage given as a template is no copy; a query parameter
+    once per text, or a list in the body; one text not in a list is refused."""
+    template = "\n".join(BY_ID[SOURCE]["text"].splitlines()[: len(BY_ID[SOURCE]["text"].splitlines()) // 2])
+    found = {m["id"] for m in client.get("/search", params={"id": SOURCE}).json()["matches"]}
+    got = client.get("/search", params=[("id", SOURCE), ("exclude_texts", "其他"), ("exclude_texts", template)])
+    posted = client.post("/search", json={"id": SOURCE, "exclude_texts": [template]})
+    assert "planted" in found and all("planted" not in {m["id"] for m in r.json()["matches"]} for r in (got, posted))
+    assert "exclude_texts must be" in _error(client.post("/search", json={"id": SOURCE, "exclude_texts": template}),
+                                             400, "bad_input")
+
+
 def test_a_document_without_copies_has_a_report_too(client: TestClient) -> None:
     page = client.get(f"/report/{quote('zh-classic:shijing#125', safe='')}")
     assert page.status_code == 200 and "No copied text found in the store." in page.text
