@@ -597,14 +597,14 @@ def test_the_serve_command_serves_read_only_and_stops(folder: Path, workers: int
 
 
 def test_the_serve_command_says_what_is_wrong(tmp_path: Path) -> None:
-    run = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "none")])
+    run = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "none"), "--port", "0"])  # 8000 may be taken
     assert run.exit_code != 0 and "no embedded store" in run.output
     run = CliRunner().invoke(main, ["serve", "--store", str(tmp_path), "--max-body", "lots"])
     assert run.exit_code != 0 and "not a size" in run.output
 
 
 def test_serve_does_not_say_it_serves_before_it_fails(folder: Path, tmp_path: Path) -> None:
-    run = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "none")])
+    run = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "none"), "--port", "0"])  # 8000 may be taken
     assert run.exit_code != 0 and "no embedded store" in run.output and "serving" not in run.output
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
