@@ -15,7 +15,9 @@ Per unit of a text (:class:`Rarity`): a unit is under a *chain* of keys when a g
 to a counted key starts at most :data:`~simdup_es.winnow.KEY_W` units after the previous one, from the
 first gram's start to the last gram's end; a chain of keys held by more than ``common`` documents is
 common text, one of keys held by more than ``short_common`` is too frequent for a short passage to
-count. Both texts of a comparison are read this way against the query's counted keys: a run the two
+count. A comparison carries each chain to its sentence's edge when fewer than ``KEY_W`` units lie between
+(:func:`to_sentence_edges`: winnowing leaves a text's first and last few units under no key). Both texts of a
+comparison are read this way against the query's counted keys: a run the two
 share holds the same grams on both sides. Text of an *excluded* document (a template the user names,
 MOSS's ``-b``) counts as held by every document (:data:`EXCLUDED`).
 
