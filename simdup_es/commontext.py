@@ -15,7 +15,9 @@ Per unit of a text (:class:`Rarity`): a unit is under a *chain* of keys when a g
 to a counted key starts at most :data:`~simdup_es.winnow.KEY_W` units after the previous one, from the
 first gram's start to the last gram's end; a chain of keys held by more than ``common`` documents is
 common text, one of keys held by more than ``short_common`` is too frequent for a short passage to
-count. Both texts of a comparison are read this way against the query's counted keys: a run the two
+count. A comparison carries each chain to its sentence's edge when fewer than ``KEY_W`` units lie between
+(:func:`to_sentence_edges`: winnowing leaves a text's first and last few units under no key). Both texts of a
+comparison are read this way against the query's counted keys: a run the two
 share holds the same grams on both sides. Text of an *excluded* document (a template the user names,
 MOSS's ``-b``) counts as held by every document (:data:`EXCLUDED`).
 
@@ -34,7 +36,8 @@ from .text import unify
 from .winnow import KEY_K, KEY_W, batch_codes, gram_hashes, winnowed
 
 __all__ = ["COMMON_MIN", "COMMON_SHARE", "EXCLUDED", "Held", "KeyCounts", "Rarity", "codes_of_scan", "common_threshold",
-           "held_passages", "rarity", "template_keys"]
+           "held_passages", "rarity", "template_keys",
+           "to_sentence_edges"]
 
 COMMON_MIN = 10
 """The fewest documents above which a key is common whatever the store's size (MOSS's ``-m`` default)."""
@@ -109,6 +112,34 @@ class Rarity:
     def none(cls, units: int) -> Rarity:
         """A text with nothing common (no store to ask)."""
         return cls(np.zeros(units, np.int64), np.zeros(units, bool))
+
+
+def to_sentence_edges(side: Rarity, sentence: np.ndarray) -> Rarity:
+    """``side`` with each chain (common, and too frequent for a short passage) carried to its sentence's edge when
+    fewer than :data:`~simdup_es.winnow.KEY_W` units lie between; ``sentence``: each unit's sentence, ascending.
+
+    Only winnowed keys are counted, and winnowing picks one in every ``KEY_W`` grams: the first key of a text many
+    documents hold starts up to ``KEY_W - 1`` units after the text does, and the last ends up to ``KEY_W - 1`` units
+    before it, so a footer's first and last few characters lie under no counted key. A tail of the sentence that
+    short is part of the same text (and could never be a passage of its own)."""
+    if side.held.size != sentence.size or not side.held.any():
+        return side
+    return Rarity(_to_edges(side.held, sentence), _to_edges(side.common.astype(np.int64), sentence) > 0)
+
+
+def _to_edges(values: np.ndarray, sentence: np.ndarray) -> np.ndarray:
+    """:func:`to_sentence_edges` of one per-unit array: each run of nonzero ``values`` carried to the edges of its
+    first and last unit's sentences, with the run's value at that edge, when fewer than ``KEY_W`` units away."""
+    out = values.copy()
+    edges = np.diff(np.concatenate(([0], (values != 0).astype(np.int8), [0])))
+    for start, stop in zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True):
+        first = int(np.searchsorted(sentence, sentence[start], side="left"))
+        last = int(np.searchsorted(sentence, sentence[stop - 1], side="right"))
+        if start - first < KEY_W:
+            out[first:start] = np.maximum(out[first:start], values[start])
+        if last - stop < KEY_W:
+            out[stop:last] = np.maximum(out[stop:last], values[stop - 1])
+    return out
 
 
 def template_keys(texts: Iterable[str]) -> list[int]:

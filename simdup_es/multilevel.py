@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, runtime_checkab
 import numpy as np
 
 from . import simhash as sh
-from .commontext import COMMON_SHARE, Held, KeyCounts, Rarity, common_threshold, held_passages, rarity
+from .commontext import COMMON_SHARE, Held, KeyCounts, Rarity, common_threshold, held_passages, rarity, \
+    to_sentence_edges
 from .compare import Bound, Comparison, Screen
 from .config import require_ints
 from .errors import ConfigError, FingerprintVersionError
@@ -629,8 +630,9 @@ def copied_shares(comparison: Comparison, params: MultiParams = MultiParams(),
     held = []
     smaller = min(comparison.units_a, comparison.units_b)
     for k, side in enumerate(("a", "b")):
-        copied = copied_units(comparison, side)[0]  # type: ignore[arg-type]  # a side's name
-        rarity_ = sides[k] if sides is not None and sides[k].common.size == copied.size else Rarity.none(copied.size)
+        copied, sentence = copied_units(comparison, side)  # type: ignore[arg-type]  # a side's name
+        rarity_ = (to_sentence_edges(sides[k], sentence) if sides is not None and sides[k].common.size == copied.size
+                   else Rarity.none(copied.size))
         units = comparison.units_a if side == "a" else comparison.units_b
         shared_common = copied & rarity_.common
         out += [int(counted_units(copied, rarity_, params, smaller).sum()) / units if units else 0.0,

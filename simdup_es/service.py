@@ -28,7 +28,7 @@ from .caches import TextCaches
 from .commontext import EXCLUDED, KeyCounts, template_keys
 from .errors import ConfigError, FingerprintVersionError, InputError, NotFound, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
-from .multilevel import CommonText, Copies, MultiParams, held_spans
+from .multilevel import CommonText, Copies, MultiParams
 from .parts import PartPrinter
 from .search import MatrixComparer, Verdict, counted_keys, find_copies, find_copies_many
 from .search import comparer as new_comparer
@@ -82,10 +82,11 @@ class Compared:
         """The common text A and B share (text that many stored documents hold, or an excluded text's), side by side:
         each stretch in the characters of its text as given, with how many stored documents hold it at most
         (``documents``; ``None`` for an excluded text's)."""
+        from .report._common import common_spans
         out: dict[str, list[dict[str, Any]]] = {}
         shares, comparison = self.verdict.shares, self.verdict.comparison
         for side, shown, held in (("a", self.a, shares.held_a), ("b", self.b, shares.held_b)):
-            spans = [(*shown.span(start, end), n) for start, end, n in held_spans(comparison, side, held)]  # type: ignore[arg-type]
+            spans = [(*shown.span(start, end), n) for start, end, n in common_spans(comparison, side, held)]  # type: ignore[arg-type]
             out[side] = [{"start": s, "end": e, "documents": None if n >= EXCLUDED else n, "text": shown.original[s:e]}
                          for s, e, n in spans]
         return out

@@ -8,9 +8,10 @@ from typing import Any, Literal
 import numpy as np
 from rapidfuzz.distance import LCSseq
 
+from ..commontext import Held
 from ..compare import Comparison, SentencePair
 from ..lcs import UnitCodec
-from ..multilevel import Copies, copied_units, passages
+from ..multilevel import Copies, copied_units, held_spans, passages
 from ..offsets import Unified, unify_mapped
 from ..search import Verdict
 from ..sentences import Sentence, unit_spans
@@ -103,10 +104,29 @@ def as_unified(text: str | Unified) -> Unified:
 def copied_spans(comparison: Comparison, side: Literal["a", "b"]) -> list[Span]:
     """Character spans in the compared (unified) text of ``side`` of its copied passages: each run of units in a
     sentence the matrix marked or in a run both texts share (:func:`simdup_es.multilevel.copied_units`)."""
-    copied, _ = copied_units(comparison, side)
+    found = [(start, stop) for start, stop, _ in passages(copied_units(comparison, side)[0], 0)]
+    spans = _stretch_spans(comparison, side, found)
+    if spans is None:  # not the units the comparison counted: whole marked sentences, then
+        marked = comparison.marked_a if side == "a" else comparison.marked_b
+        sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
+        return [(s.start, s.end) for s in sentences if s.index in marked]
+    return spans
+
+
+def common_spans(comparison: Comparison, side: Literal["a", "b"], held: Sequence[Held]) -> list[tuple[int, int, int]]:
+    """``(start, end, documents)`` of each stretch of common text of a side (in its unified text), the marks around
+    its units taken as :func:`copied_spans` takes them, so that no mark of common text is left as a copied passage."""
+    spans = _stretch_spans(comparison, side, [(h.start, h.stop) for h in held])
+    if spans is None:
+        return held_spans(comparison, side, held)
+    return [(a, b, h.documents) for (a, b), h in zip(spans, held, strict=True)]
+
+
+def _stretch_spans(comparison: Comparison, side: Literal["a", "b"], found: Sequence[Span]) -> list[Span] | None:
+    """Character spans of stretches ``(start, stop)`` of a side's units, with the marks that belong to them;
+    ``None`` when the side's sentences do not hold the units the comparison counted."""
     sentences = comparison.sentences_a if side == "a" else comparison.sentences_b
     counts = comparison.unit_counts(side)
-    found = passages(copied, 0)
     # Only the sentences where a passage starts or ends are looked into (a 5 MB text has 100,000 of them).
     ends = np.cumsum(counts)
     units: dict[int, list[Span]] = {}
@@ -123,11 +143,10 @@ def copied_spans(comparison: Comparison, side: Literal["a", "b"]) -> list[Span]:
         return spans[at], i, at == len(spans) - 1
 
     out = []
-    for start, stop, _ in found:
+    for start, stop in found:
         first, last = unit(start), unit(stop - 1)
-        if first is None or last is None:  # not the units the comparison counted: whole marked sentences, then
-            marked = comparison.marked_a if side == "a" else comparison.marked_b
-            return [(s.start, s.end) for s in sentences if s.index in marked]
+        if first is None or last is None:
+            return None
         end = _trail(sentences[last[1]], last[0][1], last[2])
         start = _lead(sentences[first[1]], first[0][0], end)
         out.append((start, _closed(sentences[last[1]], start, end)))

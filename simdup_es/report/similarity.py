@@ -33,10 +33,10 @@ from ..commontext import EXCLUDED
 from ..errors import ConfigError
 from ..extract import kind_of
 from ..markup import Layout, plain_layout
-from ..multilevel import Copies, MultiMatch, MultiParams, held_spans
+from ..multilevel import Copies, MultiMatch, MultiParams
 from ..offsets import Unified, unify_mapped
 from ..store.base import StoredDoc
-from ._common import Span, copied_spans, original_spans, spans_dict
+from ._common import Span, common_spans, copied_spans, original_spans, spans_dict
 from .figures import Figures, Section, count_figures, count_sections, ink, mask, runs
 from .quotes import Cited, QuotedCopies, quotation_spans
 
@@ -370,7 +370,7 @@ class _Assembly:
             if not in_document.any():
                 self.left_out.append((doc.id, _ALL_EXCLUDED))
                 continue
-            in_source = self._kept(source_spans, len(shown.original), ink(shown.original), None)
+            in_source = self._kept(source_spans, len(shown.original), ink(shown.original), _source_common(m, shown))
             out.append(_Found(doc.id, m, doc, shown, comparison, in_document, in_source))
         return _collapsed(out, self.inked)
 
@@ -379,7 +379,7 @@ class _Assembly:
         out = np.zeros(self.n, dtype=bool)
         if m.comparison is None:
             return out
-        for start, end, documents in held_spans(m.comparison, "a", m.held_query):
+        for start, end, documents in common_spans(m.comparison, "a", m.held_query):
             for span in original_spans(self.document, [(start, end)]):
                 known = self.common.get(span, 0)
                 self.common[span] = None if documents >= EXCLUDED or known is None else max(known, documents)
@@ -421,6 +421,15 @@ class _Assembly:
                                 tuple(self.excluded), self.exclusions, settings, tuple(self.left_out), more,
                                 tuple(citations), tuple(self.quotations), figures, tuple(sections), self.layout,
                                 tuple(shared))
+
+
+def _source_common(m: MultiMatch | None, shown: Unified) -> np.ndarray | None:
+    """The mask of the common text (and an excluded text's) a source shares with the document: out of what the
+    source counts as found in the document (``source_chars``), as it is out of the document's copied text."""
+    if m is None or m.comparison is None or not m.held_match:
+        return None
+    return mask(len(shown.original), original_spans(shown, [(a, b) for a, b, _ in common_spans(m.comparison, "b",
+                                                                                                m.held_match)]))
 
 
 def _collapsed(found: list[_Found], inked: np.ndarray) -> list[_Found]:
