@@ -233,11 +233,12 @@ def settings_in_words(params: CompareParams, multi: MultiParams) -> list[str]:
     """How sources are found and judged, in sentences (the comparison's own, then the kinds)."""
     from .html import settings_in_words as comparison_words
 
+    partial = (f"when at least {100 * multi.partial_threshold:.0f}% of either text is copied, or a long passage is"
+               if multi.partial_threshold else "when any passage is copied that few stored documents hold")
     return [*comparison_words(params),
             f"A source is a near-duplicate when its fingerprint differs from the document's in at most {multi.k} of "
-            f"64 bits, or when most of both texts are copied; a partial copy when at least "
-            f"{100 * multi.partial_threshold:.0f}% of either text is copied, or a long passage is. Quotations are "
-            "also looked up on their own: a source one is found in is cited."]
+            f"64 bits, or when most of both texts are copied; a partial copy {partial}. Quotations are also looked "
+            "up on their own: a source one is found in is cited."]
 
 
 def report_limit(limit: int, doc_id: str | None, include_self: bool, excluded: int = 0) -> int:

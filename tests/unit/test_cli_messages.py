@@ -80,3 +80,9 @@ def test_serve_on_a_busy_port_says_to_choose_another(store: str) -> None:
         port = taken.getsockname()[1]
         result = _run("serve", "--store", store, "--port", str(port))
     assert result.exit_code != 0 and "(choose another with --port)" in result.output, result.output
+
+
+def test_the_settings_name_no_share_of_0_percent(store: str) -> None:
+    said = json.loads(_run("report", "--store", store, "--id", DOC, "--partial-threshold", "0", "--json").stdout)
+    assert not any("at least 0%" in s for s in said["settings"])
+    assert any("a partial copy when any passage is copied" in s for s in said["settings"])
