@@ -223,7 +223,7 @@ class Service:
         Its own stored copy is left out and named (by ``query.id``, or without an id the one source with
         the very same text), unless ``include_self``; ``exclusions`` are what does not count (none by default),
         and the text of ``exclude_texts`` (beside the service's). ``exclude_sources`` the ids of stored documents
-        not to count (named as left out).
+        not to count (named as left out; one the store does not hold, as no such stored document).
         """
         from .report.quotes import find_quoted
         from .report.similarity import Exclusions, report_from_copies, report_limit, settings_in_words
@@ -250,9 +250,9 @@ class Service:
         words = settings_in_words(self.comparer.params, params)
         held = {d.id for d in self.store.get(list(dict.fromkeys(exclude_sources)))} if exclude_sources else set()
         result = report_from_copies(found.text, found, doc_id=query.id, label=query.label or query.id or
-                                  "this document", exclusions=exclusions, include_self=include_self,
-                                  settings=words, limit=limit, mapped=self.caches.mapped, quoted=quoted,
-                                  exclude_sources=exclude_sources, layout=query.layout)
+                                    "this document", exclusions=exclusions, include_self=include_self,
+                                    settings=words, limit=limit, mapped=self.caches.mapped, quoted=quoted,
+                                    exclude_sources=exclude_sources, layout=query.layout)
         mistyped = tuple((i, "no such stored document") for i in dict.fromkeys(exclude_sources) if i not in held)
         return replace(result, left_out=(*result.left_out, *mistyped)) if mistyped else result
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import base64
-import errno
 import contextlib
+import errno
 import ipaddress
 import os
 import signal
