@@ -1,6 +1,6 @@
 """Indexing wall time: ``simdup index`` (every level) against plain ``helpers.bulk`` of the same documents.
 
-Issue 12's goal: ``simdup index`` into Elasticsearch <= 3x the wall time of plain
+The goal: ``simdup index`` into Elasticsearch <= 3x the wall time of plain
 ``helpers.bulk`` of the same documents, the embedded store no slower than that.
 For each ``--sizes`` N (the first N documents of $SIMDUP_DATA/zh-docs.jsonl, the
 corpus repeated with distinct ids past its end) and each round it times

@@ -184,7 +184,7 @@ class Fingerprinter:
         if value is None:
             # Letters or CJK characters, yet no content word: all of them were stop words.
             why = (": only stop words (such as 的, 了, a, the), which carry no content; give a longer text"
-                   if WORDLIKE.search(doc.text) else " (empty, whitespace or punctuation only)")
+                   if WORDLIKE.search(doc.text) else " (empty, whitespace or punctuation only): give a text with words")
             return Result(None, EmptyDocumentError("no words to fingerprint" + why, source=doc.source))
         return Result(Fingerprint(value, self.version), None)
 

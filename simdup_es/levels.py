@@ -1,4 +1,4 @@
-"""Fingerprint levels below the document: parts and winnowed keys (issue 11).
+"""Fingerprint levels below the document: parts and winnowed keys, to find edited and partial copies.
 
 The document fingerprint finds whole-document near-duplicates (Hamming distance
 <= 3). It cannot find a document that was edited by more than a few percent, or a

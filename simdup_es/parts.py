@@ -1,4 +1,4 @@
-"""Fingerprint levels of documents computed with a fingerprinter (issue 11): :class:`PartPrinter`.
+"""Fingerprint levels of documents (parts and winnowed keys) computed with a fingerprinter: :class:`PartPrinter`.
 
 The levels themselves (:class:`~simdup_es.levels.Levels`, :class:`~simdup_es.levels.Part`,
 :class:`~simdup_es.levels.Key`, :class:`~simdup_es.levels.PartParams`, ...) are pure and live in

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .caches import TextCaches
@@ -157,7 +157,8 @@ class Service:
         """The stored document ``doc_id``; :class:`~simdup_es.errors.NotFound` when the store has none."""
         found = self.store.get([doc_id])
         if not found:
-            raise NotFound(f"no document with id {doc_id!r} in the store")
+            raise NotFound(f"no document with id {doc_id!r} in {_store_name(self.store)}: check the id (as indexing "
+                           "gave it: a file's path, a record's id), and that this is the store it was indexed into")
         return found[0]
 
     def search(self, query: Query, *, params: MultiParams | None = None, matrix: bool = True,
@@ -223,13 +224,16 @@ class Service:
         Its own stored copy is left out and named (by ``query.id``, or without an id the one source with
         the very same text), unless ``include_self``; ``exclusions`` are what does not count (none by default),
         and the text of ``exclude_texts`` (beside the service's). ``exclude_sources`` the ids of stored documents
-        not to count (named as left out).
+        not to count (named as left out; one the store does not hold, as no such stored document).
         """
         from .report.quotes import find_quoted
         from .report.similarity import Exclusions, report_from_copies, report_limit, settings_in_words
 
         params = params or self.params
         exclusions = exclusions or Exclusions()
+        excluded = (*self.exclude_texts, *exclude_texts)  # those exclusions.texts does not name: by their opening
+        named = (*exclusions.texts, *(f"“{_opening(t)}”" for t in excluded[len(exclusions.texts):]))
+        exclusions = replace(exclusions, texts=named, common=(params.common, params.common_share))
         asked = query
         if include_self:  # its own stored copy counts: searched as a text, nothing left out
             text, title = self._document(query, "report")
@@ -245,10 +249,13 @@ class Service:
             self.store, found, self.comparer, self.printer, layout=query.layout, params=params,
             exclude={*exclude_sources, *own})
         words = settings_in_words(self.comparer.params, params)
-        return report_from_copies(found.text, found, doc_id=query.id, label=query.label or query.id or
-                                  "this document", exclusions=exclusions, include_self=include_self,
-                                  settings=words, limit=limit, mapped=self.caches.mapped, quoted=quoted,
-                                  exclude_sources=exclude_sources, layout=query.layout)
+        held = {d.id for d in self.store.get(list(dict.fromkeys(exclude_sources)))} if exclude_sources else set()
+        result = report_from_copies(found.text, found, doc_id=query.id, label=query.label or query.id or
+                                    "this document", exclusions=exclusions, include_self=include_self,
+                                    settings=words, limit=limit, mapped=self.caches.mapped, quoted=quoted,
+                                    exclude_sources=exclude_sources, layout=query.layout)
+        mistyped = tuple((i, "no such stored document") for i in dict.fromkeys(exclude_sources) if i not in held)
+        return replace(result, left_out=(*result.left_out, *mistyped)) if mistyped else result
 
     def _fingerprint(self, query: Query) -> tuple[Fingerprint, str | None]:
         """A stored document's fingerprint and text, to search with them."""
@@ -271,3 +278,15 @@ class Service:
             raise InputError(f"stored without its text, which the {needs} needs: index it with its text",
                              source=query.id)
         return doc.text, doc.title
+
+
+def _opening(text: str, chars: int = 20) -> str:
+    """The first words of ``text`` on one line, to name a text that has no name."""
+    words = " ".join(text.split())
+    return words if len(words) <= chars else words[:chars - 1] + "…"
+
+
+def _store_name(store: Store) -> str:
+    """The store as a message names it: its folder, or its index."""
+    path, index = getattr(store, "path", None), getattr(store, "index", None)
+    return f"the store {str(path)!r}" if path is not None else f"the index {index!r}" if index else "the store"

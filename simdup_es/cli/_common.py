@@ -411,9 +411,16 @@ def read_document(arg: str, label: str = "literal text", *, text: bool = False) 
 
 def _excluded_text(name: str) -> str:
     """The text of an ``--exclude-file``, read as ``simdup index`` reads a file."""
+    if is_folder(Path(name)):
+        raise InputError("a folder, not a file: --exclude-file takes one file, a document whose text never counts",
+                         source=name)
     if existing_file(name) is None:
         raise InputError("no such file (--exclude-file names a document whose text never counts)", source=name)
-    return read_document(name, "--exclude-file").text
+    text = read_document(name, "--exclude-file").text
+    if not any(c.isalnum() for c in text):
+        raise InputError("no words (empty, whitespace or punctuation only), so it would exclude nothing: give the "
+                         "file of a template or base text", source=name)
+    return text
 
 
 def existing_file(arg: str) -> Path | None:

@@ -58,7 +58,8 @@ def report(query_arg: str | None, text: str | None, file: Path | None, doc_id: s
     text, file = query_source(query_arg, text, file)
     if sum(x is not None for x in (text, file, doc_id)) != 1:
         raise click.UsageError("give exactly one of QUERY, --text, --file or --id")
-    exclusions = Exclusions(quotations=exclude_quotations, references=exclude_references, min_chars=min_chars)
+    exclusions = Exclusions(quotations=exclude_quotations, references=exclude_references, min_chars=min_chars,
+                            texts=tuple(kwargs["exclude_files"]))
     service = make_service(kwargs)
     with searching(pop_store_opts(kwargs), service) as service:
         # A file the store holds as it is (same id, same text) is left out by its id, not by its text.

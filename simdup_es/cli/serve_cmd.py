@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import errno
 import ipaddress
 import os
 import signal
@@ -124,7 +125,7 @@ def serve(host: str, port: int, limit: int, allow_index: bool, max_body: str, ti
     _more_open_files()
     mode = "reading and indexing" if allow_index else "read-only"
     where = f"on http://{host}:{port}" + (f" in {workers} processes" if workers > 1 else "")
-    announce = f"serving {mode} {where} (GET /health; Ctrl-C stops)"
+    announce = f"serving {mode} {where} (start page /, API docs /docs, GET /health; Ctrl-C stops)"
 
     def serve_here(sock: socket.socket, alone: bool = False) -> None:
         """Open the store and run the app in this process on ``sock`` (inherited, when there are workers)."""
@@ -211,7 +212,8 @@ def _listen_or_fail(host: str, port: int) -> socket.socket:
     try:
         return _listen(host, port)
     except OSError as exc:
-        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        busy = " (choose another with --port)" if exc.errno == errno.EADDRINUSE else ""
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}{busy}") from None
 
 
 def run_workers(serve_one: Callable[[socket.socket], None], workers: int, host: str, port: int) -> None:

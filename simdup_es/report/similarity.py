@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..compare import CompareParams, Comparison
-from ..commontext import EXCLUDED
+from ..commontext import COMMON_MIN, EXCLUDED
 from ..errors import ConfigError
 from ..extract import kind_of
 from ..markup import Layout, plain_layout
@@ -69,11 +69,19 @@ class Exclusions:
         (References, Bibliography, Works cited, 参考文献, …) to the end.
     min_chars:
         Copied passages shorter than this many characters (white space not counted).
+    texts:
+        The names of texts whose text never counts (``--exclude-file``: templates, base files).
+    common:
+        The common-text threshold, ``(count, share)`` as :class:`~simdup_es.multilevel.MultiParams` holds it
+        (``common``, ``common_share``): text held by more stored documents is common, not counted. ``None``: no
+        store was asked.
     """
 
     quotations: bool = False
     references: bool = False
     min_chars: int = 0
+    texts: tuple[str, ...] = ()
+    common: tuple[int | None, float] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.min_chars, bool) or not isinstance(self.min_chars, int) or self.min_chars < 0:
@@ -88,6 +96,12 @@ class Exclusions:
             out.append("The references or bibliography section is not counted.")
         if self.min_chars:
             out.append(f"Copied passages shorter than {self.min_chars} characters are not counted.")
+        out += [f"The text of {name} does not count." for name in self.texts]
+        if self.common is not None:
+            count, share = self.common
+            held = (f"{count} stored documents" if count is not None else
+                    f"{100 * share:g}% of the stored documents (at least {COMMON_MIN})")
+            out.append(f"Text held by more than {held} is common text, not counted.")
         return out or ["Nothing is excluded: quotations, references and short matches all count."]
 
 
@@ -219,11 +233,12 @@ def settings_in_words(params: CompareParams, multi: MultiParams) -> list[str]:
     """How sources are found and judged, in sentences (the comparison's own, then the kinds)."""
     from .html import settings_in_words as comparison_words
 
+    partial = (f"when at least {100 * multi.partial_threshold:.0f}% of either text is copied, or a long passage is"
+               if multi.partial_threshold else "when any passage is copied that few stored documents hold")
     return [*comparison_words(params),
             f"A source is a near-duplicate when its fingerprint differs from the document's in at most {multi.k} of "
-            f"64 bits, or when most of both texts are copied; a partial copy when at least "
-            f"{100 * multi.partial_threshold:.0f}% of either text is copied, or a long passage is. Quotations are "
-            "also looked up on their own: a source one is found in is cited."]
+            f"64 bits, or when most of both texts are copied; a partial copy {partial}. Quotations are also looked "
+            "up on their own: a source one is found in is cited."]
 
 
 def report_limit(limit: int, doc_id: str | None, include_self: bool, excluded: int = 0) -> int:

@@ -95,7 +95,7 @@ CREATE TABLE IF NOT EXISTS deleted (seq INTEGER PRIMARY KEY, gen INTEGER NOT NUL
 CREATE INDEX IF NOT EXISTS deleted_gen ON deleted (gen);
 """
 # bodies: a document's title, text and meta fields (StoredDoc.meta, store.base.META_FIELDS, NULL where it has none).
-# levels, parts, sentence_keys: the finer levels (issue 11). groups: written by `simdup groups`. deleted: written by
+# levels, parts, sentence_keys: the finer levels (parts, winnowed keys). groups: written by `simdup groups`. deleted: written by
 # `delete`, the seqs it deleted and the generation of the delete, so that an index read before it (in this or another
 # process) drops them when it catches up; a seq is never given again (LocalStore._write numbers new documents past the
 # largest deleted one).

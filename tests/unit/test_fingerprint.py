@@ -110,7 +110,7 @@ def test_a_text_of_stop_words_alone_is_not_called_empty_or_punctuation(fingerpri
 def test_an_empty_or_punctuation_text_says_so(fingerprinter: Fingerprinter, text: str) -> None:
     with pytest.raises(EmptyDocumentError) as info:
         fingerprinter.fingerprint(text)
-    assert info.value.reason == "no words to fingerprint (empty, whitespace or punctuation only)"
+    assert info.value.reason == "no words to fingerprint (empty, whitespace or punctuation only): give a text with words"
 
 
 def test_oversized_documents_are_refused_by_name() -> None:
