@@ -477,7 +477,7 @@ def test_a_failed_write_leaves_no_open_transaction(tmp_path: Path, monkeypatch: 
         assert store.count() == 1
 
 
-# --------------------------------------------------------------------------- levels (issue 11)
+# --------------------------------------------------------------------------- levels
 
 
 def _levels(version: str, parts: list[int | None], keys: list[int], units: int = 50):  # type: ignore[no-untyped-def]
