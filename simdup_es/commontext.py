@@ -36,8 +36,7 @@ from .text import unify
 from .winnow import KEY_K, KEY_W, batch_codes, gram_hashes, winnowed
 
 __all__ = ["COMMON_MIN", "COMMON_SHARE", "EXCLUDED", "Held", "KeyCounts", "Rarity", "codes_of_scan", "common_threshold",
-           "held_passages", "rarity", "template_keys",
-           "to_sentence_edges"]
+           "held_passages", "rarity", "template_keys", "to_sentence_edges"]
 
 COMMON_MIN = 10
 """The fewest documents above which a key is common whatever the store's size (MOSS's ``-m`` default)."""

@@ -172,7 +172,8 @@ def _object(properties: dict[str, Any], **more: Any) -> dict[str, Any]:
 
 def openapi(version: str, k: int = 3, max_limit: int = 1000) -> dict[str, Any]:
     """The description, for the package ``version`` and a server's largest ``k`` and ``limit``."""
-    fields = {**_search_fields(k, max_limit), **_EXCLUSIONS, "a": _ID, "b": _ID,
+    search_fields = _search_fields(k, max_limit)
+    fields = {**search_fields, **_EXCLUSIONS, "a": _ID, "b": _ID,
               "exclude_source": {"type": "array", "items": _ID}}
     search_params = _query(fields, ("id", "k", "limit", "levels", "partial_threshold", "spans", "exclude_texts"),
                            ("id",))
@@ -183,8 +184,8 @@ def openapi(version: str, k: int = 3, max_limit: int = 1000) -> dict[str, Any]:
                                       "exclude_references", "min_chars", "format", "exclude_texts")),
                      {"name": "exclude_source", "in": "query", "required": False, "description": "A stored id not to "
                       "count as a source (repeatable).", "schema": fields["exclude_source"], "explode": True}]
-    search_body = _object(_search_fields(k, max_limit), oneOf=_ONE_OF_ID_TEXT)
-    report_body = _object({**_search_fields(k, max_limit), **_EXCLUSIONS, "exclude_source": {
+    search_body = _object(search_fields, oneOf=_ONE_OF_ID_TEXT)
+    report_body = _object({**search_fields, **_EXCLUSIONS, "exclude_source": {
         "oneOf": [_ID, {"type": "array", "items": _ID}]}}, oneOf=_ONE_OF_ID_TEXT)
     compare_body = _object({"a": _SIDE, "b": _SIDE, **{name: fields[name] for name in (
         "k", "partial_threshold", "exclude_texts")}}, required=["a", "b"])
