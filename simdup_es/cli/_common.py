@@ -517,14 +517,19 @@ def search_options(func: F) -> F:
     func = click.option("--exclude-file", "exclude_files", multiple=True, metavar="FILE",
                         help="A document whose text never counts as copied: a template, a base file (MOSS's -b). "
                              "Repeatable.")(func)
-    func = click.option("--common", callback=_common_threshold, default="1%", show_default=True, metavar="N|P%",
-                        help="Text held by more than N stored documents, or by more than P% of them (at least 10), is "
-                             "common text (a footer, a template sentence): shown apart, never counted as copied "
-                             "(MOSS's -m).")(func)
+    func = common_option("")(func)
     func = click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=MultiParams.partial_threshold,
                         show_default=True, help="A partial copy has at least this share of either side copied (0: "
                         "any copied sentence that few stored documents hold).")(func)
     return k_option(func)
+
+
+def common_option(when: str) -> Callable[[F], F]:
+    """``--common N|P%`` (``when``: the words that say when it applies, e.g. "With --partial: ")."""
+    return click.option("--common", callback=_common_threshold, default="1%", show_default=True, metavar="N|P%",
+                        help=f"{when}Text held by more than N stored documents, or by more than P% of them (at least "
+                             "10), is common text (a footer, a template sentence): shown apart, never counted as "
+                             "copied (MOSS's -m).")
 
 
 def _common_threshold(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int | None, float]:

@@ -16,6 +16,7 @@ from ._signals import exit_status, signal_name, terminate_as_interrupt
 from ._common import (
     RejectLog,
     bulk_options,
+    common_option,
     compare_options,
     counted,
     echo_json,
@@ -136,6 +137,7 @@ def _backfilled(summary: Any, version: str) -> str:
               "comparison matrix per document; give the --idf/--marked-words used when indexing).")
 @click.option("--partial-threshold", type=click.FloatRange(0.0, 1.0), default=0.2, show_default=True,
               help="With --partial: share of either document copied in the other.")
+@common_option("With --partial: ")
 @fingerprint_options
 @compare_options
 @retry_options
@@ -153,8 +155,8 @@ def _backfilled(summary: Any, version: str) -> str:
                    "processes here. Elasticsearch indices only (--es-url), without --matrix and --partial; "
                    "needs pip install 'simdup-es[dask]' (in a checkout: '.[dask]'). See docs/groups.md.")
 def groups(k: int, matrix: bool, threshold: float, text_field: str | None, partial: bool, partial_threshold: float,
-           idf_path: Path | None, marked_words: Path | None, max_bytes: int, workers: int | None,
-           max_retries: int, initial_backoff: float, dry_run: bool, as_json: bool, list_groups: bool,
+           common: tuple[int | None, float], idf_path: Path | None, marked_words: Path | None, max_bytes: int,
+           workers: int | None, max_retries: int, initial_backoff: float, dry_run: bool, as_json: bool, list_groups: bool,
            dask_address: str | None, **kwargs: Any) -> None:
     """Group near-duplicates and write the groups onto the documents.
 
@@ -194,7 +196,8 @@ def groups(k: int, matrix: bool, threshold: float, text_field: str | None, parti
 
         assert compare is not None
         links = PartialLinks(PartPrinter(make_fingerprinter(idf_path, marked_words, max_bytes)), compare,
-                             MultiParams(k=k, partial_threshold=partial_threshold), workers)
+                             MultiParams(k=k, partial_threshold=partial_threshold, common=common[0],
+                                         common_share=common[1]), workers)
     if dask_address and (matrix or partial):
         raise click.UsageError("--dask groups document-level pairs: leave out --matrix and --partial")
     with open_store(pop_store_opts(kwargs), read_only=dry_run, retry=Retry(max_retries, initial_backoff)) as store, \

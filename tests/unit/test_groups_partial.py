@@ -116,3 +116,18 @@ def test_delete_in_a_store_grouped_with_partial_says_to_regroup_with_partial(tmp
     result = CliRunner().invoke(main, ["delete", NEAR[0], "--store", str(store)])
     assert result.exit_code == 0, result.output
     assert "run 'simdup groups --partial' to update the groups they left" in result.stderr
+
+
+def test_partial_groups_take_the_common_threshold(tmp_path: Path) -> None:
+    """``--common 1``: text two stored documents hold is common, so the deleted-paragraph copy shares no rare
+    passage with its source and joins no group with it; the near-duplicate groups stay as they are."""
+    store = tmp_path / "store"
+    assert CliRunner().invoke(main, ["index", SAMPLE, "--store", str(store)]).exit_code == 0
+    result = CliRunner().invoke(main, ["groups", "--store", str(store), "--partial", "--workers", "1",
+                                       "--common", "1"])
+    assert result.exit_code == 0, result.output
+    groups = _groups(store)
+    assert groups[SOURCE] is None or groups[SOURCE] != groups[COPY]
+    assert groups[NEAR[0]] == groups[NEAR[1]] is not None
+    bad = CliRunner().invoke(main, ["groups", "--store", str(store), "--partial", "--common", "lots"])
+    assert bad.exit_code == 2 and "a share of the store (1%)" in bad.output
