@@ -526,10 +526,10 @@ def search_options(func: F) -> F:
 
 def common_option(when: str) -> Callable[[F], F]:
     """``--common N|P%`` (``when``: the words that say when it applies, e.g. "With --partial: ")."""
+    help = (f"{when}text held by more than N stored documents, or by more than P% of them (at least 10), is common "
+            "text (a footer, a template sentence): shown apart, never counted as copied (MOSS's -m).")
     return click.option("--common", callback=_common_threshold, default="1%", show_default=True, metavar="N|P%",
-                        help=f"{when}Text held by more than N stored documents, or by more than P% of them (at least "
-                             "10), is common text (a footer, a template sentence): shown apart, never counted as "
-                             "copied (MOSS's -m).")
+                        help=help[0].upper() + help[1:])
 
 
 def _common_threshold(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int | None, float]:
