@@ -39,14 +39,16 @@ import contextlib
 import contextvars
 import dataclasses
 import hmac
+import itertools
 import json
 import logging
 import math
 import re
+import secrets
 import threading
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -56,7 +58,7 @@ import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .config import Retry
@@ -446,6 +448,35 @@ async def read_object(request: Request, limit: int) -> dict[str, Any]:
     return body
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode  # as JSONResponse's
+_STREAMED_BATCH = 1000  # items of a streamed array encoded at a time
+
+
+def json_chunks(value: Any) -> Iterator[bytes]:
+    """``value`` in JSON (UTF-8, the same bytes as :class:`~starlette.responses.JSONResponse`'s), in pieces: an
+    iterator in it (a value of a dict, at any depth of dicts) is written as an array of its items, a batch of them at
+    a time, none of them held after it is written."""
+    streams: list[Iterator[Any]] = []
+    nonce = secrets.token_hex(8)  # a text in the value cannot spell the placeholder it has not seen
+
+    def marked(item: Any) -> Any:
+        if isinstance(item, dict):
+            return {key: marked(child) for key, child in item.items()}
+        if isinstance(item, Iterator):
+            streams.append(item)
+            return f"\0{nonce}:{len(streams) - 1}"
+        return item
+
+    pieces = re.split(rf'"\\u0000{nonce}:(\d+)"', _ENCODE(marked(value)))
+    yield pieces[0].encode()
+    for number, after in zip(pieces[1::2], pieces[2::2], strict=True):
+        stream, opening = streams[int(number)], "["
+        while batch := list(itertools.islice(stream, _STREAMED_BATCH)):
+            yield (opening + ",".join(map(_ENCODE, batch))).encode()
+            opening = ","
+        yield (("[" if opening == "[" else "") + "]" + after).encode()
+
+
 PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
                 "X-Content-Type-Options": "nosniff"}
 """The report pages run no script and load nothing: a browser is told so (and a stored text cannot change it)."""
@@ -635,16 +666,19 @@ class App:
                                                  "document) or 'text' (and 'title')")
             sides.append(_text_query(value, f"compare {side}"))
         # Judged as this server's searches are: its k and partial threshold unless the request gives others.
-        body, timing = await self.run(self._compare, sides[0], sides[1], judged_by(params, self.service.params),
-                                      _exclude_texts(params))
-        return self.json(body, timing)
+        judged, excluded = judged_by(params, self.service.params), _exclude_texts(params)
+        body, timing = await self.run(self._compare, sides[0], sides[1], judged, excluded)
+        # The sentences and pairs are written as they are made: as lists of dicts they would take tens of times
+        # the texts' memory (docs/serve.md).
+        return StreamingResponse(json_chunks(body), headers=timing, media_type="application/json")
 
     def _compare(self, a: Query, b: Query, params: MultiParams, exclude_texts: tuple[str, ...]) -> dict[str, Any]:
-        """``simdup compare --json`` of two texts or stored documents, labelled by their ids (or ``a`` and ``b``)."""
+        """``simdup compare --json`` of two texts or stored documents, labelled by their ids (or ``a`` and ``b``): the
+        comparison's sentences and pairs as iterators (:func:`verdict_json`), made as :func:`json_chunks` writes them."""
         self._fresh()
         compared = self.service.compare(a, b, params, exclude_texts)
-        return {"a_label": a.id or "a", "b_label": b.id or "b", **verdict_json(compared.verdict, compared.a, compared.b),
-                "common": compared.common_text()}
+        return {"a_label": a.id or "a", "b_label": b.id or "b",
+                **verdict_json(compared.verdict, compared.a, compared.b, lazy=True), "common": compared.common_text()}
 
     async def report(self, request: Request) -> Response:
         doc_id = _path_id(request)
