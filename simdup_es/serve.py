@@ -94,6 +94,9 @@ class ServeSettings:
         Accept ``POST /documents``; off, the service only reads.
     max_body_bytes:
         Largest request body; a larger one is refused with 413 before it is read.
+    max_compare_bytes:
+        Largest body of ``POST /compare`` (at most ``max_body_bytes`` count): the memory a comparison of two texts
+        takes grows faster than their length (``docs/serve.md``), a search's about linearly.
     timeout:
         Seconds a request may take (waiting for a worker thread included); then 504.
     threads:
@@ -116,6 +119,7 @@ class ServeSettings:
 
     allow_index: bool = False
     max_body_bytes: int = 10 * 1024 * 1024
+    max_compare_bytes: int = 512 * 1024
     timeout: float = 30.0
     threads: int = 8
     limit: int = 20
@@ -126,8 +130,9 @@ class ServeSettings:
     token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if self.max_body_bytes < 1 or self.threads < 1 or self.limit < 0 or self.max_limit < self.limit:
-            raise ConfigError("max_body_bytes and threads must be positive, and 0 <= limit <= max_limit")
+        if (min(self.max_body_bytes, self.max_compare_bytes, self.threads) < 1 or self.limit < 0
+                or self.max_limit < self.limit):
+            raise ConfigError("max_body_bytes, max_compare_bytes and threads must be positive, and 0 <= limit <= max_limit")
         if not self.timeout > 0:
             raise ConfigError(f"the request timeout must be positive, got {self.timeout}")
         if self.token is not None and not self.token.strip():
@@ -418,13 +423,15 @@ def parse_json(body: bytes) -> Any:
     return _checked(value, "\\" in text and _SURROGATE_ESCAPE.search(text) is not None)
 
 
-async def read_json(request: Request, limit: int) -> Any:
-    """The request's JSON body, read up to ``limit`` bytes (415 unless declared JSON, 413 past the limit,
-    400 if it is not JSON)."""
+async def read_json(request: Request, limit: int, advice: str = "less (fewer documents a request)",
+                    option: str = "--max-body") -> Any:
+    """The request's JSON body, read up to ``limit`` bytes (415 unless declared JSON, 413 past the limit, its message
+    with ``advice`` and the server's ``option`` for a larger limit; 400 if it is not JSON)."""
     json_content_type(request)
     declared = request.headers.get("content-length")
-    too_large = ApiError(413, "too_large", f"the request body is larger than the limit of {limit:,} bytes: send "
-                                          "less (fewer documents a request), or start the server with a larger --max-body")
+    too_large = ApiError(413, "too_large", f"the request body is larger than the limit of {limit:,} bytes of "
+                                          f"{request.method} {request.url.path}: send {advice}, or start the server "
+                                          f"with a larger {option}")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise too_large
     chunks, size = [], 0
@@ -441,8 +448,9 @@ async def read_json(request: Request, limit: int) -> Any:
     return await anyio.to_thread.run_sync(parse_json, body)  # megabytes of JSON: not on the event loop
 
 
-async def read_object(request: Request, limit: int) -> dict[str, Any]:
-    body = await read_json(request, limit)
+async def read_object(request: Request, limit: int, advice: str = "less", option: str = "--max-body"
+                      ) -> dict[str, Any]:
+    body = await read_json(request, limit, advice, option)
     if not isinstance(body, dict):
         raise ApiError(400, "bad_json", f"the request body must be a JSON object, got a JSON {type(body).__name__}")
     return body
@@ -653,7 +661,9 @@ class App:
             params: dict[str, Any] = {**_query_params(request),
                                       **{side: {"id": request.query_params.get(side)} for side in ("a", "b")}}
         else:
-            params = await read_object(request, self.settings.max_body_bytes)
+            limit = min(self.settings.max_body_bytes, self.settings.max_compare_bytes)
+            params = await read_object(request, limit, "shorter texts (or stored documents by id)",
+                                       "--max-compare" if limit < self.settings.max_body_bytes else "--max-body")
         known_fields(params, COMPARE_FIELDS, "compare")
         sides = []
         for side in ("a", "b"):

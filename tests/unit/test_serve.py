@@ -32,6 +32,7 @@ from simdup_es.parts import PartPrinter
 from simdup_es.offsets import unify_mapped
 from simdup_es.report import copied_spans, original_spans, verdict_json
 from simdup_es.multilevel import MultiParams
+from simdup_es.errors import ConfigError
 from simdup_es.fingerprint import Fingerprint
 from simdup_es.compare import CompareParams
 from simdup_es.search import MatrixComparer, Verdict, comparer
@@ -412,6 +413,23 @@ def test_too_large_is_413_before_and_while_reading(store: Any) -> None:
 
         _error(small.post("/search", content=chunks(), headers=JSON), 413, "too_large")
         assert small.post("/search", json={"text": "短文本。"}).status_code == 200
+
+
+def test_compare_has_its_own_smaller_limit(store: Any) -> None:
+    """A comparison's memory grows faster than its texts: POST /compare takes at most --max-compare, and says so."""
+    text = "很长的文本。" * 100
+    body = json.dumps({"a": text, "b": text}, ensure_ascii=False).encode()
+    settings = ServeSettings(max_body_bytes=len(body) * 2, max_compare_bytes=len(body) - 1)
+    with TestClient(create_app(Service(store), settings)) as c:
+        message = _error(c.post("/compare", content=body, headers=JSON), 413, "too_large")
+        assert f"{len(body) - 1:,} bytes of POST /compare" in message and "--max-compare" in message
+        assert c.post("/search", content=json.dumps({"text": text + text}).encode(), headers=JSON).status_code == 200
+        assert c.post("/compare", json={"a": text, "b": text[:-6]}).status_code == 200
+    with TestClient(create_app(Service(store), ServeSettings(max_body_bytes=100, max_compare_bytes=1000))) as c:
+        assert "--max-body" in _error(c.post("/compare", content=body, headers=JSON), 413, "too_large")
+    assert ServeSettings().max_compare_bytes < ServeSettings().max_body_bytes
+    with pytest.raises(ConfigError):
+        ServeSettings(max_compare_bytes=0)
 
 
 class _Slow(MatrixComparer):
