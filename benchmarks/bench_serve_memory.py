@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import shutil
 import sys
 import tempfile
@@ -99,15 +100,15 @@ def post(port: int, route: str, body: bytes) -> tuple[int, int]:
         return response.status_code, sum(map(len, response.iter_bytes()))
 
 
-def measure(folder: Path, port: int, route: str, body: bytes, warm: bytes) -> tuple[int, float, int, int, int]:
+def measure(folder: Path, port: int, route: str, body: bytes, warm: bytes,
+            options: tuple[str, ...] = ()) -> tuple[int, float, int, int, int]:
     """Status, seconds, the answer's bytes, and the server's peak memory (KiB) before and after one request (``warm``
-    first: the dictionaries and tables a first request loads are not the request's)."""
-    options: tuple[str, ...] = ()
+    first: the dictionaries and tables a first request loads are not the request's). ``options``: of simdup serve."""
     if route == "documents":  # a writable copy: the bench's store stays as built
         copy = folder.parent / "written"
         shutil.rmtree(copy, ignore_errors=True)
         folder = Path(shutil.copytree(folder, copy))
-        options = ("--allow-index",)
+        options = (*options, "--allow-index")
     server = start_server(folder, port, threads=1, limit=20, workers=1, options=options)
     try:
         status, _ = post(port, route, warm)
@@ -129,6 +130,7 @@ def main() -> None:
     parser.add_argument("--routes", default="search,compare,report,documents")
     parser.add_argument("--port", type=int, default=18479)
     parser.add_argument("--store", type=Path, help="an embedded store to serve (default: built from --docs)")
+    parser.add_argument("--serve-options", default="", help="more options of simdup serve, e.g. '--max-compare 2M'")
     args = parser.parse_args()
     records = corpus(10**6)  # all of it (some 11 MB of text): requests are made of the documents not stored
     with tempfile.TemporaryDirectory() as tmp:
@@ -143,7 +145,8 @@ def main() -> None:
             for route in args.routes.split(","):
                 body = json.dumps(body_of(route, records, size), ensure_ascii=False).encode()
                 warm = json.dumps(warm_of(route, records), ensure_ascii=False).encode()
-                status, seconds, answered, before, after = measure(folder, args.port, route, body, warm)
+                status, seconds, answered, before, after = measure(folder, args.port, route, body, warm,
+                                                                    tuple(shlex.split(args.serve_options)))
                 added = (after - before) * 1024
                 ratio = f"{added / len(body):>15.1f}x" if status == 200 else f"{'(refused)':>16}"
                 print(f"{route:9} {len(body) / 1e6:>8.2f}MB {status:>6} {seconds:>8.1f} {answered / 1e6:>8.2f}MB "
