@@ -57,27 +57,28 @@ def edited(text: str) -> str:
     return "\n".join(line for i, line in enumerate(text.splitlines()) if i % 3 != 2)
 
 
-def body_of(route: str, records: list[dict[str, Any]], size: int) -> dict[str, Any]:
-    """A request of at most ``size`` bytes of JSON (its escapes and framing left room)."""
-    room = size
-    while len(json.dumps(body := _body(route, records, room), ensure_ascii=False).encode()) > size:
+def body_of(route: str, records: list[dict[str, Any]], size: int, skip: int | None = None) -> dict[str, Any]:
+    """A request of at most ``size`` bytes of JSON (its escapes and framing left room), of the documents from the
+    ``skip``-th on (default: the second half of the corpus, none of them stored)."""
+    room, skip = size, len(records) // 2 if skip is None else skip
+    while len(json.dumps(body := _body(route, records, room, skip), ensure_ascii=False).encode()) > size:
         room -= 20_000
     return body
 
 
-def _body(route: str, records: list[dict[str, Any]], size: int) -> dict[str, Any]:
+def _body(route: str, records: list[dict[str, Any]], size: int, skip: int) -> dict[str, Any]:
     if route == "compare":
-        a = text_of(records, size // 2, skip=len(records) // 2)
+        a = text_of(records, size // 2, skip=skip)
         return {"a": a, "b": edited(a)}
     if route == "documents":  # new ids: the store grows by each document posted
         documents, total = [], 0
-        for i, record in enumerate(records[len(records) // 2:] * (1 + size // 2_000_000)):
+        for i, record in enumerate(records[skip:] * (1 + size // 2_000_000)):
             total += len(json.dumps(record, ensure_ascii=False).encode()) + 20
             if total > size:
                 break
             documents.append({"id": f"posted-{i}", "text": record["text"], "title": record.get("title")})
         return {"documents": documents}
-    return {"text": text_of(records, size, skip=len(records) // 2)}
+    return {"text": text_of(records, size, skip=skip)}
 
 
 def warm_of(route: str, records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -130,6 +131,7 @@ def main() -> None:
     parser.add_argument("--routes", default="search,compare,report,documents")
     parser.add_argument("--port", type=int, default=18479)
     parser.add_argument("--store", type=Path, help="an embedded store to serve (default: built from --docs)")
+    parser.add_argument("--skip", type=int, help="requests from this corpus document on (default: the second half)")
     parser.add_argument("--serve-options", default="", help="more options of simdup serve, e.g. '--max-compare 2M'")
     args = parser.parse_args()
     records = corpus(10**6)  # all of it (some 11 MB of text): requests are made of the documents not stored
@@ -143,7 +145,7 @@ def main() -> None:
             size = byte_size(size_text)
             assert size, size_text
             for route in args.routes.split(","):
-                body = json.dumps(body_of(route, records, size), ensure_ascii=False).encode()
+                body = json.dumps(body_of(route, records, size, args.skip), ensure_ascii=False).encode()
                 warm = json.dumps(warm_of(route, records), ensure_ascii=False).encode()
                 status, seconds, answered, before, after = measure(folder, args.port, route, body, warm,
                                                                     tuple(shlex.split(args.serve_options)))
