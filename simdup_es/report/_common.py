@@ -220,7 +220,7 @@ def verdict_json(verdict: Verdict, shown_a: Unified, shown_b: Unified, *, lazy: 
     and offsets, as :func:`original_spans` gives the copied passages. With ``lazy``, the
     comparison's ``pairs``, ``sentences_a`` and ``sentences_b`` are iterators that make
     each item when it is read (``simdup serve`` writes them out as it goes): as lists of
-    dicts, those of a long comparison take some 40 times the memory of its texts.
+    dicts, those of a long comparison take tens of times the memory of its texts.
     """
     comparison = verdict.comparison
     out = _verdict_head(verdict)
