@@ -308,12 +308,13 @@ def run_clients(base: str, queries: list[str], clients: int, seconds: float, ser
     return result
 
 
-def start_server(folder: Path, port: int, threads: int, limit: int, workers: int) -> subprocess.Popen[bytes]:
+def start_server(folder: Path, port: int, threads: int, limit: int, workers: int,
+                 options: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
     import httpx2
 
     cmd = [sys.executable, "-c", "from simdup_es.cli import main; main()", "serve", "--store", str(folder),
            "--port", str(port), "--threads", str(threads), "--workers", str(workers), "--limit", str(limit), "--log-level", "warning",
-           "--timeout", "300"]
+           "--timeout", "300", *options]
     server = subprocess.Popen(cmd)
     deadline = time.monotonic() + 60
     while True:

@@ -272,6 +272,17 @@ class CompareStats:
     word_checks: int  # candidates that needed the word-level check
 
 
+def sentence_dict(s: Sentence) -> dict[str, Any]:
+    """A sentence of :meth:`Comparison.to_dict`."""
+    return {"index": s.index, "start": s.start, "end": s.end, "units": s.n_units, "text": s.text}
+
+
+def pair_dict(p: SentencePair) -> dict[str, Any]:
+    """A pair of :meth:`Comparison.to_dict` (its floats rounded to 6 digits)."""
+    return {"i": p.i, "j": p.j, "a": [p.a_start, p.a_end], "b": [p.b_start, p.b_end], "lcs": p.lcs,
+            "p": round(p.p, 6), "w": None if p.w is None else round(p.w, 6), "rule": p.rule}
+
+
 @dataclass(frozen=True)
 class Comparison:
     """The result of :func:`compare`.
@@ -359,22 +370,6 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (floats rounded to 6 digits; sentence texts included)."""
-
-        def sentence(s: Sentence) -> dict[str, Any]:
-            return {"index": s.index, "start": s.start, "end": s.end, "units": s.n_units, "text": s.text}
-
-        def pair(p: SentencePair) -> dict[str, Any]:
-            return {
-                "i": p.i,
-                "j": p.j,
-                "a": [p.a_start, p.a_end],
-                "b": [p.b_start, p.b_end],
-                "lcs": p.lcs,
-                "p": round(p.p, 6),
-                "w": None if p.w is None else round(p.w, 6),
-                "rule": p.rule,
-            }
-
         return {
             "scores": {
                 "similarity_a": round(self.similarity_a, 6),
@@ -387,9 +382,9 @@ class Comparison:
                 "units_a": self.units_a,
                 "units_b": self.units_b,
             },
-            "pairs": [pair(p) for p in self.pairs],
-            "sentences_a": [sentence(s) for s in self.sentences_a],
-            "sentences_b": [sentence(s) for s in self.sentences_b],
+            "pairs": [pair_dict(p) for p in self.pairs],
+            "sentences_a": [sentence_dict(s) for s in self.sentences_a],
+            "sentences_b": [sentence_dict(s) for s in self.sentences_b],
             "core_a": self._core_dict("a"),
             "core_b": self._core_dict("b"),
             "params": asdict(self.params),

@@ -253,9 +253,23 @@ def plain_layout(text: str) -> Layout:
     return Layout(tuple(headings), quotes)
 
 
+_PARAGRAPH_END = re.compile(r"\n(?=[ \t]*(?:\n|\Z))")  # a line break before a blank line, or before the end
+_INK = re.compile(r"\S")
+
+
 def paragraphs(text: str) -> list[Span]:
-    """The paragraphs of a text: stretches between blank lines, or its lines when it has no blank line."""
-    blocks = [(m.start(), m.end()) for m in re.finditer(r"\S(?:.|\n(?![ \t]*(?:\n|\Z)))*", text)]
+    """The paragraphs of a text: stretches between blank lines, or its lines when it has no blank line.
+
+    Each runs from its first non-space character to the line break before the next blank line (or the
+    end). Found between those line breaks: one regular expression matching a whole paragraph keeps a
+    frame for each of its characters (some 130 bytes: 94 MB for a text of 2 MB with no blank line).
+    """
+    blocks, start = [], 0
+    for stop in [*(m.start() for m in _PARAGRAPH_END.finditer(text)), len(text)]:
+        ink = _INK.search(text, start, stop)
+        if ink is not None:
+            blocks.append((ink.start(), stop))
+        start = stop
     if len(blocks) > 1 or "\n" not in text.strip():
         return blocks
     return [(m.start(), m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text)]

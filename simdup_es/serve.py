@@ -39,14 +39,16 @@ import contextlib
 import contextvars
 import dataclasses
 import hmac
+import itertools
 import json
 import logging
 import math
 import re
+import secrets
 import threading
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -56,7 +58,7 @@ import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .config import Retry
@@ -92,6 +94,9 @@ class ServeSettings:
         Accept ``POST /documents``; off, the service only reads.
     max_body_bytes:
         Largest request body; a larger one is refused with 413 before it is read.
+    max_compare_bytes:
+        Largest body of ``POST /compare`` (at most ``max_body_bytes`` count): the memory a comparison of two texts
+        takes grows faster than their length (``docs/serve.md``), a search's about linearly.
     timeout:
         Seconds a request may take (waiting for a worker thread included); then 504.
     threads:
@@ -114,6 +119,7 @@ class ServeSettings:
 
     allow_index: bool = False
     max_body_bytes: int = 10 * 1024 * 1024
+    max_compare_bytes: int = 512 * 1024
     timeout: float = 30.0
     threads: int = 8
     limit: int = 20
@@ -124,8 +130,9 @@ class ServeSettings:
     token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if self.max_body_bytes < 1 or self.threads < 1 or self.limit < 0 or self.max_limit < self.limit:
-            raise ConfigError("max_body_bytes and threads must be positive, and 0 <= limit <= max_limit")
+        if (min(self.max_body_bytes, self.max_compare_bytes, self.threads) < 1 or self.limit < 0
+                or self.max_limit < self.limit):
+            raise ConfigError("max_body_bytes, max_compare_bytes and threads must be positive, and 0 <= limit <= max_limit")
         if not self.timeout > 0:
             raise ConfigError(f"the request timeout must be positive, got {self.timeout}")
         if self.token is not None and not self.token.strip():
@@ -416,13 +423,15 @@ def parse_json(body: bytes) -> Any:
     return _checked(value, "\\" in text and _SURROGATE_ESCAPE.search(text) is not None)
 
 
-async def read_json(request: Request, limit: int) -> Any:
-    """The request's JSON body, read up to ``limit`` bytes (415 unless declared JSON, 413 past the limit,
-    400 if it is not JSON)."""
+async def read_json(request: Request, limit: int, advice: str = "less (fewer documents a request)",
+                    option: str = "--max-body") -> Any:
+    """The request's JSON body, read up to ``limit`` bytes (415 unless declared JSON, 413 past the limit, its message
+    with ``advice`` and the server's ``option`` for a larger limit; 400 if it is not JSON)."""
     json_content_type(request)
     declared = request.headers.get("content-length")
-    too_large = ApiError(413, "too_large", f"the request body is larger than the limit of {limit:,} bytes: send "
-                                          "less (fewer documents a request), or start the server with a larger --max-body")
+    too_large = ApiError(413, "too_large", f"the request body is larger than the limit of {limit:,} bytes of "
+                                          f"{request.method} {request.url.path}: send {advice}, or start the server "
+                                          f"with a larger {option}")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise too_large
     chunks, size = [], 0
@@ -439,11 +448,41 @@ async def read_json(request: Request, limit: int) -> Any:
     return await anyio.to_thread.run_sync(parse_json, body)  # megabytes of JSON: not on the event loop
 
 
-async def read_object(request: Request, limit: int) -> dict[str, Any]:
-    body = await read_json(request, limit)
+async def read_object(request: Request, limit: int, advice: str = "less", option: str = "--max-body"
+                      ) -> dict[str, Any]:
+    body = await read_json(request, limit, advice, option)
     if not isinstance(body, dict):
         raise ApiError(400, "bad_json", f"the request body must be a JSON object, got a JSON {type(body).__name__}")
     return body
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode  # as JSONResponse's
+_STREAMED_BATCH = 1000  # items of a streamed array encoded at a time
+
+
+def json_chunks(value: Any) -> Iterator[bytes]:
+    """``value`` in JSON (UTF-8, the same bytes as :class:`~starlette.responses.JSONResponse`'s), in pieces: an
+    iterator in it (a value of a dict, at any depth of dicts) is written as an array of its items, a batch of them at
+    a time, none of them held after it is written."""
+    streams: list[Iterator[Any]] = []
+    nonce = secrets.token_hex(8)  # a text in the value cannot spell the placeholder it has not seen
+
+    def marked(item: Any) -> Any:
+        if isinstance(item, dict):
+            return {key: marked(child) for key, child in item.items()}
+        if isinstance(item, Iterator):
+            streams.append(item)
+            return f"\0{nonce}:{len(streams) - 1}"
+        return item
+
+    pieces = re.split(rf'"\\u0000{nonce}:(\d+)"', _ENCODE(marked(value)))
+    yield pieces[0].encode()
+    for number, after in zip(pieces[1::2], pieces[2::2], strict=True):
+        stream, opening = streams[int(number)], "["
+        while batch := list(itertools.islice(stream, _STREAMED_BATCH)):
+            yield (opening + ",".join(map(_ENCODE, batch))).encode()
+            opening = ","
+        yield (("[" if opening == "[" else "") + "]" + after).encode()
 
 
 PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
@@ -622,7 +661,9 @@ class App:
             params: dict[str, Any] = {**_query_params(request),
                                       **{side: {"id": request.query_params.get(side)} for side in ("a", "b")}}
         else:
-            params = await read_object(request, self.settings.max_body_bytes)
+            limit = min(self.settings.max_body_bytes, self.settings.max_compare_bytes)
+            params = await read_object(request, limit, "shorter texts (or stored documents by id)",
+                                       "--max-compare" if limit < self.settings.max_body_bytes else "--max-body")
         known_fields(params, COMPARE_FIELDS, "compare")
         sides = []
         for side in ("a", "b"):
@@ -635,16 +676,19 @@ class App:
                                                  "document) or 'text' (and 'title')")
             sides.append(_text_query(value, f"compare {side}"))
         # Judged as this server's searches are: its k and partial threshold unless the request gives others.
-        body, timing = await self.run(self._compare, sides[0], sides[1], judged_by(params, self.service.params),
-                                      _exclude_texts(params))
-        return self.json(body, timing)
+        judged, excluded = judged_by(params, self.service.params), _exclude_texts(params)
+        body, timing = await self.run(self._compare, sides[0], sides[1], judged, excluded)
+        # The sentences and pairs are written as they are made: as lists of dicts they would take tens of times
+        # the texts' memory (docs/serve.md).
+        return StreamingResponse(json_chunks(body), headers=timing, media_type="application/json")
 
     def _compare(self, a: Query, b: Query, params: MultiParams, exclude_texts: tuple[str, ...]) -> dict[str, Any]:
-        """``simdup compare --json`` of two texts or stored documents, labelled by their ids (or ``a`` and ``b``)."""
+        """``simdup compare --json`` of two texts or stored documents, labelled by their ids (or ``a`` and ``b``): the
+        comparison's sentences and pairs as iterators (:func:`verdict_json`), made as :func:`json_chunks` writes them."""
         self._fresh()
         compared = self.service.compare(a, b, params, exclude_texts)
-        return {"a_label": a.id or "a", "b_label": b.id or "b", **verdict_json(compared.verdict, compared.a, compared.b),
-                "common": compared.common_text()}
+        return {"a_label": a.id or "a", "b_label": b.id or "b",
+                **verdict_json(compared.verdict, compared.a, compared.b, lazy=True), "common": compared.common_text()}
 
     async def report(self, request: Request) -> Response:
         doc_id = _path_id(request)

@@ -66,6 +66,9 @@ def secrets_of(opts: dict[str, Any]) -> tuple[str, ...]:
 @click.option("--allow-index", is_flag=True, help="Accept POST /documents (indexing). Without it the service only reads.")
 @click.option("--max-body", "max_body", default="10M", show_default=True,
               help="Largest request body (bytes, or with k, M, G); larger requests get 413.")
+@click.option("--max-compare", "max_compare", default="512k", show_default=True,
+              help="Largest POST /compare body (bytes, or with k, M, G; --max-body if smaller): a comparison of two texts "
+                   "takes memory faster than their length. Larger requests get 413.")
 @click.option("--timeout", type=click.FloatRange(min=0.001), default=30.0, show_default=True,
               help="Seconds a request may take; then it gets 504.")
 @click.option("--threads", type=click.IntRange(min=1), default=8, show_default=True,
@@ -91,9 +94,9 @@ def secrets_of(opts: dict[str, Any]) -> tuple[str, ...]:
                    "gets 503. Default: no limit but the open files the system allows (raised to its hard limit).")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True, help="uvicorn's log level (info logs each request).")
-def serve(host: str, port: int, limit: int, allow_index: bool, max_body: str, timeout: float, threads: int, workers: int,
-          token: str | None, allowed_hosts: tuple[str, ...], max_header: str, idle_timeout: int, max_connections: int | None,
-          log_level: str, **kwargs: Any) -> None:
+def serve(host: str, port: int, limit: int, allow_index: bool, max_body: str, max_compare: str, timeout: float,
+          threads: int, workers: int, token: str | None, allowed_hosts: tuple[str, ...], max_header: str,
+          idle_timeout: int, max_connections: int | None, log_level: str, **kwargs: Any) -> None:
     """Serve search, compare and the copy reports over HTTP (JSON API and report pages).
 
     Read-only unless --allow-index. Routes: GET / (a page to report a pasted
@@ -115,7 +118,8 @@ def serve(host: str, port: int, limit: int, allow_index: bool, max_body: str, ti
     service = make_service(kwargs)
     store_opts = pop_store_opts(kwargs)
     hosts = tuple(h.lower() for h in allowed_hosts) + (LOOPBACK_NAMES if _loopback(host) else ())
-    settings = ServeSettings(allow_index=allow_index, max_body_bytes=parse_size(max_body), timeout=timeout,
+    settings = ServeSettings(allow_index=allow_index, max_body_bytes=parse_size(max_body),
+                             max_compare_bytes=parse_size(max_compare), timeout=timeout,
                              threads=threads, limit=limit, max_limit=max(limit, 1000), secrets=secrets_of(store_opts),
                              allowed_hosts=hosts, token=token)
     head = parse_size(max_header)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from types import SimpleNamespace
+from typing import Any, Literal, cast
 
 import numpy as np
 from rapidfuzz.distance import LCSseq
 
 from ..commontext import Held
-from ..compare import Comparison, SentencePair
+from ..compare import Comparison, SentencePair, pair_dict, sentence_dict
 from ..lcs import UnitCodec
 from ..multilevel import Copies, copied_units, held_spans, passages
 from ..offsets import Unified, unify_mapped
@@ -210,25 +212,49 @@ def spans_dict(spans: Sequence[Span]) -> list[dict[str, int]]:
     return [{"start": s, "end": e} for s, e in spans]
 
 
-def verdict_json(verdict: Verdict, shown_a: Unified, shown_b: Unified) -> dict[str, Any]:
+def verdict_json(verdict: Verdict, shown_a: Unified, shown_b: Unified, *, lazy: bool = False) -> dict[str, Any]:
     """``simdup compare --json``: the verdict, its comparison in the texts as given, and the copied spans.
 
     The matrix compares the unified texts; a reader and a program pointing into the
     texts they sent need the sentences, pairs and cores in those texts' own characters
-    and offsets, as :func:`original_spans` gives the copied passages.
+    and offsets, as :func:`original_spans` gives the copied passages. With ``lazy``, the
+    comparison's ``pairs``, ``sentences_a`` and ``sentences_b`` are iterators that make
+    each item when it is read (``simdup serve`` writes them out as it goes): as lists of
+    dicts, those of a long comparison take tens of times the memory of its texts.
     """
     comparison = verdict.comparison
-    out = verdict.to_dict()
+    out = _verdict_head(verdict)
     d = dict(out["comparison"])
-    for side, shown in (("a", shown_a), ("b", shown_b)):
-        d[f"sentences_{side}"] = [{**s, **_as_given(shown, s["start"], s["end"])} for s in d[f"sentences_{side}"]]
-        core = d[f"core_{side}"]
-        if core is not None and core["chars"]:
-            d[f"core_{side}"] = {**core, "chars": list(shown.span(*core["chars"]))}
-    d["pairs"] = [{**p, "a": list(shown_a.span(*p["a"])), "b": list(shown_b.span(*p["b"]))} for p in d["pairs"]]
+    sides: tuple[tuple[Literal["a", "b"], Unified], ...] = (("a", shown_a), ("b", shown_b))
+    for side, shown in sides:
+        core = comparison.core_a if side == "a" else comparison.core_b
+        if core is not None:
+            d[f"core_{side}"] = {"sentences": list(core), "chars": list(shown.span(*comparison.core_offsets(side) or ()))}
+    items = {"pairs": (_pair_as_given(p, shown_a, shown_b) for p in comparison.pairs),
+             "sentences_a": _sentences_as_given(comparison.sentences_a, shown_a),
+             "sentences_b": _sentences_as_given(comparison.sentences_b, shown_b)}
+    d.update(items if lazy else {name: list(made) for name, made in items.items()})
     spans = {"a": spans_dict(original_spans(shown_a, copied_spans(comparison, "a"))),
              "b": spans_dict(original_spans(shown_b, copied_spans(comparison, "b")))}
     return {**out, "comparison": d, "spans": spans}
+
+
+def _verdict_head(verdict: Verdict) -> dict[str, Any]:
+    """:meth:`Verdict.to_dict` without the items of the comparison's lists (left empty) and without its cores."""
+    light = replace(verdict.comparison, pairs=(), sentences_a=(), sentences_b=(), core_a=None, core_b=None)
+    view = SimpleNamespace(a=verdict.a, b=verdict.b, distance=verdict.distance, copied=verdict.copied,
+                           common=verdict.common, kind=verdict.kind, near_duplicate=verdict.near_duplicate,
+                           comparison=light)
+    return Verdict.to_dict(cast("Verdict", view))
+
+
+def _sentences_as_given(sentences: Sequence[Sentence], shown: Unified) -> Iterator[dict[str, Any]]:
+    for s in sentences:
+        yield {**sentence_dict(s), **_as_given(shown, s.start, s.end)}
+
+
+def _pair_as_given(p: SentencePair, shown_a: Unified, shown_b: Unified) -> dict[str, Any]:
+    return {**pair_dict(p), "a": list(shown_a.span(p.a_start, p.a_end)), "b": list(shown_b.span(p.b_start, p.b_end))}
 
 
 def _as_given(shown: Unified, start: int, end: int) -> dict[str, Any]:

@@ -141,13 +141,19 @@ def count_figures(inked: np.ndarray, by_source: Sequence[np.ndarray], ids: Seque
     return Figures(int(inked.sum()), int(copied.sum()), int((copied & quoted).sum()), largest, largest_source, shared)
 
 
+def _counts_before(marked: np.ndarray) -> np.ndarray:
+    """How many of ``marked`` lie before each position, the end included (``n + 1`` counts): in 32 bits when they fit,
+    made in place (a text of 10 MB has 3 million characters; int64 counts and their copy took 48 MB each)."""
+    out = np.zeros(marked.size + 1, dtype=np.int32 if marked.size < 2**31 else np.int64)
+    np.cumsum(marked, dtype=out.dtype, out=out[1:])
+    return out
+
+
 def count_sections(text: str, layout: Layout, inked: np.ndarray, copied: np.ndarray,
                    quoted: np.ndarray) -> list[Section]:
     """Each section's figures (:func:`simdup_es.markup.sections`); those without ink are left out."""
     heads = {h.start: text[h.start : h.end] for h in layout.headings}
-    cum_ink = np.concatenate(([0], np.cumsum(inked)))
-    cum_copied = np.concatenate(([0], np.cumsum(copied & inked)))
-    cum_cited = np.concatenate(([0], np.cumsum(copied & inked & quoted)))
+    cum_ink, cum_copied, cum_cited = (_counts_before(m) for m in (inked, copied & inked, copied & inked & quoted))
     out = []
     for start, end, kind in sections(text, layout):
         chars = int(cum_ink[end] - cum_ink[start])

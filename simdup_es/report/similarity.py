@@ -409,7 +409,7 @@ class _Assembly:
             more += len(found) - limit
             found = found[:limit]
         total = max(1, int(self.inked.sum()))
-        owner = np.full(self.n, -1, dtype=np.int64)
+        owner = np.full(self.n, -1, dtype=np.int32)  # a source's index, per character of the document
         sources = []
         for k, f in enumerate(found):
             mine = f.in_document & (owner < 0)

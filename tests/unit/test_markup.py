@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.extract import join_lines
-from simdup_es.markup import Layout, markdown_text, plain_layout, sections
+from simdup_es.markup import Layout, markdown_text, paragraphs, plain_layout, sections
 from simdup_es.sources import Fields, Record, read_file
 
 MARKDOWN = """---
@@ -112,6 +112,20 @@ def test_plain_text_headings_quotes_and_paragraphs() -> None:
     assert [flat[s:e] for s, e, _ in sections(flat, plain_layout(flat))] == ["第一段。", "第二段。"]
     blocks = "一段\n接着。\n\n二段。"
     assert [blocks[s:e] for s, e, _ in sections(blocks, plain_layout(blocks))] == ["一段\n接着。", "二段。"]
+
+
+def _paragraphs_reference(text: str) -> list[tuple[int, int]]:
+    """The paragraphs as one regular expression finds them (a frame a character: slow and large on long texts)."""
+    blocks = [(m.start(), m.end()) for m in re.finditer(r"\S(?:.|\n(?![ \t]*(?:\n|\Z)))*", text)]
+    if len(blocks) > 1 or "\n" not in text.strip():
+        return blocks
+    return [(m.start(), m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(["\n", " ", "\t", "\r", "\u3000", "\u2028", "a", "字", "。"]), max_size=40))
+def test_paragraphs_are_the_reference_ones(text: str) -> None:
+    assert paragraphs(text) == _paragraphs_reference(text)
 
 
 def test_pdf_lines_joined_without_a_space_between_cjk_characters() -> None:

@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
+from starlette.responses import JSONResponse
 from starlette.testclient import TestClient
 
 from simdup_es import default_fingerprinter, find_copies
@@ -29,13 +30,15 @@ from simdup_es.cli.serve_cmd import parse_size, secrets_of
 from simdup_es.indexer import index_items
 from simdup_es.parts import PartPrinter
 from simdup_es.offsets import unify_mapped
-from simdup_es.report import verdict_json
+from simdup_es.report import copied_spans, original_spans, verdict_json
 from simdup_es.multilevel import MultiParams
+from simdup_es.errors import ConfigError
 from simdup_es.fingerprint import Fingerprint
+from simdup_es.compare import CompareParams
 from simdup_es.search import MatrixComparer, Verdict, comparer
 from simdup_es.sentences import split_sentences
-from simdup_es.serve import ServeSettings, create_app, scrub
-from simdup_es.service import Service
+from simdup_es.serve import ServeSettings, create_app, json_chunks, scrub
+from simdup_es.service import Query, Service
 from simdup_es.sources import Record
 from simdup_es.store import open_store
 from simdup_es.store.local import LocalStore
@@ -230,6 +233,49 @@ def test_compare_two_ids_and_two_texts_is_compare_json(client: TestClient) -> No
     assert "up to k = 3" in _error(client.get("/compare", params={"a": a["id"], "b": b["id"], "k": 10}), 400, "bad_input")
     _error(client.post("/compare", json={"a": a["text"], "b": b["text"], "kk": 1}), 400, "bad_input")
 
+def _verdict_json_whole(verdict: Verdict, shown_a: Any, shown_b: Any) -> dict[str, Any]:
+    """``simdup compare --json`` built whole from :meth:`Verdict.to_dict`, every sentence and pair a dict first (the
+    reference the streamed answer is held to)."""
+    out = verdict.to_dict()
+    d = dict(out["comparison"])
+    for side, shown in (("a", shown_a), ("b", shown_b)):
+        d[f"sentences_{side}"] = [{**s, **dict(zip(("start", "end"), shown.span(s["start"], s["end"]))),
+                                   "text": shown.shown(s["start"], s["end"])} for s in d[f"sentences_{side}"]]
+        if d[f"core_{side}"] is not None:
+            d[f"core_{side}"] = {**d[f"core_{side}"], "chars": list(shown.span(*d[f"core_{side}"]["chars"]))}
+    d["pairs"] = [{**p, "a": list(shown_a.span(*p["a"])), "b": list(shown_b.span(*p["b"]))} for p in d["pairs"]]
+    spans = {side: [{"start": s, "end": e} for s, e in original_spans(shown, copied_spans(verdict.comparison, side))]
+             for side, shown in (("a", shown_a), ("b", shown_b))}
+    return {**out, "comparison": d, "spans": spans}
+
+
+@pytest.mark.parametrize("trim", [False, True])
+def test_compare_answer_is_streamed_as_the_same_json(store: Any, trim: bool) -> None:
+    """POST /compare writes its sentences and pairs as it makes them: the same bytes as the answer built whole."""
+    a, b = BY_ID[SOURCE], BY_ID[EDITED]
+    repeated = a["text"] + "\n" + b["text"] * 3  # a sentence in several pairs; more items than a batch of the stream
+    service = Service(store, comparer=comparer(CompareParams(trim_boilerplate=trim)))
+    compared = service.compare(Query(text=repeated), Query(text=b["text"]))
+    whole = {"a_label": "a", "b_label": "b", **_verdict_json_whole(compared.verdict, compared.a, compared.b),
+             "common": compared.common_text()}
+    assert len(whole["comparison"]["pairs"]) > 0 and (whole["comparison"]["core_a"] is not None) == trim
+    with TestClient(create_app(service)) as c:
+        response = c.post("/compare", json={"a": repeated, "b": b["text"]})
+    assert response.status_code == 200 and response.headers["content-type"] == "application/json"
+    assert response.content == JSONResponse(whole).body
+    assert verdict_json(compared.verdict, compared.a, compared.b) == _verdict_json_whole(
+        compared.verdict, compared.a, compared.b)
+
+
+def test_json_chunks_writes_iterators_as_arrays() -> None:
+    value = {"x": "\0 a text that looks like a placeholder: \\u0000", "nested": {"items": iter(range(2500)),
+             "none": iter([])}, "list": [1, {"y": None}], "last": (str(i) for i in range(3))}
+    chunks = list(json_chunks(value))
+    assert len(chunks) > 3 and all(isinstance(chunk, bytes) for chunk in chunks)
+    expected = {**value, "nested": {"items": list(range(2500)), "none": []}, "last": ["0", "1", "2"]}
+    assert b"".join(chunks) == JSONResponse(expected).body
+
+
 def test_compare_judges_with_the_servers_partial_threshold_or_the_requests(client: TestClient) -> None:
     """Two sentences (22 units) of an article under a sentence of another text: a partial copy by share only."""
     article = (FIXTURES / "zh_article.txt").read_text(encoding="utf-8")
@@ -367,6 +413,23 @@ def test_too_large_is_413_before_and_while_reading(store: Any) -> None:
 
         _error(small.post("/search", content=chunks(), headers=JSON), 413, "too_large")
         assert small.post("/search", json={"text": "短文本。"}).status_code == 200
+
+
+def test_compare_has_its_own_smaller_limit(store: Any) -> None:
+    """A comparison's memory grows faster than its texts: POST /compare takes at most --max-compare, and says so."""
+    text = "很长的文本。" * 100
+    body = json.dumps({"a": text, "b": text}, ensure_ascii=False).encode()
+    settings = ServeSettings(max_body_bytes=len(body) * 2, max_compare_bytes=len(body) - 1)
+    with TestClient(create_app(Service(store), settings)) as c:
+        message = _error(c.post("/compare", content=body, headers=JSON), 413, "too_large")
+        assert f"{len(body) - 1:,} bytes of POST /compare" in message and "--max-compare" in message
+        assert c.post("/search", content=json.dumps({"text": text + text}).encode(), headers=JSON).status_code == 200
+        assert c.post("/compare", json={"a": text, "b": text[:-6]}).status_code == 200
+    with TestClient(create_app(Service(store), ServeSettings(max_body_bytes=100, max_compare_bytes=1000))) as c:
+        assert "--max-body" in _error(c.post("/compare", content=body, headers=JSON), 413, "too_large")
+    assert ServeSettings().max_compare_bytes < ServeSettings().max_body_bytes
+    with pytest.raises(ConfigError):
+        ServeSettings(max_compare_bytes=0)
 
 
 class _Slow(MatrixComparer):
