@@ -87,6 +87,7 @@ from typing import Any, Literal
 import numpy as np
 from rapidfuzz.distance import LCSseq
 
+from . import native
 from .config import require_ints
 from .errors import ConfigError
 from .lcs import (
@@ -755,7 +756,7 @@ def _compare(a: str | PreparedText, b: str, params: CompareParams, screen: Scree
     n_a, n_b = query.coded.lengths, coded_b.lengths
     cand = candidate_pairs(query.coded, query.values.size, coded_b, enc, params.similar_weight, workers,
                            limits.grouped_pairs)
-    runs_a, runs_b = shared_runs_with(query.grams(params.run_units), coded_b.codes)
+    runs_a, runs_b = _shared_runs(query.grams(params.run_units), coded_b.codes)
     if screen is not None and not screen(_copied_bound(cand, (runs_a, runs_b), n_a, n_b)):
         return None
     core_a, core_b = range(len(n_a)), range(len(n_b))
@@ -766,6 +767,15 @@ def _compare(a: str | PreparedText, b: str, params: CompareParams, screen: Scree
     total, exact = _whole_lcs(query.coded, coded_b, cand, core_a, core_b, limits.exact_lcs_cells)
     return _comparison(query, sentences_b, coded_b, cand, pairs, word_checks, (core_a, core_b), (runs_a, runs_b),
                        (total, exact), params)
+
+
+def _shared_runs(index: GramIndex, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`simdup_es.winnow.shared_runs_with`, by the compiled core where it computes (:mod:`simdup_es.native`)."""
+    core = native.module()
+    if core is None:
+        return shared_runs_with(index, b)
+    runs_a, runs_b = core.shared_runs(index.sorted, index.order, index.n, index.k, np.asarray(b, dtype=np.uint64))
+    return np.frombuffer(runs_a, dtype=bool), np.frombuffer(runs_b, dtype=bool)
 
 
 def _copied_bound(cand: Pairs, runs: tuple[np.ndarray, np.ndarray], n_a: np.ndarray, n_b: np.ndarray) -> Bound:

@@ -9,12 +9,14 @@ mod chars;
 mod keys;
 mod lexicon;
 mod parts;
+mod passages;
 mod pipeline;
 mod sentences;
 mod winnow;
 
 use std::sync::{Mutex, OnceLock};
 
+use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
@@ -219,11 +221,116 @@ impl Pipeline {
     }
 }
 
+fn flags<'py>(py: Python<'py>, values: &[bool]) -> Bound<'py, PyBytes> {
+    PyBytes::new(py, &values.iter().map(|&v| u8::from(v)).collect::<Vec<u8>>())
+}
+
+fn bools(values: &PyBuffer<u8>, py: Python<'_>) -> PyResult<Vec<bool>> {
+    Ok(values.to_vec(py)?.into_iter().map(|v| v != 0).collect())
+}
+
+/// `simdup_es.winnow.shared_runs_with` of the query's grams (`sorted`, `order`: its `GramIndex`, of `n` units
+/// and grams of `k`) and `b`'s codes: two byte strings, 1 for each unit in a shared run.
+#[pyfunction]
+fn shared_runs<'py>(
+    py: Python<'py>,
+    sorted: PyBuffer<u64>,
+    order: PyBuffer<i64>,
+    n: usize,
+    k: usize,
+    b: PyBuffer<u64>,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let (sorted, order, b) = (sorted.to_vec(py)?, order.to_vec(py)?, b.to_vec(py)?);
+    if sorted.len() != order.len() || order.iter().any(|&i| i < 0 || i as usize + k > n) {
+        return Err(PyValueError::new_err("shared_runs: order must hold a gram of the query for each sorted hash"));
+    }
+    let (a, b) = passages::shared_runs(&passages::Grams { sorted: &sorted, order: &order, n, k }, &b);
+    Ok((flags(py, &a), flags(py, &b)))
+}
+
+/// `simdup_es.commontext.rarity` of unit `codes` by the counts of the ascending `keys`: `held` (int64 bytes) and
+/// `common` (a byte a unit), with grams of `k` and chains of grams at most `w` apart.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn rarity<'py>(
+    py: Python<'py>,
+    codes: PyBuffer<u64>,
+    keys: PyBuffer<u64>,
+    counts: PyBuffer<i64>,
+    common: i64,
+    short_common: i64,
+    k: usize,
+    w: usize,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let (codes, keys, counts) = (codes.to_vec(py)?, keys.to_vec(py)?, counts.to_vec(py)?);
+    if keys.len() != counts.len() || !keys.is_sorted() {
+        return Err(PyValueError::new_err("rarity: the keys must be ascending, one per count"));
+    }
+    let (held, common) = passages::rarity(&codes, &keys, &counts, common, short_common, k, w);
+    Ok((bytes_of(py, held.iter().map(|v| v.to_ne_bytes())), flags(py, &common)))
+}
+
+/// `simdup_es.multilevel.counted_units(...).sum()` of `copied` (a byte a unit) with the side's `held` and
+/// `common` (empty: nothing is common), `smaller` the smaller side's units.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn counted(
+    py: Python<'_>,
+    copied: PyBuffer<u8>,
+    held: PyBuffer<i64>,
+    common: PyBuffer<u8>,
+    passage_units: usize,
+    passage_gap: usize,
+    short_units: usize,
+    smaller: usize,
+) -> PyResult<usize> {
+    let (copied, held, common) = (bools(&copied, py)?, held.to_vec(py)?, bools(&common, py)?);
+    let rule = passages::Rule { passage_units, gap: passage_gap, short_units, smaller };
+    Ok(passages::counted(&copied, &held, &common, &rule))
+}
+
+/// `simdup_es.multilevel.copied_shares` of one side (`passages::side_shares`): its counted copied units, its
+/// copied common units and their stretches `(start, stop, documents)`.
+#[pyfunction]
+#[pyo3(signature = (lengths, marked, runs, core, held, common, *, passage_units, passage_gap, short_units, smaller, w))]
+#[allow(clippy::too_many_arguments)]
+fn side_shares(
+    py: Python<'_>,
+    lengths: PyBuffer<i64>,
+    marked: Vec<usize>,
+    runs: PyBuffer<u8>,
+    core: Option<(usize, usize)>,
+    held: PyBuffer<i64>,
+    common: PyBuffer<u8>,
+    passage_units: usize,
+    passage_gap: usize,
+    short_units: usize,
+    smaller: usize,
+    w: usize,
+) -> PyResult<(usize, usize, Vec<passages::Held>)> {
+    let lengths = lengths.to_vec(py)?;
+    let runs = bools(&runs, py)?;
+    if marked.iter().any(|&s| s >= lengths.len()) || core.is_some_and(|(lo, hi)| lo > hi || hi > lengths.len()) {
+        return Err(PyValueError::new_err("side_shares: a marked sentence or the core is past the sentences"));
+    }
+    let side = passages::Side { lengths: &lengths, marked: &marked, runs: &runs, core };
+    let rule = passages::Rule { passage_units, gap: passage_gap, short_units, smaller };
+    Ok(passages::side_shares(&side, &held.to_vec(py)?, &bools(&common, py)?, &rule, w))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("REVISION", env!("SIMDUP_NATIVE_REVISION"))?;
     m.add("RJIEBA", RJIEBA)?;
     m.add_class::<Jieba>()?;
     m.add_class::<Pipeline>()?;
+    for f in [
+        wrap_pyfunction!(shared_runs, m)?,
+        wrap_pyfunction!(rarity, m)?,
+        wrap_pyfunction!(counted, m)?,
+        wrap_pyfunction!(side_shares, m)?,
+    ] {
+        m.add_function(f)?;
+    }
     Ok(())
 }
