@@ -318,6 +318,43 @@ fn side_shares(
     Ok(passages::side_shares(&side, &held.to_vec(py)?, &bools(&common, py)?, &rule, w))
 }
 
+/// `simdup_es.matrix.rank_second` of a candidate's raw unit code points (`raw`, sentences of `lengths` units)
+/// against the query's distinct ones (`values`, ascending) and their codes (`table`): its codes (uint32 bytes),
+/// the text of them, each sentence's, and the distinct units of both texts.
+#[pyfunction]
+fn rank_second<'py>(
+    py: Python<'py>,
+    values: PyBuffer<u32>,
+    table: PyBuffer<u32>,
+    raw: PyBuffer<u32>,
+    lengths: PyBuffer<i64>,
+) -> PyResult<(Bound<'py, PyBytes>, String, Vec<String>, usize)> {
+    let (values, table, raw, lengths) = (values.to_vec(py)?, table.to_vec(py)?, raw.to_vec(py)?, lengths.to_vec(py)?);
+    if values.len() != table.len()
+        || !values.is_sorted()
+        || lengths.iter().any(|&n| n < 0)
+        || lengths.iter().sum::<i64>() != raw.len() as i64
+    {
+        return Err(PyValueError::new_err("rank_second: values ascending, one code each, and lengths that add up to the units"));
+    }
+    let (codes, distinct) = passages::rank_second(&values, &table, &raw);
+    let chars = codes
+        .iter()
+        .map(|&c| char::from_u32(c))
+        .collect::<Option<Vec<char>>>()
+        .ok_or_else(|| PyValueError::new_err("rank_second: more distinct units than code points"))?;
+    let mut at = 0;
+    let sentences = lengths
+        .iter()
+        .map(|&n| {
+            at += n as usize;
+            chars[at - n as usize..at].iter().collect()
+        })
+        .collect();
+    let bytes: Vec<u8> = codes.iter().flat_map(|c| c.to_ne_bytes()).collect();
+    Ok((PyBytes::new(py, &bytes), chars.into_iter().collect(), sentences, distinct))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("REVISION", env!("SIMDUP_NATIVE_REVISION"))?;
@@ -329,6 +366,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(rarity, m)?,
         wrap_pyfunction!(counted, m)?,
         wrap_pyfunction!(side_shares, m)?,
+        wrap_pyfunction!(rank_second, m)?,
     ] {
         m.add_function(f)?;
     }

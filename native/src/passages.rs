@@ -229,3 +229,32 @@ pub fn side_shares(side: &Side<'_>, held: &[i64], common: &[bool], rule: &Rule, 
     }
     (counted(&copied, &held, &common, rule), shared.iter().filter(|&&s| s).count(), stretches)
 }
+
+/// A dense rank as a code point, past the surrogates (`matrix._no_surrogates`).
+fn no_surrogates(rank: usize) -> u32 {
+    let code = rank as u32;
+    if code >= 0xD800 { code + 0x800 } else { code }
+}
+
+/// `matrix.rank_second`: the raw code points of a candidate's units coded as the query's were (`values`, the
+/// query's distinct raw code points ascending, and `table`, the code each got); those the query lacks follow,
+/// by their count in `raw` (most first, then by code point). The codes, and the distinct units of both.
+pub fn rank_second(values: &[u32], table: &[u32], raw: &[u32]) -> (Vec<u32>, usize) {
+    let mut counts: FxHashMap<u32, usize> = FxHashMap::default();
+    raw.iter().for_each(|&c| *counts.entry(c).or_insert(0) += 1);
+    let mut code: FxHashMap<u32, u32> = FxHashMap::default();
+    let mut new: Vec<(u32, usize)> = Vec::new();
+    for (&value, &count) in &counts {
+        match values.binary_search(&value) {
+            Ok(at) => {
+                code.insert(value, table[at]);
+            }
+            Err(_) => new.push((value, count)),
+        }
+    }
+    new.sort_unstable_by_key(|&(value, count)| (std::cmp::Reverse(count), value));
+    for (k, &(value, _)) in new.iter().enumerate() {
+        code.insert(value, no_surrogates(values.len() + k));
+    }
+    (raw.iter().map(|c| code[c]).collect(), values.len() + new.len())
+}

@@ -1,7 +1,7 @@
-"""The compiled core's part of each comparison gives the Python modules' figures bit for bit: the runs two texts
-share, each text's common text by the keys' counts, the copied units that count and every share a judgement
-reads; on any codes and texts (hypothesis) and on pairs of the corpus's documents judged as a search judges them
-(its common text counted over the corpus).
+"""The compiled core's part of each comparison gives the Python modules' figures bit for bit: the candidate's
+units coded as the query's, the runs two texts share, each text's common text by the keys' counts, the copied
+units that count and every share a judgement reads; on any codes and texts (hypothesis) and on pairs of the
+corpus's documents judged as a search judges them (its common text counted over the corpus).
 
 Both implementations run in this process: ``on_native`` and ``on_python`` (test_native.py) pick one per call.
 """
@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from simdup_es.commontext import KeyCounts, Rarity, rarity
 from simdup_es.compare import CompareParams, _shared_runs, compare_screened
+from simdup_es.matrix import rank_first, rank_second
 from simdup_es.multilevel import (
     CommonText,
     MultiParams,
@@ -135,3 +136,26 @@ def test_every_figure_on_pairs_of_corpus_documents(compiled: ModuleType) -> None
     figures = [(j[6], j[7].kind if j[7] is not None else None) for j in want]
     assert sum(f[1] is not None for f in figures) >= 90  # the pasted halves were judged copies
     assert sum(f[0].common_a > 0 for f in figures) >= 20  # and common text was there to tell apart
+
+
+units_st = st.lists(st.text(st.sampled_from([*ALPHABET, "a", "\U000f0001", "\U000f0002"]), max_size=12), max_size=8)
+
+
+def coded_second(raw_a: list[str], raw_b: list[str]) -> tuple[Any, ...]:
+    values, table, _ = rank_first(raw_a)
+    coded, distinct = rank_second(values, table, raw_b)
+    return coded.codes.tolist(), coded.sentences, coded.lengths.tolist(), coded.whole, distinct
+
+
+@given(units_st, units_st)
+@settings(max_examples=300, deadline=None)
+def test_a_candidate_coded_as_the_query_was(compiled: ModuleType, raw_a: list[str], raw_b: list[str]) -> None:
+    got, want = both(compiled, lambda: coded_second(raw_a, raw_b))
+    assert got == want
+
+
+def test_codes_past_the_surrogates(compiled: ModuleType) -> None:
+    """More distinct units than code points below the surrogates: the codes skip them, as the Python modules'."""
+    raw_b = ["".join(map(chr, range(0x4E00, 0x4E00 + 20_000))), "".join(map(chr, range(0x20000, 0x20000 + 40_000)))]
+    got, want = both(compiled, lambda: coded_second(["的一是"], raw_b))
+    assert got == want and max(got[0]) > 0xE000
