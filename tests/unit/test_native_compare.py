@@ -95,15 +95,16 @@ def test_the_share_a_bound_could_count(compiled: ModuleType, copied: list[bool],
     assert got == want
 
 
-def judged(a: str, b: str, counts: KeyCounts, params: MultiParams) -> tuple[Any, ...]:
+def judged(a: str, b: str, counts: KeyCounts, params: MultiParams, trim: bool = False) -> tuple[Any, ...]:
     """Everything a search reads of a comparison of ``a`` with ``b``: the screen's answer, the comparison, its
-    shares and the judgement, with the common text of ``counts``."""
+    shares and the judgement, with the common text of ``counts`` (``trim``: the comparison's cores only)."""
     common = CommonText.of(counts, a, params)
     sides = (common.query, common.rarity(b))
-    comparison = compare_screened(a, b, CompareParams(), lambda bound: True)
+    compare_params = CompareParams(trim_boilerplate=trim)
+    comparison = compare_screened(a, b, compare_params, lambda bound: True)
     assert comparison is not None
     bound = functools.partial(could_be_copy, params=params, sides=sides)
-    screened = compare_screened(a, b, CompareParams(), bound)
+    screened = compare_screened(a, b, compare_params, bound)
     return (comparison, comparison.runs_a.tolist(), comparison.runs_b.tolist(), sides[0].held.tolist(),
             sides[1].common.tolist(), screened is None, copied_shares(comparison, params, sides),
             judge("b", comparison, None, params, sides))
@@ -116,8 +117,8 @@ def test_a_comparison_and_its_judgement(compiled: ModuleType, a: str, b: str, da
     keys = np.unique(np.concatenate([gram_hashes(unit_codes(t), KEY_K) for t in (a, b)]))
     numbers = data.draw(st.lists(st.sampled_from([0, 3, 12, 40]), min_size=keys.size, max_size=keys.size))
     counts = KeyCounts.of_pairs(keys.tolist(), numbers, 1000)
-    params = multi_params(data)
-    got, want = both(compiled, lambda: judged(a, b, counts, params))
+    params, trim = multi_params(data), data.draw(st.booleans())
+    got, want = both(compiled, lambda: judged(a, b, counts, params, trim))
     assert got == want
 
 
