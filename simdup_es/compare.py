@@ -856,21 +856,32 @@ def _similar_pairs(sentences_a: Sequence[Sentence], sentences_b: Sequence[Senten
     # CachedSegmenter, once for all the calls that share it.
     words = segment.counts if isinstance(segment, CachedSegmenter) else cache(partial(_word_counts, segment))
     pairs: list[SentencePair] = []
-    word_checks = 0
     right = params.right_weight
     ii, jj, lcs, p = cand
     order = np.lexsort((jj, ii))
-    for i, j, lcs_ij, pk in zip(ii[order].tolist(), jj[order].tolist(), lcs[order].tolist(), p[order].tolist()):
+    rows = list(zip(ii[order].tolist(), jj[order].tolist(), lcs[order].tolist(), p[order].tolist()))
+    checked = [(words(sentences_a[i].text), words(sentences_b[j].text)) for i, j, _, pk in rows if pk < right]
+    scores = iter(_word_scores(checked, thes))
+    for i, j, lcs_ij, pk in rows:
         sa, sb = sentences_a[i], sentences_b[j]
         if pk >= right:
             w: float | None = None
             rule: Rule = "lcs"
         else:
-            word_checks += 1
-            w = word_score(words(sa.text), words(sb.text), thes)
+            w = next(scores)
             if w < right:
                 continue
             rule = "synonyms"
         pairs.append(SentencePair(i, j, sa.start, sa.end, sb.start, sb.end, lcs_ij, pk, w, rule))
-    return pairs, word_checks
+    return pairs, len(checked)
+
+
+def _word_scores(pairs: list[tuple[Counter[str], Counter[str]]], thesaurus: Thesaurus | None) -> list[float]:
+    """:func:`word_score` of each pair of word counts, by the compiled core where it computes
+    (:mod:`simdup_es.native`: the counts and the thesaurus's groups read in place)."""
+    core = native.module()
+    if core is None or not pairs:
+        return [word_score(a, b, thesaurus) for a, b in pairs]
+    scores: list[float] = core.word_scores(pairs, None if thesaurus is None else thesaurus.group_index())
+    return scores
 

@@ -13,6 +13,7 @@ mod passages;
 mod pipeline;
 mod sentences;
 mod winnow;
+mod words;
 
 use std::sync::{Mutex, OnceLock};
 
@@ -20,7 +21,7 @@ use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use chars::Chars;
@@ -355,6 +356,14 @@ fn rank_second<'py>(
     Ok((PyBytes::new(py, &bytes), chars.into_iter().collect(), sentences, distinct))
 }
 
+/// `simdup_es.compare.word_score` of each pair of word counts (dicts of word to count), with the thesaurus's
+/// groups of each word (a dict of word to a tuple of group numbers; `None`: no synonyms).
+#[pyfunction]
+#[pyo3(signature = (pairs, ids = None))]
+fn word_scores(pairs: Vec<(Bound<'_, PyDict>, Bound<'_, PyDict>)>, ids: Option<Bound<'_, PyDict>>) -> PyResult<Vec<f64>> {
+    pairs.iter().map(|(i, j)| words::word_score(i, j, ids.as_ref())).collect()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("REVISION", env!("SIMDUP_NATIVE_REVISION"))?;
@@ -367,6 +376,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(counted, m)?,
         wrap_pyfunction!(side_shares, m)?,
         wrap_pyfunction!(rank_second, m)?,
+        wrap_pyfunction!(word_scores, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -1,7 +1,7 @@
 """The compiled core's part of each comparison gives the Python modules' figures bit for bit: the candidate's
-units coded as the query's, the runs two texts share, each text's common text by the keys' counts, the copied
-units that count and every share a judgement reads; on any codes and texts (hypothesis) and on pairs of the
-corpus's documents judged as a search judges them (its common text counted over the corpus).
+units coded as the query's, the runs two texts share, the word-level check, each text's common text by the keys'
+counts, the copied units that count and every share a judgement reads; on any codes and texts (hypothesis) and
+on pairs of the corpus's documents judged as a search judges them (its common text counted over the corpus).
 
 Both implementations run in this process: ``on_native`` and ``on_python`` (test_native.py) pick one per call.
 """
@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.commontext import KeyCounts, Rarity, rarity
-from simdup_es.compare import CompareParams, _shared_runs, compare_screened
+from simdup_es.compare import CompareParams, _shared_runs, _word_scores, compare_screened, word_score
 from simdup_es.matrix import rank_first, rank_second
 from simdup_es.multilevel import (
     CommonText,
@@ -30,6 +30,7 @@ from simdup_es.multilevel import (
     judge,
 )
 from simdup_es.text import unify
+from simdup_es.thesaurus import Thesaurus
 from simdup_es.winnow import KEY_K, GramIndex, gram_hashes, shared_runs_with, unit_codes, winnowed
 from tests._data import load_corpus
 from tests.unit.test_native import on_native, on_python
@@ -160,3 +161,18 @@ def test_codes_past_the_surrogates(compiled: ModuleType) -> None:
     raw_b = ["".join(map(chr, range(0x4E00, 0x4E00 + 20_000))), "".join(map(chr, range(0x20000, 0x20000 + 40_000)))]
     got, want = both(compiled, lambda: coded_second(["的一是"], raw_b))
     assert got == want and max(got[0]) > 0xE000
+
+
+VOCABULARY = ["我们", "他们", "人们", "高兴", "快乐", "开心", "书", "本", "看", "读", "x"]
+counts_st = st.dictionaries(st.sampled_from(VOCABULARY), st.integers(1, 3), max_size=8).map(Counter)
+thesaurus_st = st.none() | st.lists(st.lists(st.sampled_from(VOCABULARY), min_size=2, max_size=4), max_size=5).map(
+    lambda groups: Thesaurus.from_groups({f"g{k}": g for k, g in enumerate(groups)}))
+
+
+@given(st.lists(st.tuples(counts_st, counts_st), max_size=6), thesaurus_st)
+@settings(max_examples=300, deadline=None)
+def test_the_word_level_check(compiled: ModuleType, pairs: list[tuple[Counter[str], Counter[str]]],
+                              thesaurus: Thesaurus | None) -> None:
+    with on_native(compiled):
+        got = _word_scores(pairs, thesaurus)
+    assert got == [word_score(a, b, thesaurus) for a, b in pairs]
