@@ -3,8 +3,8 @@
 What the core computes is what the Python modules compute after unification, bit for bit:
 tokens (jieba-rs, the version inside the rjieba wheel), their weights, the 64-bit SimHash,
 the sentences, the winnowed keys and the parts with their fingerprints; and of each candidate's
-comparison, its units coded as the query's, the runs both texts share, its common text and the
-shares a judgement reads (called from :mod:`simdup_es.matrix`, :mod:`simdup_es.compare`,
+comparison, its units coded as the query's, the runs both texts share, the word-level check, its
+common text and the shares a judgement reads (called from :mod:`simdup_es.matrix`, :mod:`simdup_es.compare`,
 :mod:`simdup_es.commontext` and :mod:`simdup_es.multilevel`). The Python modules
 stay as the reference the tests hold it to, and as the path where no Rust toolchain built it
 (it is an optional extension: ``pip install .`` without cargo installs pure Python).
