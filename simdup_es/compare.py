@@ -577,7 +577,8 @@ class PreparedText:
     Thread-safe: the lazily filled parts are the same whoever fills them.
     """
 
-    __slots__ = ("_folded", "_grams", "coded", "min_units", "sentences", "table", "text", "unwrap", "values", "words")
+    __slots__ = ("_compiled", "_folded", "_grams", "coded", "min_units", "sentences", "table", "text", "unwrap", "values",
+                 "words")
 
     def __init__(self, text: str, sentences: Sequence[Sentence], raw: list[str], words: dict[str, str] | None,
                  min_units: int, unwrap: bool) -> None:
@@ -589,6 +590,7 @@ class PreparedText:
         self.values, self.table, self.coded = rank_first(raw)
         self._folded: list[str] | None = None
         self._grams: dict[int, GramIndex] = {}
+        self._compiled: dict[int, Any] = {}
 
     def folded(self) -> list[str]:
         if self._folded is None:
@@ -600,6 +602,19 @@ class PreparedText:
         if got is None:
             got = self._grams[k] = GramIndex(self.coded.codes, k)
         return got
+
+    def shared_runs(self, k: int, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`simdup_es.winnow.shared_runs_with` of :meth:`grams` and ``b``'s codes, by the compiled core where
+        it computes (:mod:`simdup_es.native`; the grams copied into it once)."""
+        core = native.module()
+        if core is None:
+            return shared_runs_with(self.grams(k), b)
+        compiled = self._compiled.get(k)
+        if compiled is None:
+            index = self.grams(k)
+            compiled = self._compiled[k] = core.Grams(index.sorted, index.order, index.n, k)
+        runs_a, runs_b = compiled.shared_runs(np.asarray(b, dtype=np.uint64))
+        return np.frombuffer(runs_a, dtype=bool), np.frombuffer(runs_b, dtype=bool)
 
 
 def prepare(a: str, params: CompareParams = CompareParams(), *, scans: Scans | None = None) -> PreparedText:
@@ -756,7 +771,7 @@ def _compare(a: str | PreparedText, b: str, params: CompareParams, screen: Scree
     n_a, n_b = query.coded.lengths, coded_b.lengths
     cand = candidate_pairs(query.coded, query.values.size, coded_b, enc, params.similar_weight, workers,
                            limits.grouped_pairs)
-    runs_a, runs_b = _shared_runs(query.grams(params.run_units), coded_b.codes)
+    runs_a, runs_b = query.shared_runs(params.run_units, coded_b.codes)
     if screen is not None and not screen(_copied_bound(cand, (runs_a, runs_b), n_a, n_b)):
         return None
     core_a, core_b = range(len(n_a)), range(len(n_b))
@@ -767,15 +782,6 @@ def _compare(a: str | PreparedText, b: str, params: CompareParams, screen: Scree
     total, exact = _whole_lcs(query.coded, coded_b, cand, core_a, core_b, limits.exact_lcs_cells)
     return _comparison(query, sentences_b, coded_b, cand, pairs, word_checks, (core_a, core_b), (runs_a, runs_b),
                        (total, exact), params)
-
-
-def _shared_runs(index: GramIndex, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`simdup_es.winnow.shared_runs_with`, by the compiled core where it computes (:mod:`simdup_es.native`)."""
-    core = native.module()
-    if core is None:
-        return shared_runs_with(index, b)
-    runs_a, runs_b = core.shared_runs(index.sorted, index.order, index.n, index.k, np.asarray(b, dtype=np.uint64))
-    return np.frombuffer(runs_a, dtype=bool), np.frombuffer(runs_b, dtype=bool)
 
 
 def _copied_bound(cand: Pairs, runs: tuple[np.ndarray, np.ndarray], n_a: np.ndarray, n_b: np.ndarray) -> Bound:

@@ -2,7 +2,7 @@
 //!
 //! Texts come in as Python strings and go out as flat byte buffers and lists of numbers, converted
 //! once per batch; no Python object is made per token, sentence or key. The work runs with the GIL
-//! released. `simdup_es.native` loads the module, checks its revision and builds the pipeline from
+//! released (but the word-level check's, which reads the Python side's dicts in place). `simdup_es.native` loads the module, checks its revision and builds the pipeline from
 //! a fingerprinter's tables; the Python modules it replaces stay the reference.
 
 mod chars;
@@ -230,23 +230,35 @@ fn bools(values: &PyBuffer<u8>, py: Python<'_>) -> PyResult<Vec<bool>> {
     Ok(values.to_vec(py)?.into_iter().map(|v| v != 0).collect())
 }
 
-/// `simdup_es.winnow.shared_runs_with` of the query's grams (`sorted`, `order`: its `GramIndex`, of `n` units
-/// and grams of `k`) and `b`'s codes: two byte strings, 1 for each unit in a shared run.
-#[pyfunction]
-fn shared_runs<'py>(
-    py: Python<'py>,
-    sorted: PyBuffer<u64>,
-    order: PyBuffer<i64>,
+/// The query's grams of `k` codes, hashed and sorted (`simdup_es.winnow.GramIndex`: `sorted`, `order`, of `n`
+/// units), copied once for all the texts it is compared with (a 5 MB query's are 80 MB).
+#[pyclass(frozen, module = "simdup_es._native")]
+struct Grams {
+    sorted: Vec<u64>,
+    order: Vec<i64>,
     n: usize,
     k: usize,
-    b: PyBuffer<u64>,
-) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-    let (sorted, order, b) = (sorted.to_vec(py)?, order.to_vec(py)?, b.to_vec(py)?);
-    if sorted.len() != order.len() || order.iter().any(|&i| i < 0 || i as usize + k > n) {
-        return Err(PyValueError::new_err("shared_runs: order must hold a gram of the query for each sorted hash"));
+}
+
+#[pymethods]
+impl Grams {
+    #[new]
+    fn new(py: Python<'_>, sorted: PyBuffer<u64>, order: PyBuffer<i64>, n: usize, k: usize) -> PyResult<Self> {
+        let (sorted, order) = (sorted.to_vec(py)?, order.to_vec(py)?);
+        if sorted.len() != order.len() || order.iter().any(|&i| i < 0 || i as usize + k > n) {
+            return Err(PyValueError::new_err("Grams: order must hold a gram of the query for each sorted hash"));
+        }
+        Ok(Self { sorted, order, n, k })
     }
-    let (a, b) = passages::shared_runs(&passages::Grams { sorted: &sorted, order: &order, n, k }, &b);
-    Ok((flags(py, &a), flags(py, &b)))
+
+    /// `simdup_es.winnow.shared_runs_with` of these grams and `b`'s codes: two byte strings, 1 for each unit
+    /// (of the query, of `b`) in a shared run.
+    fn shared_runs<'py>(&self, py: Python<'py>, b: PyBuffer<u64>) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let b = b.to_vec(py)?;
+        let grams = passages::Grams { sorted: &self.sorted, order: &self.order, n: self.n, k: self.k };
+        let (a, b) = py.detach(|| passages::shared_runs(&grams, &b));
+        Ok((flags(py, &a), flags(py, &b)))
+    }
 }
 
 /// `simdup_es.commontext.rarity` of unit `codes` by the counts of the ascending `keys`: `held` (int64 bytes) and
@@ -267,7 +279,7 @@ fn rarity<'py>(
     if keys.len() != counts.len() || !keys.is_sorted() {
         return Err(PyValueError::new_err("rarity: the keys must be ascending, one per count"));
     }
-    let (held, common) = passages::rarity(&codes, &keys, &counts, common, short_common, k, w);
+    let (held, common) = py.detach(|| passages::rarity(&codes, &keys, &counts, common, short_common, k, w));
     Ok((bytes_of(py, held.iter().map(|v| v.to_ne_bytes())), flags(py, &common)))
 }
 
@@ -316,7 +328,8 @@ fn side_shares(
     }
     let side = passages::Side { lengths: &lengths, marked: &marked, runs: &runs, core };
     let rule = passages::Rule { passage_units, gap: passage_gap, short_units, smaller };
-    Ok(passages::side_shares(&side, &held.to_vec(py)?, &bools(&common, py)?, &rule, w))
+    let (held, common) = (held.to_vec(py)?, bools(&common, py)?);
+    Ok(py.detach(|| passages::side_shares(&side, &held, &common, &rule, w)))
 }
 
 /// `simdup_es.matrix.rank_second` of a candidate's raw unit code points (`raw`, sentences of `lengths` units)
@@ -338,7 +351,7 @@ fn rank_second<'py>(
     {
         return Err(PyValueError::new_err("rank_second: values ascending, one code each, and lengths that add up to the units"));
     }
-    let (codes, distinct) = passages::rank_second(&values, &table, &raw);
+    let (codes, distinct) = py.detach(|| passages::rank_second(&values, &table, &raw));
     let chars = codes
         .iter()
         .map(|&c| char::from_u32(c))
@@ -370,8 +383,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RJIEBA", RJIEBA)?;
     m.add_class::<Jieba>()?;
     m.add_class::<Pipeline>()?;
+    m.add_class::<Grams>()?;
     for f in [
-        wrap_pyfunction!(shared_runs, m)?,
         wrap_pyfunction!(rarity, m)?,
         wrap_pyfunction!(counted, m)?,
         wrap_pyfunction!(side_shares, m)?,

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.commontext import KeyCounts, Rarity, rarity
-from simdup_es.compare import CompareParams, _shared_runs, _word_scores, compare_screened, word_score
+from simdup_es.compare import CompareParams, _word_scores, compare_screened, word_score
 from simdup_es.matrix import rank_first, rank_second
 from simdup_es.multilevel import (
     CommonText,
@@ -69,10 +69,9 @@ def multi_params(data: st.DataObject) -> MultiParams:
 @settings(max_examples=300, deadline=None)
 def test_the_runs_two_texts_share(compiled: ModuleType, a: np.ndarray, b: np.ndarray, k: int) -> None:
     index = GramIndex(a, k)
-    with on_native(compiled):
-        got = _shared_runs(index, b)
+    got = compiled.Grams(index.sorted, index.order, index.n, k).shared_runs(b)
     want = shared_runs_with(index, b)
-    assert [x.tolist() for x in got] == [x.tolist() for x in want]
+    assert [np.frombuffer(x, dtype=bool).tolist() for x in got] == [x.tolist() for x in want]
 
 
 @given(st.lists(st.integers(0, 4), max_size=80).map(lambda v: np.array(v, dtype=np.uint64)), st.data())
