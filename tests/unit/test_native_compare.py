@@ -3,16 +3,15 @@ units coded as the query's, the runs two texts share, the word-level check, each
 counts, the copied units that count and every share a judgement reads; on any codes and texts (hypothesis) and
 on pairs of the corpus's documents judged as a search judges them (its common text counted over the corpus).
 
-Both implementations run in this process: ``on_native`` and ``on_python`` (test_native.py) pick one per call.
+Both implementations run in this process: ``both`` and ``on_native`` (test_native.py) pick one per call.
 """
 
 from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 from hypothesis import given, settings
@@ -33,22 +32,11 @@ from simdup_es.text import unify
 from simdup_es.thesaurus import Thesaurus
 from simdup_es.winnow import KEY_K, GramIndex, gram_hashes, shared_runs_with, unit_codes, winnowed
 from tests._data import load_corpus
-from tests.unit.test_native import on_native, on_python
-
-T = TypeVar("T")
+from tests.unit.test_native import both, on_native
 
 ALPHABET = "的一是在不了有和人这中大"  # few characters: texts share grams, runs and sentences by chance
 codes_st = st.lists(st.integers(0, 4), max_size=60).map(lambda v: np.array(v, dtype=np.uint64))
 text_st = st.lists(st.sampled_from([*ALPHABET, "。", "，", "\n", "! ", "abc "]), max_size=120).map("".join)
-
-
-def both(compiled: ModuleType, work: Callable[[], T]) -> tuple[T, T]:
-    """``work()`` on the compiled core, then on the Python modules."""
-    with on_native(compiled):
-        a = work()
-    with on_python():
-        b = work()
-    return a, b
 
 
 def counts_of(codes: np.ndarray, data: st.DataObject) -> KeyCounts:
