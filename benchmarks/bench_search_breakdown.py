@@ -5,7 +5,12 @@ Each step of :func:`simdup_es.find_copies` is timed by wrapping the function tha
 stored texts' unification, their sentence scans, the jieba words the word-level check
 segments, the comparison, the rank and the judgement), over the 2 kB and short queries of that
 benchmark: once cold (the caches of stored texts emptied first) and once warm (the same
-queries again). Steps nest: the comparison's time includes the scans and the words.
+queries again). Steps nest: the comparison's time includes the scans and the words, and the steps
+of each candidate's comparison and judgement marked ``candidate:`` (the candidate split and coded,
+the matrix's candidate pairs, the shared runs, the screen, the word-level check, the whole-text LCS,
+the candidate's common text, the shares judged), given per candidate too.
+Run it with ``SIMDUP_IMPLEMENTATION=python`` and ``=native`` one after the other to see what the
+compiled core takes over (:mod:`simdup_es.native`).
 
 ``--unify-ahead 1,5`` also times the whole queries with each value of
 :data:`simdup_es.search.UNIFY_AHEAD` (how many stored texts are unified in one call; 1 is
@@ -34,10 +39,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_search_latency as latency  # noqa: E402  (its store, queries and indexing)
 
 KINDS = ("2 kB", "short")
+STEPS = (("compare", "_pair_up", "split and code the candidate"), ("compare", "candidate_pairs", "candidate pairs"),
+         ("compare", "_shared_runs", "shared runs"), ("multilevel", "could_be_copy", "screen"),
+         ("compare", "_similar_pairs", "word-level check"), ("compare", "_whole_lcs", "whole-text LCS"),
+         ("multilevel", "rarity", "its common text"), ("multilevel", "copied_shares", "shares judged"))
+
+
+calls: Counter[str] = Counter()
 
 
 def timed(owner: Any, name: str, label: str, spent: Counter[str]) -> None:
-    """Replace ``owner.name`` by a wrapper that adds its wall time to ``spent[label]``."""
+    """Replace ``owner.name`` by a wrapper that adds its wall time to ``spent[label]`` (and a call to ``calls``)."""
     f = getattr(owner, name)
 
     @functools.wraps(f)
@@ -47,6 +59,7 @@ def timed(owner: Any, name: str, label: str, spent: Counter[str]) -> None:
             return f(*args, **kwargs)
         finally:
             spent[label] += time.perf_counter() - t
+            calls[label] += 1
 
     setattr(owner, name, wrapper)
 
@@ -61,7 +74,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=4)
     args = ap.parse_args()
 
-    from simdup_es import default_fingerprinter, multilevel, search
+    from simdup_es import compare as compare_module
+    from simdup_es import default_fingerprinter, multilevel, native, search
     from simdup_es.multilevel import MultiParams
     from simdup_es.parts import PartPrinter
     from simdup_es.store import open_store
@@ -83,6 +97,9 @@ def main() -> None:
         timed(compare, "screened", "comparison (with scans and words)", spent)
         timed(multilevel, "rank_candidates", "rank", spent)
         timed(multilevel, "judge", "judge", spent)
+        for owner, name, label in STEPS:
+            timed(compare_module if owner == "compare" else multilevel, name, f"candidate: {label}", spent)
+        print(f"implementation: {native.implementation()}")
 
         def run(kind: str) -> list[float]:
             ms = []
@@ -101,11 +118,15 @@ def main() -> None:
                 if label == "cold":
                     cold()
                 spent.clear()
+                calls.clear()
                 ms = run(kind)
                 n = len(ms)
                 print(f"\n{kind}, {label}: {statistics.mean(ms):.2f} ms per query (mean), p50 {statistics.median(ms):.2f}")
+                candidates = calls["comparison (with scans and words)"]
+                print(f"  {candidates / n:.1f} candidates compared per query")
                 for step, s in spent.most_common():
-                    print(f"  {step:52s} {1000 * s / n:6.2f} ms  ({s / (sum(ms) / 1000):.0%})")
+                    each = f"  {1000_000 * s / candidates:7.1f} µs per candidate" if step.startswith("candidate") else ""
+                    print(f"  {step:52s} {1000 * s / n:6.2f} ms  ({s / (sum(ms) / 1000):.0%}){each}")
 
         values = [int(v) for v in args.unify_ahead.split(",") if v]
         if values:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import native
 from .sentences import UnitPoints
 from .text import unify
 from .winnow import KEY_K, KEY_W, batch_codes, gram_hashes, winnowed
@@ -155,7 +156,12 @@ def codes_of_scan(points: np.ndarray, word_at: np.ndarray, words: list[str]) -> 
 
 def rarity(codes: np.ndarray, counts: KeyCounts, common: int, short_common: int) -> Rarity:
     """:class:`Rarity` of a text of unit ``codes`` (:func:`simdup_es.winnow.unit_codes`) by the ``counts`` of the
-    keys asked (``short_common`` at most ``common``)."""
+    keys asked (``short_common`` at most ``common``). The compiled core computes it where it computes
+    (:mod:`simdup_es.native`)."""
+    if (core := native.module()) is not None:
+        held, common_ = core.rarity(np.asarray(codes, dtype=np.uint64), np.asarray(counts.keys, dtype=np.uint64),
+                                    np.asarray(counts.counts, dtype=np.int64), common, short_common, KEY_K, KEY_W)
+        return Rarity(np.frombuffer(held, dtype=np.int64), np.frombuffer(common_, dtype=bool))
     n = int(codes.size)
     held = counts.of(gram_hashes(codes, KEY_K)) if counts.keys.size else np.zeros(0, np.int64)
     at = np.flatnonzero(held > min(short_common, common))

@@ -87,6 +87,7 @@ from typing import Any, Literal
 import numpy as np
 from rapidfuzz.distance import LCSseq
 
+from . import native
 from .config import require_ints
 from .errors import ConfigError
 from .lcs import (
@@ -571,7 +572,8 @@ class PreparedText:
     Thread-safe: the lazily filled parts are the same whoever fills them.
     """
 
-    __slots__ = ("_folded", "_grams", "coded", "min_units", "sentences", "table", "text", "unwrap", "values", "words")
+    __slots__ = ("_compiled", "_folded", "_grams", "coded", "min_units", "sentences", "table", "text", "unwrap", "values",
+                 "words")
 
     def __init__(self, text: str, sentences: Sequence[Sentence], raw: list[str], words: dict[str, str] | None,
                  min_units: int, unwrap: bool) -> None:
@@ -583,6 +585,7 @@ class PreparedText:
         self.values, self.table, self.coded = rank_first(raw)
         self._folded: list[str] | None = None
         self._grams: dict[int, GramIndex] = {}
+        self._compiled: dict[int, Any] = {}
 
     def folded(self) -> list[str]:
         if self._folded is None:
@@ -594,6 +597,19 @@ class PreparedText:
         if got is None:
             got = self._grams[k] = GramIndex(self.coded.codes, k)
         return got
+
+    def shared_runs(self, k: int, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`simdup_es.winnow.shared_runs_with` of :meth:`grams` and ``b``'s codes, by the compiled core where
+        it computes (:mod:`simdup_es.native`; the grams copied into it once)."""
+        core = native.module()
+        if core is None:
+            return shared_runs_with(self.grams(k), b)
+        compiled = self._compiled.get(k)
+        if compiled is None:
+            index = self.grams(k)
+            compiled = self._compiled[k] = core.Grams(index.sorted, index.order, index.n, k)
+        runs_a, runs_b = compiled.shared_runs(np.asarray(b, dtype=np.uint64))
+        return np.frombuffer(runs_a, dtype=bool), np.frombuffer(runs_b, dtype=bool)
 
 
 def prepare(a: str, params: CompareParams = CompareParams(), *, scans: Scans | None = None) -> PreparedText:
@@ -750,7 +766,7 @@ def _compare(a: str | PreparedText, b: str, params: CompareParams, screen: Scree
     n_a, n_b = query.coded.lengths, coded_b.lengths
     cand = candidate_pairs(query.coded, query.values.size, coded_b, enc, params.similar_weight, workers,
                            limits.grouped_pairs)
-    runs_a, runs_b = shared_runs_with(query.grams(params.run_units), coded_b.codes)
+    runs_a, runs_b = query.shared_runs(params.run_units, coded_b.codes)
     if screen is not None and not screen(_copied_bound(cand, (runs_a, runs_b), n_a, n_b)):
         return None
     core_a, core_b = range(len(n_a)), range(len(n_b))
@@ -841,21 +857,32 @@ def _similar_pairs(sentences_a: Sequence[Sentence], sentences_b: Sequence[Senten
     # CachedSegmenter, once for all the calls that share it.
     words = segment.counts if isinstance(segment, CachedSegmenter) else cache(partial(_word_counts, segment))
     pairs: list[SentencePair] = []
-    word_checks = 0
     right = params.right_weight
     ii, jj, lcs, p = cand
     order = np.lexsort((jj, ii))
-    for i, j, lcs_ij, pk in zip(ii[order].tolist(), jj[order].tolist(), lcs[order].tolist(), p[order].tolist()):
+    rows = list(zip(ii[order].tolist(), jj[order].tolist(), lcs[order].tolist(), p[order].tolist()))
+    checked = [(words(sentences_a[i].text), words(sentences_b[j].text)) for i, j, _, pk in rows if pk < right]
+    scores = iter(_word_scores(checked, thes))
+    for i, j, lcs_ij, pk in rows:
         sa, sb = sentences_a[i], sentences_b[j]
         if pk >= right:
             w: float | None = None
             rule: Rule = "lcs"
         else:
-            word_checks += 1
-            w = word_score(words(sa.text), words(sb.text), thes)
+            w = next(scores)
             if w < right:
                 continue
             rule = "synonyms"
         pairs.append(SentencePair(i, j, sa.start, sa.end, sb.start, sb.end, lcs_ij, pk, w, rule))
-    return pairs, word_checks
+    return pairs, len(checked)
+
+
+def _word_scores(pairs: list[tuple[Counter[str], Counter[str]]], thesaurus: Thesaurus | None) -> list[float]:
+    """:func:`word_score` of each pair of word counts, by the compiled core where it computes
+    (:mod:`simdup_es.native`: the counts and the thesaurus's groups read in place)."""
+    core = native.module()
+    if core is None or not pairs:
+        return [word_score(a, b, thesaurus) for a, b in pairs]
+    scores: list[float] = core.word_scores(pairs, None if thesaurus is None else thesaurus.group_index())
+    return scores
 

@@ -38,6 +38,7 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import LCSseq
 
+from . import native
 from .errors import ConfigError
 from .lcs import UnitCodec
 from .sentences import WORD_BASE, WordCodes
@@ -164,10 +165,16 @@ def rank_first(raw_a: list[str]) -> tuple[np.ndarray, np.ndarray, Coded]:
 
 def rank_second(values: np.ndarray, table: np.ndarray, raw_b: list[str]) -> tuple[Coded, int]:
     """Code ``b``'s units as :func:`rank_first` coded ``a``'s; units ``a`` lacks follow, by their
-    frequency in ``b``. Returns ``b`` coded and the number of distinct units of both texts."""
+    frequency in ``b``. Returns ``b`` coded and the number of distinct units of both texts. The compiled core
+    codes it where it computes (:mod:`simdup_es.native`)."""
     raw = _code_points("".join(raw_b))
     if not raw.size:
         return _coded(raw.astype(np.uint32), _lengths(raw_b)), values.size
+    if (core := native.module()) is not None:
+        lengths = _lengths(raw_b)
+        codes, whole, sentences, distinct = core.rank_second(np.asarray(values, dtype=np.uint32),
+                                                             np.asarray(table, dtype=np.uint32), raw, lengths)
+        return Coded(np.frombuffer(codes, dtype=np.uint32), sentences, lengths, whole), distinct
     seen, inverse, counts = np.unique(raw, return_inverse=True, return_counts=True)
     at = np.minimum(np.searchsorted(values, seen), max(values.size - 1, 0))
     known = values[at] == seen if values.size else np.zeros(seen.size, dtype=bool)

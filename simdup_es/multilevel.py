@@ -40,10 +40,11 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from . import native
 from . import simhash as sh
 from .commontext import COMMON_SHARE, Held, KeyCounts, Rarity, common_threshold, held_passages, rarity, \
     to_sentence_edges
@@ -625,7 +626,9 @@ class Shares(NamedTuple):
 def copied_shares(comparison: Comparison, params: MultiParams = MultiParams(),
                   sides: tuple[Rarity, Rarity] | None = None) -> Shares:
     """The :class:`Shares` of a comparison, ``sides`` the :class:`~simdup_es.commontext.Rarity` of its texts
-    (``None``: nothing is common)."""
+    (``None``: nothing is common). The compiled core computes them where it computes (:mod:`simdup_es.native`)."""
+    if (core := native.module()) is not None:
+        return _native_shares(core, comparison, params, sides)
     out: list[float] = []
     held = []
     smaller = min(comparison.units_a, comparison.units_b)
@@ -639,6 +642,40 @@ def copied_shares(comparison: Comparison, params: MultiParams = MultiParams(),
                 int(shared_common.sum()) / units if units else 0.0]
         held.append(held_passages(shared_common, rarity_.held))
     return Shares(out[0], out[2], out[1], out[3], held[0], held[1])
+
+
+def _native_shares(core: Any, comparison: Comparison, params: MultiParams, sides: tuple[Rarity, Rarity] | None) -> Shares:
+    """:func:`copied_shares` by the compiled core (``side_shares``: :func:`copied_units`, :func:`to_sentence_edges`,
+    :func:`counted_units` and :func:`held_passages` of each side in one call)."""
+    out: list[float] = []
+    held = []
+    smaller = min(comparison.units_a, comparison.units_b)
+    for k, side in enumerate(("a", "b")):
+        a = side == "a"
+        rarity_ = sides[k] if sides is not None else Rarity.none(0)
+        counted, common, stretches = core.side_shares(
+            np.asarray(comparison.unit_counts(side), dtype=np.int64),  # type: ignore[arg-type]  # a side's name
+            list(comparison.marked_a if a else comparison.marked_b), _flags(comparison.runs_a if a else comparison.runs_b),
+            comparison.core_a if a else comparison.core_b, *_rarity_arrays(rarity_), **_rule(params, smaller), w=KEY_W)
+        units = comparison.units_a if a else comparison.units_b
+        out += [counted / units if units else 0.0, common / units if units else 0.0]
+        held.append(tuple(Held(*s) for s in stretches))
+    return Shares(out[0], out[2], out[1], out[3], held[0], held[1])
+
+
+def _flags(values: np.ndarray) -> np.ndarray:
+    """A boolean array as bytes of 0 and 1, as the compiled core reads it."""
+    return np.asarray(values, dtype=bool).view(np.uint8)
+
+
+def _rarity_arrays(side: Rarity) -> tuple[np.ndarray, np.ndarray]:
+    return np.asarray(side.held, dtype=np.int64), _flags(side.common)
+
+
+def _rule(params: MultiParams, smaller: int) -> dict[str, int]:
+    """The parameters of :func:`counted_units` as the compiled core takes them."""
+    return {"passage_units": params.passage_units, "passage_gap": params.passage_gap,
+            "short_units": params.short_units, "smaller": smaller}
 
 
 def held_spans(comparison: Comparison, side: Literal["a", "b"], held: Sequence[Held]) -> list[tuple[int, int, int]]:
@@ -693,7 +730,13 @@ def could_be_copy(bound: Bound, params: MultiParams = MultiParams(), sides: tupl
 
 def _bound_share(copied: np.ndarray, side: Rarity | None, params: MultiParams, smaller: int) -> float:
     """The share of a side's units that could count (:func:`counted_units` of a bound of its copied units)."""
-    return int(counted_units(copied, side, params, smaller).sum()) / copied.size if copied.size else 0.0
+    if not copied.size:
+        return 0.0
+    if (core := native.module()) is not None:
+        counted = core.counted(_flags(copied), *_rarity_arrays(side or Rarity.none(0)), **_rule(params, smaller))
+    else:
+        counted = int(counted_units(copied, side, params, smaller).sum())
+    return counted / copied.size
 
 
 class Copies(list[MultiMatch]):

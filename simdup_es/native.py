@@ -2,7 +2,10 @@
 
 What the core computes is what the Python modules compute after unification, bit for bit:
 tokens (jieba-rs, the version inside the rjieba wheel), their weights, the 64-bit SimHash,
-the sentences, the winnowed keys and the parts with their fingerprints. The Python modules
+the sentences, the winnowed keys and the parts with their fingerprints; and of each candidate's
+comparison, its units coded as the query's, the runs both texts share, the word-level check, its
+common text and the shares a judgement reads (called from :mod:`simdup_es.matrix`, :mod:`simdup_es.compare`,
+:mod:`simdup_es.commontext` and :mod:`simdup_es.multilevel`). The Python modules
 stay as the reference the tests hold it to, and as the path where no Rust toolchain built it
 (it is an optional extension: ``pip install .`` without cargo installs pure Python).
 
@@ -45,7 +48,7 @@ from .sentences import DEFAULT_MIN_UNITS, SentenceTable
 log = logging.getLogger(__name__)
 
 ENV = "SIMDUP_IMPLEMENTATION"
-REVISION = "6ed40c75d5b94067"
+REVISION = "e8d9e0f8f7d7e5b7"
 """:func:`source_revision` of the crate's sources this package goes with: a module built from
 other sources is refused. ``tests/unit/test_native.py`` checks it against ``native/``."""
 

@@ -153,6 +153,10 @@ class Thesaurus:
         """Numbers of the groups ``word`` belongs to; cheap, for hot loops."""
         return self._ids.get(word, ())
 
+    def group_index(self) -> Mapping[str, tuple[int, ...]]:
+        """Every word and its :meth:`group_ids`, as one mapping (what the compiled core reads); do not change it."""
+        return self._ids
+
     def groups_of(self, word: str) -> frozenset[str]:
         """Codes of the synonym groups ``word`` belongs to (``Aa01A01=``, ``user:FILE:LINE``)."""
         return frozenset(self._codes[g] for g in self._ids.get(word, ()))

@@ -2,23 +2,26 @@
 //!
 //! Texts come in as Python strings and go out as flat byte buffers and lists of numbers, converted
 //! once per batch; no Python object is made per token, sentence or key. The work runs with the GIL
-//! released. `simdup_es.native` loads the module, checks its revision and builds the pipeline from
+//! released (but the word-level check's, which reads the Python side's dicts in place). `simdup_es.native` loads the module, checks its revision and builds the pipeline from
 //! a fingerprinter's tables; the Python modules it replaces stay the reference.
 
 mod chars;
 mod keys;
 mod lexicon;
 mod parts;
+mod passages;
 mod pipeline;
 mod sentences;
 mod winnow;
+mod words;
 
 use std::sync::{Mutex, OnceLock};
 
+use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use chars::Chars;
@@ -219,11 +222,176 @@ impl Pipeline {
     }
 }
 
+fn flags<'py>(py: Python<'py>, values: &[bool]) -> Bound<'py, PyBytes> {
+    PyBytes::new(py, &values.iter().map(|&v| u8::from(v)).collect::<Vec<u8>>())
+}
+
+fn bools(values: &PyBuffer<u8>, py: Python<'_>) -> PyResult<Vec<bool>> {
+    Ok(values.to_vec(py)?.into_iter().map(|v| v != 0).collect())
+}
+
+/// The query's grams of `k` codes, hashed and sorted (`simdup_es.winnow.GramIndex`: `sorted`, `order`, of `n`
+/// units), copied once for all the texts it is compared with (a 5 MB query's are 80 MB).
+#[pyclass(frozen, module = "simdup_es._native")]
+struct Grams {
+    sorted: Vec<u64>,
+    order: Vec<i64>,
+    n: usize,
+    k: usize,
+}
+
+#[pymethods]
+impl Grams {
+    #[new]
+    fn new(py: Python<'_>, sorted: PyBuffer<u64>, order: PyBuffer<i64>, n: usize, k: usize) -> PyResult<Self> {
+        let (sorted, order) = (sorted.to_vec(py)?, order.to_vec(py)?);
+        if sorted.len() != order.len() || order.iter().any(|&i| i < 0 || i as usize + k > n) {
+            return Err(PyValueError::new_err("Grams: order must hold a gram of the query for each sorted hash"));
+        }
+        Ok(Self { sorted, order, n, k })
+    }
+
+    /// `simdup_es.winnow.shared_runs_with` of these grams and `b`'s codes: two byte strings, 1 for each unit
+    /// (of the query, of `b`) in a shared run.
+    fn shared_runs<'py>(&self, py: Python<'py>, b: PyBuffer<u64>) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let b = b.to_vec(py)?;
+        let grams = passages::Grams { sorted: &self.sorted, order: &self.order, n: self.n, k: self.k };
+        let (a, b) = py.detach(|| passages::shared_runs(&grams, &b));
+        Ok((flags(py, &a), flags(py, &b)))
+    }
+}
+
+/// `simdup_es.commontext.rarity` of unit `codes` by the counts of the ascending `keys`: `held` (int64 bytes) and
+/// `common` (a byte a unit), with grams of `k` and chains of grams at most `w` apart.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn rarity<'py>(
+    py: Python<'py>,
+    codes: PyBuffer<u64>,
+    keys: PyBuffer<u64>,
+    counts: PyBuffer<i64>,
+    common: i64,
+    short_common: i64,
+    k: usize,
+    w: usize,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let (codes, keys, counts) = (codes.to_vec(py)?, keys.to_vec(py)?, counts.to_vec(py)?);
+    if keys.len() != counts.len() || !keys.is_sorted() {
+        return Err(PyValueError::new_err("rarity: the keys must be ascending, one per count"));
+    }
+    let (held, common) = py.detach(|| passages::rarity(&codes, &keys, &counts, common, short_common, k, w));
+    Ok((bytes_of(py, held.iter().map(|v| v.to_ne_bytes())), flags(py, &common)))
+}
+
+/// `simdup_es.multilevel.counted_units(...).sum()` of `copied` (a byte a unit) with the side's `held` and
+/// `common` (empty: nothing is common), `smaller` the smaller side's units.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn counted(
+    py: Python<'_>,
+    copied: PyBuffer<u8>,
+    held: PyBuffer<i64>,
+    common: PyBuffer<u8>,
+    passage_units: usize,
+    passage_gap: usize,
+    short_units: usize,
+    smaller: usize,
+) -> PyResult<usize> {
+    let (copied, held, common) = (bools(&copied, py)?, held.to_vec(py)?, bools(&common, py)?);
+    let rule = passages::Rule { passage_units, gap: passage_gap, short_units, smaller };
+    Ok(passages::counted(&copied, &held, &common, &rule))
+}
+
+/// `simdup_es.multilevel.copied_shares` of one side (`passages::side_shares`): its counted copied units, its
+/// copied common units and their stretches `(start, stop, documents)`.
+#[pyfunction]
+#[pyo3(signature = (lengths, marked, runs, core, held, common, *, passage_units, passage_gap, short_units, smaller, w))]
+#[allow(clippy::too_many_arguments)]
+fn side_shares(
+    py: Python<'_>,
+    lengths: PyBuffer<i64>,
+    marked: Vec<usize>,
+    runs: PyBuffer<u8>,
+    core: Option<(usize, usize)>,
+    held: PyBuffer<i64>,
+    common: PyBuffer<u8>,
+    passage_units: usize,
+    passage_gap: usize,
+    short_units: usize,
+    smaller: usize,
+    w: usize,
+) -> PyResult<(usize, usize, Vec<passages::Held>)> {
+    let lengths = lengths.to_vec(py)?;
+    let runs = bools(&runs, py)?;
+    if marked.iter().any(|&s| s >= lengths.len()) || core.is_some_and(|(lo, hi)| lo > hi || hi > lengths.len()) {
+        return Err(PyValueError::new_err("side_shares: a marked sentence or the core is past the sentences"));
+    }
+    let side = passages::Side { lengths: &lengths, marked: &marked, runs: &runs, core };
+    let rule = passages::Rule { passage_units, gap: passage_gap, short_units, smaller };
+    let (held, common) = (held.to_vec(py)?, bools(&common, py)?);
+    Ok(py.detach(|| passages::side_shares(&side, &held, &common, &rule, w)))
+}
+
+/// `simdup_es.matrix.rank_second` of a candidate's raw unit code points (`raw`, sentences of `lengths` units)
+/// against the query's distinct ones (`values`, ascending) and their codes (`table`): its codes (uint32 bytes),
+/// the text of them, each sentence's, and the distinct units of both texts.
+#[pyfunction]
+fn rank_second<'py>(
+    py: Python<'py>,
+    values: PyBuffer<u32>,
+    table: PyBuffer<u32>,
+    raw: PyBuffer<u32>,
+    lengths: PyBuffer<i64>,
+) -> PyResult<(Bound<'py, PyBytes>, String, Vec<String>, usize)> {
+    let (values, table, raw, lengths) = (values.to_vec(py)?, table.to_vec(py)?, raw.to_vec(py)?, lengths.to_vec(py)?);
+    if values.len() != table.len()
+        || !values.is_sorted()
+        || lengths.iter().any(|&n| n < 0)
+        || lengths.iter().sum::<i64>() != raw.len() as i64
+    {
+        return Err(PyValueError::new_err("rank_second: values ascending, one code each, and lengths that add up to the units"));
+    }
+    let (codes, distinct) = py.detach(|| passages::rank_second(&values, &table, &raw));
+    let chars = codes
+        .iter()
+        .map(|&c| char::from_u32(c))
+        .collect::<Option<Vec<char>>>()
+        .ok_or_else(|| PyValueError::new_err("rank_second: more distinct units than code points"))?;
+    let mut at = 0;
+    let sentences = lengths
+        .iter()
+        .map(|&n| {
+            at += n as usize;
+            chars[at - n as usize..at].iter().collect()
+        })
+        .collect();
+    let bytes: Vec<u8> = codes.iter().flat_map(|c| c.to_ne_bytes()).collect();
+    Ok((PyBytes::new(py, &bytes), chars.into_iter().collect(), sentences, distinct))
+}
+
+/// `simdup_es.compare.word_score` of each pair of word counts (dicts of word to count), with the thesaurus's
+/// groups of each word (a dict of word to a tuple of group numbers; `None`: no synonyms).
+#[pyfunction]
+#[pyo3(signature = (pairs, ids = None))]
+fn word_scores(pairs: Vec<(Bound<'_, PyDict>, Bound<'_, PyDict>)>, ids: Option<Bound<'_, PyDict>>) -> PyResult<Vec<f64>> {
+    pairs.iter().map(|(i, j)| words::word_score(i, j, ids.as_ref())).collect()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("REVISION", env!("SIMDUP_NATIVE_REVISION"))?;
     m.add("RJIEBA", RJIEBA)?;
     m.add_class::<Jieba>()?;
     m.add_class::<Pipeline>()?;
+    m.add_class::<Grams>()?;
+    for f in [
+        wrap_pyfunction!(rarity, m)?,
+        wrap_pyfunction!(counted, m)?,
+        wrap_pyfunction!(side_shares, m)?,
+        wrap_pyfunction!(rank_second, m)?,
+        wrap_pyfunction!(word_scores, m)?,
+    ] {
+        m.add_function(f)?;
+    }
     Ok(())
 }

@@ -3,14 +3,13 @@ tokens, sentences, keys, parts and their fingerprints, on any text (hypothesis) 
 corpora; and the switch (SIMDUP_IMPLEMENTATION) picks it, or refuses a module that is missing or stale.
 
 Both implementations run in this process whichever the switch chose: each test sets the one it wants
-(``on_native``, ``on_python``). Without the compiled module the tests fail when SIMDUP_IMPLEMENTATION=native
+(``on_native``, ``on_python``; the ``compiled`` fixture is in conftest.py). Without the compiled module the tests fail when SIMDUP_IMPLEMENTATION=native
 (as in CI) and are skipped, saying why, on a pure-Python install.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import itertools
 import json
 import os
@@ -43,18 +42,6 @@ from simdup_es.tokens import _rjieba_class, weigh_batch
 from tests._data import ROOT, load_corpus
 
 T = TypeVar("T")
-
-
-@pytest.fixture(scope="module")
-def compiled() -> ModuleType:
-    try:
-        module = importlib.import_module("simdup_es._native")
-    except ImportError as exc:
-        if os.environ.get(native.ENV, "").lower() == "native":
-            pytest.fail(f"{native.ENV}=native, but the compiled core is not installed: {exc}")
-        pytest.skip(f"the compiled core is not installed (a pure-Python install: no cargo when it was built): {exc}")
-    assert module.REVISION == native.REVISION, "a stale compiled core: reinstall the package (pip install -e .)"
-    return module
 
 
 @functools.lru_cache(maxsize=1)

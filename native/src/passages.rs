@@ -1,0 +1,260 @@
+//! What one comparison marks copied and what of it counts (`simdup_es.compare`, `simdup_es.multilevel`,
+//! `simdup_es.commontext`): the runs two texts share, each text's common text by its keys' counts, and
+//! the units in passages that count. Per unit of a text; the Python functions named are the reference.
+
+use rustc_hash::FxHashMap;
+
+use crate::winnow::gram_hashes;
+
+/// The query's grams of `k` codes hashed and sorted once (`simdup_es.winnow.GramIndex`): `sorted` hashes,
+/// `order[i]` the gram `sorted[i]` came from (equal ones in text order), `n` the query's units.
+pub struct Grams<'a> {
+    pub sorted: &'a [u64],
+    pub order: &'a [i64],
+    pub n: usize,
+    pub k: usize,
+}
+
+/// Units covered by the grams of `k` starting where `starts` is true (`gram_cover`).
+fn cover(starts: &[bool], n: usize, k: usize) -> Vec<bool> {
+    let mut last: Option<usize> = None; // the last gram start at or before the unit
+    (0..n)
+        .map(|i| {
+            if starts.get(i).copied().unwrap_or(false) {
+                last = Some(i);
+            }
+            last.is_some_and(|s| s + k > i)
+        })
+        .collect()
+}
+
+/// `shared_runs_with`: which units of the query and of `b` lie in a gram of `k` both hold, grams matched as
+/// multisets (the first `c` occurrences on each side of a gram the other holds `c` times).
+pub fn shared_runs(a: &Grams<'_>, b: &[u64]) -> (Vec<bool>, Vec<bool>) {
+    let hb = gram_hashes(b, a.k);
+    let mut starts_a = vec![false; (a.n + 1).saturating_sub(a.k)];
+    let mut starts_b = vec![false; hb.len()];
+    let mut seen: FxHashMap<u64, usize> = FxHashMap::default();
+    for (j, &h) in hb.iter().enumerate() {
+        let lo = a.sorted.partition_point(|&x| x < h);
+        let count = a.sorted[lo..].partition_point(|&x| x <= h);
+        if count == 0 {
+            continue;
+        }
+        let rank = seen.entry(h).or_insert(0);
+        if *rank < count {
+            starts_b[j] = true;
+            starts_a[a.order[lo + *rank] as usize] = true;
+        }
+        *rank += 1;
+    }
+    (cover(&starts_a, a.n, a.k), cover(&starts_b, b.len(), a.k))
+}
+
+/// `commontext._chains`: per unit of `n`, the largest weight of the grams (starting at `at`, ascending) of the
+/// chain it lies under (grams at most `w` apart, each covering `k` units), 0 for none; every weight 1 without.
+fn chains(at: &[usize], weight: Option<&[i64]>, n: usize, k: usize, w: usize) -> Vec<i64> {
+    let mut out = vec![0i64; n];
+    let mut first = 0;
+    while first < at.len() {
+        let mut last = first;
+        while last + 1 < at.len() && at[last + 1] - at[last] <= w {
+            last += 1;
+        }
+        let top = weight.map_or(1, |weight| weight[first..=last].iter().copied().max().unwrap_or(0));
+        out[at[first]..(at[last] + k).min(n)].fill(top);
+        first = last + 1;
+    }
+    out
+}
+
+/// What the store's counts say of a text (`commontext.rarity`): per unit, `held` (the most documents holding a
+/// key of the chain over `short_common` it lies under) and `common` (under a chain over `common`). `keys`
+/// ascending with their `counts`; a gram of `k` codes not among them counts 0.
+pub fn rarity(
+    codes: &[u64],
+    keys: &[u64],
+    counts: &[i64],
+    common: i64,
+    short_common: i64,
+    k: usize,
+    w: usize,
+) -> (Vec<i64>, Vec<bool>) {
+    let n = codes.len();
+    let held: Vec<i64> = if keys.is_empty() {
+        Vec::new()
+    } else {
+        gram_hashes(codes, k)
+            .iter()
+            .map(|h| {
+                let at = keys.partition_point(|x| x < h).min(keys.len() - 1);
+                if keys[at] == *h { counts[at] } else { 0 }
+            })
+            .collect()
+    };
+    let at: Vec<usize> = (0..held.len()).filter(|&i| held[i] > short_common.min(common)).collect();
+    let weights: Vec<i64> = at.iter().map(|&i| held[i]).collect();
+    let over: Vec<usize> = at.iter().copied().filter(|&i| held[i] > common).collect();
+    (chains(&at, Some(&weights), n, k, w), chains(&over, None, n, k, w).into_iter().map(|v| v > 0).collect())
+}
+
+/// `commontext._to_edges`: each run of nonzero `values` carried to the edges of its first and last unit's
+/// sentences, with the run's value at that edge, when fewer than `w` units away. `first[s]`: sentence `s`'s
+/// first unit (and then the units), `sentence[u]`: unit `u`'s sentence.
+fn to_edges(values: &[i64], first: &[usize], sentence: &[usize], w: usize) -> Vec<i64> {
+    let mut out = values.to_vec();
+    let mut start = 0;
+    while start < values.len() {
+        if values[start] == 0 {
+            start += 1;
+            continue;
+        }
+        let mut stop = start;
+        while stop < values.len() && values[stop] != 0 {
+            stop += 1;
+        }
+        let (lo, hi) = (first[sentence[start]], first[sentence[stop - 1] + 1]);
+        if start - lo < w {
+            out[lo..start].iter_mut().for_each(|v| *v = (*v).max(values[start]));
+        }
+        if hi - stop < w {
+            out[stop..hi].iter_mut().for_each(|v| *v = (*v).max(values[stop - 1]));
+        }
+        start = stop;
+    }
+    out
+}
+
+/// The fewest copied units that count, however short the side (`multilevel.SHORTEST`).
+const SHORTEST: f64 = 8.0;
+
+/// The rule that says which copied units count (`multilevel.MultiParams`): passages of `passage_units` units
+/// none of them common, or of `short_units` (at most half the smaller side, of `smaller` units, and at
+/// least [`SHORTEST`]) none of them too frequent, their units at most `gap` apart.
+pub struct Rule {
+    pub passage_units: usize,
+    pub gap: usize,
+    pub short_units: usize,
+    pub smaller: usize,
+}
+
+/// `multilevel._filled`, counted: the `copied` units in passages of at least `at_least` of them.
+fn filled(copied: impl Fn(usize) -> bool, n: usize, at_least: f64, gap: usize, out: &mut [bool]) {
+    let at: Vec<usize> = (0..n).filter(|&i| copied(i)).collect();
+    let mut first = 0;
+    while first < at.len() {
+        let mut last = first;
+        while last + 1 < at.len() && at[last + 1] - at[last] <= gap + 1 {
+            last += 1;
+        }
+        if (last + 1 - first) as f64 >= at_least {
+            at[first..=last].iter().for_each(|&i| out[i] = true);
+        }
+        first = last + 1;
+    }
+}
+
+/// `multilevel.counted_units(...).sum()`: how many `copied` units count, with the side's `held` and `common`
+/// per unit (empty: nothing is common).
+pub fn counted(copied: &[bool], held: &[i64], common: &[bool], rule: &Rule) -> usize {
+    let n = copied.len();
+    let none = held.len() != n || common.len() != n;
+    let rare = |i: usize| copied[i] && (none || !common[i]);
+    let rarer = |i: usize| copied[i] && (none || held[i] <= 0);
+    let need = SHORTEST.max((rule.short_units as f64).min(rule.smaller.min(n) as f64 / 2.0));
+    let mut out = vec![false; n];
+    filled(rare, n, rule.passage_units as f64, rule.gap, &mut out);
+    let total = (0..n).filter(|&i| rarer(i)).count();
+    if total as f64 >= need && 2 * total >= n {
+        (0..n).filter(|&i| rarer(i)).for_each(|i| out[i] = true);
+    } else {
+        filled(rarer, n, need, rule.gap, &mut out);
+    }
+    out.iter().filter(|&&c| c).count()
+}
+
+/// One side of a comparison: units per sentence, the sentences the matrix marked, the units in shared runs
+/// (empty: none known), and the core `(first, stop)` of sentences when trimmed.
+pub struct Side<'a> {
+    pub lengths: &'a [i64],
+    pub marked: &'a [usize],
+    pub runs: &'a [bool],
+    pub core: Option<(usize, usize)>,
+}
+
+/// A stretch of copied common text: units `start .. stop`, held by at most `documents` documents.
+pub type Held = (usize, usize, i64);
+
+/// `multilevel.copied_shares` of one side: its counted copied units, its copied common units and their
+/// stretches (`commontext.held_passages`), with the side's `held` and `common` (`commontext.Rarity`; empty
+/// or of another length: nothing is common) carried to its sentences' edges (`to_sentence_edges`).
+pub fn side_shares(side: &Side<'_>, held: &[i64], common: &[bool], rule: &Rule, w: usize) -> (usize, usize, Vec<Held>) {
+    let mut first = vec![0usize];
+    let mut sentence = Vec::new();
+    for (s, &n) in side.lengths.iter().enumerate() {
+        first.push(first[s] + n.max(0) as usize);
+        sentence.extend(std::iter::repeat_n(s, n.max(0) as usize));
+    }
+    let n = sentence.len();
+    let mut copied = vec![false; n];
+    for &s in side.marked {
+        copied[first[s]..first[s + 1]].fill(true);
+    }
+    if side.runs.len() == n {
+        copied.iter_mut().zip(side.runs).for_each(|(c, &r)| *c |= r);
+    }
+    if let Some((lo, hi)) = side.core {
+        copied[..first[lo]].fill(false);
+        copied[first[hi]..].fill(false);
+    }
+    let (held, common) = if held.len() != n || common.len() != n {
+        (vec![0; n], vec![false; n])
+    } else if held.iter().all(|&h| h == 0) {
+        (held.to_vec(), common.to_vec())
+    } else {
+        let as_counts: Vec<i64> = common.iter().map(|&c| i64::from(c)).collect();
+        (to_edges(held, &first, &sentence, w), to_edges(&as_counts, &first, &sentence, w).into_iter().map(|v| v > 0).collect())
+    };
+    let shared: Vec<bool> = copied.iter().zip(&common).map(|(&c, &m)| c && m).collect();
+    let mut stretches = Vec::new();
+    let mut start = 0;
+    while start < n {
+        if !shared[start] {
+            start += 1;
+            continue;
+        }
+        let stop = start + shared[start..].iter().take_while(|&&s| s).count();
+        stretches.push((start, stop, held[start..stop].iter().copied().max().unwrap_or(0)));
+        start = stop;
+    }
+    (counted(&copied, &held, &common, rule), shared.iter().filter(|&&s| s).count(), stretches)
+}
+
+/// A dense rank as a code point, past the surrogates (`matrix._no_surrogates`).
+fn no_surrogates(rank: usize) -> u32 {
+    let code = rank as u32;
+    if code >= 0xD800 { code + 0x800 } else { code }
+}
+
+/// `matrix.rank_second`: the raw code points of a candidate's units coded as the query's were (`values`, the
+/// query's distinct raw code points ascending, and `table`, the code each got); those the query lacks follow,
+/// by their count in `raw` (most first, then by code point). The codes, and the distinct units of both.
+pub fn rank_second(values: &[u32], table: &[u32], raw: &[u32]) -> (Vec<u32>, usize) {
+    let mut counts: FxHashMap<u32, usize> = FxHashMap::default();
+    raw.iter().for_each(|&c| *counts.entry(c).or_insert(0) += 1);
+    let mut code: FxHashMap<u32, u32> = FxHashMap::default();
+    let mut new: Vec<(u32, usize)> = Vec::new();
+    for (&value, &count) in &counts {
+        match values.binary_search(&value) {
+            Ok(at) => {
+                code.insert(value, table[at]);
+            }
+            Err(_) => new.push((value, count)),
+        }
+    }
+    new.sort_unstable_by_key(|&(value, count)| (std::cmp::Reverse(count), value));
+    for (k, &(value, _)) in new.iter().enumerate() {
+        code.insert(value, no_surrogates(values.len() + k));
+    }
+    (raw.iter().map(|c| code[c]).collect(), values.len() + new.len())
+}

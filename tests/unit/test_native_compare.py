@@ -1,0 +1,165 @@
+"""The compiled core's part of each comparison gives the Python modules' figures bit for bit: the candidate's
+units coded as the query's, the runs two texts share, the word-level check, each text's common text by the keys'
+counts, the copied units that count and every share a judgement reads; on any codes and texts (hypothesis) and
+on pairs of the corpus's documents judged as a search judges them (its common text counted over the corpus).
+
+Both implementations run in this process: ``both`` and ``on_native`` (test_native.py) pick one per call.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdup_es.commontext import KeyCounts, Rarity, rarity
+from simdup_es.compare import CompareParams, _word_scores, compare_screened, word_score
+from simdup_es.matrix import rank_first, rank_second
+from simdup_es.multilevel import (
+    CommonText,
+    MultiParams,
+    _bound_share,
+    copied_shares,
+    could_be_copy,
+    judge,
+)
+from simdup_es.text import unify
+from simdup_es.thesaurus import Thesaurus
+from simdup_es.winnow import KEY_K, GramIndex, gram_hashes, shared_runs_with, unit_codes, winnowed
+from tests._data import load_corpus
+from tests.unit.test_native import both, on_native
+
+ALPHABET = "的一是在不了有和人这中大"  # few characters: texts share grams, runs and sentences by chance
+codes_st = st.lists(st.integers(0, 4), max_size=60).map(lambda v: np.array(v, dtype=np.uint64))
+text_st = st.lists(st.sampled_from([*ALPHABET, "。", "，", "\n", "! ", "abc "]), max_size=120).map("".join)
+
+
+def counts_of(codes: np.ndarray, data: st.DataObject) -> KeyCounts:
+    """Counts for some of the grams of ``codes`` and a few other keys, drawn."""
+    grams = sorted(set(gram_hashes(codes, KEY_K).tolist()))
+    keys = data.draw(st.lists(st.sampled_from(grams), unique=True)) if grams else []
+    keys += data.draw(st.lists(st.integers(0, 2**64 - 1), max_size=3))
+    numbers = data.draw(st.lists(st.integers(0, 60), min_size=len(keys), max_size=len(keys)))
+    return KeyCounts.of_pairs(keys, numbers, 1000)
+
+
+def multi_params(data: st.DataObject) -> MultiParams:
+    return MultiParams(passage_units=data.draw(st.integers(1, 40)), short_units=data.draw(st.integers(1, 30)),
+                       passage_gap=data.draw(st.integers(0, 10)), short_common=data.draw(st.integers(0, 40)))
+
+
+@given(codes_st, codes_st, st.integers(1, 6))
+@settings(max_examples=300, deadline=None)
+def test_the_runs_two_texts_share(compiled: ModuleType, a: np.ndarray, b: np.ndarray, k: int) -> None:
+    index = GramIndex(a, k)
+    got = compiled.Grams(index.sorted, index.order, index.n, k).shared_runs(b)
+    want = shared_runs_with(index, b)
+    assert [np.frombuffer(x, dtype=bool).tolist() for x in got] == [x.tolist() for x in want]
+
+
+@given(st.lists(st.integers(0, 4), max_size=80).map(lambda v: np.array(v, dtype=np.uint64)), st.data())
+@settings(max_examples=300, deadline=None)
+def test_the_common_text_of_a_text(compiled: ModuleType, codes: np.ndarray, data: st.DataObject) -> None:
+    counts = counts_of(codes, data)
+    common = data.draw(st.integers(0, 50))
+    short = data.draw(st.integers(0, common))
+    got, want = both(compiled, lambda: rarity(codes, counts, common, short))
+    assert got.held.tolist() == want.held.tolist() and got.common.tolist() == want.common.tolist()
+
+
+@given(st.lists(st.booleans(), max_size=120), st.data())
+@settings(max_examples=300, deadline=None)
+def test_the_share_a_bound_could_count(compiled: ModuleType, copied: list[bool], data: st.DataObject) -> None:
+    n = len(copied)
+    held = np.array(data.draw(st.lists(st.sampled_from([0, 0, 0, 5, 20, 50]), min_size=n, max_size=n)), np.int64)
+    side = data.draw(st.sampled_from([None, Rarity(held, held > 20), Rarity.none(n + 1)]))
+    params, smaller = multi_params(data), data.draw(st.integers(0, 200))
+    got, want = both(compiled, lambda: _bound_share(np.array(copied, dtype=bool), side, params, smaller))
+    assert got == want
+
+
+def judged(a: str, b: str, counts: KeyCounts, params: MultiParams, trim: bool = False) -> tuple[Any, ...]:
+    """Everything a search reads of a comparison of ``a`` with ``b``: the screen's answer, the comparison, its
+    shares and the judgement, with the common text of ``counts`` (``trim``: the comparison's cores only)."""
+    common = CommonText.of(counts, a, params)
+    sides = (common.query, common.rarity(b))
+    compare_params = CompareParams(trim_boilerplate=trim)
+    comparison = compare_screened(a, b, compare_params, lambda bound: True)
+    assert comparison is not None
+    bound = functools.partial(could_be_copy, params=params, sides=sides)
+    screened = compare_screened(a, b, compare_params, bound)
+    return (comparison, comparison.runs_a.tolist(), comparison.runs_b.tolist(), sides[0].held.tolist(),
+            sides[1].common.tolist(), screened is None, copied_shares(comparison, params, sides),
+            judge("b", comparison, None, params, sides))
+
+
+@given(text_st, text_st, st.data())
+@settings(max_examples=150, deadline=None)
+def test_a_comparison_and_its_judgement(compiled: ModuleType, a: str, b: str, data: st.DataObject) -> None:
+    a, b = unify(a), unify(b + a[: data.draw(st.integers(0, len(a)))])  # b may hold a's beginning
+    keys = np.unique(np.concatenate([gram_hashes(unit_codes(t), KEY_K) for t in (a, b)]))
+    numbers = data.draw(st.lists(st.sampled_from([0, 3, 12, 40]), min_size=keys.size, max_size=keys.size))
+    counts = KeyCounts.of_pairs(keys.tolist(), numbers, 1000)
+    params, trim = multi_params(data), data.draw(st.booleans())
+    got, want = both(compiled, lambda: judged(a, b, counts, params, trim))
+    assert got == want
+
+
+def test_every_figure_on_pairs_of_corpus_documents(compiled: ModuleType) -> None:
+    """Pairs of the corpus's pages (which carry footers and template lines many of them share): each page with
+    the next, and with a copy of its first half pasted into the next; the keys counted over the pages."""
+    texts = [unify(d["text"]) for d in load_corpus("zh-docs.jsonl")[:300]]
+    held: Counter[int] = Counter()
+    for text in texts:
+        held.update(set(winnowed(text)[0].tolist()))
+    counts = KeyCounts.of_pairs(held.keys(), held.values(), len(texts))
+    pairs = [(a, b) for a, b in zip(texts, texts[1:])]
+    pairs += [(a, b[: len(b) // 2] + a[: len(a) // 2] + b[len(b) // 2 :]) for a, b in zip(texts[::3], texts[1::3])]
+    got, want = both(compiled, lambda: [judged(a, b, counts, MultiParams()) for a, b in pairs])
+    assert got == want
+    figures = [(j[6], j[7].kind if j[7] is not None else None) for j in want]
+    assert sum(f[1] is not None for f in figures) >= 90  # the pasted halves were judged copies
+    assert sum(f[0].common_a > 0 for f in figures) >= 20  # and common text was there to tell apart
+
+
+units_st = st.lists(st.text(st.sampled_from([*ALPHABET, "a", "\U000f0001", "\U000f0002"]), max_size=12), max_size=8)
+
+
+def coded_second(raw_a: list[str], raw_b: list[str]) -> tuple[Any, ...]:
+    values, table, _ = rank_first(raw_a)
+    coded, distinct = rank_second(values, table, raw_b)
+    return coded.codes.tolist(), coded.sentences, coded.lengths.tolist(), coded.whole, distinct
+
+
+@given(units_st, units_st)
+@settings(max_examples=300, deadline=None)
+def test_a_candidate_coded_as_the_query_was(compiled: ModuleType, raw_a: list[str], raw_b: list[str]) -> None:
+    got, want = both(compiled, lambda: coded_second(raw_a, raw_b))
+    assert got == want
+
+
+def test_codes_past_the_surrogates(compiled: ModuleType) -> None:
+    """More distinct units than code points below the surrogates: the codes skip them, as the Python modules'."""
+    raw_b = ["".join(map(chr, range(0x4E00, 0x4E00 + 20_000))), "".join(map(chr, range(0x20000, 0x20000 + 40_000)))]
+    got, want = both(compiled, lambda: coded_second(["的一是"], raw_b))
+    assert got == want and max(got[0]) > 0xE000
+
+
+VOCABULARY = ["我们", "他们", "人们", "高兴", "快乐", "开心", "书", "本", "看", "读", "x"]
+counts_st = st.dictionaries(st.sampled_from(VOCABULARY), st.integers(1, 3), max_size=8).map(Counter)
+thesaurus_st = st.none() | st.lists(st.lists(st.sampled_from(VOCABULARY), min_size=2, max_size=4), max_size=5).map(
+    lambda groups: Thesaurus.from_groups({f"g{k}": g for k, g in enumerate(groups)}))
+
+
+@given(st.lists(st.tuples(counts_st, counts_st), max_size=6), thesaurus_st)
+@settings(max_examples=300, deadline=None)
+def test_the_word_level_check(compiled: ModuleType, pairs: list[tuple[Counter[str], Counter[str]]],
+                              thesaurus: Thesaurus | None) -> None:
+    with on_native(compiled):
+        got = _word_scores(pairs, thesaurus)
+    assert got == [word_score(a, b, thesaurus) for a, b in pairs]
