@@ -261,7 +261,7 @@ def document_source(fingerprint: int, version: str, text: str | None, title: str
 
 def document_json(members: str, text: str | None, title: str | None, doc_id: str | None = None,
                   group: tuple[str, int | None, str | None] | None = None,
-                  meta: tuple[tuple[str, str], ...] = ()) -> str:
+                  meta: tuple[tuple[str, str], ...] = (), unified: str | None = None) -> str:
     """:func:`document_source` as the JSON text the client sends (``json.dumps``, ``ensure_ascii=False``,
     no spaces), written directly.
 
@@ -269,7 +269,8 @@ def document_json(members: str, text: str | None, title: str | None, doc_id: str
     where the levels are computed: :class:`simdup_es.keys.StoredKeys`); ``doc_id`` is written after them
     as ``simdup.id``, with levels; ``group`` the duplicate group fields (:func:`group_update`'s, written
     with the document); ``meta`` the document's other fields (:attr:`simdup_es.store.base.StoredDoc.meta`:
-    ``url``, ``author``, ``date``). Every indexed document goes through it: the strings go through
+    ``url``, ``author``, ``date``); ``unified`` the text unified (:data:`simdup_es.keys.UNIFIED`, for an index that
+    maps it). Every indexed document goes through it: the strings go through
     ``json``'s own string encoder, the rest is joined.
     """
     out = []
@@ -279,6 +280,8 @@ def document_json(members: str, text: str | None, title: str | None, doc_id: str
         out.append(f'"text":{keys.json_string(text)}')
     out.extend(f'{keys.json_string(name)}:{keys.json_string(value)}' for name, value in meta)
     simdup = members if doc_id is None else f'{members},"{keys.ID_NAME}":{keys.json_string(doc_id)}'
+    if unified is not None:
+        simdup += f',"{keys.UNIFIED_NAME}":{keys.json_string(unified)}'
     out.append(f'"{keys.ROOT}":{{{simdup}}}')
     if group is not None:
         out.append(json.dumps(group_update(*group), ensure_ascii=False, separators=(",", ":"))[1:-1])
