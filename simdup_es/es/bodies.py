@@ -139,6 +139,19 @@ KEY_HOLDERS = {"size": 0, "track_total_hits": True, "query": {"exists": {"field"
 """A ``_search`` body whose total is the number of documents holding any winnowed key."""
 
 
+def key_count_search(key_values: Sequence[int]) -> dict[str, Any]:
+    """One ``_search`` body that counts, on Elasticsearch, the documents holding each winnowed key (the ``filters``
+    aggregation ``keys``, bucket ``i`` for ``key_values[i]``) and those holding any (the ``filter`` aggregation
+    ``holders``), over every document: with no query, Elasticsearch counts each term filter segment by segment
+    from the inverted index, in constant time in a segment without deletions (its ``filter by filter`` mode), live
+    documents only. At 100,000 documents (16 segments, 225 keys) a fifth less time than :func:`key_frequency_search`
+    beside :data:`KEY_HOLDERS` in one ``_msearch`` (docs/search-latency.md)."""
+    aggs: dict[str, Any] = {"holders": {"filter": {"exists": {"field": keys.KEYS}}}}
+    if key_values:
+        aggs["keys"] = {"filters": {"filters": [{"term": {keys.KEYS: term}} for term in keys.hex_terms(key_values)]}}
+    return {"size": 0, "track_total_hits": False, "aggs": aggs}
+
+
 def key_counts(buckets: Sequence[Mapping[str, Any]]) -> list[int]:
     """The document count of each bucket of a :func:`key_frequency_search` answer, in the keys' order."""
     return [int(b["doc_count"]) for b in buckets]
@@ -438,6 +451,7 @@ __all__ = [
     "ids_from_doc_values",
     "index_action",
     "KEY_HOLDERS",
+    "key_count_search",
     "key_counts",
     "key_frequency_search",
     "matched",
