@@ -122,34 +122,27 @@ def part_search(part_terms: Sequence[tuple[int, int]], key_terms: Sequence[tuple
                         exclude_id=exclude_id, total=False)
 
 
-def key_frequency_search(key_values: Sequence[int]) -> dict[str, Any]:
+def key_frequency_search(key_values: Sequence[int], *, narrowed: bool = True) -> dict[str, Any]:
     """One ``_search`` body that counts the documents holding each winnowed key: a ``filters`` aggregation of one
-    ``term`` filter per key (bucket ``i`` for ``key_values[i]``), over the documents holding any of them.
+    ``term`` filter per key (bucket ``i`` for ``key_values[i]``).
 
     The keys are not kept as doc values (a terms aggregation would need them): each filter is answered
-    from the inverted index, which counts live documents only. The top query keeps the documents looked
-    at to those holding a key; without it OpenSearch tests every filter on every document.
+    from the inverted index, which counts live documents only. ``narrowed``: over the documents holding any
+    of the keys (a top ``terms`` query), for OpenSearch, which without it tests every filter on every
+    document. Elasticsearch, over every document, counts each filter segment by segment instead (its
+    ``filter by filter`` mode: in constant time in a segment without deletions): at 100,000 documents (16
+    segments, 225 keys) about a third less time than narrowed (``benchmarks/bench_key_counts.py``).
     """
     terms = keys.hex_terms(key_values)
-    return {"size": 0, "track_total_hits": False, "query": {"bool": {"filter": [{"terms": {keys.KEYS: terms}}]}},
-            "aggs": {"keys": {"filters": {"filters": [{"term": {keys.KEYS: term}} for term in terms]}}}}
+    body: dict[str, Any] = {"size": 0, "track_total_hits": False,
+                            "aggs": {"keys": {"filters": {"filters": [{"term": {keys.KEYS: term}} for term in terms]}}}}
+    if narrowed:
+        body["query"] = {"bool": {"filter": [{"terms": {keys.KEYS: terms}}]}}
+    return body
 
 
 KEY_HOLDERS = {"size": 0, "track_total_hits": True, "query": {"exists": {"field": keys.KEYS}}}
 """A ``_search`` body whose total is the number of documents holding any winnowed key."""
-
-
-def key_count_search(key_values: Sequence[int]) -> dict[str, Any]:
-    """One ``_search`` body that counts, on Elasticsearch, the documents holding each winnowed key (the ``filters``
-    aggregation ``keys``, bucket ``i`` for ``key_values[i]``) and those holding any (the ``filter`` aggregation
-    ``holders``), over every document: with no query, Elasticsearch counts each term filter segment by segment
-    from the inverted index, in constant time in a segment without deletions (its ``filter by filter`` mode), live
-    documents only. At 100,000 documents (16 segments, 225 keys) a fifth less time than :func:`key_frequency_search`
-    beside :data:`KEY_HOLDERS` in one ``_msearch`` (docs/search-latency.md)."""
-    aggs: dict[str, Any] = {"holders": {"filter": {"exists": {"field": keys.KEYS}}}}
-    if key_values:
-        aggs["keys"] = {"filters": {"filters": [{"term": {keys.KEYS: term}} for term in keys.hex_terms(key_values)]}}
-    return {"size": 0, "track_total_hits": False, "aggs": aggs}
 
 
 def key_counts(buckets: Sequence[Mapping[str, Any]]) -> list[int]:
@@ -451,7 +444,6 @@ __all__ = [
     "ids_from_doc_values",
     "index_action",
     "KEY_HOLDERS",
-    "key_count_search",
     "key_counts",
     "key_frequency_search",
     "matched",

@@ -60,7 +60,6 @@ _ROW_PATH = ["hits.total", "hits.hits._index", "hits.hits._id", "hits.hits._rout
              "_shards.failed"]
 _PART_PATH = ["hits.hits._id", "hits.hits.fields", "hits.hits.matched_queries", "timed_out", "_shards.failed"]
 _COUNT_PATH = ["hits.total", "aggregations.keys.buckets.doc_count", "timed_out", "_shards.failed"]
-_AGGS_PATH = ["aggregations.keys.buckets.doc_count", "aggregations.holders.doc_count", "timed_out", "_shards.failed"]
 _BOTH_PATH = [f"responses.{path}" for path in dict.fromkeys(_CANDIDATE_PATH + _PART_PATH)] + ["responses.error"]
 MAX_PART_LIMIT = 10_000
 """Largest ``limit`` of :meth:`ElasticsearchStore.part_candidates`: one page (``index.max_result_window``)."""
@@ -476,19 +475,16 @@ class ElasticsearchStore(Closing):
                 self._searched_parts(body, parts, None if io.partial(part_got) else part_got))
 
     def key_frequencies(self, keys: Sequence[int]) -> KeyCounts:
-        """How many documents hold each key, and how many hold any (:meth:`Store.key_frequencies`), after the last
-        refresh, exact (a partial answer raises: a count must not miss a shard). On Elasticsearch one ``_search`` of
-        two aggregations (:func:`simdup_es.es.bodies.key_count_search`); on OpenSearch, which tests every filter on
-        every document without a query to narrow them, one ``_msearch``: a count, and a ``filters`` aggregation
-        over the documents holding a key (:func:`simdup_es.es.bodies.key_frequency_search`), a partial answer
-        asked again alone."""
+        """How many documents hold each key, and how many hold any (:meth:`Store.key_frequencies`), in one
+        ``_msearch``: a count (the same for every query: the node's request cache keeps it until a refresh
+        changes the index), and a ``filters`` aggregation over the keys
+        (:func:`simdup_es.es.bodies.key_frequency_search`, narrowed to the documents holding a key on OpenSearch
+        only). After the last refresh. A partial answer is asked again alone (which raises if it is partial
+        again): a count must not miss a shard."""
         wanted = list(dict.fromkeys(int(k) for k in keys))
+        narrowed = engine_of(self.client).name == OPENSEARCH
+        searches = [bodies.KEY_HOLDERS, *([bodies.key_frequency_search(wanted, narrowed=narrowed)] if wanted else [])]
         what = "counting the documents that hold the query's keys"
-        if engine_of(self.client).name != OPENSEARCH:
-            got = io.search(self.client, self.index, bodies.key_count_search(wanted), what, _AGGS_PATH)["aggregations"]
-            counts = bodies.key_counts(got["keys"]["buckets"]) if wanted else []
-            return KeyCounts.of_pairs(wanted, counts, int(got["holders"]["doc_count"]))
-        searches = [bodies.KEY_HOLDERS, *([bodies.key_frequency_search(wanted)] if wanted else [])]
         with self._translated(what):
             answers = [dict(got) for got in self.client.msearch(
                 index=self.index, searches=[line for body in searches for line in ({}, body)],
