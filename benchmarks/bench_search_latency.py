@@ -29,8 +29,8 @@ the bulk of a large store that a query does not copy.
 Elasticsearch index (deleted at the end unless given); ``--force-merge`` merges that index
 into one segment per shard before its queries (:meth:`ElasticsearchStore.force_merge`; the
 number of segments is printed either way). The machine is shared and noisy:
-read the figures as ratios to MinHash's in the same run; the time each kind's queries spent in
-each store call (``key_frequencies``, ``copy_candidates``, ``get``...) is logged beside them, and
+read the figures as ratios to MinHash's in the same run; this process's CPU per query (mean) and the
+time each kind's queries spent in each store call (``key_frequencies``, ``copy_candidates``, ``get``...) is logged beside them, and
 the node's request cache is cleared before a store's queries (a kept ``--index`` answers no count
 from an earlier run's). ``--again`` adds a column:
 the same queries run a second time, when the candidates' unified texts and sentences
@@ -184,11 +184,12 @@ def simdup_runs(store, queries, again: bool = False):  # type: ignore[no-untyped
 
     spent, first = timed_calls(store), {}
     for kind, some in queries.items():  # each kind's store calls, beside its time per query
-        done = {name: len(times) for name, times in spent.items()}
+        done, cpu = {name: len(times) for name, times in spent.items()}, time.process_time()
         first.update(time_queries({kind: some}, run))
-        log(f"  {kind}: store calls, ms per query: " + ", ".join(
-            f"{name} {1000 * sum(times[done[name]:]) / len(some):.1f}" for name, times in spent.items()
-            if len(times) > done[name]))
+        log(f"  {kind}: this process's CPU {1000 * (time.process_time() - cpu) / len(some):.1f} ms per query; "
+            "store calls, ms per query: " + ", ".join(
+                f"{name} {1000 * sum(times[done[name]:]) / len(some):.1f}" for name, times in spent.items()
+                if len(times) > done[name]))
     if not again:
         return first, None
     # The same queries once more: their candidates' unified texts and sentences are now kept.
