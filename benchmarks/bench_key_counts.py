@@ -20,7 +20,7 @@ leaves it (until a refresh changes the index).
     SIMDUP_TEST_ES_URL=http://127.0.0.1:9200 python benchmarks/bench_key_counts.py --index NAME [--queries 40] [--rounds 3]
 
 ``--index``: an index ``bench_search_latency.py --index NAME --docs D --queries Q`` filled (the same ``--docs``
-and ``--queries`` here).
+and ``--queries`` here). Each round runs the forms in another order (rotated), so none always follows the same one.
 """
 
 from __future__ import annotations
@@ -98,8 +98,10 @@ def main() -> None:
         if [form(values) for values in wanted] != first:
             sys.exit(f"{name} counts otherwise")
     ms: dict[str, list[float]] = {name: [] for name in forms}
-    for _ in range(args.rounds):  # the forms interleaved, round after round: the machine's load drifts
-        for name, form in forms.items():
+    names = list(forms)
+    for rnd in range(args.rounds):  # the forms interleaved, each round in another order: the load and caches drift
+        for name in names[rnd % len(names):] + names[:rnd % len(names)]:
+            form = forms[name]
             for values in wanted:
                 t = time.perf_counter()
                 form(values)

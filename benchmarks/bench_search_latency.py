@@ -23,7 +23,7 @@ but reads to the pipeline like Chinese of the same length and layout. Those stan
 the bulk of a large store that a query does not copy.
 
     python benchmarks/bench_search_latency.py [--docs 100000] [--queries 100] [--store DIR] [--index NAME]
-        [--force-merge] [--again] [--no-minhash]
+        [--force-merge] [--again] [--cold] [--no-minhash]
 
 ``--store DIR`` keeps (and on a later run reuses) the embedded store; ``--index`` the
 Elasticsearch index (deleted at the end unless given); ``--force-merge`` merges that index
@@ -32,7 +32,7 @@ number of segments is printed either way). The machine is shared and noisy:
 read the figures as ratios to MinHash's in the same run; this process's CPU per query (mean) and the
 time each kind's queries spent in each store call (``key_frequencies``, ``copy_candidates``, ``get``...) is logged beside them, and
 the node's request cache is cleared before a store's queries (a kept ``--index`` answers no count
-from an earlier run's). ``--again`` adds a column:
+from an earlier run's). ``--cold`` empties the comparer's caches before each query. ``--again`` adds a column:
 the same queries run a second time, when the candidates' unified texts and sentences
 are kept from the first (the comparer's caches, simdup_es.caches.TextCaches).
 """
@@ -165,7 +165,7 @@ def timed_calls(store) -> dict[str, list[float]]:  # type: ignore[no-untyped-def
     return spent
 
 
-def simdup_runs(store, queries, again: bool = False):  # type: ignore[no-untyped-def]
+def simdup_runs(store, queries, again: bool = False, cold: bool = False):  # type: ignore[no-untyped-def]
     from simdup_es import default_fingerprinter
     from simdup_es.multilevel import MultiParams
     from simdup_es.parts import PartPrinter
@@ -180,6 +180,8 @@ def simdup_runs(store, queries, again: bool = False):  # type: ignore[no-untyped
         store.client.indices.clear_cache(index=store.index, request=True)
 
     def run(text: str) -> int:
+        if cold:  # every query's candidates read, unified where not stored so, and scanned anew
+            compare.caches.clear()
         return len(find_copies(store, text, printer=printer, compare=compare, params=params))
 
     spent, first = timed_calls(store), {}
@@ -220,6 +222,8 @@ def main() -> None:
     ap.add_argument("--no-minhash", action="store_true",
                     help="leave MinHash LSH out (minutes at 100,000 documents): to time two versions of simdup-es "
                          "one after the other on one kept --store")
+    ap.add_argument("--cold", action="store_true",
+                    help="empty the comparer's caches before each query (no candidate's text kept from an earlier one)")
     ap.add_argument("--again", action="store_true",
                     help="time the embedded store's queries a second time, with their candidates' texts cached")
     args = ap.parse_args()
@@ -238,7 +242,7 @@ def main() -> None:
                 log("embedded store: indexing")
                 index(store, stored)
             log("embedded store: queries")
-            results["simdup, embedded"], second = simdup_runs(store, queries, args.again)
+            results["simdup, embedded"], second = simdup_runs(store, queries, args.again, args.cold)
             if second is not None:
                 results["simdup, embedded, again"] = second
 
@@ -257,7 +261,7 @@ def main() -> None:
                 log("Elasticsearch: segments per shard: " + ", ".join(
                     str(sum(len(c["segments"]) for c in copies if c["routing"]["primary"])) for copies in segments.values()))
                 log("Elasticsearch: queries")
-                results["simdup, Elasticsearch"] = simdup_runs(store, queries)[0]
+                results["simdup, Elasticsearch"] = simdup_runs(store, queries, cold=args.cold)[0]
         finally:
             if not args.index:
                 from elasticsearch import Elasticsearch

@@ -131,7 +131,7 @@ def key_frequency_search(key_values: Sequence[int], *, narrowed: bool = True) ->
     of the keys (a top ``terms`` query), for OpenSearch, which without it tests every filter on every
     document. Elasticsearch, over every document, counts each filter segment by segment instead (its
     ``filter by filter`` mode: in constant time in a segment without deletions): at 100,000 documents (16
-    segments, 225 keys) about a third less time than narrowed (``benchmarks/bench_key_counts.py``).
+    segments, 225 keys) a quarter to a third less time than narrowed (``benchmarks/bench_key_counts.py``).
     """
     terms = keys.hex_terms(key_values)
     body: dict[str, Any] = {"size": 0, "track_total_hits": False,

@@ -286,7 +286,7 @@ class ElasticsearchStore(Closing):
         layout = self.layout()
         if not self._write_checked:
             self._check_write_index()
-        if self._keeps_unified is None:
+        if self._keeps_unified is None and any(doc.unified is not None for doc in docs):
             self._note_mapping()
         unified = self._keeps_unified
         actions: list[bodies.Action] = []
