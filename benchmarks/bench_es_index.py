@@ -226,9 +226,10 @@ def breakdown(client: Any, path: Path, workers: int, skip: Sequence[str] = ()) -
         return len(done)
 
     out = {"fingerprint": timed(client, fingerprint)}
+    # A package whose map_stored gives the unified text too keeps it with the document (as ``simdup index`` does).
     docs = [StoredDoc(r["id"], res.unwrap().value, res.unwrap().version, r["text"], r.get("title"), levels=levels,
-                      **({"stored": stored} if stored is not None else {}))
-            for r, res, levels, stored in done]
+                      **({"stored": stored} if stored is not None else {}), **({"unified": u[0]} if u else {}))
+            for r, res, levels, stored, *u in done]
     variants = {
         "put": docs,
         "put-keys": [replace(d, levels=replace(d.levels, parts=(), fingerprints=())) for d in docs],

@@ -23,13 +23,16 @@ but reads to the pipeline like Chinese of the same length and layout. Those stan
 the bulk of a large store that a query does not copy.
 
     python benchmarks/bench_search_latency.py [--docs 100000] [--queries 100] [--store DIR] [--index NAME]
-        [--force-merge] [--again] [--no-minhash]
+        [--force-merge] [--again] [--cold] [--no-minhash]
 
 ``--store DIR`` keeps (and on a later run reuses) the embedded store; ``--index`` the
 Elasticsearch index (deleted at the end unless given); ``--force-merge`` merges that index
 into one segment per shard before its queries (:meth:`ElasticsearchStore.force_merge`; the
 number of segments is printed either way). The machine is shared and noisy:
-read the figures as ratios to MinHash's in the same run. ``--again`` adds a column:
+read the figures as ratios to MinHash's in the same run; this process's CPU per query (mean) and the
+time each kind's queries spent in each store call (``key_frequencies``, ``copy_candidates``, ``get``...) is logged beside them, and
+the node's request cache is cleared before a store's queries (a kept ``--index`` answers no count
+from an earlier run's). ``--cold`` empties the comparer's caches before each query. ``--again`` adds a column:
 the same queries run a second time, when the candidates' unified texts and sentences
 are kept from the first (the comparer's caches, simdup_es.caches.TextCaches).
 """
@@ -145,7 +148,24 @@ def index(store, stored: dict[str, str]) -> float:  # type: ignore[no-untyped-de
     return time.perf_counter() - t0
 
 
-def simdup_runs(store, queries, again: bool = False):  # type: ignore[no-untyped-def]
+STORE_CALLS = ("key_frequencies", "copy_candidates", "part_candidates", "candidates", "get")
+
+
+def timed_calls(store) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
+    """Time each of the store's :data:`STORE_CALLS` (seconds, by name) from now on, wrapping them on this object."""
+    spent: dict[str, list[float]] = {name: [] for name in STORE_CALLS}
+    for name in STORE_CALLS:
+        def timed(*args, _call=getattr(store, name), _spent=spent[name], **kwargs):  # type: ignore[no-untyped-def]
+            t = time.perf_counter()
+            try:
+                return _call(*args, **kwargs)
+            finally:
+                _spent.append(time.perf_counter() - t)
+        setattr(store, name, timed)
+    return spent
+
+
+def simdup_runs(store, queries, again: bool = False, cold: bool = False):  # type: ignore[no-untyped-def]
     from simdup_es import default_fingerprinter
     from simdup_es.multilevel import MultiParams
     from simdup_es.parts import PartPrinter
@@ -155,11 +175,23 @@ def simdup_runs(store, queries, again: bool = False):  # type: ignore[no-untyped
     # same texts, and what an earlier store's queries left in the caches would spare this one the work.
     printer, compare, params = PartPrinter(default_fingerprinter()), comparer(), MultiParams()
     find_copies(store, queries["2 kB"][0][1], printer=printer, compare=compare, params=params)  # load the tables
+    compare.caches.clear()
+    if hasattr(store, "client"):  # no counts from the node's request cache of an earlier run on a kept --index
+        store.client.indices.clear_cache(index=store.index, request=True)
 
     def run(text: str) -> int:
+        if cold:  # every query's candidates read, unified where not stored so, and scanned anew
+            compare.caches.clear()
         return len(find_copies(store, text, printer=printer, compare=compare, params=params))
 
-    first = time_queries(queries, run)
+    spent, first = timed_calls(store), {}
+    for kind, some in queries.items():  # each kind's store calls, beside its time per query
+        done, cpu = {name: len(times) for name, times in spent.items()}, time.process_time()
+        first.update(time_queries({kind: some}, run))
+        log(f"  {kind}: this process's CPU {1000 * (time.process_time() - cpu) / len(some):.1f} ms per query; "
+            "store calls, ms per query: " + ", ".join(
+                f"{name} {1000 * sum(times[done[name]:]) / len(some):.1f}" for name, times in spent.items()
+                if len(times) > done[name]))
     if not again:
         return first, None
     # The same queries once more: their candidates' unified texts and sentences are now kept.
@@ -190,6 +222,8 @@ def main() -> None:
     ap.add_argument("--no-minhash", action="store_true",
                     help="leave MinHash LSH out (minutes at 100,000 documents): to time two versions of simdup-es "
                          "one after the other on one kept --store")
+    ap.add_argument("--cold", action="store_true",
+                    help="empty the comparer's caches before each query (no candidate's text kept from an earlier one)")
     ap.add_argument("--again", action="store_true",
                     help="time the embedded store's queries a second time, with their candidates' texts cached")
     args = ap.parse_args()
@@ -208,7 +242,7 @@ def main() -> None:
                 log("embedded store: indexing")
                 index(store, stored)
             log("embedded store: queries")
-            results["simdup, embedded"], second = simdup_runs(store, queries, args.again)
+            results["simdup, embedded"], second = simdup_runs(store, queries, args.again, args.cold)
             if second is not None:
                 results["simdup, embedded, again"] = second
 
@@ -227,7 +261,7 @@ def main() -> None:
                 log("Elasticsearch: segments per shard: " + ", ".join(
                     str(sum(len(c["segments"]) for c in copies if c["routing"]["primary"])) for copies in segments.values()))
                 log("Elasticsearch: queries")
-                results["simdup, Elasticsearch"] = simdup_runs(store, queries)[0]
+                results["simdup, Elasticsearch"] = simdup_runs(store, queries, cold=args.cold)[0]
         finally:
             if not args.index:
                 from elasticsearch import Elasticsearch

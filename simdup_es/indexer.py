@@ -187,19 +187,19 @@ class _Run:
         # them: an Elasticsearch index's JSON members in its layout (layout()), the embedded store's numbers.
         layout = self.store.layout() if callable(getattr(self.store, "layout", None)) else None  # type: ignore[attr-defined]
         found = (
-            ((item, result, None, None) for item, result in fingerprinter.map_items(self.records(items), to_doc,
-                                                                                   workers=workers))
+            ((item, result, None, None, None) for item, result in fingerprinter.map_items(self.records(items), to_doc,
+                                                                                         workers=workers))
             if levels == "document" else
             PartPrinter(fingerprinter, PartParams(with_parts=levels == "all")).map_stored(
                 self.records(items), to_doc, layout=layout, workers=workers)
         )
-        for (position, record), result, doc_levels, stored in found:
+        for (position, record), result, doc_levels, stored, unified in found:
             if result.error is not None:
                 self.held.append((position, Reject(record.source, result.reason, record.id)))
                 continue
             fp = result.unwrap()
             yield position, StoredDoc(record.key, fp.value, fp.version, record.text, record.title, levels=doc_levels,
-                                      stored=stored, meta=record.meta)
+                                      stored=stored, meta=record.meta, unified=unified)
 
     def written(self, batch: list[tuple[int, StoredDoc]], report: BulkReport) -> None:
         summary = self.summary

@@ -78,6 +78,10 @@ FP, VERSION, ERROR = f"{ROOT}.fp", f"{ROOT}.version", f"{ROOT}.error"
 ID, UNITS, PARTS_CUT, KEYS = (f"{ROOT}.{name}" for name in (ID_NAME, UNITS_NAME, CUT_NAME, KEYS_NAME))
 """``id`` is the document id again, as a sortable keyword (Elasticsearch 8 cannot sort on ``_id``)."""
 PART_QUADS, PART_FPS, DOC_TERMS = (f"{ROOT}.{name}" for name in (PART_QUADS_NAME, PART_FPS_NAME, DOC_TERMS_NAME))
+UNIFIED_NAME = "unified"
+UNIFIED = f"{ROOT}.{UNIFIED_NAME}"
+"""The document's text unified (:func:`simdup_es.text.unify`), in ``_source`` only (neither indexed nor a doc value):
+what a search's judge reads of a candidate, so that no stored text is unified again at query time."""
 GROUP, GROUP_SIZE, GROUP_KIND = "dup_group", "dup_group_size", "dup_kind"
 """Written by ``simdup groups`` at the top level, where analysts look first: the group, its size, and the
 strongest kind of link that put the document in it (``near-duplicate`` or ``partial``)."""

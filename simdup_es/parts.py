@@ -163,12 +163,14 @@ class PartPrinter:
 
     def map_stored(
         self, items: Iterable[T], to_doc: Callable[[T], Doc], *, layout: str | None, workers: int | None = None
-    ) -> Iterator[tuple[T, Result, Levels | None, StoredKeys | None]]:
+    ) -> Iterator[tuple[T, Result, Levels | None, StoredKeys | None, str | None]]:
         """:meth:`map_items`, each also with what a store writes of its levels (:class:`~simdup_es.keys.StoredKeys`,
-        with the members of an Elasticsearch index of ``layout``, or none for ``None``), made on the workers:
-        the process feeding the store joins them to the documents as they are (``simdup index``)."""
-        for item, result, levels, _, stored in self._map_items(items, to_doc, workers, texts=False, encode=(layout,)):
-            yield item, result, levels, stored
+        with the members of an Elasticsearch index of ``layout``, or none for ``None``), made on the workers, and
+        the unified text (``None`` where no levels): the process feeding the store joins them to the documents as
+        they are (``simdup index``; a store keeps the unified text for the searches' judge,
+        :attr:`simdup_es.store.base.StoredDoc.unified`)."""
+        for item, result, levels, text, stored in self._map_items(items, to_doc, workers, texts=True, encode=(layout,)):
+            yield item, result, levels, stored, text
 
     def _map_items(
         self, items: Iterable[T], to_doc: Callable[[T], Doc], workers: int | None, *, texts: bool,

@@ -279,10 +279,12 @@ UNIFY_AHEAD_CHARS = 20_000
 
 
 class _UnifiedTexts(Mapping[str, StoredText]):
-    """Stored documents with text as :class:`StoredText`, unified when first read: a batch is read at
-    once, but judging stops after a few misses in a row (the rest is never unified). The text asked
-    for is unified with the next few of ``ids`` (the judging order): OpenCC takes less time over
-    several texts in one call than over each alone (``benchmarks/bench_search_breakdown.py``)."""
+    """Stored documents with text as :class:`StoredText`, in their unified form: the one the store kept
+    (:attr:`StoredDoc.unified`, of a document of the query's fingerprint version, whose unification it
+    records), else the text unified when first read. A batch is read at once, but judging stops after
+    a few misses in a row (the rest is never unified). The text asked for is unified with the next few
+    of ``ids`` (the judging order): OpenCC takes less time over several texts in one call than over each
+    alone (``benchmarks/bench_search_breakdown.py``)."""
 
     def __init__(self, docs: Iterable[StoredDoc], version: str, ids: Sequence[str], caches: TextCaches,
                  ahead_chars: int = UNIFY_AHEAD_CHARS) -> None:
@@ -290,9 +292,10 @@ class _UnifiedTexts(Mapping[str, StoredText]):
         self._caches = caches
         self._ahead_chars = ahead_chars
         self._version = version
-        self._order = [i for i in dict.fromkeys(ids) if i in self._docs]
+        self._unified: dict[str, str] = {d.id: UnifiedText(d.unified) for d in self._docs.values()
+                                         if d.unified is not None and d.version == version}
+        self._order = [i for i in dict.fromkeys(ids) if i in self._docs and i not in self._unified]
         self._at = {doc_id: at for at, doc_id in enumerate(self._order)}
-        self._unified: dict[str, str] = {}
 
     def __getitem__(self, doc_id: str) -> StoredText:
         d = self._docs[doc_id]
@@ -304,6 +307,7 @@ class _UnifiedTexts(Mapping[str, StoredText]):
                 if chars > self._ahead_chars:
                     break
                 batch.append(i)
+            _note_unifying()
             self._unified.update(zip(batch, self._caches.unify_many([self._docs[i].text or "" for i in batch]),
                                      strict=True))
         return StoredText(self._unified[doc_id], d.fingerprint if d.version == self._version else None)
@@ -313,6 +317,13 @@ class _UnifiedTexts(Mapping[str, StoredText]):
 
     def __len__(self) -> int:
         return len(self._docs)
+
+
+@lru_cache(maxsize=1)
+def _note_unifying() -> None:
+    """Say once per process that stored texts are unified at search time (kept unified by neither store for them)."""
+    logger.info("some stored documents are kept without their unified text (indexed before the stores kept it, or "
+                "by other means than 'simdup index'): each search unifies theirs again; index them again to spare it")
 
 
 def _unscored(doc_id: str, distance: int) -> MultiMatch:

@@ -110,6 +110,15 @@ def source_fields(answer: Mapping[str, Any]) -> tuple[str, str]:
     return found.pop() if found else ("text", "title")
 
 
+def keeps_unified(answer: Mapping[str, Any]) -> bool:
+    """Whether every index of a ``GET _mapping`` answer maps :data:`simdup_es.keys.UNIFIED` (an index made before
+    it was, and not set up again since, does not: its documents are written without it, as ``simdup.*`` is
+    dynamic and would index it otherwise)."""
+    return bool(answer) and all(
+        keys.UNIFIED_NAME in body.get("mappings", {}).get("properties", {}).get(keys.ROOT, {}).get("properties", {})
+        for body in answer.values())
+
+
 __all__ = [
     "COMPONENT_TEMPLATE",
     "GROUP_FIELDS",
@@ -120,6 +129,7 @@ __all__ = [
     "group_mapping",
     "index_mappings",
     "index_template",
+    "keeps_unified",
     "layout_of",
     "new_to_simdup",
     "source_fields",

@@ -143,6 +143,10 @@ class StoredDoc:
     index time (a source's address, author and date, which a report shows)."""
     stored: StoredKeys | None = None
     """What a store writes of ``levels``, made with them (``simdup index``'s workers); :meth:`stored_keys`."""
+    unified: str | None = None
+    """``text`` unified (:func:`simdup_es.text.unify`, as the fingerprint of ``version`` saw it): kept with the
+    text, so that a search's judge reads it rather than unifying the text again; ``None``: not kept (an index
+    made before the store kept it, or a document written without it). :meth:`Store.get` returns it where kept."""
 
     def stored_keys(self, layout: str | None) -> StoredKeys | None:
         """What a store writes of :attr:`levels` (``None`` without): :attr:`stored` when it was made of these very
@@ -175,13 +179,16 @@ class StoredDoc:
             return f"fingerprint {fp} is outside 0..2**64-1 (not a 64-bit unsigned integer)"
         if not isinstance(self.version, str) or not self.version:
             return "fingerprint version must be a non-empty string"
-        if not ((self.title is None or isinstance(self.title, str)) and (self.text is None or isinstance(self.text, str))):
-            return "title and text must be strings or None"
+        if not all(value is None or isinstance(value, str) for value in (self.title, self.text, self.unified)):
+            return "title, text and unified text must be strings or None"
+        if self.unified is not None and self.text is None:
+            return "a unified text needs the text it was made of"
         if not isinstance(self.meta, tuple) or not all(
                 isinstance(p, tuple) and len(p) == 2 and p[0] in META_FIELDS and isinstance(p[1], str) for p in self.meta
         ) or len(dict(self.meta)) != len(self.meta):
             return f"meta must be (name, text) pairs of {', '.join(META_FIELDS)}, each name once"
-        for name, value in (("id", self.id), ("title", self.title), ("text", self.text), *self.meta):
+        for name, value in (("id", self.id), ("title", self.title), ("text", self.text), ("unified text", self.unified),
+                            *self.meta):
             if value is not None and (lone := _SURROGATE.search(value)) is not None:
                 return (f"{name} holds a lone surrogate (U+{ord(lone.group()):04X} at offset {lone.start()}), which no "
                         "store can write: decode the input with errors='replace', or mend it")

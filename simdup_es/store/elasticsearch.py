@@ -33,7 +33,7 @@ from ..commontext import KeyCounts
 from ..errors import ConfigError, NotFound, StoreError
 from ..es import bodies, io
 from ..es.connection import ConnectionSettings
-from ..es.engine import as_client
+from ..es.engine import OPENSEARCH, as_client, engine_of
 from ..es.mappings import (
     COMPONENT_TEMPLATE,
     GROUP_FIELDS,
@@ -44,6 +44,7 @@ from ..es.mappings import (
     group_mapping,
     index_mappings,
     index_template,
+    keeps_unified,
     layout_of,
     new_to_simdup,
     source_fields,
@@ -188,6 +189,7 @@ class ElasticsearchStore(Closing):
         """Where the documents keep their text and title: ``text`` and ``title``, or what the index records
         (``simdup backfill --field body``); read with the mapping, once."""
         self._several = False  # the name (an alias, a pattern) stands for several indices: mget cannot read by id
+        self._keeps_unified: bool | None = None  # whether the index maps keys.UNIFIED (read with the mapping)
         self._write_checked = False  # a name for several indices has a write index (checked before the first write)
         self._concrete: bool | None = None
         """Whether :attr:`index` names one index (not an alias or pattern): asked once, by :meth:`put_keys`."""
@@ -235,12 +237,12 @@ class ElasticsearchStore(Closing):
                 try:
                     self.client.indices.create(index=self.index, mappings=index_mappings(layout))
                     log.info("created index %s (%s document layout)", self.index, layout)
-                    self._layout = layout
+                    self._layout, self._keeps_unified = layout, True
                     return
                 except es.BadRequestError as exc:
                     if exc.error != "resource_already_exists_exception":
                         raise
-        self._layout = adopt(self.client, self.index, self._asked_layout)
+        self._layout, self._keeps_unified = adopt(self.client, self.index, self._asked_layout), None
 
     def layout(self) -> str:
         """The document layout the index records, read once per store (with where its texts are); an index of another
@@ -284,6 +286,9 @@ class ElasticsearchStore(Closing):
         layout = self.layout()
         if not self._write_checked:
             self._check_write_index()
+        if self._keeps_unified is None and any(doc.unified is not None for doc in docs):
+            self._note_mapping()
+        unified = self._keeps_unified
         actions: list[bodies.Action] = []
         capped: dict[str, str] = {}
         for doc in docs:
@@ -300,7 +305,7 @@ class ElasticsearchStore(Closing):
                 if stored.cut:
                     capped[doc.id] = capped_note(len(stored.parts) // 8, stored.cut)
             source = bodies.document_json(members, doc.text, doc.title, doc_id, doc.group_fields if with_groups else None,
-                                          doc.meta)
+                                          doc.meta, doc.unified if unified else None)
             actions.append(bodies.index_action(doc.id, source))
         for item in self._bulk(actions, report, "index"):
             if item.ok:
@@ -471,11 +476,14 @@ class ElasticsearchStore(Closing):
 
     def key_frequencies(self, keys: Sequence[int]) -> KeyCounts:
         """How many documents hold each key, and how many hold any (:meth:`Store.key_frequencies`), in one
-        ``_msearch``: a count, and a ``filters`` aggregation over the keys
-        (:func:`simdup_es.es.bodies.key_frequency_search`). After the last refresh. A partial answer is asked
-        again alone (which raises if it is partial again): a count must not miss a shard."""
+        ``_msearch``: a count (the same for every query: the node's request cache keeps it until a refresh
+        changes the index), and a ``filters`` aggregation over the keys
+        (:func:`simdup_es.es.bodies.key_frequency_search`, narrowed to the documents holding a key on OpenSearch
+        only). After the last refresh. A partial answer is asked again alone (which raises if it is partial
+        again): a count must not miss a shard."""
         wanted = list(dict.fromkeys(int(k) for k in keys))
-        searches = [bodies.KEY_HOLDERS, *([bodies.key_frequency_search(wanted)] if wanted else [])]
+        narrowed = engine_of(self.client).name == OPENSEARCH
+        searches = [bodies.KEY_HOLDERS, *([bodies.key_frequency_search(wanted, narrowed=narrowed)] if wanted else [])]
         what = "counting the documents that hold the query's keys"
         with self._translated(what):
             answers = [dict(got) for got in self.client.msearch(
@@ -542,6 +550,7 @@ class ElasticsearchStore(Closing):
         with self._translated("reading the mapping"):
             answer = dict(self.client.indices.get_mapping(index=self.index))
         self._source_fields, self._several = source_fields(answer), len(answer) > 1
+        self._keeps_unified = keeps_unified(answer)
         return answer
 
     def get(self, ids: Iterable[str]) -> list[StoredDoc]:
@@ -551,7 +560,7 @@ class ElasticsearchStore(Closing):
         if not wanted:
             return out
         text_field, title_field = self.source_fields()
-        includes = [title_field, text_field, keys.FP, keys.VERSION, *GROUP_FIELDS, *META_FIELDS]
+        includes = [title_field, text_field, keys.FP, keys.VERSION, keys.UNIFIED, *GROUP_FIELDS, *META_FIELDS]
         for start in range(0, len(wanted), 1000):
             for doc in self._read(wanted[start : start + 1000], includes):
                 error = doc.get("error")
@@ -570,7 +579,8 @@ class ElasticsearchStore(Closing):
                                      _source_value(source, title_field, bodies.title_of),
                                      source.get(keys.GROUP), source.get(keys.GROUP_SIZE),
                                      group_kind=source.get(keys.GROUP_KIND),
-                                     meta=tuple((f, v) for f in META_FIELDS if isinstance(v := source.get(f), str))))
+                                     meta=tuple((f, v) for f in META_FIELDS if isinstance(v := source.get(f), str)),
+                                     unified=_unified_of(source, text_field)))
         return out
 
     def _read(self, ids: list[str], includes: list[str]) -> list[dict[str, Any]]:
@@ -864,6 +874,13 @@ def _source_value(source: Mapping[str, Any], field: str, read: Callable[[Mapping
     if field in source and (isinstance(source[field], str) or source[field] is None):
         return source[field]
     return read(source, field)
+
+
+def _unified_of(source: Mapping[str, Any], text_field: str) -> str | None:
+    """The unified text a ``_source`` keeps (:data:`simdup_es.keys.UNIFIED`), if it is of the ``text`` field it reads:
+    ``simdup index`` writes it with that field only."""
+    value = source[keys.ROOT].get(keys.UNIFIED_NAME)
+    return value if isinstance(value, str) and text_field == "text" and isinstance(source.get("text"), str) else None
 
 
 def _text_of(source: Mapping[str, Any], field: str) -> str | None:

@@ -36,7 +36,9 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 3
 """The tables of a store; a store of another version is refused. 2: every table is made at setup (stores of
-version 1, from builds before, made some on first use). 3: ``bodies`` holds a document's url, author and date."""
+version 1, from builds before, made some on first use). 3: ``bodies`` holds a document's url, author and date; and
+its unified text (``bodies.unified``, :attr:`StoredDoc.unified`), a column a store of this version made before it
+gets when first opened for writing (its documents' texts are unified again at each search until indexed again)."""
 DB_NAME = "simdup.sqlite3"
 SNAPSHOT_NAME = "index-cache.npz"
 #: Tail entries (searched by brute force) before they are merged into the tables.
@@ -85,7 +87,8 @@ CREATE TABLE IF NOT EXISTS docs (
     gen INTEGER NOT NULL      -- generation of the write that last touched the row
 );
 CREATE INDEX IF NOT EXISTS docs_gen ON docs (gen);
-CREATE TABLE IF NOT EXISTS bodies (seq INTEGER PRIMARY KEY, title TEXT, text TEXT, url TEXT, author TEXT, date TEXT);
+CREATE TABLE IF NOT EXISTS bodies (seq INTEGER PRIMARY KEY, title TEXT, text TEXT, url TEXT, author TEXT, date TEXT,
+                                   unified TEXT);
 CREATE TABLE IF NOT EXISTS levels (seq INTEGER PRIMARY KEY, units INTEGER NOT NULL, parts_cut INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS parts (seq INTEGER NOT NULL, pos INTEGER NOT NULL, fp INTEGER NOT NULL,
                                   PRIMARY KEY (seq, pos)) WITHOUT ROWID;
@@ -94,7 +97,8 @@ CREATE TABLE IF NOT EXISTS groups (seq INTEGER PRIMARY KEY, grp TEXT NOT NULL, s
 CREATE TABLE IF NOT EXISTS deleted (seq INTEGER PRIMARY KEY, gen INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS deleted_gen ON deleted (gen);
 """
-# bodies: a document's title, text and meta fields (StoredDoc.meta, store.base.META_FIELDS, NULL where it has none).
+# bodies: a document's title, text and meta fields (StoredDoc.meta, store.base.META_FIELDS, NULL where it has none), and
+# its text unified (StoredDoc.unified, NULL where not kept).
 # levels, parts, sentence_keys: the finer levels (parts, winnowed keys). groups: written by `simdup groups`. deleted: written by
 # `delete`, the seqs it deleted and the generation of the delete, so that an index read before it (in this or another
 # process) drops them when it catches up; a seq is never given again (LocalStore._write numbers new documents past the
@@ -145,6 +149,7 @@ class LocalStore(Closing):
         self._levels_gen = -1  # generation the level indexes reflect
         self._levels_base_gen = -1  # generation the base was read at
         self._levels_dirty = True  # a write since the level index was read
+        self._unified_column = True  # bodies.unified exists (a store made before it, opened read-only, has none)
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.path)!r})"
@@ -292,6 +297,10 @@ class LocalStore(Closing):
                 f"{self.db_path} was written by another build of simdup-es (store schema {found}; this release reads "
                 f"schema {SCHEMA_VERSION}): index the documents again into a new folder ('simdup index --store NEW "
                 "...'), or use the simdup-es that wrote it")
+        if "unified" not in {row[1] for row in conn.execute("PRAGMA table_info(bodies)")}:
+            self._unified_column = not self.read_only
+            if self._unified_column:
+                conn.execute("ALTER TABLE bodies ADD COLUMN unified TEXT")
         self._read_meta(conn)
 
     def _read_meta(self, conn: sqlite3.Connection) -> None:
@@ -332,7 +341,7 @@ class LocalStore(Closing):
                 continue
             meta = dict(doc.meta)
             rows[doc.id] = (_signed(int(doc.fingerprint)), doc.version,
-                            (doc.title, doc.text, *(meta.get(f) for f in META_FIELDS)), doc.stored_keys(None))
+                            (doc.title, doc.text, *(meta.get(f) for f in META_FIELDS), doc.unified), doc.stored_keys(None))
             groups[doc.id] = doc.group_fields
             report.written += 1
         if rows:
@@ -385,7 +394,8 @@ class LocalStore(Closing):
                levels: Mapping[str, StoredKeys] | None = None) -> list[tuple[str, str]]:
         """Write documents (and the levels of some) in one transaction; ``(id, what)`` of capped levels.
 
-        ``bodies`` are each document's title, text and :data:`~simdup_es.store.base.META_FIELDS` (``None``: none)."""
+        ``bodies`` are each document's title, text, :data:`~simdup_es.store.base.META_FIELDS` and unified text
+        (``None``: none)."""
         capped: list[tuple[str, str]] = []
         self._writable()
         with self._sql() as conn:
@@ -412,7 +422,8 @@ class LocalStore(Closing):
                     conn.executemany("DELETE FROM bodies WHERE seq = ?", ((s,) for s in seqs.values()))
             else:
                 conn.executemany(
-                    f"INSERT OR REPLACE INTO bodies (seq, title, text, {_META_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+                    f"INSERT OR REPLACE INTO bodies (seq, title, text, {_META_COLUMNS}, unified) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
                     ((s, *body) for s, body in zip(assigned, bodies)),
                 )
             if seqs:  # a replaced document loses its old levels (as in Elasticsearch)
@@ -669,13 +680,15 @@ class LocalStore(Closing):
         wanted = listed(ids, "ids")
         found: dict[str, StoredDoc] = {}
         with self._lock, self._sql() as conn:
-            for doc_id, fp, version, title, text, group, size, kind, *meta in _select_in(
-                    conn, "SELECT d.id, d.fp, v.version, b.title, b.text, g.grp, g.size, g.kind, "
+            unified = "b.unified" if self._unified_column else "NULL"
+            for doc_id, fp, version, title, text, group, size, kind, unified_text, *meta in _select_in(
+                    conn, f"SELECT d.id, d.fp, v.version, b.title, b.text, g.grp, g.size, g.kind, {unified}, "
                     f"{', '.join('b.' + f for f in META_FIELDS)} FROM docs d JOIN versions v ON v.vcode = d.vcode "
                     "LEFT JOIN bodies b ON b.seq = d.seq LEFT JOIN groups g ON g.seq = d.seq WHERE d.id IN ({marks})",
                     list(dict.fromkeys(wanted))):
                 found[doc_id] = StoredDoc(doc_id, _unsigned(fp), version, text, title, group, size, group_kind=kind,
-                                          meta=tuple((f, v) for f, v in zip(META_FIELDS, meta) if v is not None))
+                                          meta=tuple((f, v) for f, v in zip(META_FIELDS, meta) if v is not None),
+                                          unified=unified_text)
         return [found[i] for i in wanted if i in found]
 
     def count(self) -> int:

@@ -33,13 +33,14 @@ def compare() -> MatrixComparer:
     return comparer()
 
 
-def _put(store: Store, docs: dict[str, str]) -> None:
+def _put(store: Store, docs: dict[str, str], *, keep_unified: bool = False) -> None:
     fp = printer().fingerprinter
     stored = []
     for doc_id, text in docs.items():
         u = unify(text)
         f = fp.fingerprint(UnifiedText(u))
-        stored.append(StoredDoc(doc_id, f.value, f.version, text, levels=printer().levels(UnifiedText(u))))
+        stored.append(StoredDoc(doc_id, f.value, f.version, text, levels=printer().levels(UnifiedText(u)),
+                                unified=u if keep_unified else None))
     report = store.put(stored)
     assert report.failed == [] and report.written == len(docs)
     store.refresh()
@@ -82,3 +83,25 @@ def test_a_replaced_or_deleted_document_is_not_answered_from_the_caches(store: S
     store.refresh()
     gone = _search(store, article)
     assert "copy" not in [h["id"] for h in gone] and gone == _cold(store, article)
+
+
+def test_a_kept_unified_text_is_read_back_and_judged_on_without_unifying_the_text_again(store: Store) -> None:
+    article = (FIXTURES / "zh_article.txt").read_text(encoding="utf-8")
+    other = (FIXTURES / "zh_other.txt").read_text(encoding="utf-8")
+    lines = article.splitlines()
+    docs = {"copy": article, "half": "\n".join(lines[: len(lines) // 2]) + "\n" + other, "other": other}
+    # Written without it (as an index made before the stores kept it holds them): unified at the search.
+    _put(store, docs)
+    assert [d.unified for d in store.get(list(docs))] == [None] * 3
+    before = _cold(store, article)
+    assert {"copy", "half"} <= {h["id"] for h in before}
+    assert all(text in compare().caches.unified for text in docs.values() if text != other)
+
+    _put(store, docs, keep_unified=True)
+    assert [d.unified for d in store.get(list(docs))] == [unify(text) for text in docs.values()]
+    assert _cold(store, article) == before  # the same judgement, every figure
+    assert not any(text in compare().caches.unified for text in docs.values())  # none unified again
+
+    # Replaced without it: the old unified text is gone with the old text.
+    _put(store, {"copy": other})
+    assert store.get(["copy"])[0].unified is None

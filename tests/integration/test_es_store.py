@@ -234,11 +234,39 @@ def test_force_merge_on_a_disk_too_full_to_merge_says_so_instead_of_waiting(es_c
 def test_get_returns_text_title_and_fingerprint(es_client: Elasticsearch, es_index: str) -> None:
     store = ElasticsearchStore(es_client, es_index)
     store.setup()
-    docs = [StoredDoc("a", 2**64 - 1, VERSION, "甲文", "甲"), StoredDoc("b", 0, VERSION, "乙文"), StoredDoc("c/#:?", 5, VERSION)]
+    docs = [StoredDoc("a", 2**64 - 1, VERSION, "甲文", "甲", unified="甲文"), StoredDoc("b", 0, VERSION, "乙文"),
+            StoredDoc("c/#:?", 5, VERSION)]
     store.put(docs)
     store.refresh()
     assert store.get(["b", "missing", "c/#:?", "a", "b"]) == [docs[1], docs[2], docs[0]]
     assert store.get([]) == []
+
+
+def test_an_index_made_before_the_unified_text_is_written_without_it_until_set_up_again(es_client: Elasticsearch,
+                                                                                          es_index: str) -> None:
+    from simdup_es.es.mappings import index_mappings
+
+    old = f"old-{es_index}"  # outside the templates' pattern: the mapping is this one alone
+    mappings = index_mappings()
+    del mappings["properties"][keys.ROOT]["properties"][keys.UNIFIED_NAME]
+    es_client.indices.create(index=old, mappings=mappings)
+    try:
+        store = ElasticsearchStore(es_client, old)
+        doc = StoredDoc("a", 5, VERSION, "甲文，乙", unified="甲文,乙")
+        assert store.put([doc]).written == 1
+        store.refresh()
+        # Not written (the dynamic simdup object would have indexed it), and read back as not kept.
+        props = es_client.indices.get_mapping(index=old)[old]["mappings"]["properties"][keys.ROOT]["properties"]
+        assert keys.UNIFIED_NAME not in props
+        assert store.get(["a"]) == [StoredDoc("a", 5, VERSION, "甲文，乙")]
+        # Set up again, the index maps it and a store keeps it from then on.
+        again = ElasticsearchStore(es_client, old)
+        again.setup()
+        assert again.put([doc]).written == 1
+        again.refresh()
+        assert again.get(["a"]) == [doc]
+    finally:
+        es_client.options(ignore_status=404).indices.delete(index=old)
 
 
 def test_setup_is_idempotent_and_installs_the_templates(es_client: Elasticsearch, es_index: str) -> None:
@@ -418,9 +446,9 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
     es_client: Elasticsearch, es_index: str, fingerprinter, tmp_path, monkeypatch: pytest.MonkeyPatch, levels: str,
     layout: str,
 ) -> None:
-    # `simdup index` gets the levels from worker processes as numbers (no unified text,
-    # no sentences) with the JSON of their keys in the index's layout: what it stores is
-    # exactly the _source of the document and levels made in this process.
+    # `simdup index` gets the levels from worker processes as numbers, with the JSON of their keys in
+    # the index's layout and the unified text: what it stores is exactly the _source of the document,
+    # levels and unified text made in this process.
     from importlib import resources
 
     from simdup_es.es import bodies
@@ -429,6 +457,7 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
     from simdup_es.parts import PartPrinter
     from simdup_es.sources import Fields, read_paths
     from simdup_es.store.base import stored_levels
+    from simdup_es.text import unify
 
     sample = resources.files("simdup_es.data").joinpath("sample.jsonl").read_text(encoding="utf-8")
     path = tmp_path / "docs.jsonl"
@@ -455,6 +484,7 @@ def test_index_through_workers_stores_what_the_levels_made_here_give(
         parts, key_values, cut = stored_levels(lv)
         want[r["id"]] = bodies.document_source(fp.value, fp.version, r["text"], r.get("title"), layout,
                                                keys.levels_object(r["id"], lv.units, parts, key_values, cut))
+        want[r["id"]][keys.ROOT][keys.UNIFIED_NAME] = unify(r["text"])
     assert got == want
     assert any(source[keys.ROOT][keys.PART_QUADS_NAME] for source in got.values()) == (levels == "all")
 

@@ -42,7 +42,7 @@ def test_component_template_has_every_field_keys_writes_and_nothing_else() -> No
     # ... and nothing else: a stale field name would linger here unnoticed.
     assert set(props) == {keys.ROOT, keys.GROUP, keys.GROUP_SIZE, keys.GROUP_KIND}
     levels = {f"{keys.ROOT}.{name}" for name in keys.LEVEL_NAMES}
-    assert {f"{keys.ROOT}.{name}" for name in props[keys.ROOT]["properties"]} == set(wanted) | levels
+    assert {f"{keys.ROOT}.{name}" for name in props[keys.ROOT]["properties"]} == set(wanted) | levels | {keys.UNIFIED}
     # New indices made from the template record this schema.
     assert _json("component-template.json")["template"]["mappings"]["_meta"] == keys.index_meta()
 
@@ -59,6 +59,8 @@ def test_level_and_key_fields_are_mapped_for_what_is_asked_of_them() -> None:
     assert _field(props, keys.ID) == {"type": "keyword", "index": False}
     assert _field(props, keys.UNITS) == {"type": "integer", "index": False}
     assert _field(props, keys.PARTS_CUT)["type"] == "integer"
+    # The unified text is only read back from _source: neither indexed nor a doc value (and so of any length).
+    assert _field(props, keys.UNIFIED) == {"type": "keyword", "index": False, "doc_values": False}
 
 
 @pytest.mark.parametrize("layout", keys.LAYOUTS)
@@ -66,7 +68,8 @@ def test_what_keys_writes_fits_the_mapping(layout: str) -> None:
     props = _json("component-template.json")["template"]["mappings"]["properties"][keys.ROOT]["properties"]
     obj = {**keys.fingerprint_object(0xE28764262E8514DA, "1.test", layout),
            **keys.levels_object("doc-1", 120, [0xE28764262E8514DA], [1, 2**64 - 1], 0)}
-    assert set(obj) <= set(props) and set(props) - set(obj) == {"error"} | ({keys.DOC_TERMS_NAME} if layout == "8x8" else set())
+    assert set(obj) <= set(props) and set(props) - set(obj) == {"error", keys.UNIFIED_NAME} | (
+        {keys.DOC_TERMS_NAME} if layout == "8x8" else set())
     assert obj[keys.KEYS_NAME] == ["0000000000000001", "ffffffffffffffff"] and obj[keys.PART_FPS_NAME] == ["e28764262e8514da"]
     assert [obj[name] for name in keys.BLOCK_NAMES] == ["da", "14", "85", "2e", "26", "64", "87", "e2"]
 
