@@ -47,6 +47,20 @@ class EmptyDocumentError(InputError):
     """A document has no usable text after extraction and normalisation."""
 
 
+class TooManyPairs(SimdupError):
+    """Two texts have more sentence pairs that may be copies than a comparison considers (``limit``): texts of
+    many repeated or near-identical sentences, whose every sentence is similar to every other."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"the texts have more than {limit:,} pairs of similar sentences (many repeated or "
+                         f"near-identical sentences), more than a comparison considers: compare them without the "
+                         f"repeated sentences, or in parts")
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (type(self), (self.limit,))
+
+
 class FingerprintVersionError(SimdupError):
     """Fingerprints made by different fingerprint versions were mixed."""
 
