@@ -61,6 +61,21 @@ class TooManyPairs(SimdupError):
         return (type(self), (self.limit,))
 
 
+class TooLarge(SimdupError):
+    """What a call is given is larger than its limit (``limit``, in bytes)."""
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        self.limit = limit
+        super().__init__(message)
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (_restore_too_large, (str(self), self.limit))
+
+
+def _restore_too_large(message: str, limit: int) -> TooLarge:
+    return TooLarge(message, limit=limit)
+
+
 class FingerprintVersionError(SimdupError):
     """Fingerprints made by different fingerprint versions were mixed."""
 
