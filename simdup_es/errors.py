@@ -48,13 +48,13 @@ class EmptyDocumentError(InputError):
 
 
 class TooManyPairs(SimdupError):
-    """Two texts have more sentence pairs that may be copies than a comparison considers (``limit``): texts of
-    many repeated or near-identical sentences, whose every sentence is similar to every other."""
+    """Two texts have more sentence pairs that may be copies than a comparison takes (``limit``,
+    :data:`simdup_es.matrix.MAX_CANDIDATES`): texts of many repeated or near-identical sentences."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        super().__init__(f"the texts have more than {limit:,} pairs of similar sentences (many repeated or "
-                         f"near-identical sentences), more than a comparison considers: compare them without the "
+        super().__init__(f"the texts have more than {limit:,} pairs of similar sentences, more than a comparison "
+                         f"of them takes (many repeated or near-identical sentences): compare them without the "
                          f"repeated sentences, or in parts")
 
     def __reduce__(self):  # type: ignore[no-untyped-def]

@@ -57,9 +57,13 @@ _GROUP_SPAN = 1.1
 # The most sentence pairs one cdist call scores: its answer is a dense float64 matrix, 8 bytes a pair,
 # so this bounds the matrix's memory (8 MiB) whatever the texts (:func:`_scored`).
 BLOCK_PAIRS = 1 << 20
-# The most sentence pairs a comparison may find that can reach similar_weight (each costs some 300 bytes
-# by the end of a comparison); past it, TooManyPairs. Read when a matrix is scored.
-MAX_CANDIDATES = 1_000_000
+# The most sentence pairs that may reach similar_weight a comparison takes: MAX_CANDIDATES, or
+# CANDIDATES_PER_SENTENCE a sentence of the two texts if more; past it, TooManyPairs. Each pair costs some
+# 300 bytes by the end of a comparison: texts whose every sentence is like every other (one sentence 5,000
+# times, 120 kB) would make 25 million. Texts of the corpus make up to 7 a sentence (two of 5 MB: 1.2
+# million). Read when a matrix is scored.
+MAX_CANDIDATES = 100_000
+CANDIDATES_PER_SENTENCE = 20
 # Folded code points: the _FOLD_KEEP most common units keep their own, the
 # rest share the remaining ones.
 _FOLD_KEEP = 160
@@ -205,8 +209,8 @@ def _candidates(enc: Encoded, similar_weight: float, workers: int, grouped: int,
                 max_pairs: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(i, j, lcs)`` of every pair with ``p_ij >= similar_weight`` (and a few just below); scored in groups
     of similar length from ``grouped`` pairs, ``block_pairs`` at a time (:func:`_rough_matrix`); more than
-    ``max_pairs`` that may reach ``similar_weight``: :class:`TooManyPairs` (``None``: :data:`BLOCK_PAIRS`,
-    :data:`MAX_CANDIDATES`)."""
+    ``max_pairs`` that may reach ``similar_weight``: :class:`TooManyPairs` (``None``: :data:`BLOCK_PAIRS`, and
+    :data:`MAX_CANDIDATES` or :data:`CANDIDATES_PER_SENTENCE` a sentence)."""
     ea, eb = enc.a, enc.b
     empty = np.zeros(0, dtype=np.int64)
     if not ea or not eb:
@@ -223,8 +227,9 @@ def _candidates(enc: Encoded, similar_weight: float, workers: int, grouped: int,
     second = enc.folded_b if enc.folded_b is not None else eb
     lens_a = np.fromiter(map(len, ea), dtype=np.int64, count=len(ea))
     lens_b = np.fromiter(map(len, eb), dtype=np.int64, count=len(eb))
-    scorer = _Scorer(cutoff, workers, BLOCK_PAIRS if block_pairs is None else block_pairs,
-                     MAX_CANDIDATES if max_pairs is None else max_pairs)
+    if max_pairs is None:
+        max_pairs = max(MAX_CANDIDATES, CANDIDATES_PER_SENTENCE * (len(ea) + len(eb)))
+    scorer = _Scorer(cutoff, workers, BLOCK_PAIRS if block_pairs is None else block_pairs, max_pairs)
     ii, jj, rough = _rough_matrix(first, second, lens_a, lens_b, similar_weight, scorer, grouped)
     if wide:
         sim = LCSseq.similarity
@@ -358,7 +363,8 @@ def lcs_matrix(
     block_pairs:
         The most pairs scored at a time (the same result; it bounds the memory of the scoring).
     max_pairs:
-        The most pairs that may reach ``similar_weight`` (:data:`MAX_CANDIDATES` if ``None``).
+        The most pairs that may reach ``similar_weight``; ``None``: :data:`MAX_CANDIDATES`, or
+        :data:`CANDIDATES_PER_SENTENCE` a sentence of both lists if more.
 
     Returns
     -------

@@ -512,6 +512,10 @@ def test_texts_of_more_similar_pairs_than_the_limit_are_refused(monkeypatch: pyt
         with pytest.raises(TooManyPairs, match="more than 10,000 pairs of similar sentences") as caught:
             compare(sentence * 101, sentence * 100, limits=Limits(grouped_pairs=grouped))
         assert caught.value.limit == 10_000
+    monkeypatch.setattr(matrix_module, "MAX_CANDIDATES", 1)  # then 20 a sentence of the two texts
+    assert len(compare(sentence * 40, sentence * 40).pairs) == 1_600
+    with pytest.raises(TooManyPairs, match="more than 1,640 pairs"):
+        compare(sentence * 41, sentence * 41)
     units = [list("重复的句子")] * 20
     assert lcs_matrix(units, units, max_pairs=400)[0].all()
     with pytest.raises(TooManyPairs):
