@@ -55,8 +55,9 @@ _CUTOFF_MARGIN = 1e-4
 GROUPED_MIN_PAIRS = 100_000
 _GROUP_SPAN = 1.1
 # The most sentence pairs one cdist call scores: its answer is a dense float64 matrix, 8 bytes a pair,
-# so this bounds the matrix's memory (8 MiB) whatever the texts (:func:`_scored`).
-BLOCK_PAIRS = 1 << 20
+# so this bounds the matrix's memory (2 MiB) whatever the texts (:class:`_Scorer`); for a 0.9 MB request
+# the largest block was 206 MB without it.
+BLOCK_PAIRS = 1 << 18
 # The most sentence pairs that may reach similar_weight a comparison takes: MAX_CANDIDATES, or
 # CANDIDATES_PER_SENTENCE a sentence of the two texts if more; past it, TooManyPairs. Each pair costs some
 # 300 bytes by the end of a comparison: texts whose every sentence is like every other (one sentence 5,000

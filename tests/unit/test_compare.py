@@ -381,7 +381,7 @@ def test_bulk_matrix_equals_the_naive_reference(
     # Large matrices are scored in groups of similar length: that path too.
     L_grouped, P_grouped = lcs_matrix(units_a, units_b, similar_weight=similar_weight, grouped_pairs=0)
     assert np.array_equal(L, L_grouped) and np.array_equal(P, P_grouped)
-    # Scored a few pairs at a time (a budget of 8 MiB by default): the same matrix, on both paths.
+    # Scored a few pairs at a time (2 MiB of scores by default): the same matrix, on both paths.
     for grouped in (0, 10**12):
         for block in (1, 3):
             L_block, P_block = lcs_matrix(units_a, units_b, similar_weight=similar_weight, grouped_pairs=grouped,
