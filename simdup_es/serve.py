@@ -671,7 +671,7 @@ class App:
                                       **{side: {"id": request.query_params.get(side)} for side in ("a", "b")}}
         else:
             limit, option = self._compare_limit()
-            params = await read_object(request, limit, "shorter texts (or stored documents by id)", option)
+            params = await read_object(request, limit, "shorter texts", option)
         known_fields(params, COMPARE_FIELDS, "compare")
         sides = []
         for side in ("a", "b"):
