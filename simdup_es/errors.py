@@ -47,6 +47,35 @@ class EmptyDocumentError(InputError):
     """A document has no usable text after extraction and normalisation."""
 
 
+class TooManyPairs(SimdupError):
+    """Two texts have more sentence pairs that may be copies than a comparison takes (``limit``,
+    :data:`simdup_es.matrix.MAX_CANDIDATES`): texts of many repeated or near-identical sentences."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"the texts have more than {limit:,} pairs of similar sentences, more than a comparison "
+                         f"of them takes (many repeated or near-identical sentences): compare them without the "
+                         f"repeated sentences, or in parts")
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (type(self), (self.limit,))
+
+
+class TooLarge(SimdupError):
+    """What a call is given is larger than its limit (``limit``, in bytes)."""
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        self.limit = limit
+        super().__init__(message)
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (_restore_too_large, (str(self), self.limit))
+
+
+def _restore_too_large(message: str, limit: int) -> TooLarge:
+    return TooLarge(message, limit=limit)
+
+
 class FingerprintVersionError(SimdupError):
     """Fingerprints made by different fingerprint versions were mixed."""
 

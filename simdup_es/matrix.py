@@ -30,7 +30,7 @@ only for large matrices (:data:`PARALLEL_MIN_PAIRS`).
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast, overload
 
@@ -39,7 +39,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import LCSseq
 
 from . import native
-from .errors import ConfigError
+from .errors import ConfigError, TooManyPairs
 from .lcs import UnitCodec
 from .sentences import WORD_BASE, WordCodes
 
@@ -55,6 +55,17 @@ _CUTOFF_MARGIN = 1e-4
 # lengths vary more).
 GROUPED_MIN_PAIRS = 100_000
 _GROUP_SPAN = 1.1
+# The most sentence pairs one cdist call scores: its answer is a dense float64 matrix, 8 bytes a pair,
+# so this bounds the matrix's memory (2 MiB) whatever the texts (:class:`_Scorer`); for a 0.9 MB request
+# the largest block was 206 MB without it.
+BLOCK_PAIRS = 1 << 18
+# The most sentence pairs that may reach similar_weight a comparison takes: MAX_CANDIDATES, or
+# CANDIDATES_PER_SENTENCE a sentence of the two texts if more; past it, TooManyPairs. Each pair costs some
+# 300 bytes by the end of a comparison: texts whose every sentence is like every other (one sentence 5,000
+# times, 120 kB) would make 25 million. Texts of the corpus make up to 7 a sentence (two of 5 MB: 1.2
+# million). Read when a matrix is scored.
+MAX_CANDIDATES = 100_000
+CANDIDATES_PER_SENTENCE = 20
 # Folded code points: the _FOLD_KEEP most common units keep their own, the
 # rest share the remaining ones.
 _FOLD_KEEP = 160
@@ -202,10 +213,12 @@ def _encode(raw_a: list[str], raw_b: list[str]) -> Encoded:
     return Encoded(a.sentences, b.sentences, folded_sentences(a) if wide else None, folded_sentences(b) if wide else None)
 
 
-def _candidates(enc: Encoded, similar_weight: float, workers: int, grouped: int
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _candidates(enc: Encoded, similar_weight: float, workers: int, grouped: int, block_pairs: int | None = None,
+                max_pairs: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(i, j, lcs)`` of every pair with ``p_ij >= similar_weight`` (and a few just below); scored in groups
-    of similar length from ``grouped`` pairs (:func:`_rough_matrix`)."""
+    of similar length from ``grouped`` pairs, ``block_pairs`` at a time (:func:`_rough_matrix`); more than
+    ``max_pairs`` that may reach ``similar_weight``: :class:`TooManyPairs` (``None``: :data:`BLOCK_PAIRS`, and
+    :data:`MAX_CANDIDATES` or :data:`CANDIDATES_PER_SENTENCE` a sentence)."""
     ea, eb = enc.a, enc.b
     empty = np.zeros(0, dtype=np.int64)
     if not ea or not eb:
@@ -222,7 +235,10 @@ def _candidates(enc: Encoded, similar_weight: float, workers: int, grouped: int
     second = enc.folded_b if enc.folded_b is not None else eb
     lens_a = np.fromiter(map(len, ea), dtype=np.int64, count=len(ea))
     lens_b = np.fromiter(map(len, eb), dtype=np.int64, count=len(eb))
-    ii, jj, rough = _rough_matrix(first, second, lens_a, lens_b, similar_weight, cutoff, workers, grouped)
+    if max_pairs is None:
+        max_pairs = max(MAX_CANDIDATES, CANDIDATES_PER_SENTENCE * (len(ea) + len(eb)))
+    scorer = _Scorer(cutoff, workers, BLOCK_PAIRS if block_pairs is None else block_pairs, max_pairs)
+    ii, jj, rough = _rough_matrix(first, second, lens_a, lens_b, similar_weight, scorer, grouped)
     if wide:
         sim = LCSseq.similarity
         pairs = zip(ii.tolist(), jj.tolist(), strict=True)
@@ -232,38 +248,63 @@ def _candidates(enc: Encoded, similar_weight: float, workers: int, grouped: int
     return ii, jj, lcs
 
 
+class _Scorer:
+    """``rapidfuzz.process.cdist`` at or above ``cutoff``, at most ``block_pairs`` pairs a call, counting the pairs
+    found against ``max_pairs`` (:class:`TooManyPairs` past it)."""
+
+    def __init__(self, cutoff: float, workers: int, block_pairs: int, max_pairs: int) -> None:
+        if block_pairs < 1:
+            raise ConfigError(f"block_pairs must be at least 1, got {block_pairs}")
+        self.cutoff, self.workers, self.block_pairs, self.max_pairs = cutoff, workers, block_pairs, max_pairs
+        self.found = 0
+
+    def __call__(self, rows: Sequence[str], cols: Sequence[str]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """``(i, j, p)`` of the pairs at or above the cutoff, block by block (``i``, ``j``: into ``rows``, ``cols``)."""
+        width = max(1, min(len(cols), self.block_pairs))
+        height = max(1, self.block_pairs // width)
+        for c0 in range(0, len(cols), width):
+            for r0 in range(0, len(rows), height):
+                block = process.cdist(rows[r0 : r0 + height], cols[c0 : c0 + width], scorer=LCSseq.normalized_similarity,
+                                      score_cutoff=self.cutoff, dtype=np.float64, workers=self.workers)
+                bi, bj = np.nonzero(block)
+                self.found += bi.size
+                if self.found > self.max_pairs:
+                    raise TooManyPairs(self.max_pairs)
+                yield bi + r0, bj + c0, block[bi, bj]
+
+
 def _rough_matrix(
     first: Sequence[str],
     second: Sequence[str],
     lens_a: np.ndarray,
     lens_b: np.ndarray,
     similar_weight: float,
-    cutoff: float,
-    workers: int,
+    scorer: _Scorer,
     grouped: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(i, j, p)`` of the pairs RapidFuzz scores at or above ``cutoff``.
+    """``(i, j, p)`` of the pairs RapidFuzz scores at or above the ``scorer``'s cutoff.
 
     Since ``LCS <= min(n, m)``, ``p <= min(n, m) / max(n, m)``: a sentence of n
     units can only match sentences of ``similar_weight * n`` to
     ``n / similar_weight`` units. For large matrices the sentences of ``a`` are
     grouped by length (each group spanning a factor of :data:`_GROUP_SPAN`) and
     each group is scored only against the slice of length-sorted ``b`` it can
-    match, one ``cdist`` call per group. Matrices of fewer than ``grouped`` pairs go in one call,
-    where the calls would cost more than the pairs they skip.
+    match. Matrices of fewer than ``grouped`` pairs are scored whole, where the
+    groups' calls would cost more than the pairs they skip. Either way no ``cdist``
+    call scores more than the ``scorer``'s block of pairs: its answer is dense.
     """
     n, m = len(first), len(second)
+    found_i, found_j, found_p = [], [], []
     if n * m < grouped:
-        block = process.cdist(
-            first, second, scorer=LCSseq.normalized_similarity, score_cutoff=cutoff, dtype=np.float64, workers=workers
-        )
-        ii, jj = np.nonzero(block)
-        return ii.astype(np.int64), jj.astype(np.int64), block[ii, jj]
+        for bi, bj, bp in scorer(first, second):
+            found_i.append(bi)
+            found_j.append(bj)
+            found_p.append(bp)
+        return _joined(found_i, found_j, found_p)
     order_a = np.argsort(lens_a, kind="stable")
     order_b = np.argsort(lens_b, kind="stable")
     sorted_b = lens_b[order_b]
     second_sorted = [second[j] for j in order_b.tolist()]
-    found_i, found_j, found_p = [], [], []
     start = 0
     while start < n:
         low = int(lens_a[order_a[start]])
@@ -274,25 +315,20 @@ def _rough_matrix(
         hi_b = int(np.searchsorted(sorted_b, high / similar_weight + 1e-6, side="right"))
         if lo_b < hi_b:
             rows = order_a[start:stop]
-            block = process.cdist(
-                [first[i] for i in rows.tolist()],
-                second_sorted[lo_b:hi_b],
-                scorer=LCSseq.normalized_similarity,
-                score_cutoff=cutoff,
-                dtype=np.float64,
-                workers=workers,
-            )
-            bi, bj = np.nonzero(block)
-            found_i.append(rows[bi])
-            found_j.append(order_b[lo_b + bj])
-            found_p.append(block[bi, bj])
+            for bi, bj, bp in scorer([first[i] for i in rows.tolist()], second_sorted[lo_b:hi_b]):
+                found_i.append(rows[bi])
+                found_j.append(order_b[lo_b + bj])
+                found_p.append(bp)
         start = stop
+    return _joined(found_i, found_j, found_p)
+
+
+def _joined(found_i: list[np.ndarray], found_j: list[np.ndarray], found_p: list[np.ndarray]
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not found_i:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0)
-    ii = np.concatenate(found_i).astype(np.int64)
-    jj = np.concatenate(found_j).astype(np.int64)
-    return ii, jj, np.concatenate(found_p)
+    return np.concatenate(found_i).astype(np.int64), np.concatenate(found_j).astype(np.int64), np.concatenate(found_p)
 
 
 def _exact_p(lcs: np.ndarray, n_a: np.ndarray, n_b: np.ndarray) -> np.ndarray:
@@ -314,6 +350,8 @@ def lcs_matrix(
     similar_weight: float = 0.6,
     workers: int | None = 1,
     grouped_pairs: int = GROUPED_MIN_PAIRS,
+    block_pairs: int = BLOCK_PAIRS,
+    max_pairs: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The sentence LCS matrix and ``P``, kept only where ``p_ij >= similar_weight``.
 
@@ -330,6 +368,11 @@ def lcs_matrix(
     grouped_pairs:
         From this many pairs the matrix is scored in groups of sentences of similar length
         (the same result; a test sets 0 to take that path at any size).
+    block_pairs:
+        The most pairs scored at a time (the same result; it bounds the memory of the scoring).
+    max_pairs:
+        The most pairs that may reach ``similar_weight``; ``None``: :data:`MAX_CANDIDATES`, or
+        :data:`CANDIDATES_PER_SENTENCE` a sentence of both lists if more.
 
     Returns
     -------
@@ -341,6 +384,8 @@ def lcs_matrix(
     ConfigError
         ``similar_weight`` is not in (0, 1], a sentence has no unit, or a unit
         is the empty string.
+    TooManyPairs
+        More than ``max_pairs`` pairs may reach ``similar_weight``.
     """
     if not 0.0 < similar_weight <= 1.0:
         raise ConfigError(f"similar_weight must be in (0, 1], got {similar_weight}")
@@ -350,7 +395,7 @@ def lcs_matrix(
         raise ConfigError("a unit is the empty string (units are characters or words, never empty)")
     n, m = len(units_a), len(units_b)
     enc = _encode(*raw_codes(units_a, units_b))
-    ii, jj, lcs = _candidates(enc, similar_weight, _auto_workers(workers, n * m), grouped_pairs)
+    ii, jj, lcs = _candidates(enc, similar_weight, _auto_workers(workers, n * m), grouped_pairs, block_pairs, max_pairs)
     L = np.zeros((n, m), dtype=np.int64)
     P = np.zeros((n, m), dtype=np.float64)
     if ii.size:

@@ -201,21 +201,21 @@ def openapi(version: str, k: int = 3, max_limit: int = 1000) -> dict[str, Any]:
             "200": _json({"type": "object"}), **_errors()}}},
         "/search": {
             "get": {"summary": "Copies of a stored document (a text: POST)", "parameters": search_params,
-                    "responses": {"200": _json(_SEARCH_RESULT), **_errors(400, 404, 409)}},
+                    "responses": {"200": _json(_SEARCH_RESULT), **_errors(400, 404, 409, 422)}},
             "post": {"summary": "Copies of a stored document or a text", "requestBody": _body(search_body),
-                     "responses": {"200": _json(_SEARCH_RESULT), **_errors(400, 404, 409, 413, 415)}}},
+                     "responses": {"200": _json(_SEARCH_RESULT), **_errors(400, 404, 409, 413, 415, 422)}}},
         "/compare": {
             "get": {"summary": "Two stored documents compared",
                     "parameters": _query(fields, ("a", "b", "k", "partial_threshold", "exclude_texts"), ("a", "b")),
-                    "responses": {"200": _json(_COMPARE_RESULT), **_errors(400, 404, 409)}},
+                    "responses": {"200": _json(_COMPARE_RESULT), **_errors(400, 404, 409, 413, 422)}},
             "post": {"summary": "Two texts or stored documents compared", "requestBody": _body(compare_body),
-                     "responses": {"200": _json(_COMPARE_RESULT), **_errors(400, 404, 409, 413, 415)}}},
+                     "responses": {"200": _json(_COMPARE_RESULT), **_errors(400, 404, 409, 413, 415, 422)}}},
         "/report/{doc_id}": {"get": {
             "summary": "The copy report of a stored document: an HTML page, or JSON", "parameters": report_params,
-            "responses": {"200": _page_or_json(_REPORT_RESULT), **_errors(400, 404, 409)}}},
+            "responses": {"200": _page_or_json(_REPORT_RESULT), **_errors(400, 404, 409, 422)}}},
         "/report": {"post": {"summary": "The copy report of a text or stored document (JSON, or with format html "
                                         "the page)", "requestBody": _body(report_body),
-                             "responses": {"200": _page_or_json(_REPORT_RESULT), **_errors(400, 404, 409, 413, 415)}}},
+                             "responses": {"200": _page_or_json(_REPORT_RESULT), **_errors(400, 404, 409, 413, 415, 422)}}},
         "/documents": {"post": {
             "summary": "Index documents (only when the server allows it): each one is indexed, or rejected with its "
                        "reason (a document that is not an object with a text among them)", "requestBody": _body(documents_body),

@@ -69,6 +69,8 @@ from .errors import (
     NotFound,
     SimdupError,
     StoreError,
+    TooLarge,
+    TooManyPairs,
 )
 from .keys import MAX_K
 from .multilevel import MultiParams
@@ -181,6 +183,8 @@ def error_of(exc: BaseException) -> ApiError:
         return ApiError(409, "fingerprint_version", str(exc))
     if isinstance(exc, (InputError, ConfigError)):
         return ApiError(400, "bad_input", str(exc))
+    if isinstance(exc, TooManyPairs):
+        return ApiError(422, "too_many_pairs", str(exc))
     if isinstance(exc, StoreError):
         return ApiError(503, "store_unavailable", f"the store cannot answer now: {exc}")
     return ApiError(500, "internal", "internal error (the server log has the details): try again, or report it")
@@ -656,14 +660,18 @@ class App:
         matches = matches_json(found, spans=req.spans, mapped=self.service.caches.mapped)
         return {"id": req.query.id, "matches": matches, "more": found.more}
 
+    def _compare_limit(self) -> tuple[int, str]:
+        """The most bytes a comparison takes (its body, or its stored texts), and the option that says so."""
+        limit = min(self.settings.max_body_bytes, self.settings.max_compare_bytes)
+        return limit, "--max-compare" if limit < self.settings.max_body_bytes else "--max-body"
+
     async def compare(self, request: Request) -> Response:
         if request.method == "GET":
             params: dict[str, Any] = {**_query_params(request),
                                       **{side: {"id": request.query_params.get(side)} for side in ("a", "b")}}
         else:
-            limit = min(self.settings.max_body_bytes, self.settings.max_compare_bytes)
-            params = await read_object(request, limit, "shorter texts (or stored documents by id)",
-                                       "--max-compare" if limit < self.settings.max_body_bytes else "--max-body")
+            limit, option = self._compare_limit()
+            params = await read_object(request, limit, "shorter texts", option)
         known_fields(params, COMPARE_FIELDS, "compare")
         sides = []
         for side in ("a", "b"):
@@ -686,7 +694,12 @@ class App:
         """``simdup compare --json`` of two texts or stored documents, labelled by their ids (or ``a`` and ``b``): the
         comparison's sentences and pairs as iterators (:func:`verdict_json`), made as :func:`json_chunks` writes them."""
         self._fresh()
-        compared = self.service.compare(a, b, params, exclude_texts)
+        limit, option = self._compare_limit()
+        try:
+            compared = self.service.compare(a, b, params, exclude_texts, max_bytes=limit)
+        except TooLarge as exc:
+            raise ApiError(413, "too_large", f"{exc}: compare shorter documents, or start the server with a larger "
+                                             f"{option}") from None
         return {"a_label": a.id or "a", "b_label": b.id or "b",
                 **verdict_json(compared.verdict, compared.a, compared.b, lazy=True), "common": compared.common_text()}
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .caches import TextCaches
 from .commontext import EXCLUDED, KeyCounts, template_keys
-from .errors import ConfigError, FingerprintVersionError, InputError, NotFound, SimdupError
+from .errors import ConfigError, FingerprintVersionError, InputError, NotFound, SimdupError, TooLarge
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .multilevel import CommonText, Copies, MultiParams
 from .parts import PartPrinter
@@ -193,13 +193,19 @@ class Service:
                                 exclude_texts=self.exclude_texts)
 
     def compare(self, a: Query, b: Query, params: MultiParams | None = None,
-                exclude_texts: Sequence[str] = ()) -> Compared:
+                exclude_texts: Sequence[str] = (), max_bytes: int | None = None) -> Compared:
         """Two documents (stored or texts) fingerprinted and compared sentence by sentence, and judged as a search
         with ``params`` (default the service's) judges a copy: with a store, the text that many stored documents
-        hold is common, not copied (as is the text of ``exclude_texts`` and the service's)."""
+        hold is common, not copied (as is the text of ``exclude_texts`` and the service's). Texts of more than
+        ``max_bytes`` together (UTF-8): :class:`~simdup_es.errors.TooLarge`, before any work."""
         from .offsets import unify_mapped
 
         (text_a, title_a), (text_b, title_b) = self._document(a, "comparison"), self._document(b, "comparison")
+        if max_bytes is not None:
+            size = sum(len(t.encode("utf-8", "surrogatepass")) for t in (text_a, text_b))
+            if size > max_bytes:
+                raise TooLarge(f"the two documents hold {size:,} bytes of text, more than the limit of "
+                               f"{max_bytes:,} bytes a comparison takes", limit=max_bytes)
         fa, fb = (self.fingerprinter.fingerprint_many([Doc(t, title, q.label)])[0].unwrap()
                   for t, title, q in ((text_a, title_a, a), (text_b, title_b, b)))
         shown_a, shown_b = unify_mapped(text_a), unify_mapped(text_b)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+import simdup_es.matrix as matrix_module
 from simdup_es.cli import main
 from tests._data import FIXTURES, reject_rows
 
@@ -61,6 +63,14 @@ def test_compare_files_and_text() -> None:
     assert out["near_duplicate"] is True and out["distance"] <= 3
     result = CliRunner().invoke(main, ["compare", "，。", "正文"])
     assert result.exit_code == 1 and "no words" in result.output and "Traceback" not in result.output
+
+
+def test_compare_of_too_many_similar_sentence_pairs_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(matrix_module, "MAX_CANDIDATES", 2_500)
+    repeated = "这是一个被重复很多次的句子。" * 51
+    result = CliRunner().invoke(main, ["compare", "--text", repeated, repeated])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "more than 2,500 pairs of similar sentences" in result.output and "repeated" in result.output
 
 
 def test_compare_json_gives_sentences_and_pairs_in_the_texts_as_given() -> None:

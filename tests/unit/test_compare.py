@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 import simdup_es.compare as compare_module
 from simdup_es.compare import CachedSegmenter, CompareParams, Comparison, Limits, compare, word_score
+import simdup_es.matrix as matrix_module
 from simdup_es.matrix import lcs_matrix
-from simdup_es.errors import ConfigError
+from simdup_es.errors import ConfigError, TooManyPairs
 from simdup_es.reference import lcs_length_reference
 from simdup_es.text import unify
 from simdup_es.thesaurus import Thesaurus, cilin_thesaurus
@@ -380,6 +381,12 @@ def test_bulk_matrix_equals_the_naive_reference(
     # Large matrices are scored in groups of similar length: that path too.
     L_grouped, P_grouped = lcs_matrix(units_a, units_b, similar_weight=similar_weight, grouped_pairs=0)
     assert np.array_equal(L, L_grouped) and np.array_equal(P, P_grouped)
+    # Scored a few pairs at a time (2 MiB of scores by default): the same matrix, on both paths.
+    for grouped in (0, 10**12):
+        for block in (1, 3):
+            L_block, P_block = lcs_matrix(units_a, units_b, similar_weight=similar_weight, grouped_pairs=grouped,
+                                          block_pairs=block)
+            assert np.array_equal(L, L_block) and np.array_equal(P, P_block)
     expected = reference_p(units_a, units_b)
     candidates = expected >= similar_weight
     assert np.array_equal(P > 0, candidates)
@@ -481,3 +488,35 @@ def test_sentence_chain_bound_is_the_heaviest_increasing_chain(weights: dict[tup
         np.array([weights[k] for k in keys], dtype=np.int64),
     )
     assert compare_module._chain_bound(cand, range(8), range(8)) == table[8, 8]
+
+
+def test_a_comparison_scored_in_small_blocks_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    article = unify(fixture_text("zh_article.txt"))
+    copied = "".join(line for k, line in enumerate(article.splitlines(keepends=True)) if k % 3 != 2)
+    other = unify(fixture_text("zh_other.txt"))
+    for a, b in ((article, copied), (article, other + copied)):
+        for limits in (Limits(), Limits(grouped_pairs=0)):
+            whole = compare(a, b, limits=limits)
+            monkeypatch.setattr(matrix_module, "BLOCK_PAIRS", 5)  # read when a matrix is scored
+            blocked = compare(a, b, limits=limits)
+            monkeypatch.undo()
+            assert blocked.to_dict() == whole.to_dict() and whole.pairs
+
+
+def test_texts_of_more_similar_pairs_than_the_limit_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One sentence 100 times against it 100 times: 10,000 similar pairs, the most allowed; one more is refused."""
+    sentence = "这是一个被重复很多次的句子。"
+    monkeypatch.setattr(matrix_module, "MAX_CANDIDATES", 10_000)
+    assert len(compare(sentence * 100, sentence * 100, limits=Limits(grouped_pairs=0)).pairs) == 10_000
+    for grouped in (0, 10**12):
+        with pytest.raises(TooManyPairs, match="more than 10,000 pairs of similar sentences") as caught:
+            compare(sentence * 101, sentence * 100, limits=Limits(grouped_pairs=grouped))
+        assert caught.value.limit == 10_000
+    monkeypatch.setattr(matrix_module, "MAX_CANDIDATES", 1)  # then 20 a sentence of the two texts
+    assert len(compare(sentence * 40, sentence * 40).pairs) == 1_600
+    with pytest.raises(TooManyPairs, match="more than 1,640 pairs"):
+        compare(sentence * 41, sentence * 41)
+    units = [list("重复的句子")] * 20
+    assert lcs_matrix(units, units, max_pairs=400)[0].all()
+    with pytest.raises(TooManyPairs):
+        lcs_matrix(units, units[:-1] + [list("重复的句")], max_pairs=399, block_pairs=7)

@@ -32,6 +32,7 @@ from simdup_es.parts import PartPrinter
 from simdup_es.offsets import unify_mapped
 from simdup_es.report import copied_spans, original_spans, verdict_json
 from simdup_es.multilevel import MultiParams
+import simdup_es.matrix as matrix_module
 from simdup_es.errors import ConfigError
 from simdup_es.fingerprint import Fingerprint
 from simdup_es.compare import CompareParams
@@ -430,6 +431,31 @@ def test_compare_has_its_own_smaller_limit(store: Any) -> None:
     assert ServeSettings().max_compare_bytes < ServeSettings().max_body_bytes
     with pytest.raises(ConfigError):
         ServeSettings(max_compare_bytes=0)
+
+
+def test_compare_of_stored_documents_has_the_same_limit(store: Any) -> None:
+    """By id (GET, or POST with ids) the stored texts count against --max-compare: 413 before any comparison."""
+    a, b = BY_ID[EDITED], BY_ID[EDITED + "~edited"]
+    size = len(a["text"].encode()) + len(b["text"].encode())
+    ids = {"a": a["id"], "b": b["id"]}
+    with TestClient(create_app(Service(store), ServeSettings(max_compare_bytes=size - 1))) as c:
+        message = _error(c.get("/compare", params=ids), 413, "too_large")
+        assert f"{size:,} bytes of text, more than the limit of {size - 1:,} bytes" in message
+        assert "--max-compare" in message
+        _error(c.post("/compare", json={"a": {"id": a["id"]}, "b": {"id": b["id"]}}), 413, "too_large")
+    with TestClient(create_app(Service(store), ServeSettings(max_compare_bytes=size))) as c:
+        assert c.get("/compare", params=ids).status_code == 200
+    with TestClient(create_app(Service(store), ServeSettings(max_body_bytes=size - 1, max_compare_bytes=size))) as c:
+        assert "--max-body" in _error(c.get("/compare", params=ids), 413, "too_large")
+
+
+def test_texts_of_too_many_similar_pairs_are_422(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One sentence repeated on both sides: every pair is similar; past the matrix's limit, 422 naming it."""
+    monkeypatch.setattr(matrix_module, "MAX_CANDIDATES", 2_500)
+    repeated = "这是一个被重复很多次的句子。" * 51
+    message = _error(client.post("/compare", json={"a": repeated, "b": repeated}), 422, "too_many_pairs")
+    assert "more than 2,500 pairs of similar sentences" in message
+    assert client.post("/compare", json={"a": repeated[:-14], "b": repeated[:-14]}).status_code == 200
 
 
 class _Slow(MatrixComparer):
