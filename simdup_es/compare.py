@@ -697,8 +697,9 @@ def compare(
     ThesaurusError
         Synonyms are on, no thesaurus was given and Cilin cannot be loaded.
     TooManyPairs
-        The texts have more pairs of similar sentences than :data:`simdup_es.matrix.MAX_CANDIDATES`, or
-        :data:`simdup_es.matrix.CANDIDATES_PER_SENTENCE` a sentence if more (texts of many repeated sentences).
+        Within :func:`simdup_es.matrix.bounded_pairs` (the server), the texts have more pairs of similar sentences
+        than :data:`simdup_es.matrix.MAX_CANDIDATES`, or :data:`simdup_es.matrix.CANDIDATES_PER_SENTENCE` a
+        sentence if more (texts of many repeated sentences).
     """
     got = _compare(a, b, params, None, segment=segment, thesaurus=thesaurus, workers=workers, limits=limits,
                    scans=scans)

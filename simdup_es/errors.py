@@ -49,7 +49,8 @@ class EmptyDocumentError(InputError):
 
 class TooManyPairs(SimdupError):
     """Two texts have more sentence pairs that may be copies than a comparison takes (``limit``,
-    :data:`simdup_es.matrix.MAX_CANDIDATES`): texts of many repeated or near-identical sentences."""
+    :data:`simdup_es.matrix.MAX_CANDIDATES`; only within :func:`simdup_es.matrix.bounded_pairs`, as the server
+    compares): texts of many repeated or near-identical sentences."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit

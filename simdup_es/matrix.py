@@ -29,8 +29,11 @@ only for large matrices (:data:`PARALLEL_MIN_PAIRS`).
 
 from __future__ import annotations
 
+import contextvars
 import re
+import sys
 from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import NamedTuple, cast, overload
 
@@ -43,8 +46,8 @@ from .errors import ConfigError, TooManyPairs
 from .lcs import UnitCodec
 from .sentences import WORD_BASE, WordCodes
 
-__all__ = ["GROUPED_MIN_PAIRS", "PARALLEL_MIN_PAIRS", "Coded", "Encoded", "Pairs", "candidate_pairs", "codes_text",
-           "folded_sentences", "lcs_matrix", "rank_first", "rank_second", "raw_codes"]
+__all__ = ["GROUPED_MIN_PAIRS", "PARALLEL_MIN_PAIRS", "Coded", "Encoded", "Pairs", "bounded_pairs", "candidate_pairs",
+           "codes_text", "folded_sentences", "lcs_matrix", "rank_first", "rank_second", "raw_codes"]
 
 # Below this many sentence pairs, threads cost more than they save.
 PARALLEL_MIN_PAIRS = 250_000
@@ -63,9 +66,22 @@ BLOCK_PAIRS = 1 << 18
 # CANDIDATES_PER_SENTENCE a sentence of the two texts if more; past it, TooManyPairs. Each pair costs some
 # 300 bytes by the end of a comparison: texts whose every sentence is like every other (one sentence 5,000
 # times, 120 kB) would make 25 million. Texts of the corpus make up to 7 a sentence (two of 5 MB: 1.2
-# million). Read when a matrix is scored.
+# million). Read when a matrix is scored, and only within bounded_pairs() (the server: one request must not
+# take the machine); a command run by hand compares what it is given.
 MAX_CANDIDATES = 100_000
 CANDIDATES_PER_SENTENCE = 20
+_BOUNDED: contextvars.ContextVar[bool] = contextvars.ContextVar("simdup_bounded_pairs", default=False)
+
+
+@contextmanager
+def bounded_pairs() -> Iterator[None]:
+    """Within the block (this thread or task), a comparison takes at most :data:`MAX_CANDIDATES` pairs of similar
+    sentences, or :data:`CANDIDATES_PER_SENTENCE` a sentence of the two texts if more; past it, :class:`TooManyPairs`."""
+    token = _BOUNDED.set(True)
+    try:
+        yield
+    finally:
+        _BOUNDED.reset(token)
 # Folded code points: the _FOLD_KEEP most common units keep their own, the
 # rest share the remaining ones.
 _FOLD_KEEP = 160
@@ -218,7 +234,7 @@ def _candidates(enc: Encoded, similar_weight: float, workers: int, grouped: int,
     """``(i, j, lcs)`` of every pair with ``p_ij >= similar_weight`` (and a few just below); scored in groups
     of similar length from ``grouped`` pairs, ``block_pairs`` at a time (:func:`_rough_matrix`); more than
     ``max_pairs`` that may reach ``similar_weight``: :class:`TooManyPairs` (``None``: :data:`BLOCK_PAIRS`, and
-    :data:`MAX_CANDIDATES` or :data:`CANDIDATES_PER_SENTENCE` a sentence)."""
+    within :func:`bounded_pairs` :data:`MAX_CANDIDATES` or :data:`CANDIDATES_PER_SENTENCE` a sentence)."""
     ea, eb = enc.a, enc.b
     empty = np.zeros(0, dtype=np.int64)
     if not ea or not eb:
@@ -236,7 +252,7 @@ def _candidates(enc: Encoded, similar_weight: float, workers: int, grouped: int,
     lens_a = np.fromiter(map(len, ea), dtype=np.int64, count=len(ea))
     lens_b = np.fromiter(map(len, eb), dtype=np.int64, count=len(eb))
     if max_pairs is None:
-        max_pairs = max(MAX_CANDIDATES, CANDIDATES_PER_SENTENCE * (len(ea) + len(eb)))
+        max_pairs = max(MAX_CANDIDATES, CANDIDATES_PER_SENTENCE * (len(ea) + len(eb))) if _BOUNDED.get() else sys.maxsize
     scorer = _Scorer(cutoff, workers, BLOCK_PAIRS if block_pairs is None else block_pairs, max_pairs)
     ii, jj, rough = _rough_matrix(first, second, lens_a, lens_b, similar_weight, scorer, grouped)
     if wide:
@@ -371,8 +387,8 @@ def lcs_matrix(
     block_pairs:
         The most pairs scored at a time (the same result; it bounds the memory of the scoring).
     max_pairs:
-        The most pairs that may reach ``similar_weight``; ``None``: :data:`MAX_CANDIDATES`, or
-        :data:`CANDIDATES_PER_SENTENCE` a sentence of both lists if more.
+        The most pairs that may reach ``similar_weight``; ``None``: no limit, or within :func:`bounded_pairs`
+        :data:`MAX_CANDIDATES` or :data:`CANDIDATES_PER_SENTENCE` a sentence of both lists if more.
 
     Returns
     -------

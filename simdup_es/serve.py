@@ -73,6 +73,7 @@ from .errors import (
     TooManyPairs,
 )
 from .keys import MAX_K
+from .matrix import bounded_pairs
 from .multilevel import MultiParams
 from .openapi import QUERY_FALSE, QUERY_TRUE
 from .report import Exclusions, SimilarityReport, matches_json, render_report_html, verdict_json
@@ -526,7 +527,8 @@ class _Call:
         self.times[0] = time.perf_counter()
         _Call._current.call = self
         try:
-            return func(*args)
+            with bounded_pairs():  # one request's comparisons must not take the machine (too_many_pairs)
+                return func(*args)
         finally:
             _Call._current.call = None
             self.times[1] = time.perf_counter()

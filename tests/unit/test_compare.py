@@ -504,18 +504,21 @@ def test_a_comparison_scored_in_small_blocks_is_the_same(monkeypatch: pytest.Mon
 
 
 def test_texts_of_more_similar_pairs_than_the_limit_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One sentence 100 times against it 100 times: 10,000 similar pairs, the most allowed; one more is refused."""
+    """One sentence 100 times against it 100 times: 10,000 similar pairs, the most allowed within bounded_pairs;
+    one more is refused there, and compared outside it."""
     sentence = "这是一个被重复很多次的句子。"
     monkeypatch.setattr(matrix_module, "MAX_CANDIDATES", 10_000)
-    assert len(compare(sentence * 100, sentence * 100, limits=Limits(grouped_pairs=0)).pairs) == 10_000
-    for grouped in (0, 10**12):
-        with pytest.raises(TooManyPairs, match="more than 10,000 pairs of similar sentences") as caught:
-            compare(sentence * 101, sentence * 100, limits=Limits(grouped_pairs=grouped))
-        assert caught.value.limit == 10_000
-    monkeypatch.setattr(matrix_module, "MAX_CANDIDATES", 1)  # then 20 a sentence of the two texts
-    assert len(compare(sentence * 40, sentence * 40).pairs) == 1_600
-    with pytest.raises(TooManyPairs, match="more than 1,640 pairs"):
-        compare(sentence * 41, sentence * 41)
+    assert len(compare(sentence * 101, sentence * 100).pairs) == 10_100
+    with matrix_module.bounded_pairs():
+        assert len(compare(sentence * 100, sentence * 100, limits=Limits(grouped_pairs=0)).pairs) == 10_000
+        for grouped in (0, 10**12):
+            with pytest.raises(TooManyPairs, match="more than 10,000 pairs of similar sentences") as caught:
+                compare(sentence * 101, sentence * 100, limits=Limits(grouped_pairs=grouped))
+            assert caught.value.limit == 10_000
+        monkeypatch.setattr(matrix_module, "MAX_CANDIDATES", 1)  # then 20 a sentence of the two texts
+        assert len(compare(sentence * 40, sentence * 40).pairs) == 1_600
+        with pytest.raises(TooManyPairs, match="more than 1,640 pairs"):
+            compare(sentence * 41, sentence * 41)
     units = [list("重复的句子")] * 20
     assert lcs_matrix(units, units, max_pairs=400)[0].all()
     with pytest.raises(TooManyPairs):
