@@ -79,7 +79,10 @@ def test_an_empty_text_is_refused_on_the_page(browser: Any, base: str) -> None:
     assert "Paste a text" in browser.find_element(By.ID, "status").text
     browser.execute_script("document.getElementById('text').value = '。。。';")
     browser.find_element(By.ID, "go").click()
-    assert "no words" in _wait(lambda: browser.find_element(By.ID, "status").text)  # the server's message
+    # The server's message, once its answer has come (the status says "Searching…" until then).
+    status = _wait(lambda: (text := browser.find_element(By.ID, "status").text) != "Searching…"
+                   and "Paste a text" not in text and text)
+    assert "no words" in status
 
 
 def test_a_stored_documents_report_opens_by_id_and_links_its_sources(browser: Any, base: str) -> None:
