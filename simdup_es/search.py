@@ -427,8 +427,11 @@ class Verdict:
                 f"-> {verdict} ({sides}; k = {self.k})")
 
     def to_dict(self) -> dict[str, Any]:
+        return {**self.summary_dict(), "comparison": self.comparison.to_dict()}
+
+    def summary_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` without its comparison."""
         d, (a, b), (ca, cb) = self.distance, self.copied, self.common
         return {"a": self.a.hex, "b": self.b.hex, "distance": d, "similarity": round(sh.similarity(d) / 100, 6),
                 "kind": self.kind, "near_duplicate": self.near_duplicate, "copied_a": round(a, 6),
-                "copied_b": round(b, 6), "common_a": round(ca, 6), "common_b": round(cb, 6), "version": self.a.version,
-                "comparison": self.comparison.to_dict()}
+                "copied_b": round(b, 6), "common_a": round(ca, 6), "common_b": round(cb, 6), "version": self.a.version}

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from types import SimpleNamespace
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import numpy as np
 from rapidfuzz.distance import LCSseq
@@ -242,10 +241,7 @@ def verdict_json(verdict: Verdict, shown_a: Unified, shown_b: Unified, *, lazy: 
 def _verdict_head(verdict: Verdict) -> dict[str, Any]:
     """:meth:`Verdict.to_dict` without the items of the comparison's lists (left empty) and without its cores."""
     light = replace(verdict.comparison, pairs=(), sentences_a=(), sentences_b=(), core_a=None, core_b=None)
-    view = SimpleNamespace(a=verdict.a, b=verdict.b, distance=verdict.distance, copied=verdict.copied,
-                           common=verdict.common, kind=verdict.kind, near_duplicate=verdict.near_duplicate,
-                           comparison=light)
-    return Verdict.to_dict(cast("Verdict", view))
+    return {**verdict.summary_dict(), "comparison": light.to_dict()}
 
 
 def _sentences_as_given(sentences: Sequence[Sentence], shown: Unified) -> Iterator[dict[str, Any]]:
