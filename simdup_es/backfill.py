@@ -141,15 +141,19 @@ def backfill(
     hits = io.walk(client, index, query, source=includes, page_size=page_size, keep_alive=keep_alive, seq_no=True)
     run = _Writes(client, index, version, summary, started, on_reject=on_reject, on_progress=on_progress,
                   id_field=id_field, retry=io.Retry(max_retries, initial_backoff))
-    # The document fingerprint and its levels (parts, keys) in one worker pass.
-    results = PartPrinter(fingerprinter).map_items(run.docs(hits, field, title_field), itemgetter(1), workers=workers)
+    # The document fingerprint and its levels (parts, keys) in one worker pass, with the unified text the levels
+    # refer to: kept (keys.UNIFIED) when the text is the field a search's judge reads it for, as 'simdup index' does.
+    results = PartPrinter(fingerprinter).map_items_unified(run.docs(hits, field, title_field), itemgetter(1),
+                                                           workers=workers)
     try:
-        for (hit, _), result, levels in results:
+        for (hit, _), result, levels, unified in results:
             if result.error is not None:
                 run.mark(hit, result.reason)
             else:
                 fp = result.unwrap()
                 levels_doc = None if levels is None else levels_fields(hit["_id"], levels)
+                if levels_doc is not None and unified is not None and field == "text":
+                    levels_doc[keys.UNIFIED_NAME] = unified
                 run.add(hit, fingerprint_update(_simdup(hit), fp.value, fp.version, levels_doc, layout), "fp")
             if len(run.batch) >= batch_size:
                 run.send()

@@ -115,11 +115,12 @@ def fingerprint(
     read = read_inputs(inputs, fields, skip=[rejects] if rejects else [], id_base=id_base)
     records = itertools.chain(literal, split(read, log))
     done = 0
-    results = (((record, result, None) for record, result in fingerprinter.map_items(records, record_doc, workers=workers))
+    results = (((record, result, None, None) for record, result in fingerprinter.map_items(records, record_doc,
+                                                                                          workers=workers))
                if levels == "document" else
-               PartPrinter(fingerprinter, PartParams(with_parts=levels == "all")).map_items(records, record_doc,
-                                                                                             workers=workers))
-    for record, result, doc_levels in progress(results, "fingerprint"):
+               PartPrinter(fingerprinter, PartParams(with_parts=levels == "all")).map_items_unified(
+                   records, record_doc, workers=workers))
+    for record, result, doc_levels, unified in progress(results, "fingerprint"):
         if result.error is not None:
             log.add(record.source, result.reason, record.id)
             continue
@@ -129,6 +130,8 @@ def fingerprint(
         simdup: dict[str, object] = {**keys.fingerprint_object(fp.value, fp.version, layout)}
         if doc_levels is not None:
             simdup |= levels_fields(record.key, doc_levels)
+        if unified is not None and text_field == "text":  # read by a search's judge with the "text" field only
+            simdup[keys.UNIFIED_NAME] = unified
         echo_json({"id": record.key, "source": record.source, "fingerprint": fp.hex,
                    "blocks": keys.block_terms(fp.value), "version": fp.version,
                    "simdup": simdup})

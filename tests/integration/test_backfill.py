@@ -226,6 +226,23 @@ def test_retry_errors_fingerprints_documents_whose_text_arrived(
     assert simdup["fp"] == fingerprinter.fingerprint("明天会下雨，我们在家里读书吧。").hex
 
 
+def test_a_text_field_backfilled_keeps_the_unified_text_a_search_reads(
+    es_client: Elasticsearch, own_index: str, fingerprinter: Fingerprinter
+) -> None:
+    """From the ``text`` field, as 'simdup index' writes it: a search's judge reads it instead of unifying again."""
+    from simdup_es.store.elasticsearch import ElasticsearchStore
+    from simdup_es.text import unify
+
+    text = "今天的天氣很好，我們去公園散步吧。\n明天會下雨，我們在家裡讀書吧。"
+    es_client.indices.create(index=own_index, mappings={"properties": {"text": {"type": "text"}}})
+    es_client.index(index=own_index, id="a", document={"text": text}, refresh=True)
+    assert backfill(es_client, own_index, "text", fingerprinter, on_reject=pytest.fail).fingerprinted == 1
+    simdup = es_client.get(index=own_index, id="a")["_source"][keys.ROOT]
+    assert simdup[keys.UNIFIED_NAME] == unify(text) != text
+    (doc,) = ElasticsearchStore(es_client, own_index).get(["a"])
+    assert doc.unified == unify(text) and doc.version == fingerprinter.version
+
+
 def test_stale_keys_of_an_old_fingerprint_are_cleared(
     es_client: Elasticsearch, own_index: str, fingerprinter: Fingerprinter
 ) -> None:

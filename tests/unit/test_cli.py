@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 import simdup_es.matrix as matrix_module
 from simdup_es.cli import main
+from simdup_es.text import unify
 from tests._data import FIXTURES, reject_rows
 
 
@@ -50,6 +51,7 @@ def test_fingerprint_jsonl_counts_every_record(tmp_path: Path) -> None:
     simdup = line["simdup"]
     assert simdup["fp"] == line["fingerprint"] and simdup["version"] == line["version"]
     assert [simdup[f"b{j}"] for j in range(8)] == line["blocks"] and all(len(b) == 2 for b in line["blocks"])
+    assert simdup["unified"] == unify(good)  # what a search's judge reads instead of unifying the text again
     assert "fingerprinted 1, rejected 2, total 3" in result.stderr
     reasons = reject_rows(rejects)
     assert [r["source"] for r in reasons] == [f"{src}:2", f"{src}:3"]
