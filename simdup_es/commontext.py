@@ -167,7 +167,7 @@ def rarity(codes: np.ndarray, counts: KeyCounts, common: int, short_common: int)
     """:class:`Rarity` of a text of unit ``codes`` (:func:`simdup_es.winnow.unit_codes`) by the ``counts`` of the
     keys asked (``short_common`` at most ``common``). The compiled core computes it where it computes
     (:mod:`simdup_es.native`)."""
-    if (core := native.module()) is not None:
+    if native.module() is not None:
         held, common_ = counts._table.rarity(np.asarray(codes, dtype=np.uint64), common, short_common, KEY_K, KEY_W)
         return Rarity(np.frombuffer(held, dtype=np.int64), np.frombuffer(common_, dtype=bool))
     n = int(codes.size)

@@ -165,10 +165,11 @@ def find_copies(
         raise ConfigError(f"params must be MultiParams (the search's thresholds), got {type(params).__name__}")
     _check_limit(limit)
     printer = printer or PartPrinter(default_fingerprinter())
+    unified: UnifiedText | None
     if fingerprint is None and levels is None and matrix and text and isinstance(text, str):
         # Fingerprint and levels in one pass over the query (the compiled core segments it once).
-        fingerprint, levels, unified = printer.document(text, title)
-        unified = UnifiedText(unified)
+        fingerprint, levels, made = printer.document(text, title)
+        unified = UnifiedText(made)
     else:
         unified, fingerprint = _query(text, title, fingerprint, printer.fingerprinter, matrix)
     if not (matrix and text):
