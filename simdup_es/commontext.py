@@ -26,8 +26,10 @@ Pure: numpy over unit codes, no store and no I/O.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -74,6 +76,13 @@ class KeyCounts:
 
     def __len__(self) -> int:
         return int(self.keys.size)
+
+    @functools.cached_property
+    def _table(self) -> Any:
+        """These counts as the compiled core reads them (made once: a search reads every candidate by them)."""
+        core = native.module()
+        assert core is not None
+        return core.KeyTable(np.asarray(self.keys, dtype=np.uint64), np.asarray(self.counts, dtype=np.int64))
 
     def of(self, values: np.ndarray | Sequence[int]) -> np.ndarray:
         """The count of each of ``values`` (``int64``), 0 for a key not counted here."""
@@ -158,9 +167,8 @@ def rarity(codes: np.ndarray, counts: KeyCounts, common: int, short_common: int)
     """:class:`Rarity` of a text of unit ``codes`` (:func:`simdup_es.winnow.unit_codes`) by the ``counts`` of the
     keys asked (``short_common`` at most ``common``). The compiled core computes it where it computes
     (:mod:`simdup_es.native`)."""
-    if (core := native.module()) is not None:
-        held, common_ = core.rarity(np.asarray(codes, dtype=np.uint64), np.asarray(counts.keys, dtype=np.uint64),
-                                    np.asarray(counts.counts, dtype=np.int64), common, short_common, KEY_K, KEY_W)
+    if native.module() is not None:
+        held, common_ = counts._table.rarity(np.asarray(codes, dtype=np.uint64), common, short_common, KEY_K, KEY_W)
         return Rarity(np.frombuffer(held, dtype=np.int64), np.frombuffer(common_, dtype=bool))
     n = int(codes.size)
     held = counts.of(gram_hashes(codes, KEY_K)) if counts.keys.size else np.zeros(0, np.int64)

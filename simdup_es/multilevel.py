@@ -52,7 +52,7 @@ from .compare import Bound, Comparison, Screen
 from .config import require_ints
 from .errors import ConfigError, FingerprintVersionError
 from .keys import PART_MATCH, check_k
-from .levels import Levels, U64Keys
+from .levels import Levels, SentenceRows, U64Keys
 from .sentences import unit_spans
 from .winnow import KEY_K, KEY_W, unit_codes
 
@@ -350,7 +350,11 @@ def _judging_order(c: Candidate) -> tuple[float, float, str]:
 
 
 def _unit_starts(query: Levels) -> np.ndarray:
-    """The unit offset of each of the query's sentences, and the units after the last."""
+    """The unit offset of each of the query's sentences, and the units after the last (from the sentence table's
+    column when the sentences are rows of one, without making the sentence objects)."""
+    if isinstance(query.sentences, SentenceRows):
+        table, i = query.sentences.table, query.sentences.i
+        return np.concatenate(([0], np.cumsum(table.units[int(table.first[i]) : int(table.first[i + 1])])))
     return np.cumsum([0, *(s.n_units for s in query.sentences)])
 
 
@@ -432,6 +436,8 @@ def _covers(query: Levels, found: Sequence[PartCandidate]) -> tuple[np.ndarray, 
     longest run of the former, and how many distinct key values it matched (:func:`key_cover`,
     :func:`simdup_es.reference.part_cover`), from the stretches they cover rather than a flag per unit."""
     rows, n = len(found), query.units
+    if (core := native.module()) is not None:
+        return _native_covers(core, query, found)
     key_rows = np.fromiter(itertools.chain.from_iterable(itertools.repeat(r, len(c.keys)) for r, c in enumerate(found)),
                            dtype=np.int64)
     key_at = np.fromiter(itertools.chain.from_iterable(c.keys for c in found), dtype=np.int64, count=key_rows.size)
@@ -458,6 +464,17 @@ def _covers(query: Levels, found: Sequence[PartCandidate]) -> tuple[np.ndarray, 
     pairs = np.unique(key_rows * max(1, values.size) + value_ids.reshape(-1)[key_at]) if key_at.size else key_at
     distinct = np.bincount(pairs // max(1, values.size), minlength=rows)
     return units, part_units, longest, distinct
+
+
+def _native_covers(core: Any, query: Levels, found: Sequence[PartCandidate]
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_covers` by the compiled core, candidate by candidate."""
+    values, positions = _key_arrays(query)
+    starts = _unit_starts(query).tolist()
+    spans = [(starts[p.first], starts[p.stop]) for p in query.parts]
+    out = core.covers(query.units, positions, values, spans, [list(c.keys) for c in found],
+                      [list(c.parts) for c in found], KEY_K, KEY_W)
+    return tuple(np.array(column, dtype=np.int64) for column in out)  # type: ignore[return-value]
 
 
 def _union_runs(n: int, row: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

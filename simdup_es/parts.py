@@ -111,6 +111,16 @@ class PartPrinter:
     def version(self) -> str:
         return self.fingerprinter.version
 
+    def document(self, text: str, title: str | None = None) -> tuple[Fingerprint, Levels, str]:
+        """The fingerprint and levels of one document and its unified text, from one pass over it (a search's
+        query: the compiled core segments it once for both).
+
+        Raises what :meth:`Fingerprinter.fingerprint` raises."""
+        ((result, levels, unified, _),) = self._items_many([Doc(text, title)])
+        fingerprint = result.unwrap()
+        assert levels is not None and unified is not None
+        return fingerprint, levels, unified
+
     def levels(self, text: str) -> Levels:
         """The levels of one document (unified unless :class:`~simdup_es.text.UnifiedText`)."""
         return self.levels_many([text])[0]

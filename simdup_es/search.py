@@ -165,7 +165,13 @@ def find_copies(
         raise ConfigError(f"params must be MultiParams (the search's thresholds), got {type(params).__name__}")
     _check_limit(limit)
     printer = printer or PartPrinter(default_fingerprinter())
-    unified, fingerprint = _query(text, title, fingerprint, printer.fingerprinter, matrix)
+    unified: UnifiedText | None
+    if fingerprint is None and levels is None and matrix and text and isinstance(text, str):
+        # Fingerprint and levels in one pass over the query (the compiled core segments it once).
+        fingerprint, levels, made = printer.document(text, title)
+        unified = UnifiedText(made)
+    else:
+        unified, fingerprint = _query(text, title, fingerprint, printer.fingerprinter, matrix)
     if not (matrix and text):
         near = near_duplicates(store, fingerprint, k=params.k, exclude_id=exclude_id)
         unscored = [_unscored(m.id, m.distance) for m in near if m.distance <= params.k]

@@ -283,6 +283,74 @@ fn rarity<'py>(
     Ok((bytes_of(py, held.iter().map(|v| v.to_ne_bytes())), flags(py, &common)))
 }
 
+/// The counts of a query's keys (`simdup_es.commontext.KeyCounts`: `keys` ascending, one count each), copied once for
+/// every text read by them (`rarity`).
+#[pyclass(frozen, module = "simdup_es._native")]
+struct KeyTable(passages::KeyTable);
+
+#[pymethods]
+impl KeyTable {
+    #[new]
+    fn new(py: Python<'_>, keys: PyBuffer<u64>, counts: PyBuffer<i64>) -> PyResult<Self> {
+        let (keys, counts) = (keys.to_vec(py)?, counts.to_vec(py)?);
+        if keys.len() != counts.len() || !keys.is_sorted() {
+            return Err(PyValueError::new_err("KeyTable: the keys must be ascending, one per count"));
+        }
+        Ok(Self(passages::KeyTable { keys, counts }))
+    }
+
+    /// `rarity` of unit `codes` by these counts.
+    fn rarity<'py>(
+        &self,
+        py: Python<'py>,
+        codes: PyBuffer<u64>,
+        common: i64,
+        short_common: i64,
+        k: usize,
+        w: usize,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let codes = codes.to_vec(py)?;
+        let (held, common) = py.detach(|| self.0.rarity(&codes, common, short_common, k, w));
+        Ok((bytes_of(py, held.iter().map(|v| v.to_ne_bytes())), flags(py, &common)))
+    }
+}
+
+/// `simdup_es.multilevel._covers`: per candidate, the query units under its matched keys (`keys`: indices into the
+/// query's keys, which start at `positions` with `values`) or parts (`parts`: indices into `spans`, each part's units
+/// `(start, stop)`), those under its parts, the longest run of the former and its distinct key values, as four lists.
+#[pyfunction]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn covers(
+    n: i64,
+    positions: PyBuffer<i64>,
+    values: PyBuffer<u64>,
+    spans: Vec<(i64, i64)>,
+    keys: Vec<Vec<usize>>,
+    parts: Vec<Vec<usize>>,
+    k: i64,
+    w: i64,
+    py: Python<'_>,
+) -> PyResult<(Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)> {
+    let (positions, values) = (positions.to_vec(py)?, values.to_vec(py)?);
+    if positions.len() != values.len()
+        || keys.len() != parts.len()
+        || keys.iter().flatten().any(|&i| i >= positions.len())
+        || parts.iter().flatten().any(|&p| p >= spans.len())
+    {
+        return Err(PyValueError::new_err("covers: a key or part index past the query's"));
+    }
+    let mut out: (Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>) = Default::default();
+    for (keys, parts) in keys.into_iter().zip(parts) {
+        let [units, part_units, longest, distinct] =
+            passages::covers(n, &positions, &values, &spans, &passages::Matched { keys, parts }, k, w);
+        out.0.push(units);
+        out.1.push(part_units);
+        out.2.push(longest);
+        out.3.push(distinct);
+    }
+    Ok(out)
+}
+
 /// `simdup_es.multilevel.counted_units(...).sum()` of `copied` (a byte a unit) with the side's `held` and
 /// `common` (empty: nothing is common), `smaller` the smaller side's units.
 #[pyfunction]
@@ -384,9 +452,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Jieba>()?;
     m.add_class::<Pipeline>()?;
     m.add_class::<Grams>()?;
+    m.add_class::<KeyTable>()?;
     for f in [
         wrap_pyfunction!(rarity, m)?,
         wrap_pyfunction!(counted, m)?,
+        wrap_pyfunction!(covers, m)?,
         wrap_pyfunction!(side_shares, m)?,
         wrap_pyfunction!(rank_second, m)?,
         wrap_pyfunction!(word_scores, m)?,

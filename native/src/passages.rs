@@ -258,3 +258,137 @@ pub fn rank_second(values: &[u32], table: &[u32], raw: &[u32]) -> (Vec<u32>, usi
     }
     (raw.iter().map(|c| code[c]).collect(), values.len() + new.len())
 }
+
+/// The union of stretches `[start, end)` clipped to `0..n` (stretches that touch make one run, as flags per unit
+/// would): the units in it and its longest run (`simdup_es.multilevel._union_runs` and `_per_row` of one row).
+fn union_runs(stretches: &mut [(i64, i64)], n: i64) -> (i64, i64) {
+    stretches.sort_unstable();
+    let (mut units, mut longest) = (0, 0);
+    let mut run: Option<(i64, i64)> = None;
+    for &(start, end) in stretches.iter() {
+        let (start, end) = (start.min(n), end.min(n));
+        if start >= end {
+            continue;
+        }
+        match run {
+            Some((first, reach)) if start <= reach => run = Some((first, reach.max(end))),
+            _ => {
+                if let Some((first, reach)) = run {
+                    units += reach - first;
+                    longest = longest.max(reach - first);
+                }
+                run = Some((start, end));
+            }
+        }
+    }
+    if let Some((first, reach)) = run {
+        units += reach - first;
+        longest = longest.max(reach - first);
+    }
+    (units, longest)
+}
+
+/// What a candidate matched of a query (`simdup_es.multilevel.PartCandidate`): indices into the query's keys and
+/// parts.
+pub struct Matched {
+    pub keys: Vec<usize>,
+    pub parts: Vec<usize>,
+}
+
+/// `simdup_es.multilevel._covers` of one candidate: the query units under its matched keys or parts, those under its
+/// parts, the longest run of the former, and how many distinct key values it matched. The query has `n` units, its
+/// keys start at `positions` with `values`, its parts cover units `spans`; a key covers its gram's `k` units and up to
+/// the next matched key when that starts at most `w` units later.
+pub fn covers(n: i64, positions: &[i64], values: &[u64], spans: &[(i64, i64)], c: &Matched, k: i64, w: i64) -> [i64; 4] {
+    let mut starts: Vec<i64> = c.keys.iter().map(|&i| positions[i]).collect();
+    starts.sort_unstable();
+    let mut stretches: Vec<(i64, i64)> = Vec::with_capacity(starts.len() + c.parts.len());
+    for (i, &start) in starts.iter().enumerate() {
+        let end = match starts.get(i + 1) {
+            Some(&after) if after - start <= w => after,
+            _ => start + k,
+        };
+        stretches.push((start, end.max(start + k)));
+    }
+    let mut in_parts: Vec<(i64, i64)> = c.parts.iter().map(|&p| spans[p]).collect();
+    stretches.extend_from_slice(&in_parts);
+    let (units, longest) = union_runs(&mut stretches, n);
+    let (part_units, _) = union_runs(&mut in_parts, n);
+    let mut matched: Vec<u64> = c.keys.iter().map(|&i| values[i]).collect();
+    matched.sort_unstable();
+    matched.dedup();
+    [units, part_units, longest, matched.len() as i64]
+}
+
+/// `rarity` against counts held once (`simdup_es.commontext.KeyCounts`): a search reads every candidate by its
+/// query's counts.
+pub struct KeyTable {
+    pub keys: Vec<u64>,
+    pub counts: Vec<i64>,
+}
+
+impl KeyTable {
+    pub fn rarity(&self, codes: &[u64], common: i64, short_common: i64, k: usize, w: usize) -> (Vec<i64>, Vec<bool>) {
+        rarity(codes, &self.keys, &self.counts, common, short_common, k, w)
+    }
+}
+
+#[cfg(test)]
+mod cover_tests {
+    use super::*;
+
+    /// A flag per unit, as `simdup_es.reference` covers them.
+    fn by_flags(n: i64, positions: &[i64], spans: &[(i64, i64)], c: &Matched, k: i64, w: i64) -> (i64, i64, i64) {
+        let mut starts: Vec<i64> = c.keys.iter().map(|&i| positions[i]).collect();
+        starts.sort_unstable();
+        let mut flags = vec![false; n as usize];
+        let mut parts = vec![false; n as usize];
+        for (i, &s) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).filter(|&&a| a - s <= w).copied().unwrap_or(s + k).max(s + k);
+            for u in s..end.min(n) {
+                flags[u as usize] = true;
+            }
+        }
+        for &p in &c.parts {
+            for u in spans[p].0..spans[p].1.min(n) {
+                flags[u as usize] = true;
+                parts[u as usize] = true;
+            }
+        }
+        let (mut longest, mut run) = (0, 0);
+        for &f in &flags {
+            run = if f { run + 1 } else { 0 };
+            longest = longest.max(run);
+        }
+        let count = |v: &[bool]| v.iter().filter(|&&f| f).count() as i64;
+        (count(&flags), count(&parts), longest)
+    }
+
+    #[test]
+    fn covers_as_flags() {
+        let mut seed = 7u64;
+        let mut next = |m: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        for _ in 0..2000 {
+            let n = next(80) as i64 + 1;
+            let positions: Vec<i64> = (0..next(12)).map(|_| next(n as u64 + 3) as i64).collect();
+            let values: Vec<u64> = positions.iter().map(|_| next(4)).collect();
+            let spans: Vec<(i64, i64)> = (0..next(4)).map(|_| {
+                let a = next(n as u64 + 2) as i64;
+                (a, a + next(40) as i64)
+            }).collect();
+            let keys = (0..positions.len()).filter(|_| next(2) == 0).collect();
+            let parts = (0..spans.len()).filter(|_| next(2) == 0).collect();
+            let c = Matched { keys, parts };
+            let got = covers(n, &positions, &values, &spans, &c, 5, 4);
+            let (units, part_units, longest) = by_flags(n, &positions, &spans, &c, 5, 4);
+            assert_eq!((got[0], got[1], got[2]), (units, part_units, longest));
+            let mut distinct: Vec<u64> = c.keys.iter().map(|&i| values[i]).collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(got[3], distinct.len() as i64);
+        }
+    }
+}

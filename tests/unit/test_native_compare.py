@@ -20,14 +20,20 @@ from hypothesis import strategies as st
 from simdup_es.commontext import KeyCounts, Rarity, rarity
 from simdup_es.compare import CompareParams, _word_scores, compare_screened, word_score
 from simdup_es.matrix import rank_first, rank_second
+from simdup_es.levels import Key, Levels, Part
 from simdup_es.multilevel import (
     CommonText,
     MultiParams,
+    PartCandidate,
+    _covers,
     _bound_share,
     copied_shares,
     could_be_copy,
     judge,
+    rank_candidates,
 )
+from simdup_es.reference import rank_candidates_reference
+from simdup_es.sentences import Sentence
 from simdup_es.text import unify
 from simdup_es.thesaurus import Thesaurus
 from simdup_es.winnow import KEY_K, GramIndex, gram_hashes, shared_runs_with, unit_codes, winnowed
@@ -163,3 +169,27 @@ def test_the_word_level_check(compiled: ModuleType, pairs: list[tuple[Counter[st
     with on_native(compiled):
         got = _word_scores(pairs, thesaurus)
     assert got == [word_score(a, b, thesaurus) for a, b in pairs]
+
+
+@given(st.data())
+@settings(max_examples=300, deadline=None)
+def test_what_each_candidate_covers_of_the_query(compiled: ModuleType, data: st.DataObject) -> None:
+    # A query of sentences, parts over them and keys (a value drawn from few, so that some repeat), and
+    # candidates matching some of each: the units under them, under the parts, the longest run and the
+    # distinct key values, by the compiled core, the numpy path and (through the rank) the reference.
+    lengths = data.draw(st.lists(st.integers(1, 30), min_size=1, max_size=6))
+    starts = np.cumsum([0, *lengths]).tolist()
+    sentences = tuple(Sentence(i, i, i + 1, "x", n) for i, n in enumerate(lengths))
+    bounds = data.draw(st.lists(st.tuples(st.integers(0, len(lengths) - 1), st.integers(1, len(lengths))), max_size=4))
+    parts = tuple(Part(a, max(a + 1, b), 0, 0, starts[max(a + 1, b)] - starts[a]) for a, b in bounds)
+    positions = sorted(data.draw(st.lists(st.integers(0, starts[-1] + 2), unique=True, max_size=20)))
+    keys = tuple(Key(data.draw(st.integers(0, 3)), at) for at in positions)
+    query = Levels("v", starts[-1], sentences, parts, tuple(1 for _ in parts), keys)
+    subsets = st.frozensets(st.integers(0, len(keys) - 1)) if keys else st.just(frozenset())
+    part_sets = st.frozensets(st.integers(0, len(parts) - 1)) if parts else st.just(frozenset())
+    found = [PartCandidate(f"c{i}", data.draw(part_sets), data.draw(subsets), data.draw(st.integers(1, 200)))
+             for i in range(data.draw(st.integers(1, 5)))]
+    got, want = both(compiled, lambda: _covers(query, found))
+    assert [a.tolist() for a in got] == [a.tolist() for a in want]
+    ranked, _ = both(compiled, lambda: rank_candidates(query, found, MultiParams(min_coverage=0.0)))
+    assert ranked == rank_candidates_reference(query, found, MultiParams(min_coverage=0.0))
