@@ -98,7 +98,10 @@ def to_simplified_many(texts: Sequence[str]) -> list[str]:
 
 
 # What char_flags finds in a text, a bit each; _MARKS are the bits of Shortcuts.marks.
-_MARKS, HAS_CONTROL, HAS_CJK = 3, 4, 8
+_MARKS, HAS_CONTROL, HAS_CJK, HAS_IDS = 3, 4, 8, 16
+# OpenCC copies an ideographic description sequence (⿰氵青) whole where no key starts: its operands
+# are any characters, JOIN too, so a text that holds an operator is never joined to the next.
+_IDS = (0x2FF0, 0x2FFF)
 
 
 @lru_cache(maxsize=2)
@@ -109,6 +112,7 @@ def _flag_table(shortcuts: Shortcuts | None) -> np.ndarray:
     table[: len(marks)] = marks
     for lo, hi in _CJK_RANGES:
         table[lo : hi + 1] |= HAS_CJK
+    table[_IDS[0] : _IDS[1] + 1] |= HAS_IDS
     table[[m.start() for m in CONTROL.finditer("".join(map(chr, range(0x10000))))]] |= HAS_CONTROL
     return table
 
@@ -141,7 +145,8 @@ def _convert(out: list[str], flags: np.ndarray, shortcuts: Shortcuts | None) -> 
     """:func:`to_simplified` of each text of ``out`` in place, given its :func:`char_flags` with the same ``shortcuts``."""
     # Text without a CJK character is left alone; the others take the passes their mark needs.
     # (Marks are ORed here, not the highest: 3 is a text with both, which takes every pass.)
-    todo = [(i, min(f & _MARKS, 2) if shortcuts is not None else 2) for i, f in enumerate(flags.tolist()) if f & HAS_CJK]
+    flag_list = flags.tolist()
+    todo = [(i, min(f & _MARKS, 2) if shortcuts is not None else 2) for i, f in enumerate(flag_list) if f & HAS_CJK]
     # (configs, texts, whether they may be joined): every pass of the three configs, then the shortcuts'.
     passes: list[tuple[Sequence[str], list[int], bool]] = [(CONFIGS, [i for i, mark in todo if mark == 2], False)]
     if shortcuts is not None:
@@ -153,8 +158,10 @@ def _convert(out: list[str], flags: np.ndarray, shortcuts: Shortcuts | None) -> 
         # The shortcut passes convert the batch's texts joined by JOIN, in one call: no
         # key of their tables holds it (checked when they are built and read), so no
         # match spans it and each text comes out as alone. Two thirds less time on
-        # titles, 5 % on texts. (The texts that hold it, or a NUL, go one by one.)
-        joined = [i for i in which if JOIN not in out[i] and "\0" not in out[i]] if joinable else []
+        # titles, 5 % on texts. (The texts that hold it, a NUL or an ideographic
+        # description character go one by one.)
+        joined = [i for i in which if not flag_list[i] & HAS_IDS and JOIN not in out[i] and "\0" not in out[i]
+                  ] if joinable else []
         if len(joined) > 1:
             text = JOIN.join([out[i] for i in joined])
             for config in configs:
