@@ -208,7 +208,7 @@ def unify(text: str) -> UnifiedText:
     A :class:`UnifiedText` is returned unchanged (the steps are not idempotent).
 
     The same result as :func:`simdup_es.reference.unify_reference`; :func:`unify_many` of batches of 64 takes
-    about 0.4 of its time on the project corpus with OpenCC converting, 0.16 with the compiled core (it skips
+    about 0.4 of its time on the project corpus with OpenCC converting, 0.15 with the compiled core (it skips
     the OpenCC passes that cannot change a text and runs the others on flat tables, see :class:`Shortcuts`;
     ``benchmarks/bench_fingerprint.py`` measures both).
 
