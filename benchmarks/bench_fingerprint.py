@@ -9,6 +9,8 @@ them alike; best round of each):
      alone on the same unified texts;
   3. ``unify_many`` alone over the same batches of 64 that fingerprinting gives it, and the
      reference ``unify_reference`` it replaced, one text at a time;
+  1b, 3b. (1) and (3) with OpenCC's C++ library converting the scripts, where the compiled core
+     converts them (the native implementation): what the core saves there;
   4. the whole fingerprint through ``Fingerprinter.map`` on N worker processes
      against ``map(workers=1)``, on --map-docs documents (fresh pool included).
 
@@ -27,9 +29,12 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
+import simdup_es.text as text_module
+from simdup_es import native
 from simdup_es.fingerprint import Doc, Fingerprinter
 from simdup_es.reference import unify_reference  # noqa: E402
 from simdup_es.text import unify, unify_many
@@ -100,12 +105,25 @@ def main() -> None:
         for i in range(0, len(batch), 64):
             fp.fingerprint_many(batch[i : i + 64])
 
+    def with_opencc(fn: Callable[[], object]) -> Callable[[], object]:
+        """``fn`` with OpenCC converting the scripts, where the compiled core would."""
+        def run() -> object:
+            with mock.patch.object(text_module, "native_script", lambda shortcuts: None):
+                return fn()
+        return run
+
+    def unify_all() -> None:
+        for i in range(0, len(raw), 64):
+            unify_many(raw[i : i + 64])
+
     rates = best_rates(
         {
             "fingerprint, raw text, 1 process": (fingerprint_all, len(raw)),
+            "fingerprint, OpenCC converting": (with_opencc(fingerprint_all), len(raw)),
             "rjieba.cut alone (HMM)": (lambda: [rust.cut(d, True) for d in unified], len(raw)),
             "jieba.lcut alone (HMM)": (lambda: [python.lcut(d) for d in unified], len(raw)),
-            "unify_many alone (batches of 64)": (lambda: [unify_many(raw[i : i + 64]) for i in range(0, len(raw), 64)], len(raw)),
+            "unify_many alone (batches of 64)": (unify_all, len(raw)),
+            "unify_many, OpenCC converting": (with_opencc(unify_all), len(raw)),
             "unify_reference alone": (lambda: [unify_reference(d) for d in raw], len(raw)),
         },
         args.rounds,
@@ -116,6 +134,9 @@ def main() -> None:
     print(f"fingerprint time / rjieba.cut time (goal <= 5):   {cut / whole:.2f}")
     print(f"fingerprint time / jieba.lcut time:               {rates['jieba.lcut alone (HMM)'] / whole:.2f}")
     print(f"unify_reference time / unify_many time:           {rates['unify_many alone (batches of 64)'] / rates['unify_reference alone']:.2f}")
+    print(f"time with OpenCC converting / time ({native.implementation()}): fingerprint "
+          f"{rates['fingerprint, raw text, 1 process'] / rates['fingerprint, OpenCC converting']:.2f}, "
+          f"unify_many {rates['unify_many alone (batches of 64)'] / rates['unify_many, OpenCC converting']:.2f}")
 
     if args.workers > 1:
         # Wall time, and CPU time of this process and of the worker processes: on a

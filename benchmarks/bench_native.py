@@ -8,9 +8,11 @@ own (made before the clock starts; its word cache fills in the first round, as i
      modules and the compiled core, and their ratio; ``stored``: the same with what the Elasticsearch
      store writes of each document's levels (its ``simdup`` members in the 8x8 layout, the kept parts
      and keys as numbers: ``encode``), which is what each worker of ``simdup index`` runs;
+     ``levels native, OpenCC``: the compiled core with OpenCC's C++ library converting the scripts
+     in unification (as the core did before it converted them itself);
   2. the document fingerprint alone (``Fingerprinter.fingerprint_many``), both;
-  3. what neither changes: ``unify_many`` (OpenCC and the rest of unification) and jieba-rs's cut
-     alone (rjieba, on the unified texts);
+  3. ``unify_many`` (the scripts converted by OpenCC on the Python path, by the core on the native one;
+     the rest of unification is Python either way) and jieba-rs's cut alone (rjieba, on the unified texts);
   4. the compiled core alone on the unified texts (``simdup_es.native.levels``).
 
 Rounds interleave the measurements, so load from other processes hits them alike; each figure is
@@ -28,7 +30,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -38,6 +40,7 @@ from simdup_es import native
 from simdup_es.fingerprint import Doc, Fingerprinter
 from simdup_es.keys import EIGHT_BY_EIGHT
 from simdup_es.parts import PartPrinter
+import simdup_es.text as text_module
 from simdup_es.text import unify_many
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,10 +59,12 @@ def load(docs: int) -> list[Doc]:
 
 
 @contextmanager
-def implementation(compiled: Any | None) -> Iterator[None]:
-    """The compiled core (``compiled``) or the Python modules (``None``; jieba-rs through rjieba) compute."""
+def implementation(compiled: Any | None, opencc: bool = False) -> Iterator[None]:
+    """The compiled core (``compiled``) or the Python modules (``None``; jieba-rs through rjieba) compute; with
+    ``opencc``, OpenCC's C++ library converts the scripts whichever does."""
     jieba = tokens_module._rjieba_class()() if compiled is None else compiled.Jieba()
-    with mock.patch.multiple(native, _MODULE=compiled, _WHY=""), mock.patch.object(tokens_module, "_rust", jieba):
+    with (mock.patch.multiple(native, _MODULE=compiled, _WHY=""), mock.patch.object(tokens_module, "_rust", jieba),
+          mock.patch.object(text_module, "native_script", lambda shortcuts: None) if opencc else nullcontext()):
         yield
 
 
@@ -86,24 +91,29 @@ def main() -> None:
     unified = [unify_many([d.text for d in batch]) for batch in batches]
     rjieba = tokens_module._rjieba_class()()
     pipeline = printers["native"].fingerprinter.native_pipeline()
-    work: dict[str, tuple[Any | None, Callable[[], object]]] = {
-        "levels python": (None, lambda: [printers["python"]._items_many(b) for b in batches]),
-        "levels native": (compiled, lambda: [printers["native"]._items_many(b) for b in batches]),
-        "stored python": (None, lambda: [printers["python"]._items_many(b, texts=False, encode=ENCODE) for b in batches]),
-        "stored native": (compiled, lambda: [printers["native"]._items_many(b, texts=False, encode=ENCODE)
-                                             for b in batches]),
-        "document python": (None, lambda: [printers["python"].fingerprinter.fingerprint_many(b) for b in batches]),
-        "document native": (compiled, lambda: [printers["native"].fingerprinter.fingerprint_many(b) for b in batches]),
-        "unify_many": (None, lambda: [unify_many([d.text for d in b] + [d.title for d in b if d.title]) for b in batches]),
-        "rjieba cut": (None, lambda: [rjieba.cut(t, True) for u in unified for t in u]),
-        "native core": (compiled, lambda: [native.levels(pipeline, u, [""] * len(u), printers["native"].params,
-                                                         with_document=True, part_max_bytes=None) for u in unified]),
+    texts = [[d.text for d in b] + [d.title for d in b if d.title] for b in batches]
+    work: dict[str, tuple[Any | None, bool, Callable[[], object]]] = {
+        "levels python": (None, False, lambda: [printers["python"]._items_many(b) for b in batches]),
+        "levels native": (compiled, False, lambda: [printers["native"]._items_many(b) for b in batches]),
+        "levels native, OpenCC": (compiled, True, lambda: [printers["native"]._items_many(b) for b in batches]),
+        "stored python": (None, False, lambda: [printers["python"]._items_many(b, texts=False, encode=ENCODE)
+                                                for b in batches]),
+        "stored native": (compiled, False, lambda: [printers["native"]._items_many(b, texts=False, encode=ENCODE)
+                                                    for b in batches]),
+        "document python": (None, False, lambda: [printers["python"].fingerprinter.fingerprint_many(b) for b in batches]),
+        "document native": (compiled, False, lambda: [printers["native"].fingerprinter.fingerprint_many(b)
+                                                      for b in batches]),
+        "unify_many python": (None, False, lambda: [unify_many(t) for t in texts]),
+        "unify_many native": (compiled, False, lambda: [unify_many(t) for t in texts]),
+        "rjieba cut": (None, False, lambda: [rjieba.cut(t, True) for u in unified for t in u]),
+        "native core": (compiled, False, lambda: [native.levels(pipeline, u, [""] * len(u), printers["native"].params,
+                                                                with_document=True, part_max_bytes=None) for u in unified]),
     }
     wall = {name: float("inf") for name in work}
     cpu = dict(wall)
     for _ in range(args.rounds):
-        for name, (module, fn) in work.items():
-            with implementation(module):
+        for name, (module, opencc, fn) in work.items():
+            with implementation(module, opencc):
                 w, c = time.perf_counter(), time.process_time()
                 fn()
                 wall[name] = min(wall[name], time.perf_counter() - w)
@@ -112,13 +122,14 @@ def main() -> None:
 
 
 def check(printers: dict[str, PartPrinter], batches: list[list[Doc]], compiled: Any) -> None:
-    """Both implementations give the same fingerprints, levels and stored keys on the documents measured."""
+    """Both implementations give the same unified texts, fingerprints, levels and stored keys on the documents measured."""
     found = {}
     for name, module in (("python", None), ("native", compiled)):
         with implementation(module):
             found[name] = [(r.fingerprint, lv, stored) for b in batches
                            for r, lv, _, stored in printers[name]._items_many(b, encode=ENCODE)]
-    if found["python"] != found["native"]:
+            found[name + " unified"] = [unify_many([d.text for d in b] + [d.title for d in b if d.title]) for b in batches]
+    if found["python"] != found["native"] or found["python unified"] != found["native unified"]:
         raise SystemExit("the compiled core and the Python modules disagree on these documents")
 
 
@@ -132,8 +143,12 @@ def report(docs: list[Doc], rounds: int, wall: dict[str, float], cpu: dict[str, 
     for what in ("levels", "stored", "document"):
         print(f"  {what}: native / python  wall {wall[what + ' native'] / wall[what + ' python']:.2f}x, "
               f"cpu {cpu[what + ' native'] / cpu[what + ' python']:.2f}x")
+    print(f"  levels native / levels native with OpenCC converting: wall {wall['levels native'] / wall['levels native, OpenCC']:.2f}x, "
+          f"cpu {cpu['levels native'] / cpu['levels native, OpenCC']:.2f}x; unify_many native / python: wall "
+          f"{wall['unify_many native'] / wall['unify_many python']:.2f}x, cpu {cpu['unify_many native'] / cpu['unify_many python']:.2f}x")
     print(f"  fingerprint with every level, native: {wall['levels native']:.0f} us wall (goal <= 150); of it unify_many "
-          f"{wall['unify_many']:.0f}, the core {wall['native core']:.0f} (jieba-rs's cut alone {wall['rjieba cut']:.0f})")
+          f"{wall['unify_many native']:.0f} ({wall['unify_many python']:.0f} with OpenCC converting), the core "
+          f"{wall['native core']:.0f} (jieba-rs's cut alone {wall['rjieba cut']:.0f})")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,10 @@ tokens (jieba-rs, the version inside the rjieba wheel), their weights, the 64-bi
 the sentences, the winnowed keys and the parts with their fingerprints; and of each candidate's
 comparison, its units coded as the query's, the runs both texts share, the word-level check, its
 common text and the shares a judgement reads (called from :mod:`simdup_es.matrix`, :mod:`simdup_es.compare`,
-:mod:`simdup_es.commontext` and :mod:`simdup_es.multilevel`). The Python modules
-stay as the reference the tests hold it to, and as the path where no Rust toolchain built it
+:mod:`simdup_es.commontext` and :mod:`simdup_es.multilevel`); and in unification, OpenCC's script
+conversions on the package's flat tables (:func:`simdup_es.opencc_tables.native_script`; the rest of
+unification stays Python, whose Unicode tables NFKC and case folding follow). The Python modules (and
+OpenCC's C++ library) stay as the reference the tests hold it to, and as the path where no Rust toolchain built it
 (it is an optional extension: ``pip install .`` without cargo installs pure Python).
 
 ``SIMDUP_IMPLEMENTATION`` picks one, once, when this module is imported:
@@ -48,7 +50,7 @@ from .sentences import DEFAULT_MIN_UNITS, SentenceTable
 log = logging.getLogger(__name__)
 
 ENV = "SIMDUP_IMPLEMENTATION"
-REVISION = "dd409e9dcb4dbd98"
+REVISION = "0433eaf64ca804fc"
 """:func:`source_revision` of the crate's sources this package goes with: a module built from
 other sources is refused. ``tests/unit/test_native.py`` checks it against ``native/``."""
 

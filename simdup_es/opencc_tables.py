@@ -3,7 +3,8 @@ the shortcuts (flat tables, and the marks of the characters that a conversion ca
 
 The shortcuts are built once into :func:`simdup_es.paths.cache_dir` from the tables shipped in the
 ``opencc`` wheel; a damaged cache is rebuilt, and without shortcuts every pass runs, which gives the
-same text.
+same text. On the native implementation the compiled core converts with the flat tables
+(:func:`native_script`), as OpenCC does with them.
 """
 
 from __future__ import annotations
@@ -245,6 +246,52 @@ def lookup(table: np.ndarray, text: str) -> np.ndarray:
     """
     return table.take(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32), mode="clip")
 
+
+
+def native_script(shortcuts: Shortcuts | None) -> Any | None:
+    """The compiled core's conversions on the flat tables of ``shortcuts`` (``simdup_es._native.Script``),
+    when the native implementation is chosen (:func:`simdup_es.native.module`) and they can be read; else ``None``.
+
+    Its ``to_simplified(texts, t2s)`` gives what OpenCC's ``shortcuts.main`` configs give, t2s (where
+    asked), s2twp then tw2sp, each piece between NULs on its own (see :func:`simdup_es.text._convert`):
+    OpenCC's forward maximum matching, segmentation and chain, ideographic description sequences kept
+    whole (``native/src/script.rs``; the tests hold it to OpenCC on the corpus and on random text).
+    About a third of OpenCC's time on the corpus, where a text goes through the three configs once:
+    OpenCC's calls on texts joined by :data:`JOIN` did not help it.
+    """
+    from . import native  # deferred: native imports the fingerprinting modules, which import this one
+
+    compiled = native.module()
+    return None if compiled is None or shortcuts is None else _script(compiled, shortcuts)
+
+
+@lru_cache(maxsize=2)
+def _script(compiled: Any, shortcuts: Shortcuts) -> Any | None:
+    """``compiled.Script`` over the flat tables of ``shortcuts`` (each read once, checked against the
+    SHA-1 in its name); ``None`` if a table or config cannot be read or is not one it knows."""
+    try:
+        files: list[str] = []
+
+        def index(step: dict[str, Any]) -> int:
+            if step["dict"]["type"] != "text":
+                raise ValueError(f"a table of type {step['dict']['type']!r}")
+            if step["dict"]["file"] not in files:
+                files.append(step["dict"]["file"])
+            return files.index(step["dict"]["file"])
+
+        configs = []
+        for name in CONFIGS:
+            spec = json.loads(_checked(Path(shortcuts.main[name])))
+            segmentation = spec.get("segmentation")
+            if segmentation is not None and segmentation.get("type") != "mmseg":
+                raise ValueError(f"{name}: a segmentation of type {segmentation.get('type')!r}")
+            configs.append((None if segmentation is None else index(segmentation),
+                            [index(step) for step in spec["conversion_chain"]]))
+        return compiled.Script([_checked(Path(file)).decode("utf-8") for file in files], configs)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.warning("the compiled core cannot convert with OpenCC's flat tables (%s: %s); OpenCC converts",
+                    type(exc).__name__, exc)
+        return None
 
 
 @dataclass(frozen=True, eq=False)

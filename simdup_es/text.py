@@ -24,7 +24,7 @@ import numpy as np
 # Raw formats -> text lives in .extract; its names are re-exported here, where users import them.
 from .extract import (MAX_DOCX_UNPACKED_BYTES, MAX_DOCX_XML_BYTES, MAX_FILE_BYTES, MAX_HTML_OPEN_ELEMENTS, Kind,
                       decode, extract, html_to_text, kind_of, too_large)
-from .opencc_tables import CONFIGS, JOIN, Shortcuts, lookup, converter, load_shortcuts
+from .opencc_tables import CONFIGS, JOIN, Shortcuts, lookup, converter, load_shortcuts, native_script
 
 __all__ = [
     "MAX_DOCX_UNPACKED_BYTES", "MAX_DOCX_XML_BYTES", "MAX_FILE_BYTES", "MAX_HTML_OPEN_ELEMENTS", "Kind",
@@ -80,7 +80,9 @@ def to_simplified(text: str) -> str:
     regional synonym (执行 -> 运行); it does so the same way for every text.
     Text without CJK characters is returned as it is (the conversions would not
     change it), and passes that cannot change a text are skipped (see
-    :class:`Shortcuts`): the result is always that of the three conversions.
+    :class:`Shortcuts`): the result is always that of the three conversions. On the
+    native implementation the compiled core runs them on the shortcuts' flat tables
+    (:func:`~simdup_es.opencc_tables.native_script`), as OpenCC does.
     """
     return to_simplified_many([text])[0]
 
@@ -98,7 +100,10 @@ def to_simplified_many(texts: Sequence[str]) -> list[str]:
 
 
 # What char_flags finds in a text, a bit each; _MARKS are the bits of Shortcuts.marks.
-_MARKS, HAS_CONTROL, HAS_CJK = 3, 4, 8
+_MARKS, HAS_CONTROL, HAS_CJK, HAS_IDS = 3, 4, 8, 16
+# OpenCC copies an ideographic description sequence (⿰氵青) whole where no key starts: its operands
+# are any characters, JOIN too, so a text that holds an operator is never joined to the next.
+_IDS = (0x2FF0, 0x2FFF)
 
 
 @lru_cache(maxsize=2)
@@ -109,6 +114,7 @@ def _flag_table(shortcuts: Shortcuts | None) -> np.ndarray:
     table[: len(marks)] = marks
     for lo, hi in _CJK_RANGES:
         table[lo : hi + 1] |= HAS_CJK
+    table[_IDS[0] : _IDS[1] + 1] |= HAS_IDS
     table[[m.start() for m in CONTROL.finditer("".join(map(chr, range(0x10000))))]] |= HAS_CONTROL
     return table
 
@@ -141,10 +147,18 @@ def _convert(out: list[str], flags: np.ndarray, shortcuts: Shortcuts | None) -> 
     """:func:`to_simplified` of each text of ``out`` in place, given its :func:`char_flags` with the same ``shortcuts``."""
     # Text without a CJK character is left alone; the others take the passes their mark needs.
     # (Marks are ORed here, not the highest: 3 is a text with both, which takes every pass.)
-    todo = [(i, min(f & _MARKS, 2) if shortcuts is not None else 2) for i, f in enumerate(flags.tolist()) if f & HAS_CJK]
+    flag_list = flags.tolist()
+    todo = [(i, min(f & _MARKS, 2) if shortcuts is not None else 2) for i, f in enumerate(flag_list) if f & HAS_CJK]
     # (configs, texts, whether they may be joined): every pass of the three configs, then the shortcuts'.
     passes: list[tuple[Sequence[str], list[int], bool]] = [(CONFIGS, [i for i, mark in todo if mark == 2], False)]
-    if shortcuts is not None:
+    script = native_script(shortcuts)
+    if script is not None:  # the compiled core runs the shortcuts' passes, on their flat tables
+        native = [(i, mark) for i, mark in todo if mark < 2]
+        if native:
+            converted = script.to_simplified([out[i] for i, _ in native], [mark == 1 for _, mark in native])
+            for (i, _), text in zip(native, converted, strict=True):
+                out[i] = text
+    elif shortcuts is not None:
         passes += [
             ([shortcuts.main["t2s"]], [i for i, mark in todo if mark == 1], True),
             ([shortcuts.main["s2twp"], shortcuts.main["tw2sp"]], [i for i, mark in todo if mark < 2], True),
@@ -153,8 +167,10 @@ def _convert(out: list[str], flags: np.ndarray, shortcuts: Shortcuts | None) -> 
         # The shortcut passes convert the batch's texts joined by JOIN, in one call: no
         # key of their tables holds it (checked when they are built and read), so no
         # match spans it and each text comes out as alone. Two thirds less time on
-        # titles, 5 % on texts. (The texts that hold it, or a NUL, go one by one.)
-        joined = [i for i in which if JOIN not in out[i] and "\0" not in out[i]] if joinable else []
+        # titles, 5 % on texts. (The texts that hold it, a NUL or an ideographic
+        # description character go one by one.)
+        joined = [i for i in which if not flag_list[i] & HAS_IDS and JOIN not in out[i] and "\0" not in out[i]
+                  ] if joinable else []
         if len(joined) > 1:
             text = JOIN.join([out[i] for i in joined])
             for config in configs:
@@ -192,8 +208,8 @@ def unify(text: str) -> UnifiedText:
     A :class:`UnifiedText` is returned unchanged (the steps are not idempotent).
 
     The same result as :func:`simdup_es.reference.unify_reference`; :func:`unify_many` of batches of 64 takes
-    about 0.42 of its time on the project corpus (it skips the OpenCC passes that cannot
-    change a text and runs the others on flat tables, see :class:`Shortcuts`;
+    about 0.4 of its time on the project corpus with OpenCC converting, 0.15 with the compiled core (it skips
+    the OpenCC passes that cannot change a text and runs the others on flat tables, see :class:`Shortcuts`;
     ``benchmarks/bench_fingerprint.py`` measures both).
 
     >>> unify("  ＡＢＣ　軟體\\r\\n\\r\\n測試  ")

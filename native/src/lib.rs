@@ -11,6 +11,7 @@ mod lexicon;
 mod parts;
 mod passages;
 mod pipeline;
+mod script;
 mod sentences;
 mod winnow;
 mod words;
@@ -18,10 +19,11 @@ mod words;
 use std::sync::{Mutex, OnceLock};
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyUnicodeEncodeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyBytes, PyDict, PyTuple};
+use pyo3::types::string::PyStringData;
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use chars::Chars;
@@ -445,6 +447,110 @@ fn word_scores(pairs: Vec<(Bound<'_, PyDict>, Bound<'_, PyDict>)>, ids: Option<B
     pairs.iter().map(|(i, j)| words::word_score(i, j, ids.as_ref())).collect()
 }
 
+/// Appends the characters of a Python string to `out` (read in place, in the string's own width);
+/// for a string that holds a surrogate (which is no character), the `UnicodeEncodeError` encoding it to
+/// UTF-8 raises, which OpenCC's wrapper does first.
+fn read_chars(text: &Bound<'_, PyString>, out: &mut Vec<char>) -> PyResult<()> {
+    let surrogate =
+        |at: usize| PyUnicodeEncodeError::new_err(("utf-8", text.clone().unbind(), at, at + 1, "surrogates not allowed"));
+    // SAFETY: the string is alive and immutable while `text` is borrowed and the GIL held.
+    match unsafe { text.data()? } {
+        PyStringData::Ucs1(data) => out.extend(data.iter().map(|&b| char::from(b))),
+        PyStringData::Ucs2(data) => {
+            out.reserve(data.len());
+            for (at, &u) in data.iter().enumerate() {
+                out.push(char::from_u32(u32::from(u)).ok_or_else(|| surrogate(at))?);
+            }
+        }
+        PyStringData::Ucs4(data) => {
+            out.reserve(data.len());
+            for (at, &u) in data.iter().enumerate() {
+                out.push(char::from_u32(u).ok_or_else(|| surrogate(at))?);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A Python string of `chars` (CPython stores it in the narrowest width that holds them).
+fn new_string<'py>(py: Python<'py>, chars: &[char]) -> PyResult<Bound<'py, PyString>> {
+    let length = pyo3::ffi::Py_ssize_t::try_from(chars.len()).map_err(|_| PyValueError::new_err("a text too long"))?;
+    // SAFETY: a char is a u32 (a Unicode scalar value), which is what the four-byte kind reads.
+    unsafe {
+        let ptr = pyo3::ffi::PyUnicode_FromKindAndData(pyo3::ffi::PyUnicode_4BYTE_KIND as _, chars.as_ptr().cast(), length);
+        Ok(Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked())
+    }
+}
+
+/// OpenCC's conversions on the package's flat tables (`simdup_es.opencc_tables.native_script`).
+#[pyclass(frozen, module = "simdup_es._native")]
+struct Script(script::Script);
+
+#[pymethods]
+impl Script {
+    /// `tables`: the text form of each flat table; `configs`: of t2s, s2twp and tw2sp in this order (without
+    /// their normalization), the index of its segmentation table (`None` for none) and of each table of its chain.
+    #[new]
+    fn new(py: Python<'_>, tables: Vec<PyBackedStr>, configs: Vec<(Option<usize>, Vec<usize>)>) -> PyResult<Self> {
+        if configs.len() != 3 {
+            return Err(PyValueError::new_err("three configs: t2s, s2twp, tw2sp"));
+        }
+        let count = tables.len();
+        let tables: Vec<&str> = tables.iter().map(|t| &**t).collect();
+        let trie =
+            py.detach(|| script::Trie::parse(&tables)).map_err(|e| PyValueError::new_err(format!("a flat OpenCC table: {e}")))?;
+        let mut out = Vec::new();
+        for (segmentation, chain) in configs {
+            if chain.is_empty() || segmentation.iter().chain(&chain).any(|&t| t >= count) {
+                return Err(PyValueError::new_err("a config's chain is empty or names a table that is not there"));
+            }
+            out.push(script::Config { segmentation, chain });
+        }
+        Ok(Self(script::Script { trie, configs: out }))
+    }
+
+    /// Each text through t2s where `t2s[i]`, then s2twp and tw2sp (each piece between NULs on its own).
+    /// `UnicodeEncodeError` for a text that holds a surrogate, as OpenCC's wrapper raises (UTF-8 cannot hold it).
+    fn to_simplified<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        t2s: Vec<bool>,
+    ) -> PyResult<Vec<Bound<'py, PyString>>> {
+        if texts.len() != t2s.len() {
+            return Err(PyValueError::new_err("one t2s flag per text"));
+        }
+        let (mut chars, mut ends) = (Vec::new(), Vec::with_capacity(texts.len()));
+        for text in &texts {
+            read_chars(text, &mut chars)?;
+            ends.push(chars.len());
+        }
+        let (out, out_ends) = py.detach(|| self.0.to_simplified(&chars, &ends, &t2s));
+        let mut start = 0;
+        out_ends
+            .iter()
+            .map(|&end| {
+                let s = new_string(py, &out[start..end]);
+                start = end;
+                s
+            })
+            .collect()
+    }
+
+    /// `text` through one config (0: t2s, 1: s2twp, 2: tw2sp), each piece between NULs on its own.
+    fn convert(&self, py: Python<'_>, config: usize, text: &str) -> PyResult<String> {
+        if config >= self.0.configs.len() {
+            return Err(PyValueError::new_err("config 0, 1 or 2"));
+        }
+        Ok(py.detach(|| {
+            let chars: Vec<char> = text.chars().collect();
+            let mut out = Vec::with_capacity(chars.len());
+            self.0.convert(config, &chars, &mut out, &mut script::Scratch::default());
+            out.into_iter().collect()
+        }))
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("REVISION", env!("SIMDUP_NATIVE_REVISION"))?;
@@ -453,6 +559,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Pipeline>()?;
     m.add_class::<Grams>()?;
     m.add_class::<KeyTable>()?;
+    m.add_class::<Script>()?;
     for f in [
         wrap_pyfunction!(rarity, m)?,
         wrap_pyfunction!(counted, m)?,

@@ -94,11 +94,19 @@ def test_converting_texts_together_is_converting_each(texts: list[str]) -> None:
     assert to_simplified_many(texts) == [three_passes(t) for t in texts]
 
 
-@given(st.lists(st.lists(_PIECES | st.sampled_from(["abc", "\x00", "\x01"]), max_size=6).map("".join), max_size=8))
+@given(st.lists(st.lists(_PIECES | st.sampled_from(["abc", "\x00", "\x01", "⿰", "⿱", "执行"]), max_size=6).map("".join),
+                max_size=8))
 @settings(max_examples=200, deadline=None)
 def test_converting_texts_together_is_converting_each_alone(texts: list[str]) -> None:
-    # Joined for one OpenCC call, but for texts that hold the separator (or a NUL).
+    # Joined for one OpenCC call, but for texts that hold the separator, a NUL or an ideographic description character.
     assert to_simplified_many(texts) == [to_simplified(t) for t in texts]
+
+
+def test_a_description_character_ending_a_text_reaches_no_further() -> None:
+    # Joined to the next text for one OpenCC call, the operator would take JOIN and that text's first character
+    # as its operands (OpenCC copies a sequence whole), and leave that character unconverted.
+    assert converter("s2twp").convert("⿱\x01执行") == "⿱\x01执行"
+    assert to_simplified_many(["⿱", "执行程序"]) == [to_simplified("⿱"), to_simplified("执行程序")] == ["⿱", "运行程序"]
 
 
 def test_a_nul_does_not_end_the_text() -> None:
