@@ -48,7 +48,7 @@ from .sentences import DEFAULT_MIN_UNITS, SentenceTable
 log = logging.getLogger(__name__)
 
 ENV = "SIMDUP_IMPLEMENTATION"
-REVISION = "e8d9e0f8f7d7e5b7"
+REVISION = "20109537e362478f"
 """:func:`source_revision` of the crate's sources this package goes with: a module built from
 other sources is refused. ``tests/unit/test_native.py`` checks it against ``native/``."""
 

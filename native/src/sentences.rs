@@ -15,10 +15,11 @@ pub struct Sentence {
     pub units: usize,
 }
 
-/// The units of a text: where each starts, and its code (`batch_codes`).
+/// The units of a text: where each starts (`u32`: a text of fewer than 2**32 characters), and its code
+/// (`batch_codes`).
 #[derive(Default)]
 pub struct Units {
-    pub starts: Vec<usize>,
+    pub starts: Vec<u32>,
     pub codes: Vec<u64>,
 }
 
@@ -55,7 +56,7 @@ pub fn units(chars: &Chars, text: &[char], folded: &mut String) -> Units {
     while i < n {
         let c = text[i];
         if cjk_unit(c) {
-            out.starts.push(i);
+            out.starts.push(i as u32);
             out.codes.push(c as u64);
             i += 1;
         } else if chars.word(c) {
@@ -78,7 +79,7 @@ pub fn units(chars: &Chars, text: &[char], folded: &mut String) -> Units {
                 (Some(one), None) => one as u64,
                 _ => xxh3_64(folded.as_bytes()).max(1 << 21),
             };
-            out.starts.push(start);
+            out.starts.push(start as u32);
             out.codes.push(code);
         } else {
             i += 1;
@@ -195,13 +196,13 @@ fn initials(chars: &Chars, word: &str) -> bool {
 /// `sentences._merged` of the pieces of a text: each sentence ends at a boundary, and a fragment of
 /// fewer than `min_units` units joins the sentence before it, or the next one where it starts a
 /// line (or the text).
-pub fn sentences(chars: &Chars, text: &[char], unit_starts: &[usize], min_units: usize) -> Vec<Sentence> {
+pub fn sentences(chars: &Chars, text: &[char], unit_starts: &[u32], min_units: usize) -> Vec<Sentence> {
     let mut merged: Vec<(usize, usize, usize, usize)> = Vec::new(); // start, end, first unit, stop unit
     let mut pending: Option<(usize, usize, usize, usize)> = None;
     for (start, end, line_start) in raw_pieces(chars, text) {
         let (mut start, mut line_start) = (start, line_start);
-        let mut u0 = unit_starts.partition_point(|&s| s < start);
-        let u1 = unit_starts.partition_point(|&s| s < end);
+        let mut u0 = unit_starts.partition_point(|&s| (s as usize) < start);
+        let u1 = unit_starts.partition_point(|&s| (s as usize) < end);
         if let Some(p) = pending.take() {
             (start, u0, line_start) = (p.0, p.2, true);
         }

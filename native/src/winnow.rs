@@ -6,20 +6,28 @@ const M2: u64 = 0x94D049BB133111EB;
 
 /// The 64-bit hash of each run of `k` codes (none when there are fewer).
 pub fn gram_hashes(codes: &[u64], k: usize) -> Vec<u64> {
+    let mut out = codes.to_vec();
+    gram_hashes_in_place(&mut out, k);
+    out
+}
+
+/// `gram_hashes` written over `codes` (the hash of the run starting at `i` replaces code `i`, which no
+/// later run reads), the vector cut to their number: no second vector of 8 bytes a unit.
+pub fn gram_hashes_in_place(codes: &mut Vec<u64>, k: usize) {
     if k == 0 || codes.len() < k {
-        return Vec::new();
+        codes.clear();
+        return;
     }
-    codes
-        .windows(k)
-        .map(|gram| {
-            let mut h = gram.iter().fold(0u64, |h, &c| h.wrapping_mul(BASE).wrapping_add(c));
-            h ^= h >> 30;
-            h = h.wrapping_mul(M1);
-            h ^= h >> 27;
-            h = h.wrapping_mul(M2);
-            h ^ (h >> 31)
-        })
-        .collect()
+    let n = codes.len() - k + 1;
+    for i in 0..n {
+        let mut h = codes[i..i + k].iter().fold(0u64, |h, &c| h.wrapping_mul(BASE).wrapping_add(c));
+        h ^= h >> 30;
+        h = h.wrapping_mul(M1);
+        h ^= h >> 27;
+        h = h.wrapping_mul(M2);
+        codes[i] = h ^ (h >> 31);
+    }
+    codes.truncate(n);
 }
 
 /// The smallest of every `w` consecutive hashes (the rightmost of equal ones), each once, with its
