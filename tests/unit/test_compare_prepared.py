@@ -85,3 +85,28 @@ def test_a_query_with_more_words_than_codes_is_compared_pair_by_pair() -> None:
     got = compare(words + "共同的句子在这里出现。", b, PARAMS, segment=segment)
     assert got.lcs == 20 == got.units_b and [p.j for p in got.pairs] == [1] and bool(got.runs_b.all())
     assert compare(words + "共同的句子在这里出现。", b, PARAMS, segment=segment).to_dict() == got.to_dict()
+
+
+def test_a_long_query_is_prepared_once_within_keeping_and_not_kept_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server answers one long query and then others: its preparation (some 60 bytes a character) is kept for
+    its search's comparisons only. A short one is kept for later calls, as before."""
+    from simdup_es import search
+
+    made: list[str] = []
+    monkeypatch.setattr(search, "KEEP_PREPARED_CHARS", 30)
+    monkeypatch.setattr(search, "prepare", lambda a, **kw: made.append(a) or prepare(a, **kw))
+    comparer = search.MatrixComparer(PARAMS)
+    long, short, b = "我们应该采用更好的方法来提高工作效率。" * 3, "我们应该采用更好的方法。", "更好的方法来提高工作效率。"
+    with comparer.keeping():
+        first = comparer(long, b)
+        with comparer.keeping():  # nested: the outer block keeps it
+            same(comparer(long, b), first)
+        same(comparer(long, b), first)
+    assert made == [long]
+    same(comparer(long, b), first)  # after the block: prepared again, and for that call alone
+    same(comparer(long, b), first)
+    assert made == [long] * 3
+    comparer(short, b)
+    comparer(short, b)
+    assert made == [long] * 3 + [short]
+    same(first, fresh(long, b))
