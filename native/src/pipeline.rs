@@ -10,8 +10,8 @@ use crate::chars::Chars;
 use crate::keys::{StoredLevels, members, stored};
 use crate::lexicon::{Lexicon, Tables};
 use crate::parts::{PartParams, parts, token_slice};
-use crate::sentences::{paragraphs, sentences, units};
-use crate::winnow::{gram_hashes_in_place, winnow};
+use crate::sentences::{each_unit, paragraphs, sentences};
+use crate::winnow::Winnower;
 
 pub struct Pipeline {
     pub chars: Chars,
@@ -213,14 +213,17 @@ impl Pipeline {
         for (text, title) in texts.iter().zip(titles) {
             assert!(text.len() < u32::MAX as usize, "a text of 2**32 bytes or more");
             let chars: Vec<char> = text.chars().collect();
-            // The units' codes become their grams' hashes in place, and the units are dropped before the
-            // text is segmented: 12 bytes a unit at most.
+            // The units' codes are winnowed as they come, and their starts dropped before the text is
+            // segmented: 4 bytes a unit at most.
             let cut = {
-                let mut found = units(&self.chars, &chars, &mut folded);
-                gram_hashes_in_place(&mut found.codes, lp.key_units);
-                winnow(&found.codes, lp.key_window, &mut out.keys);
-                drop(found.codes);
-                sentences(&self.chars, &chars, &found.starts, lp.sentence_units)
+                let mut starts: Vec<u32> = Vec::new();
+                let mut keys = Winnower::new(lp.key_units, lp.key_window, &mut out.keys);
+                each_unit(&self.chars, &chars, &mut folded, |start, code| {
+                    starts.push(start as u32);
+                    keys.push(code);
+                });
+                keys.finish();
+                sentences(&self.chars, &chars, &starts, lp.sentence_units)
             };
             out.key_first.push(out.keys.len() / 2);
             out.sentences.extend(cut.iter().flat_map(|s| [s.start as i64, s.end as i64, s.units as i64]));

@@ -15,14 +15,6 @@ pub struct Sentence {
     pub units: usize,
 }
 
-/// The units of a text: where each starts (`u32`: a text of fewer than 2**32 characters), and its code
-/// (`batch_codes`).
-#[derive(Default)]
-pub struct Units {
-    pub starts: Vec<u32>,
-    pub codes: Vec<u64>,
-}
-
 fn is_break(c: char) -> bool {
     matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
 }
@@ -47,17 +39,16 @@ const ABBREVIATIONS: [&str; 40] = [
 ];
 
 /// The units of `text` (`sentences.units`: a CJK character, or a Latin word or number whose letters
-/// and digits one `'`, `’` or `.` may join) and their codes: a CJK character's code point; a word
-/// case-folded, its code point if it is one character, else the XXH3-64 of its UTF-8 (at least 2**21).
-pub fn units(chars: &Chars, text: &[char], folded: &mut String) -> Units {
-    let mut out = Units::default();
+/// and digits one `'`, `’` or `.` may join), each given to `f` with where it starts and its code
+/// (`batch_codes`): a CJK character's code point; a word case-folded, its code point if it is one
+/// character, else the XXH3-64 of its UTF-8 (at least 2**21).
+pub fn each_unit(chars: &Chars, text: &[char], folded: &mut String, mut f: impl FnMut(usize, u64)) {
     let n = text.len();
     let mut i = 0;
     while i < n {
         let c = text[i];
         if cjk_unit(c) {
-            out.starts.push(i as u32);
-            out.codes.push(c as u64);
+            f(i, c as u64);
             i += 1;
         } else if chars.word(c) {
             let start = i;
@@ -79,13 +70,11 @@ pub fn units(chars: &Chars, text: &[char], folded: &mut String) -> Units {
                 (Some(one), None) => one as u64,
                 _ => xxh3_64(folded.as_bytes()).max(1 << 21),
             };
-            out.starts.push(start as u32);
-            out.codes.push(code);
+            f(start, code);
         } else {
             i += 1;
         }
     }
-    out
 }
 
 /// `sentences._raw_pieces`: `(start, end, starts_line)` of every piece between boundaries, spaces trimmed.
