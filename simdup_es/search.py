@@ -123,6 +123,8 @@ class MatrixComparer:
         self.caches = caches or TextCaches()
         self.segment = CachedSegmenter(dictionary_words)
         self._prepare = partial(prepare, params=params, scans=self.caches.scans)
+        # A long query's sentence scan is not kept among the stored texts' (up to their whole budget after its request).
+        self._prepare_long = partial(prepare, params=params)
         # Two: a search holds one query at a time. Short ones only: a 5 MB query's preparation takes 300 MB, which
         # a server would hold after its request (and a second one's beside it).
         self._kept = lru_cache(maxsize=2)(self._prepare)
@@ -134,11 +136,11 @@ class MatrixComparer:
             return self._kept(a)
         held: dict[str, PreparedText] | None = getattr(self._held, "texts", None)
         if held is None:
-            return self._prepare(a)
+            return self._prepare_long(a)
         got = held.get(a)
         if got is None:
             held.clear()  # one long query at a time: the one before is freed first
-            got = held[a] = self._prepare(a)
+            got = held[a] = self._prepare_long(a)
         return got
 
     @contextmanager

@@ -36,6 +36,7 @@ __all__ = [
     "scan_bytes",
     "split_sentences",
     "split_sentences_coded",
+    "split_sentences_points",
     "split_table",
     "split_table_units",
     "unit_points",
@@ -681,6 +682,21 @@ def split_sentences_coded(
     unit_points[word_at] = WORD_BASE if words is None else _points("".join(map(words.__getitem__, found)))
     units_ = _points_text(unit_points)
     return list(sentences), list(map(units_.__getitem__, bounds))
+
+
+def split_sentences_points(
+    text: str, words: WordCodes | None, *, min_units: int = DEFAULT_MIN_UNITS,
+    scans: Callable[[tuple[str, int]], Scan] | None = None,
+) -> tuple[list[Sentence], np.ndarray, np.ndarray]:
+    """:func:`split_sentences_coded` with the sentences' coded units as one array (``uint32``, a code point a unit,
+    sentence after sentence) and each sentence's number of units (``int64``): what the matrix reads of them, with no
+    string a sentence (a 5 MB text's took 20 MB)."""
+    sentences, unit_points, word_at, found, _, _ = (scans or scan)((text, min_units))
+    lengths = np.fromiter((s.n_units for s in sentences), dtype=np.int64, count=len(sentences))
+    if found:
+        unit_points = unit_points.copy()
+        unit_points[word_at] = WORD_BASE if words is None else _points("".join(map(words.__getitem__, found)))
+    return list(sentences), unit_points[: int(lengths.sum())], lengths
 
 
 Scan = tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], list[slice], tuple[str, ...]]
