@@ -675,13 +675,10 @@ def split_sentences_coded(
     OverflowError
         More distinct words than private-use code points.
     """
-    sentences, unit_points, word_at, found, bounds, plain = (scans or scan)((text, min_units))
-    if not found:  # no word to code: the same for every table
-        return list(sentences), list(plain)
-    unit_points = unit_points.copy()
-    unit_points[word_at] = WORD_BASE if words is None else _points("".join(map(words.__getitem__, found)))
-    units_ = _points_text(unit_points)
-    return list(sentences), list(map(units_.__getitem__, bounds))
+    sentences, points, lengths = split_sentences_points(text, words, min_units=min_units, scans=scans)
+    units_ = _points_text(points)
+    stops = np.cumsum(lengths).tolist()
+    return sentences, list(map(units_.__getitem__, map(slice, [0, *stops[:-1]], stops)))
 
 
 def split_sentences_points(
@@ -691,15 +688,14 @@ def split_sentences_points(
     """:func:`split_sentences_coded` with the sentences' coded units as one array (``uint32``, a code point a unit,
     sentence after sentence) and each sentence's number of units (``int64``): what the matrix reads of them, with no
     string a sentence (a 5 MB text's took 20 MB)."""
-    sentences, unit_points, word_at, found, _, _ = (scans or scan)((text, min_units))
-    lengths = np.fromiter((s.n_units for s in sentences), dtype=np.int64, count=len(sentences))
+    sentences, unit_points, word_at, found, lengths = (scans or scan)((text, min_units))
     if found:
         unit_points = unit_points.copy()
         unit_points[word_at] = WORD_BASE if words is None else _points("".join(map(words.__getitem__, found)))
     return list(sentences), unit_points[: int(lengths.sum())], lengths
 
 
-Scan = tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], list[slice], tuple[str, ...]]
+Scan = tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], np.ndarray]
 
 
 def _points_text(points: np.ndarray) -> str:
@@ -710,28 +706,25 @@ def _points_text(points: np.ndarray) -> str:
 def scan(key: tuple[str, int]) -> Scan:
     """What :func:`split_sentences_coded` needs of ``text`` whatever the word codes: its sentences, the code
     point of each unit's first character, which units are words and their (case-folded) text, and each
-    sentence's slice of the units; and, for a text without words, each sentence's coded units."""
+    sentence's number of units (``int64``; its units follow those of the sentences before it). The arrays are
+    read-only: a cache shares them between calls."""
     text, min_units = key
     table, chars = _split([text], min_units)
     starts = chars.starts
     word_at = np.searchsorted(starts, chars.word_starts)  # the units that are words
     found = [text[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
     unit_points = chars.points[starts]
-    unit_points.flags.writeable = False  # shared by every call
-    sentences = tuple(table.sentences())
-    stops = list(itertools.accumulate(s.n_units for s in sentences))
-    bounds = list(map(slice, [0, *stops[:-1]], stops))
-    plain: tuple[str, ...] = ()
-    if not found:
-        plain = tuple(map(_points_text(unit_points).__getitem__, bounds))
-    return sentences, unit_points, word_at, found, bounds, plain
+    lengths = np.ascontiguousarray(table.units, dtype=np.int64)
+    for shared in (unit_points, word_at, lengths):
+        shared.flags.writeable = False
+    return tuple(table.sentences()), unit_points, word_at, found, lengths
 
 
 def scan_bytes(key: tuple[str, int], scanned: Scan) -> int:
     """About the bytes a :func:`scan` holds: the text, its sentences (each an object and its text), the arrays."""
-    sentences, unit_points, word_at, found, _, plain = scanned
-    return (2 * sys.getsizeof(key[0]) + 240 * len(sentences) + unit_points.nbytes + word_at.nbytes
-            + sum(map(sys.getsizeof, found)) + sum(map(sys.getsizeof, plain)))
+    sentences, unit_points, word_at, found, lengths = scanned
+    return (2 * sys.getsizeof(key[0]) + 240 * len(sentences) + unit_points.nbytes + word_at.nbytes + lengths.nbytes
+            + sum(map(sys.getsizeof, found)))
 
 
 def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:
