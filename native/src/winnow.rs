@@ -9,7 +9,13 @@ pub fn gram_hashes(codes: &[u64], k: usize) -> Vec<u64> {
     if k == 0 || codes.len() < k {
         return Vec::new();
     }
-    codes.windows(k).map(|gram| gram_hash(gram.iter().copied())).collect()
+    gram_hashes_each(codes, k).collect()
+}
+
+/// `gram_hashes`, one at a time.
+pub fn gram_hashes_each(codes: &[u64], k: usize) -> impl Iterator<Item = u64> + '_ {
+    let grams = if k == 0 || codes.len() < k { [].windows(1) } else { codes.windows(k) };
+    grams.map(|gram| gram_hash(gram.iter().copied()))
 }
 
 fn gram_hash(gram: impl Iterator<Item = u64>) -> u64 {
