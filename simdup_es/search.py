@@ -102,8 +102,9 @@ def comparer(params: CompareParams = CompareParams(), synonym_file: Path | None 
 
 KEEP_PREPARED_CHARS = 50_000
 """The longest query whose preparation (:func:`simdup_es.compare.prepare`, some 60 bytes a character) a
-:class:`MatrixComparer` keeps for later calls; a longer one's is kept only while :meth:`MatrixComparer.keeping`
-(a search's comparisons with its candidates)."""
+:class:`MatrixComparer` keeps among its last two; of longer ones it keeps the last of each thread, and within
+:meth:`MatrixComparer.keeping` (a search's comparisons with its candidates, a server's request) that one only until
+the block ends."""
 
 
 class MatrixComparer:
@@ -131,12 +132,13 @@ class MatrixComparer:
         self._held = threading.local()  # per thread, within keeping(): the last long query prepared
 
     def prepared(self, a: str) -> PreparedText:
-        """``a`` prepared (:func:`simdup_es.compare.prepare`): kept if short, else within :meth:`keeping` only."""
+        """``a`` prepared (:func:`simdup_es.compare.prepare`): among the last two if short, else as this thread's last
+        long one (within :meth:`keeping`, until the block ends)."""
         if len(a) <= KEEP_PREPARED_CHARS:
             return self._kept(a)
         held: dict[str, PreparedText] | None = getattr(self._held, "texts", None)
-        if held is None:
-            return self._prepare_long(a)
+        if held is None:  # outside any block: kept until this thread prepares another long one
+            held = self._held.__dict__.setdefault("last", {})
         got = held.get(a)
         if got is None:
             held.clear()  # one long query at a time: the one before is freed first
@@ -146,7 +148,8 @@ class MatrixComparer:
     @contextmanager
     def keeping(self) -> Iterator[None]:
         """Within the block, this thread's last long query prepared is kept for the calls after it (a search compares
-        its query with each candidate), and freed at its end. Blocks may nest: the outermost frees it."""
+        its query with each candidate), and freed at its end: a server keeps no request's long query after it.
+        Blocks may nest: the outermost frees it."""
         outermost = getattr(self._held, "texts", None) is None
         if outermost:
             self._held.texts = {}

@@ -220,7 +220,9 @@ class Service:
             common = CommonText.of(counts.excluding(template_keys(excluded)), shown_a.text, params,
                                    self.comparer.unit_codes)
             sides = (common.query, common.rarity(shown_b.text))
-        verdict = Verdict(fa, fb, self.comparer(shown_a.text, shown_b.text), params, sides)
+        with self.comparer.keeping():  # a long text's preparation not kept after the call
+            comparison = self.comparer(shown_a.text, shown_b.text)
+        verdict = Verdict(fa, fb, comparison, params, sides)
         return Compared(verdict, shown_a, shown_b)
 
     def report(self, query: Query, *, exclusions: Exclusions | None = None, include_self: bool = False,
