@@ -68,7 +68,7 @@ class TextCaches:
 
     def _codes(self, key: tuple[str, int]) -> np.ndarray:
         """:func:`simdup_es.winnow.unit_codes` of ``(text, min_units)``, from the text's sentence scan (kept too)."""
-        _, points, word_at, words, _, _ = self.scans(key)
+        _, points, word_at, words, _ = self.scans(key)
         return codes_of_scan(points, word_at, words)
 
     def _map(self, text: str) -> Unified:

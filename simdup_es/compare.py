@@ -103,6 +103,7 @@ from .matrix import (
     Coded,
     Encoded,
     Pairs,
+    RawCodes,
     candidate_pairs,
     codes_text,
     folded_sentences,
@@ -116,7 +117,7 @@ from .sentences import (
     Sentence,
     WordCodes,
     split_sentences,
-    split_sentences_coded,
+    split_sentences_points,
     unwrap_lines,
 )
 from .thesaurus import Thesaurus, cilin_thesaurus
@@ -575,7 +576,7 @@ class PreparedText:
     __slots__ = ("_compiled", "_folded", "_grams", "coded", "min_units", "sentences", "table", "text", "unwrap", "values",
                  "words")
 
-    def __init__(self, text: str, sentences: Sequence[Sentence], raw: list[str], words: dict[str, str] | None,
+    def __init__(self, text: str, sentences: Sequence[Sentence], raw: list[str] | RawCodes, words: dict[str, str] | None,
                  min_units: int, unwrap: bool) -> None:
         self.text = text
         self.sentences = tuple(sentences)
@@ -605,8 +606,9 @@ class PreparedText:
         if core is None:
             return shared_runs_with(self.grams(k), b)
         compiled = self._compiled.get(k)
-        if compiled is None:
-            index = self.grams(k)
+        if compiled is None:  # the grams copied into it: their index is not kept too (16 bytes a unit)
+            index = self._grams.get(k)
+            index = GramIndex(self.coded.codes, k) if index is None else index
             compiled = self._compiled[k] = core.Grams(index.sorted, index.order, index.n, k)
         runs_a, runs_b = compiled.shared_runs(np.asarray(b, dtype=np.uint64))
         return np.frombuffer(runs_a, dtype=bool), np.frombuffer(runs_b, dtype=bool)
@@ -619,8 +621,8 @@ def prepare(a: str, params: CompareParams = CompareParams(), *, scans: Scans | N
     text = unwrap_lines(a) if unwrap else a  # same length: offsets into the text given stay right
     try:
         codes = WordCodes()
-        sentences, raw = split_sentences_coded(text, codes, min_units=min_units, scans=scans)
-        return PreparedText(text, sentences, raw, dict(codes), min_units, unwrap)
+        sentences, points, lengths = split_sentences_points(text, codes, min_units=min_units, scans=scans)
+        return PreparedText(text, sentences, (points, lengths), dict(codes), min_units, unwrap)
     except OverflowError:
         sentences = split_sentences(text, min_units=min_units)
         return PreparedText(text, sentences, raw_codes([s.units for s in sentences], [])[0], None, min_units, unwrap)
@@ -631,7 +633,9 @@ def _pair_up(query: PreparedText, b: str, scans: Scans | None) -> tuple[Prepared
     try:
         if query.words is None:
             raise OverflowError("the query alone has more words than codes")
-        sentences_b, raw_b = split_sentences_coded(b, WordCodes(query.words), min_units=query.min_units, scans=scans)
+        sentences_b, points_b, lengths_b = split_sentences_points(b, WordCodes(query.words), min_units=query.min_units,
+                                                                 scans=scans)
+        raw_b: list[str] | RawCodes = (points_b, lengths_b)
     except OverflowError:  # more distinct words than private-use code points: number them pair by pair
         sentences_a = split_sentences(query.text, min_units=query.min_units)
         sentences_b = split_sentences(b, min_units=query.min_units)

@@ -47,7 +47,8 @@ from .lcs import UnitCodec
 from .sentences import WORD_BASE, WordCodes
 
 __all__ = ["GROUPED_MIN_PAIRS", "PARALLEL_MIN_PAIRS", "Coded", "Encoded", "Pairs", "bounded_pairs", "candidate_pairs",
-           "codes_text", "folded_sentences", "lcs_matrix", "rank_first", "rank_second", "raw_codes"]
+           "RawCodes", "codes_text", "folded_sentences", "lcs_matrix", "rank_first", "rank_second",
+           "raw_codes"]
 
 # Below this many sentence pairs, threads cost more than they save.
 PARALLEL_MIN_PAIRS = 250_000
@@ -174,31 +175,41 @@ def _lengths(raw: list[str]) -> np.ndarray:
     return np.fromiter(map(len, raw), dtype=np.int64, count=len(raw))
 
 
-def rank_first(raw_a: list[str]) -> tuple[np.ndarray, np.ndarray, Coded]:
-    """Code ``a``'s units by their frequency in ``a`` (the most common gets 0).
+RawCodes = tuple[np.ndarray, np.ndarray]
+"""A text's sentences' raw unit codes (before ranking) as one array of code points, sentence after sentence, and each
+sentence's number of units (:func:`simdup_es.sentences.split_sentences_points`): the strings of
+:func:`simdup_es.sentences.split_sentences_coded` joined, and their lengths."""
+
+
+def _raw(raw: list[str] | RawCodes) -> RawCodes:
+    return raw if isinstance(raw, tuple) else (_code_points("".join(raw)), _lengths(raw))
+
+
+def rank_first(raw_a: list[str] | RawCodes) -> tuple[np.ndarray, np.ndarray, Coded]:
+    """Code ``a``'s units by their frequency in ``a`` (the most common gets 0). ``raw_a``: a string of raw codes a
+    sentence, or them all as :data:`RawCodes`.
 
     Returns the distinct raw code points (sorted), the code each one got, and ``a`` coded.
     """
-    raw = _code_points("".join(raw_a))
+    raw, lengths = _raw(raw_a)
     if not raw.size:
         empty = np.zeros(0, dtype=np.uint32)
-        return empty, empty, _coded(empty, _lengths(raw_a))
+        return empty, empty, _coded(empty, lengths)
     values, inverse, counts = np.unique(raw, return_inverse=True, return_counts=True)
     rank = np.empty(counts.size, dtype=np.int64)
     rank[np.argsort(-counts, kind="stable")] = np.arange(counts.size)
     table = _no_surrogates(rank)
-    return values, table, _coded(table[inverse.reshape(-1)], _lengths(raw_a))
+    return values, table, _coded(table[inverse.reshape(-1)], lengths)
 
 
-def rank_second(values: np.ndarray, table: np.ndarray, raw_b: list[str]) -> tuple[Coded, int]:
+def rank_second(values: np.ndarray, table: np.ndarray, raw_b: list[str] | RawCodes) -> tuple[Coded, int]:
     """Code ``b``'s units as :func:`rank_first` coded ``a``'s; units ``a`` lacks follow, by their
     frequency in ``b``. Returns ``b`` coded and the number of distinct units of both texts. The compiled core
     codes it where it computes (:mod:`simdup_es.native`)."""
-    raw = _code_points("".join(raw_b))
+    raw, lengths = _raw(raw_b)
     if not raw.size:
-        return _coded(raw.astype(np.uint32), _lengths(raw_b)), values.size
+        return _coded(raw.astype(np.uint32), lengths), values.size
     if (core := native.module()) is not None:
-        lengths = _lengths(raw_b)
         codes, whole, sentences, distinct = core.rank_second(np.asarray(values, dtype=np.uint32),
                                                              np.asarray(table, dtype=np.uint32), raw, lengths)
         return Coded(np.frombuffer(codes, dtype=np.uint32), sentences, lengths, whole), distinct
@@ -210,7 +221,7 @@ def rank_second(values: np.ndarray, table: np.ndarray, raw_b: list[str]) -> tupl
     rank[new[np.argsort(-counts[new], kind="stable")]] = values.size + np.arange(new.size)
     codes = _no_surrogates(rank)
     codes[known] = table[at[known]]
-    return _coded(codes[inverse.reshape(-1)], _lengths(raw_b)), values.size + new.size
+    return _coded(codes[inverse.reshape(-1)], lengths), values.size + new.size
 
 
 def folded_sentences(coded: Coded) -> list[str]:

@@ -350,11 +350,10 @@ def _judging_order(c: Candidate) -> tuple[float, float, str]:
 
 
 def _unit_starts(query: Levels) -> np.ndarray:
-    """The unit offset of each of the query's sentences, and the units after the last (from the sentence table's
-    column when the sentences are rows of one, without making the sentence objects)."""
-    if isinstance(query.sentences, SentenceRows):
-        table, i = query.sentences.table, query.sentences.i
-        return np.concatenate(([0], np.cumsum(table.units[int(table.first[i]) : int(table.first[i + 1])])))
+    """The unit offset of each of the query's sentences, and the units after the last."""
+    if isinstance(query.sentences, SentenceRows):  # read from their table: no Sentence object made (60 MB for 10 MB)
+        rows = query.sentences.table.rows(query.sentences.i)
+        return np.cumsum(np.concatenate(([0], query.sentences.table.units[rows.start : rows.stop])), dtype=np.int64)
     return np.cumsum([0, *(s.n_units for s in query.sentences)])
 
 
@@ -378,14 +377,22 @@ def rare_levels(query: Levels, common: CommonText) -> Levels:
     documents hold, and without the fingerprints (``None``) of the parts mostly of common text. Pages that share
     only a footer or a template with the query are then no candidates: they neither crowd out the store's cut
     nor use up the judging's misses."""
-    drop = frozenset(common.common_keys(query.key_values()))
+    flat = query.keys.flat if isinstance(query.keys, U64Keys) else None  # the compiled core's: read as an array
+    values = np.frombuffer(flat, dtype=np.uint64)[0::2] if flat is not None else query.key_values()
+    drop = frozenset(common.common_keys(values))
     units, starts = common.query.common, _unit_starts(query).tolist()
     parts = [units.size == query.units and 2 * int(units[starts[p.first] : starts[p.stop]].sum())
              >= starts[p.stop] - starts[p.first] > 0 for p in query.parts]
     if not drop and not any(parts):
         return query
-    keys = [k for i, k in enumerate(query.keys) if i not in drop] if drop else query.keys
-    return dataclasses.replace(query, keys=tuple(keys), fingerprints=tuple(
+    keys: Sequence[Any] = query.keys
+    if drop and flat is not None:  # no Key object made (a 10 MB query has a million keys)
+        kept = np.ones(len(values), dtype=bool)
+        kept[list(drop)] = False
+        keys = U64Keys(np.frombuffer(flat, dtype=np.uint64).reshape(-1, 2)[kept].tobytes())
+    elif drop:
+        keys = tuple(k for i, k in enumerate(query.keys) if i not in drop)
+    return dataclasses.replace(query, keys=keys, fingerprints=tuple(
         None if gone else f for f, gone in zip(query.fingerprints, parts, strict=True)))
 
 
@@ -814,7 +821,7 @@ class CommonText:
         counts = KeyCounts(self.counts.keys[keep], self.counts.counts[keep], self.counts.documents)
         return dataclasses.replace(self, counts=counts, query=Rarity.none(0))
 
-    def common_keys(self, values: Sequence[int]) -> list[int]:
+    def common_keys(self, values: Sequence[int] | np.ndarray) -> list[int]:
         """Indices of the ``values`` (keys) that more than ``common`` documents hold."""
         return np.flatnonzero(self.counts.of(values) > self.common).tolist()
 

@@ -17,7 +17,9 @@ lifetime. Pure apart from the store it is handed: no client, no files (but the s
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cached_property, lru_cache, partial
 from pathlib import Path
@@ -27,14 +29,15 @@ import numpy as np
 
 from . import simhash as sh
 from .caches import TextCaches
-from .compare import CachedSegmenter, Comparison, CompareParams, Screen, compare, compare_screened, prepare
+from .compare import (CachedSegmenter, Comparison, CompareParams, PreparedText, Screen, compare, compare_screened,
+                      prepare)
 from .errors import ConfigError, InputError, SimdupError
 from .fingerprint import Doc, Fingerprint, Fingerprinter, default_fingerprinter
 from .commontext import Rarity, template_keys
 from .multilevel import (CommonText, Copies, Kind, MultiMatch, MultiParams, PartCandidate, Shares, StoredText,
                          copied_shares, judge, rare_levels)
 from .multilevel import find_copies as judge_copies
-from .levels import Levels
+from .levels import Levels, U64Keys
 from .parts import PartPrinter
 from .sentences import unwrap_lines
 from .store.base import Store, StoredDoc, spread
@@ -97,10 +100,18 @@ def comparer(params: CompareParams = CompareParams(), synonym_file: Path | None 
     return MatrixComparer(params, load_thesaurus(synonym_file) if params.use_synonyms else None, caches)
 
 
+KEEP_PREPARED_CHARS = 50_000
+"""The longest query whose preparation (:func:`simdup_es.compare.prepare`, some 60 bytes a character) a
+:class:`MatrixComparer` keeps among its last two; of longer ones it keeps the last of each thread, and within
+:meth:`MatrixComparer.keeping` (a search's comparisons with its candidates, a server's request) that one only until
+the block ends."""
+
+
 class MatrixComparer:
     """:func:`simdup_es.compare.compare` with its parameters and thesaurus bound (:func:`comparer`), and what it keeps
     between comparisons: the words of the sentences it segmented, the last two queries prepared
-    (:func:`simdup_es.compare.prepare`), and the caches of stored texts (:attr:`caches`).
+    (:func:`simdup_es.compare.prepare`) of at most :data:`KEEP_PREPARED_CHARS` (a longer one only within
+    :meth:`keeping`), and the caches of stored texts (:attr:`caches`).
 
     A :data:`Comparer`; :meth:`screened` also lets a search skip the rest of a comparison
     that cannot make a copy.
@@ -112,16 +123,54 @@ class MatrixComparer:
         self.thesaurus = thesaurus
         self.caches = caches or TextCaches()
         self.segment = CachedSegmenter(dictionary_words)
-        # Two: a search holds one query at a time; a 5 MB query's preparation takes about 100 MB.
-        self.prepared = lru_cache(maxsize=2)(partial(prepare, params=params, scans=self.caches.scans))
+        self._prepare = partial(prepare, params=params, scans=self.caches.scans)
+        # A long query's sentence scan is not kept among the stored texts' (up to their whole budget after its request).
+        self._prepare_long = partial(prepare, params=params)
+        # Two: a search holds one query at a time. Short ones only: a 5 MB query's preparation takes 300 MB, which
+        # a server would hold after its request (and a second one's beside it).
+        self._kept = lru_cache(maxsize=2)(self._prepare)
+        self._held = threading.local()  # per thread, within keeping(): the last long query prepared
+
+    def prepared(self, a: str) -> PreparedText:
+        """``a`` prepared (:func:`simdup_es.compare.prepare`): among the last two if short, else as this thread's last
+        long one (within :meth:`keeping`, until the block ends)."""
+        if len(a) <= KEEP_PREPARED_CHARS:
+            return self._kept(a)
+        held: dict[str, PreparedText] | None = getattr(self._held, "texts", None)
+        if held is None:  # outside any block: kept until this thread prepares another long one
+            held = self._held.__dict__.setdefault("last", {})
+        got = held.get(a)
+        if got is None:
+            held.clear()  # one long query at a time: the one before is freed first
+            got = held[a] = self._prepare_long(a)
+        return got
+
+    @contextmanager
+    def keeping(self) -> Iterator[None]:
+        """Within the block, this thread's last long query prepared is kept for the calls after it (a search compares
+        its query with each candidate), and freed at its end: a server keeps no request's long query after it.
+        Blocks may nest: the outermost frees it."""
+        outermost = getattr(self._held, "texts", None) is None
+        if outermost:
+            self._held.texts = {}
+        try:
+            yield
+        finally:
+            if outermost:
+                self._held.texts = None
 
     def __call__(self, a: str, b: str) -> Comparison:
         return compare(self.prepared(a), b, self.params, segment=self.segment, thesaurus=self.thesaurus,
                        scans=self.caches.scans)
 
     def unit_codes(self, text: str) -> np.ndarray:
-        """:func:`simdup_es.winnow.unit_codes` of a unified text, from the sentence scan its comparisons keep (kept)."""
-        return self.caches.codes((unwrap_lines(text) if self.params.unwrap else text, self.params.min_units))
+        """:func:`simdup_es.winnow.unit_codes` of a unified text, from the sentence scan its comparisons keep (kept);
+        of a text longer than :data:`KEEP_PREPARED_CHARS` whose scan is not kept (a long query), worked out alone
+        (its sentences are not made unless it is compared, and nothing is kept)."""
+        key = (unwrap_lines(text) if self.params.unwrap else text, self.params.min_units)
+        if len(text) > KEEP_PREPARED_CHARS and key not in self.caches.scans and key not in self.caches.codes:
+            return unit_codes(key[0])
+        return self.caches.codes(key)
 
     def screened(self, a: str, b: str, screen: Screen) -> Comparison | None:
         """:func:`simdup_es.compare.compare_screened`: ``None`` when ``screen`` refuses a bound of the comparison."""
@@ -207,24 +256,74 @@ def _query(text: str | None, title: str | None, fingerprint: Fingerprint | None,
     return unified, fingerprint
 
 
-def counted_keys(keys: Iterable[int]) -> list[int]:
+def counted_keys(keys: Iterable[int] | np.ndarray) -> list[int]:
     """The keys of a query (its levels' key values, in text order) whose document frequencies a search asks for: the
-    distinct ones, an even spread of :data:`MAX_COUNTED_KEYS` of them when there are more."""
+    distinct ones, an even spread of :data:`MAX_COUNTED_KEYS` of them when there are more.
+
+    Found with numpy (a 10 MB query has a million keys: a Python int and a dict slot each were 60 MB), but for keys
+    that are not 64-bit unsigned integers (:func:`counted_keys_reference`)."""
+    if not isinstance(keys, (np.ndarray, Sequence)):
+        keys = list(keys)
+    try:
+        values = keys if isinstance(keys, np.ndarray) else np.fromiter(keys, dtype=np.uint64, count=len(keys))
+    except (OverflowError, TypeError, ValueError):
+        return counted_keys_reference(keys)
+    first = np.unique(values, return_index=True)[1]
+    first.sort()  # each distinct key where it first comes
+    return values[first[spread(len(first), MAX_COUNTED_KEYS)]].tolist()
+
+
+def counted_keys_reference(keys: Iterable[int]) -> list[int]:
+    """:func:`counted_keys` of any keys, plainly."""
     values = list(dict.fromkeys(keys))
     return [values[i] for i in spread(len(values), MAX_COUNTED_KEYS)]
 
 
+class _KeyValues(Sequence[int]):
+    """A query's key values as the store reads them (``int`` each): the stores read an even spread of them
+    (:func:`simdup_es.store.base.query_terms`), so a long query's million keys are not all made ints."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: np.ndarray | list[int]) -> None:
+        self.values = values
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
+        got = self.values[i]
+        return got.tolist() if isinstance(got, (np.ndarray, np.generic)) else got
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.values.tolist() if isinstance(self.values, np.ndarray) else self.values)
+
+
+def _key_values(levels: Levels) -> np.ndarray | list[int]:
+    """:meth:`Levels.key_values`, as an array where the keys are held as one (the compiled core's)."""
+    if isinstance(levels.keys, U64Keys):
+        return np.frombuffer(levels.keys.flat, dtype=np.uint64)[0::2]
+    return levels.key_values()
+
+
 def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
             compare: Comparer, params: MultiParams, limit: int, template: Sequence[int] = ()) -> Copies:
+    """:func:`_judged_copies`, the query prepared once for all its comparisons however long (and freed after them)."""
+    with compare.keeping() if isinstance(compare, MatrixComparer) else nullcontext():
+        return _judged_copies(store, unified, fingerprint, levels, exclude_id, compare, params, limit, template)
+
+
+def _judged_copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
+                   compare: Comparer, params: MultiParams, limit: int, template: Sequence[int] = ()) -> Copies:
     """find_copies with the query's ``unified`` text, fingerprint and levels: at most ``limit``, and how many more,
     with the stored documents the judge read of those. ``template``: keys of excluded texts.
 
     The store first counts the documents holding each of the query's keys; the candidates are then those sharing
     its rare keys and parts (:func:`simdup_es.multilevel.rare_levels`)."""
-    counts = store.key_frequencies(counted_keys(levels.key_values())).excluding(template)
+    counts = store.key_frequencies(counted_keys(_key_values(levels))).excluding(template)
     common = CommonText.of(counts, unified, params, compare.unit_codes if isinstance(compare, MatrixComparer) else unit_codes)
     levels = rare_levels(levels, common)
-    keys = levels.key_values()
+    keys = _KeyValues(_key_values(levels))
     if fingerprint.version == levels.version:
         (ids, fps), found = store.copy_candidates(fingerprint.value, levels.fingerprints, keys, levels.version,
                                                   k=params.k, exclude_id=exclude_id, limit=params.store_limit)

@@ -36,6 +36,7 @@ __all__ = [
     "scan_bytes",
     "split_sentences",
     "split_sentences_coded",
+    "split_sentences_points",
     "split_table",
     "split_table_units",
     "unit_points",
@@ -254,6 +255,12 @@ class _Chars(NamedTuple):
     word: np.ndarray  # whether each character is a letter or digit of a Latin unit (matches _WORD)
 
 
+def _joined(texts: Sequence[str]) -> str:
+    """``"\\n".join(texts)``, but one text as it is (``join`` copies a ``str`` subclass such as a unified text: 7 MB
+    for 10 MB of Chinese)."""
+    return texts[0] if len(texts) == 1 else "\n".join(texts)
+
+
 def _points(text: str) -> np.ndarray:
     """The code points of ``text`` (lone surrogates included)."""
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
@@ -270,7 +277,7 @@ def _chars(text: str) -> _Chars:
     # take, not indexing: twice as fast; clipped, every code point beyond 0xFFFF reads 0xFFFF (no letter).
     unit_start = _IS_CJK.take(points)
     word = _bmp_word_chars().take(points, mode="clip")
-    if len(text) * 2 < len(text.encode("utf-16-le", "surrogatepass")):  # characters beyond 0xFFFF
+    if len(points) and int(points.max()) > 0xFFFF:  # characters beyond 0xFFFF
         for k in np.flatnonzero(points > 0xFFFF).tolist():
             word[k] = _ALNUM_NOT_CJK.match(text, k) is not None
     if word.any():
@@ -585,7 +592,7 @@ class UnitPoints(NamedTuple):
 def unit_points(texts: Sequence[str]) -> UnitPoints:
     """The units of ``texts`` (those of :func:`units`, with numpy), all at once."""
     texts = tuple(texts)
-    return _unit_points(texts, _chars("\n".join(texts)))
+    return _unit_points(texts, _chars(_joined(texts)))
 
 
 def split_table_units(texts: Sequence[str], *, min_units: int = DEFAULT_MIN_UNITS) -> tuple[SentenceTable, UnitPoints]:
@@ -596,7 +603,7 @@ def split_table_units(texts: Sequence[str], *, min_units: int = DEFAULT_MIN_UNIT
 
 
 def _unit_points(texts: tuple[str, ...], chars: _Chars) -> UnitPoints:
-    joined = "\n".join(texts)
+    joined = _joined(texts)
     words = [joined[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
     base = np.fromiter(itertools.accumulate((len(t) + 1 for t in texts), initial=0), dtype=np.int64, count=len(texts) + 1)
     return UnitPoints(chars.points[chars.starts], np.searchsorted(chars.starts, chars.word_starts), words,
@@ -614,7 +621,7 @@ def _split(texts: Sequence[str], min_units: int) -> tuple[SentenceTable, _Chars]
     if isinstance(min_units, bool) or not isinstance(min_units, int) or min_units < 1:
         raise ConfigError(f"min_units must be a positive integer, got {min_units!r}")
     texts = tuple(texts)
-    chars = _chars("\n".join(texts))
+    chars = _chars(_joined(texts))
     base = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
     split = _table_each if len(chars.points) < _BATCH_CHARS else _table_many
     first, columns = split(texts, chars, base, min_units)
@@ -668,16 +675,27 @@ def split_sentences_coded(
     OverflowError
         More distinct words than private-use code points.
     """
-    sentences, unit_points, word_at, found, bounds, plain = (scans or scan)((text, min_units))
-    if not found:  # no word to code: the same for every table
-        return list(sentences), list(plain)
-    unit_points = unit_points.copy()
-    unit_points[word_at] = WORD_BASE if words is None else _points("".join(map(words.__getitem__, found)))
-    units_ = _points_text(unit_points)
-    return list(sentences), list(map(units_.__getitem__, bounds))
+    sentences, points, lengths = split_sentences_points(text, words, min_units=min_units, scans=scans)
+    units_ = _points_text(points)
+    stops = np.cumsum(lengths).tolist()
+    return sentences, list(map(units_.__getitem__, map(slice, [0, *stops[:-1]], stops)))
 
 
-Scan = tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], list[slice], tuple[str, ...]]
+def split_sentences_points(
+    text: str, words: WordCodes | None, *, min_units: int = DEFAULT_MIN_UNITS,
+    scans: Callable[[tuple[str, int]], Scan] | None = None,
+) -> tuple[list[Sentence], np.ndarray, np.ndarray]:
+    """:func:`split_sentences_coded` with the sentences' coded units as one array (``uint32``, a code point a unit,
+    sentence after sentence) and each sentence's number of units (``int64``): what the matrix reads of them, with no
+    string a sentence (a 5 MB text's took 20 MB)."""
+    sentences, unit_points, word_at, found, lengths = (scans or scan)((text, min_units))
+    if found:
+        unit_points = unit_points.copy()
+        unit_points[word_at] = WORD_BASE if words is None else _points("".join(map(words.__getitem__, found)))
+    return list(sentences), unit_points[: int(lengths.sum())], lengths
+
+
+Scan = tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], np.ndarray]
 
 
 def _points_text(points: np.ndarray) -> str:
@@ -688,28 +706,25 @@ def _points_text(points: np.ndarray) -> str:
 def scan(key: tuple[str, int]) -> Scan:
     """What :func:`split_sentences_coded` needs of ``text`` whatever the word codes: its sentences, the code
     point of each unit's first character, which units are words and their (case-folded) text, and each
-    sentence's slice of the units; and, for a text without words, each sentence's coded units."""
+    sentence's number of units (``int64``; its units follow those of the sentences before it). The arrays are
+    read-only: a cache shares them between calls."""
     text, min_units = key
     table, chars = _split([text], min_units)
     starts = chars.starts
     word_at = np.searchsorted(starts, chars.word_starts)  # the units that are words
     found = [text[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
     unit_points = chars.points[starts]
-    unit_points.flags.writeable = False  # shared by every call
-    sentences = tuple(table.sentences())
-    stops = list(itertools.accumulate(s.n_units for s in sentences))
-    bounds = list(map(slice, [0, *stops[:-1]], stops))
-    plain: tuple[str, ...] = ()
-    if not found:
-        plain = tuple(map(_points_text(unit_points).__getitem__, bounds))
-    return sentences, unit_points, word_at, found, bounds, plain
+    lengths = np.ascontiguousarray(table.units, dtype=np.int64)
+    for shared in (unit_points, word_at, lengths):
+        shared.flags.writeable = False
+    return tuple(table.sentences()), unit_points, word_at, found, lengths
 
 
 def scan_bytes(key: tuple[str, int], scanned: Scan) -> int:
     """About the bytes a :func:`scan` holds: the text, its sentences (each an object and its text), the arrays."""
-    sentences, unit_points, word_at, found, _, plain = scanned
-    return (2 * sys.getsizeof(key[0]) + 240 * len(sentences) + unit_points.nbytes + word_at.nbytes
-            + sum(map(sys.getsizeof, found)) + sum(map(sys.getsizeof, plain)))
+    sentences, unit_points, word_at, found, lengths = scanned
+    return (2 * sys.getsizeof(key[0]) + 240 * len(sentences) + unit_points.nbytes + word_at.nbytes + lengths.nbytes
+            + sum(map(sys.getsizeof, found)))
 
 
 def split_sentences(text: str, *, min_units: int = DEFAULT_MIN_UNITS) -> list[Sentence]:

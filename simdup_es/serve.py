@@ -412,12 +412,26 @@ def _checked(value: Any, escaped: bool) -> Any:
     return value
 
 
-def parse_json(body: bytes) -> Any:
+def parse_json(body: bytes | bytearray) -> Any:
     """A request body as JSON: UTF-8 (a BOM allowed), at most :data:`MAX_DEPTH` levels deep, no lone surrogate."""
+    return _parse_text(_decoded(body))
+
+
+def _parse_held(held: list[bytearray]) -> Any:
+    """:func:`parse_json` of the one body in ``held``, which it takes: the body is freed once decoded, before the
+    JSON is parsed (its bytes, its text and the values it holds are never all held at once)."""
+    text = _decoded(held.pop())
+    return _parse_text(text)
+
+
+def _decoded(body: bytes | bytearray) -> str:
     try:
-        text = body.decode("utf-8-sig")  # strict: no encoded surrogates either
+        return body.decode("utf-8-sig")  # strict: no encoded surrogates either
     except UnicodeDecodeError:
         raise ApiError(400, "bad_json", "the request body is not UTF-8: send JSON in UTF-8") from None
+
+
+def _parse_text(text: str) -> Any:
     try:
         value = json.loads(text)
     except RecursionError:
@@ -439,18 +453,18 @@ async def read_json(request: Request, limit: int, advice: str = "less (fewer doc
                                           f"with a larger {option}")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise too_large
-    chunks, size = [], 0
+    body = bytearray()  # one buffer, not its chunks and then their join beside them
     async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
+        if len(body) + len(chunk) > limit:
             raise too_large
-        chunks.append(chunk)
-    body = b"".join(chunks)
-    if not body.strip():
+        body += chunk
+    if not body or body.isspace():
         raise ApiError(400, "bad_json", "the request body is empty: send a JSON object")
     if len(body) < _INLINE_JSON:
         return parse_json(body)
-    return await anyio.to_thread.run_sync(parse_json, body)  # megabytes of JSON: not on the event loop
+    held = [body]
+    del body  # the parser takes it (and frees it once decoded)
+    return await anyio.to_thread.run_sync(_parse_held, held)  # megabytes of JSON: not on the event loop
 
 
 async def read_object(request: Request, limit: int, advice: str = "less", option: str = "--max-body"

@@ -24,6 +24,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
+
 from .caches import TextCaches
 from .commontext import EXCLUDED, KeyCounts, template_keys
 from .errors import ConfigError, FingerprintVersionError, InputError, NotFound, SimdupError, TooLarge
@@ -213,12 +215,14 @@ class Service:
         excluded = (*self.exclude_texts, *exclude_texts)
         sides = None
         if self._store is not None or excluded:
-            keys = counted_keys([*winnowed(shown_a.text)[0].tolist(), *winnowed(shown_b.text)[0].tolist()])
+            keys = counted_keys(np.concatenate((winnowed(shown_a.text)[0], winnowed(shown_b.text)[0])))
             counts = self._store.key_frequencies(keys) if self._store is not None else KeyCounts()
             common = CommonText.of(counts.excluding(template_keys(excluded)), shown_a.text, params,
                                    self.comparer.unit_codes)
             sides = (common.query, common.rarity(shown_b.text))
-        verdict = Verdict(fa, fb, self.comparer(shown_a.text, shown_b.text), params, sides)
+        with self.comparer.keeping():  # a long text's preparation not kept after the call
+            comparison = self.comparer(shown_a.text, shown_b.text)
+        verdict = Verdict(fa, fb, comparison, params, sides)
         return Compared(verdict, shown_a, shown_b)
 
     def report(self, query: Query, *, exclusions: Exclusions | None = None, include_self: bool = False,
@@ -244,16 +248,18 @@ class Service:
         if include_self:  # its own stored copy counts: searched as a text, nothing left out
             text, title = self._document(query, "report")
             asked = Query(text=text, title=title)
-        found = self.search(asked, params=params,
-                            limit=report_limit(limit, query.id, include_self, len(set(exclude_sources))),
-                            exclude_texts=exclude_texts)
-        if found.text is None:
-            raise InputError("stored without its text, which the report needs: index it with its text", source=query.id)
-        own = set() if include_self or query.id is None else {query.id}
-        # Excluded quotations count nowhere: no source of theirs to look for.
-        quoted = None if exclusions.quotations else find_quoted(
-            self.store, found, self.comparer, self.printer, layout=query.layout, params=params,
-            exclude={*exclude_sources, *own})
+        with self.comparer.keeping():  # the query prepared once for the search and its quotations' sources
+            found = self.search(asked, params=params,
+                                limit=report_limit(limit, query.id, include_self, len(set(exclude_sources))),
+                                exclude_texts=exclude_texts)
+            if found.text is None:
+                raise InputError("stored without its text, which the report needs: index it with its text",
+                                 source=query.id)
+            own = set() if include_self or query.id is None else {query.id}
+            # Excluded quotations count nowhere: no source of theirs to look for.
+            quoted = None if exclusions.quotations else find_quoted(
+                self.store, found, self.comparer, self.printer, layout=query.layout, params=params,
+                exclude={*exclude_sources, *own})
         words = settings_in_words(self.comparer.params, params)
         held = {d.id for d in self.store.get(list(dict.fromkeys(exclude_sources)))} if exclude_sources else set()
         result = report_from_copies(found.text, found, doc_id=query.id, label=query.label or query.id or

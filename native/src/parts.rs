@@ -116,10 +116,11 @@ fn apart(chars: &Chars, text: &[char], at: usize) -> bool {
 /// `part_spans` of one part: `Some((i, j))` where its tokens are tokens `i .. j` of the text's
 /// (`token_starts`: where each token starts, then the text's length; `None`: the tokens do not
 /// spell the text), else `None`: the part is segmented on its own.
-pub fn token_slice(chars: &Chars, text: &[char], token_starts: Option<&[usize]>, part: &Part) -> Option<(usize, usize)> {
+pub fn token_slice(chars: &Chars, text: &[char], token_starts: Option<&[u32]>, part: &Part) -> Option<(usize, usize)> {
     let starts = token_starts?;
-    let i = starts.partition_point(|&s| s < part.start);
-    let j = starts.partition_point(|&s| s < part.end);
-    let on_tokens = starts.get(i) == Some(&part.start) && starts.get(j) == Some(&part.end);
+    let i = starts.partition_point(|&s| (s as usize) < part.start);
+    let j = starts.partition_point(|&s| (s as usize) < part.end);
+    let at = |k: usize| starts.get(k).map(|&s| s as usize);
+    let on_tokens = at(i) == Some(part.start) && at(j) == Some(part.end);
     (on_tokens && apart(chars, text, part.start) && apart(chars, text, part.end)).then_some((i, j))
 }

@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::winnow::gram_hashes;
+use crate::winnow::{gram_hashes, gram_hashes_each};
 
 /// The query's grams of `k` codes hashed and sorted once (`simdup_es.winnow.GramIndex`): `sorted` hashes,
 /// `order[i]` the gram `sorted[i]` came from (equal ones in text order), `n` the query's units.
@@ -84,11 +84,11 @@ pub fn rarity(
     let held: Vec<i64> = if keys.is_empty() {
         Vec::new()
     } else {
-        gram_hashes(codes, k)
-            .iter()
+        // Each gram hashed as it is looked up: no vector of them beside `held` (8 bytes a unit).
+        gram_hashes_each(codes, k)
             .map(|h| {
-                let at = keys.partition_point(|x| x < h).min(keys.len() - 1);
-                if keys[at] == *h { counts[at] } else { 0 }
+                let at = keys.partition_point(|&x| x < h).min(keys.len() - 1);
+                if keys[at] == h { counts[at] } else { 0 }
             })
             .collect()
     };

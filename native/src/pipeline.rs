@@ -10,8 +10,8 @@ use crate::chars::Chars;
 use crate::keys::{StoredLevels, members, stored};
 use crate::lexicon::{Lexicon, Tables};
 use crate::parts::{PartParams, parts, token_slice};
-use crate::sentences::{paragraphs, sentences, units};
-use crate::winnow::{gram_hashes, winnow};
+use crate::sentences::{each_unit, paragraphs, sentences};
+use crate::winnow::Winnower;
 
 pub struct Pipeline {
     pub chars: Chars,
@@ -74,37 +74,94 @@ pub struct Levels {
 }
 
 /// A text's content rows: `rows[offsets[i]..offsets[i + 1]]` are token `i`'s; `starts`: where each
-/// token starts, then the text's length (`None` if the tokens do not spell the text).
+/// token starts, then the text's length (`None` if the tokens do not spell the text). `u32`: a text
+/// has fewer than 2**32 characters (the server takes at most a few MB), and a 10 MB text has some
+/// two million tokens.
 struct Segmented {
     rows: Vec<u32>,
-    offsets: Vec<usize>,
-    starts: Option<Vec<usize>>,
+    offsets: Vec<u32>,
+    starts: Option<Vec<u32>>,
+}
+
+/// Pieces of a text of about `CHUNK_BYTES` that jieba-rs cuts into the same tokens apart as together.
+const CHUNK_BYTES: usize = 1 << 16;
+
+/// jieba-rs's `RE_HAN_DEFAULT` class (jieba-rs 0.11 `is_han_default`, private there): the characters
+/// of the runs its `cut` segments as a whole. Every other character is a token of its own (but a
+/// `\r` with the `\n` after it).
+fn han_default(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric() || matches!(c, '+' | '#' | '&' | '.' | '_' | '%' | '-');
+    }
+    matches!(c,
+        '\u{4E00}'..='\u{9FFF}'
+        | '\u{3400}'..='\u{4DBF}'
+        | '\u{F900}'..='\u{FAFF}'
+        | '\u{20000}'..='\u{2A6DF}'
+        | '\u{2A700}'..='\u{2B73F}'
+        | '\u{2B740}'..='\u{2B81F}'
+        | '\u{2B820}'..='\u{2CEAF}'
+        | '\u{2CEB0}'..='\u{2EBEF}'
+        | '\u{2F800}'..='\u{2FA1F}'
+    )
+}
+
+/// `text` in pieces of about `CHUNK_BYTES` (more where no cut fits), each cut right after a
+/// character jieba-rs makes a token of its own (not a `\r`): the tokens of the pieces, one after
+/// another, are those of the whole text, and only a piece's tokens are held at once (48 bytes a
+/// token: 100 MB for a 10 MB text cut whole).
+fn chunks(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut end = rest.len();
+        if rest.len() > CHUNK_BYTES {
+            let mut from = CHUNK_BYTES;
+            while !rest.is_char_boundary(from) {
+                from += 1;
+            }
+            if let Some((at, c)) = rest[from..].char_indices().find(|&(_, c)| !han_default(c) && c != '\r') {
+                end = from + at + c.len_utf8();
+            }
+        }
+        let (piece, after) = rest.split_at(end);
+        rest = after;
+        Some(piece)
+    })
 }
 
 impl Pipeline {
-    fn segment(&self, lexicon: &mut Lexicon, text: &str, n_chars: usize) -> Segmented {
-        let tokens = self.jieba.cut(text, true);
-        let mut rows = Vec::with_capacity(tokens.len());
-        let mut offsets = Vec::with_capacity(tokens.len() + 1);
-        let mut starts = Vec::with_capacity(tokens.len() + 1);
-        let mut at = 0;
-        for token in &tokens {
-            offsets.push(rows.len());
-            starts.push(at);
-            at += token.end - token.start;
-            lexicon.push_rows(token.word, &self.tables, &self.chars, self.jieba, &mut rows);
+    /// jieba-rs's tokens of `text` (with its HMM), a piece at a time (`chunks`): each one's word and length in characters.
+    fn each_token(&self, text: &str, mut f: impl FnMut(&str, usize)) {
+        for piece in chunks(text) {
+            for token in self.jieba.cut(piece, true) {
+                f(token.word, token.end - token.start);
+            }
         }
-        offsets.push(rows.len());
-        starts.push(at);
+    }
+
+    fn segment(&self, lexicon: &mut Lexicon, text: &str, n_chars: usize) -> Segmented {
+        let mut rows = Vec::new();
+        let mut offsets = Vec::new();
+        let mut starts = Vec::new();
+        let mut at = 0;
+        self.each_token(text, |word, chars| {
+            offsets.push(rows.len() as u32);
+            starts.push(at as u32);
+            at += chars;
+            lexicon.push_rows(word, &self.tables, &self.chars, self.jieba, &mut rows);
+        });
+        offsets.push(rows.len() as u32);
+        starts.push(at as u32);
         Segmented { rows, offsets, starts: (at == n_chars).then_some(starts) }
     }
 
     /// The rows of the content words of `text`, as `segment` counts them.
     fn words(&self, lexicon: &mut Lexicon, text: &str) -> Vec<u32> {
         let mut rows = Vec::new();
-        for token in self.jieba.cut(text, true) {
-            lexicon.push_rows(token.word, &self.tables, &self.chars, self.jieba, &mut rows);
-        }
+        self.each_token(text, |word, _| lexicon.push_rows(word, &self.tables, &self.chars, self.jieba, &mut rows));
         rows
     }
 
@@ -154,11 +211,21 @@ impl Pipeline {
         let mut folded = String::new();
         let no_title = FxHashSet::default();
         for (text, title) in texts.iter().zip(titles) {
+            assert!(text.len() < u32::MAX as usize, "a text of 2**32 bytes or more");
             let chars: Vec<char> = text.chars().collect();
-            let found = units(&self.chars, &chars, &mut folded);
-            winnow(&gram_hashes(&found.codes, lp.key_units), lp.key_window, &mut out.keys);
+            // The units' codes are winnowed as they come, and their starts dropped before the text is
+            // segmented: 4 bytes a unit at most.
+            let cut = {
+                let mut starts: Vec<u32> = Vec::new();
+                let mut keys = Winnower::new(lp.key_units, lp.key_window, &mut out.keys);
+                each_unit(&self.chars, &chars, &mut folded, |start, code| {
+                    starts.push(start as u32);
+                    keys.push(code);
+                });
+                keys.finish();
+                sentences(&self.chars, &chars, &starts, lp.sentence_units)
+            };
             out.key_first.push(out.keys.len() / 2);
-            let cut = sentences(&self.chars, &chars, &found.starts, lp.sentence_units);
             out.sentences.extend(cut.iter().flat_map(|s| [s.start as i64, s.end as i64, s.units as i64]));
             out.sentence_first.push(out.sentences.len() as i64 / 3);
             out.units.push(cut.iter().map(|s| s.units).sum());
@@ -176,20 +243,20 @@ impl Pipeline {
             } else {
                 None
             });
-            let mut bytes_at: Vec<usize> = Vec::new(); // each character's byte offset, made if a part is segmented alone
+            let mut bytes_at: Vec<u32> = Vec::new(); // each character's byte offset, made if a part is segmented alone
             for part in &parts {
                 out.parts.extend([part.first, part.stop, part.start, part.end, part.units].map(|n| n as u64));
                 let value = match token_slice(&self.chars, &chars, segmented.starts.as_deref(), part) {
                     Some((i, j)) => lexicon.simhash(
-                        &segmented.rows[segmented.offsets[i]..segmented.offsets[j]],
+                        &segmented.rows[segmented.offsets[i] as usize..segmented.offsets[j] as usize],
                         &self.tables.params,
                         &no_title,
                     ),
                     None => {
                         if bytes_at.is_empty() {
-                            bytes_at = text.char_indices().map(|(b, _)| b).chain([text.len()]).collect();
+                            bytes_at = text.char_indices().map(|(b, _)| b as u32).chain([text.len() as u32]).collect();
                         }
-                        let piece = &text[bytes_at[part.start]..bytes_at[part.end]];
+                        let piece = &text[bytes_at[part.start] as usize..bytes_at[part.end] as usize];
                         let rows = self.words(&mut lexicon, piece);
                         lexicon.simhash(&rows, &self.tables.params, &no_title)
                     }

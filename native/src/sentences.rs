@@ -15,13 +15,6 @@ pub struct Sentence {
     pub units: usize,
 }
 
-/// The units of a text: where each starts, and its code (`batch_codes`).
-#[derive(Default)]
-pub struct Units {
-    pub starts: Vec<usize>,
-    pub codes: Vec<u64>,
-}
-
 fn is_break(c: char) -> bool {
     matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
 }
@@ -46,17 +39,16 @@ const ABBREVIATIONS: [&str; 40] = [
 ];
 
 /// The units of `text` (`sentences.units`: a CJK character, or a Latin word or number whose letters
-/// and digits one `'`, `’` or `.` may join) and their codes: a CJK character's code point; a word
-/// case-folded, its code point if it is one character, else the XXH3-64 of its UTF-8 (at least 2**21).
-pub fn units(chars: &Chars, text: &[char], folded: &mut String) -> Units {
-    let mut out = Units::default();
+/// and digits one `'`, `’` or `.` may join), each given to `f` with where it starts and its code
+/// (`batch_codes`): a CJK character's code point; a word case-folded, its code point if it is one
+/// character, else the XXH3-64 of its UTF-8 (at least 2**21).
+pub fn each_unit(chars: &Chars, text: &[char], folded: &mut String, mut f: impl FnMut(usize, u64)) {
     let n = text.len();
     let mut i = 0;
     while i < n {
         let c = text[i];
         if cjk_unit(c) {
-            out.starts.push(i);
-            out.codes.push(c as u64);
+            f(i, c as u64);
             i += 1;
         } else if chars.word(c) {
             let start = i;
@@ -78,13 +70,11 @@ pub fn units(chars: &Chars, text: &[char], folded: &mut String) -> Units {
                 (Some(one), None) => one as u64,
                 _ => xxh3_64(folded.as_bytes()).max(1 << 21),
             };
-            out.starts.push(start);
-            out.codes.push(code);
+            f(start, code);
         } else {
             i += 1;
         }
     }
-    out
 }
 
 /// `sentences._raw_pieces`: `(start, end, starts_line)` of every piece between boundaries, spaces trimmed.
@@ -195,13 +185,13 @@ fn initials(chars: &Chars, word: &str) -> bool {
 /// `sentences._merged` of the pieces of a text: each sentence ends at a boundary, and a fragment of
 /// fewer than `min_units` units joins the sentence before it, or the next one where it starts a
 /// line (or the text).
-pub fn sentences(chars: &Chars, text: &[char], unit_starts: &[usize], min_units: usize) -> Vec<Sentence> {
+pub fn sentences(chars: &Chars, text: &[char], unit_starts: &[u32], min_units: usize) -> Vec<Sentence> {
     let mut merged: Vec<(usize, usize, usize, usize)> = Vec::new(); // start, end, first unit, stop unit
     let mut pending: Option<(usize, usize, usize, usize)> = None;
     for (start, end, line_start) in raw_pieces(chars, text) {
         let (mut start, mut line_start) = (start, line_start);
-        let mut u0 = unit_starts.partition_point(|&s| s < start);
-        let u1 = unit_starts.partition_point(|&s| s < end);
+        let mut u0 = unit_starts.partition_point(|&s| (s as usize) < start);
+        let u1 = unit_starts.partition_point(|&s| (s as usize) < end);
         if let Some(p) = pending.take() {
             (start, u0, line_start) = (p.0, p.2, true);
         }

@@ -111,10 +111,11 @@ def serve(host: str, port: int, limit: int, allow_index: bool, max_body: str, ma
         import uvicorn
 
         from ..serve import ServeSettings, create_app, retry_within, scrub
-        from ..serve_http import protocol
+        from ..serve_http import give_back_freed_memory, protocol
     except ImportError as exc:
         raise ConfigError(f"simdup serve needs Starlette and uvicorn ({exc}): pip install 'simdup-es[serve]' (in a checkout of "
                           "simdup-es: pip install '.[serve]')") from None
+    give_back_freed_memory()  # before the workers fork: theirs too
     service = make_service(kwargs)
     store_opts = pop_store_opts(kwargs)
     hosts = tuple(h.lower() for h in allowed_hosts) + (LOOPBACK_NAMES if _loopback(host) else ())

@@ -69,7 +69,7 @@ def test_rarity_equals_its_reference(codes: list[int], by_gram: dict[int, int], 
 @settings(max_examples=100, deadline=None)
 @given(st.text(alphabet=st.sampled_from("文件名 ab Cd 12.3 e.g 。,\n-"), max_size=80))
 def test_unit_codes_from_a_sentence_scan_are_the_texts_own(text: str) -> None:
-    _, points, word_at, words, _, _ = scan((text, 4))
+    _, points, word_at, words, _ = scan((text, 4))
     assert codes_of_scan(points, word_at, words).tolist() == unit_codes(text).tolist()
 
 

@@ -85,3 +85,49 @@ def test_a_query_with_more_words_than_codes_is_compared_pair_by_pair() -> None:
     got = compare(words + "共同的句子在这里出现。", b, PARAMS, segment=segment)
     assert got.lcs == 20 == got.units_b and [p.j for p in got.pairs] == [1] and bool(got.runs_b.all())
     assert compare(words + "共同的句子在这里出现。", b, PARAMS, segment=segment).to_dict() == got.to_dict()
+
+
+def test_a_long_query_is_prepared_once_within_keeping_and_not_kept_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server answers one long query and then others: its preparation (some 60 bytes a character) is kept for
+    its search's comparisons only. Outside any block the last long one of the thread is kept; short ones, the last
+    two."""
+    from simdup_es import search
+
+    made: list[str] = []
+    monkeypatch.setattr(search, "KEEP_PREPARED_CHARS", 30)
+    monkeypatch.setattr(search, "prepare", lambda a, **kw: made.append(a) or prepare(a, **kw))
+    comparer = search.MatrixComparer(PARAMS)
+    long, short, b = "我们应该采用更好的方法来提高工作效率。" * 3, "我们应该采用更好的方法。", "更好的方法来提高工作效率。"
+    with comparer.keeping():
+        first = comparer(long, b)
+        with comparer.keeping():  # nested: the outer block keeps it
+            same(comparer(long, b), first)
+        same(comparer(long, b), first)
+    assert made == [long] and comparer._held.texts is None  # the block's is gone with it
+    same(comparer(long, b), first)  # after the block: prepared again, and kept as the thread's last long one
+    same(comparer(long, b), first)
+    assert made == [long] * 2
+    other = long + "新的句子在这里出现了。"
+    comparer(other, b)
+    comparer(long, b)  # one long one kept at a time
+    assert made == [long] * 2 + [other, long]
+    comparer(short, b)
+    comparer(short, b)
+    assert made == [long] * 2 + [other, long, short]
+    same(first, fresh(long, b))
+    with comparer.keeping():  # within a block the thread's last long one outside is not what it keeps
+        comparer(long, b)
+    assert made[-1] == long and len(made) == 6
+
+
+def test_a_service_keeps_no_long_text_prepared_after_its_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server's requests (Service.compare, search, report) compare within MatrixComparer.keeping: the thread
+    that answered keeps no long text's preparation after it."""
+    from simdup_es import search
+    from simdup_es.service import Query, Service
+
+    monkeypatch.setattr(search, "KEEP_PREPARED_CHARS", 30)
+    service = Service(None, comparer=search.MatrixComparer(PARAMS))
+    long = "我们应该采用更好的方法来提高工作效率。" * 3
+    assert service.compare(Query(text=long), Query(text="更好的方法来提高工作效率。")).verdict.comparison.units_a == 54
+    assert not service.comparer._held.__dict__.get("last") and service.comparer._held.texts is None

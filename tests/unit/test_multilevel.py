@@ -30,7 +30,7 @@ from simdup_es.multilevel import (
     rare_levels,
 )
 from simdup_es.reference import rank_candidates_reference
-from simdup_es.levels import Key, Levels, Part
+from simdup_es.levels import Key, Levels, Part, U64Keys
 from simdup_es.parts import PartPrinter
 from simdup_es.simhash import blocks
 from simdup_es.sentences import Sentence, split_sentences
@@ -410,3 +410,18 @@ def test_the_store_is_asked_for_rare_keys_and_parts_only(printer: PartPrinter, c
     assert rare.fingerprints[0] is None and rare.fingerprints[-1] == q.fingerprints[-1] and rare.units == q.units
     assert {k.key for k in rare.keys} == {k.key for k in q.keys} - set(held.tolist()) and len(rare.keys) < len(q.keys)
     assert rare_levels(q, CommonText.of(KeyCounts(), text)) is q  # nothing common: the levels as they are
+    # Keys held flat (as the printers give them: filtered as an array) or as Key objects: the same keys left.
+    assert isinstance(q.keys, U64Keys)
+    plain = rare_levels(dataclasses.replace(q, keys=tuple(q.keys)), common)
+    assert tuple(rare.keys) == tuple(plain.keys) and rare.fingerprints == plain.fingerprints
+    assert list(rare.keys) == [k for k in q.keys if k.key not in set(held.tolist())]
+    # The sentences' unit offsets read from their table, no Sentence made: those of the sentences.
+    from simdup_es.levels import SentenceRows
+    from simdup_es.multilevel import _unit_starts
+
+    q = printer.levels(UnifiedText(text))  # its sentences not read yet
+    assert isinstance(q.sentences, SentenceRows) and q.sentences._built is None
+    starts = _unit_starts(q)
+    assert q.sentences._built is None and starts.dtype == np.int64
+    assert starts.tolist() == _unit_starts(dataclasses.replace(q, sentences=tuple(q.sentences))).tolist()
+    assert starts.tolist() == np.cumsum([0, *(s.n_units for s in q.sentences)]).tolist()

@@ -301,6 +301,35 @@ def test_levels_and_what_the_stores_write_are_the_pythons(
                 assert memoryview(key_values).cast("Q").tolist() == plain[7][1]
 
 
+def _long_text(seed: int) -> str:
+    """About 150 kB of words, Latin compounds, lone characters and line breaks (\\r\\n among them), with a run of
+    Han characters longer than the pieces the compiled core segments a long text in (64 KiB)."""
+    import random
+
+    rng = random.Random(seed)
+    pool = [*_WORDS, "\r\n", "\r", "\n", "。", " ", "文字" * 3, "a.b-c"]
+    words = [rng.choice(pool) for _ in range(30_000)]
+    run = "".join(rng.choice("中华人民共和国我们今天讨论这个问题北京大学") for _ in range(25_000))
+    words.insert(rng.randrange(len(words)), run)
+    return "".join(words)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_texts_longer_than_a_segmented_piece_are_the_pythons(compiled: ModuleType, seed: int) -> None:
+    # The compiled core segments a long text a piece at a time (held tokens stay few): the same tokens.
+    text = _long_text(seed)
+    docs = [Doc(text, "标题 Title"), Doc(text[1000:] + "\r\n结束。", None)]
+
+    def work() -> tuple[list[object], list[list[tuple[int, float]]], list[object]]:
+        fp = Fingerprinter()
+        printer = PartPrinter(fp)
+        found = [(r.fingerprint, None if lv is None else _plain(lv)) for r, lv, _, _ in printer._items_many(docs)]
+        return [r.fingerprint for r in fp.fingerprint_many(docs)], _weights(fp, docs), found
+
+    found, expected = both(compiled, work)
+    assert found == expected
+
+
 @pytest.fixture(scope="module")
 def pipeline(compiled: ModuleType) -> Any:
     with on_native(compiled):

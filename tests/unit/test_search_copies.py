@@ -7,14 +7,17 @@ import importlib.resources
 import json
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simdup_es import default_fingerprinter, find_copies
 from simdup_es.errors import EmptyDocumentError
 from simdup_es.fingerprint import Doc
 from simdup_es.multilevel import MemoryPartIndex, MultiParams
 from simdup_es.parts import PartPrinter
-from simdup_es.search import find_copies_many
+from simdup_es.search import counted_keys, counted_keys_reference, find_copies_many
 from simdup_es.store.base import StoredDoc
 from simdup_es.store.local import LocalStore
 
@@ -246,3 +249,32 @@ def test_a_search_of_another_fingerprint_version_says_so_once_per_service(store:
     told = Service(store, fingerprinter=other.fingerprinter)
     assert told.other_versions() == store.versions()  # the caller says so: the searches do not
     assert told.search(query) == [] and len(caplog.records) == len(said)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 40) | st.integers(0, 2**64 - 1), max_size=2500), st.sampled_from(["list", "array", "iter"]))
+def test_counted_keys_are_the_references(keys: list[int], given_as: str) -> None:
+    """The keys a search asks the store to count, found with numpy: the distinct ones in text order, an even spread of
+    MAX_COUNTED_KEYS when more (many repeats, and past the cap)."""
+    arg = {"list": keys, "array": np.array(keys, dtype=np.uint64), "iter": iter(keys)}[given_as]
+    assert counted_keys(arg) == counted_keys_reference(keys)
+
+
+def test_counted_keys_that_are_not_u64_are_counted_plainly() -> None:
+    assert counted_keys([-1, 2**64, -1, 3]) == [-1, 2**64, 3]
+
+
+def test_counted_keys_of_a_long_query_are_a_spread_of_the_distinct_ones_in_text_order() -> None:
+    keys = np.random.default_rng(5).integers(0, 3000, size=20_000, dtype=np.uint64) * np.uint64(2**50)
+    got = counted_keys(keys)
+    assert len(got) == 1000 and got == counted_keys_reference(keys.tolist())
+
+
+def test_the_key_values_a_store_reads_are_ints_as_the_list_gave_them() -> None:
+    from simdup_es.search import _KeyValues
+
+    values = [3, 2**64 - 1, 7, 3]
+    for held in (np.array(values, dtype=np.uint64), values):
+        seen = _KeyValues(held)
+        assert len(seen) == 4 and list(seen) == values and seen[1] == 2**64 - 1 and type(seen[1]) is int
+        assert seen[1:3] == values[1:3] and seen[-1] == 3 and type(list(seen)[0]) is int

@@ -23,6 +23,7 @@ from simdup_es.sentences import (
     _raw_pieces,
     split_sentences,
     split_sentences_coded,
+    split_sentences_points,
     split_table,
     unit_spans,
     units,
@@ -190,6 +191,17 @@ def test_sentences_partition_the_units(text: str, min_units: int) -> None:
     for s in got:
         assert s.n_units == len(s.units) >= 1
         assert s.n_units >= min_units or len(got) == 1
+
+
+@given(st.lists(_ALPHABET | st.sampled_from(["word", "Word", "e.g.", "3.14"]), max_size=200).map("".join),
+       st.integers(min_value=1, max_value=8), st.booleans())
+def test_sentences_coded_as_one_array_are_the_coded_strings_joined(text: str, min_units: int, shared: bool) -> None:
+    # What the matrix reads: the same sentences, the same codes in one array, each sentence's count of them.
+    words = WordCodes({"word": chr(0xF0005)}) if shared else None
+    sentences, raw = split_sentences_coded(text, None if words is None else WordCodes(words), min_units=min_units)
+    got, points, lengths = split_sentences_points(text, None if words is None else WordCodes(words), min_units=min_units)
+    assert got == sentences and points.dtype == np.uint32 and lengths.dtype == np.int64
+    assert points.tolist() == [ord(c) for c in "".join(raw)] and lengths.tolist() == [len(r) for r in raw]
 
 
 @given(st.lists(st.lists(_ALPHABET, max_size=80).map("".join), min_size=1, max_size=3))
