@@ -172,6 +172,10 @@ class U64Keys(Lazy[Key]):
         """:meth:`Levels.key_values`."""
         return memoryview(self.flat).cast("Q")[0::2].tolist()
 
+    def pairs(self) -> np.ndarray:
+        """The ``(key, position)`` rows, ``uint64``, read in place."""
+        return np.frombuffer(self.flat, dtype=np.uint64).reshape(-1, 2)
+
 
 class SentenceRows(Lazy[Sentence]):
     """The sentences of text ``i`` of a :class:`~simdup_es.sentences.SentenceTable`, made when first read."""
@@ -216,6 +220,11 @@ class Levels:
     def key_values(self) -> list[int]:
         """The value of each key, in order (without making the key objects)."""
         return self.keys.values() if isinstance(self.keys, U64Keys) else [k.key for k in self.keys]
+
+    def key_array(self) -> np.ndarray | list[int]:
+        """:meth:`key_values`, read in place as a ``uint64`` array where the keys are held as one (:class:`U64Keys`: a
+        10 MB query has a million keys, a Python int each otherwise)."""
+        return self.keys.pairs()[:, 0] if isinstance(self.keys, U64Keys) else self.key_values()
 
     def not_u64(self) -> list[object]:
         """The fingerprints and key values that are not 64-bit unsigned integers (:func:`not_u64`)."""

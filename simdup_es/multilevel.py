@@ -377,8 +377,7 @@ def rare_levels(query: Levels, common: CommonText) -> Levels:
     documents hold, and without the fingerprints (``None``) of the parts mostly of common text. Pages that share
     only a footer or a template with the query are then no candidates: they neither crowd out the store's cut
     nor use up the judging's misses."""
-    flat = query.keys.flat if isinstance(query.keys, U64Keys) else None  # the compiled core's: read as an array
-    values = np.frombuffer(flat, dtype=np.uint64)[0::2] if flat is not None else query.key_values()
+    values = query.key_array()
     drop = frozenset(common.common_keys(values))
     units, starts = common.query.common, _unit_starts(query).tolist()
     parts = [units.size == query.units and 2 * int(units[starts[p.first] : starts[p.stop]].sum())
@@ -386,10 +385,10 @@ def rare_levels(query: Levels, common: CommonText) -> Levels:
     if not drop and not any(parts):
         return query
     keys: Sequence[Any] = query.keys
-    if drop and flat is not None:  # no Key object made (a 10 MB query has a million keys)
+    if drop and isinstance(query.keys, U64Keys):  # no Key object made (a 10 MB query has a million keys)
         kept = np.ones(len(values), dtype=bool)
         kept[list(drop)] = False
-        keys = U64Keys(np.frombuffer(flat, dtype=np.uint64).reshape(-1, 2)[kept].tobytes())
+        keys = U64Keys(query.keys.pairs()[kept].tobytes())
     elif drop:
         keys = tuple(k for i, k in enumerate(query.keys) if i not in drop)
     return dataclasses.replace(query, keys=keys, fingerprints=tuple(
@@ -523,8 +522,8 @@ def _short_need(units: np.ndarray | int, params: MultiParams) -> np.ndarray:
 def _key_arrays(query: Levels) -> tuple[np.ndarray, np.ndarray]:
     """The query's key values (uint64) and positions (int64), without making the key objects if it can."""
     if isinstance(query.keys, U64Keys):
-        flat = np.frombuffer(query.keys.flat, dtype=np.uint64).reshape(-1, 2)
-        return flat[:, 0], flat[:, 1].astype(np.int64)
+        pairs = query.keys.pairs()
+        return pairs[:, 0], pairs[:, 1].astype(np.int64)
     values = np.array(query.key_values(), dtype=np.uint64)
     return values, np.fromiter((k.position for k in query.keys), dtype=np.int64, count=values.size)
 

@@ -37,7 +37,7 @@ from .commontext import Rarity, template_keys
 from .multilevel import (CommonText, Copies, Kind, MultiMatch, MultiParams, PartCandidate, Shares, StoredText,
                          copied_shares, judge, rare_levels)
 from .multilevel import find_copies as judge_copies
-from .levels import Levels, U64Keys
+from .levels import Levels
 from .parts import PartPrinter
 from .sentences import unwrap_lines
 from .store.base import Store, StoredDoc, spread
@@ -299,13 +299,6 @@ class _KeyValues(Sequence[int]):
         return iter(self.values.tolist() if isinstance(self.values, np.ndarray) else self.values)
 
 
-def _key_values(levels: Levels) -> np.ndarray | list[int]:
-    """:meth:`Levels.key_values`, as an array where the keys are held as one (the compiled core's)."""
-    if isinstance(levels.keys, U64Keys):
-        return np.frombuffer(levels.keys.flat, dtype=np.uint64)[0::2]
-    return levels.key_values()
-
-
 def _copies(store: Store, unified: str, fingerprint: Fingerprint, levels: Levels, exclude_id: str | None,
             compare: Comparer, params: MultiParams, limit: int, template: Sequence[int] = ()) -> Copies:
     """:func:`_judged_copies`, the query prepared once for all its comparisons however long (and freed after them)."""
@@ -320,10 +313,10 @@ def _judged_copies(store: Store, unified: str, fingerprint: Fingerprint, levels:
 
     The store first counts the documents holding each of the query's keys; the candidates are then those sharing
     its rare keys and parts (:func:`simdup_es.multilevel.rare_levels`)."""
-    counts = store.key_frequencies(counted_keys(_key_values(levels))).excluding(template)
+    counts = store.key_frequencies(counted_keys(levels.key_array())).excluding(template)
     common = CommonText.of(counts, unified, params, compare.unit_codes if isinstance(compare, MatrixComparer) else unit_codes)
     levels = rare_levels(levels, common)
-    keys = _KeyValues(_key_values(levels))
+    keys = _KeyValues(levels.key_array())
     if fingerprint.version == levels.version:
         (ids, fps), found = store.copy_candidates(fingerprint.value, levels.fingerprints, keys, levels.version,
                                                   k=params.k, exclude_id=exclude_id, limit=params.store_limit)

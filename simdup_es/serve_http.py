@@ -105,8 +105,6 @@ def protocol(max_head: int, idle: float) -> type[HttpToolsProtocol]:
     return BoundedProtocol
 
 
-
-
 MMAP_THRESHOLD = 128 * 1024
 """Allocations from this size on are mapped apart, and given back to the system when freed (glibc's ``M_MMAP_THRESHOLD``,
 fixed: :func:`give_back_freed_memory`)."""
