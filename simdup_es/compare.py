@@ -115,6 +115,7 @@ from .sentences import (
     DEFAULT_MIN_UNITS,
     Scan,
     Sentence,
+    SentenceView,
     WordCodes,
     split_sentences,
     split_sentences_points,
@@ -292,7 +293,8 @@ class Comparison:
     Attributes
     ----------
     sentences_a, sentences_b:
-        All sentences of both texts, with offsets.
+        All sentences of both texts, with offsets: a tuple, or for a long text a
+        :class:`~simdup_es.sentences.SentenceView` equal to it.
     pairs:
         Every pair marked similar, ordered by ``(i, j)``. A sentence may be in
         several pairs.
@@ -313,8 +315,8 @@ class Comparison:
         a run of at least ``params.run_units`` units the other text has too.
     """
 
-    sentences_a: tuple[Sentence, ...]
-    sentences_b: tuple[Sentence, ...]
+    sentences_a: tuple[Sentence, ...] | SentenceView
+    sentences_b: tuple[Sentence, ...] | SentenceView
     pairs: tuple[SentencePair, ...]
     similarity_a: float
     similarity_b: float
@@ -579,7 +581,8 @@ class PreparedText:
     def __init__(self, text: str, sentences: Sequence[Sentence], raw: list[str] | RawCodes, words: dict[str, str] | None,
                  min_units: int, unwrap: bool) -> None:
         self.text = text
-        self.sentences = tuple(sentences)
+        # A long text's sentences stay rows of a table (SentenceView), made when read: not 250 bytes each.
+        self.sentences = sentences if isinstance(sentences, SentenceView) else tuple(sentences)
         self.words = words  # the word codes the text took; None: texts are coded pair by pair
         self.min_units = min_units
         self.unwrap = unwrap
@@ -628,7 +631,8 @@ def prepare(a: str, params: CompareParams = CompareParams(), *, scans: Scans | N
         return PreparedText(text, sentences, raw_codes([s.units for s in sentences], [])[0], None, min_units, unwrap)
 
 
-def _pair_up(query: PreparedText, b: str, scans: Scans | None) -> tuple[PreparedText, list[Sentence], Coded, Encoded]:
+def _pair_up(query: PreparedText, b: str, scans: Scans | None
+             ) -> tuple[PreparedText, Sequence[Sentence], Coded, Encoded]:
     """``b`` split and coded against the query; the query recoded when their words do not fit one code table."""
     try:
         if query.words is None:
@@ -811,7 +815,7 @@ def _comparison(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: C
     trimmed = params.trim_boilerplate
     return Comparison(
         sentences_a=query.sentences,
-        sentences_b=tuple(sentences_b),
+        sentences_b=sentences_b if isinstance(sentences_b, SentenceView) else tuple(sentences_b),
         pairs=tuple(pairs),
         similarity_a=int(n_a[marked_a].sum()) / units_a if units_a else 0.0,
         similarity_b=int(n_b[marked_b].sum()) / units_b if units_b else 0.0,

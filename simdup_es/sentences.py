@@ -15,12 +15,13 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
+import operator
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 import numpy as np
 
@@ -30,6 +31,7 @@ __all__ = [
     "DEFAULT_MIN_UNITS",
     "Sentence",
     "SentenceTable",
+    "SentenceView",
     "UnitPoints",
     "WordCodes",
     "scan",
@@ -541,13 +543,8 @@ class SentenceTable:
         long as setting its slots, and a loop that sets them sentence by sentence a quarter
         longer than ``map`` over each slot.
         """
-        rows, text = self.rows(i), self.texts[i]
-        start, end, units_ = self.columns[rows.start : rows.stop].T.tolist()
-        made = list(map(object.__new__, itertools.repeat(Sentence, len(rows))))
-        columns = (range(len(rows)), start, end, map(text.__getitem__, map(slice, start, end)), units_)
-        for setter, values in zip(_SENTENCE_SLOTS, columns, strict=True):
-            collections.deque(map(setter, made, values), maxlen=0)
-        return made
+        rows = self.rows(i)
+        return _made(self.texts[i], self.columns[rows.start : rows.stop], 0)
 
     def line_starts(self) -> np.ndarray:
         """Whether a line break (``"\\n"``) lies between each sentence and the one before it in its text."""
@@ -558,6 +555,76 @@ class SentenceTable:
         starts[1:-1] = np.searchsorted(newlines, end[:-1]) < np.searchsorted(newlines, start[1:])
         starts[self.first] = False  # the sentence before is another text's
         return starts[:-1]
+
+
+def _made(text: str, columns: np.ndarray, first: int) -> list[Sentence]:
+    """The :class:`Sentence` objects of ``columns`` (rows of :attr:`SentenceTable.columns`) of ``text``, the first
+    numbered ``first``: made a field at a time (:meth:`SentenceTable.sentences`)."""
+    start, end, units_ = columns.T.tolist() if len(columns) else ([], [], [])
+    made = list(map(object.__new__, itertools.repeat(Sentence, len(start))))
+    fields = (range(first, first + len(start)), start, end, map(text.__getitem__, map(slice, start, end)), units_)
+    for setter, values in zip(_SENTENCE_SLOTS, fields, strict=True):
+        collections.deque(map(setter, made, values), maxlen=0)
+    return made
+
+
+VIEW_SENTENCES = 5000
+"""From this many sentences, a text's scan (:func:`scan`) holds them as a :class:`SentenceView`: a 5 MB query has
+100,000 sentences, some 250 bytes each as objects with their text, 24 bytes each as rows of a table."""
+
+
+class SentenceView(Sequence[Sentence]):
+    """The sentences of one text, held as the rows of a table (start, stop, units: :attr:`SentenceTable.columns`) and
+    made when read: equal to the tuple of them (and pickled as it), which it stands for where a long text's sentences
+    are read a few at a time (a long query compared with its candidates reads those of the pairs it finds)."""
+
+    __slots__ = ("columns", "text")
+
+    def __init__(self, text: str, columns: np.ndarray) -> None:
+        self.text = text
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    @overload
+    def __getitem__(self, i: int) -> Sentence: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Sentence, ...]: ...
+    def __getitem__(self, i: int | slice) -> Sentence | tuple[Sentence, ...]:
+        if isinstance(i, slice):
+            first, stop, step = i.indices(len(self.columns))
+            if step != 1:
+                return tuple(self)[i]
+            return tuple(_made(self.text, self.columns[first:stop], first)) if stop > first else ()
+        n = len(self.columns)
+        k = operator.index(i)
+        if not -n <= k < n:
+            raise IndexError("sentence index out of range")
+        k %= n
+        return _made(self.text, self.columns[k : k + 1], k)[0]
+
+    def __iter__(self) -> Iterator[Sentence]:
+        for first in range(0, len(self.columns), 4096):  # a few at a time: never all of them at once
+            yield from _made(self.text, self.columns[first : first + 4096], first)
+
+    def units(self) -> np.ndarray:
+        """Each sentence's number of units (``int64``), read from the table."""
+        return self.columns[:, 2]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SentenceView):
+            other = tuple(other)
+        return tuple(self) == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __reduce__(self) -> tuple[type[tuple[Sentence, ...]], tuple[tuple[Sentence, ...]]]:
+        return tuple, (tuple(self),)
 
 
 # From about this many characters in a batch, numpy finds its pieces and sentences sooner than the
@@ -678,24 +745,26 @@ def split_sentences_coded(
     sentences, points, lengths = split_sentences_points(text, words, min_units=min_units, scans=scans)
     units_ = _points_text(points)
     stops = np.cumsum(lengths).tolist()
-    return sentences, list(map(units_.__getitem__, map(slice, [0, *stops[:-1]], stops)))
+    return list(sentences), list(map(units_.__getitem__, map(slice, [0, *stops[:-1]], stops)))
 
 
 def split_sentences_points(
     text: str, words: WordCodes | None, *, min_units: int = DEFAULT_MIN_UNITS,
     scans: Callable[[tuple[str, int]], Scan] | None = None,
-) -> tuple[list[Sentence], np.ndarray, np.ndarray]:
+) -> tuple[list[Sentence] | SentenceView, np.ndarray, np.ndarray]:
     """:func:`split_sentences_coded` with the sentences' coded units as one array (``uint32``, a code point a unit,
     sentence after sentence) and each sentence's number of units (``int64``): what the matrix reads of them, with no
-    string a sentence (a 5 MB text's took 20 MB)."""
+    string a sentence (a 5 MB text's took 20 MB). The sentences are a list, or those of a text of
+    :data:`VIEW_SENTENCES` or more a :class:`SentenceView` (no object a sentence until one is read)."""
     sentences, unit_points, word_at, found, lengths = (scans or scan)((text, min_units))
     if found:
         unit_points = unit_points.copy()
         unit_points[word_at] = WORD_BASE if words is None else _points("".join(map(words.__getitem__, found)))
-    return list(sentences), unit_points[: int(lengths.sum())], lengths
+    return (sentences if isinstance(sentences, SentenceView) else list(sentences)), unit_points[: int(lengths.sum())], \
+        lengths
 
 
-Scan = tuple[tuple[Sentence, ...], np.ndarray, np.ndarray, list[str], np.ndarray]
+Scan = tuple[tuple[Sentence, ...] | SentenceView, np.ndarray, np.ndarray, list[str], np.ndarray]
 
 
 def _points_text(points: np.ndarray) -> str:
@@ -717,13 +786,15 @@ def scan(key: tuple[str, int]) -> Scan:
     lengths = np.ascontiguousarray(table.units, dtype=np.int64)
     for shared in (unit_points, word_at, lengths):
         shared.flags.writeable = False
-    return tuple(table.sentences()), unit_points, word_at, found, lengths
+    sentences = table.sentences() if len(lengths) < VIEW_SENTENCES else SentenceView(text, table.columns)
+    return tuple(sentences) if isinstance(sentences, list) else sentences, unit_points, word_at, found, lengths
 
 
 def scan_bytes(key: tuple[str, int], scanned: Scan) -> int:
     """About the bytes a :func:`scan` holds: the text, its sentences (each an object and its text), the arrays."""
     sentences, unit_points, word_at, found, lengths = scanned
-    return (2 * sys.getsizeof(key[0]) + 240 * len(sentences) + unit_points.nbytes + word_at.nbytes + lengths.nbytes
+    each = 24 if isinstance(sentences, SentenceView) else 240
+    return (2 * sys.getsizeof(key[0]) + each * len(sentences) + unit_points.nbytes + word_at.nbytes + lengths.nbytes
             + sum(map(sys.getsizeof, found)))
 
 

@@ -131,3 +131,24 @@ def test_a_service_keeps_no_long_text_prepared_after_its_calls(monkeypatch: pyte
     long = "我们应该采用更好的方法来提高工作效率。" * 3
     assert service.compare(Query(text=long), Query(text="更好的方法来提高工作效率。")).verdict.comparison.units_a == 54
     assert not service.comparer._held.__dict__.get("last") and service.comparer._held.texts is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(text, text)
+def test_sentences_held_as_views_give_the_same_comparison(a: str, b: str) -> None:
+    """Texts of many sentences keep them as rows of a table (SentenceView): the same comparison as tuples give."""
+    import simdup_es.sentences as sentences_module
+
+    plain = fresh(a, b)
+    kept = sentences_module.VIEW_SENTENCES
+    sentences_module.VIEW_SENTENCES = 1
+    try:
+        viewed = fresh(a, b)
+        prepared = compare(prepare(a, PARAMS), b, PARAMS, segment=segment)
+    finally:
+        sentences_module.VIEW_SENTENCES = kept
+    for got in (viewed, prepared):
+        same(got, plain)
+        assert got == plain
+    if a.strip("。"):
+        assert isinstance(viewed.sentences_a, sentences_module.SentenceView)

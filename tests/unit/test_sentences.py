@@ -403,3 +403,41 @@ def test_a_hard_wrapped_text_has_the_sentences_of_its_paragraphs() -> None:
     assert got == [tuple("第一章文件名"), *want, *want]  # a heading (a short line) keeps its break
     lines = "第一行是一个完整的句子。\n第二行也是一个完整的句子。\n短句\n第四行是这段文字的最后一句话了。"
     assert unwrap_lines(lines) == lines  # one sentence a line: nothing to unwrap
+
+
+def test_a_sentence_view_reads_as_the_tuple_of_its_sentences() -> None:
+    import pickle
+
+    from simdup_es.sentences import SentenceView
+
+    text = "".join(f"第{i}句话在这里。Line {i} here! " for i in range(40))
+    table = split_table([text])
+    made = tuple(table.sentences())
+    view = SentenceView(text, table.columns)
+    assert len(view) == len(made) > 20
+    assert view == made and made == view and tuple(view) == made and list(view) == list(made)
+    assert [view[i] for i in range(len(made))] == list(made)
+    assert view[-1] == made[-1] and view[-len(made)] == made[0]
+    assert view[3:9] == made[3:9] and view[::3] == made[::3] and view[9:3] == () and view[5:] == made[5:]
+    with pytest.raises(IndexError):
+        view[len(made)]
+    with pytest.raises(IndexError):
+        view[-len(made) - 1]
+    assert view.units().tolist() == [s.n_units for s in made]
+    assert hash(view) == hash(made) and pickle.loads(pickle.dumps(view)) == made
+    assert view != made[:-1] and view != list(made)  # equal to the tuple only, as a tuple is
+
+
+def test_a_long_text_scans_to_a_view_of_the_same_sentences(monkeypatch: pytest.MonkeyPatch) -> None:
+    import simdup_es.sentences as sentences_module
+    from simdup_es.sentences import SentenceView, scan
+
+    text = "".join(f"第{i}句话在这里。Line {i} here! " for i in range(60))
+    few = scan((text, 4))
+    monkeypatch.setattr(sentences_module, "VIEW_SENTENCES", 10)
+    many = scan((text, 4))
+    assert isinstance(many[0], SentenceView) and not isinstance(few[0], SentenceView)
+    assert many[0] == few[0] == tuple(split_sentences(text))
+    assert all((x == y).all() for x, y in zip(many[1:3], few[1:3], strict=True)) and many[3] == few[3]
+    got, points, lengths = split_sentences_points(text, WordCodes())
+    assert isinstance(got, SentenceView) and got == tuple(split_sentences(text))
