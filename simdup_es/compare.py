@@ -609,10 +609,10 @@ class PreparedText:
         if core is None:
             return shared_runs_with(self.grams(k), b)
         compiled = self._compiled.get(k)
-        if compiled is None:  # the grams copied into it: their index is not kept too (16 bytes a unit)
+        if compiled is None:  # the grams made in it from the codes: no index of them in numpy (16 bytes a unit)
             index = self._grams.get(k)
-            index = GramIndex(self.coded.codes, k) if index is None else index
-            compiled = self._compiled[k] = core.Grams(index.sorted, index.order, index.n, k)
+            compiled = self._compiled[k] = (core.Grams(index.sorted, index.order, index.n, k) if index is not None
+                                            else core.Grams.of_codes(np.asarray(self.coded.codes, dtype=np.uint64), k))
         runs_a, runs_b = compiled.shared_runs(np.asarray(b, dtype=np.uint64))
         return np.frombuffer(runs_a, dtype=bool), np.frombuffer(runs_b, dtype=bool)
 

@@ -253,6 +253,27 @@ impl Grams {
         Ok(Self { sorted, order, n, k })
     }
 
+    /// The grams of `k` of unit `codes`, hashed and sorted here: the `sorted` and `order` of
+    /// `simdup_es.winnow.GramIndex(codes, k)` (a stable sort: equal hashes in text order), without that index made
+    /// in numpy and copied (a 5 MB query's hashes, their temporaries and two copies took 60 MB at once).
+    #[staticmethod]
+    fn of_codes(py: Python<'_>, codes: PyBuffer<u64>, k: usize) -> PyResult<Self> {
+        if k == 0 {
+            return Err(PyValueError::new_err("Grams.of_codes: k must be at least 1"));
+        }
+        let codes = codes.to_vec(py)?;
+        let n = codes.len();
+        let (sorted, order) = py.detach(move || {
+            let hashes = winnow::gram_hashes(&codes, k);
+            drop(codes);
+            let mut order: Vec<i64> = (0..hashes.len() as i64).collect();
+            order.sort_unstable_by_key(|&i| (hashes[i as usize], i));
+            let sorted: Vec<u64> = order.iter().map(|&i| hashes[i as usize]).collect();
+            (sorted, order)
+        });
+        Ok(Self { sorted, order, n, k })
+    }
+
     /// `simdup_es.winnow.shared_runs_with` of these grams and `b`'s codes: two byte strings, 1 for each unit
     /// (of the query, of `b`) in a shared run.
     fn shared_runs<'py>(&self, py: Python<'py>, b: PyBuffer<u64>) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
