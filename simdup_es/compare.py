@@ -587,11 +587,11 @@ class PreparedText:
         self.min_units = min_units
         self.unwrap = unwrap
         self.values, self.table, self.coded = rank_first(raw)
-        self._folded: list[str] | None = None
+        self._folded: Sequence[str] | None = None
         self._grams: dict[int, GramIndex] = {}
         self._compiled: dict[int, Any] = {}
 
-    def folded(self) -> list[str]:
+    def folded(self) -> Sequence[str]:
         if self._folded is None:
             self._folded = folded_sentences(self.coded)
         return self._folded

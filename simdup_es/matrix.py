@@ -30,6 +30,7 @@ only for large matrices (:data:`PARALLEL_MIN_PAIRS`).
 from __future__ import annotations
 
 import contextvars
+import operator
 import re
 import sys
 from collections.abc import Hashable, Iterator, Sequence
@@ -44,6 +45,7 @@ from rapidfuzz.distance import LCSseq
 from . import native
 from .errors import ConfigError, TooManyPairs
 from .lcs import UnitCodec
+from . import sentences as _sentences
 from .sentences import WORD_BASE, WordCodes
 
 __all__ = ["GROUPED_MIN_PAIRS", "PARALLEL_MIN_PAIRS", "Coded", "Encoded", "Pairs", "bounded_pairs", "candidate_pairs",
@@ -105,10 +107,10 @@ class Encoded:
     units share code points); ``None`` when the exact strings already are.
     """
 
-    a: list[str]
-    b: list[str]
-    folded_a: list[str] | None
-    folded_b: list[str] | None
+    a: Sequence[str]
+    b: Sequence[str]
+    folded_a: Sequence[str] | None
+    folded_b: Sequence[str] | None
 
 
 def raw_codes(
@@ -141,7 +143,9 @@ def _word_codes(sentences_units: Sequence[Sequence[Hashable]], words: WordCodes)
     return out
 
 
-def _split_lengths(whole: str, lengths: Sequence[int]) -> list[str]:
+def _split_lengths(whole: str, lengths: Sequence[int]) -> list[str] | SlicedStrings:
+    if len(lengths) >= _sentences.VIEW_SENTENCES:  # a long text's: cut when read (a string each: 100 bytes a sentence)
+        return SlicedStrings(whole, lengths)
     out = []
     pos = 0
     for n in lengths:
@@ -150,11 +154,47 @@ def _split_lengths(whole: str, lengths: Sequence[int]) -> list[str]:
     return out
 
 
+class SlicedStrings(Sequence[str]):
+    """The pieces of ``whole`` of these ``lengths`` in turn, each cut from it when read (a slice: a list of them)."""
+
+    __slots__ = ("bounds", "whole")
+
+    def __init__(self, whole: str, lengths: Sequence[int]) -> None:
+        self.whole = whole
+        self.bounds = np.concatenate(([0], np.cumsum(np.asarray(lengths, dtype=np.int64)))).tolist()
+
+    def __len__(self) -> int:
+        return len(self.bounds) - 1
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        k = operator.index(i)
+        if not -n <= k < n:
+            raise IndexError("piece index out of range")
+        k %= n
+        return self.whole[self.bounds[k] : self.bounds[k + 1]]
+
+    def __iter__(self) -> Iterator[str]:
+        whole, bounds = self.whole, self.bounds
+        return map(whole.__getitem__, map(slice, bounds[:-1], bounds[1:]))
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == (list(other) if isinstance(other, SlicedStrings) else other)
+
+    __hash__ = None  # type: ignore[assignment]  # as a list's
+
+
 class Coded(NamedTuple):
     """One text's sentences as strings of one code point per unit, and those codes as an array."""
 
     codes: np.ndarray  # uint32, one per unit of the whole text
-    sentences: list[str]
+    sentences: list[str] | SlicedStrings  # a long text's: cut from ``whole`` when read
     lengths: np.ndarray  # int64 units per sentence
     whole: str  # "".join(sentences)
 
@@ -224,7 +264,7 @@ def rank_second(values: np.ndarray, table: np.ndarray, raw_b: list[str] | RawCod
     return _coded(codes[inverse.reshape(-1)], lengths), values.size + new.size
 
 
-def folded_sentences(coded: Coded) -> list[str]:
+def folded_sentences(coded: Coded) -> list[str] | SlicedStrings:
     """The sentences with every code point below 256: the :data:`_FOLD_KEEP` most common units
     keep theirs, the rest share the others."""
     codes = coded.codes
@@ -472,10 +512,10 @@ def candidate_pairs(coded_a: Coded, distinct_a: int, coded_b: Coded, enc: Encode
 
 
 @overload
-def _rows(sentences: list[str], rows: np.ndarray) -> list[str]: ...
+def _rows(sentences: Sequence[str], rows: np.ndarray) -> list[str]: ...
 @overload
 def _rows(sentences: None, rows: np.ndarray) -> None: ...
-def _rows(sentences: list[str] | None, rows: np.ndarray) -> list[str] | None:
+def _rows(sentences: Sequence[str] | None, rows: np.ndarray) -> list[str] | None:
     return None if sentences is None else [sentences[i] for i in rows.tolist()]
 
 

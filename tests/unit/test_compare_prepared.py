@@ -136,7 +136,8 @@ def test_a_service_keeps_no_long_text_prepared_after_its_calls(monkeypatch: pyte
 @settings(max_examples=60, deadline=None)
 @given(text, text)
 def test_sentences_held_as_views_give_the_same_comparison(a: str, b: str) -> None:
-    """Texts of many sentences keep them as rows of a table (SentenceView): the same comparison as tuples give."""
+    """Texts of many sentences keep them as rows of a table (SentenceView), and their coded strings as slices of one
+    (SlicedStrings): the same comparison as tuples and lists give."""
     import simdup_es.sentences as sentences_module
 
     plain = fresh(a, b)
@@ -145,10 +146,25 @@ def test_sentences_held_as_views_give_the_same_comparison(a: str, b: str) -> Non
     try:
         viewed = fresh(a, b)
         prepared = compare(prepare(a, PARAMS), b, PARAMS, segment=segment)
+        filtered = fresh(a, b, Limits(grouped_pairs=0))  # the rows that may match, read from the sliced strings
     finally:
         sentences_module.VIEW_SENTENCES = kept
-    for got in (viewed, prepared):
+    for got in (viewed, prepared, filtered):
         same(got, plain)
         assert got == plain
     if a.strip("。"):
         assert isinstance(viewed.sentences_a, sentences_module.SentenceView)
+
+
+def test_sliced_strings_read_as_the_list_of_their_pieces() -> None:
+    from simdup_es.matrix import SlicedStrings
+
+    whole, lengths = "abcdefghij", [3, 0, 4, 2, 1]
+    pieces = ["abc", "", "defg", "hi", "j"]
+    sliced = SlicedStrings(whole, lengths)
+    assert len(sliced) == 5 and list(sliced) == pieces and sliced == pieces and sliced == SlicedStrings(whole, lengths)
+    assert [sliced[i] for i in range(-5, 5)] == pieces + pieces
+    assert sliced[1:4] == pieces[1:4] and sliced[::2] == pieces[::2] and sliced[4:1] == []
+    with pytest.raises(IndexError):
+        sliced[5]
+    assert sliced != pieces[:-1] and list(SlicedStrings("", [])) == []
