@@ -612,7 +612,7 @@ class PreparedText:
         if compiled is None:  # the grams made in it from the codes: no index of them in numpy (16 bytes a unit)
             index = self._grams.get(k)
             compiled = self._compiled[k] = (core.Grams(index.sorted, index.order, index.n, k) if index is not None
-                                            else core.Grams.of_codes(np.asarray(self.coded.codes, dtype=np.uint64), k))
+                                            else core.Grams.of_codes(np.ascontiguousarray(self.coded.codes, dtype=np.uint32), k))
         runs_a, runs_b = compiled.shared_runs(np.asarray(b, dtype=np.uint64))
         return np.frombuffer(runs_a, dtype=bool), np.frombuffer(runs_b, dtype=bool)
 
