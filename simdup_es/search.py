@@ -218,7 +218,7 @@ def find_copies(
     if fingerprint is None and levels is None and matrix and text and isinstance(text, str):
         # Fingerprint and levels in one pass over the query (the compiled core segments it once).
         fingerprint, levels, made = printer.document(text, title)
-        unified = UnifiedText(made)
+        unified = made if isinstance(made, UnifiedText) else UnifiedText(made)  # not a copy of a 10 MB text
     else:
         unified, fingerprint = _query(text, title, fingerprint, printer.fingerprinter, matrix)
     if not (matrix and text):
