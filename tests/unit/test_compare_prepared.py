@@ -168,3 +168,28 @@ def test_sliced_strings_read_as_the_list_of_their_pieces() -> None:
     with pytest.raises(IndexError):
         sliced[5]
     assert sliced != pieces[:-1] and list(SlicedStrings("", [])) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 300), st.integers(0xD700, 0xE100), st.integers(0xF0000, 0x10FFFF)),
+                max_size=80))
+def test_ranking_a_long_text_by_counts_gives_what_unique_gives(points: list[int]) -> None:
+    """rank_first counts a long text's code points (_rank_counted) instead of np.unique: the same values, table, codes
+    and strings."""
+    import numpy as np
+
+    from simdup_es import matrix
+
+    raw = np.array(points, dtype=np.uint32)
+    lengths = np.array([len(points) // 2, len(points) - len(points) // 2], dtype=np.int64)
+    want = matrix.rank_first((raw, lengths))
+    kept = matrix._COUNTED_FROM
+    matrix._COUNTED_FROM = 1
+    try:
+        got = matrix.rank_first((raw, lengths))
+    finally:
+        matrix._COUNTED_FROM = kept
+    for x, y in zip(got[:2], want[:2], strict=True):
+        assert x.dtype == y.dtype and x.tolist() == y.tolist()
+    assert got[2].codes.dtype == want[2].codes.dtype and got[2].codes.tolist() == want[2].codes.tolist()
+    assert list(got[2].sentences) == list(want[2].sentences) and got[2].whole == want[2].whole
