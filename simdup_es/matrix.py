@@ -505,7 +505,7 @@ def lcs_matrix(
 
 
 def codes_text(codes: np.ndarray) -> str:
-    return str(memoryview(np.ascontiguousarray(codes, dtype="<u4")), "utf-32-le")  # decoded in place: no bytes copy
+    return str(np.ascontiguousarray(codes, dtype="<u4").data, "utf-32-le")  # decoded in place: no bytes copy
 
 
 

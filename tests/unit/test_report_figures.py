@@ -198,3 +198,35 @@ def test_the_quotations_are_looked_up_together_each_cited_from_its_own_source(st
     assert counted.lookups == 1 and found.searched == 2 and set(found.cited) == {LONG, second}
     assert found.cited[second].spans == [(start, start + len(quoted))]
     assert found.cited[LONG].spans == [MOSAIC.quote] and found.compared <= 2 * PER_QUOTATION
+
+
+def test_runs_ink_and_sections_as_their_plain_forms(monkeypatch: Any) -> None:
+    """runs, ink (a piece at a time) and count_sections (read at the bounds) give what plain loops give."""
+    import random
+
+    import numpy as np
+
+    from simdup_es.markup import plain_layout, sections
+    from simdup_es.report import figures
+
+    rng = random.Random(5)
+    monkeypatch.setattr(figures, "_INK_CHARS", 7)  # many pieces
+    for _ in range(200):
+        text = "".join(rng.choice("的 一\n\t　ab#𠀀") for _ in range(rng.randrange(0, 60)))
+        marked = np.array([rng.random() < 0.5 for _ in text], dtype=bool)
+        plain, start = [], None
+        for i, m in enumerate([*marked.tolist(), False]):
+            if m and start is None:
+                start = i
+            elif not m and start is not None:
+                plain.append((start, i))
+                start = None
+        assert figures.runs(marked) == plain
+        inked = figures.ink(text)
+        assert inked.tolist() == [not c.isspace() for c in text]
+        quoted = np.array([rng.random() < 0.3 for _ in text], dtype=bool)
+        layout = plain_layout(text)
+        got = figures.count_sections(text, layout, inked, marked, quoted)
+        want = [(s, e, int(inked[s:e].sum()), int((marked & inked)[s:e].sum()), int((marked & inked & quoted)[s:e].sum()))
+                for s, e, _ in sections(text, layout) if inked[s:e].any()]
+        assert [(x.start, x.end, x.chars, x.copied, x.cited) for x in got] == want
