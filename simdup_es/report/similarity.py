@@ -470,7 +470,7 @@ def _owner_runs(owner: np.ndarray) -> list[Span]:
     """``(start, end)`` of each run of one source (not -1) in ``owner``."""
     if not owner.size:
         return []
-    cuts = np.flatnonzero(np.diff(owner)) + 1
+    cuts = np.flatnonzero(owner[1:] != owner[:-1]) + 1  # a byte a character, not a difference of each
     starts = np.concatenate(([0], cuts))
     ends = np.concatenate((cuts, [owner.size]))
     return [(int(s), int(e)) for s, e in zip(starts, ends) if owner[s] >= 0]
