@@ -233,11 +233,11 @@ fn bools(values: &PyBuffer<u8>, py: Python<'_>) -> PyResult<Vec<bool>> {
 }
 
 /// The query's grams of `k` codes, hashed and sorted (`simdup_es.winnow.GramIndex`: `sorted`, `order`, of `n`
-/// units), copied once for all the texts it is compared with (a 5 MB query's are 80 MB).
+/// units), held once for all the texts it is compared with: the hash (8 bytes) and the position (4) of each gram.
 #[pyclass(frozen, module = "simdup_es._native")]
 struct Grams {
     sorted: Vec<u64>,
-    order: Vec<i64>,
+    order: Vec<u32>, // 4 bytes a gram: a text of more than 4 billion units is never compared
     n: usize,
     k: usize,
 }
@@ -247,16 +247,16 @@ impl Grams {
     #[new]
     fn new(py: Python<'_>, sorted: PyBuffer<u64>, order: PyBuffer<i64>, n: usize, k: usize) -> PyResult<Self> {
         let (sorted, order) = (sorted.to_vec(py)?, order.to_vec(py)?);
-        if sorted.len() != order.len() || order.iter().any(|&i| i < 0 || i as usize + k > n) {
+        if sorted.len() != order.len() || order.iter().any(|&i| i < 0 || i > i64::from(u32::MAX) || i as usize + k > n) {
             return Err(PyValueError::new_err("Grams: order must hold a gram of the query for each sorted hash"));
         }
-        Ok(Self { sorted, order, n, k })
+        Ok(Self { sorted, order: order.into_iter().map(|i| i as u32).collect(), n, k })
     }
 
     /// The grams of `k` of unit `codes`, hashed and sorted here: the `sorted` and `order` of
     /// `simdup_es.winnow.GramIndex(codes, k)` (a stable sort: equal hashes in text order), without that index made
     /// in numpy and copied (a 5 MB query's hashes, their temporaries and copies took 60 MB at once). The hashes are
-    /// put in order in place: beyond what it keeps (16 bytes a unit) it holds a byte a unit.
+    /// put in order in place: beyond what it keeps (12 bytes a unit) it holds a byte a unit.
     #[staticmethod]
     fn of_codes(py: Python<'_>, codes: PyBuffer<u32>, k: usize) -> PyResult<Self> {
         if k == 0 {
@@ -264,10 +264,13 @@ impl Grams {
         }
         let codes: Vec<u64> = codes.to_vec(py)?.into_iter().map(u64::from).collect();
         let n = codes.len();
+        if n > u32::MAX as usize {
+            return Err(PyValueError::new_err("Grams.of_codes: more than 4,294,967,295 units"));
+        }
         let (sorted, order) = py.detach(move || {
             let mut hashes = winnow::gram_hashes(&codes, k);
             drop(codes);
-            let mut order: Vec<i64> = (0..hashes.len() as i64).collect();
+            let mut order: Vec<u32> = (0..hashes.len() as u32).collect();
             order.sort_unstable_by_key(|&i| (hashes[i as usize], i));
             permute(&mut hashes, &order);
             (hashes, order)
@@ -287,7 +290,7 @@ impl Grams {
 
 /// `values[i] = values[order[i]]` for every `i` at once (`order` a permutation), in place: each cycle of `order`
 /// followed once, with a flag a value.
-fn permute(values: &mut [u64], order: &[i64]) {
+fn permute(values: &mut [u64], order: &[u32]) {
     let mut done = vec![false; values.len()];
     for start in 0..values.len() {
         if done[start] {

@@ -10,7 +10,7 @@ use crate::winnow::{gram_hashes, gram_hashes_each};
 /// `order[i]` the gram `sorted[i]` came from (equal ones in text order), `n` the query's units.
 pub struct Grams<'a> {
     pub sorted: &'a [u64],
-    pub order: &'a [i64],
+    pub order: &'a [u32],
     pub n: usize,
     pub k: usize,
 }
