@@ -7,6 +7,7 @@
 
 mod chars;
 mod keys;
+mod lcs;
 mod lexicon;
 mod parts;
 mod passages;
@@ -286,6 +287,13 @@ impl Grams {
         let (a, b) = py.detach(|| passages::shared_runs(&grams, &b));
         Ok((flags(py, &a), flags(py, &b)))
     }
+}
+
+/// `simdup_es.lcs.lcs_length` of two code sequences, its bit vectors over the shorter (`lcs::lcs_length`).
+#[pyfunction]
+fn lcs_length(py: Python<'_>, a: PyBuffer<u32>, b: PyBuffer<u32>) -> PyResult<usize> {
+    let (a, b) = (a.to_vec(py)?, b.to_vec(py)?);
+    Ok(py.detach(|| lcs::lcs_length(&a, &b)))
 }
 
 /// `values[i] = values[order[i]]` for every `i` at once (`order` a permutation), in place: each cycle of `order`
@@ -615,6 +623,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(side_shares, m)?,
         wrap_pyfunction!(rank_second, m)?,
         wrap_pyfunction!(word_scores, m)?,
+        wrap_pyfunction!(lcs_length, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -209,3 +209,32 @@ def test_grams_made_from_the_codes_are_those_of_the_index(compiled: ModuleType, 
 def test_grams_of_codes_take_grams_of_one_unit_or_more(compiled: ModuleType) -> None:
     with pytest.raises(ValueError, match="at least 1"):
         compiled.Grams.of_codes(np.arange(5, dtype=np.uint32), 0)
+
+
+@given(st.lists(st.integers(0, 5), max_size=150), st.lists(st.integers(0, 5), max_size=150))
+@settings(max_examples=300, deadline=None)
+def test_the_compiled_lcs_length_is_the_reference(compiled: ModuleType, a: list[int], b: list[int]) -> None:
+    from rapidfuzz.distance import LCSseq
+
+    from simdup_es.reference import lcs_length_reference
+
+    got = compiled.lcs_length(np.array(a, dtype=np.uint32), np.array(b, dtype=np.uint32))
+    assert got == lcs_length_reference(a, b) == LCSseq.similarity(a, b)
+
+
+@given(text_st, text_st)
+@settings(max_examples=100, deadline=None)
+def test_a_whole_text_lcs_by_the_compiled_core_is_the_same_comparison(compiled: ModuleType, a: str, b: str) -> None:
+    """Long texts' whole LCS by the compiled core (forced at any size): the same comparison as RapidFuzz's."""
+    import simdup_es.compare as compare_module
+    from simdup_es.compare import Limits, compare
+
+    params, filtered = CompareParams(use_synonyms=False), Limits(grouped_pairs=0)
+    want = compare(unify(a), unify(b), params, limits=filtered).to_dict()
+    kept = (compare_module._NATIVE_LCS_FROM, compare_module._FILTER_MIN_CELLS)
+    compare_module._NATIVE_LCS_FROM, compare_module._FILTER_MIN_CELLS = 0, 0
+    try:
+        got = compare(unify(a), unify(b), params, limits=filtered).to_dict()
+    finally:
+        compare_module._NATIVE_LCS_FROM, compare_module._FILTER_MIN_CELLS = kept
+    assert got == want
