@@ -108,7 +108,7 @@ from .matrix import (
     codes_text,
     folded_sentences,
     rank_first,
-    rank_second,
+    rank_second_folded,
     raw_codes,
 )
 from .sentences import (
@@ -696,10 +696,8 @@ def _pair_up(query: PreparedText, b: str, scans: Scans | None) -> tuple[Prepared
         sentences_b = split_sentences(b, min_units=query.min_units)
         raw_a, raw_b = raw_codes([s.units for s in sentences_a], [s.units for s in sentences_b])
         query = PreparedText(query.text, sentences_a, raw_a, None, query.min_units, query.unwrap)
-    coded_b, distinct = rank_second(query.values, query.table, raw_b)
-    wide = distinct > 256
-    enc = Encoded(query.coded.sentences, coded_b.sentences, query.folded() if wide else None,
-                   folded_sentences(coded_b) if wide else None)
+    coded_b, distinct, folded_b = rank_second_folded(query.values, query.table, raw_b)
+    enc = Encoded(query.coded.sentences, coded_b.sentences, query.folded() if distinct > 256 else None, folded_b)
     return query, sentences_b, coded_b, enc
 
 

@@ -47,7 +47,7 @@ from .lcs import UnitCodec
 from .sentences import WORD_BASE, WordCodes
 
 __all__ = ["GROUPED_MIN_PAIRS", "PARALLEL_MIN_PAIRS", "Coded", "Encoded", "Pairs", "bounded_pairs", "candidate_pairs",
-           "RawCodes", "codes_text", "folded_sentences", "lcs_matrix", "rank_first", "rank_second",
+           "RawCodes", "codes_text", "folded_sentences", "lcs_matrix", "rank_first", "rank_second", "rank_second_folded",
            "raw_codes"]
 
 # Below this many sentence pairs, threads cost more than they save.
@@ -206,13 +206,28 @@ def rank_second(values: np.ndarray, table: np.ndarray, raw_b: list[str] | RawCod
     """Code ``b``'s units as :func:`rank_first` coded ``a``'s; units ``a`` lacks follow, by their
     frequency in ``b``. Returns ``b`` coded and the number of distinct units of both texts. The compiled core
     codes it where it computes (:mod:`simdup_es.native`)."""
+    coded, distinct, _ = _rank_second(values, table, raw_b, False)
+    return coded, distinct
+
+
+def rank_second_folded(values: np.ndarray, table: np.ndarray, raw_b: list[str] | RawCodes
+                       ) -> tuple[Coded, int, list[str] | None]:
+    """:func:`rank_second`, and ``b``'s sentences folded (:func:`folded_sentences`) when the two texts have more than
+    256 distinct units (else ``None``): what the matrix reads of ``b``, in one call to the compiled core."""
+    return _rank_second(values, table, raw_b, True)
+
+
+def _rank_second(values: np.ndarray, table: np.ndarray, raw_b: list[str] | RawCodes, fold: bool
+                 ) -> tuple[Coded, int, list[str] | None]:
     raw, lengths = _raw(raw_b)
     if not raw.size:
-        return _coded(raw.astype(np.uint32), lengths), values.size
+        empty = _coded(raw.astype(np.uint32), lengths)
+        return empty, values.size, folded_sentences(empty) if fold and values.size > 256 else None
     if (core := native.module()) is not None:
-        codes, whole, sentences, distinct = core.rank_second(np.asarray(values, dtype=np.uint32),
-                                                             np.asarray(table, dtype=np.uint32), raw, lengths)
-        return Coded(np.frombuffer(codes, dtype=np.uint32), sentences, lengths, whole), distinct
+        codes, whole, sentences, distinct, folded = core.rank_second(
+            np.asarray(values, dtype=np.uint32), np.asarray(table, dtype=np.uint32), raw, lengths,
+            (_FOLD_KEEP, _FOLD_SPAN) if fold else None)
+        return Coded(np.frombuffer(codes, dtype=np.uint32), sentences, lengths, whole), distinct, folded
     seen, inverse, counts = np.unique(raw, return_inverse=True, return_counts=True)
     at = np.minimum(np.searchsorted(values, seen), max(values.size - 1, 0))
     known = values[at] == seen if values.size else np.zeros(seen.size, dtype=bool)
@@ -221,7 +236,8 @@ def rank_second(values: np.ndarray, table: np.ndarray, raw_b: list[str] | RawCod
     rank[new[np.argsort(-counts[new], kind="stable")]] = values.size + np.arange(new.size)
     codes = _no_surrogates(rank)
     codes[known] = table[at[known]]
-    return _coded(codes[inverse.reshape(-1)], lengths), values.size + new.size
+    coded, distinct = _coded(codes[inverse.reshape(-1)], lengths), values.size + new.size
+    return coded, distinct, folded_sentences(coded) if fold and distinct > 256 else None
 
 
 def folded_sentences(coded: Coded) -> list[str]:
