@@ -88,6 +88,7 @@ import numpy as np
 from rapidfuzz.distance import LCSseq
 
 from . import native
+from . import sentences as sentences_module
 from .config import require_ints
 from .errors import ConfigError
 from .lcs import (
@@ -113,10 +114,12 @@ from .matrix import (
 )
 from .sentences import (
     DEFAULT_MIN_UNITS,
+    WORD_BASE,
     Scan,
     Sentence,
     WordCodes,
     split_sentences,
+    scan,
     split_sentences_points,
     unwrap_lines,
 )
@@ -683,13 +686,33 @@ def prepare(a: str, params: CompareParams = CompareParams(), *, scans: Scans | N
         return PreparedText(text, sentences, raw_codes([s.units for s in sentences], [])[0], None, min_units, unwrap)
 
 
+def _candidate_points(text: str, words: Mapping[str, str], min_units: int, scans: Scans | None
+                      ) -> tuple[list[Sentence], np.ndarray, np.ndarray]:
+    """:func:`simdup_es.sentences.split_sentences_points` of a candidate with the query's word codes
+    (``WordCodes(words)``), without copying them for each candidate and numbering its new words one by one: each
+    distinct word is looked up once, and those the query lacks are numbered in order of first appearance, as
+    :class:`~simdup_es.sentences.WordCodes` numbers them. Past its code points, :class:`OverflowError` likewise."""
+    sentences, unit_points, word_at, found, lengths = (scans or scan)((text, min_units))
+    if found:
+        distinct = list(dict.fromkeys(found))
+        codes = list(map(words.get, distinct))
+        new = codes.count(None)
+        if len(words) + new > sentences_module._WORD_CODES:  # read when called, as WordCodes reads it
+            raise OverflowError(f"more than {sentences_module._WORD_CODES} distinct words to code")
+        fresh = iter(range(WORD_BASE + len(words), WORD_BASE + len(words) + new))
+        points = np.array([next(fresh) if c is None else ord(c) for c in codes], dtype=np.uint32)
+        at = {w: k for k, w in enumerate(distinct)}
+        unit_points = unit_points.copy()
+        unit_points[word_at] = points[np.fromiter(map(at.__getitem__, found), dtype=np.int64, count=len(found))]
+    return list(sentences), unit_points[: int(lengths.sum())], lengths
+
+
 def _pair_up(query: PreparedText, b: str, scans: Scans | None) -> tuple[PreparedText, list[Sentence], Coded, Encoded]:
     """``b`` split and coded against the query; the query recoded when their words do not fit one code table."""
     try:
         if query.words is None:
             raise OverflowError("the query alone has more words than codes")
-        sentences_b, points_b, lengths_b = split_sentences_points(b, WordCodes(query.words), min_units=query.min_units,
-                                                                 scans=scans)
+        sentences_b, points_b, lengths_b = _candidate_points(b, query.words, query.min_units, scans)
         raw_b: list[str] | RawCodes = (points_b, lengths_b)
     except OverflowError:  # more distinct words than private-use code points: number them pair by pair
         sentences_a = split_sentences(query.text, min_units=query.min_units)
