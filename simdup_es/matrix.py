@@ -301,6 +301,21 @@ class _Scorer:
         self.cutoff, self.workers, self.block_pairs, self.max_pairs = cutoff, workers, block_pairs, max_pairs
         self.found = 0
 
+    def whole(self, rows: Sequence[str], cols: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """What :meth:`__call__` yields, joined, when the pairs fit one block (``None`` when they do not): a 2 kB
+        candidate's ~2,000 pairs in one call, without the blocks' glue (half the time of the matrix's pairs besides
+        RapidFuzz's)."""
+        if not cols or len(cols) > self.block_pairs or len(rows) > self.block_pairs // len(cols):
+            return None
+        block = process.cdist(rows, cols, scorer=LCSseq.normalized_similarity, score_cutoff=self.cutoff,
+                              dtype=np.float64, workers=self.workers)
+        flat = np.flatnonzero(block)  # row by row, as np.nonzero
+        self.found += flat.size
+        if self.found > self.max_pairs:
+            raise TooManyPairs(self.max_pairs)
+        bi, bj = np.divmod(flat, len(cols))
+        return bi.astype(np.int64), bj.astype(np.int64), block.reshape(-1)[flat]
+
     def __call__(self, rows: Sequence[str], cols: Sequence[str]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """``(i, j, p)`` of the pairs at or above the cutoff, block by block (``i``, ``j``: into ``rows``, ``cols``)."""
         width = max(1, min(len(cols), self.block_pairs))
@@ -338,6 +353,8 @@ def _rough_matrix(
     """
     n, m = len(first), len(second)
     found_i, found_j, found_p = [], [], []
+    if n * m < grouped and (whole := scorer.whole(first, second)) is not None:
+        return whole
     if n * m < grouped:
         for bi, bj, bp in scorer(first, second):
             found_i.append(bi)
