@@ -40,7 +40,7 @@ import bench_search_latency as latency  # noqa: E402  (its store, queries and in
 
 KINDS = ("2 kB", "short")
 STEPS = (("compare", "_pair_up", "split and code the candidate"), ("compare", "candidate_pairs", "candidate pairs"),
-         ("compare", "_shared_runs", "shared runs"), ("multilevel", "could_be_copy", "screen"),
+         ("PreparedText", "shared_runs", "shared runs"), ("multilevel", "could_be_copy", "screen"),
          ("compare", "_similar_pairs", "word-level check"), ("compare", "_whole_lcs", "whole-text LCS"),
          ("multilevel", "rarity", "its common text"), ("multilevel", "copied_shares", "shares judged"))
 
@@ -98,7 +98,8 @@ def main() -> None:
         timed(multilevel, "rank_candidates", "rank", spent)
         timed(multilevel, "judge", "judge", spent)
         for owner, name, label in STEPS:
-            timed(compare_module if owner == "compare" else multilevel, name, f"candidate: {label}", spent)
+            where = {"compare": compare_module, "PreparedText": compare_module.PreparedText}.get(owner, multilevel)
+            timed(where, name, f"candidate: {label}", spent)
         print(f"implementation: {native.implementation()}")
 
         def run(kind: str) -> list[float]:

@@ -78,7 +78,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache, lru_cache, partial
 from itertools import chain
@@ -88,6 +88,7 @@ import numpy as np
 from rapidfuzz.distance import LCSseq
 
 from . import native
+from . import sentences as sentences_module
 from .config import require_ints
 from .errors import ConfigError
 from .lcs import (
@@ -108,16 +109,18 @@ from .matrix import (
     codes_text,
     folded_sentences,
     rank_first,
-    rank_second,
+    rank_second_folded,
     raw_codes,
 )
 from .sentences import (
     DEFAULT_MIN_UNITS,
+    WORD_BASE,
     Scan,
     Sentence,
     SentenceView,
     WordCodes,
     split_sentences,
+    scan,
     split_sentences_points,
     unwrap_lines,
 )
@@ -137,6 +140,7 @@ __all__ = [
     "PreparedText",
     "Screen",
     "SentencePair",
+    "SentencePairs",
     "compare",
     "compare_screened",
     "prepare",
@@ -268,6 +272,56 @@ class SentencePair:
     rule: Rule
 
 
+class SentencePairs(Sequence[SentencePair]):
+    """The pairs a comparison marked similar, ordered by ``(i, j)``: a tuple of :class:`SentencePair`, each made
+    when first read. A search reads only which sentences are marked (:attr:`i`, :attr:`j`): a 2 kB copy marks
+    about 50 pairs, and their objects took a third of its word-level check. Equal to the tuple of its pairs.
+
+    ``i``, ``j``, ``lcs`` (int64), ``p`` and ``w`` (float64; ``w`` is read only where ``by_lcs`` is false) are
+    the pairs' columns, ``by_lcs`` whether ``p`` alone decided (rule ``"lcs"``); ``sentences_a`` and
+    ``sentences_b`` the sentences they index.
+    """
+
+    __slots__ = ("_made", "by_lcs", "i", "j", "lcs", "p", "sentences_a", "sentences_b", "w")
+
+    def __init__(self, i: np.ndarray, j: np.ndarray, lcs: np.ndarray, p: np.ndarray, w: np.ndarray,
+                 by_lcs: np.ndarray, sentences_a: Sequence[Sentence], sentences_b: Sequence[Sentence]) -> None:
+        self.i, self.j, self.lcs, self.p, self.w, self.by_lcs = i, j, lcs, p, w, by_lcs
+        self.sentences_a, self.sentences_b = sentences_a, sentences_b
+        self._made: tuple[SentencePair, ...] | None = None
+
+    def _pairs(self) -> tuple[SentencePair, ...]:
+        if self._made is None:
+            sa, sb = self.sentences_a, self.sentences_b
+            columns = (self.i.tolist(), self.j.tolist(), self.lcs.tolist(), self.p.tolist(), self.w.tolist(),
+                       self.by_lcs.tolist())
+            self._made = tuple(
+                SentencePair(i, j, sa[i].start, sa[i].end, sb[j].start, sb[j].end, lcs, p, None, "lcs") if by_lcs
+                else SentencePair(i, j, sa[i].start, sa[i].end, sb[j].start, sb[j].end, lcs, p, w, "synonyms")
+                for i, j, lcs, p, w, by_lcs in zip(*columns, strict=True))
+        return self._made
+
+    def __len__(self) -> int:
+        return int(self.i.size)
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def,override]
+        return self._pairs()[k]
+
+    def __iter__(self) -> Iterator[SentencePair]:
+        return iter(self._pairs())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SentencePairs):
+            other = other._pairs()
+        return self._pairs() == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._pairs())
+
+    def __repr__(self) -> str:
+        return repr(self._pairs())
+
+
 @dataclass(frozen=True, slots=True)
 class CompareStats:
     """How much work the matrix took: for tuning and benchmarks."""
@@ -299,7 +353,7 @@ class Comparison:
         :class:`~simdup_es.sentences.SentenceView` equal to it.
     pairs:
         Every pair marked similar, ordered by ``(i, j)``. A sentence may be in
-        several pairs.
+        several pairs. A :class:`SentencePairs` (equal to the tuple of its pairs) or a tuple.
     similarity_a, similarity_b:
         Document similarity: units of ``a``'s marked sentences / units of
         ``a``, and the same for ``b``. Within the cores when trimming.
@@ -319,7 +373,7 @@ class Comparison:
 
     sentences_a: tuple[Sentence, ...] | SentenceView
     sentences_b: tuple[Sentence, ...] | SentenceView
-    pairs: tuple[SentencePair, ...]
+    pairs: Sequence[SentencePair]
     similarity_a: float
     similarity_b: float
     units_a: int
@@ -350,11 +404,15 @@ class Comparison:
     @property
     def marked_a(self) -> frozenset[int]:
         """Indices of ``a``'s sentences marked similar."""
+        if isinstance(self.pairs, SentencePairs):  # no pair object made
+            return frozenset(self.pairs.i.tolist())
         return frozenset(p.i for p in self.pairs)
 
     @property
     def marked_b(self) -> frozenset[int]:
         """Indices of ``b``'s sentences marked similar."""
+        if isinstance(self.pairs, SentencePairs):
+            return frozenset(self.pairs.j.tolist())
         return frozenset(p.j for p in self.pairs)
 
     def core_offsets(self, side: Literal["a", "b"]) -> tuple[int, int] | None:
@@ -641,24 +699,43 @@ def prepare(a: str, params: CompareParams = CompareParams(), *, scans: Scans | N
         return PreparedText(text, sentences, raw_codes([s.units for s in sentences], [])[0], None, min_units, unwrap)
 
 
+def _candidate_points(text: str, words: Mapping[str, str], min_units: int, scans: Scans | None
+                      ) -> tuple[list[Sentence] | SentenceView, np.ndarray, np.ndarray]:
+    """:func:`simdup_es.sentences.split_sentences_points` of a candidate with the query's word codes
+    (``WordCodes(words)``), without copying them for each candidate and numbering its new words one by one: each
+    distinct word is looked up once, and those the query lacks are numbered in order of first appearance, as
+    :class:`~simdup_es.sentences.WordCodes` numbers them. Past its code points, :class:`OverflowError` likewise."""
+    sentences, unit_points, word_at, found, lengths = (scans or scan)((text, min_units))
+    if found:
+        distinct = list(dict.fromkeys(found))
+        codes = list(map(words.get, distinct))
+        new = codes.count(None)
+        if len(words) + new > sentences_module._WORD_CODES:  # read when called, as WordCodes reads it
+            raise OverflowError(f"more than {sentences_module._WORD_CODES} distinct words to code")
+        fresh = iter(range(WORD_BASE + len(words), WORD_BASE + len(words) + new))
+        points = np.array([next(fresh) if c is None else ord(c) for c in codes], dtype=np.uint32)
+        at = {w: k for k, w in enumerate(distinct)}
+        unit_points = unit_points.copy()
+        unit_points[word_at] = points[np.fromiter(map(at.__getitem__, found), dtype=np.int64, count=len(found))]
+    return (sentences if isinstance(sentences, SentenceView) else list(sentences)), unit_points[: int(lengths.sum())], \
+        lengths
+
+
 def _pair_up(query: PreparedText, b: str, scans: Scans | None
              ) -> tuple[PreparedText, Sequence[Sentence], Coded, Encoded]:
     """``b`` split and coded against the query; the query recoded when their words do not fit one code table."""
     try:
         if query.words is None:
             raise OverflowError("the query alone has more words than codes")
-        sentences_b, points_b, lengths_b = split_sentences_points(b, WordCodes(query.words), min_units=query.min_units,
-                                                                 scans=scans)
+        sentences_b, points_b, lengths_b = _candidate_points(b, query.words, query.min_units, scans)
         raw_b: list[str] | RawCodes = (points_b, lengths_b)
     except OverflowError:  # more distinct words than private-use code points: number them pair by pair
         sentences_a = split_sentences(query.text, min_units=query.min_units)
         sentences_b = split_sentences(b, min_units=query.min_units)
         raw_a, raw_b = raw_codes([s.units for s in sentences_a], [s.units for s in sentences_b])
         query = PreparedText(query.text, sentences_a, raw_a, None, query.min_units, query.unwrap)
-    coded_b, distinct = rank_second(query.values, query.table, raw_b)
-    wide = distinct > 256
-    enc = Encoded(query.coded.sentences, coded_b.sentences, query.folded() if wide else None,
-                   folded_sentences(coded_b) if wide else None)
+    coded_b, distinct, folded_b = rank_second_folded(query.values, query.table, raw_b)
+    enc = Encoded(query.coded.sentences, coded_b.sentences, query.folded() if distinct > 256 else None, folded_b)
     return query, sentences_b, coded_b, enc
 
 
@@ -811,14 +888,14 @@ def _copied_bound(cand: Pairs, runs: tuple[np.ndarray, np.ndarray], n_a: np.ndar
 
 
 def _comparison(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: Coded, cand: Pairs,
-                pairs: list[SentencePair], word_checks: int, cores: tuple[range, range],
+                pairs: SentencePairs, word_checks: int, cores: tuple[range, range],
                 runs: tuple[np.ndarray, np.ndarray], lcs: tuple[int, bool], params: CompareParams) -> Comparison:
     """The scores of the pairs found, and the whole-text ``lcs`` (and whether it is exact), as a :class:`Comparison`."""
     n_a, n_b = query.coded.lengths, coded_b.lengths
     core_a, core_b = cores
     units_a = int(n_a[core_a.start : core_a.stop].sum())
     units_b = int(n_b[core_b.start : core_b.stop].sum())
-    marked_a, marked_b = list({pr.i for pr in pairs}), list({pr.j for pr in pairs})
+    marked_a, marked_b = np.unique(pairs.i), np.unique(pairs.j)
     total, exact = lcs
     if not exact:
         log.debug("texts of %d and %d units: LCS bounded from the sentence matrix", units_a, units_b)
@@ -826,7 +903,7 @@ def _comparison(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: C
     return Comparison(
         sentences_a=query.sentences,
         sentences_b=sentences_b if isinstance(sentences_b, SentenceView) else tuple(sentences_b),
-        pairs=tuple(pairs),
+        pairs=pairs,
         similarity_a=int(n_a[marked_a].sum()) / units_a if units_a else 0.0,
         similarity_b=int(n_b[marked_b].sum()) / units_b if units_b else 0.0,
         units_a=units_a,
@@ -866,7 +943,7 @@ def _cores(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: Coded,
 
 def _similar_pairs(sentences_a: Sequence[Sentence], sentences_b: Sequence[Sentence], cand: Pairs,
                    params: CompareParams, segment: Segmenter | None,
-                   thesaurus: Thesaurus | None) -> tuple[list[SentencePair], int]:
+                   thesaurus: Thesaurus | None) -> tuple[SentencePairs, int]:
     """The candidates marked similar, by ``p`` or the word-level check, ordered by ``(i, j)``; and
     how many needed the word-level check."""
     if segment is None:
@@ -878,25 +955,18 @@ def _similar_pairs(sentences_a: Sequence[Sentence], sentences_b: Sequence[Senten
     # in (keyed by text, so a sentence found in both texts counts once too); with a
     # CachedSegmenter, once for all the calls that share it.
     words = segment.counts if isinstance(segment, CachedSegmenter) else cache(partial(_word_counts, segment))
-    pairs: list[SentencePair] = []
     right = params.right_weight
-    ii, jj, lcs, p = cand
-    order = np.lexsort((jj, ii))
-    rows = list(zip(ii[order].tolist(), jj[order].tolist(), lcs[order].tolist(), p[order].tolist()))
-    checked = [(words(sentences_a[i].text), words(sentences_b[j].text)) for i, j, _, pk in rows if pk < right]
-    scores = iter(_word_scores(checked, thes))
-    for i, j, lcs_ij, pk in rows:
-        sa, sb = sentences_a[i], sentences_b[j]
-        if pk >= right:
-            w: float | None = None
-            rule: Rule = "lcs"
-        else:
-            w = next(scores)
-            if w < right:
-                continue
-            rule = "synonyms"
-        pairs.append(SentencePair(i, j, sa.start, sa.end, sb.start, sb.end, lcs_ij, pk, w, rule))
-    return pairs, len(checked)
+    order = np.lexsort((cand.j, cand.i))
+    ii, jj, lcs, p = cand.i[order], cand.j[order], cand.lcs[order], cand.p[order]
+    by_lcs = p >= right
+    check = np.flatnonzero(~by_lcs)
+    checked = [(words(sentences_a[i].text), words(sentences_b[j].text))
+               for i, j in zip(ii[check].tolist(), jj[check].tolist(), strict=True)]
+    w = np.full(ii.size, np.nan)
+    w[check] = _word_scores(checked, thes)  # each a float64: compared as the Python float it was
+    keep = by_lcs | (w >= right)
+    return SentencePairs(ii[keep], jj[keep], lcs[keep], p[keep], w[keep], by_lcs[keep], sentences_a,
+                         sentences_b), len(checked)
 
 
 def _word_scores(pairs: list[tuple[Counter[str], Counter[str]]], thesaurus: Thesaurus | None) -> list[float]:

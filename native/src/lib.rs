@@ -24,7 +24,7 @@ use pyo3::exceptions::{PyUnicodeEncodeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::string::PyStringData;
-use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use chars::Chars;
@@ -241,6 +241,7 @@ struct Grams {
     order: Vec<u32>, // 4 bytes a gram: a text of more than 4 billion units is never compared
     n: usize,
     k: usize,
+    buckets: passages::Buckets,
 }
 
 #[pymethods]
@@ -251,7 +252,8 @@ impl Grams {
         if sorted.len() != order.len() || order.iter().any(|&i| i < 0 || i > i64::from(u32::MAX) || i as usize + k > n) {
             return Err(PyValueError::new_err("Grams: order must hold a gram of the query for each sorted hash"));
         }
-        Ok(Self { sorted, order: order.into_iter().map(|i| i as u32).collect(), n, k })
+        let buckets = passages::Buckets::of(&sorted);
+        Ok(Self { sorted, order: order.into_iter().map(|i| i as u32).collect(), n, k, buckets })
     }
 
     /// The grams of `k` of unit `codes`, hashed and sorted here: the `sorted` and `order` of
@@ -276,14 +278,15 @@ impl Grams {
             permute(&mut hashes, &order);
             (hashes, order)
         });
-        Ok(Self { sorted, order, n, k })
+        let buckets = passages::Buckets::of(&sorted);
+        Ok(Self { sorted, order, n, k, buckets })
     }
 
     /// `simdup_es.winnow.shared_runs_with` of these grams and `b`'s codes: two byte strings, 1 for each unit
     /// (of the query, of `b`) in a shared run.
     fn shared_runs<'py>(&self, py: Python<'py>, b: PyBuffer<u64>) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         let b = b.to_vec(py)?;
-        let grams = passages::Grams { sorted: &self.sorted, order: &self.order, n: self.n, k: self.k };
+        let grams = passages::Grams { sorted: &self.sorted, order: &self.order, n: self.n, k: self.k, buckets: &self.buckets };
         let (a, b) = py.detach(|| passages::shared_runs(&grams, &b));
         Ok((flags(py, &a), flags(py, &b)))
     }
@@ -460,22 +463,29 @@ fn side_shares(
 
 /// `simdup_es.matrix.rank_second` of a candidate's raw unit code points (`raw`, sentences of `lengths` units)
 /// against the query's distinct ones (`values`, ascending) and their codes (`table`): its codes (uint32 bytes),
-/// the text of them, each sentence's, and the distinct units of both texts.
+/// the text of them, each sentence's, and the distinct units of both texts; with `fold` (`keep`, `span`) and
+/// more than 256 distinct units, also each sentence folded (`simdup_es.matrix.folded_sentences`), else `None`.
 #[pyfunction]
+#[pyo3(signature = (values, table, raw, lengths, fold = None))]
+#[allow(clippy::type_complexity)]
 fn rank_second<'py>(
     py: Python<'py>,
     values: PyBuffer<u32>,
     table: PyBuffer<u32>,
     raw: PyBuffer<u32>,
     lengths: PyBuffer<i64>,
-) -> PyResult<(Bound<'py, PyBytes>, String, Vec<String>, usize)> {
+    fold: Option<(u32, u32)>,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyString>, Bound<'py, PyList>, usize, Option<Bound<'py, PyList>>)> {
     let (values, table, raw, lengths) = (values.to_vec(py)?, table.to_vec(py)?, raw.to_vec(py)?, lengths.to_vec(py)?);
     if values.len() != table.len()
         || !values.is_sorted()
         || lengths.iter().any(|&n| n < 0)
         || lengths.iter().sum::<i64>() != raw.len() as i64
+        || fold.is_some_and(|(keep, span)| span == 0 || keep.saturating_add(span) > 256)
     {
-        return Err(PyValueError::new_err("rank_second: values ascending, one code each, and lengths that add up to the units"));
+        return Err(PyValueError::new_err(
+            "rank_second: values ascending, one code each, lengths that add up to the units, and a fold below 256",
+        ));
     }
     let (codes, distinct) = py.detach(|| passages::rank_second(&values, &table, &raw));
     let chars = codes
@@ -483,16 +493,25 @@ fn rank_second<'py>(
         .map(|&c| char::from_u32(c))
         .collect::<Option<Vec<char>>>()
         .ok_or_else(|| PyValueError::new_err("rank_second: more distinct units than code points"))?;
-    let mut at = 0;
-    let sentences = lengths
-        .iter()
-        .map(|&n| {
+    let split = |chars: &[char]| -> PyResult<Bound<'py, PyList>> {
+        let mut at = 0;
+        let mut out = Vec::with_capacity(lengths.len());
+        for &n in &lengths {
+            out.push(new_string(py, &chars[at..at + n as usize])?);
             at += n as usize;
-            chars[at - n as usize..at].iter().collect()
-        })
-        .collect();
+        }
+        PyList::new(py, out)
+    };
+    let folded = match fold {
+        Some((keep, span)) if distinct > 256 => {
+            let folded: Vec<char> =
+                codes.iter().map(|&c| char::from((if c < keep { c } else { keep + c % span }) as u8)).collect();
+            Some(split(&folded)?)
+        }
+        _ => None,
+    };
     let bytes: Vec<u8> = codes.iter().flat_map(|c| c.to_ne_bytes()).collect();
-    Ok((PyBytes::new(py, &bytes), chars.into_iter().collect(), sentences, distinct))
+    Ok((PyBytes::new(py, &bytes), new_string(py, &chars)?, split(&chars)?, distinct, folded))
 }
 
 /// `simdup_es.compare.word_score` of each pair of word counts (dicts of word to count), with the thesaurus's

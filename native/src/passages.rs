@@ -7,12 +7,50 @@ use rustc_hash::FxHashMap;
 use crate::winnow::{gram_hashes, gram_hashes_each};
 
 /// The query's grams of `k` codes hashed and sorted once (`simdup_es.winnow.GramIndex`): `sorted` hashes,
-/// `order[i]` the gram `sorted[i]` came from (equal ones in text order), `n` the query's units.
+/// `order[i]` the gram `sorted[i]` came from (equal ones in text order), `n` the query's units; `buckets`
+/// ([`buckets`]) where each value of the hashes' top bits starts among them.
 pub struct Grams<'a> {
     pub sorted: &'a [u64],
     pub order: &'a [u32],
     pub n: usize,
     pub k: usize,
+    pub buckets: &'a Buckets,
+}
+
+/// Where each value of the top `bits` bits starts among ascending hashes (and where the last ends): a gram is
+/// looked up among the few of its bucket rather than by binary search over all (the hashes are mixed, so
+/// buckets are even). At most 2^20 buckets (4 MiB), about one a gram below that.
+pub struct Buckets {
+    bits: u32,
+    starts: Vec<u32>,
+}
+
+impl Buckets {
+    pub fn of(sorted: &[u64]) -> Self {
+        let n = sorted.len();
+        let bits = if n < 2 || n > u32::MAX as usize { 0 } else { (usize::BITS - (n - 1).leading_zeros()).min(20) };
+        let mut starts = vec![0u32; (1usize << bits) + 1];
+        if bits > 0 {
+            sorted.iter().for_each(|&h| starts[(h >> (64 - bits)) as usize + 1] += 1);
+            for i in 1..starts.len() {
+                starts[i] += starts[i - 1];
+            }
+        }
+        Self { bits, starts }
+    }
+
+    /// The first of the hashes equal to `h` (or where it would be) and how many there are.
+    fn find(&self, sorted: &[u64], h: u64) -> (usize, usize) {
+        let (from, to) = if self.bits == 0 {
+            (0, sorted.len())
+        } else {
+            let b = (h >> (64 - self.bits)) as usize;
+            (self.starts[b] as usize, self.starts[b + 1] as usize)
+        };
+        let within = &sorted[from..to];
+        let lo = within.partition_point(|&x| x < h);
+        (from + lo, within[lo..].partition_point(|&x| x <= h))
+    }
 }
 
 /// Units covered by the grams of `k` starting where `starts` is true (`gram_cover`).
@@ -36,8 +74,7 @@ pub fn shared_runs(a: &Grams<'_>, b: &[u64]) -> (Vec<bool>, Vec<bool>) {
     let mut starts_b = vec![false; hb.len()];
     let mut seen: FxHashMap<u64, usize> = FxHashMap::default();
     for (j, &h) in hb.iter().enumerate() {
-        let lo = a.sorted.partition_point(|&x| x < h);
-        let count = a.sorted[lo..].partition_point(|&x| x <= h);
+        let (lo, count) = a.buckets.find(a.sorted, h);
         if count == 0 {
             continue;
         }
@@ -375,10 +412,12 @@ mod cover_tests {
             let n = next(80) as i64 + 1;
             let positions: Vec<i64> = (0..next(12)).map(|_| next(n as u64 + 3) as i64).collect();
             let values: Vec<u64> = positions.iter().map(|_| next(4)).collect();
-            let spans: Vec<(i64, i64)> = (0..next(4)).map(|_| {
-                let a = next(n as u64 + 2) as i64;
-                (a, a + next(40) as i64)
-            }).collect();
+            let spans: Vec<(i64, i64)> = (0..next(4))
+                .map(|_| {
+                    let a = next(n as u64 + 2) as i64;
+                    (a, a + next(40) as i64)
+                })
+                .collect();
             let keys = (0..positions.len()).filter(|_| next(2) == 0).collect();
             let parts = (0..spans.len()).filter(|_| next(2) == 0).collect();
             let c = Matched { keys, parts };

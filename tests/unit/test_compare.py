@@ -523,3 +523,47 @@ def test_texts_of_more_similar_pairs_than_the_limit_are_refused(monkeypatch: pyt
     assert lcs_matrix(units, units, max_pairs=400)[0].all()
     with pytest.raises(TooManyPairs):
         lcs_matrix(units, units[:-1] + [list("重复的句")], max_pairs=399, block_pairs=7)
+
+
+def test_pairs_are_read_as_the_tuple_of_their_pair_objects(thesaurus: Thesaurus) -> None:
+    import pickle
+    from dataclasses import replace
+
+    got = compare(ARTICLE, REWRITTEN + "\n" + ARTICLE.splitlines()[0], thesaurus=thesaurus)
+    pairs = got.pairs
+    assert isinstance(pairs, compare_module.SentencePairs) and pairs._made is None  # nothing made by the comparison
+    assert got.marked_a == frozenset(range(9)) and got.marked_b == frozenset(range(10)) and pairs._made is None
+    made = tuple(pairs)
+    assert pairs == made and made == pairs and hash(pairs) == hash(made) and repr(pairs) == repr(made)
+    assert len(pairs) == len(made) == 10 and pairs[3] == made[3] and pairs[-2:] == made[-2:] and pairs != made[1:]
+    assert [(p.i, p.j) for p in made] == sorted((p.i, p.j) for p in made)
+    for p in made:
+        sa, sb = got.sentences_a[p.i], got.sentences_b[p.j]
+        assert (p.a_start, p.a_end, p.b_start, p.b_end) == (sa.start, sa.end, sb.start, sb.end)
+        assert type(p.i) is int and type(p.lcs) is int and type(p.p) is float
+        assert (p.rule, p.w is None) == (("lcs", True) if p.p >= 0.8 else ("synonyms", False))
+        assert p.w is None or (type(p.w) is float and p.w >= 0.8)
+    assert {(p.i, p.j) for p in made if p.rule == "synonyms"} == {(6, 6)}
+    assert pickle.loads(pickle.dumps(got)) == got == replace(got, pairs=made) and got.to_dict()["pairs"]
+    assert compare(ARTICLE, "完全无关的一句话而已。", thesaurus=thesaurus).pairs == ()
+
+
+@given(st.lists(st.sampled_from(ARTICLE.splitlines() + REWRITTEN.splitlines()[6:7] + ["短句。", "另一个完全不同的句子在这里。"]),
+                max_size=8),
+       st.lists(st.sampled_from(ARTICLE.splitlines() + REWRITTEN.splitlines()[6:7] + ["短句。"]), max_size=8))
+def test_pairs_are_those_of_each_candidate_judged_in_turn(a: list[str], b: list[str]) -> None:
+    """The marked pairs against the plain loop over the candidates (p alone, else the word-level check)."""
+    params, segment, thesaurus = CompareParams(), CachedSegmenter(dictionary_words), cilin_thesaurus()
+    got = compare("\n".join(a), "\n".join(b), params, segment=segment, thesaurus=thesaurus)
+    query = compare_module.prepare("\n".join(a), params)
+    _, sentences_b, coded_b, enc = compare_module._pair_up(query, "\n".join(b), None)
+    cand = matrix_module.candidate_pairs(query.coded, query.values.size, coded_b, enc, params.similar_weight, 1)
+    expected = []
+    for i, j, lcs, p in sorted(zip(cand.i.tolist(), cand.j.tolist(), cand.lcs.tolist(), cand.p.tolist())):
+        sa, sb = query.sentences[i], sentences_b[j]
+        w = None if p >= params.right_weight else word_score(segment.counts(sa.text), segment.counts(sb.text), thesaurus)
+        if w is None or w >= params.right_weight:
+            expected.append(compare_module.SentencePair(i, j, sa.start, sa.end, sb.start, sb.end, lcs, p, w,
+                                                        "lcs" if w is None else "synonyms"))
+    assert tuple(got.pairs) == tuple(expected) and got.pairs == tuple(expected)
+    assert got.marked_a == frozenset(p.i for p in expected) and got.marked_b == frozenset(p.j for p in expected)

@@ -10,7 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import simdup_es.compare as compare_module
+import simdup_es.sentences as sentences_module
 from simdup_es.compare import CompareParams, Comparison, Limits, compare, prepare
+from simdup_es.sentences import WordCodes, split_sentences_points
 from simdup_es.errors import ConfigError
 from simdup_es.reference import lcs_length_reference, shared_runs_reference
 
@@ -193,3 +196,36 @@ def test_ranking_a_long_text_by_counts_gives_what_unique_gives(points: list[int]
         assert x.dtype == y.dtype and x.tolist() == y.tolist()
     assert got[2].codes.dtype == want[2].codes.dtype and got[2].codes.tolist() == want[2].codes.tolist()
     assert list(got[2].sentences) == list(want[2].sentences) and got[2].whole == want[2].whole
+
+
+_WORDS = ["alpha", "beta", "gamma", "Delta", "x1", "42", "ls", "grep", "éclair", "中文"]
+
+
+@given(st.lists(st.sampled_from([*_WORDS, "你好", "。", " ", "\n", "世界"]), max_size=30),
+       st.lists(st.sampled_from(_WORDS), max_size=6), st.integers(1, 3))
+def test_a_candidate_coded_with_the_query_words(parts: list[str], query_words: list[str], min_units: int) -> None:
+    """Its units as split_sentences_points codes them with a copy of the query's WordCodes (new words numbered in
+    order of first appearance after the query's), and the query's words left as they were."""
+    text = " ".join(parts)
+    words = WordCodes()
+    for w in query_words:
+        words[w.casefold()]
+    before = dict(words)
+    got = compare_module._candidate_points(text, words, min_units, None)
+    want = split_sentences_points(text, WordCodes(words), min_units=min_units)
+    assert got[0] == want[0] and got[1].tolist() == want[1].tolist() and got[2].tolist() == want[2].tolist()
+    assert got[1].dtype == want[1].dtype and dict(words) == before
+
+
+def test_a_candidate_with_more_words_than_codes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the private-use code points, OverflowError as WordCodes raises it (the pair is then coded on its own)."""
+    monkeypatch.setattr(sentences_module, "_WORD_CODES", 3)
+    words = WordCodes()
+    words["alpha"]
+    compare_module._candidate_points("alpha beta gamma alpha", words, 1, None)  # 3 codes: fits
+    with pytest.raises(OverflowError):
+        split_sentences_points("alpha beta gamma delta", WordCodes(words), min_units=1)
+    with pytest.raises(OverflowError):
+        compare_module._candidate_points("alpha beta gamma delta", words, 1, None)
+    plain = compare("alpha beta gamma delta epsilon.", "alpha beta gamma delta zeta.")
+    assert plain.lcs == 4 and [(p.i, p.j) for p in plain.pairs] == [(0, 0)]

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from simdup_es.commontext import KeyCounts, Rarity, rarity
 from simdup_es.compare import CompareParams, _word_scores, compare_screened, word_score
-from simdup_es.matrix import rank_first, rank_second
+from simdup_es.matrix import rank_first, rank_second, rank_second_folded
 from simdup_es.levels import Key, Levels, Part
 from simdup_es.multilevel import (
     CommonText,
@@ -148,6 +148,51 @@ def coded_second(raw_a: list[str], raw_b: list[str]) -> tuple[Any, ...]:
 def test_a_candidate_coded_as_the_query_was(compiled: ModuleType, raw_a: list[str], raw_b: list[str]) -> None:
     got, want = both(compiled, lambda: coded_second(raw_a, raw_b))
     assert got == want
+
+
+def folded_second(raw_a: list[str], raw_b: list[str]) -> tuple[Any, ...]:
+    values, table, _ = rank_first(raw_a)
+    coded, distinct, folded = rank_second_folded(values, table, raw_b)
+    return coded.codes.tolist(), coded.sentences, coded.lengths.tolist(), coded.whole, distinct, folded
+
+
+wide_st = st.lists(st.text(st.sampled_from([chr(0x4E00 + c) for c in range(300)] + ["a", "\U000f0001"]), max_size=40),
+                   max_size=12)
+
+
+@given(st.one_of(units_st, wide_st), st.one_of(units_st, wide_st))
+@settings(max_examples=300, deadline=None)
+def test_a_candidate_coded_and_folded_as_the_query_was(compiled: ModuleType, raw_a: list[str], raw_b: list[str]) -> None:
+    """With more than 256 distinct units the candidate's sentences come folded too; the same as :func:`rank_second`
+    and :func:`simdup_es.matrix.folded_sentences` of it."""
+    got, want = both(compiled, lambda: folded_second(raw_a, raw_b))
+    assert got == want and got[:5] == coded_second(raw_a, raw_b)
+    assert (got[5] is not None) == (got[4] > 256)
+
+
+def test_a_candidate_coded_and_folded_with_every_width() -> None:
+    """Past 256 distinct units the folded sentences are those of :func:`simdup_es.matrix.folded_sentences`; no
+    unit of the candidate, and more than 256 of the query, still folds its (empty) sentences."""
+    from simdup_es.matrix import folded_sentences
+    raw_a = ["".join(map(chr, range(0x4E00, 0x4E00 + 200)))]
+    raw_b = ["".join(map(chr, range(0x4E00 + 100, 0x4E00 + 400))), "abc"]
+    values, table, _ = rank_first(raw_a)
+    coded, distinct, folded = rank_second_folded(values, table, raw_b)
+    assert distinct == 403 and folded == folded_sentences(coded) and max(map(max, folded)) < "\u0100"
+    assert rank_second_folded(values, table, raw_b[1:])[2] is None
+    wide_a = rank_first(["".join(map(chr, range(0x4E00, 0x4E00 + 300)))])
+    assert rank_second_folded(wide_a[0], wide_a[1], ["", ""])[2] == ["", ""]
+
+
+@given(st.lists(st.integers(0, 40), min_size=3000, max_size=6000).map(lambda v: np.array(v, dtype=np.uint64)),
+       st.lists(st.integers(0, 40), max_size=3000).map(lambda v: np.array(v, dtype=np.uint64)), st.integers(1, 3))
+@settings(max_examples=30, deadline=None)
+def test_the_runs_two_long_texts_share(compiled: ModuleType, a: np.ndarray, b: np.ndarray, k: int) -> None:
+    """Thousands of grams: the compiled core finds them by buckets of their hashes' top bits, as by binary search."""
+    index = GramIndex(a, k)
+    got = compiled.Grams(index.sorted, index.order, index.n, k).shared_runs(b)
+    want = shared_runs_with(index, b)
+    assert [np.frombuffer(x, dtype=bool).tolist() for x in got] == [x.tolist() for x in want]
 
 
 def test_codes_past_the_surrogates(compiled: ModuleType) -> None:
