@@ -687,12 +687,20 @@ def _native_shares(core: Any, comparison: Comparison, params: MultiParams, sides
 
 
 def _flags(values: np.ndarray) -> np.ndarray:
-    """A boolean array as bytes of 0 and 1, as the compiled core reads it."""
-    return np.asarray(values, dtype=bool).view(np.uint8)
+    """A boolean array as bytes of 0 and 1, as the compiled core reads it (in place: :func:`_read_only`)."""
+    return _read_only(np.asarray(values, dtype=bool).view(np.uint8))
+
+
+def _read_only(values: np.ndarray) -> np.ndarray:
+    """A contiguous view of ``values`` marked read-only: the compiled core reads such an array where it lies (a
+    long query's ``held`` is 8 bytes a unit) rather than copy it."""
+    view = np.ascontiguousarray(values).view()
+    view.flags.writeable = False
+    return view
 
 
 def _rarity_arrays(side: Rarity) -> tuple[np.ndarray, np.ndarray]:
-    return np.asarray(side.held, dtype=np.int64), _flags(side.common)
+    return _read_only(np.asarray(side.held, dtype=np.int64)), _flags(side.common)
 
 
 def _rule(params: MultiParams, smaller: int) -> dict[str, int]:

@@ -19,7 +19,7 @@ mod words;
 
 use std::sync::{Mutex, OnceLock};
 
-use pyo3::buffer::PyBuffer;
+use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::{PyUnicodeEncodeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
@@ -229,6 +229,19 @@ fn flags<'py>(py: Python<'py>, values: &[bool]) -> Bound<'py, PyBytes> {
     PyBytes::new(py, &values.iter().map(|&v| u8::from(v)).collect::<Vec<u8>>())
 }
 
+/// A read-only, C-contiguous buffer's items where they lie, for as long as the GIL is held (`py`).
+fn in_place<'a, T: Element>(buffer: &'a PyBuffer<T>, _py: Python<'a>) -> PyResult<&'a [T]> {
+    let items = buffer
+        .as_slice_ptr()
+        .filter(|_| buffer.readonly())
+        .ok_or_else(|| PyValueError::new_err("an array read in place must be read-only and C-contiguous"))?;
+    // SAFETY: `PyBuffer<T>` checked the items' type, size and alignment, and holds the exporter (the memory
+    // lives as long as `buffer`). The module runs with the GIL (`gil_used`, the default) and the slice is read
+    // with it held (never across `py.detach`, and calling no Python code): no Python code runs meanwhile, and
+    // the exporter marked the buffer read-only, so no one writes it through this view while it is read.
+    Ok(unsafe { items.as_ref() })
+}
+
 fn bools(values: &PyBuffer<u8>, py: Python<'_>) -> PyResult<Vec<bool>> {
     Ok(values.to_vec(py)?.into_iter().map(|v| v != 0).collect())
 }
@@ -432,7 +445,9 @@ fn counted(
 }
 
 /// `simdup_es.multilevel.copied_shares` of one side (`passages::side_shares`): its counted copied units, its
-/// copied common units and their stretches `(start, stop, documents)`.
+/// copied common units and their stretches `(start, stop, documents)`. `runs`, `held` and `common` (read-only,
+/// C-contiguous) are read where they lie ([`in_place`]), the GIL held: no copy of a long query's 8 bytes a unit,
+/// and the work is a few passes over them.
 #[pyfunction]
 #[pyo3(signature = (lengths, marked, runs, core, held, common, *, passage_units, passage_gap, short_units, smaller, w))]
 #[allow(clippy::too_many_arguments)]
@@ -451,14 +466,19 @@ fn side_shares(
     w: usize,
 ) -> PyResult<(usize, usize, Vec<passages::Held>)> {
     let lengths = lengths.to_vec(py)?;
-    let runs = bools(&runs, py)?;
     if marked.iter().any(|&s| s >= lengths.len()) || core.is_some_and(|(lo, hi)| lo > hi || hi > lengths.len()) {
         return Err(PyValueError::new_err("side_shares: a marked sentence or the core is past the sentences"));
     }
-    let side = passages::Side { lengths: &lengths, marked: &marked, runs: &runs, core };
+    let (runs, held, common) = (in_place(&runs, py)?, in_place(&held, py)?, in_place(&common, py)?);
+    let runs_of = |i: usize| runs[i] != 0;
+    let side = passages::Side { lengths: &lengths, marked: &marked, runs: &runs_of, runs_len: runs.len(), core };
     let rule = passages::Rule { passage_units, gap: passage_gap, short_units, smaller };
-    let (held, common) = (held.to_vec(py)?, bools(&common, py)?);
-    Ok(py.detach(|| passages::side_shares(&side, &held, &common, &rule, w)))
+    let n: usize = lengths.iter().map(|&n| n.max(0) as usize).sum();
+    let (held_of, common_of) = (|i: usize| held[i], |i: usize| common[i] != 0);
+    // Of another length than the side (or empty): nothing is common.
+    let rarity = (held.len() == n && common.len() == n)
+        .then_some((&held_of as &dyn Fn(usize) -> i64, &common_of as &dyn Fn(usize) -> bool) as passages::PerUnit<'_>);
+    Ok(passages::side_shares(&side, rarity, &rule, w))
 }
 
 /// `simdup_es.matrix.rank_second` of a candidate's raw unit code points (`raw`, sentences of `lengths` units)

@@ -135,33 +135,6 @@ pub fn rarity(
     (chains(&at, Some(&weights), n, k, w), chains(&over, None, n, k, w).into_iter().map(|v| v > 0).collect())
 }
 
-/// `commontext._to_edges`: each run of nonzero `values` carried to the edges of its first and last unit's
-/// sentences, with the run's value at that edge, when fewer than `w` units away. `first[s]`: sentence `s`'s
-/// first unit (and then the units), `sentence[u]`: unit `u`'s sentence.
-fn to_edges(values: &[i64], first: &[usize], sentence: &[usize], w: usize) -> Vec<i64> {
-    let mut out = values.to_vec();
-    let mut start = 0;
-    while start < values.len() {
-        if values[start] == 0 {
-            start += 1;
-            continue;
-        }
-        let mut stop = start;
-        while stop < values.len() && values[stop] != 0 {
-            stop += 1;
-        }
-        let (lo, hi) = (first[sentence[start]], first[sentence[stop - 1] + 1]);
-        if start - lo < w {
-            out[lo..start].iter_mut().for_each(|v| *v = (*v).max(values[start]));
-        }
-        if hi - stop < w {
-            out[stop..hi].iter_mut().for_each(|v| *v = (*v).max(values[stop - 1]));
-        }
-        start = stop;
-    }
-    out
-}
-
 /// The fewest copied units that count, however short the side (`multilevel.SHORTEST`).
 const SHORTEST: f64 = 8.0;
 
@@ -175,20 +148,44 @@ pub struct Rule {
     pub smaller: usize,
 }
 
-/// `multilevel._filled`, counted: the `copied` units in passages of at least `at_least` of them.
+/// `multilevel._filled`, counted: the `copied` units in passages of at least `at_least` of them (copied units at
+/// most `gap` apart), found as the units are read: no list of the copied units' positions.
 fn filled(copied: impl Fn(usize) -> bool, n: usize, at_least: f64, gap: usize, out: &mut [bool]) {
-    let at: Vec<usize> = (0..n).filter(|&i| copied(i)).collect();
-    let mut first = 0;
-    while first < at.len() {
-        let mut last = first;
-        while last + 1 < at.len() && at[last + 1] - at[last] <= gap + 1 {
-            last += 1;
+    let mut i = 0;
+    while i < n {
+        if !copied(i) {
+            i += 1;
+            continue;
         }
-        if (last + 1 - first) as f64 >= at_least {
-            at[first..=last].iter().for_each(|&i| out[i] = true);
+        let (start, mut last, mut count) = (i, i, 1usize);
+        let mut j = i + 1;
+        while j < n && j - last <= gap + 1 {
+            if copied(j) {
+                last = j;
+                count += 1;
+            }
+            j += 1;
         }
-        first = last + 1;
+        if count as f64 >= at_least {
+            (start..=last).filter(|&u| copied(u)).for_each(|u| out[u] = true);
+        }
+        i = j;
     }
+}
+
+/// `multilevel.counted_units(...).sum()` of `n` units by whether each is copied and not common (`rare`) and
+/// copied under no key too frequent for a short passage (`rarer`).
+fn counted_by(n: usize, rare: impl Fn(usize) -> bool, rarer: impl Fn(usize) -> bool, rule: &Rule) -> usize {
+    let need = SHORTEST.max((rule.short_units as f64).min(rule.smaller.min(n) as f64 / 2.0));
+    let mut out = vec![false; n];
+    filled(&rare, n, rule.passage_units as f64, rule.gap, &mut out);
+    let total = (0..n).filter(|&i| rarer(i)).count();
+    if total as f64 >= need && 2 * total >= n {
+        (0..n).filter(|&i| rarer(i)).for_each(|i| out[i] = true);
+    } else {
+        filled(&rarer, n, need, rule.gap, &mut out);
+    }
+    out.iter().filter(|&&c| c).count()
 }
 
 /// `multilevel.counted_units(...).sum()`: how many `copied` units count, with the side's `held` and `common`
@@ -196,18 +193,7 @@ fn filled(copied: impl Fn(usize) -> bool, n: usize, at_least: f64, gap: usize, o
 pub fn counted(copied: &[bool], held: &[i64], common: &[bool], rule: &Rule) -> usize {
     let n = copied.len();
     let none = held.len() != n || common.len() != n;
-    let rare = |i: usize| copied[i] && (none || !common[i]);
-    let rarer = |i: usize| copied[i] && (none || held[i] <= 0);
-    let need = SHORTEST.max((rule.short_units as f64).min(rule.smaller.min(n) as f64 / 2.0));
-    let mut out = vec![false; n];
-    filled(rare, n, rule.passage_units as f64, rule.gap, &mut out);
-    let total = (0..n).filter(|&i| rarer(i)).count();
-    if total as f64 >= need && 2 * total >= n {
-        (0..n).filter(|&i| rarer(i)).for_each(|i| out[i] = true);
-    } else {
-        filled(rarer, n, need, rule.gap, &mut out);
-    }
-    out.iter().filter(|&&c| c).count()
+    counted_by(n, |i| copied[i] && (none || !common[i]), |i| copied[i] && (none || held[i] <= 0), rule)
 }
 
 /// One side of a comparison: units per sentence, the sentences the matrix marked, the units in shared runs
@@ -215,56 +201,121 @@ pub fn counted(copied: &[bool], held: &[i64], common: &[bool], rule: &Rule) -> u
 pub struct Side<'a> {
     pub lengths: &'a [i64],
     pub marked: &'a [usize],
-    pub runs: &'a [bool],
+    pub runs: &'a dyn Fn(usize) -> bool,
+    pub runs_len: usize,
     pub core: Option<(usize, usize)>,
 }
 
 /// A stretch of copied common text: units `start .. stop`, held by at most `documents` documents.
 pub type Held = (usize, usize, i64);
 
+/// A side's `held` and `common` of each unit (`commontext.Rarity`), read where they lie.
+pub type PerUnit<'a> = (&'a dyn Fn(usize) -> i64, &'a dyn Fn(usize) -> bool);
+
+/// What `commontext._to_edges` adds to units `f .. l` (one sentence) of per-unit `value`s: a run of nonzero
+/// values starting at `st < f + w` in it carries `value(st)` to the units before it in the sentence, one
+/// ending at `sp > l - w` carries `value(sp - 1)` to those after it. So only a sentence's first and last `w - 1`
+/// units change: `head[j]` is what unit `f + j` gets from the former, `tail[j]` what unit `l - 1 - j` gets
+/// from the latter (`None`: nothing).
+fn edge_carries(
+    value: &impl Fn(usize) -> i64,
+    f: usize,
+    l: usize,
+    n: usize,
+    w: usize,
+    head: &mut Vec<Option<i64>>,
+    tail: &mut Vec<Option<i64>>,
+) {
+    let span = w.min(l - f);
+    head.clear();
+    head.resize(span, None);
+    tail.clear();
+    tail.resize(span, None);
+    // Starts at st in (f, min(f + w, l)): units f .. st get value(st); walked from the last, a running max.
+    let mut carry: Option<i64> = None;
+    for st in (f + 1..(f + w).min(l)).rev() {
+        if value(st) != 0 && value(st - 1) == 0 {
+            carry = Some(carry.map_or(value(st), |c| c.max(value(st))));
+        }
+        head[st - 1 - f] = carry;
+    }
+    // Stops at sp in (max(l - w, f), l): units sp .. l get value(sp - 1).
+    let mut carry: Option<i64> = None;
+    for sp in (l + 1).saturating_sub(w).max(f + 1)..l {
+        if value(sp - 1) != 0 && (sp == n || value(sp) == 0) {
+            carry = Some(carry.map_or(value(sp - 1), |c| c.max(value(sp - 1))));
+        }
+        tail[l - 1 - sp] = carry;
+    }
+}
+
 /// `multilevel.copied_shares` of one side: its counted copied units, its copied common units and their
-/// stretches (`commontext.held_passages`), with the side's `held` and `common` (`commontext.Rarity`; empty
-/// or of another length: nothing is common) carried to its sentences' edges (`to_sentence_edges`).
-pub fn side_shares(side: &Side<'_>, held: &[i64], common: &[bool], rule: &Rule, w: usize) -> (usize, usize, Vec<Held>) {
+/// stretches (`commontext.held_passages`), with the side's `held` and `common` per unit (`commontext.Rarity`;
+/// `None`: nothing is common) carried to its sentences' edges (`to_sentence_edges`) as each sentence is read.
+/// Holds two bytes a unit (what is copied, common or frequent, and what counts), whatever the side's length.
+pub fn side_shares(side: &Side<'_>, rarity: Option<PerUnit<'_>>, rule: &Rule, w: usize) -> (usize, usize, Vec<Held>) {
+    const COPIED: u8 = 1;
+    const COMMON: u8 = 2;
+    const FREQUENT: u8 = 4;
     let mut first = vec![0usize];
-    let mut sentence = Vec::new();
     for (s, &n) in side.lengths.iter().enumerate() {
         first.push(first[s] + n.max(0) as usize);
-        sentence.extend(std::iter::repeat_n(s, n.max(0) as usize));
     }
-    let n = sentence.len();
-    let mut copied = vec![false; n];
+    let n = first[side.lengths.len()];
+    let mut flags = vec![0u8; n];
     for &s in side.marked {
-        copied[first[s]..first[s + 1]].fill(true);
+        flags[first[s]..first[s + 1]].fill(COPIED);
     }
-    if side.runs.len() == n {
-        copied.iter_mut().zip(side.runs).for_each(|(c, &r)| *c |= r);
+    if side.runs_len == n {
+        flags.iter_mut().enumerate().for_each(|(i, f)| *f |= u8::from((side.runs)(i)));
     }
     if let Some((lo, hi)) = side.core {
-        copied[..first[lo]].fill(false);
-        copied[first[hi]..].fill(false);
+        flags[..first[lo]].fill(0);
+        flags[first[hi]..].fill(0);
     }
-    let (held, common) = if held.len() != n || common.len() != n {
-        (vec![0; n], vec![false; n])
-    } else if held.iter().all(|&h| h == 0) {
-        (held.to_vec(), common.to_vec())
-    } else {
-        let as_counts: Vec<i64> = common.iter().map(|&c| i64::from(c)).collect();
-        (to_edges(held, &first, &sentence, w), to_edges(&as_counts, &first, &sentence, w).into_iter().map(|v| v > 0).collect())
-    };
-    let shared: Vec<bool> = copied.iter().zip(&common).map(|(&c, &m)| c && m).collect();
     let mut stretches = Vec::new();
-    let mut start = 0;
-    while start < n {
-        if !shared[start] {
-            start += 1;
-            continue;
+    let mut shared = 0;
+    if let Some((held, common)) = rarity {
+        let carried = (0..n).any(|i| held(i) != 0); // `to_sentence_edges` leaves a side without held keys as is
+        let as_count = |i: usize| i64::from(common(i));
+        let (mut head, mut tail, mut chead, mut ctail) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut stretch: Option<(usize, i64)> = None;
+        for s in 0..side.lengths.len() {
+            let (f, l) = (first[s], first[s + 1]);
+            if f == l {
+                continue;
+            }
+            if carried {
+                edge_carries(&held, f, l, n, w, &mut head, &mut tail);
+                edge_carries(&as_count, f, l, n, w, &mut chead, &mut ctail);
+            }
+            let at = |i: usize, head: &[Option<i64>], tail: &[Option<i64>], v: i64| {
+                let from_head = head.get(i - f).copied().flatten();
+                let from_tail = tail.get(l - 1 - i).copied().flatten();
+                [from_head, from_tail].into_iter().flatten().fold(v, i64::max)
+            };
+            for (i, flag) in flags.iter_mut().enumerate().take(l).skip(f) {
+                let (h, c) = if carried {
+                    (at(i, &head, &tail, held(i)), at(i, &chead, &ctail, as_count(i)) > 0)
+                } else {
+                    (held(i), common(i))
+                };
+                *flag |= if c { COMMON } else { 0 } | if h > 0 { FREQUENT } else { 0 };
+                if c && *flag & COPIED != 0 {
+                    shared += 1;
+                    stretch = Some(stretch.map_or((i, h), |(start, top)| (start, top.max(h))));
+                } else if let Some((start, top)) = stretch.take() {
+                    stretches.push((start, i, top));
+                }
+            }
         }
-        let stop = start + shared[start..].iter().take_while(|&&s| s).count();
-        stretches.push((start, stop, held[start..stop].iter().copied().max().unwrap_or(0)));
-        start = stop;
+        if let Some((start, top)) = stretch {
+            stretches.push((start, n, top));
+        }
     }
-    (counted(&copied, &held, &common, rule), shared.iter().filter(|&&s| s).count(), stretches)
+    let is = |i: usize, bit: u8| flags[i] & bit != 0;
+    let counted = counted_by(n, |i| is(i, COPIED) && !is(i, COMMON), |i| is(i, COPIED) && !is(i, FREQUENT), rule);
+    (counted, shared, stretches)
 }
 
 /// A dense rank as a code point, past the surrogates (`matrix._no_surrogates`).

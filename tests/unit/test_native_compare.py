@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdup_es.commontext import KeyCounts, Rarity, rarity
+from simdup_es.commontext import EXCLUDED, KeyCounts, Rarity, rarity
 from simdup_es.compare import CompareParams, _word_scores, compare_screened, word_score
 from simdup_es.matrix import rank_first, rank_second, rank_second_folded
 from simdup_es.levels import Key, Levels, Part
@@ -87,6 +87,55 @@ def test_the_share_a_bound_could_count(compiled: ModuleType, copied: list[bool],
     side = data.draw(st.sampled_from([None, Rarity(held, held > 20), Rarity.none(n + 1)]))
     params, smaller = multi_params(data), data.draw(st.integers(0, 200))
     got, want = both(compiled, lambda: _bound_share(np.array(copied, dtype=bool), side, params, smaller))
+    assert got == want
+
+
+class DrawnSides:
+    """What :func:`copied_shares` reads of a comparison, drawn rather than compared: each side's units per
+    sentence (some empty), marked sentences, shared runs and core."""
+
+    def __init__(self, data: st.DataObject) -> None:
+        for side in "ab":
+            lengths = np.array(data.draw(st.lists(st.integers(0, 12), max_size=14)), dtype=np.int64)
+            n = int(lengths.sum())
+            setattr(self, f"lengths_{side}", lengths)
+            setattr(self, f"sentences_{side}", [None] * lengths.size)
+            setattr(self, f"units_{side}", n)
+            setattr(self, f"marked_{side}", data.draw(st.sets(st.integers(0, max(lengths.size - 1, 0)), max_size=lengths.size)
+                                                     if lengths.size else st.just(set())))
+            setattr(self, f"runs_{side}", np.array(data.draw(st.one_of(st.just([]), st.lists(st.booleans(), min_size=n,
+                                                                                               max_size=n))), dtype=bool))
+            ends = st.integers(0, lengths.size)
+            setattr(self, f"core_{side}", data.draw(st.none() | st.tuples(ends, ends).map(lambda c: tuple(sorted(c)))))
+
+    def unit_counts(self, side: str) -> np.ndarray:
+        return getattr(self, f"lengths_{side}")  # type: ignore[no-any-return]
+
+
+def drawn_rarity(units: int, data: st.DataObject) -> Rarity:
+    """Per unit ``held`` in runs of the same count (some at sentences' edges by chance), ``common`` over some
+    threshold or drawn apart from it; or all 0, or of another length (nothing common)."""
+    held = np.array(data.draw(st.lists(st.sampled_from([0, 0, 0, 0, 5, 20, 50, EXCLUDED]), min_size=units,
+                                       max_size=units)), dtype=np.int64)
+    common = data.draw(st.sampled_from(["over", "drawn", "zero", "other"]))
+    if common == "zero":
+        return Rarity(np.zeros(units, np.int64), held > 20)
+    if common == "other":
+        return Rarity.none(units + 1)
+    flags = held > 20 if common == "over" else np.array(data.draw(st.lists(st.booleans(), min_size=units,
+                                                                          max_size=units)), dtype=bool)
+    return Rarity(held, flags)
+
+
+@given(st.data())
+@settings(max_examples=500, deadline=None)
+def test_the_shares_of_drawn_sides(compiled: ModuleType, data: st.DataObject) -> None:
+    """Every share and stretch of held text of each side, its held and common carried to its sentences' edges,
+    on drawn sentences, marks, runs, cores and counts (empty sentences, runs across sentences, edges)."""
+    sides = DrawnSides(data)
+    rarities = data.draw(st.none() | st.just((drawn_rarity(sides.units_a, data), drawn_rarity(sides.units_b, data))))
+    params = multi_params(data)
+    got, want = both(compiled, lambda: copied_shares(sides, params, rarities))  # type: ignore[arg-type]  # drawn
     assert got == want
 
 
