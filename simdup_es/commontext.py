@@ -107,7 +107,8 @@ class KeyCounts:
 class Rarity:
     """Per unit of a text: ``held``, the most documents holding a key of the chain of keys held by more
     than ``short_common`` documents the unit lies under (0 for a unit under none); ``common``, whether it
-    lies under a chain of keys held by more than ``common`` documents (module docstring)."""
+    lies under a chain of keys held by more than ``common`` documents (module docstring). ``held`` is int64, or
+    the narrowest of int16, int32 and int64 that holds it when the compiled core made it."""
 
     held: np.ndarray
     common: np.ndarray
@@ -168,8 +169,10 @@ def rarity(codes: np.ndarray, counts: KeyCounts, common: int, short_common: int)
     keys asked (``short_common`` at most ``common``). The compiled core computes it where it computes
     (:mod:`simdup_es.native`)."""
     if native.module() is not None:
-        held, common_ = counts._table.rarity(np.asarray(codes, dtype=np.uint64), common, short_common, KEY_K, KEY_W)
-        return Rarity(np.frombuffer(held, dtype=np.int64), np.frombuffer(common_, dtype=bool))
+        # held in the narrowest integer type that holds its counts (a long query keeps it for all its comparisons)
+        held, width, common_ = counts._table.rarity(np.asarray(codes, dtype=np.uint64), common, short_common, KEY_K,
+                                                    KEY_W)
+        return Rarity(np.frombuffer(held, dtype=width), np.frombuffer(common_, dtype=bool))
     n = int(codes.size)
     held = counts.of(gram_hashes(codes, KEY_K)) if counts.keys.size else np.zeros(0, np.int64)
     at = np.flatnonzero(held > min(short_common, common))

@@ -264,6 +264,12 @@ def paragraphs(text: str) -> list[Span]:
     end). Found between those line breaks: one regular expression matching a whole paragraph keeps a
     frame for each of its characters (some 130 bytes: 94 MB for a text of 2 MB with no blank line).
     """
+    return list(_paragraphs(text))
+
+
+def _paragraphs(text: str) -> Iterable[Span]:
+    """:func:`paragraphs`, the lines of a text without a blank line as they are found (a 5 MB text may have
+    50,000: its sections are made from them without a list of them beside)."""
     blocks, start = [], 0
     for stop in [*(m.start() for m in _PARAGRAPH_END.finditer(text)), len(text)]:
         ink = _INK.search(text, start, stop)
@@ -272,7 +278,7 @@ def paragraphs(text: str) -> list[Span]:
         start = stop
     if len(blocks) > 1 or "\n" not in text.strip():
         return blocks
-    return [(m.start(), m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text)]
+    return ((m.start(), m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text))
 
 
 def sections(text: str, layout: Layout) -> list[tuple[int, int, str]]:
@@ -290,4 +296,4 @@ def sections(text: str, layout: Layout) -> list[tuple[int, int, str]]:
         bounds = [*starts, len(text)]
         out += [(a, b, "heading") for a, b in zip(bounds, bounds[1:])]
         return out
-    return [(a, b, "paragraph") for a, b in paragraphs(text)]
+    return [(a, b, "paragraph") for a, b in _paragraphs(text)]

@@ -43,6 +43,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import LCSseq
 
 from . import native
+from .common import counts_before
 from .errors import ConfigError, TooManyPairs
 from .lcs import UnitCodec
 from . import sentences as _sentences
@@ -582,10 +583,10 @@ def _rows(sentences: Sequence[str] | None, rows: np.ndarray) -> list[str] | None
 
 def _may_match(coded: Coded, present: np.ndarray, similar_weight: float) -> np.ndarray:
     """The sentences with at least ``similar_weight`` of their units ``present`` (in the other text)."""
-    seen = np.zeros(present.size + 1, dtype=np.int32)  # 4 bytes a unit, once: a 5 MB query has 1.5 million
-    np.cumsum(present, dtype=np.int32, out=seen[1:])
-    ends = np.cumsum(coded.lengths)
-    found = seen[ends] - seen[ends - coded.lengths]
+    # Read at the sentences' bounds (counts_before): no running count of a unit's bytes for the whole text (a
+    # 5 MB query has 1.5 million units).
+    lengths = np.asarray(coded.lengths, dtype=np.int64)
+    found = np.diff(counts_before(present, np.concatenate(([0], np.cumsum(lengths)))))
     # The margin of _candidates: never narrower than the exact check that follows.
     return np.flatnonzero(found >= (similar_weight - _CUTOFF_MARGIN) * coded.lengths)
 

@@ -700,7 +700,10 @@ def _read_only(values: np.ndarray) -> np.ndarray:
 
 
 def _rarity_arrays(side: Rarity) -> tuple[np.ndarray, np.ndarray]:
-    return _read_only(np.asarray(side.held, dtype=np.int64)), _flags(side.common)
+    """``held`` (int16, int32 or int64, as :func:`~simdup_es.commontext.rarity` made it) and ``common``, as the
+    compiled core reads them in place."""
+    held = side.held if side.held.dtype in (np.int16, np.int32, np.int64) else side.held.astype(np.int64)
+    return _read_only(held), _flags(side.common)
 
 
 def _rule(params: MultiParams, smaller: int) -> dict[str, int]:

@@ -229,6 +229,73 @@ fn flags<'py>(py: Python<'py>, values: &[bool]) -> Bound<'py, PyBytes> {
     PyBytes::new(py, &values.iter().map(|&v| u8::from(v)).collect::<Vec<u8>>())
 }
 
+/// A side's `held` per unit (`simdup_es.commontext.Rarity`) in the width [`held_bytes`] chose (or any of them).
+enum HeldBuffer {
+    I16(PyBuffer<i16>),
+    I32(PyBuffer<i32>),
+    I64(PyBuffer<i64>),
+}
+
+impl HeldBuffer {
+    fn of(values: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if let Ok(b) = PyBuffer::<i16>::get(values) {
+            return Ok(Self::I16(b));
+        }
+        if let Ok(b) = PyBuffer::<i32>::get(values) {
+            return Ok(Self::I32(b));
+        }
+        Ok(Self::I64(PyBuffer::<i64>::get(values)?))
+    }
+
+    fn in_place<'a>(&'a self, py: Python<'a>) -> PyResult<HeldSlice<'a>> {
+        Ok(match self {
+            Self::I16(b) => HeldSlice::I16(in_place(b, py)?),
+            Self::I32(b) => HeldSlice::I32(in_place(b, py)?),
+            Self::I64(b) => HeldSlice::I64(in_place(b, py)?),
+        })
+    }
+}
+
+/// A [`HeldBuffer`]'s items where they lie.
+#[derive(Clone, Copy)]
+enum HeldSlice<'a> {
+    I16(&'a [i16]),
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+}
+
+impl HeldSlice<'_> {
+    fn len(self) -> usize {
+        match self {
+            Self::I16(v) => v.len(),
+            Self::I32(v) => v.len(),
+            Self::I64(v) => v.len(),
+        }
+    }
+
+    fn get(self, i: usize) -> i64 {
+        match self {
+            Self::I16(v) => i64::from(v[i]),
+            Self::I32(v) => i64::from(v[i]),
+            Self::I64(v) => v[i],
+        }
+    }
+}
+
+/// `held` per unit as bytes of the narrowest of int16, int32 and int64 that holds every value, and that width's
+/// numpy type: a long query's is kept for all its comparisons (document counts: 2 bytes a unit in a store of up
+/// to 32,767 documents rather than 8).
+fn held_bytes<'py>(py: Python<'py>, held: &[i64]) -> (Bound<'py, PyBytes>, &'static str) {
+    let (lo, hi) = held.iter().fold((0i64, 0i64), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+    if i16::try_from(lo).is_ok() && i16::try_from(hi).is_ok() {
+        (PyBytes::new(py, &held.iter().flat_map(|&v| (v as i16).to_ne_bytes()).collect::<Vec<u8>>()), "int16")
+    } else if i32::try_from(lo).is_ok() && i32::try_from(hi).is_ok() {
+        (PyBytes::new(py, &held.iter().flat_map(|&v| (v as i32).to_ne_bytes()).collect::<Vec<u8>>()), "int32")
+    } else {
+        (bytes_of(py, held.iter().map(|v| v.to_ne_bytes())), "int64")
+    }
+}
+
 /// A read-only, C-contiguous buffer's items where they lie, for as long as the GIL is held (`py`).
 fn in_place<'a, T: Element>(buffer: &'a PyBuffer<T>, _py: Python<'a>) -> PyResult<&'a [T]> {
     let items = buffer
@@ -240,10 +307,6 @@ fn in_place<'a, T: Element>(buffer: &'a PyBuffer<T>, _py: Python<'a>) -> PyResul
     // with it held (never across `py.detach`, and calling no Python code): no Python code runs meanwhile, and
     // the exporter marked the buffer read-only, so no one writes it through this view while it is read.
     Ok(unsafe { items.as_ref() })
-}
-
-fn bools(values: &PyBuffer<u8>, py: Python<'_>) -> PyResult<Vec<bool>> {
-    Ok(values.to_vec(py)?.into_iter().map(|v| v != 0).collect())
 }
 
 /// The query's grams of `k` codes, hashed and sorted (`simdup_es.winnow.GramIndex`: `sorted`, `order`, of `n`
@@ -373,7 +436,8 @@ impl KeyTable {
         Ok(Self(passages::KeyTable { keys, counts }))
     }
 
-    /// `rarity` of unit `codes` by these counts.
+    /// `rarity` of unit `codes` by these counts: `held` in the narrowest width that holds it ([`held_bytes`]), that
+    /// width's numpy type, and `common`.
     fn rarity<'py>(
         &self,
         py: Python<'py>,
@@ -382,10 +446,11 @@ impl KeyTable {
         short_common: i64,
         k: usize,
         w: usize,
-    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    ) -> PyResult<(Bound<'py, PyBytes>, &'static str, Bound<'py, PyBytes>)> {
         let codes = codes.to_vec(py)?;
         let (held, common) = py.detach(|| self.0.rarity(&codes, common, short_common, k, w));
-        Ok((bytes_of(py, held.iter().map(|v| v.to_ne_bytes())), flags(py, &common)))
+        let (held, width) = held_bytes(py, &held);
+        Ok((held, width, flags(py, &common)))
     }
 }
 
@@ -425,27 +490,35 @@ fn covers(
     Ok(out)
 }
 
-/// `simdup_es.multilevel.counted_units(...).sum()` of `copied` (a byte a unit) with the side's `held` and
-/// `common` (empty: nothing is common), `smaller` the smaller side's units.
+/// `simdup_es.multilevel.counted_units(...).sum()` of `copied` (a byte a unit) with the side's `held` (int16, int32
+/// or int64) and `common` (empty: nothing is common), `smaller` the smaller side's units; all read in place.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn counted(
     py: Python<'_>,
     copied: PyBuffer<u8>,
-    held: PyBuffer<i64>,
+    held: Bound<'_, PyAny>,
     common: PyBuffer<u8>,
     passage_units: usize,
     passage_gap: usize,
     short_units: usize,
     smaller: usize,
 ) -> PyResult<usize> {
-    let (copied, held, common) = (bools(&copied, py)?, held.to_vec(py)?, bools(&common, py)?);
+    let held = HeldBuffer::of(&held)?;
+    let (copied, held, common) = (in_place(&copied, py)?, held.in_place(py)?, in_place(&common, py)?);
     let rule = passages::Rule { passage_units, gap: passage_gap, short_units, smaller };
-    Ok(passages::counted(&copied, &held, &common, &rule))
+    let none = held.len() != copied.len() || common.len() != copied.len();
+    Ok(passages::counted_by(
+        copied.len(),
+        |i| copied[i] != 0 && (none || common[i] == 0),
+        |i| copied[i] != 0 && (none || held.get(i) <= 0),
+        &rule,
+    ))
 }
 
 /// `simdup_es.multilevel.copied_shares` of one side (`passages::side_shares`): its counted copied units, its
-/// copied common units and their stretches `(start, stop, documents)`. `runs`, `held` and `common` (read-only,
+/// copied common units and their stretches `(start, stop, documents)`. `runs`, `held` (int16, int32 or int64) and
+/// `common` (read-only,
 /// C-contiguous) are read where they lie ([`in_place`]), the GIL held: no copy of a long query's 8 bytes a unit,
 /// and the work is a few passes over them.
 #[pyfunction]
@@ -457,7 +530,7 @@ fn side_shares(
     marked: Vec<usize>,
     runs: PyBuffer<u8>,
     core: Option<(usize, usize)>,
-    held: PyBuffer<i64>,
+    held: Bound<'_, PyAny>,
     common: PyBuffer<u8>,
     passage_units: usize,
     passage_gap: usize,
@@ -465,16 +538,17 @@ fn side_shares(
     smaller: usize,
     w: usize,
 ) -> PyResult<(usize, usize, Vec<passages::Held>)> {
+    let held = HeldBuffer::of(&held)?;
     let lengths = lengths.to_vec(py)?;
     if marked.iter().any(|&s| s >= lengths.len()) || core.is_some_and(|(lo, hi)| lo > hi || hi > lengths.len()) {
         return Err(PyValueError::new_err("side_shares: a marked sentence or the core is past the sentences"));
     }
-    let (runs, held, common) = (in_place(&runs, py)?, in_place(&held, py)?, in_place(&common, py)?);
+    let (runs, held, common) = (in_place(&runs, py)?, held.in_place(py)?, in_place(&common, py)?);
     let runs_of = |i: usize| runs[i] != 0;
     let side = passages::Side { lengths: &lengths, marked: &marked, runs: &runs_of, runs_len: runs.len(), core };
     let rule = passages::Rule { passage_units, gap: passage_gap, short_units, smaller };
     let n: usize = lengths.iter().map(|&n| n.max(0) as usize).sum();
-    let (held_of, common_of) = (|i: usize| held[i], |i: usize| common[i] != 0);
+    let (held_of, common_of) = (|i: usize| held.get(i), |i: usize| common[i] != 0);
     // Of another length than the side (or empty): nothing is common.
     let rarity = (held.len() == n && common.len() == n)
         .then_some((&held_of as &dyn Fn(usize) -> i64, &common_of as &dyn Fn(usize) -> bool) as passages::PerUnit<'_>);

@@ -19,7 +19,8 @@ pub struct Grams<'a> {
 
 /// Where each value of the top `bits` bits starts among ascending hashes (and where the last ends): a gram is
 /// looked up among the few of its bucket rather than by binary search over all (the hashes are mixed, so
-/// buckets are even). At most 2^20 buckets (4 MiB), about one a gram below that.
+/// buckets are even). At most 2^18 buckets (1 MiB, kept with a long query: a few grams a bucket past that), about
+/// one a gram below that.
 pub struct Buckets {
     bits: u32,
     starts: Vec<u32>,
@@ -28,7 +29,7 @@ pub struct Buckets {
 impl Buckets {
     pub fn of(sorted: &[u64]) -> Self {
         let n = sorted.len();
-        let bits = if n < 2 || n > u32::MAX as usize { 0 } else { (usize::BITS - (n - 1).leading_zeros()).min(20) };
+        let bits = if n < 2 || n > u32::MAX as usize { 0 } else { (usize::BITS - (n - 1).leading_zeros()).min(18) };
         let mut starts = vec![0u32; (1usize << bits) + 1];
         if bits > 0 {
             sorted.iter().for_each(|&h| starts[(h >> (64 - bits)) as usize + 1] += 1);
@@ -175,7 +176,7 @@ fn filled(copied: impl Fn(usize) -> bool, n: usize, at_least: f64, gap: usize, o
 
 /// `multilevel.counted_units(...).sum()` of `n` units by whether each is copied and not common (`rare`) and
 /// copied under no key too frequent for a short passage (`rarer`).
-fn counted_by(n: usize, rare: impl Fn(usize) -> bool, rarer: impl Fn(usize) -> bool, rule: &Rule) -> usize {
+pub fn counted_by(n: usize, rare: impl Fn(usize) -> bool, rarer: impl Fn(usize) -> bool, rule: &Rule) -> usize {
     let need = SHORTEST.max((rule.short_units as f64).min(rule.smaller.min(n) as f64 / 2.0));
     let mut out = vec![false; n];
     filled(&rare, n, rule.passage_units as f64, rule.gap, &mut out);
@@ -186,14 +187,6 @@ fn counted_by(n: usize, rare: impl Fn(usize) -> bool, rarer: impl Fn(usize) -> b
         filled(&rarer, n, need, rule.gap, &mut out);
     }
     out.iter().filter(|&&c| c).count()
-}
-
-/// `multilevel.counted_units(...).sum()`: how many `copied` units count, with the side's `held` and `common`
-/// per unit (empty: nothing is common).
-pub fn counted(copied: &[bool], held: &[i64], common: &[bool], rule: &Rule) -> usize {
-    let n = copied.len();
-    let none = held.len() != n || common.len() != n;
-    counted_by(n, |i| copied[i] && (none || !common[i]), |i| copied[i] && (none || held[i] <= 0), rule)
 }
 
 /// One side of a comparison: units per sentence, the sentences the matrix marked, the units in shared runs

@@ -6,12 +6,14 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import simdup_es.common as common_module
 import simdup_es.compare as compare_module
 from simdup_es.compare import CachedSegmenter, CompareParams, Comparison, Limits, compare, word_score
 import simdup_es.matrix as matrix_module
@@ -365,6 +367,20 @@ sentence = st.one_of(
     st.lists(st.sampled_from(_NARROW), min_size=1, max_size=30),
     st.lists(st.sampled_from(_WIDE[:12]) | st.sampled_from(_WIDE), min_size=1, max_size=60),
 )
+
+
+@given(st.lists(st.lists(st.booleans(), max_size=6), max_size=10), st.sampled_from([0.3, 0.5, 2 / 3, 1.0]),
+       st.sampled_from([1, 2, 3, 7, 1 << 16]))
+def test_the_sentences_that_may_match_are_those_with_enough_units_present(present: list[list[bool]],
+                                                                          weight: float, block: int) -> None:
+    """Each sentence's units present in the other text, counted a block at a time (sentences across blocks,
+    empty ones among them)."""
+    lengths = np.array([len(s) for s in present], dtype=np.int64)
+    flat = np.array([v for s in present for v in s], dtype=bool)
+    coded = matrix_module.Coded(np.zeros(flat.size, np.uint32), [], lengths, "")
+    want = [i for i, s in enumerate(present) if sum(s) >= (weight - matrix_module._CUTOFF_MARGIN) * len(s)]
+    with mock.patch.object(common_module, "COUNT_BLOCK", block):
+        assert matrix_module._may_match(coded, flat, weight).tolist() == want
 
 
 @given(

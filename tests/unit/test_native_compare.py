@@ -77,13 +77,26 @@ def test_the_common_text_of_a_text(compiled: ModuleType, codes: np.ndarray, data
     short = data.draw(st.integers(0, common))
     got, want = both(compiled, lambda: rarity(codes, counts, common, short))
     assert got.held.tolist() == want.held.tolist() and got.common.tolist() == want.common.tolist()
+    assert got.held.dtype == np.int16  # counts up to 60
+
+
+@pytest.mark.parametrize(("count", "width"), [(32_767, np.int16), (32_768, np.int32), (2**31, np.int64),
+                                              (EXCLUDED, np.int64)])
+def test_the_compiled_rarity_holds_its_counts_in_the_narrowest_width(compiled: ModuleType, count: int,
+                                                                      width: type) -> None:
+    codes = np.arange(40, dtype=np.uint64) % 7
+    counts = KeyCounts.of_pairs(gram_hashes(codes, KEY_K).tolist(), [count] * 40, 10**6)
+    got, want = both(compiled, lambda: rarity(codes, counts, 5, 2))
+    assert got.held.dtype == width and want.held.dtype == np.int64
+    assert got.held.tolist() == want.held.tolist() and count in got.held.tolist()
 
 
 @given(st.lists(st.booleans(), max_size=120), st.data())
 @settings(max_examples=300, deadline=None)
 def test_the_share_a_bound_could_count(compiled: ModuleType, copied: list[bool], data: st.DataObject) -> None:
     n = len(copied)
-    held = np.array(data.draw(st.lists(st.sampled_from([0, 0, 0, 5, 20, 50]), min_size=n, max_size=n)), np.int64)
+    held = np.array(data.draw(st.lists(st.sampled_from([0, 0, 0, 5, 20, 50]), min_size=n, max_size=n)),
+                    data.draw(st.sampled_from([np.int16, np.int32, np.int64])))
     side = data.draw(st.sampled_from([None, Rarity(held, held > 20), Rarity.none(n + 1)]))
     params, smaller = multi_params(data), data.draw(st.integers(0, 200))
     got, want = both(compiled, lambda: _bound_share(np.array(copied, dtype=bool), side, params, smaller))
@@ -115,8 +128,12 @@ class DrawnSides:
 def drawn_rarity(units: int, data: st.DataObject) -> Rarity:
     """Per unit ``held`` in runs of the same count (some at sentences' edges by chance), ``common`` over some
     threshold or drawn apart from it; or all 0, or of another length (nothing common)."""
-    held = np.array(data.draw(st.lists(st.sampled_from([0, 0, 0, 0, 5, 20, 50, EXCLUDED]), min_size=units,
+    held = np.array(data.draw(st.lists(st.sampled_from([0, 0, 0, 0, 5, 20, 50, 40_000, EXCLUDED]), min_size=units,
                                        max_size=units)), dtype=np.int64)
+    # in any width that holds it, as the compiled core's rarity makes it
+    width = data.draw(st.sampled_from([np.int16, np.int32, np.int64]))
+    if held.size and held.max() <= np.iinfo(width).max:
+        held = held.astype(width)
     common = data.draw(st.sampled_from(["over", "drawn", "zero", "other"]))
     if common == "zero":
         return Rarity(np.zeros(units, np.int64), held > 20)

@@ -7,9 +7,15 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+import simdup_es.common as common_module
 
 from simdup_es.cli import main
 from simdup_es.multilevel import MultiParams
@@ -230,3 +236,12 @@ def test_runs_ink_and_sections_as_their_plain_forms(monkeypatch: Any) -> None:
         want = [(s, e, int(inked[s:e].sum()), int((marked & inked)[s:e].sum()), int((marked & inked & quoted)[s:e].sum()))
                 for s, e, _ in sections(text, layout) if inked[s:e].any()]
         assert [(x.start, x.end, x.chars, x.copied, x.cited) for x in got] == want
+
+
+@given(st.lists(st.booleans(), max_size=40), st.data(), st.sampled_from([1, 2, 3, 7, 1 << 16]))
+def test_counts_before_positions_are_the_sums_before_them(marked: list[bool], data: st.DataObject, block: int) -> None:
+    """The running count read at positions in any order (repeated, 0 and the end among them), a block at a time."""
+    at = data.draw(st.lists(st.integers(0, len(marked)), max_size=12))
+    with mock.patch.object(common_module, "COUNT_BLOCK", block):
+        got = common_module.counts_before(np.array(marked, dtype=bool), np.array(at, dtype=np.int64))
+    assert got.tolist() == [sum(marked[:p]) for p in at]
