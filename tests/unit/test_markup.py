@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.extract import join_lines
-from simdup_es.markup import Layout, markdown_text, paragraphs, plain_layout, sections
+from simdup_es.markup import _inner_line_break, Layout, markdown_text, paragraphs, plain_layout, sections
 from simdup_es.sources import Fields, Record, read_file
 
 MARKDOWN = """---
@@ -171,3 +171,8 @@ def test_a_wrapped_text_joins_back_to_itself(text: str) -> None:
     wrapped = wrap(text)
     assert wrapped.count("\n") >= 2
     assert join_lines(wrapped) == text
+
+
+@given(st.text(alphabet=" \n\ta\u3000\x85\u2028b", max_size=12))
+def test_a_line_break_inside_the_ink_is_found_without_stripping(text: str) -> None:
+    assert _inner_line_break(text) == ("\n" in text.strip())

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import simdup_es.common as common_module
+import simdup_es.report.figures as figures_module
 
 from simdup_es.cli import main
 from simdup_es.multilevel import MultiParams
@@ -245,3 +246,12 @@ def test_counts_before_positions_are_the_sums_before_them(marked: list[bool], da
     with mock.patch.object(common_module, "COUNT_BLOCK", block):
         got = common_module.counts_before(np.array(marked, dtype=bool), np.array(at, dtype=np.int64))
     assert got.tolist() == [sum(marked[:p]) for p in at]
+
+
+@given(st.text(alphabet=" \n\t\u3000ab文字", max_size=400), st.data(), st.sampled_from([1, 5, 40]))
+def test_a_sections_first_words_are_those_of_the_whole_section(text: str, data: st.DataObject, room: int) -> None:
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    words = " ".join(text[start:end].split())
+    assert figures_module._first_words(text, start, end, room) == (words if len(words) <= room
+                                                                   else words[: room - 1] + "…")
