@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdup_es.levels import PartParams, text_keys
 from simdup_es.reference import gram_hashes_reference, shared_runs_reference, unit_codes_reference, winnow_reference
+import simdup_es.winnow as winnow_module
 from simdup_es.sentences import unit_points
 from simdup_es.winnow import (
     GramIndex,
@@ -24,11 +27,13 @@ codes = st.lists(st.integers(0, 6), max_size=60)  # few values: grams repeat, wi
 
 
 @settings(max_examples=200, deadline=None)
-@given(codes, st.integers(1, 6), st.integers(1, 8))
-def test_gram_hashes_and_winnowing_equal_their_references(seq: list[int], k: int, w: int) -> None:
+@given(codes, st.integers(1, 6), st.integers(1, 8), st.sampled_from([1, 2, 3, 1 << 14]))
+def test_gram_hashes_and_winnowing_equal_their_references(seq: list[int], k: int, w: int, block: int) -> None:
+    """Winnowed a block of windows at a time too (blocks of 1, 2, 3: windows across them)."""
     hashes = gram_hashes(np.array(seq, dtype=np.uint64), k)
     assert hashes.tolist() == gram_hashes_reference(seq, k)
-    values, positions = winnow(hashes, w)
+    with mock.patch.object(winnow_module, "WINDOW_BLOCK", block):
+        values, positions = winnow(hashes, w)
     assert (values.tolist(), positions.tolist()) == winnow_reference(hashes.tolist(), w)
 
 
@@ -104,10 +109,11 @@ def test_unit_codes_equal_the_reference(text: str) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(codes, max_size=6), st.integers(1, 6), st.integers(1, 8))
-def test_a_batch_winnows_as_its_texts_one_by_one(texts: list[list[int]], k: int, w: int) -> None:
+@given(st.lists(codes, max_size=6), st.integers(1, 6), st.integers(1, 8), st.sampled_from([1, 3, 1 << 14]))
+def test_a_batch_winnows_as_its_texts_one_by_one(texts: list[list[int]], k: int, w: int, block: int) -> None:
     first = np.cumsum([0, *map(len, texts)])
-    got = winnow_many(np.array([c for t in texts for c in t], dtype=np.uint64), first, k, w)
+    with mock.patch.object(winnow_module, "WINDOW_BLOCK", block):
+        got = winnow_many(np.array([c for t in texts for c in t], dtype=np.uint64), first, k, w)
     for (values, positions), seq in zip(got, texts, strict=True):
         assert (values.tolist(), positions.tolist()) == winnow_reference(gram_hashes_reference(seq, k), w)
 
