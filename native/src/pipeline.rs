@@ -275,7 +275,8 @@ impl Levels {
         let mut out = Encoded { part_first: vec![0], key_first: vec![0], ..Encoded::default() };
         for (i, fingerprint) in self.fingerprints.iter().enumerate() {
             let part_fps = &self.part_fingerprints[self.part_first[i]..self.part_first[i + 1]];
-            let (parts, cut, keys) = stored(part_fps, &self.keys[2 * self.key_first[i]..2 * self.key_first[i + 1]], how.max_parts);
+            let (parts, cut, keys) =
+                stored(part_fps, &self.keys[2 * self.key_first[i]..2 * self.key_first[i + 1]], how.max_parts);
             out.members.push(match (fingerprint, &how.version_json) {
                 (Some(fp), Some(version)) => {
                     let mut json = String::with_capacity(200 + 19 * keys.len() + 120 * parts.len());
