@@ -576,8 +576,6 @@ def _whole_lcs(a: Coded, b: Coded, cand: Pairs, core_a: range, core_b: range, ma
     return int(LCSseq.similarity(codes_text(kept_a), codes_text(kept_b))), True
 
 
-
-
 def _chain_bound(cand: tuple[np.ndarray, np.ndarray, np.ndarray], core_a: range, core_b: range) -> int:
     """Heaviest chain of candidate pairs with strictly increasing i and j, by sentence LCS.
 

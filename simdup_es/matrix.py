@@ -30,7 +30,6 @@ only for large matrices (:data:`PARALLEL_MIN_PAIRS`).
 from __future__ import annotations
 
 import contextvars
-import operator
 import re
 import sys
 from collections.abc import Hashable, Iterator, Sequence
@@ -173,18 +172,13 @@ class SlicedStrings(Sequence[str]):
     @overload
     def __getitem__(self, i: slice) -> list[str]: ...
     def __getitem__(self, i: int | slice) -> str | list[str]:
-        if isinstance(i, slice):
-            first, stop, step = i.indices(len(self))
-            bounds = self.bounds.tolist() if step != 1 else self.bounds[first : max(first, stop) + 1].tolist()
-            if step == 1:
-                return [self.whole[a:b] for a, b in zip(bounds, bounds[1:])]
-            return [self.whole[bounds[k] : bounds[k + 1]] for k in range(first, stop, step)]
-        n = len(self)
-        k = operator.index(i)
-        if not -n <= k < n:
-            raise IndexError("piece index out of range")
-        k %= n
-        return self.whole[int(self.bounds[k]) : int(self.bounds[k + 1])]
+        picked = range(len(self))[i]  # an index or slice checked and made positive as a list's
+        if isinstance(picked, int):
+            return self.whole[int(self.bounds[picked]) : int(self.bounds[picked + 1])]
+        if picked.step != 1:
+            return [self[k] for k in picked]
+        bounds = self.bounds[picked.start : max(picked.start, picked.stop) + 1].tolist()
+        return [self.whole[a:b] for a, b in zip(bounds, bounds[1:])]
 
     def __iter__(self) -> Iterator[str]:
         for first in range(0, len(self), 4096):  # a few at a time: the bounds are not all made ints at once
@@ -422,9 +416,9 @@ def _rough_matrix(
     """
     n, m = len(first), len(second)
     found_i, found_j, found_p = [], [], []
-    if n * m < grouped and (whole := scorer.whole(first, second)) is not None:
-        return whole
     if n * m < grouped:
+        if (whole := scorer.whole(first, second)) is not None:
+            return whole
         for bi, bj, bp in scorer(first, second):
             found_i.append(bi)
             found_j.append(bj)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
-import operator
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -592,17 +591,12 @@ class SentenceView(Sequence[Sentence]):
     @overload
     def __getitem__(self, i: slice) -> tuple[Sentence, ...]: ...
     def __getitem__(self, i: int | slice) -> Sentence | tuple[Sentence, ...]:
-        if isinstance(i, slice):
-            first, stop, step = i.indices(len(self.columns))
-            if step != 1:
-                return tuple(self)[i]
-            return tuple(_made(self.text, self.columns[first:stop], first)) if stop > first else ()
-        n = len(self.columns)
-        k = operator.index(i)
-        if not -n <= k < n:
-            raise IndexError("sentence index out of range")
-        k %= n
-        return _made(self.text, self.columns[k : k + 1], k)[0]
+        picked = range(len(self.columns))[i]  # an index or slice checked and made positive as a tuple's
+        if isinstance(picked, int):
+            return _made(self.text, self.columns[picked : picked + 1], picked)[0]
+        if picked.step != 1:
+            return tuple(self[k] for k in picked)
+        return tuple(_made(self.text, self.columns[picked.start : max(picked.start, picked.stop)], picked.start))
 
     def __iter__(self) -> Iterator[Sentence]:
         for first in range(0, len(self.columns), 4096):  # a few at a time: never all of them at once
