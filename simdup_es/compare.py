@@ -292,14 +292,18 @@ class SentencePairs(Sequence[SentencePair]):
 
     def _pairs(self) -> tuple[SentencePair, ...]:
         if self._made is None:
-            sa, sb = self.sentences_a, self.sentences_b
-            columns = (self.i.tolist(), self.j.tolist(), self.lcs.tolist(), self.p.tolist(), self.w.tolist(),
-                       self.by_lcs.tolist())
-            self._made = tuple(
-                SentencePair(i, j, sa[i].start, sa[i].end, sb[j].start, sb[j].end, lcs, p, None, "lcs") if by_lcs
-                else SentencePair(i, j, sa[i].start, sa[i].end, sb[j].start, sb[j].end, lcs, p, w, "synonyms")
-                for i, j, lcs, p, w, by_lcs in zip(*columns, strict=True))
+            self._made = tuple(self._rows(0, len(self)))
         return self._made
+
+    def _rows(self, first: int, stop: int) -> Iterator[SentencePair]:
+        """Pairs ``first`` to ``stop`` made (not kept)."""
+        i, j = self.i[first:stop], self.j[first:stop]
+        columns = (i.tolist(), j.tolist(), *_bounds(self.sentences_a, i), *_bounds(self.sentences_b, j),
+                   self.lcs[first:stop].tolist(), self.p[first:stop].tolist(), self.w[first:stop].tolist(),
+                   self.by_lcs[first:stop].tolist())
+        for i_, j_, a_start, a_end, b_start, b_end, lcs, p, w, by_lcs in zip(*columns, strict=True):
+            yield (SentencePair(i_, j_, a_start, a_end, b_start, b_end, lcs, p, None, "lcs") if by_lcs
+                   else SentencePair(i_, j_, a_start, a_end, b_start, b_end, lcs, p, w, "synonyms"))
 
     def __len__(self) -> int:
         return int(self.i.size)
@@ -308,7 +312,10 @@ class SentencePairs(Sequence[SentencePair]):
         return self._pairs()[k]
 
     def __iter__(self) -> Iterator[SentencePair]:
-        return iter(self._pairs())
+        if self._made is not None:
+            return iter(self._made)
+        # Read through once (a long comparison written out as JSON): made a block at a time, none kept.
+        return (pair for first in range(0, len(self), 4096) for pair in self._rows(first, first + 4096))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SentencePairs):
@@ -320,6 +327,16 @@ class SentencePairs(Sequence[SentencePair]):
 
     def __repr__(self) -> str:
         return repr(self._pairs())
+
+
+def _bounds(sentences: Sequence[Sentence], rows: np.ndarray) -> tuple[list[int], list[int]]:
+    """The start and end of sentences ``rows``: read from the table of a :class:`SentenceView`, whose sentences are
+    made when read."""
+    if isinstance(sentences, SentenceView):
+        picked = sentences.columns[rows]
+        return picked[:, 0].tolist(), picked[:, 1].tolist()
+    made = [sentences[k] for k in rows.tolist()]
+    return [s.start for s in made], [s.end for s in made]
 
 
 @dataclass(frozen=True, slots=True)

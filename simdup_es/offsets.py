@@ -26,9 +26,9 @@ import re
 import threading
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, chain
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
@@ -129,64 +129,76 @@ class _Chunks:
     def __init__(self, original: str, unified: str, size: int = 0) -> None:
         self.original, self.unified = original, unified
         self.size = size or _CHUNK
-        self.bounds = [0, *(m.end() for m in _LINE_BREAK.finditer(original)), len(original)]  # line k: [k, k+1)
-        self.u_lines = unified.split("\n") if unified else []
-        self.u_starts = list(accumulate((len(u) + 1 for u in self.u_lines), initial=0))
+        # Original line k is [bounds[k], bounds[k + 1]), unified line m [u_starts[m], u_starts[m + 1] - 1): arrays, as
+        # lists of numbers and of lines they took some 100 bytes a line (a 5 MB text has 100,000 lines).
+        self.bounds = _offsets(_LINE_BREAK.finditer(original), len(original))
+        self.u_starts = _offsets(re.finditer("\n", unified), len(unified) + 1) if unified else np.zeros(1, np.int64)
         self.exact = False
         self.lock = threading.Lock()  # a served report's threads share the maps of stored texts
-        kept = [k for k in range(len(self.bounds) - 1) if not _blank(original[self.bounds[k] : self.bounds[k + 1]])]
-        if len(kept) != len(self.u_lines):
+        bounds = self.bounds
+        kept = np.fromiter((k for k in range(len(bounds) - 1)
+                            if not _blank(original[int(bounds[k]) : int(bounds[k + 1])])), dtype=np.int64)
+        if len(kept) != len(self.u_starts) - 1:
             kept = self._unified_lines()
         self._chunk_lines(kept)
 
-    def _chunk_lines(self, kept: list[int]) -> None:
+    def _chunk_lines(self, kept: np.ndarray) -> None:
         self.kept = kept
         # Chunks: runs of unified lines of about ``size`` characters; first[c] is chunk c's first line.
         self.first, chars = [0], 0
-        for m, line in enumerate(self.u_lines):
+        for m, length in enumerate(np.diff(self.u_starts).tolist()):  # each line's characters and its line break
             if chars >= self.size:
                 self.first.append(m)
                 chars = 0
-            chars += len(line) + 1
-        self.maps: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+            chars += length
+        # Each chunk's starts and ends as the two rows of one array, in 32 bits where the text allows: objects
+        # and 8-byte integers were most of what a long comparison's maps held.
+        self.maps: dict[tuple[int, int], np.ndarray] = {}
 
-    def _unified_lines(self) -> list[int]:
+    def _unified_lines(self) -> np.ndarray:
         """The original line of each unified line, by unifying each line (exact, as costly as unifying the text)."""
-        lines = [self.original[a:b] for a, b in zip(self.bounds, self.bounds[1:])]
-        done = unify_many(lines)
+        bounds = self.bounds.tolist()
+        done = unify_many([self.original[a:b] for a, b in zip(bounds, bounds[1:])])
         self.exact = True
         kept = [k for k, u in enumerate(done) if u]
-        if [done[k] for k in kept] != self.u_lines:
+        if [done[k] for k in kept] != (self.unified.split("\n") if self.unified else []):
             raise _NotLineLocal
-        return kept
+        return np.array(kept, dtype=np.int64)
 
     def at(self, j: int) -> tuple[int, int]:
         """The original span of unified character ``j``."""
-        m = bisect_right(self.u_starts, j) - 1
+        m = int(np.searchsorted(self.u_starts, j, side="right")) - 1
         c = bisect_right(self.first, m) - 1
-        lines = (self.first[c], self.first[c + 1] if c + 1 < len(self.first) else len(self.u_lines))
-        if j >= self.u_starts[m] + len(self.u_lines[m]) and m + 1 == lines[1]:
+        lines = (self.first[c], self.first[c + 1] if c + 1 < len(self.first) else len(self.u_starts) - 1)
+        if j >= self.u_starts[m + 1] - 1 and m + 1 == lines[1]:
             lines = (m, m + 2)  # the line break joining two chunks: the two lines around it
         with self.lock:
-            starts, ends = self._map(lines)
-        k = j - self.u_starts[lines[0]]
-        return int(starts[k]), int(ends[k])
+            found = self._map(lines)
+        k = j - int(self.u_starts[lines[0]])
+        return int(found[0, k]), int(found[1, k])
 
-    def _map(self, lines: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    def _map(self, lines: tuple[int, int]) -> np.ndarray:
         found = self.maps.get(lines)
         if found is None:
             first, last = lines[0], lines[1] - 1
-            at = self.bounds[self.kept[first]]
-            piece = self.original[at : self.bounds[self.kept[last] + 1]]
-            expected = self.unified[self.u_starts[first] : self.u_starts[last] + len(self.u_lines[last])]
+            at = int(self.bounds[self.kept[first]])
+            piece = self.original[at : int(self.bounds[self.kept[last] + 1])]
+            expected = self.unified[int(self.u_starts[first]) : int(self.u_starts[last + 1]) - 1]
             got, starts, ends = _stepwise(piece)
             if got != expected and not self.exact:  # the cheap test named the wrong lines
                 self._chunk_lines(self._unified_lines())
                 return self._map(lines)
             if got != expected:
                 starts, ends = _aligned_map(piece, expected)
-            found = self.maps[lines] = (starts + at, ends + at)
+            found = np.stack((starts, ends))
+            found += at
+            found = self.maps[lines] = found.astype(np.int32 if len(self.original) < 2**31 else np.int64)
         return found
+
+
+def _offsets(breaks: Iterator[re.Match[str]], last: int) -> np.ndarray:
+    """0, where each of ``breaks`` ends, and ``last``: where each line starts (and where one more would)."""
+    return np.fromiter(chain((0,), (m.end() for m in breaks), (last,)), dtype=np.int64)
 
 
 class _NotLineLocal(Exception):

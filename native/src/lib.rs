@@ -17,6 +17,7 @@ mod sentences;
 mod winnow;
 mod words;
 
+use std::mem::take;
 use std::sync::{Mutex, OnceLock};
 
 use pyo3::buffer::{Element, PyBuffer};
@@ -85,8 +86,17 @@ fn table<T>(keys: &[u8], values: &[u8], what: &str, cast: impl Fn(u64) -> T) -> 
     Ok(HashTable { keys, values: values.into_iter().map(cast).collect() })
 }
 
-fn bytes_of<'py>(py: Python<'py>, values: impl IntoIterator<Item = [u8; 8]>) -> Bound<'py, PyBytes> {
-    PyBytes::new(py, &values.into_iter().flatten().collect::<Vec<u8>>())
+/// The values written straight into a new `bytes` (no buffer of them beside it: a long text's columns are tens of MB).
+fn bytes_of<'py, const N: usize>(
+    py: Python<'py>,
+    values: impl ExactSizeIterator<Item = [u8; N]>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, values.len() * N, |buffer| {
+        for (into, value) in buffer.chunks_exact_mut(N).zip(values) {
+            into.copy_from_slice(&value);
+        }
+        Ok(())
+    })
 }
 
 fn texts_of<'a>(texts: &'a [PyBackedStr], titles: &'a [PyBackedStr]) -> PyResult<(Vec<&'a str>, Vec<&'a str>)> {
@@ -199,15 +209,21 @@ impl Pipeline {
             let encoded = encode.as_ref().map(|how| out.encode(how));
             (out, encoded)
         });
+        // Each column freed once written out: the peak holds one of them twice, not all of them.
+        let mut out = out;
+        let sentences = bytes_of(py, take(&mut out.sentences).iter().map(|v| v.to_ne_bytes()))?;
+        let sentence_first = bytes_of(py, take(&mut out.sentence_first).iter().map(|v| v.to_ne_bytes()))?;
+        let parts = bytes_of(py, take(&mut out.parts).iter().map(|v| v.to_ne_bytes()))?;
+        let keys = bytes_of(py, take(&mut out.keys).iter().map(|v| v.to_ne_bytes()))?;
         let found = (
             out.fingerprints,
-            bytes_of(py, out.sentences.iter().map(|v| v.to_ne_bytes())),
-            bytes_of(py, out.sentence_first.iter().map(|v| v.to_ne_bytes())),
+            sentences,
+            sentence_first,
             out.units,
-            bytes_of(py, out.parts.iter().map(|v| v.to_ne_bytes())),
+            parts,
             out.part_first,
             out.part_fingerprints,
-            bytes_of(py, out.keys.iter().map(|v| v.to_ne_bytes())),
+            keys,
             out.key_first,
         )
             .into_pyobject(py)?;
@@ -215,9 +231,9 @@ impl Pipeline {
         let more = (
             stored.members,
             stored.cuts,
-            bytes_of(py, stored.parts.iter().map(|v| v.to_ne_bytes())),
+            bytes_of(py, stored.parts.iter().map(|v| v.to_ne_bytes()))?,
             stored.part_first,
-            bytes_of(py, stored.keys.iter().map(|v| v.to_ne_bytes())),
+            bytes_of(py, stored.keys.iter().map(|v| v.to_ne_bytes()))?,
             stored.key_first,
         )
             .into_pyobject(py)?;
@@ -285,15 +301,15 @@ impl HeldSlice<'_> {
 /// `held` per unit as bytes of the narrowest of int16, int32 and int64 that holds every value, and that width's
 /// numpy type: a long query's is kept for all its comparisons (document counts: 2 bytes a unit in a store of up
 /// to 32,767 documents rather than 8).
-fn held_bytes<'py>(py: Python<'py>, held: &[i64]) -> (Bound<'py, PyBytes>, &'static str) {
+fn held_bytes<'py>(py: Python<'py>, held: &[i64]) -> PyResult<(Bound<'py, PyBytes>, &'static str)> {
     let (lo, hi) = held.iter().fold((0i64, 0i64), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-    if i16::try_from(lo).is_ok() && i16::try_from(hi).is_ok() {
-        (PyBytes::new(py, &held.iter().flat_map(|&v| (v as i16).to_ne_bytes()).collect::<Vec<u8>>()), "int16")
+    Ok(if i16::try_from(lo).is_ok() && i16::try_from(hi).is_ok() {
+        (bytes_of(py, held.iter().map(|&v| (v as i16).to_ne_bytes()))?, "int16")
     } else if i32::try_from(lo).is_ok() && i32::try_from(hi).is_ok() {
-        (PyBytes::new(py, &held.iter().flat_map(|&v| (v as i32).to_ne_bytes()).collect::<Vec<u8>>()), "int32")
+        (bytes_of(py, held.iter().map(|&v| (v as i32).to_ne_bytes()))?, "int32")
     } else {
-        (bytes_of(py, held.iter().map(|v| v.to_ne_bytes())), "int64")
-    }
+        (bytes_of(py, held.iter().map(|v| v.to_ne_bytes()))?, "int64")
+    })
 }
 
 /// A read-only, C-contiguous buffer's items where they lie, for as long as the GIL is held (`py`).
@@ -417,7 +433,7 @@ fn rarity<'py>(
         return Err(PyValueError::new_err("rarity: the keys must be ascending, one per count"));
     }
     let (held, common) = py.detach(|| passages::rarity(&codes, &keys, &counts, common, short_common, k, w));
-    Ok((bytes_of(py, held.iter().map(|v| v.to_ne_bytes())), flags(py, &common)))
+    Ok((bytes_of(py, held.iter().map(|v| v.to_ne_bytes()))?, flags(py, &common)))
 }
 
 /// The counts of a query's keys (`simdup_es.commontext.KeyCounts`: `keys` ascending, one count each), copied once for
@@ -449,7 +465,7 @@ impl KeyTable {
     ) -> PyResult<(Bound<'py, PyBytes>, &'static str, Bound<'py, PyBytes>)> {
         let codes = codes.to_vec(py)?;
         let (held, common) = py.detach(|| self.0.rarity(&codes, common, short_common, k, w));
-        let (held, width) = held_bytes(py, &held);
+        let (held, width) = held_bytes(py, &held)?;
         Ok((held, width, flags(py, &common)))
     }
 }

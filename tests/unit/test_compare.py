@@ -17,6 +17,7 @@ import simdup_es.common as common_module
 import simdup_es.compare as compare_module
 from simdup_es.compare import CachedSegmenter, CompareParams, Comparison, Limits, compare, word_score
 import simdup_es.matrix as matrix_module
+import simdup_es.sentences as sentences_module
 from simdup_es.matrix import lcs_matrix
 from simdup_es.errors import ConfigError, TooManyPairs
 from simdup_es.reference import lcs_length_reference
@@ -562,6 +563,17 @@ def test_pairs_are_read_as_the_tuple_of_their_pair_objects(thesaurus: Thesaurus)
     assert {(p.i, p.j) for p in made if p.rule == "synonyms"} == {(6, 6)}
     assert pickle.loads(pickle.dumps(got)) == got == replace(got, pairs=made) and got.to_dict()["pairs"]
     assert compare(ARTICLE, "完全无关的一句话而已。", thesaurus=thesaurus).pairs == ()
+
+
+def test_pairs_read_through_are_not_kept_and_read_from_a_view_as_from_sentences(thesaurus: Thesaurus,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    plain = compare(ARTICLE, REWRITTEN, thesaurus=thesaurus)
+    monkeypatch.setattr(sentences_module, "VIEW_SENTENCES", 1)  # every text's sentences as rows of a table
+    viewed = compare(ARTICLE, REWRITTEN, thesaurus=thesaurus)
+    assert isinstance(viewed.sentences_a, sentences_module.SentenceView)
+    made = list(viewed.pairs)
+    assert viewed.pairs._made is None  # a long comparison written out: none of its pairs kept
+    assert made == list(plain.pairs) == list(plain.pairs._pairs()) and len(made) == 9
 
 
 @given(st.lists(st.sampled_from(ARTICLE.splitlines() + REWRITTEN.splitlines()[6:7] + ["短句。", "另一个完全不同的句子在这里。"]),
