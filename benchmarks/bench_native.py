@@ -13,7 +13,9 @@ own (made before the clock starts; its word cache fills in the first round, as i
   2. the document fingerprint alone (``Fingerprinter.fingerprint_many``), both;
   3. ``unify_many`` (the scripts converted by OpenCC on the Python path, by the core on the native one;
      the rest of unification is Python either way) and jieba-rs's cut alone (rjieba, on the unified texts);
-  4. the compiled core alone on the unified texts (``simdup_es.native.levels``).
+  4. the compiled core alone on the unified texts (``simdup_es.native.levels``);
+  5. the sentence scan a stored text gets at its first comparison with a query (``sentences.scan``: its
+     sentences, units and words), both.
 
 Rounds interleave the measurements, so load from other processes hits them alike; each figure is
 the best round, of wall time and of this process's CPU time. Both implementations' results are
@@ -40,6 +42,7 @@ from simdup_es import native
 from simdup_es.fingerprint import Doc, Fingerprinter
 from simdup_es.keys import EIGHT_BY_EIGHT
 from simdup_es.parts import PartPrinter
+from simdup_es.sentences import DEFAULT_MIN_UNITS, Scan
 import simdup_es.text as text_module
 from simdup_es.text import unify_many
 
@@ -105,6 +108,8 @@ def main() -> None:
                                                       for b in batches]),
         "unify_many python": (None, False, lambda: [unify_many(t) for t in texts]),
         "unify_many native": (compiled, False, lambda: [unify_many(t) for t in texts]),
+        "scan python": (None, False, lambda: [native.scan((t, DEFAULT_MIN_UNITS)) for u in unified for t in u]),
+        "scan native": (compiled, False, lambda: [native.scan((t, DEFAULT_MIN_UNITS)) for u in unified for t in u]),
         "rjieba cut": (None, False, lambda: [rjieba.cut(t, True) for u in unified for t in u]),
         "native core": (compiled, False, lambda: [native.levels(pipeline, u, [""] * len(u), printers["native"].params,
                                                                 with_document=True, part_max_bytes=None) for u in unified]),
@@ -122,15 +127,22 @@ def main() -> None:
 
 
 def check(printers: dict[str, PartPrinter], batches: list[list[Doc]], compiled: Any) -> None:
-    """Both implementations give the same unified texts, fingerprints, levels and stored keys on the documents measured."""
+    """Both implementations give the same unified texts, fingerprints, levels, stored keys and scans on the documents
+    measured."""
     found = {}
     for name, module in (("python", None), ("native", compiled)):
         with implementation(module):
             found[name] = [(r.fingerprint, lv, stored) for b in batches
                            for r, lv, _, stored in printers[name]._items_many(b, encode=ENCODE)]
             found[name + " unified"] = [unify_many([d.text for d in b] + [d.title for d in b if d.title]) for b in batches]
-    if found["python"] != found["native"] or found["python unified"] != found["native unified"]:
+            found[name + " scans"] = [_plain(native.scan((t, DEFAULT_MIN_UNITS))) for u in found[name + " unified"] for t in u]
+    if any(found[name] != found[name.replace("python", "native")] for name in ("python", "python unified", "python scans")):
         raise SystemExit("the compiled core and the Python modules disagree on these documents")
+
+
+def _plain(scanned: Scan) -> tuple[object, ...]:
+    sentences, unit_points, word_at, words, lengths = scanned
+    return tuple(sentences), unit_points.tolist(), word_at.tolist(), words, lengths.tolist()
 
 
 def report(docs: list[Doc], rounds: int, wall: dict[str, float], cpu: dict[str, float]) -> None:
@@ -140,7 +152,7 @@ def report(docs: list[Doc], rounds: int, wall: dict[str, float], cpu: dict[str, 
     print(f"{'us per document':34} {'wall':>8} {'cpu':>8}")
     for name in wall:
         print(f"  {name:32} {wall[name]:8.0f} {cpu[name]:8.0f}")
-    for what in ("levels", "stored", "document"):
+    for what in ("levels", "stored", "document", "scan"):
         print(f"  {what}: native / python  wall {wall[what + ' native'] / wall[what + ' python']:.2f}x, "
               f"cpu {cpu[what + ' native'] / cpu[what + ' python']:.2f}x")
     print(f"  levels native / levels native with OpenCC converting: wall {wall['levels native'] / wall['levels native, OpenCC']:.2f}x, "

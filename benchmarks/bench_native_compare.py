@@ -35,10 +35,11 @@ KINDS = ("2 kB", "short")
 
 @contextlib.contextmanager
 def comparison_in_python() -> Iterator[None]:
-    """The comparison's kernels by their Python references; fingerprints and levels stay compiled."""
-    from simdup_es import commontext, compare, matrix, multilevel
+    """The comparison's kernels (and the sentence scan) by their Python references; fingerprints and levels stay
+    compiled."""
+    from simdup_es import commontext, compare, matrix, multilevel, sentences
 
-    python = types.SimpleNamespace(module=lambda: None)
+    python = types.SimpleNamespace(module=lambda: None, scan=sentences.scan)
     with contextlib.ExitStack() as stack:
         for owner in (commontext, compare, matrix, multilevel):
             stack.enter_context(mock.patch.object(owner, "native", python))

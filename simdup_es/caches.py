@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import native
 from .commontext import codes_of_scan
 from .lru import ByteLRU
-from .sentences import Scan, scan, scan_bytes
+from .sentences import Scan, scan_bytes
 from .text import unify, unify_many
 
 if TYPE_CHECKING:  # the maps' module loads with the first map: a command line that shows none starts without it
@@ -54,7 +55,7 @@ class TextCaches:
                  mapped_chars: int = MAPPED_CHARS, codes_bytes: int = CODES_BYTES) -> None:
         self.unified: ByteLRU[str, str] = ByteLRU(
             unify, lambda text, unified: sys.getsizeof(text) + sys.getsizeof(unified), unified_bytes)
-        self.scans: ByteLRU[tuple[str, int], Scan] = ByteLRU(scan, scan_bytes, scans_bytes)
+        self.scans: ByteLRU[tuple[str, int], Scan] = ByteLRU(native.scan, scan_bytes, scans_bytes)
         self.codes: ByteLRU[tuple[str, int], np.ndarray] = ByteLRU(self._codes, lambda _, codes: codes.nbytes, codes_bytes)
         self.mapped: ByteLRU[str, Unified] = ByteLRU(self._map, lambda text, _: len(text), mapped_chars)
 

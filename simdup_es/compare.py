@@ -120,7 +120,6 @@ from .sentences import (
     SentenceView,
     WordCodes,
     split_sentences,
-    scan,
     split_sentences_points,
     unwrap_lines,
 )
@@ -707,7 +706,7 @@ def prepare(a: str, params: CompareParams = CompareParams(), *, scans: Scans | N
     text = unwrap_lines(a) if unwrap else a  # same length: offsets into the text given stay right
     try:
         codes = WordCodes()
-        sentences, points, lengths = split_sentences_points(text, codes, min_units=min_units, scans=scans)
+        sentences, points, lengths = split_sentences_points(text, codes, min_units=min_units, scans=scans or native.scan)
         return PreparedText(text, sentences, (points, lengths), dict(codes), min_units, unwrap)
     except OverflowError:
         sentences = split_sentences(text, min_units=min_units)
@@ -720,7 +719,7 @@ def _candidate_points(text: str, words: Mapping[str, str], min_units: int, scans
     (``WordCodes(words)``), without copying them for each candidate and numbering its new words one by one: each
     distinct word is looked up once, and those the query lacks are numbered in order of first appearance, as
     :class:`~simdup_es.sentences.WordCodes` numbers them. Past its code points, :class:`OverflowError` likewise."""
-    sentences, unit_points, word_at, found, lengths = (scans or scan)((text, min_units))
+    sentences, unit_points, word_at, found, lengths = (scans or native.scan)((text, min_units))
     if found:
         distinct = list(dict.fromkeys(found))
         codes = list(map(words.get, distinct))

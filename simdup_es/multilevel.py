@@ -48,11 +48,12 @@ from . import native
 from . import simhash as sh
 from .commontext import COMMON_SHARE, Held, KeyCounts, Rarity, common_threshold, held_passages, rarity, \
     to_sentence_edges
+from .common import counts_before
 from .compare import Bound, Comparison, Screen
 from .config import require_ints
 from .errors import ConfigError, FingerprintVersionError
 from .keys import PART_MATCH, check_k
-from .levels import Levels, SentenceRows, U64Keys
+from .levels import Levels, SentenceRows, U64Keys, part_bounds
 from .sentences import unit_spans
 from .winnow import KEY_K, KEY_W, unit_codes
 
@@ -379,9 +380,7 @@ def rare_levels(query: Levels, common: CommonText) -> Levels:
     nor use up the judging's misses."""
     values = query.key_array()
     drop = frozenset(common.common_keys(values))
-    units, starts = common.query.common, _unit_starts(query).tolist()
-    parts = [units.size == query.units and 2 * int(units[starts[p.first] : starts[p.stop]].sum())
-             >= starts[p.stop] - starts[p.first] > 0 for p in query.parts]
+    parts = _common_parts(query, common.query.common).tolist()
     if not drop and not any(parts):
         return query
     keys: Sequence[Any] = query.keys
@@ -393,6 +392,18 @@ def rare_levels(query: Levels, common: CommonText) -> Levels:
         keys = tuple(k for i, k in enumerate(query.keys) if i not in drop)
     return dataclasses.replace(query, keys=keys, fingerprints=tuple(
         None if gone else f for f, gone in zip(query.fingerprints, parts, strict=True)))
+
+
+def _common_parts(query: Levels, common: np.ndarray) -> np.ndarray:
+    """Whether each of the query's parts is mostly common text (``common``: a flag a unit), half its units or more,
+    counted at the parts' bounds (:func:`~simdup_es.common.counts_before`)."""
+    first, stop = part_bounds(query.parts)
+    if common.size != query.units or not first.size:
+        return np.zeros(first.size, dtype=bool)
+    starts = _unit_starts(query)
+    begin, end = starts[first], starts[stop]
+    held = counts_before(common, np.concatenate((begin, end)))
+    return (2 * (held[first.size :] - held[: first.size]) >= end - begin) & (end > begin)
 
 
 LONG_RUN = 0.2
@@ -458,8 +469,8 @@ def _covers(query: Levels, found: Sequence[PartCandidate]) -> tuple[np.ndarray, 
     part_rows = np.fromiter(itertools.chain.from_iterable(itertools.repeat(r, len(c.parts)) for r, c in enumerate(found)),
                             dtype=np.int64)
     part_at = np.fromiter(itertools.chain.from_iterable(c.parts for c in found), dtype=np.int64, count=part_rows.size)
-    bounds = np.array([(p.first, p.stop) for p in query.parts], dtype=np.int64).reshape(-1, 2)
-    part_start, part_end = starts[bounds[part_at, 0]], starts[bounds[part_at, 1]]
+    first, stop = part_bounds(query.parts)
+    part_start, part_end = starts[first[part_at]], starts[stop[part_at]]
     runs = _union_runs(n, np.concatenate((r, part_rows)), np.concatenate((start, part_start)),
                        np.concatenate((end, part_end)))
     units, longest = _per_row(rows, runs[0], runs[2])
@@ -476,8 +487,8 @@ def _native_covers(core: Any, query: Levels, found: Sequence[PartCandidate]
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_covers` by the compiled core, candidate by candidate."""
     values, positions = _key_arrays(query)
-    starts = _unit_starts(query).tolist()
-    spans = [(starts[p.first], starts[p.stop]) for p in query.parts]
+    starts, (first, stop) = _unit_starts(query), part_bounds(query.parts)
+    spans = list(zip(starts[first].tolist(), starts[stop].tolist(), strict=True))
     out = core.covers(query.units, positions, values, spans, [list(c.keys) for c in found],
                       [list(c.parts) for c in found], KEY_K, KEY_W)
     return tuple(np.array(column, dtype=np.int64) for column in out)  # type: ignore[return-value]

@@ -324,10 +324,19 @@ class FlatTable:
         return out
 
 
-def _flat_table(path: str) -> FlatTable:
+def _flat_table(path: str, strings: dict[str, str] | None = None, keys_only: bool = False) -> FlatTable:
+    """The table of a flat dictionary file. ``strings``: the words read so far, so that a word several tables hold is
+    one object; with ``keys_only`` each key is its own value (a segmentation's table, of which only the keys are read).
+    A table of 50,000 words took 12 MB as two strings a word."""
+    strings = {} if strings is None else strings
+    values: dict[str, str] = {}
     with open(path, encoding="utf-8") as f:
-        values = dict(line.rstrip("\n").split("\t", 1) for line in f if "\t" in line)
-    values = {k: v.split(" ", 1)[0] for k, v in values.items()}
+        for line in f:
+            if "\t" in line:
+                key, value = line.rstrip("\n").split("\t", 1)
+                key = strings.setdefault(key, key)
+                value = value.split(" ", 1)[0]
+                values[key] = key if keys_only else strings.setdefault(value, value)
     by_first: dict[str, set[int]] = {}
     for key in values:
         by_first.setdefault(key[0], set()).add(len(key))
@@ -344,8 +353,10 @@ def chain_tables(config: str) -> tuple[FlatTable, ...] | None:
         return None
     try:
         spec = json.loads(Path(shortcuts.main[config]).read_text(encoding="utf-8"))
-        files = [spec["segmentation"]["dict"]["file"], *(part["dict"]["file"] for part in spec["conversion_chain"])]
-        return tuple(_flat_table(file) for file in files)
+        segmentation = spec["segmentation"]["dict"]["file"]
+        chain = [part["dict"]["file"] for part in spec["conversion_chain"]]
+        strings: dict[str, str] = {}
+        return (_flat_table(segmentation, strings, keys_only=True), *(_flat_table(file, strings) for file in chain))
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         log.info("no flat OpenCC chain for %s (%s: %s)", config, type(exc).__name__, exc)
         return None

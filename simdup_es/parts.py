@@ -25,7 +25,7 @@ import numpy as np
 from . import native
 from .fingerprint import Doc, Fingerprint, Fingerprinter, Result, not_text
 from .keys import StoredKeys
-from .levels import Lazy, Levels, Part, PartParams, SentenceRows, U64Keys, parts_of_columns
+from .levels import FlatParts, Lazy, Levels, Part, PartParams, SentenceRows, U64Keys, parts_of_columns
 from .sentences import Sentence, SentenceTable, split_sentences, split_table_units
 from .store.base import MAX_STORED_PARTS, stored_keys
 from .text import UnifiedText, unify, unify_many
@@ -283,7 +283,7 @@ class PartPrinter:
             version=self.version,
             units=split.units,
             sentences=split.sentences,
-            parts=split.parts if isinstance(split.parts, _FlatParts) else tuple(split.parts),
+            parts=split.parts if isinstance(split.parts, FlatParts) else tuple(split.parts),
             fingerprints=tuple(fps),
             keys=split.keys,
         )
@@ -299,25 +299,11 @@ class _Split(NamedTuple):
     units: int
 
 
-class _FlatParts(Lazy[Part]):
-    """Parts held as unsigned 64-bit numbers, 5 to a part (first, stop, start, end, units), the :class:`Part`
-    objects made on first use: the compiled core's, which a worker sends back as they are."""
-
-    __slots__ = ("flat",)
-
-    def __init__(self, flat: bytes) -> None:
-        super().__init__(functools.partial(_parts_of, flat))
-        self.flat = flat
-
-    def __len__(self) -> int:
-        return len(self.flat) // 40
-
-
 def _native_splits(found: native.BatchLevels) -> Iterator[tuple[_Split, list[int | None]]]:
     """Each text of a batch the compiled core cut, as :meth:`PartPrinter._split_many` gives it, with its parts' fingerprints."""
     for k, text in enumerate(found.table.texts):
         a, b, c, d = found.part_first[k], found.part_first[k + 1], found.key_first[k], found.key_first[k + 1]
-        parts = _FlatParts(found.parts[40 * a : 40 * b])
+        parts = FlatParts(found.parts[40 * a : 40 * b])
         yield _Split(text, SentenceRows(found.table, k), parts, U64Keys(found.keys[16 * c : 16 * d]), found.units[k]), \
             found.part_fingerprints[a:b]
 
@@ -373,7 +359,7 @@ class _Batch(list[tuple[Result, "Levels | None", "str | None", "StoredKeys | Non
             assert levels.version == self.version  # one printer made them all
             keys = levels.keys
             parts = levels.parts
-            row = (head, levels.units, parts.flat if isinstance(parts, _FlatParts) else
+            row = (head, levels.units, parts.flat if isinstance(parts, FlatParts) else
                    _flat((p.first, p.stop, p.start, p.end, p.units) for p in parts),
                    levels.fingerprints, keys.flat if isinstance(keys, U64Keys) else _flat((k.key, k.position) for k in keys),
                    None if stored is None else (stored.layout, stored.members, stored.cut, stored.parts, stored.keys))
@@ -421,7 +407,7 @@ class _Sent(list[tuple[object, ...]]):
             sentences: Sequence[Sentence] = SentenceRows(table, k) if table and at else Lazy(
                 functools.partial(_resplit, doc.text))
             # Positional: a quarter less time than by keyword, for every document indexed.
-            levels = Levels(version, units, sentences, Lazy(functools.partial(_parts_of, parts)),  # type: ignore[arg-type]
+            levels = Levels(version, units, sentences, FlatParts(parts),  # type: ignore[arg-type]
                             fingerprints, U64Keys(keys))  # type: ignore[arg-type]
             stored = None if made is None else _stored(made, levels, result.fingerprint.value)  # type: ignore[arg-type,union-attr]
             yield result, levels, table.texts[k] if table and at else None, stored  # type: ignore[misc]
@@ -436,11 +422,6 @@ def _stored(made: _Made, levels: Levels, fingerprint: int) -> StoredKeys:
 def _resplit(raw: str) -> list[Sentence]:
     """A document's sentences, not sent by the worker: its raw text unified and cut again, as the worker did."""
     return split_sentences(unify(raw))
-
-
-def _parts_of(flat: bytes) -> Iterator[Part]:
-    numbers = iter(memoryview(flat).cast("Q"))
-    return itertools.starmap(Part, zip(*[numbers] * 5))
 
 
 def _flat(rows: Iterable[tuple[int, ...]]) -> bytes:

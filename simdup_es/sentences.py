@@ -679,14 +679,19 @@ def _split(texts: Sequence[str], min_units: int) -> tuple[SentenceTable, _Chars]
     batch; below :data:`_BATCH_CHARS` each text's pieces are found by :func:`_raw_pieces` and merged
     by :func:`_merged`, else all at once by :func:`_pieces_many` and :func:`_merged_many`, which give the same.
     """
-    if isinstance(min_units, bool) or not isinstance(min_units, int) or min_units < 1:
-        raise ConfigError(f"min_units must be a positive integer, got {min_units!r}")
+    check_min_units(min_units)
     texts = tuple(texts)
     chars = _chars(_joined(texts))
     base = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
     split = _table_each if len(chars.points) < _BATCH_CHARS else _table_many
     first, columns = split(texts, chars, base, min_units)
     return SentenceTable(texts, np.asarray(first, dtype=np.int64), columns), chars
+
+
+def check_min_units(min_units: int) -> None:
+    """A :class:`~simdup_es.errors.ConfigError` unless ``min_units`` is a positive integer."""
+    if isinstance(min_units, bool) or not isinstance(min_units, int) or min_units < 1:
+        raise ConfigError(f"min_units must be a positive integer, got {min_units!r}")
 
 
 def _table_each(texts: Sequence[str], chars: _Chars, base: list[int], min_units: int) -> tuple[list[int], np.ndarray]:
@@ -770,18 +775,22 @@ def scan(key: tuple[str, int]) -> Scan:
     """What :func:`split_sentences_coded` needs of ``text`` whatever the word codes: its sentences, the code
     point of each unit's first character, which units are words and their (case-folded) text, and each
     sentence's number of units (``int64``; its units follow those of the sentences before it). The arrays are
-    read-only: a cache shares them between calls."""
+    read-only: a cache shares them between calls. (:func:`simdup_es.native.scan` is the compiled core's.)"""
     text, min_units = key
     table, chars = _split([text], min_units)
     starts = chars.starts
     word_at = np.searchsorted(starts, chars.word_starts)  # the units that are words
     found = [text[i:j].casefold() for i, j in zip(chars.word_starts.tolist(), chars.word_ends.tolist(), strict=True)]
-    unit_points = chars.points[starts]
-    lengths = np.ascontiguousarray(table.units, dtype=np.int64)
+    return scanned(text, table.columns, chars.points[starts], word_at, found)
+
+
+def scanned(text: str, columns: np.ndarray, unit_points: np.ndarray, word_at: np.ndarray, found: list[str]) -> Scan:
+    """The :data:`Scan` of ``text`` from its sentences' columns (:attr:`SentenceTable.columns`) and its units."""
+    lengths = np.ascontiguousarray(columns[:, 2], dtype=np.int64)
     for shared in (unit_points, word_at, lengths):
         shared.flags.writeable = False
-    sentences = table.sentences() if len(lengths) < VIEW_SENTENCES else SentenceView(text, table.columns)
-    return tuple(sentences) if isinstance(sentences, list) else sentences, unit_points, word_at, found, lengths
+    return (tuple(_made(text, columns, 0)) if len(lengths) < VIEW_SENTENCES else SentenceView(text, columns),
+            unit_points, word_at, found, lengths)
 
 
 def scan_bytes(key: tuple[str, int], scanned: Scan) -> int:

@@ -16,7 +16,7 @@ const OTHER: usize = 2;
 const QUANT: f64 = (1u64 << 24) as f64;
 /// The cache of words is cleared beyond this many (`Lexicon.MAX_ENTRIES`): a bound on memory for
 /// endless streams of new tokens.
-const MAX_ENTRIES: usize = 2_000_000;
+const MAX_ENTRIES: usize = 200_000;
 
 /// `FingerprintParams`, what weighing needs of it (the boosts as floats).
 pub struct Params {

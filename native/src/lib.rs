@@ -32,6 +32,7 @@ use chars::Chars;
 use lexicon::{HashTable, Params, Tables};
 use parts::PartParams;
 use pipeline::{Encode, LevelParams};
+use sentences::{each_unit, sentences};
 
 /// The rjieba release whose jieba-rs this crate links (jieba-rs 0.11.0): the Python path segments
 /// with it, and the fingerprint version names it.
@@ -99,11 +100,24 @@ fn bytes_of<'py, const N: usize>(
     })
 }
 
-fn texts_of<'a>(texts: &'a [PyBackedStr], titles: &'a [PyBackedStr]) -> PyResult<(Vec<&'a str>, Vec<&'a str>)> {
+/// The texts and titles as UTF-8 of their own, read from the strings' code points: taken as `&str`, a Python string
+/// keeps a UTF-8 copy of itself for as long as it lives (a 5 MB query's for all of its search).
+fn texts_of(texts: &[Bound<'_, PyString>], titles: &[Bound<'_, PyString>]) -> PyResult<(Vec<String>, Vec<String>)> {
     if texts.len() != titles.len() {
         return Err(PyValueError::new_err(format!("{} texts but {} titles", texts.len(), titles.len())));
     }
-    Ok((texts.iter().map(|t| &**t).collect(), titles.iter().map(|t| &**t).collect()))
+    let mut chars = Vec::new();
+    let mut owned = |text: &Bound<'_, PyString>| -> PyResult<String> {
+        chars.clear();
+        read_chars(text, &mut chars)?;
+        Ok(chars.iter().collect())
+    };
+    let texts = texts.iter().map(&mut owned).collect::<PyResult<_>>()?;
+    Ok((texts, titles.iter().map(&mut owned).collect::<PyResult<_>>()?))
+}
+
+fn strs(owned: &[String]) -> Vec<&str> {
+    owned.iter().map(String::as_str).collect()
 }
 
 #[pymethods]
@@ -149,16 +163,26 @@ impl Pipeline {
     }
 
     /// The SimHash of each unified text with its unified title (`""`: none); `None` where no content word.
-    fn fingerprints(&self, py: Python<'_>, texts: Vec<PyBackedStr>, titles: Vec<PyBackedStr>) -> PyResult<Vec<Option<u64>>> {
+    fn fingerprints<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        titles: Vec<Bound<'py, PyString>>,
+    ) -> PyResult<Vec<Option<u64>>> {
         let (texts, titles) = texts_of(&texts, &titles)?;
-        Ok(py.detach(|| self.0.fingerprints(&texts, &titles)))
+        Ok(py.detach(|| self.0.fingerprints(&strs(&texts), &strs(&titles))))
     }
 
     /// The `(hash, weight)` of each distinct content word of each unified text with its title, the floats
     /// `fingerprints` makes integers (the tests hold them to `simdup_es.tokens.weigh_batch`).
-    fn weights(&self, py: Python<'_>, texts: Vec<PyBackedStr>, titles: Vec<PyBackedStr>) -> PyResult<Vec<Vec<(u64, f64)>>> {
+    fn weights<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        titles: Vec<Bound<'py, PyString>>,
+    ) -> PyResult<Vec<Vec<(u64, f64)>>> {
         let (texts, titles) = texts_of(&texts, &titles)?;
-        Ok(py.detach(|| self.0.weights(&texts, &titles)))
+        Ok(py.detach(|| self.0.weights(&strs(&texts), &strs(&titles))))
     }
 
     /// Every level of each unified text, flat (`simdup_es.native.levels`): a tuple of the documents'
@@ -177,8 +201,8 @@ impl Pipeline {
     fn levels<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
-        titles: Vec<PyBackedStr>,
+        texts: Vec<Bound<'py, PyString>>,
+        titles: Vec<Bound<'py, PyString>>,
         min_units: usize,
         window_units: usize,
         max_units: usize,
@@ -205,10 +229,11 @@ impl Pipeline {
         };
         let encode = store_parts.map(|max_parts| Encode { max_parts, version_json, five_terms });
         let (out, encoded) = py.detach(|| {
-            let out = self.0.levels(&texts, &titles, &lp);
+            let out = self.0.levels(&strs(&texts), &strs(&titles), &lp);
             let encoded = encode.as_ref().map(|how| out.encode(how));
             (out, encoded)
         });
+        drop((texts, titles));
         // Each column freed once written out: the peak holds one of them twice, not all of them.
         let mut out = out;
         let sentences = bytes_of(py, take(&mut out.sentences).iter().map(|v| v.to_ne_bytes()))?;
@@ -736,6 +761,57 @@ impl Script {
     }
 }
 
+/// The sentence scan of `sentences.scan` (the units of a text and its sentences), with the character table of
+/// `native.char_table`.
+#[pyclass(frozen)]
+struct Scanner(Chars);
+
+#[pymethods]
+impl Scanner {
+    #[new]
+    #[pyo3(signature = (*, char_flags, folds))]
+    fn new(char_flags: PyBackedBytes, folds: Vec<(u32, String)>) -> PyResult<Self> {
+        let folds: FxHashMap<u32, Box<str>> = folds.into_iter().map(|(c, s)| (c, s.into())).collect();
+        Ok(Self(Chars::new(char_flags.to_vec(), folds).map_err(PyValueError::new_err)?))
+    }
+
+    /// `text`'s sentences of at least `min_units` units (int64, a row each: start, stop, units), the code point of
+    /// each unit's first character (uint32), which units are words (int64) and their case-folded text.
+    #[allow(clippy::type_complexity)]
+    fn scan<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        min_units: usize,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Vec<String>)> {
+        let mut chars = Vec::new();
+        read_chars(text, &mut chars)?;
+        if chars.len() >= u32::MAX as usize {
+            return Err(PyValueError::new_err("a text of 2**32 characters or more"));
+        }
+        let (columns, points, word_at, words) = py.detach(|| {
+            let (mut starts, mut points, mut word_at, mut words) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            each_unit(&self.0, &chars, &mut String::new(), |start, _, word| {
+                if let Some(word) = word {
+                    word_at.push(starts.len() as i64);
+                    words.push(word.to_owned());
+                }
+                starts.push(start as u32);
+                points.push(chars[start] as u32);
+            });
+            let cut = sentences(&self.0, &chars, &starts, min_units);
+            let columns: Vec<i64> = cut.iter().flat_map(|s| [s.start as i64, s.end as i64, s.units as i64]).collect();
+            (columns, points, word_at, words)
+        });
+        Ok((
+            bytes_of(py, columns.iter().map(|v| v.to_ne_bytes()))?,
+            bytes_of(py, points.iter().map(|v| v.to_ne_bytes()))?,
+            bytes_of(py, word_at.iter().map(|v| v.to_ne_bytes()))?,
+            words,
+        ))
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("REVISION", env!("SIMDUP_NATIVE_REVISION"))?;
@@ -745,6 +821,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Grams>()?;
     m.add_class::<KeyTable>()?;
     m.add_class::<Script>()?;
+    m.add_class::<Scanner>()?;
     for f in [
         wrap_pyfunction!(rarity, m)?,
         wrap_pyfunction!(counted, m)?,

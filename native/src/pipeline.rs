@@ -218,7 +218,7 @@ impl Pipeline {
             let cut = {
                 let mut starts: Vec<u32> = Vec::new();
                 let mut keys = Winnower::new(lp.key_units, lp.key_window, &mut out.keys);
-                each_unit(&self.chars, &chars, &mut folded, |start, code| {
+                each_unit(&self.chars, &chars, &mut folded, |start, code, _| {
                     starts.push(start as u32);
                     keys.push(code);
                 });

@@ -41,14 +41,14 @@ const ABBREVIATIONS: [&str; 40] = [
 /// The units of `text` (`sentences.units`: a CJK character, or a Latin word or number whose letters
 /// and digits one `'`, `’` or `.` may join), each given to `f` with where it starts and its code
 /// (`batch_codes`): a CJK character's code point; a word case-folded, its code point if it is one
-/// character, else the XXH3-64 of its UTF-8 (at least 2**21).
-pub fn each_unit(chars: &Chars, text: &[char], folded: &mut String, mut f: impl FnMut(usize, u64)) {
+/// character, else the XXH3-64 of its UTF-8 (at least 2**21). A word's case-folded text is given too.
+pub fn each_unit(chars: &Chars, text: &[char], folded: &mut String, mut f: impl FnMut(usize, u64, Option<&str>)) {
     let n = text.len();
     let mut i = 0;
     while i < n {
         let c = text[i];
         if cjk_unit(c) {
-            f(i, c as u64);
+            f(i, c as u64, None);
             i += 1;
         } else if chars.word(c) {
             let start = i;
@@ -70,7 +70,7 @@ pub fn each_unit(chars: &Chars, text: &[char], folded: &mut String, mut f: impl 
                 (Some(one), None) => one as u64,
                 _ => xxh3_64(folded.as_bytes()).max(1 << 21),
             };
-            f(start, code);
+            f(start, code, Some(folded));
         } else {
             i += 1;
         }

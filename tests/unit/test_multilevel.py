@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import copy
 import dataclasses
 from pathlib import Path
@@ -30,7 +31,7 @@ from simdup_es.multilevel import (
     rare_levels,
 )
 from simdup_es.reference import rank_candidates_reference
-from simdup_es.levels import Key, Levels, Part, U64Keys
+from simdup_es.levels import FlatParts, Key, Levels, Part, U64Keys
 from simdup_es.parts import PartPrinter
 from simdup_es.simhash import blocks
 from simdup_es.sentences import Sentence, split_sentences
@@ -415,6 +416,12 @@ def test_the_store_is_asked_for_rare_keys_and_parts_only(printer: PartPrinter, c
     plain = rare_levels(dataclasses.replace(q, keys=tuple(q.keys)), common)
     assert tuple(rare.keys) == tuple(plain.keys) and rare.fingerprints == plain.fingerprints
     assert list(rare.keys) == [k for k in q.keys if k.key not in set(held.tolist())]
+    # Parts held flat (as the compiled core gives them: read in place) or as Part objects: the same parts dropped.
+    numbers = array.array("Q", [v for p in q.parts for v in (p.first, p.stop, p.start, p.end, p.units)]).tobytes()
+    assert list(FlatParts(numbers)) == list(q.parts)
+    flat = FlatParts(numbers)
+    assert rare_levels(dataclasses.replace(q, parts=flat), common).fingerprints == rare.fingerprints
+    assert flat._built is None  # no Part made
     # The sentences' unit offsets read from their table, no Sentence made: those of the sentences.
     from simdup_es.levels import SentenceRows
     from simdup_es.multilevel import _unit_starts

@@ -269,6 +269,31 @@ def _stored(stored: StoredKeys | None, levels: Any) -> tuple[object, ...] | None
 _LAYOUTS = st.sampled_from([None, (None,), (keys.EIGHT_BY_EIGHT,), (keys.TERMS,)])
 
 
+def _scanned(scanned: tuple[Any, ...]) -> tuple[object, ...]:
+    sentences, unit_points, word_at, found, lengths = scanned
+    return (tuple(sentences), unit_points.dtype.str, unit_points.tolist(), word_at.dtype.str, word_at.tolist(), found,
+            lengths.dtype.str, lengths.tolist())
+
+
+@settings(max_examples=200, deadline=None)
+@given(_LEVEL_TEXT, st.integers(1, 8))
+def test_the_sentence_scan_is_the_pythons(compiled: ModuleType, text: str, min_units: int) -> None:
+    from simdup_es import sentences as sentences_module
+
+    a, b = both(compiled, lambda: native.scan((text, min_units)))
+    assert _scanned(a) == _scanned(b) and _scanned(b) == _scanned(sentences_module.scan((text, min_units)))
+    with mock.patch.object(sentences_module, "VIEW_SENTENCES", 1), on_native(compiled):  # a view of the same rows
+        assert _scanned(native.scan((text, min_units))) == _scanned(b)
+
+
+def test_the_sentence_scan_leaves_lone_surrogates_and_bad_arguments_to_the_python_path(compiled: ModuleType) -> None:
+    text = "甲乙丙丁。\ud800戊己庚辛。"
+    a, b = both(compiled, lambda: native.scan((text, 2)))
+    assert _scanned(a) == _scanned(b) and len(a[0]) == 2
+    with on_native(compiled), pytest.raises(ConfigError, match="min_units must be a positive integer"):
+        native.scan(("文字", 0))
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(_LEVEL_TEXT, st.sampled_from([None, "", "标题 Title", "数据库"])), min_size=1, max_size=3),
        _PART_PARAMS, st.booleans(), _LAYOUTS, st.sampled_from([1, 2, 3, MAX_STORED_PARTS]))
