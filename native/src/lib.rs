@@ -116,6 +116,12 @@ fn texts_of(texts: &[Bound<'_, PyString>], titles: &[Bound<'_, PyString>]) -> Py
     Ok((texts, titles.iter().map(&mut owned).collect::<PyResult<_>>()?))
 }
 
+/// The character table of `native.char_table`: a flag byte per code point, and what `str.casefold` makes of a character.
+fn chars_of(char_flags: &[u8], folds: Vec<(u32, String)>) -> PyResult<Chars> {
+    let folds: FxHashMap<u32, Box<str>> = folds.into_iter().map(|(c, s)| (c, s.into())).collect();
+    Chars::new(char_flags.to_vec(), folds).map_err(PyValueError::new_err)
+}
+
 fn strs(owned: &[String]) -> Vec<&str> {
     owned.iter().map(String::as_str).collect()
 }
@@ -145,8 +151,7 @@ impl Pipeline {
         mark_boost: f64,
         title_boost: f64,
     ) -> PyResult<Self> {
-        let folds: FxHashMap<u32, Box<str>> = folds.into_iter().map(|(c, s)| (c, s.into())).collect();
-        let chars = Chars::new(char_flags.to_vec(), folds).map_err(PyValueError::new_err)?;
+        let chars = chars_of(&char_flags, folds)?;
         let pos = table(&pos_keys, &pos_values, "pos", |v| v as i64)?;
         if pos.values.iter().any(|&p| !(0..4).contains(&p)) {
             return Err(PyValueError::new_err("pos: a class is 0 (noun), 1 (verb), 2 (other) or 3 (function word)"));
@@ -228,14 +233,13 @@ impl Pipeline {
             part_max_bytes,
         };
         let encode = store_parts.map(|max_parts| Encode { max_parts, version_json, five_terms });
-        let (out, encoded) = py.detach(|| {
+        let (mut out, encoded) = py.detach(|| {
             let out = self.0.levels(&strs(&texts), &strs(&titles), &lp);
             let encoded = encode.as_ref().map(|how| out.encode(how));
             (out, encoded)
         });
         drop((texts, titles));
         // Each column freed once written out: the peak holds one of them twice, not all of them.
-        let mut out = out;
         let sentences = bytes_of(py, take(&mut out.sentences).iter().map(|v| v.to_ne_bytes()))?;
         let sentence_first = bytes_of(py, take(&mut out.sentence_first).iter().map(|v| v.to_ne_bytes()))?;
         let parts = bytes_of(py, take(&mut out.parts).iter().map(|v| v.to_ne_bytes()))?;
@@ -771,8 +775,7 @@ impl Scanner {
     #[new]
     #[pyo3(signature = (*, char_flags, folds))]
     fn new(char_flags: PyBackedBytes, folds: Vec<(u32, String)>) -> PyResult<Self> {
-        let folds: FxHashMap<u32, Box<str>> = folds.into_iter().map(|(c, s)| (c, s.into())).collect();
-        Ok(Self(Chars::new(char_flags.to_vec(), folds).map_err(PyValueError::new_err)?))
+        Ok(Self(chars_of(&char_flags, folds)?))
     }
 
     /// `text`'s sentences of at least `min_units` units (int64, a row each: start, stop, units), the code point of
