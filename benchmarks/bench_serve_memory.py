@@ -5,7 +5,7 @@ records of the zh corpus, one process) gets one request of about that many bytes
 process's peak resident memory (``VmHWM`` of /proc) is read before it (the server loaded, idle) and
 after the answer (a request of 20 kB first, which loads what any first request loads: :func:`warm_of`). Requests:
 ``POST /search`` and ``POST /report`` of a text made of corpus documents one after another;
-``POST /compare`` of such a text with itself edited (every third line left out), each half the size;
+``POST /compare`` of such a text with itself edited (every third line left out), three fifths and two fifths of the size;
 ``POST /documents`` of corpus documents (a server started with ``--allow-index`` on a copy of the
 store). The answer is read as it comes and counted, not kept. The ratio printed is the memory the
 request added (peak after minus peak before) over the request's bytes, the figure the route's
@@ -67,8 +67,8 @@ def body_of(route: str, records: list[dict[str, Any]], size: int, skip: int | No
 
 
 def _body(route: str, records: list[dict[str, Any]], size: int, skip: int) -> dict[str, Any]:
-    if route == "compare":
-        a = text_of(records, size // 2, skip=skip)
+    if route == "compare":  # b is two thirds of a: together they fill the request
+        a = text_of(records, size * 3 // 5, skip=skip)
         return {"a": a, "b": edited(a)}
     if route == "documents":  # new ids: the store grows by each document posted
         documents, total = [], 0

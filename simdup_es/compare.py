@@ -313,8 +313,9 @@ class SentencePairs(Sequence[SentencePair]):
     def __iter__(self) -> Iterator[SentencePair]:
         if self._made is not None:
             return iter(self._made)
-        # Read through once (a long comparison written out as JSON): made a block at a time, none kept.
-        return (pair for first in range(0, len(self), 4096) for pair in self._rows(first, first + 4096))
+        # Read through once (a long comparison written out as JSON): made a block at a time, none kept (a block's
+        # columns as lists of numbers: some 350 bytes a pair).
+        return (pair for first in range(0, len(self), 1024) for pair in self._rows(first, first + 1024))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SentencePairs):
@@ -695,7 +696,7 @@ class PreparedText:
             index = self._grams.get(k)
             compiled = self._compiled[k] = (core.Grams(index.sorted, index.order, index.n, k) if index is not None
                                             else core.Grams.of_codes(np.ascontiguousarray(self.coded.codes, dtype=np.uint32), k))
-        runs_a, runs_b = compiled.shared_runs(np.asarray(b, dtype=np.uint64))
+        runs_a, runs_b = compiled.shared_runs(np.ascontiguousarray(b, dtype=np.uint32))
         return np.frombuffer(runs_a, dtype=bool), np.frombuffer(runs_b, dtype=bool)
 
 

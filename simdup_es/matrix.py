@@ -61,9 +61,11 @@ _CUTOFF_MARGIN = 1e-4
 # lengths vary more).
 GROUPED_MIN_PAIRS = 100_000
 _GROUP_SPAN = 1.1
-# The most sentence pairs one cdist call scores: its answer is a dense float64 matrix, 8 bytes a pair,
-# so this bounds the matrix's memory (2 MiB) whatever the texts (:class:`_Scorer`); for a 0.9 MB request
-# the largest block was 206 MB without it.
+# The most sentence pairs one cdist call scores: its answer is a dense float32 matrix, 4 bytes a pair,
+# so this bounds the matrix's memory (1 MiB) whatever the texts (:class:`_Scorer`); for a 0.9 MB request
+# the largest block was 206 MB without it. (Smaller blocks cost time: 1 << 16 took a 0.5 MB comparison
+# 1.35x the CPU.) float32 is exact enough: the LCS read back from a score (rint(p * max(n, m)), below)
+# is off by at most max(n, m) * 2**-24, far below one half for any sentence.
 BLOCK_PAIRS = 1 << 18
 # The most sentence pairs that may reach similar_weight a comparison takes: MAX_CANDIDATES, or
 # CANDIDATES_PER_SENTENCE a sentence of the two texts if more; past it, TooManyPairs. Each pair costs some
@@ -159,7 +161,7 @@ class SlicedStrings(Sequence[str]):
 
     __slots__ = ("bounds", "whole")
 
-    def __init__(self, whole: str, lengths: Sequence[int]) -> None:
+    def __init__(self, whole: str, lengths: Sequence[int] | np.ndarray) -> None:
         self.whole = whole
         self.bounds = np.zeros(len(lengths) + 1, dtype=np.int64)  # 8 bytes a piece (a list of ints: 40)
         np.cumsum(np.asarray(lengths, dtype=np.int64), out=self.bounds[1:])
@@ -179,6 +181,19 @@ class SlicedStrings(Sequence[str]):
             return [self[k] for k in picked]
         bounds = self.bounds[picked.start : max(picked.start, picked.stop) + 1].tolist()
         return [self.whole[a:b] for a, b in zip(bounds, bounds[1:])]
+
+    def lengths(self) -> np.ndarray:
+        """Each piece's length (int64)."""
+        return np.diff(self.bounds)
+
+    def picked(self, rows: np.ndarray) -> SlicedStrings:
+        """These pieces (indices, in this order), sliced from a new whole: what ``[self[i] for i in rows]`` holds
+        without a string each."""
+        starts, lengths = self.bounds[rows], self.bounds[rows + 1] - self.bounds[rows]
+        # Each kept character's place in ``whole``: its piece's start, moved to where the piece lands, plus its place.
+        at = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
+        chars = np.frombuffer(self.whole.encode("utf-32-le"), dtype="<u4")
+        return SlicedStrings(codes_text(chars[at]), lengths)
 
     def __iter__(self) -> Iterator[str]:
         for first in range(0, len(self), 4096):  # a few at a time: the bounds are not all made ints at once
@@ -289,7 +304,10 @@ def _rank_second(values: np.ndarray, table: np.ndarray, raw_b: list[str] | RawCo
     if (core := native.module()) is not None:
         codes, whole, sentences, distinct, folded = core.rank_second(
             np.asarray(values, dtype=np.uint32), np.asarray(table, dtype=np.uint32), raw, lengths,
-            (_FOLD_KEEP, _FOLD_SPAN) if fold else None)
+            (_FOLD_KEEP, _FOLD_SPAN) if fold else None, _sentences.VIEW_SENTENCES)
+        if isinstance(sentences, str):  # a long text's, whole (as _split_lengths keeps it)
+            sentences = SlicedStrings(sentences, lengths)
+            folded = None if folded is None else SlicedStrings(folded, lengths)
         return Coded(np.frombuffer(codes, dtype=np.uint32), sentences, lengths, whole), distinct, folded
     seen, inverse, counts = np.unique(raw, return_inverse=True, return_counts=True)
     at = np.minimum(np.searchsorted(values, seen), max(values.size - 1, 0))
@@ -339,8 +357,7 @@ def _candidates(enc: Encoded, similar_weight: float, workers: int, grouped: int,
     wide = enc.folded_a is not None and enc.folded_b is not None
     first = enc.folded_a if enc.folded_a is not None else ea
     second = enc.folded_b if enc.folded_b is not None else eb
-    lens_a = np.fromiter(map(len, ea), dtype=np.int64, count=len(ea))
-    lens_b = np.fromiter(map(len, eb), dtype=np.int64, count=len(eb))
+    lens_a, lens_b = _lengths_of(ea), _lengths_of(eb)
     if max_pairs is None:
         max_pairs = max(MAX_CANDIDATES, CANDIDATES_PER_SENTENCE * (len(ea) + len(eb))) if _BOUNDED.get() else sys.maxsize
     scorer = _Scorer(cutoff, workers, BLOCK_PAIRS if block_pairs is None else block_pairs, max_pairs)
@@ -352,6 +369,12 @@ def _candidates(enc: Encoded, similar_weight: float, workers: int, grouped: int,
     else:
         lcs = np.rint(rough * np.maximum(lens_a[ii], lens_b[jj])).astype(np.int64)
     return ii, jj, lcs
+
+
+def _lengths_of(sentences: Sequence[str]) -> np.ndarray:
+    if isinstance(sentences, SlicedStrings):
+        return sentences.lengths()
+    return np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
 
 
 class _Scorer:
@@ -371,7 +394,7 @@ class _Scorer:
         if not cols or len(cols) > self.block_pairs or len(rows) > self.block_pairs // len(cols):
             return None
         block = process.cdist(rows, cols, scorer=LCSseq.normalized_similarity, score_cutoff=self.cutoff,
-                              dtype=np.float64, workers=self.workers)
+                              dtype=np.float32, workers=self.workers)
         flat = np.flatnonzero(block)  # row by row, as np.nonzero
         self.found += flat.size
         if self.found > self.max_pairs:
@@ -386,7 +409,7 @@ class _Scorer:
         for c0 in range(0, len(cols), width):
             for r0 in range(0, len(rows), height):
                 block = process.cdist(rows[r0 : r0 + height], cols[c0 : c0 + width], scorer=LCSseq.normalized_similarity,
-                                      score_cutoff=self.cutoff, dtype=np.float64, workers=self.workers)
+                                      score_cutoff=self.cutoff, dtype=np.float32, workers=self.workers)
                 bi, bj = np.nonzero(block)
                 self.found += bi.size
                 if self.found > self.max_pairs:
@@ -427,7 +450,7 @@ def _rough_matrix(
     order_a = np.argsort(lens_a, kind="stable")
     order_b = np.argsort(lens_b, kind="stable")
     sorted_b = lens_b[order_b]
-    second_sorted = [second[j] for j in order_b.tolist()]
+    second_sorted = second.picked(order_b) if isinstance(second, SlicedStrings) else [second[j] for j in order_b.tolist()]
     start = 0
     while start < n:
         low = int(lens_a[order_a[start]])
@@ -568,10 +591,12 @@ def candidate_pairs(coded_a: Coded, distinct_a: int, coded_b: Coded, enc: Encode
 
 
 @overload
-def _rows(sentences: Sequence[str], rows: np.ndarray) -> list[str]: ...
+def _rows(sentences: Sequence[str], rows: np.ndarray) -> list[str] | SlicedStrings: ...
 @overload
 def _rows(sentences: None, rows: np.ndarray) -> None: ...
-def _rows(sentences: Sequence[str] | None, rows: np.ndarray) -> list[str] | None:
+def _rows(sentences: Sequence[str] | None, rows: np.ndarray) -> list[str] | SlicedStrings | None:
+    if isinstance(sentences, SlicedStrings):
+        return sentences.picked(rows)
     return None if sentences is None else [sentences[i] for i in rows.tolist()]
 
 

@@ -52,7 +52,7 @@ from .sentences import DEFAULT_MIN_UNITS, Scan, SentenceTable
 log = logging.getLogger(__name__)
 
 ENV = "SIMDUP_IMPLEMENTATION"
-REVISION = "1ebc29838dd77b61"
+REVISION = "af4bf086fd2d7d7b"
 """:func:`source_revision` of the crate's sources this package goes with: a module built from
 other sources is refused. ``tests/unit/test_native.py`` checks it against ``native/``."""
 

@@ -476,7 +476,7 @@ async def read_object(request: Request, limit: int, advice: str = "less", option
 
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode  # as JSONResponse's
-_STREAMED_BATCH = 1000  # items of a streamed array encoded at a time
+_STREAMED_BATCH = 250  # items of a streamed array encoded at a time (some 40 kB of JSON)
 
 
 def json_chunks(value: Any) -> Iterator[bytes]:

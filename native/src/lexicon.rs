@@ -61,19 +61,20 @@ struct Row {
     hash: u64,
 }
 
-enum Entry {
-    /// No content word: punctuation, white space or a stop word.
-    Skip,
-    Row(u32),
-    /// A Latin compound jieba keeps whole (`a.out`) and Python jieba cuts (`a . out`): its pieces'
-    /// rows (`u32::MAX`: a piece that is no content word).
-    Pieces(Box<[u32]>),
-}
+/// A cache entry that is no row: the token is no content word (punctuation, white space or a stop word).
+const SKIP: u32 = u32::MAX;
+/// A cache entry with this bit is `PIECES | i`: a Latin compound jieba keeps whole (`a.out`) and Python jieba
+/// cuts (`a . out`), whose pieces' rows are `pieces[i]` (`SKIP`: a piece that is no content word).
+const PIECES: u32 = 1 << 31;
 
 /// The rows of the words seen so far (`tokens.Lexicon`): a token seen before costs one lookup.
 #[derive(Default)]
 pub struct Lexicon {
-    cache: FxHashMap<Box<str>, Entry>,
+    /// Each token seen, by its 64-bit hash, as the dictionary's tables key words (a string a word cost some
+    /// 60 bytes more: a long text's new words grew the cache by megabytes). Two words of one hash would share
+    /// an entry; among the cache's 200,000 words at most, that is about one chance in 10^9.
+    cache: FxHashMap<u64, u32>,
+    pieces: Vec<Box<[u32]>>,
     rows: Vec<Row>,
     count: Vec<u32>, // scratch, by row: occurrences in the group being weighed
     touched: Vec<u32>,
@@ -90,37 +91,39 @@ impl Lexicon {
 
     /// The content rows of `token` appended to `out` (none, one, or a compound's pieces').
     pub fn push_rows(&mut self, token: &str, t: &Tables, chars: &Chars, jieba: &Jieba, out: &mut Vec<u32>) {
-        if let Some(entry) = self.cache.get(token) {
-            match entry {
-                Entry::Skip => {}
-                Entry::Row(r) => out.push(*r),
-                Entry::Pieces(rows) => out.extend(rows.iter().copied().filter(|&r| r != u32::MAX)),
+        let hash = xxh3_64(token.as_bytes());
+        let entry = match self.cache.get(&hash) {
+            Some(&entry) => entry,
+            None => {
+                let entry = match compound_pieces(token, jieba) {
+                    Some(pieces) => {
+                        let rows = pieces.iter().map(|p| self.word_row(p, t, chars)).collect();
+                        self.pieces.push(rows);
+                        PIECES | (self.pieces.len() - 1) as u32
+                    }
+                    None => self.word_row(token, t, chars),
+                };
+                self.cache.insert(hash, entry);
+                entry
             }
-            return;
-        }
-        let entry = match compound_pieces(token, jieba) {
-            Some(pieces) => {
-                let rows = pieces.iter().map(|p| self.word_row(p, t, chars).unwrap_or(u32::MAX)).collect();
-                Entry::Pieces(rows)
-            }
-            None => self.word_row(token, t, chars).map_or(Entry::Skip, Entry::Row),
         };
-        self.cache.insert(token.into(), entry);
-        self.push_rows(token, t, chars, jieba, out);
+        match entry {
+            SKIP => {}
+            e if e & PIECES != 0 => out.extend(self.pieces[(e & !PIECES) as usize].iter().copied().filter(|&r| r != SKIP)),
+            row => out.push(row),
+        }
     }
 
-    /// The row of a token that is no compound, added if new; `None` where it is no content word.
-    fn word_row(&mut self, word: &str, t: &Tables, chars: &Chars) -> Option<u32> {
-        match self.cache.get(word) {
-            Some(Entry::Row(r)) => return Some(*r),
-            Some(Entry::Skip) => return None,
-            _ => {}
+    /// The row of a token that is no compound, added if new; `SKIP` where it is no content word.
+    fn word_row(&mut self, word: &str, t: &Tables, chars: &Chars) -> u32 {
+        let hash = xxh3_64(word.as_bytes());
+        if let Some(&entry) = self.cache.get(&hash).filter(|&&e| e & PIECES == 0) {
+            return entry; // a row, or SKIP
         }
         if t.stop_words.contains(word) || !word.chars().any(|c| chars.alnum(c)) {
-            self.cache.insert(word.into(), Entry::Skip);
-            return None;
+            self.cache.insert(hash, SKIP);
+            return SKIP;
         }
-        let hash = xxh3_64(word.as_bytes());
         // Words jieba does not know are mostly names and terms its HMM found (nouns) or Latin-script
         // words (other content words).
         let pos = t.pos.get(hash).map_or(if word.is_ascii() { OTHER } else { NOUN }, |p| p as usize);
@@ -132,8 +135,8 @@ impl Lexicon {
             len: word.chars().count(),
             hash,
         });
-        self.cache.insert(word.into(), Entry::Row(row));
-        Some(row)
+        self.cache.insert(hash, row);
+        row
     }
 
     /// The weights of a document or part whose content words are `rows` (with repeats), in

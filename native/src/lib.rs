@@ -405,8 +405,8 @@ impl Grams {
 
     /// `simdup_es.winnow.shared_runs_with` of these grams and `b`'s codes: two byte strings, 1 for each unit
     /// (of the query, of `b`) in a shared run.
-    fn shared_runs<'py>(&self, py: Python<'py>, b: PyBuffer<u64>) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-        let b = b.to_vec(py)?;
+    fn shared_runs<'py>(&self, py: Python<'py>, b: PyBuffer<u32>) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let b: Vec<u64> = b.to_vec(py)?.into_iter().map(u64::from).collect();
         let grams = passages::Grams { sorted: &self.sorted, order: &self.order, n: self.n, k: self.k, buckets: &self.buckets };
         let (a, b) = py.detach(|| passages::shared_runs(&grams, &b));
         Ok((flags(py, &a), flags(py, &b)))
@@ -603,9 +603,10 @@ fn side_shares(
 /// `simdup_es.matrix.rank_second` of a candidate's raw unit code points (`raw`, sentences of `lengths` units)
 /// against the query's distinct ones (`values`, ascending) and their codes (`table`): its codes (uint32 bytes),
 /// the text of them, each sentence's, and the distinct units of both texts; with `fold` (`keep`, `span`) and
-/// more than 256 distinct units, also each sentence folded (`simdup_es.matrix.folded_sentences`), else `None`.
+/// more than 256 distinct units, also each sentence folded (`simdup_es.matrix.folded_sentences`), else `None`. With
+/// `view_from` sentences or more, each of these is the sentences' text whole, not a list.
 #[pyfunction]
-#[pyo3(signature = (values, table, raw, lengths, fold = None))]
+#[pyo3(signature = (values, table, raw, lengths, fold = None, view_from = usize::MAX))]
 #[allow(clippy::type_complexity)]
 fn rank_second<'py>(
     py: Python<'py>,
@@ -614,7 +615,8 @@ fn rank_second<'py>(
     raw: PyBuffer<u32>,
     lengths: PyBuffer<i64>,
     fold: Option<(u32, u32)>,
-) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyString>, Bound<'py, PyList>, usize, Option<Bound<'py, PyList>>)> {
+    view_from: usize,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyString>, Bound<'py, PyAny>, usize, Option<Bound<'py, PyAny>>)> {
     let (values, table, raw, lengths) = (values.to_vec(py)?, table.to_vec(py)?, raw.to_vec(py)?, lengths.to_vec(py)?);
     if values.len() != table.len()
         || !values.is_sorted()
@@ -632,14 +634,19 @@ fn rank_second<'py>(
         .map(|&c| char::from_u32(c))
         .collect::<Option<Vec<char>>>()
         .ok_or_else(|| PyValueError::new_err("rank_second: more distinct units than code points"))?;
-    let split = |chars: &[char]| -> PyResult<Bound<'py, PyList>> {
+    // A long text's sentences stay one string (`SlicedStrings` cuts them when read): a string each is some
+    // 100 bytes a sentence.
+    let split = |chars: &[char]| -> PyResult<Bound<'py, PyAny>> {
+        if lengths.len() >= view_from {
+            return Ok(new_string(py, chars)?.into_any());
+        }
         let mut at = 0;
         let mut out = Vec::with_capacity(lengths.len());
         for &n in &lengths {
             out.push(new_string(py, &chars[at..at + n as usize])?);
             at += n as usize;
         }
-        PyList::new(py, out)
+        Ok(PyList::new(py, out)?.into_any())
     };
     let folded = match fold {
         Some((keep, span)) if distinct > 256 => {
@@ -650,7 +657,9 @@ fn rank_second<'py>(
         _ => None,
     };
     let bytes: Vec<u8> = codes.iter().flat_map(|c| c.to_ne_bytes()).collect();
-    Ok((PyBytes::new(py, &bytes), new_string(py, &chars)?, split(&chars)?, distinct, folded))
+    let whole = new_string(py, &chars)?;
+    let sentences = if lengths.len() >= view_from { whole.clone().into_any() } else { split(&chars)? };
+    Ok((PyBytes::new(py, &bytes), whole, sentences, distinct, folded))
 }
 
 /// `simdup_es.compare.word_score` of each pair of word counts (dicts of word to count), with the thesaurus's

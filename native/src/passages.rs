@@ -73,18 +73,20 @@ pub fn shared_runs(a: &Grams<'_>, b: &[u64]) -> (Vec<bool>, Vec<bool>) {
     let hb = gram_hashes(b, a.k);
     let mut starts_a = vec![false; (a.n + 1).saturating_sub(a.k)];
     let mut starts_b = vec![false; hb.len()];
-    let mut seen: FxHashMap<u64, usize> = FxHashMap::default();
+    // How many of `b`'s grams of each hash were seen, kept at the hash's first place among the sorted (4 bytes a
+    // gram of the query: a map by hash took some 30 bytes a distinct gram of `b`).
+    let mut seen = vec![0u32; a.sorted.len()];
     for (j, &h) in hb.iter().enumerate() {
         let (lo, count) = a.buckets.find(a.sorted, h);
         if count == 0 {
             continue;
         }
-        let rank = seen.entry(h).or_insert(0);
-        if *rank < count {
+        let rank = seen[lo] as usize;
+        if rank < count {
             starts_b[j] = true;
-            starts_a[a.order[lo + *rank] as usize] = true;
+            starts_a[a.order[lo + rank] as usize] = true;
+            seen[lo] += 1; // at most count: no overflow
         }
-        *rank += 1;
     }
     (cover(&starts_a, a.n, a.k), cover(&starts_b, b.len(), a.k))
 }

@@ -6,6 +6,7 @@ matrix) gives what the full matrix gives, and both what the naive reference give
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -171,6 +172,17 @@ def test_sliced_strings_read_as_the_list_of_their_pieces() -> None:
     with pytest.raises(IndexError):
         sliced[5]
     assert sliced != pieces[:-1] and list(SlicedStrings("", [])) == []
+    assert sliced.lengths().tolist() == lengths
+
+
+@given(st.lists(st.text(max_size=6), max_size=12), st.data())
+def test_sliced_strings_picked_are_the_pieces_in_that_order(pieces: list[str], data: st.DataObject) -> None:
+    from simdup_es.matrix import SlicedStrings
+
+    sliced = SlicedStrings("".join(pieces), [len(p) for p in pieces])
+    rows = data.draw(st.lists(st.integers(0, len(pieces) - 1), max_size=20) if pieces else st.just([]))
+    picked = sliced.picked(np.array(rows, dtype=np.int64))
+    assert isinstance(picked, SlicedStrings) and list(picked) == [pieces[i] for i in rows]
 
 
 @settings(max_examples=200, deadline=None)

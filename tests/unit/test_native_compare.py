@@ -12,6 +12,7 @@ import functools
 from collections import Counter
 from types import ModuleType
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 
 from simdup_es.commontext import EXCLUDED, KeyCounts, Rarity, rarity
 from simdup_es.compare import CompareParams, _word_scores, compare_screened, word_score
-from simdup_es.matrix import rank_first, rank_second, rank_second_folded
+from simdup_es.matrix import SlicedStrings, rank_first, rank_second, rank_second_folded
 from simdup_es.levels import Key, Levels, Part
 from simdup_es.multilevel import (
     CommonText,
@@ -34,6 +35,7 @@ from simdup_es.multilevel import (
     rank_candidates,
 )
 from simdup_es.reference import rank_candidates_reference
+import simdup_es.sentences as sentences_module
 from simdup_es.sentences import Sentence
 from simdup_es.text import unify
 from simdup_es.thesaurus import Thesaurus
@@ -64,7 +66,7 @@ def multi_params(data: st.DataObject) -> MultiParams:
 @settings(max_examples=300, deadline=None)
 def test_the_runs_two_texts_share(compiled: ModuleType, a: np.ndarray, b: np.ndarray, k: int) -> None:
     index = GramIndex(a, k)
-    got = compiled.Grams(index.sorted, index.order, index.n, k).shared_runs(b)
+    got = compiled.Grams(index.sorted, index.order, index.n, k).shared_runs(b.astype(np.uint32))
     want = shared_runs_with(index, b)
     assert [np.frombuffer(x, dtype=bool).tolist() for x in got] == [x.tolist() for x in want]
 
@@ -226,14 +228,18 @@ wide_st = st.lists(st.text(st.sampled_from([chr(0x4E00 + c) for c in range(300)]
                    max_size=12)
 
 
-@given(st.one_of(units_st, wide_st), st.one_of(units_st, wide_st))
+@given(st.one_of(units_st, wide_st), st.one_of(units_st, wide_st), st.booleans())
 @settings(max_examples=300, deadline=None)
-def test_a_candidate_coded_and_folded_as_the_query_was(compiled: ModuleType, raw_a: list[str], raw_b: list[str]) -> None:
+def test_a_candidate_coded_and_folded_as_the_query_was(compiled: ModuleType, raw_a: list[str], raw_b: list[str],
+                                                       long: bool) -> None:
     """With more than 256 distinct units the candidate's sentences come folded too; the same as :func:`rank_second`
-    and :func:`simdup_es.matrix.folded_sentences` of it."""
-    got, want = both(compiled, lambda: folded_second(raw_a, raw_b))
-    assert got == want and got[:5] == coded_second(raw_a, raw_b)
+    and :func:`simdup_es.matrix.folded_sentences` of it. A long text's (``long``: every text is) come as slices of
+    one string."""
+    with mock.patch.object(sentences_module, "VIEW_SENTENCES", 1 if long else sentences_module.VIEW_SENTENCES):
+        got, want = both(compiled, lambda: folded_second(raw_a, raw_b))
+        assert got == want and got[:5] == coded_second(raw_a, raw_b)
     assert (got[5] is not None) == (got[4] > 256)
+    assert isinstance(got[1], SlicedStrings) == (long and bool(raw_b)) and isinstance(got[5], SlicedStrings | None)
 
 
 def test_a_candidate_coded_and_folded_with_every_width() -> None:
@@ -256,7 +262,7 @@ def test_a_candidate_coded_and_folded_with_every_width() -> None:
 def test_the_runs_two_long_texts_share(compiled: ModuleType, a: np.ndarray, b: np.ndarray, k: int) -> None:
     """Thousands of grams: the compiled core finds them by buckets of their hashes' top bits, as by binary search."""
     index = GramIndex(a, k)
-    got = compiled.Grams(index.sorted, index.order, index.n, k).shared_runs(b)
+    got = compiled.Grams(index.sorted, index.order, index.n, k).shared_runs(b.astype(np.uint32))
     want = shared_runs_with(index, b)
     assert [np.frombuffer(x, dtype=bool).tolist() for x in got] == [x.tolist() for x in want]
 
@@ -312,7 +318,7 @@ def test_what_each_candidate_covers_of_the_query(compiled: ModuleType, data: st.
 def test_grams_made_from_the_codes_are_those_of_the_index(compiled: ModuleType, a: np.ndarray, b: np.ndarray,
                                                           k: int) -> None:
     """Grams.of_codes hashes and sorts the grams itself: the same runs as the index numpy makes (GramIndex)."""
-    got = compiled.Grams.of_codes(a.astype(np.uint32), k).shared_runs(b)
+    got = compiled.Grams.of_codes(a.astype(np.uint32), k).shared_runs(b.astype(np.uint32))
     want = shared_runs_with(GramIndex(a, k), b)
     assert [np.frombuffer(x, dtype=bool).tolist() for x in got] == [x.tolist() for x in want]
 
