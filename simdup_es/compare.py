@@ -366,8 +366,9 @@ class Comparison:
     Attributes
     ----------
     sentences_a, sentences_b:
-        All sentences of both texts, with offsets: a tuple, or for a long text a
-        :class:`~simdup_es.sentences.SentenceView` equal to it.
+        All sentences of both texts, with offsets: a tuple, or a
+        :class:`~simdup_es.sentences.SentenceView` equal to it (a long text's, and ``b``'s as a search's scan
+        of a stored text holds them: sentences made when read).
     pairs:
         Every pair marked similar, ordered by ``(i, j)``. A sentence may be in
         several pairs. A :class:`SentencePairs` (equal to the tuple of its pairs) or a tuple.
@@ -719,7 +720,8 @@ def _candidate_points(text: str, words: Mapping[str, str], min_units: int, scans
     """:func:`simdup_es.sentences.split_sentences_points` of a candidate with the query's word codes
     (``WordCodes(words)``), without copying them for each candidate and numbering its new words one by one: each
     distinct word is looked up once, and those the query lacks are numbered in order of first appearance, as
-    :class:`~simdup_es.sentences.WordCodes` numbers them. Past its code points, :class:`OverflowError` likewise."""
+    :class:`~simdup_es.sentences.WordCodes` numbers them. Past its code points, :class:`OverflowError` likewise. The
+    sentences as the scan holds them: a view, which makes a sentence when read (and a short text's keeps it)."""
     sentences, unit_points, word_at, found, lengths = (scans or native.scan)((text, min_units))
     if found:
         distinct = list(dict.fromkeys(found))

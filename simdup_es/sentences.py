@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple, overload
+from typing import NamedTuple, cast, overload
 
 import numpy as np
 
@@ -576,13 +576,23 @@ rather than 5,000: two texts of 4,000 and 2,700 sentences compared held 1.7 MB l
 class SentenceView(Sequence[Sentence]):
     """The sentences of one text, held as the rows of a table (start, stop, units: :attr:`SentenceTable.columns`) and
     made when read: equal to the tuple of them (and pickled as it), which it stands for where a long text's sentences
-    are read a few at a time (a long query compared with its candidates reads those of the pairs it finds)."""
+    are read a few at a time (a long query compared with its candidates reads those of the pairs it finds).
 
-    __slots__ = ("columns", "text")
+    With ``keep`` (a short text's scan, :func:`scanned`), a sentence made is kept and read again as the same object:
+    a candidate the search screens out after its matrix reads none of its sentences, and made them all before (a
+    twentieth of a 2 kB query's time)."""
 
-    def __init__(self, text: str, columns: np.ndarray) -> None:
+    __slots__ = ("_kept", "columns", "text")
+
+    def __init__(self, text: str, columns: np.ndarray, *, keep: bool = False) -> None:
         self.text = text
         self.columns = columns
+        self._kept: list[Sentence | None] | None = [None] * len(columns) if keep else None
+
+    @property
+    def keeps(self) -> bool:
+        """Whether the sentences made are kept (a short text's view)."""
+        return self._kept is not None
 
     def __len__(self) -> int:
         return len(self.columns)
@@ -594,14 +604,28 @@ class SentenceView(Sequence[Sentence]):
     def __getitem__(self, i: int | slice) -> Sentence | tuple[Sentence, ...]:
         picked = range(len(self.columns))[i]  # an index or slice checked and made positive as a tuple's
         if isinstance(picked, int):
-            return _made(self.text, self.columns[picked : picked + 1], picked)[0]
-        if picked.step != 1:
+            kept = self._kept
+            if kept is None:
+                return _made(self.text, self.columns[picked : picked + 1], picked)[0]
+            made = kept[picked]
+            if made is None:
+                made = kept[picked] = _made(self.text, self.columns[picked : picked + 1], picked)[0]
+            return made
+        if picked.step != 1 or self._kept is not None:
             return tuple(self[k] for k in picked)
         return tuple(_made(self.text, self.columns[picked.start : max(picked.start, picked.stop)], picked.start))
 
     def __iter__(self) -> Iterator[Sentence]:
-        for first in range(0, len(self.columns), 4096):  # a few at a time: never all of them at once
-            yield from _made(self.text, self.columns[first : first + 4096], first)
+        kept = self._kept
+        if kept is None:
+            for first in range(0, len(self.columns), 4096):  # a few at a time: never all of them at once
+                yield from _made(self.text, self.columns[first : first + 4096], first)
+            return
+        if None in kept:  # the rest made at once (those read before stay the objects they were)
+            for k, made in enumerate(_made(self.text, self.columns, 0)):
+                if kept[k] is None:
+                    kept[k] = made
+        yield from cast("list[Sentence]", kept)
 
     def units(self) -> np.ndarray:
         """Each sentence's number of units (``int64``), read from the table."""
@@ -760,8 +784,10 @@ def split_sentences_points(
     if found:
         unit_points = unit_points.copy()
         unit_points[word_at] = WORD_BASE if words is None else _points("".join(map(words.__getitem__, found)))
-    return (sentences if isinstance(sentences, SentenceView) else list(sentences)), unit_points[: int(lengths.sum())], \
-        lengths
+    units = unit_points[: int(lengths.sum())]
+    if isinstance(sentences, SentenceView) and not sentences.keeps:
+        return sentences, units, lengths
+    return list(sentences), units, lengths
 
 
 Scan = tuple[tuple[Sentence, ...] | SentenceView, np.ndarray, np.ndarray, list[str], np.ndarray]
@@ -790,14 +816,14 @@ def scanned(text: str, columns: np.ndarray, unit_points: np.ndarray, word_at: np
     lengths = np.ascontiguousarray(columns[:, 2], dtype=np.int64)
     for shared in (unit_points, word_at, lengths):
         shared.flags.writeable = False
-    return (tuple(_made(text, columns, 0)) if len(lengths) < VIEW_SENTENCES else SentenceView(text, columns),
+    return (SentenceView(text, columns, keep=len(lengths) < VIEW_SENTENCES),
             unit_points, word_at, found, lengths)
 
 
 def scan_bytes(key: tuple[str, int], scanned: Scan) -> int:
     """About the bytes a :func:`scan` holds: the text, its sentences (each an object and its text), the arrays."""
     sentences, unit_points, word_at, found, lengths = scanned
-    each = 24 if isinstance(sentences, SentenceView) else 240
+    each = 24 if isinstance(sentences, SentenceView) and not sentences.keeps else 240
     return (2 * sys.getsizeof(key[0]) + each * len(sentences) + unit_points.nbytes + word_at.nbytes + lengths.nbytes
             + sum(map(sys.getsizeof, found)))
 

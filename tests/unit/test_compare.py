@@ -173,7 +173,7 @@ def test_english_text(segment: Segment) -> None:
 
 def test_empty_texts(segment: Segment) -> None:
     result = compare("", "。。。", segment=segment, thesaurus=None, params=CompareParams(use_synonyms=False))
-    assert result.sentences_a == result.sentences_b == result.pairs == ()
+    assert result.sentences_a == () and result.sentences_b == () and result.pairs == ()
     assert result.similarity_a == result.similarity_b == result.resemblance == 0.0
     assert compare("", ARTICLE, segment=segment, thesaurus=cilin_thesaurus()).containment_b_in_a == 0.0
 

@@ -225,7 +225,7 @@ def test_a_candidate_coded_with_the_query_words(parts: list[str], query_words: l
     before = dict(words)
     got = compare_module._candidate_points(text, words, min_units, None)
     want = split_sentences_points(text, WordCodes(words), min_units=min_units)
-    assert got[0] == want[0] and got[1].tolist() == want[1].tolist() and got[2].tolist() == want[2].tolist()
+    assert list(got[0]) == want[0] and got[1].tolist() == want[1].tolist() and got[2].tolist() == want[2].tolist()
     assert got[1].dtype == want[1].dtype and dict(words) == before
 
 

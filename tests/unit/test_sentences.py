@@ -428,6 +428,21 @@ def test_a_sentence_view_reads_as_the_tuple_of_its_sentences() -> None:
     assert view != made[:-1] and view != list(made)  # equal to the tuple only, as a tuple is
 
 
+def test_a_short_text_s_view_keeps_the_sentences_it_makes() -> None:
+    import pickle
+
+    from simdup_es.sentences import scan
+
+    text = "".join(f"第{i}句话在这里。Line {i} here! " for i in range(6))
+    want = tuple(split_sentences(text))
+    view = scan((text, 4))[0]
+    third = view[2]
+    assert view[2] is third and view[-4] is third and view[1:3] == want[1:3] and view[1:3][1] is third
+    made = list(view)
+    assert made[2] is third and list(view) == made and all(a is b for a, b in zip(view, made))
+    assert view == want and pickle.loads(pickle.dumps(view)) == want
+
+
 def test_a_long_text_scans_to_a_view_of_the_same_sentences(monkeypatch: pytest.MonkeyPatch) -> None:
     import simdup_es.sentences as sentences_module
     from simdup_es.sentences import SentenceView, scan
@@ -436,7 +451,7 @@ def test_a_long_text_scans_to_a_view_of_the_same_sentences(monkeypatch: pytest.M
     few = scan((text, 4))
     monkeypatch.setattr(sentences_module, "VIEW_SENTENCES", 10)
     many = scan((text, 4))
-    assert isinstance(many[0], SentenceView) and not isinstance(few[0], SentenceView)
+    assert isinstance(many[0], SentenceView) and not many[0].keeps and few[0].keeps
     assert many[0] == few[0] == tuple(split_sentences(text))
     assert all((x == y).all() for x, y in zip(many[1:3], few[1:3], strict=True)) and many[3] == few[3]
     got, points, lengths = split_sentences_points(text, WordCodes())
