@@ -28,7 +28,7 @@ from ..common import BulkReport, Closing
 from ..commontext import KeyCounts
 from ..errors import ConfigError, NotFound, StoreBusy, StoreCorrupted, StoreError, StoreLocationError, StoreSchemaError
 from ..keys import StoredKeys
-from ..multilevel import PartCandidate, best_candidates, matched_by_document
+from ..multilevel import PartCandidate, best_candidates
 from .base import META_FIELDS, NOT_FOUND, GroupRow, Key, Members, StoredDoc, capped_note, id_problem, listed, query_terms
 from .tables import TABLE_K, LevelIndex, MemoryIndex, TableLayout
 
@@ -589,15 +589,10 @@ class LocalStore(Closing):
             code = self._vcodes.get(version)
             if code is None or not (part_terms or key_terms):
                 return []
-            wanted = np.array([k for _, k in key_terms], dtype=np.uint64)
-            asked = np.array([f for _, f in part_terms], dtype=np.uint64)
-            for index in indexes:  # a document is alive in at most one of them
-                owners = zip([i for i, _ in key_terms], index.key_owners(wanted))
-                matched = matched_by_document(zip([i for i, _ in part_terms], index.part_owners(asked)), owners)
-                for pos, (part_hits, key_hits) in matched.items():
-                    doc_id = index.ids[pos]
-                    if index.alive[pos] and index.vcodes[pos] == code and doc_id != exclude_id:
-                        out.append(PartCandidate(doc_id, part_hits, key_hits, int(index.units[pos])))
+            for index in indexes:  # a document is alive in at most one of them; one more: it may be exclude_id
+                for pos, part_hits, key_hits in index.best_matches(part_terms, key_terms, code, limit + 1):
+                    if index.ids[pos] != exclude_id:
+                        out.append(PartCandidate(index.ids[pos], part_hits, key_hits, int(index.units[pos])))
         return best_candidates(out, limit)
 
     def key_frequencies(self, keys: Sequence[int]) -> KeyCounts:

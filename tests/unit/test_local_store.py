@@ -662,3 +662,16 @@ def test_open_store_takes_what_is_given_over_the_environment_and_refuses_unknown
     monkeypatch.setenv("SIMDUP_STORE", str(tmp_path / "s"))
     with pytest.raises(ConfigError, match="SIMDUP_ES_URL and SIMDUP_STORE are both set"):
         open_store()
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=st.lists(st.integers(0, 2**64 - 1), max_size=300), others=st.lists(st.integers(0, 2**64 - 1), max_size=30),
+       copies=st.integers(0, 60), seed=st.integers(0, 2**32 - 1))
+def test_sorted_keys_find_what_a_binary_search_finds(keys: list[int], others: list[int], copies: int, seed: int) -> None:
+    """The bucket table's ranges against ``np.searchsorted``, with keys many documents hold (buckets past the window)."""
+    rng = np.random.default_rng(seed)
+    held = np.sort(np.array(keys + keys[: len(keys) // 3] * copies, dtype=np.uint64))
+    wanted = np.array(others + (rng.choice(held, 20).tolist() if len(held) else []), dtype=np.uint64)
+    lo, hi = tables.SortedKeys(held).ranges(wanted)
+    assert lo.tolist() == np.searchsorted(held, wanted, "left").tolist()
+    assert hi.tolist() == np.searchsorted(held, wanted, "right").tolist()
