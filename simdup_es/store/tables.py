@@ -366,15 +366,18 @@ class LevelIndex:
         docs, term = pairs // terms, pairs % terms
         starts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1]))) if len(docs) else np.empty(0, np.int64)
         counts = np.diff(np.append(starts, len(docs)))
-        chosen = np.lexsort((self._id_ranks()[docs[starts]], -counts))[:limit]
-        sizes = counts[chosen]
-        rows = term[_ranges(starts[chosen], sizes)]  # the chosen documents' terms, by document, parts first
-        index = np.array([i for i, _ in part_terms] + [i for i, _ in key_terms], dtype=np.int64)[rows].tolist()
-        ends = np.cumsum(sizes)
-        firsts = ends - sizes
-        parts_to = (firsts + np.add.reduceat(rows < len(part_terms), firsts) if len(rows) else firsts).tolist()
-        return [(doc, frozenset(index[a:b]), frozenset(index[b:c]))
-                for doc, a, b, c in zip(docs[starts[chosen]].tolist(), firsts.tolist(), parts_to, ends.tolist())]
+        firsts, sizes = starts, counts
+        if len(starts) > limit:  # the best (unordered: the caller ranks what every index returns)
+            chosen = np.lexsort((self._id_ranks()[docs[starts]], -counts))[:limit]
+            firsts, sizes = starts[chosen], counts[chosen]
+            docs, term = docs[firsts], term[_ranges(firsts, sizes)]
+            firsts = np.cumsum(sizes) - sizes
+        else:
+            docs = docs[starts]
+        index = np.array([i for i, _ in part_terms] + [i for i, _ in key_terms], dtype=np.int64)[term].tolist()
+        parts_to = (firsts + np.add.reduceat(term < len(part_terms), firsts)).tolist() if len(term) else []
+        return [(doc, frozenset(index[a:b]), frozenset(index[b : a + n]))
+                for doc, a, b, n in zip(docs.tolist(), firsts.tolist(), parts_to, sizes.tolist())]
 
     def _id_ranks(self) -> np.ndarray:
         """Each document's place in the order of the ids (as Python orders strings), made at the first ranking."""
