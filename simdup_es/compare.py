@@ -941,7 +941,6 @@ def _comparison(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: C
     )
 
 
-
 def _cores(query: PreparedText, sentences_b: Sequence[Sentence], coded_b: Coded, cand: Pairs,
            params: CompareParams, max_cells: int) -> tuple[range, range]:
     """The trusted cores of both texts (boilerplate trimming), by an alignment of the whole texts up to

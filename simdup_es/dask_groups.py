@@ -281,7 +281,6 @@ def dask_client(address: str) -> Iterator[Any]:
             yield client
 
 
-
 def dask_update_groups(client: Any, settings: ConnectionSettings, index: str, *, k: int = 3, slices: int | None = None,
                        buckets: int | None = None, page_size: int = 10_000, keep_alive: str = "10m",
                        dry_run: bool = False) -> GroupsSummary:

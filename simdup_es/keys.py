@@ -109,13 +109,9 @@ def block_field(j: int) -> str:
 # --- encoders ---------------------------------------------------------------------------------------
 
 
-
-
 def block_terms(fingerprint: int) -> list[str]:
     """:func:`simdup_es.reference.block_terms_reference`, from one ``hex`` of the fingerprint's bytes."""
     return int(fingerprint).to_bytes(8, "little").hex(" ").split()
-
-
 
 
 def _subset_keys(fingerprints: Sequence[int] | np.ndarray, subsets: Sequence[tuple[int, ...]]) -> np.ndarray:
@@ -129,20 +125,14 @@ def _subset_keys(fingerprints: Sequence[int] | np.ndarray, subsets: Sequence[tup
     return keys
 
 
-
-
 def quad_keys(parts: Sequence[int] | np.ndarray) -> np.ndarray:
     """:func:`simdup_es.reference.quad_keys_reference` of each part, with numpy: ``(len(parts), 14)`` ``uint64``."""
     return _subset_keys(parts, QUAD_BLOCKS)
 
 
-
-
 def five_keys(fingerprints: Sequence[int] | np.ndarray) -> np.ndarray:
     """:func:`simdup_es.reference.five_keys_reference` of each fingerprint, with numpy: ``(n, 56)`` ``uint64``."""
     return _subset_keys(fingerprints, FIVE_BLOCKS)
-
-
 
 
 _DIGITS = np.frombuffer(_B64, np.uint8)
@@ -182,8 +172,6 @@ def quad_terms_json(parts: Sequence[int]) -> str:
 def doc_terms(fingerprint: int) -> list[str]:
     """The 56 five-block terms of a fingerprint (8 base64 digits each)."""
     return _strings(_b64(five_keys([fingerprint]), 8))
-
-
 
 
 def _spaced_hex(values: Sequence[int]) -> str:

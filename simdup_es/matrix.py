@@ -554,10 +554,8 @@ def lcs_matrix(
     return L, P
 
 
-
 def codes_text(codes: np.ndarray) -> str:
     return str(np.ascontiguousarray(codes, dtype="<u4").data, "utf-32-le")  # decoded in place: no bytes copy
-
 
 
 def candidate_pairs(coded_a: Coded, distinct_a: int, coded_b: Coded, enc: Encoded, similar_weight: float,
@@ -622,7 +620,6 @@ class Pairs(NamedTuple):
         ii, jj = self.i, self.j
         inside = (ii >= core_a.start) & (ii < core_a.stop) & (jj >= core_b.start) & (jj < core_b.stop)
         return Pairs(ii[inside], jj[inside], self.lcs[inside], self.p[inside])
-
 
 
 def _code_points(s: str) -> np.ndarray:

@@ -54,8 +54,6 @@ _CHUNK = 500
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
-
-
 class Unified:
     """A text as given (``original``), its unified form (``text``) and the map between them.
 

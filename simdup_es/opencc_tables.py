@@ -247,7 +247,6 @@ def lookup(table: np.ndarray, text: str) -> np.ndarray:
     return table.take(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32), mode="clip")
 
 
-
 def native_script(shortcuts: Shortcuts | None) -> Any | None:
     """The compiled core's conversions on the flat tables of ``shortcuts`` (``simdup_es._native.Script``),
     when the native implementation is chosen (:func:`simdup_es.native.module`) and they can be read; else ``None``.

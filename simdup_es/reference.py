@@ -275,7 +275,6 @@ def part_cover(query: Levels, parts: Iterable[int], starts: np.ndarray) -> np.nd
     return mask
 
 
-
 # -------------------------------------------------------------------------------- common text
 
 

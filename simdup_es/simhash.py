@@ -142,8 +142,6 @@ def blocks(fingerprint: int) -> tuple[int, ...]:
     return tuple((fingerprint >> (j * _BLOCK_BITS)) & 0xFF for j in range(BLOCKS))
 
 
-
-
 def equal_blocks(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """How many blocks ``a`` and ``b`` (``uint64`` arrays, broadcast against each other) share, element by element."""
     x = np.asarray(np.asarray(a, dtype=np.uint64) ^ np.asarray(b, dtype=np.uint64), dtype="<u8")

@@ -294,8 +294,6 @@ def document_json(members: str, text: str | None, title: str | None, doc_id: str
     return "{" + ",".join(out) + "}"
 
 
-
-
 def group_update(group: str | None, size: int | None, kind: str | None = None) -> dict[str, Any]:
     """The partial ``doc`` that sets (or, with ``None``, clears) a document's duplicate group and its kind."""
     return {keys.GROUP: group, keys.GROUP_SIZE: size, keys.GROUP_KIND: kind}

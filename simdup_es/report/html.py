@@ -58,7 +58,6 @@ ul.settings{font-size:.85rem;color:#555;margin:.2rem 0 1rem;padding-left:1.2rem}
 """
 
 
-
 def page_head(title: str, css: str) -> str:
     """The start of a self-contained page, to ``</head>``: its title and inline style."""
     return f"""<!DOCTYPE html>
