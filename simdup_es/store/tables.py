@@ -249,9 +249,10 @@ class SortedKeys:
 
     def __init__(self, keys: np.ndarray) -> None:
         self.keys = keys
-        self._shift = np.uint64(64 - max(1, min(24, (len(keys) // 8).bit_length())))  # 4 to 8 keys a bucket
-        buckets = np.bincount((keys >> self._shift).astype(np.intp), minlength=1 << (64 - int(self._shift)))
-        self.starts: np.ndarray = np.concatenate(([0], np.cumsum(buckets))).astype(np.int32 if len(keys) < 2**31 else np.int64)
+        bits = max(1, min(24, (len(keys) // 8).bit_length()))  # 4 to 8 keys a bucket
+        self._shift = np.uint64(64 - bits)
+        firsts = np.searchsorted(keys, np.arange(1 << bits, dtype=np.uint64) << self._shift)  # no copy of the keys
+        self.starts: np.ndarray = np.append(firsts, len(keys)).astype(np.int32 if len(keys) < 2**31 else np.int64)
 
     def ranges(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``np.searchsorted(keys, wanted, "left")`` and ``"right"``."""
