@@ -256,6 +256,7 @@ class SortedKeys:
 
     def ranges(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``np.searchsorted(keys, wanted, "left")`` and ``"right"``."""
+        wanted = np.asarray(wanted, dtype=np.uint64)
         if not len(self.keys) or not len(wanted):
             return np.zeros(len(wanted), np.int64), np.zeros(len(wanted), np.int64)
         bucket = (wanted >> self._shift).astype(np.intp)
@@ -346,7 +347,6 @@ class LevelIndex:
 
     def key_pairs(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(key, position)`` of the documents holding each of ``keys``, by key."""
-        keys = np.asarray(keys, dtype=np.uint64)
         lo, hi = self.keys.ranges(keys)
         counts = hi - lo
         return np.repeat(np.arange(len(keys)), counts), self.key_owner[_ranges(lo, counts)].astype(np.int64)
@@ -365,16 +365,13 @@ class LevelIndex:
         ok = self.alive[docs] & (self.vcodes[docs] == vcode)
         pairs = np.unique(docs[ok] * terms + term[ok])  # by document, then term
         docs, term = pairs // terms, pairs % terms
-        starts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1]))) if len(docs) else np.empty(0, np.int64)
-        counts = np.diff(np.append(starts, len(docs)))
-        firsts, sizes = starts, counts
-        if len(starts) > limit:  # the best (unordered: the caller ranks what every index returns)
-            chosen = np.lexsort((self._id_ranks()[docs[starts]], -counts))[:limit]
-            firsts, sizes = starts[chosen], counts[chosen]
-            docs, term = docs[firsts], term[_ranges(firsts, sizes)]
+        firsts = np.flatnonzero(np.diff(docs, prepend=-1))  # each document's first pair
+        docs, sizes = docs[firsts], np.diff(firsts, append=len(docs))
+        if len(docs) > limit:  # the best (unordered: the caller ranks what every index returns)
+            chosen = np.lexsort((self._id_ranks()[docs], -sizes))[:limit]
+            docs, firsts, sizes = docs[chosen], firsts[chosen], sizes[chosen]
+            term = term[_ranges(firsts, sizes)]
             firsts = np.cumsum(sizes) - sizes
-        else:
-            docs = docs[starts]
         index = np.array([i for i, _ in part_terms] + [i for i, _ in key_terms], dtype=np.int64)[term].tolist()
         parts_to = (firsts + np.add.reduceat(term < len(part_terms), firsts)).tolist() if len(term) else []
         return [(doc, frozenset(index[a:b]), frozenset(index[b : a + n]))
@@ -397,7 +394,7 @@ class LevelIndex:
             self._holders = (np.concatenate(([0], np.cumsum(live, dtype=np.int64))),
                              int(np.count_nonzero(holds & self.alive)))
         before, documents = self._holders
-        lo, hi = self.keys.ranges(np.asarray(keys, dtype=np.uint64))
+        lo, hi = self.keys.ranges(keys)
         return before[hi] - before[lo], documents
 
 
