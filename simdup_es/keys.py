@@ -6,8 +6,8 @@ A document carries its keys in one object, ``simdup`` (the field names below)::
                 "b0": "da", "b1": "14", ..., "b7": "e2",           the 8 block terms
                 "dk": ["ANoUhS4m", ...],                            the `terms` layout only: 56 five-block terms
                 "units": 812, "parts_cut": 0,                       with its levels (simdup_es.levels):
-                "sk": ["00a3f1c2d4e5f607", ...],                    its winnowed keys
-                "pq": ["DvzauJ", ...], "pf": ["0123456789abcdef", ...],   14 quads a part, the parts' fingerprints
+                "sk": ["AKPxwtT", ...],                             its winnowed keys
+                "pq": ["DvzauJ", ...], "pf": ["0123456789abcdef", ...],   6 quads a part, the parts' fingerprints
                 "id": "<_id>"}}
 
 Four kinds of key, each encoded one way:
@@ -19,13 +19,20 @@ Four kinds of key, each encoded one way:
   Two fingerprints share one exactly when at least 5 blocks are equal (``C(m, 5)`` of them for ``m``
   equal blocks), and each term holds only fingerprints that agree on 40 bits: its postings do not grow
   with the index as a block term's do.
-- **quads** of a part: the 14 planes of the affine space of 8 points (:data:`QUAD_BLOCKS`: the blocks of
-  the Steiner system S(3, 4, 8)) hold any 3 blocks and, with each plane's complement a plane too, any 5
-  blocks hold a whole plane. So two parts with at least :data:`PART_MATCH` equal blocks share a quad:
-  ``n`` and the plane's 4 bytes, 36 bits as 6 base64 digits. A quad alone is 4 equal blocks; a lookup
-  checks the part fingerprint (:func:`part_match`), so both stores keep exactly the parts with 5 of 8
-  blocks equal.
-- **winnowed keys** (:mod:`simdup_es.winnow`) and the part fingerprints: 16 hex digits.
+- **quads** of a part: the 8 blocks paired (0-1, 2-3, 4-5, 6-7), and the 6 unions of two pairs
+  (:data:`QUAD_BLOCKS`). Any 6 blocks hold one: the 2 left out lie in at most 2 of the pairs, and the
+  other two pairs are a quad. So two parts with at least :data:`PART_MATCH` equal blocks share a quad:
+  ``n`` and the quad's 4 bytes, 35 bits as 6 base64 digits. A quad alone is 4 equal blocks; a lookup
+  checks the part fingerprint (:func:`part_match`), so both stores keep exactly the parts with 6 of 8
+  blocks equal. (Parts with 5 equal blocks would need 14 quads, the planes of the Steiner system
+  S(3, 4, 8), and cost the node an eighth more CPU to index for no measured gain in what searches
+  find: docs/evaluation.md.)
+- **winnowed keys** (:mod:`simdup_es.winnow`): the first :data:`KEY_BITS` of each 64-bit key as 7 base64
+  digits (:func:`key_terms`). Two keys that differ but share those bits are one term in Elasticsearch,
+  which may then offer a candidate the embedded store does not (at 10 million stored keys, one query in
+  about a thousand); the judge compares texts, not keys, so it is no copy. Such terms take the node
+  an eighth less CPU to index than 16 hex digits.
+- the part fingerprints: 16 hex digits (read back: a lookup checks them).
 
 What a store writes of a document's keys is made once, where its levels are computed (a worker of
 ``simdup index``), as :class:`StoredKeys`: the members of its ``simdup`` object as JSON text
@@ -55,12 +62,17 @@ from .errors import ConfigError
 if TYPE_CHECKING:
     from .levels import Levels
 
-SCHEMA = 1
+SCHEMA = 2
 """What the keys are and how they are encoded. An index records it (:func:`index_meta`); a store refuses an
-index of another schema (a new index and a backfill or a reindex into it: docs/elasticsearch.md)."""
+index of another schema (a new index and a backfill or a reindex into it: docs/elasticsearch.md). Schema 2:
+winnowed keys as 7 base64 digits (were 16 hex), parts found by 6 quads and matched with 6 equal blocks (were 14, 5)."""
 BLOCKS = sh.BLOCKS
-PART_MATCH = 5
-"""Blocks of 8 two parts share to match (the part level's rule: a part within 3 bits shares them)."""
+PART_MATCH = 6
+"""Blocks of 8 two parts share to match (the part level's rule: a part within 2 bits shares them)."""
+FIVE = 5
+"""Blocks a five-block term holds: a document within 3 bits shares one."""
+KEY_BITS = 42
+"""The bits of a winnowed key an Elasticsearch term holds (its first: 7 base64 digits)."""
 MAX_K = BLOCKS - 1
 """The largest document distance a lookup finds every candidate within (at least one block equal)."""
 EIGHT_BY_EIGHT, TERMS = "8x8", "terms"
@@ -89,8 +101,8 @@ TEXT_FIELD_KEY, TITLE_FIELD_KEY = "text_field", "title_field"
 """Keys of an index's ``_meta.simdup``: the ``_source`` fields of its text and title when they are not ``text``
 and ``title`` (recorded by ``simdup backfill --field``)."""
 
-QUAD_BLOCKS = tuple(q for q in itertools.combinations(range(BLOCKS), 4) if q[0] ^ q[1] ^ q[2] ^ q[3] == 0)
-FIVE_BLOCKS = tuple(itertools.combinations(range(BLOCKS), PART_MATCH))
+QUAD_BLOCKS = tuple(a + b for a, b in itertools.combinations([(j, j + 1) for j in range(0, BLOCKS, 2)], 2))
+FIVE_BLOCKS = tuple(itertools.combinations(range(BLOCKS), FIVE))
 _B64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"  # URL-safe base64's digits
 
 
@@ -126,7 +138,7 @@ def _subset_keys(fingerprints: Sequence[int] | np.ndarray, subsets: Sequence[tup
 
 
 def quad_keys(parts: Sequence[int] | np.ndarray) -> np.ndarray:
-    """:func:`simdup_es.reference.quad_keys_reference` of each part, with numpy: ``(len(parts), 14)`` ``uint64``."""
+    """:func:`simdup_es.reference.quad_keys_reference` of each part, with numpy: ``(len(parts), 6)`` ``uint64``."""
     return _subset_keys(parts, QUAD_BLOCKS)
 
 
@@ -160,7 +172,7 @@ def _json(rows: np.ndarray) -> str:
 
 
 def quad_terms(fingerprint: int) -> list[str]:
-    """The 14 quad terms of one part (6 base64 digits each): what a part lookup asks for."""
+    """The 6 quad terms of one part (6 base64 digits each): what a part lookup asks for."""
     return _strings(_b64(quad_keys([fingerprint]), 6))
 
 
@@ -177,6 +189,20 @@ def doc_terms(fingerprint: int) -> list[str]:
 def _spaced_hex(values: Sequence[int]) -> str:
     """The values packed big-endian as one ``hex``, a space between values."""
     return struct.pack(f">{len(values)}Q", *values).hex(" ", 8)
+
+
+def key_terms(values: Sequence[int] | np.ndarray) -> list[str]:
+    """:func:`simdup_es.reference.key_terms_reference`: winnowed keys as Elasticsearch terms."""
+    return _strings(_key_rows(values))
+
+
+def key_terms_json(values: Sequence[int] | np.ndarray) -> str:
+    """:func:`key_terms` as comma-separated JSON strings (:data:`KEYS` of a document)."""
+    return _json(_key_rows(values))
+
+
+def _key_rows(values: Sequence[int] | np.ndarray) -> np.ndarray:
+    return _b64(np.asarray(values, np.uint64) >> np.uint64(64 - KEY_BITS), KEY_BITS // 6)
 
 
 def hex_terms(values: Sequence[int]) -> list[str]:
@@ -210,7 +236,7 @@ def _has_terms(layout: str) -> bool:
 def _asks_terms(k: int, layout: str) -> bool:
     """Whether a lookup within ``k`` asks for five-block terms (which hold 5 equal blocks) rather than block terms."""
     terms = _has_terms(layout)
-    return check_k(k) <= BLOCKS - PART_MATCH and terms
+    return check_k(k) <= BLOCKS - FIVE and terms
 
 
 def doc_fields(fingerprint: int, layout: str = EIGHT_BY_EIGHT) -> dict[str, Any]:
@@ -241,7 +267,7 @@ def doc_query(fingerprint: int, k: int, layout: str = EIGHT_BY_EIGHT) -> tuple[l
     every fingerprint within ``k`` and some further away: candidates are re-ranked by exact distance.
     """
     if _asks_terms(k, layout):
-        return [(DOC_TERMS, term) for term in doc_terms(fingerprint)], math.comb(BLOCKS - k, PART_MATCH)
+        return [(DOC_TERMS, term) for term in doc_terms(fingerprint)], math.comb(BLOCKS - k, FIVE)
     return [(block_field(j), term) for j, term in enumerate(block_terms(fingerprint))], BLOCKS - k
 
 
@@ -294,7 +320,7 @@ def levels_object(doc_id: str, units: int, parts: Sequence[int], keys: Sequence[
     """The level fields added to the ``simdup`` object: units, parts left out, winnowed keys, the parts' quads and
     fingerprints, and the id."""
     quads = _strings(_b64(quad_keys(parts), 6)) if len(parts) else []
-    return {UNITS_NAME: units, CUT_NAME: cut, KEYS_NAME: hex_terms(keys), PART_QUADS_NAME: quads,
+    return {UNITS_NAME: units, CUT_NAME: cut, KEYS_NAME: key_terms(keys), PART_QUADS_NAME: quads,
             PART_FPS_NAME: hex_terms(parts), ID_NAME: doc_id}
 
 
@@ -306,11 +332,11 @@ def members_json(fingerprint: int, version: str, layout: str = EIGHT_BY_EIGHT,
     """The members of a document's ``simdup`` object but its id, as the client's JSON text (``json.dumps`` of
     :func:`fingerprint_object` and :func:`levels_object` without the id, ``ensure_ascii=False``, no spaces),
     written directly. ``levels`` are ``(units, parts, keys, cut)`` as a store keeps them
-    (:func:`simdup_es.store.base.stored_levels`). The keys are hex and base64, which need no escaping."""
+    (:func:`simdup_es.store.base.stored_levels`). The terms are hex and base64, which need no escaping."""
     out = f'"fp":"{sh.to_hex(fingerprint)}","version":{json_string(version)},{doc_fields_json(fingerprint, layout)}'
     if levels is not None:
         units, parts, key_values, cut = levels
-        out += (f',"{UNITS_NAME}":{int(units)},"{CUT_NAME}":{int(cut)},"{KEYS_NAME}":[{hex_json(key_values)}],'
+        out += (f',"{UNITS_NAME}":{int(units)},"{CUT_NAME}":{int(cut)},"{KEYS_NAME}":[{key_terms_json(key_values)}],'
                 f'"{PART_QUADS_NAME}":[{quad_terms_json(parts)}],"{PART_FPS_NAME}":[{hex_json(parts)}]')
     return out
 

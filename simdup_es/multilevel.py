@@ -4,7 +4,7 @@ The pipeline for one query document::
 
     levels of the query (simdup_es.levels)                      pure
       -> part_candidates: stored documents sharing a part       the store (one round trip)
-         (5 of 8 blocks equal) or a key, with which of the
+         (6 of 8 blocks equal) or a key, with which of the
          query's parts and keys each one matched
       -> key_frequencies: how many stored documents hold each   the store (one round trip)
          of the query's keys (simdup_es.commontext)

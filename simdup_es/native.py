@@ -52,7 +52,7 @@ from .sentences import DEFAULT_MIN_UNITS, Scan, SentenceTable
 log = logging.getLogger(__name__)
 
 ENV = "SIMDUP_IMPLEMENTATION"
-REVISION = "af4bf086fd2d7d7b"
+REVISION = "2c9a96361c665d28"
 """:func:`source_revision` of the crate's sources this package goes with: a module built from
 other sources is refused. ``tests/unit/test_native.py`` checks it against ``native/``."""
 

@@ -32,7 +32,7 @@ from .winnow import _BASE, _M1, _M2, KEY_K, KEY_W
 
 __all__ = ["abbreviation_before_reference", "b64_term_reference", "block_terms_reference", "choose_reference",
            "five_keys_reference",
-           "gram_hashes_reference", "hamming_reference", "hex_terms_reference",
+           "gram_hashes_reference", "hamming_reference", "hex_terms_reference", "key_terms_reference",
            "lcs_length_reference", "near_pairs_reference", "near_positions_reference", "quad_keys_reference",
            "rank_candidates_reference", "rarity_reference", "replace_tokens_reference", "shared_blocks_reference",
            "shared_runs_reference", "simhash_reference", "split_sentences_reference", "subset_keys_reference",
@@ -322,7 +322,7 @@ def subset_keys_reference(fingerprint: int, subsets: Sequence[tuple[int, ...]]) 
 
 
 def quad_keys_reference(fingerprint: int) -> list[int]:
-    """The 14 quads of a part: for plane ``n`` of :data:`keys.QUAD_BLOCKS`, ``n`` and its 4 bytes (36 bits)."""
+    """The 6 quads of a part: for quad ``n`` of :data:`keys.QUAD_BLOCKS`, ``n`` and its 4 bytes."""
     return subset_keys_reference(fingerprint, keys.QUAD_BLOCKS)
 
 
@@ -336,8 +336,13 @@ def b64_term_reference(key: int, digits: int) -> str:
     return "".join(chr(keys._B64[key >> shift & 63]) for shift in range(6 * (digits - 1), -1, -6))
 
 
+def key_terms_reference(values: Iterable[int]) -> list[str]:
+    """Winnowed keys as terms: each key's first :data:`keys.KEY_BITS` bits as base64 digits."""
+    return [b64_term_reference(value >> (64 - keys.KEY_BITS), keys.KEY_BITS // 6) for value in values]
+
+
 def hex_terms_reference(values: Iterable[int]) -> list[str]:
-    """Winnowed keys or part fingerprints as terms: 16 lower-case hex digits each."""
+    """Part fingerprints as terms: 16 lower-case hex digits each."""
     return [f"{value:016x}" for value in values]
 
 

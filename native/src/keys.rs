@@ -7,33 +7,14 @@ use std::fmt::Write;
 const BLOCKS: usize = 8;
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"; // URL-safe base64's digits
 const HEX: &[u8; 16] = b"0123456789abcdef";
+/// `keys.KEY_BITS`: the bits of a winnowed key its term holds (its first), as 7 base64 digits.
+const KEY_BITS: u32 = 42;
 
-/// `keys.QUAD_BLOCKS`: the 4-subsets of the 8 blocks whose numbers XOR to 0, in `itertools.combinations` order.
-const QUAD_BLOCKS: [[usize; 4]; 14] = quad_blocks();
+/// `keys.QUAD_BLOCKS`: the 8 blocks paired (0-1, 2-3, 4-5, 6-7), and the unions of two pairs, in
+/// `itertools.combinations` order.
+const QUAD_BLOCKS: [[usize; 4]; 6] = [[0, 1, 2, 3], [0, 1, 4, 5], [0, 1, 6, 7], [2, 3, 4, 5], [2, 3, 6, 7], [4, 5, 6, 7]];
 /// `keys.FIVE_BLOCKS`: every 5-subset of the 8 blocks, in `itertools.combinations` order.
 const FIVE_BLOCKS: [[usize; 5]; 56] = five_blocks();
-
-const fn quad_blocks() -> [[usize; 4]; 14] {
-    let mut out = [[0; 4]; 14];
-    let (mut n, mut a) = (0, 0);
-    while a < BLOCKS {
-        let mut b = a + 1;
-        while b < BLOCKS {
-            let mut c = b + 1;
-            while c < BLOCKS {
-                let d = a ^ b ^ c;
-                if d > c {
-                    out[n] = [a, b, c, d];
-                    n += 1;
-                }
-                c += 1;
-            }
-            b += 1;
-        }
-        a += 1;
-    }
-    out
-}
 
 const fn five_blocks() -> [[usize; 5]; 56] {
     let mut out = [[0; 5]; 56];
@@ -145,7 +126,7 @@ pub fn members(out: &mut String, fingerprint: u64, version_json: &str, five_term
     }
     let Some(levels) = levels else { return };
     write!(out, ",\"units\":{},\"parts_cut\":{},\"sk\":", levels.units, levels.cut).expect("writing to a String");
-    push_list(out, levels.keys, push_hex);
+    push_list(out, levels.keys, |out, key| push_b64(out, key >> (64 - KEY_BITS), KEY_BITS as usize / 6));
     out.push_str(",\"pq\":[");
     for (i, &part) in levels.parts.iter().enumerate() {
         for (n, quad) in QUAD_BLOCKS.iter().enumerate() {

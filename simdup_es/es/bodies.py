@@ -103,8 +103,8 @@ def part_search(part_terms: Sequence[tuple[int, int]], key_terms: Sequence[tuple
     ``part_terms`` and ``key_terms`` are ``(index, value)`` pairs
     (:func:`simdup_es.store.base.query_terms`). Each is a named clause (``p<index>``,
     ``k<index>``), so a hit's ``matched_queries`` says which of the query's parts and
-    keys it shares. A part clause is a ``terms`` query on the part's 14 quads
-    (:func:`simdup_es.keys.quad_terms`), which every part sharing 5 of 8 blocks matches,
+    keys it shares. A part clause is a ``terms`` query on the part's 6 quads
+    (:func:`simdup_es.keys.quad_terms`), which every part sharing 6 of 8 blocks matches,
     and a few others: the body asks for the hits' part fingerprints (``simdup.pf``), and
     :func:`checked` keeps the exact matches. Every clause scores exactly 1
     (``constant_score``), so a hit's score is its number of matched parts plus keys, and
@@ -112,7 +112,7 @@ def part_search(part_terms: Sequence[tuple[int, int]], key_terms: Sequence[tuple
     """
     should: list[dict[str, Any]] = [
         {"constant_score": {"filter": {"term": {keys.KEYS: term}}, "_name": f"k{i}"}}
-        for (i, _), term in zip(key_terms, keys.hex_terms([key for _, key in key_terms]))
+        for (i, _), term in zip(key_terms, keys.key_terms([key for _, key in key_terms]))
     ]
     should += [{"constant_score": {"filter": {"terms": {keys.PART_QUADS: keys.quad_terms(fingerprint)}}, "_name": f"p{i}"}}
                for i, fingerprint in part_terms]
@@ -133,7 +133,7 @@ def key_frequency_search(key_values: Sequence[int], *, narrowed: bool = True) ->
     ``filter by filter`` mode: in constant time in a segment without deletions): at 100,000 documents (16
     segments, 225 keys) a quarter to a third less time than narrowed (``benchmarks/bench_key_counts.py``).
     """
-    terms = keys.hex_terms(key_values)
+    terms = keys.key_terms(key_values)
     body: dict[str, Any] = {"size": 0, "track_total_hits": False,
                             "aggs": {"keys": {"filters": {"filters": [{"term": {keys.KEYS: term}} for term in terms]}}}}
     if narrowed:

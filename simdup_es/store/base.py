@@ -37,7 +37,7 @@ MAX_STORED_PARTS = 1000
 1,000 (its keys are all kept) and :attr:`BulkReport.capped` names it."""
 MAX_QUERY_PARTS = 64
 """Most query parts :meth:`Store.part_candidates` looks up (evenly spread over the query).
-In Elasticsearch a key is a ``term`` clause and a part one ``terms`` query of its 14 quads:
+In Elasticsearch a key is a ``term`` clause and a part one ``terms`` query of its 6 quads:
 64 + 400 of them, within the smallest ``indices.query.bool.max_clause_count`` (1,024, on a
 small heap). A 2 kB document has about 10 parts and 50 keys."""
 MAX_QUERY_KEYS = 400

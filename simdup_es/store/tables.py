@@ -6,7 +6,7 @@ of the fingerprint for ``k =`` :data:`TABLE_K` (pigeonhole, as Manku, Jain and D
 a lookup within ``k <= TABLE_K`` reads a few buckets and one within a larger ``k`` (up to 7)
 reads every row; either returns exactly the fingerprints within ``k``. Writes go to a small
 unsorted tail that is merged in when it grows. :class:`LevelIndex` holds the documents'
-part fingerprints, found by the same 14 quads a cluster's index holds
+part fingerprints, found by the same 6 quads a cluster's index holds
 (:func:`simdup_es.keys.quad_keys`) and kept when :func:`simdup_es.keys.part_match` says so,
 and their winnowed keys. :func:`simdup_es.reference.near_positions_reference` is the slow twin of a table lookup. Pure: no
 SQLite here (:mod:`simdup_es.store.local` reads the rows).
@@ -280,8 +280,8 @@ class LevelIndex:
     Documents are numbered by position ``0 .. n-1`` (``seqs`` ascending, ``ids``, ``vcodes``,
     ``units``); ``part_owner`` and ``key_owner`` give the position of each part and key.
     ``alive[pos]`` is cleared when the document was written again after the index was built
-    (its current levels, if any, are in a newer index). Parts are found by their 14 quads
-    (:func:`simdup_es.keys.quad_keys`), one table per plane bucketed by its quad's 32 bits
+    (its current levels, if any, are in a newer index). Parts are found by their 6 quads
+    (:func:`simdup_es.keys.quad_keys`), one table per quad bucketed by its quad's 32 bits
     folded to at most 16, then checked (:func:`simdup_es.keys.part_match`).
     """
 
@@ -294,23 +294,23 @@ class LevelIndex:
         self._holders: tuple[np.ndarray, int] | None = None  # for key_counts, until a document is dropped
         self._ranks: np.ndarray | None = None
         self.part_fps, self.part_owner = part_fps, part_owner
-        # About one part a bucket: offsets of 14 * 2**bits entries, however few the parts (a tail of a few documents).
+        # About one part a bucket: offsets of 6 * 2**bits entries, however few the parts (a tail of a few documents).
         self._bits = min(MAX_KEY_BITS, max(4, len(part_fps).bit_length()))
         buckets = self._buckets(part_fps)
         size = 1 << self._bits
         orders, counts = [], []
-        for plane in range(buckets.shape[1]):  # radix sorts of uint16 keys
-            orders.append(np.argsort(buckets[:, plane], kind="stable").astype(np.uint32))
-            counts.append(np.bincount(buckets[:, plane], minlength=size))
-        self._order = np.concatenate(orders) if orders else np.empty(0, np.uint32)  # plane p's parts at p * n
+        for quad in range(buckets.shape[1]):  # radix sorts of uint16 keys
+            orders.append(np.argsort(buckets[:, quad], kind="stable").astype(np.uint32))
+            counts.append(np.bincount(buckets[:, quad], minlength=size))
+        self._order = np.concatenate(orders) if orders else np.empty(0, np.uint32)  # quad p's parts at p * n
         self._offsets = np.concatenate(([0], np.cumsum(np.concatenate(counts), dtype=np.int64)))
 
     def _buckets(self, fps: np.ndarray) -> np.ndarray:
-        """Each part's bucket in each plane's table: ``(len(fps), 14)`` ``uint16`` (made a slice at a time: a part's
-        quads take 14 numbers of 8 bytes while they are made)."""
+        """Each part's bucket in each quad's table: ``(len(fps), 6)`` ``uint16`` (made a slice at a time: a part's
+        quads take 6 numbers of 8 bytes while they are made)."""
         out = np.empty((len(fps), len(index_keys.QUAD_BLOCKS)), np.uint16)
         for start in range(0, len(fps), 1 << 16):
-            quads = index_keys.quad_keys(fps[start : start + (1 << 16)]) & np.uint64(0xFFFFFFFF)  # the plane's 4 bytes
+            quads = index_keys.quad_keys(fps[start : start + (1 << 16)]) & np.uint64(0xFFFFFFFF)  # the quad's 4 bytes
             out[start : start + (1 << 16)] = (quads ^ quads >> np.uint64(16)) & np.uint64((1 << self._bits) - 1)
         return out
 
@@ -336,11 +336,11 @@ class LevelIndex:
         queries = np.asarray(queries, dtype=np.uint64)
         if not len(self.part_fps) or not len(queries):
             return np.empty(0, np.int64), np.empty(0, np.int64)
-        planes = np.arange(len(index_keys.QUAD_BLOCKS)) << self._bits
-        at = (self._buckets(queries).astype(np.int64) + planes).ravel()  # (query, plane), query-major
+        quads = np.arange(len(index_keys.QUAD_BLOCKS)) << self._bits
+        at = (self._buckets(queries).astype(np.int64) + quads).ravel()  # (query, plane), query-major
         lo, counts = self._offsets[at], self._offsets[at + 1] - self._offsets[at]
         found = self._order[_ranges(lo, counts)].astype(np.int64)
-        query = np.repeat(np.arange(len(at)) // len(planes), counts)
+        query = np.repeat(np.arange(len(at)) // len(quads), counts)
         ok = index_keys.part_match(queries[query], self.part_fps[found])
         pairs = np.unique(query[ok] * len(self.seqs) + self.part_owner[found[ok]])
         return pairs // len(self.seqs), pairs % len(self.seqs)

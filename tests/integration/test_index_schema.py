@@ -38,20 +38,21 @@ def test_quad_parts_are_one_lucene_document_and_a_part_sharing_only_a_quad_is_no
     others = sorted(set(range(8)) - set(keys.QUAD_BLOCKS[0]))
     four = query ^ sum(0x5A << (8 * j) for j in others)  # equal on the first quad's 4 blocks only
     five = query ^ sum(0x5A << (8 * j) for j in others[1:])
-    assert reference.shared_blocks_reference(query, four) == 4 and reference.shared_blocks_reference(query, five) == 5
+    six = query ^ sum(0x5A << (8 * j) for j in others[2:])
+    assert [reference.shared_blocks_reference(query, fp) for fp in (four, five, six)] == [4, 5, keys.PART_MATCH]
     assert set(keys.quad_terms(query)) & set(keys.quad_terms(four))  # the quad term is shared
     template = next(lv for lv in docs.values() if len(lv.stored()[0]) >= 2)
-    for doc_id, fp in [("four", four), ("five", five)]:
+    for doc_id, fp in [("four", four), ("five", five), ("six", six)]:
         stored = dataclasses.replace(template, fingerprints=(fp,) * len(template.fingerprints))
         store.put([StoredDoc(doc_id, fp, template.version, "text", None, levels=stored)])
     store.refresh()
     found = store.part_candidates([None, query], [], template.version)
-    assert [(c.id, c.parts) for c in found] == [("five", frozenset({1}))]
+    assert [(c.id, c.parts) for c in found] == [("six", frozenset({1}))]
 
 
 def test_the_terms_layout_is_recorded_and_exact_for_every_k(es_client, es_index, es_url) -> None:  # type: ignore[no-untyped-def]
     result = CliRunner().invoke(main, ["setup", "--es-url", es_url, "--index", es_index, "--layout", "terms"])
-    assert result.exit_code == 0 and "(terms document layout, index schema 1)" in result.stderr, result.output
+    assert result.exit_code == 0 and "(terms document layout, index schema 2)" in result.stderr, result.output
     assert _meta(es_client, es_index)["simdup"] == {"schema": keys.SCHEMA, "layout": "terms"}
     store = ElasticsearchStore(es_client, es_index)  # a store that does not ask: the index's layout
     store_contract.test_candidates_cover_brute_force_and_rerank_equals_it(store)

@@ -1,8 +1,9 @@
 """The index keys (simdup_es.keys): each fast encoder against its reference, and what the keys promise: a
-fingerprint within k shares what a lookup within k asks for; a part sharing 5 of 8 blocks shares a quad."""
+fingerprint within k shares what a lookup within k asks for; a part sharing 6 of 8 blocks shares a quad."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
@@ -36,7 +37,7 @@ def test_each_encoder_is_its_reference(fingerprint: int) -> None:
     assert keys.quad_terms(fingerprint) == [reference.b64_term_reference(q, 6) for q in reference.quad_keys_reference(fingerprint)]
     assert keys.doc_terms(fingerprint) == [reference.b64_term_reference(f, 8) for f in reference.five_keys_reference(fingerprint)]
     quads, fives = keys.quad_terms(fingerprint), keys.doc_terms(fingerprint)
-    assert len(quads) == 14 == len(set(quads)) and all(len(t) == 6 for t in quads)
+    assert len(quads) == 6 == len(set(quads)) and all(len(t) == 6 for t in quads)
     assert len(fives) == 56 == len(set(fives)) and all(len(t) == 8 for t in fives)
 
 
@@ -45,28 +46,34 @@ def test_each_encoder_is_its_reference(fingerprint: int) -> None:
 def test_the_json_writers_write_what_json_writes(values: list[int]) -> None:
     assert keys.hex_terms(values) == reference.hex_terms_reference(values)
     assert json.loads(f"[{keys.hex_json(values)}]") == reference.hex_terms_reference(values)
+    assert keys.key_terms(values) == reference.key_terms_reference(values)
+    assert json.loads(f"[{keys.key_terms_json(values)}]") == reference.key_terms_reference(values)
     assert json.loads(f"[{keys.quad_terms_json(values)}]") == [t for f in values for t in keys.quad_terms(f)]
-    assert keys.quad_keys(values).shape == (len(values), 14)
+    assert keys.quad_keys(values).shape == (len(values), 6)
     for fp in values[:3]:
         for layout in keys.LAYOUTS:
             assert json.loads("{" + keys.doc_fields_json(fp, layout) + "}") == keys.doc_fields(fp, layout)
 
 
-def test_the_planes_hold_every_five_blocks_and_the_terms_are_the_measured_ones() -> None:
-    assert len(keys.QUAD_BLOCKS) == 14 and len(keys.FIVE_BLOCKS) == 56
-    assert all(any(set(q) <= set(five) for q in keys.QUAD_BLOCKS) for five in keys.FIVE_BLOCKS)
-    # The encodings the scale measurements were made with (docs/scale.md), unchanged (from that release's code).
+def test_the_quads_hold_every_six_blocks_and_the_terms_are_the_measured_ones() -> None:
+    assert len(keys.QUAD_BLOCKS) == 6 and len(keys.FIVE_BLOCKS) == 56
+    sixes = list(itertools.combinations(range(8), keys.PART_MATCH))
+    assert all(any(set(q) <= set(six) for q in keys.QUAD_BLOCKS) for six in sixes)
+    # Hand-computed: n, then the quad's bytes (0xDA, 0x14, 0x85, 0x2E for blocks 0-3), in base64 digits.
     assert keys.quad_terms(0xE28764262E8514DA)[:2] == ["DaFIUu", "HaFCZk"]
+    assert keys.quad_terms(0xE28764262E8514DA)[-1] == "UmZIfi"
+    assert keys.key_terms([0x00A3F1C2D4E5F607, 2**64 - 1, 1]) == ["AKPxwtT", "_______", "AAAAAAA"]
+    # The encodings the scale measurements were made with (docs/scale.md), unchanged (from that release's code).
     assert keys.doc_terms(0xE28764262E8514DA)[:2] == ["ANoUhS4m", "AdoUhS5k"]
 
 
 @settings(max_examples=400, deadline=None)
 @given(near_pairs())
-def test_parts_sharing_5_of_8_blocks_share_a_quad_and_the_check_keeps_exactly_them(pair: tuple[int, int]) -> None:
+def test_parts_sharing_6_of_8_blocks_share_a_quad_and_the_check_keeps_exactly_them(pair: tuple[int, int]) -> None:
     a, b = pair
     equal = reference.shared_blocks_reference(a, b)
     shared = set(keys.quad_terms(a)) & set(keys.quad_terms(b))
-    assert equal < 5 or shared  # no part sharing 5 blocks is missed
+    assert equal < keys.PART_MATCH or shared  # no part sharing 6 blocks is missed
     assert not shared or equal >= 4  # a quad is 4 equal blocks
     assert bool(keys.part_match(np.uint64(a), np.uint64(b))) == (equal >= keys.PART_MATCH)
     # A fingerprint with m equal blocks shares C(m, 5) five-block terms: what a terms lookup within 8 - m asks for.

@@ -31,6 +31,7 @@ from simdup_es.multilevel import (
     rare_levels,
 )
 from simdup_es.reference import rank_candidates_reference
+from simdup_es.keys import PART_MATCH
 from simdup_es.levels import FlatParts, Key, Levels, Part, U64Keys
 from simdup_es.parts import PartPrinter
 from simdup_es.simhash import blocks
@@ -322,7 +323,7 @@ def test_part_candidates_equal_brute_force(drawn, limit: int) -> None:  # type: 
         idx.put_levels(f"d{n}", _levels(fps, keys))
     want = []
     for n, (fps, keys) in enumerate(docs):
-        parts = frozenset(i for i, q in enumerate(q_parts) if any(sum(x == y for x, y in zip(blocks(q), blocks(f))) >= 5 for f in fps))
+        parts = frozenset(i for i, q in enumerate(q_parts) if any(sum(x == y for x, y in zip(blocks(q), blocks(f))) >= PART_MATCH for f in fps))
         got_keys = frozenset(i for i, k in enumerate(q_keys) if k in keys)
         if parts or got_keys:
             want.append(PartCandidate(f"d{n}", parts, got_keys, 10))
