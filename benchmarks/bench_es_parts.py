@@ -11,7 +11,7 @@ store), in the same run. The stored documents are the corpus's zh documents (rea
 levels) plus synthetic edits of them made at the level of their fingerprints, which
 is what retrieval sees: each keeps a random 70-100 % of its source's sentence keys
 (the rest replaced by new keys), flips 1-4 bits in half of its part fingerprints
-(some still match 5 of 8 blocks, some no longer), takes one or two keys and a part
+(some still match 6 of 8 blocks, some no longer), takes one or two keys and a part
 from another document (shared sentences), and has its source's text with one line
 in ten dropped (so the matrix compares texts of real size). The result sets of the
 two stores are compared with each other on every query.

@@ -10,7 +10,7 @@ coarser one misses:
   neighbours until a part has ``min_units``, long ones cut into overlapping
   windows of whole sentences of about ``window_units``. Each part gets a 64-bit
   SimHash with the document's tokens and weights (the same :class:`Fingerprinter`)
-  and is looked up with the same 8 blocks and 5-of-8 rule. A part survives edits
+  and is looked up by its 8 blocks, matching with 6 of them equal. A part survives edits
   elsewhere in the document and, being a SimHash, small edits inside it (a word
   replaced, a synonym, punctuation, a regional word after script conversion).
 - **keys**: winnowed 64-bit hashes of runs of units (:mod:`simdup_es.winnow`),

@@ -164,7 +164,7 @@ def hit_id(hit: Mapping[str, Any]) -> str | None:
 
 
 def checked(hit: Mapping[str, Any], parts: frozenset[int], query: Mapping[int, int]) -> frozenset[int]:
-    """Of the query parts a hit ``matched`` (by a quad), those it has a part sharing 5 of 8 blocks with
+    """Of the query parts a hit ``matched`` (by a quad), those it has a part sharing 6 of 8 blocks with
     (:func:`simdup_es.keys.part_match`). ``query`` maps a query part's index to its fingerprint."""
     asked = sorted(parts)
     stored = [int(f, 16) for f in hit.get("fields", {}).get(keys.PART_FPS, [])]

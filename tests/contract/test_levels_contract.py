@@ -146,19 +146,23 @@ def test_copy_candidates_are_both_lookups_of_a_query(store: Store) -> None:
         for name in ("search", "msearch"):
             real = getattr(client, name)
             setattr(client, name, lambda *a, _real=real, _name=name, **k: requests.append(_name) or _real(*a, **k))
-    found = 0
+    found = single = 0
     for name, lv in queries():
-        for exclude, k in ((None, 3), (name, 0), (name, 7)):  # the parts match by 5 of 8 blocks whatever k
+        for exclude, k in ((None, 3), (name, 0), (name, 7)):  # the parts match by 6 of 8 blocks whatever k
             fps, keys = list(lv.fingerprints), [k.key for k in lv.keys]
             requests.clear()
             (ids, values), parts = store.copy_candidates(base, fps, keys, lv.version, k=k, exclude_id=exclude, limit=5)
             if client is not None and keys:
-                assert requests == ["msearch"], (name, exclude)
+                # Both lookups in one _msearch; after it only the part search asked again for more, when a hit
+                # lost a part to the 6-of-8 check and the engine's cut may have left out one that now ranks.
+                assert requests[:1] == ["msearch"] and set(requests[1:]) <= {"search"}, (name, exclude, requests)
+                single += requests == ["msearch"]
             want_ids, want_values = store.candidates(base, lv.version, k=k, exclude_id=exclude)
             assert sorted(zip(ids, values.tolist())) == sorted(zip(want_ids, want_values.tolist()))
             assert parts == store.part_candidates(fps, keys, lv.version, exclude_id=exclude, limit=5), (name, exclude)
             found += len(ids) + len(parts)
     assert found > 2 * len(queries())
+    assert client is None or single > len(queries())  # most queries: one request
 
 
 @pytest.mark.parametrize("with_texts", [True, False])

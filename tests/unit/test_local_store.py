@@ -511,7 +511,7 @@ def test_part_candidates_equal_the_reference_index(seed: int, n_docs: int, limit
     base = [int(x) for x in rng.integers(0, 2**64, 6, dtype=np.uint64)]
     key_pool = [int(x) for x in rng.integers(0, 2**64, 12, dtype=np.uint64)]
 
-    def part() -> int | None:  # neighbours of a few bases: some within 5 of 8 blocks, some not
+    def part() -> int | None:  # neighbours of a few bases: some within 6 of 8 blocks, some not
         if rng.random() < 0.1:
             return None
         return _near(base[int(rng.integers(0, 6))], rng.choice(64, int(rng.integers(0, 12)), replace=False).tolist())
