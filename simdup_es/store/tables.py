@@ -337,7 +337,7 @@ class LevelIndex:
         if not len(self.part_fps) or not len(queries):
             return np.empty(0, np.int64), np.empty(0, np.int64)
         quads = np.arange(len(index_keys.QUAD_BLOCKS)) << self._bits
-        at = (self._buckets(queries).astype(np.int64) + quads).ravel()  # (query, plane), query-major
+        at = (self._buckets(queries).astype(np.int64) + quads).ravel()  # (query, quad), query-major
         lo, counts = self._offsets[at], self._offsets[at + 1] - self._offsets[at]
         found = self._order[_ranges(lo, counts)].astype(np.int64)
         query = np.repeat(np.arange(len(at)) // len(quads), counts)
