@@ -92,10 +92,8 @@ def map_chunks(
             # At most `window` chunks in flight, topped up as each one is taken:
             # Pool.imap would drain the whole input into memory (a 10M-line file
             # does not fit), and waiting for a whole window before sending the next
-            # would leave workers idle at its end. Eight a worker: they keep fingerprinting
-            # while the feeding process waits on a store's write (index into Elasticsearch at
-            # 20,000 documents: 3.23 against 3.36x plain bulk's wall time with four).
-            window = workers * 8
+            # would leave workers idle at its end.
+            window = workers * 4
             pending: deque[AsyncResult[R]] = deque()
             for chunk in chunks:
                 pending.append(pool.apply_async(_work, ((task, chunk),)))
