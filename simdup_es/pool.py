@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.pool import AsyncResult, Pool
@@ -92,8 +93,9 @@ def map_chunks(
             # At most `window` chunks in flight, topped up as each one is taken:
             # Pool.imap would drain the whole input into memory (a 10M-line file
             # does not fit), and waiting for a whole window before sending the next
-            # would leave workers idle at its end.
-            window = workers * 4
+            # would leave workers idle at its end. Eight a worker: they keep fingerprinting
+            # while the feeding process waits on a store's write.
+            window = workers * 8
             pending: deque[AsyncResult[R]] = deque()
             for chunk in chunks:
                 pending.append(pool.apply_async(_work, ((task, chunk),)))
@@ -143,8 +145,8 @@ class _Pool(Pool):
     for good (cpython#96995): an interrupt or SIGTERM that reached the workers (Ctrl-C goes
     to the whole process group, a service manager may signal every process) used to do
     that. So the workers ignore both (:func:`_init_worker`) and the process that runs the
-    pool decides; the pool's own shutdown ends them with SIGKILL instead of SIGTERM, at its
-    end, when none of its locks is needed any more.
+    pool decides: it lets the chunks in flight finish and the workers leave
+    (:meth:`finish`), and kills them (SIGKILL: they ignore SIGTERM) only when they cannot.
 
     CPython's pool also wakes that thread whenever a result waits in the result pipe
     (``_get_sentinels``), so it spins until the result-handler thread has read the
@@ -166,6 +168,41 @@ class _Pool(Pool):
         self._seen: set[multiprocessing.process.BaseProcess] = set(self._pool)  # type: ignore[attr-defined]
         self._done = 0
 
+    def __exit__(self, *exc: object) -> None:
+        self.finish()
+
+    def finish(self) -> None:
+        """End the pool without killing a worker that may be writing a result.
+
+        A worker killed halfway through writing a result (half a megabyte for a chunk
+        of 128 documents, more than a pipe holds) leaves the result queue's lock held and
+        its message cut short, and the pool's own threads wait on them for good: its
+        shutdown never returns. So the chunks in flight run to their end (a fraction of
+        a second; their results are dropped) and the workers leave on the pool's
+        sentinel. Only a pool that cannot end so (a worker ended and took its chunk, the
+        chunks outlast :data:`_FINISH_SECONDS`, or the wait is interrupted) is terminated.
+        """
+        try:
+            deadline = time.monotonic() + _FINISH_SECONDS
+            for pending in list(self._cache.values()):  # type: ignore[attr-defined]
+                while not pending.ready() and not self._ended() and (left := deadline - time.monotonic()) > 0:
+                    pending.wait(min(left, _POLL_SECONDS))
+            if self._cache or self._ended():  # type: ignore[attr-defined]
+                log.warning("the fingerprinting workers did not finish their chunks in flight within %g s; "
+                            "stopping them", _FINISH_SECONDS)
+                self.terminate()
+            else:
+                self.close()
+                self.join()
+        except BaseException:
+            self.terminate()
+            raise
+
+    def _ended(self) -> list[int]:
+        """The exit codes of the workers that ended while the pool runs."""
+        self._seen.update(self._pool)  # type: ignore[attr-defined]
+        return [p.exitcode for p in self._seen if p.exitcode is not None]
+
     def _get_sentinels(self) -> list[object]:
         return [self._change_notifier._reader]  # type: ignore[attr-defined]
 
@@ -177,9 +214,7 @@ class _Pool(Pool):
         worker, but the result never comes, and ``get()`` would wait for ever.
         """
         while not pending.ready():
-            self._seen.update(self._pool)  # type: ignore[attr-defined]
-            ended = [p.exitcode for p in self._seen if p.exitcode is not None]
-            if ended:
+            if ended := self._ended():
                 raise WorkerError(
                     f"a fingerprinting worker process ended (exit code {ended[0]}"
                     + (f": killed by signal {-ended[0]}, by the kernel if memory ran out" if ended[0] < 0 else "")
@@ -193,6 +228,7 @@ class _Pool(Pool):
 
 _worker: Any = None  # the worker process's state
 _POLL_SECONDS = 1.0  # how often a map waiting for a result looks for workers that ended
+_FINISH_SECONDS = 10.0  # how long an ending pool waits for the chunks in flight before it kills the workers
 _WORKER_GC_THRESHOLD = 10_000  # allocations between collections of the youngest objects, while a pool runs
 
 

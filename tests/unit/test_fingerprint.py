@@ -191,6 +191,45 @@ def test_a_worker_killed_halfway_stops_the_map_with_a_clear_error(fingerprinter:
     assert multiprocessing.active_children() == []
 
 
+_STOPPED_EARLY = """
+import random, sys, time
+from simdup_es.pool import map_chunks
+
+def task(state, chunk):
+    started = time.perf_counter()
+    while time.perf_counter() - started < 0.005:  # work, then a result larger than a pipe holds
+        pass
+    return b"r" * 500_000
+
+rng = random.Random(int(sys.argv[1]))
+for trial in range(int(sys.argv[2])):
+    results = map_chunks(1, (b"c" * 100_000 for _ in range(1000)), task, rebuild=lambda: 1, workers=2, chunk_size=1)
+    stop = rng.randint(1, 12)
+    for n, _ in enumerate(results):
+        if n == stop:
+            time.sleep(rng.random() * 0.02)  # the workers somewhere in a chunk, or writing its result
+            break
+    results.close()  # what stopping a run does: the pool ends here
+print("ended", trial + 1)
+"""
+
+
+def test_a_map_stopped_early_ends_its_pool_while_the_workers_write_results() -> None:
+    # Killing a worker halfway through writing a result left the result queue's lock held and
+    # its message cut short, and the pool's shutdown waited for them for good: Ctrl-C did
+    # not end `simdup index`. This script hung within 60 early stops at every seed tried.
+    import subprocess
+    import sys
+
+    for seed in (1, 2):
+        try:
+            run = subprocess.run([sys.executable, "-c", _STOPPED_EARLY, str(seed), "60"], capture_output=True,
+                                 text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"a pool stopped early did not end (seed {seed})")
+        assert run.returncode == 0 and run.stdout.split() == ["ended", "60"], run.stderr[-2000:]
+
+
 def test_the_pool_leaves_nothing_frozen_for_the_collector(fingerprinter: Fingerprinter,
                                                           caplog: pytest.LogCaptureFixture) -> None:
     # The pool freezes what is alive while it runs (gc.freeze) and collects seldom, and
