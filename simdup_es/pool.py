@@ -187,9 +187,11 @@ class _Pool(Pool):
             for pending in list(self._cache.values()):  # type: ignore[attr-defined]
                 while not pending.ready() and not self._ended() and (left := deadline - time.monotonic()) > 0:
                     pending.wait(min(left, _POLL_SECONDS))
-            if self._cache or self._ended():  # type: ignore[attr-defined]
+            ended = self._ended()  # (the map that waited on it has said so: WorkerError)
+            if self._cache and not ended:  # type: ignore[attr-defined]
                 log.warning("the fingerprinting workers did not finish their chunks in flight within %g s; "
                             "stopping them", _FINISH_SECONDS)
+            if self._cache or ended:  # type: ignore[attr-defined]
                 self.terminate()
             else:
                 self.close()

@@ -230,6 +230,32 @@ def test_a_map_stopped_early_ends_its_pool_while_the_workers_write_results() -> 
         assert run.returncode == 0 and run.stdout.split() == ["ended", "60"], run.stderr[-2000:]
 
 
+def _slow_after_the_first(state: int, chunk: list[int]) -> list[int]:
+    import time
+
+    if chunk != [0]:
+        time.sleep(5)
+    return chunk
+
+
+def test_a_pool_whose_chunks_outlast_the_wait_is_stopped_and_says_so(caplog: pytest.LogCaptureFixture,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import multiprocessing
+    import time
+
+    from simdup_es import pool
+
+    monkeypatch.setattr(pool, "_FINISH_SECONDS", 0.5)
+    results = pool.map_chunks(1, range(20), _slow_after_the_first, rebuild=lambda: 1, workers=2, chunk_size=1)
+    assert next(results) == [0]
+    started = time.monotonic()
+    with caplog.at_level("WARNING", logger="simdup_es.pool"):
+        results.close()
+    assert time.monotonic() - started < 4  # not the 5 s the chunks in flight would take
+    assert "did not finish their chunks in flight within 0.5 s" in caplog.text
+    assert multiprocessing.active_children() == []
+
+
 def test_the_pool_leaves_nothing_frozen_for_the_collector(fingerprinter: Fingerprinter,
                                                           caplog: pytest.LogCaptureFixture) -> None:
     # The pool freezes what is alive while it runs (gc.freeze) and collects seldom, and
