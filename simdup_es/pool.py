@@ -184,18 +184,31 @@ class _Pool(Pool):
         """
         try:
             deadline = time.monotonic() + _FINISH_SECONDS
-            for pending in list(self._cache.values()):  # type: ignore[attr-defined]
-                while not pending.ready() and not self._ended() and (left := deadline - time.monotonic()) > 0:
-                    pending.wait(min(left, _POLL_SECONDS))
+            while ((pending := list(self._cache.values()))  # type: ignore[attr-defined]
+                   and not self._ended() and (left := deadline - time.monotonic()) > 0):
+                if pending[0].ready():  # the result thread takes it out of the cache a moment after
+                    time.sleep(0.001)
+                else:
+                    pending[0].wait(min(left, _POLL_SECONDS))
             ended = self._ended()  # (the map that waited on it has said so: WorkerError)
             if self._cache and not ended:  # type: ignore[attr-defined]
                 log.warning("the fingerprinting workers did not finish their chunks in flight within %g s; "
                             "stopping them", _FINISH_SECONDS)
             if self._cache or ended:  # type: ignore[attr-defined]
                 self.terminate()
-            else:
-                self.close()
-                self.join()
+                return
+            self.close()
+            # Every chunk came back, so a worker that has not left on the sentinel by then holds no result: killing
+            # it cannot hang the pool.
+            deadline = time.monotonic() + _FINISH_SECONDS
+            for worker in self._pool:  # type: ignore[attr-defined]
+                worker.join(max(0.0, deadline - time.monotonic()))
+            if stuck := [worker for worker in self._pool if worker.exitcode is None]:  # type: ignore[attr-defined]
+                log.warning("%d fingerprinting workers did not leave within %g s of their last chunk; stopping them",
+                            len(stuck), _FINISH_SECONDS)
+                for worker in stuck:
+                    worker.kill()
+            self.join()
         except BaseException:
             self.terminate()
             raise
