@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -195,7 +196,7 @@ class _Pool(Pool):
                 log.warning("the fingerprinting workers did not finish their chunks in flight within %g s; "
                             "stopping them", _FINISH_SECONDS)
             if self._cache or ended:  # type: ignore[attr-defined]
-                self.terminate()
+                self._terminate_within()
                 return
             self.close()
             # Every chunk came back, so a worker that has not left on the sentinel by then holds no result: killing
@@ -210,8 +211,24 @@ class _Pool(Pool):
                     worker.kill()
             self.join()
         except BaseException:
-            self.terminate()
+            self._terminate_within()
             raise
+
+    def _terminate_within(self) -> None:
+        """``terminate()``, given :data:`_FINISH_SECONDS` to return.
+
+        It may wait for good on a lock of the pool's queues that a worker took before it died
+        (cpython#96995), so it runs on a thread of its own; past the time the workers are killed
+        and the pool's threads (daemons) are left where they wait, for the process to go on.
+        """
+        ending = threading.Thread(target=self.terminate, name="simdup-pool-terminate", daemon=True)
+        ending.start()
+        ending.join(_FINISH_SECONDS)
+        if ending.is_alive():
+            log.warning("the fingerprinting workers' pool did not end within %g s of being stopped (a lock left held "
+                        "by a worker that ended); killing its workers", _FINISH_SECONDS)
+            for worker in {*self._seen, *self._pool}:  # type: ignore[attr-defined]
+                worker.kill()
 
     def _ended(self) -> list[int]:
         """The exit codes of the workers that ended while the pool runs."""

@@ -17,6 +17,7 @@ from simdup_es.fingerprint import Doc, Fingerprint, Fingerprinter
 from simdup_es.config import FingerprintParams
 
 from tests._data import fixture_text, load_corpus
+from tests._stuck import PYTHON_FLAGS, ended
 
 SENTENCE = re.compile(r"[^。！？；\n]+[。！？；]")
 
@@ -222,12 +223,10 @@ def test_a_map_stopped_early_ends_its_pool_while_the_workers_write_results() -> 
     import sys
 
     for seed in (1, 2):
-        try:
-            run = subprocess.run([sys.executable, "-c", _STOPPED_EARLY, str(seed), "60"], capture_output=True,
-                                 text=True, timeout=60)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"a pool stopped early did not end (seed {seed})")
-        assert run.returncode == 0 and run.stdout.split() == ["ended", "60"], run.stderr[-2000:]
+        run = subprocess.Popen([sys.executable, *PYTHON_FLAGS, "-c", _STOPPED_EARLY, str(seed), "60"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        out, err = ended(run, 60, f"a script stopping pools early (seed {seed})")
+        assert run.returncode == 0 and out.split() == ["ended", "60"], err[-2000:]
 
 
 def _slow_after_the_first(state: int, chunk: list[int]) -> list[int]:
@@ -254,6 +253,35 @@ def test_a_pool_whose_chunks_outlast_the_wait_is_stopped_and_says_so(caplog: pyt
     assert time.monotonic() - started < 4  # not the 5 s the chunks in flight would take
     assert "did not finish their chunks in flight within 0.5 s" in caplog.text
     assert multiprocessing.active_children() == []
+
+
+def test_a_pool_whose_shutdown_waits_for_good_is_left_there_and_its_workers_killed(
+        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    import multiprocessing
+    import threading
+    import time
+    from multiprocessing.pool import Pool
+
+    from simdup_es import pool
+
+    # What a worker that ended holding a lock of the pool's queues does to Pool.terminate (cpython#96995):
+    # it waits for good; here for 10 s, so that code which waits on it fails rather than hangs.
+    held = threading.Event()
+    monkeypatch.setattr(Pool, "_help_stuff_finish", staticmethod(lambda *args: held.wait(10)))
+    monkeypatch.setattr(pool, "_FINISH_SECONDS", 0.5)
+    results = pool.map_chunks(1, range(20), _slow_after_the_first, rebuild=lambda: 1, workers=2, chunk_size=1)
+    assert next(results) == [0]
+    started = time.monotonic()
+    try:
+        with caplog.at_level("WARNING", logger="simdup_es.pool"):
+            results.close()
+        assert time.monotonic() - started < 4
+        assert "did not end within 0.5 s of being stopped" in caplog.text
+        while multiprocessing.active_children() and time.monotonic() - started < 4:  # killed, not yet reaped
+            time.sleep(0.05)
+        assert multiprocessing.active_children() == []
+    finally:
+        held.set()
 
 
 def test_the_pool_leaves_nothing_frozen_for_the_collector(fingerprinter: Fingerprinter,

@@ -21,6 +21,7 @@ from simdup_es.sources import Fields, Item, Record, Reject
 from simdup_es.common import BulkReport
 from simdup_es.store.base import StoredDoc
 from simdup_es.store.local import LocalStore
+from tests._stuck import PYTHON_FLAGS, ended
 
 
 class Failing:
@@ -315,7 +316,7 @@ def test_a_run_stopped_by_a_signal_says_where_and_resumes_there(signum: int, gro
     src.write_text("".join(json.dumps({"id": f"d{i}", "text": i if i in bad else
                                        f"第{i}号通知：明天{i % 24}点在{i % 9}楼开会，请带上第{i}份材料。"},
                                       ensure_ascii=False) + "\n" for i in range(n)), encoding="utf-8")
-    args = [sys.executable, "-c", "from simdup_es.cli import main; main()", "index", str(src), "--store", str(store),
+    args = [sys.executable, *PYTHON_FLAGS, "-c", "from simdup_es.cli import main; main()", "index", str(src), "--store", str(store),
             "--rejects", str(rejects), "--workers", "2", "--batch-size", "20"]
     run = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, start_new_session=True)
     resume = rejects.with_name("rejects.resume.json")
@@ -324,11 +325,7 @@ def test_a_run_stopped_by_a_signal_says_where_and_resumes_there(signum: int, gro
         assert run.poll() is None and time.monotonic() < deadline, "no batch was written"
         time.sleep(0.05)
     (os.killpg if group else os.kill)(run.pid, signum)
-    try:
-        _, err = run.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(run.pid, signal.SIGKILL)
-        pytest.fail(f"simdup index did not end within 60 s of {signal.Signals(signum).name}")
+    _, err = ended(run, 60, f"simdup index, sent {signal.Signals(signum).name},")
     assert run.returncode == 128 + signum and "Traceback" not in err, err
     said = "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C"
     settled = json.loads(resume.read_text(encoding="utf-8"))["settled"]
