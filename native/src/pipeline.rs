@@ -77,11 +77,22 @@ pub struct Levels {
 /// token starts, then the text's length (`None` if the tokens do not spell the text). `u32`: a text
 /// has fewer than 2**32 characters (the server takes at most a few MB), and a 10 MB text has some
 /// two million tokens.
+#[derive(Default)]
 struct Segmented {
     rows: Vec<u32>,
     offsets: Vec<u32>,
-    starts: Option<Vec<u32>>,
+    starts: Vec<u32>,
+    spelled: bool,
 }
+
+impl Segmented {
+    fn starts(&self) -> Option<&[u32]> {
+        self.spelled.then_some(&self.starts[..])
+    }
+}
+
+/// The most unit starts kept for the next text (a long text's are let go before it is segmented: 4 bytes a unit).
+const REUSED_STARTS: usize = 1 << 16;
 
 /// Pieces of a text of about `CHUNK_BYTES` that jieba-rs cuts into the same tokens apart as together.
 const CHUNK_BYTES: usize = 1 << 16;
@@ -142,20 +153,22 @@ impl Pipeline {
         }
     }
 
-    fn segment(&self, lexicon: &mut Lexicon, text: &str, n_chars: usize) -> Segmented {
-        let mut rows = Vec::new();
-        let mut offsets = Vec::new();
-        let mut starts = Vec::new();
+    /// `text` segmented into `out` (its buffers reused from one text to the next).
+    fn segment(&self, lexicon: &mut Lexicon, text: &str, n_chars: usize, out: &mut Segmented) {
+        let Segmented { rows, offsets, starts, .. } = out;
+        rows.clear();
+        offsets.clear();
+        starts.clear();
         let mut at = 0;
         self.each_token(text, |word, chars| {
             offsets.push(rows.len() as u32);
             starts.push(at as u32);
             at += chars;
-            lexicon.push_rows(word, &self.tables, &self.chars, self.jieba, &mut rows);
+            lexicon.push_rows(word, &self.tables, &self.chars, self.jieba, rows);
         });
         offsets.push(rows.len() as u32);
         starts.push(at as u32);
-        Segmented { rows, offsets, starts: (at == n_chars).then_some(starts) }
+        out.spelled = at == n_chars;
     }
 
     /// The rows of the content words of `text`, as `segment` counts them.
@@ -210,20 +223,26 @@ impl Pipeline {
         out.key_first.push(0);
         let mut folded = String::new();
         let no_title = FxHashSet::default();
+        // Buffers reused from one text to the next, rather than grown anew for each.
+        let (mut chars, mut starts, mut segmented) = (Vec::<char>::new(), Vec::<u32>::new(), Segmented::default());
         for (text, title) in texts.iter().zip(titles) {
             assert!(text.len() < u32::MAX as usize, "a text of 2**32 bytes or more");
-            let chars: Vec<char> = text.chars().collect();
-            // The units' codes are winnowed as they come, and their starts dropped before the text is
-            // segmented: 4 bytes a unit at most.
+            chars.clear();
+            chars.extend(text.chars());
+            // The units' codes are winnowed as they come: 4 bytes a unit of starts at most.
             let cut = {
-                let mut starts: Vec<u32> = Vec::new();
+                starts.clear();
                 let mut keys = Winnower::new(lp.key_units, lp.key_window, &mut out.keys);
                 each_unit(&self.chars, &chars, &mut folded, |start, code, _| {
                     starts.push(start as u32);
                     keys.push(code);
                 });
                 keys.finish();
-                sentences(&self.chars, &chars, &starts, lp.sentence_units)
+                let cut = sentences(&self.chars, &chars, &starts, lp.sentence_units);
+                if starts.capacity() > REUSED_STARTS {
+                    starts = Vec::new(); // a long text's, not held while it is segmented
+                }
+                cut
             };
             out.key_first.push(out.keys.len() / 2);
             out.sentences.extend(cut.iter().flat_map(|s| [s.start as i64, s.end as i64, s.units as i64]));
@@ -236,7 +255,7 @@ impl Pipeline {
                 out.part_first.push(out.part_fingerprints.len());
                 continue;
             }
-            let segmented = self.segment(&mut lexicon, text, chars.len());
+            self.segment(&mut lexicon, text, chars.len(), &mut segmented);
             let title = self.title_rows(&mut lexicon, title);
             out.fingerprints.push(if lp.with_document {
                 lexicon.simhash(&segmented.rows, &self.tables.params, &title)
@@ -246,7 +265,7 @@ impl Pipeline {
             let mut bytes_at: Vec<u32> = Vec::new(); // each character's byte offset, made if a part is segmented alone
             for part in &parts {
                 out.parts.extend([part.first, part.stop, part.start, part.end, part.units].map(|n| n as u64));
-                let value = match token_slice(&self.chars, &chars, segmented.starts.as_deref(), part) {
+                let value = match token_slice(&self.chars, &chars, segmented.starts(), part) {
                     Some((i, j)) => lexicon.simhash(
                         &segmented.rows[segmented.offsets[i] as usize..segmented.offsets[j] as usize],
                         &self.tables.params,
