@@ -73,7 +73,7 @@ pub struct Levels {
     pub key_first: Vec<usize>,
 }
 
-/// A text's content rows: `rows[offsets[i]..offsets[i + 1]]` are token `i`'s; `starts`: where each
+/// A text's content rows: `rows[offsets[i]..offsets[i + 1]]` are token `i`'s; `starts()`: where each
 /// token starts, then the text's length (`None` if the tokens do not spell the text). `u32`: a text
 /// has fewer than 2**32 characters (the server takes at most a few MB), and a 10 MB text has some
 /// two million tokens.
@@ -229,7 +229,7 @@ impl Pipeline {
             assert!(text.len() < u32::MAX as usize, "a text of 2**32 bytes or more");
             chars.clear();
             chars.extend(text.chars());
-            // The units' codes are winnowed as they come: 4 bytes a unit of starts at most.
+            // The units' codes are winnowed as they come; only their starts are kept (4 bytes a unit).
             let cut = {
                 starts.clear();
                 let mut keys = Winnower::new(lp.key_units, lp.key_window, &mut out.keys);
