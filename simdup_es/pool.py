@@ -191,11 +191,11 @@ class _Pool(Pool):
                     time.sleep(0.001)
                 else:
                     pending[0].wait(min(left, _POLL_SECONDS))
-            ended = self._ended()  # (the map that waited on it has said so: WorkerError)
-            if self._cache and not ended:  # type: ignore[attr-defined]
-                log.warning("the fingerprinting workers did not finish their chunks in flight within %g s; "
-                            "stopping them", _FINISH_SECONDS)
-            if self._cache or ended:  # type: ignore[attr-defined]
+            ended = self._ended()
+            if ended or self._cache:  # type: ignore[attr-defined]
+                if not ended:  # (a worker that ended: the map that waited on it has said so, WorkerError)
+                    log.warning("the fingerprinting workers did not finish their chunks in flight within %g s; "
+                                "stopping them", _FINISH_SECONDS)
                 self._terminate_within()
                 return
             self.close()
