@@ -15,7 +15,9 @@ own (made before the clock starts; its word cache fills in the first round, as i
      the rest of unification is Python either way) and jieba-rs's cut alone (rjieba, on the unified texts);
   4. the compiled core alone on the unified texts (``simdup_es.native.levels``);
   5. the sentence scan a stored text gets at its first comparison with a query (``sentences.scan``: its
-     sentences, units and words), both.
+     sentences, units and words), both;
+  6. the unit codes a stored text's common text is told by, from that scan
+     (``commontext.codes_of_scan``), both.
 
 Rounds interleave the measurements, so load from other processes hits them alike; each figure is
 the best round, of wall time and of this process's CPU time. Both implementations' results are
@@ -37,8 +39,11 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import numpy as np
+
 import simdup_es.tokens as tokens_module
 from simdup_es import native
+from simdup_es.commontext import codes_of_scan
 from simdup_es.fingerprint import Doc, Fingerprinter
 from simdup_es.keys import EIGHT_BY_EIGHT
 from simdup_es.parts import PartPrinter
@@ -95,6 +100,8 @@ def main() -> None:
     rjieba = tokens_module._rjieba_class()()
     pipeline = printers["native"].fingerprinter.native_pipeline()
     texts = [[d.text for d in b] + [d.title for d in b if d.title] for b in batches]
+    with implementation(compiled):
+        scans = [native.scan((t, DEFAULT_MIN_UNITS)) for u in unified for t in u]
     work: dict[str, tuple[Any | None, bool, Callable[[], object]]] = {
         "levels python": (None, False, lambda: [printers["python"]._items_many(b) for b in batches]),
         "levels native": (compiled, False, lambda: [printers["native"]._items_many(b) for b in batches]),
@@ -110,6 +117,8 @@ def main() -> None:
         "unify_many native": (compiled, False, lambda: [unify_many(t) for t in texts]),
         "scan python": (None, False, lambda: [native.scan((t, DEFAULT_MIN_UNITS)) for u in unified for t in u]),
         "scan native": (compiled, False, lambda: [native.scan((t, DEFAULT_MIN_UNITS)) for u in unified for t in u]),
+        "codes python": (None, False, lambda: [codes_of_scan(*s[1:4]) for s in scans]),
+        "codes native": (compiled, False, lambda: [codes_of_scan(*s[1:4]) for s in scans]),
         "rjieba cut": (None, False, lambda: [rjieba.cut(t, True) for u in unified for t in u]),
         "native core": (compiled, False, lambda: [native.levels(pipeline, u, [""] * len(u), printers["native"].params,
                                                                 with_document=True, part_max_bytes=None) for u in unified]),
@@ -136,7 +145,10 @@ def check(printers: dict[str, PartPrinter], batches: list[list[Doc]], compiled: 
                            for r, lv, _, stored in printers[name]._items_many(b, encode=ENCODE)]
             found[name + " unified"] = [unify_many([d.text for d in b] + [d.title for d in b if d.title]) for b in batches]
             found[name + " scans"] = [_plain(native.scan((t, DEFAULT_MIN_UNITS))) for u in found[name + " unified"] for t in u]
-    if any(found[name] != found[name.replace("python", "native")] for name in ("python", "python unified", "python scans")):
+            found[name + " codes"] = [codes_of_scan(np.array(points, np.uint32), np.array(word_at, np.int64), words).tolist()
+                                      for _, points, word_at, words, _ in found[name + " scans"]]
+    if any(found[name] != found[name.replace("python", "native")]
+           for name in ("python", "python unified", "python scans", "python codes")):
         raise SystemExit("the compiled core and the Python modules disagree on these documents")
 
 
@@ -152,7 +164,7 @@ def report(docs: list[Doc], rounds: int, wall: dict[str, float], cpu: dict[str, 
     print(f"{'us per document':34} {'wall':>8} {'cpu':>8}")
     for name in wall:
         print(f"  {name:32} {wall[name]:8.0f} {cpu[name]:8.0f}")
-    for what in ("levels", "stored", "document", "scan"):
+    for what in ("levels", "stored", "document", "scan", "codes"):
         print(f"  {what}: native / python  wall {wall[what + ' native'] / wall[what + ' python']:.2f}x, "
               f"cpu {cpu[what + ' native'] / cpu[what + ' python']:.2f}x")
     print(f"  levels native / levels native with OpenCC converting: wall {wall['levels native'] / wall['levels native, OpenCC']:.2f}x, "

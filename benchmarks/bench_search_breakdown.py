@@ -94,6 +94,7 @@ def main() -> None:
         timed(type(store), "get", "store: texts", spent)
         timed(compare.caches, "unify_many", "stored texts: unify (not cached)", spent)
         timed(compare.caches.scans, "_make", "stored texts: sentence scan (not cached)", spent)
+        timed(compare.caches.codes, "_make", "stored texts: unit codes, with the scan when not kept (not cached)", spent)
         timed(compare, "screened", "comparison (with scans and words)", spent)
         timed(multilevel, "rank_candidates", "rank", spent)
         timed(multilevel, "judge", "judge", spent)

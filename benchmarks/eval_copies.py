@@ -916,27 +916,48 @@ def run_simdup(c: Corpus, store_dir: Path, workers: int, log: Callable[[str], No
 def query_all(store, queries: Sequence[tuple[str, str, str | None, int]], printer, compare, params,  # type: ignore[no-untyped-def]
               log: Callable[[str], None], label: str = "simdup", every: int = 500) -> dict:
     """Each ``(id, text, id to leave out, limit)`` through ``find_copies``: ``hits`` (ids) by query id, ``how``
-    (each hit's kind, distance, copied_query and copied_match), ``ms`` per query, and the queries the pipeline
-    ``failed`` (refused: nothing found)."""
+    (each hit's kind, distance, copied_query and copied_match), ``ms`` per query, ``compare_ms`` of it in the
+    comparer (the candidates' sentence scans, unit codes and matrices, and the query's own unit codes), and the
+    queries the pipeline ``failed`` (refused: nothing found)."""
     from simdup_es import SimdupError
     from simdup_es.search import find_copies
 
-    out: dict = {"hits": {}, "how": {}, "ms": [], "failed": []}
+    out: dict = {"hits": {}, "how": {}, "ms": [], "compare_ms": [], "failed": []}
+    comparing = [0.0]
+
+    def timed(call):  # type: ignore[no-untyped-def]
+        def run(*args, **kwargs):  # type: ignore[no-untyped-def]
+            t = time.perf_counter()
+            try:
+                return call(*args, **kwargs)
+            finally:
+                comparing[0] += time.perf_counter() - t
+        return run
+
+    asked = ("screened", "unit_codes")  # what a search asks of its comparer: timed on this instance while it runs
+    for name in asked:
+        setattr(compare, name, timed(getattr(compare, name)))
     t_all = time.perf_counter()
-    for n, (qid, text, exclude, limit) in enumerate(queries):
-        t = time.perf_counter()
-        try:
-            found = find_copies(store, text, printer=printer, compare=compare, params=params, limit=limit,
-                                exclude_id=exclude)
-        except SimdupError as exc:  # a query the pipeline refuses (no words left): nothing found
-            found = []
-            out["failed"].append((qid, str(exc)))
-        out["ms"].append(1000 * (time.perf_counter() - t))
-        out["hits"][qid] = [m.id for m in found]
-        out["how"][qid] = [(m.kind, m.distance, m.copied_query if m.comparison is not None else None,
-                            m.copied_match if m.comparison is not None else None) for m in found]
-        if (n + 1) % every == 0:
-            log(f"  {label}: {n + 1}/{len(queries)} queries, {time.perf_counter() - t_all:.0f} s")
+    try:
+        for n, (qid, text, exclude, limit) in enumerate(queries):
+            comparing[0] = 0.0
+            t = time.perf_counter()
+            try:
+                found = find_copies(store, text, printer=printer, compare=compare, params=params, limit=limit,
+                                    exclude_id=exclude)
+            except SimdupError as exc:  # a query the pipeline refuses (no words left): nothing found
+                found = []
+                out["failed"].append((qid, str(exc)))
+            out["ms"].append(1000 * (time.perf_counter() - t))
+            out["compare_ms"].append(1000 * comparing[0])
+            out["hits"][qid] = [m.id for m in found]
+            out["how"][qid] = [(m.kind, m.distance, m.copied_query if m.comparison is not None else None,
+                                m.copied_match if m.comparison is not None else None) for m in found]
+            if (n + 1) % every == 0:
+                log(f"  {label}: {n + 1}/{len(queries)} queries, {time.perf_counter() - t_all:.0f} s")
+    finally:
+        for name in asked:
+            delattr(compare, name)  # the class's own again
     return out
 
 
@@ -1111,6 +1132,9 @@ def summary(t: Tally, run: dict) -> dict:
         "ms_p50": float(np.median(ms)),
         "ms_p95": float(np.percentile(ms, 95)),
         "ms_mean": float(ms.mean()),
+        # without the comparer's share: the query's fingerprint and levels, the store's lookups, ranking and reads
+        "ms_outside_compare_p50": float(np.median(ms - np.array(run["compare_ms"]))) if "compare_ms" in run
+        else float("nan"),
         "index_seconds": run.get("index_seconds"),
         "false_hits": t.false_hits,
         "rejected_share_p50": float(np.median(t.rejected)) if t.rejected else float("nan"),
@@ -1123,10 +1147,11 @@ def earlier_runs(folder: Path) -> dict[str, dict]:
     """The runs an earlier ``--out`` wrote (hits.json, copies.json), to score again."""
     hits = json.loads((folder / "hits.json").read_text())
     before = json.loads((folder / "copies.json").read_text())
-    keep = ("ms_p50", "ms_p95", "ms_mean", "index_seconds")
+    keep = ("ms_p50", "ms_p95", "ms_mean", "ms_outside_compare_p50", "index_seconds")
     out = {}
     for name in ("simdup", "minhash"):
-        out[name] = {"hits": hits[name], "ms": [0.0], "times": {k: before["methods"][name][k] for k in keep},
+        out[name] = {"hits": hits[name], "ms": [0.0], "times": {k: before["methods"][name].get(k, float("nan"))
+                                                                  for k in keep},
                      "store_bytes": before["store_bytes"], "store_count": before["stored"], "rejected": before["rejected"],
                      "failed": before["refused"]}
         if name == "simdup":
@@ -1169,6 +1194,8 @@ def print_tables(res: dict[str, dict], shares: Mapping[str, list[float]], index:
     print(f"| hits the oracle rejects: shared share, p50 | {s['rejected_share_p50']:.3f} | {m['rejected_share_p50']:.3f} |")
     print(f"| ms per query, p50 / p95 / mean | {s['ms_p50']:.1f} / {s['ms_p95']:.1f} / {s['ms_mean']:.1f} | "
           f"{m['ms_p50']:.2f} / {m['ms_p95']:.2f} / {m['ms_mean']:.2f} |")
+    print(f"| ms per query outside the comparer (the query's fingerprint and levels, the store's lookups, ranking and "
+          f"reads), p50 | {s['ms_outside_compare_p50']:.2f} | - |")
     edges = [f"{SHARE_BINS[i]:.0%}-{min(SHARE_BINS[i + 1], 1):.0%}" for i in range(len(SHARE_BINS) - 1)]
     print(f"\nheld rows by the paragraph's share of its host ({name} (minhash), found / pairs)\n")
     print("| row | " + " | ".join(edges) + " |\n|---|" + "---:|" * len(edges))

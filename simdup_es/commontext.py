@@ -159,7 +159,11 @@ def template_keys(texts: Iterable[str]) -> list[int]:
 
 def codes_of_scan(points: np.ndarray, word_at: np.ndarray, words: list[str]) -> np.ndarray:
     """:func:`simdup_es.winnow.unit_codes` of a text from its sentence scan's units (:func:`simdup_es.sentences.scan`:
-    the code point of each unit's first character, which units are words and their text), which a search keeps."""
+    the code point of each unit's first character, which units are words and their text), which a search keeps. The
+    compiled core codes them where it computes (:mod:`simdup_es.native`)."""
+    if (core := native.module()) is not None:
+        return np.frombuffer(core.unit_codes(np.ascontiguousarray(points, dtype=np.uint32),
+                                             np.ascontiguousarray(word_at, dtype=np.int64), words), dtype=np.uint64)
     return batch_codes(UnitPoints(np.asarray(points), np.asarray(word_at), words,
                                   np.array([0, len(points)], dtype=np.int64)))
 

@@ -52,7 +52,7 @@ from .sentences import DEFAULT_MIN_UNITS, Scan, SentenceTable
 log = logging.getLogger(__name__)
 
 ENV = "SIMDUP_IMPLEMENTATION"
-REVISION = "dfd3045723216135"
+REVISION = "6517a2e6afe5cb8c"
 """:func:`source_revision` of the crate's sources this package goes with: a module built from
 other sources is refused. ``tests/unit/test_native.py`` checks it against ``native/``."""
 

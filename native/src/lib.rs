@@ -32,7 +32,7 @@ use chars::Chars;
 use lexicon::{HashTable, Params, Tables};
 use parts::PartParams;
 use pipeline::{Encode, LevelParams};
-use sentences::{each_unit, sentences};
+use sentences::{each_unit, sentences, word_code};
 
 /// The rjieba release whose jieba-rs this crate links (jieba-rs 0.11.0): the Python path segments
 /// with it, and the fingerprint version names it.
@@ -418,6 +418,27 @@ impl Grams {
 fn lcs_length(py: Python<'_>, a: PyBuffer<u32>, b: PyBuffer<u32>) -> PyResult<usize> {
     let (a, b) = (a.to_vec(py)?, b.to_vec(py)?);
     Ok(py.detach(|| lcs::lcs_length(&a, &b)))
+}
+
+/// `simdup_es.winnow.batch_codes` of one text's units from its sentence scan (`Scanner.scan`): the code point of
+/// each unit's first character (`points`), which units are words (`word_at`) and their case-folded text (`words`);
+/// uint64 bytes, a code a unit.
+#[pyfunction]
+fn unit_codes<'py>(
+    py: Python<'py>,
+    points: PyBuffer<u32>,
+    word_at: PyBuffer<i64>,
+    words: Vec<PyBackedStr>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (points, word_at) = (points.to_vec(py)?, word_at.to_vec(py)?);
+    if word_at.len() != words.len() || word_at.iter().any(|&at| at < 0 || at as usize >= points.len()) {
+        return Err(PyValueError::new_err("unit_codes: a word for each of word_at, each a unit of points"));
+    }
+    let mut codes: Vec<u64> = points.iter().map(|&p| p as u64).collect();
+    for (&at, word) in word_at.iter().zip(&words) {
+        codes[at as usize] = word_code(word);
+    }
+    bytes_of(py, codes.iter().map(|v| v.to_ne_bytes()))
 }
 
 /// `values[i] = values[order[i]]` for every `i` at once (`order` a permutation), in place: each cycle of `order`
@@ -842,6 +863,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(rank_second, m)?,
         wrap_pyfunction!(word_scores, m)?,
         wrap_pyfunction!(lcs_length, m)?,
+        wrap_pyfunction!(unit_codes, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -65,15 +65,20 @@ pub fn each_unit(chars: &Chars, text: &[char], folded: &mut String, mut f: impl 
             }
             folded.clear();
             chars.fold_into(&text[start..i], folded);
-            let mut it = folded.chars();
-            let code = match (it.next(), it.next()) {
-                (Some(one), None) => one as u64,
-                _ => xxh3_64(folded.as_bytes()).max(1 << 21),
-            };
-            f(start, code, Some(folded));
+            f(start, word_code(folded), Some(folded));
         } else {
             i += 1;
         }
+    }
+}
+
+/// The code of a case-folded word (`batch_codes`): its code point if it is one character, else the XXH3-64 of
+/// its UTF-8 (at least 2**21, past every code point).
+pub fn word_code(folded: &str) -> u64 {
+    let mut it = folded.chars();
+    match (it.next(), it.next()) {
+        (Some(one), None) => one as u64,
+        _ => xxh3_64(folded.as_bytes()).max(1 << 21),
     }
 }
 

@@ -256,3 +256,27 @@ def test_oracle_agrees_with_its_reference_on_random_texts() -> None:
                 assert got == copy_oracle.verdict_reference(corpus[a], corpus[b], corpus), (a, b)
                 reasons[got] += 1
     assert len(reasons) == 3  # each verdict met
+
+
+def test_query_all_times_the_comparer_within_each_query_and_leaves_it_as_it_was(tmp_path: Path) -> None:
+    from simdup_es import default_fingerprinter
+    from simdup_es.indexer import index_items
+    from simdup_es.multilevel import MultiParams
+    from simdup_es.parts import PartPrinter
+    from simdup_es.search import comparer
+    from simdup_es.sources import Record
+    from simdup_es.store import open_store
+
+    text = "".join(random.Random(3).choice(ALPHABET) + ("。" if k % 17 == 16 else "") for k in range(400))
+    rejected: list[object] = []
+    with open_store(path=tmp_path / "store", create=True) as store:
+        index_items(iter([Record(text, "test", "a"), Record(text[:300], "test", "b")]), store, default_fingerprinter(),
+                    on_reject=rejected.append)
+        store.refresh()
+        compare = comparer()
+        out = ec.query_all(store, [("q", text[50:], None, 10), ("none", ALPHABET[:40], None, 10)],
+                           PartPrinter(default_fingerprinter()), compare, MultiParams(), lambda _: None)
+    assert not rejected and set(out["hits"]["q"]) == {"a", "b"} and out["hits"]["none"] == []
+    # each query's own share (the query's unit codes are asked of the comparer too, whether or not it finds any)
+    assert all(0 < c <= t for c, t in zip(out["compare_ms"], out["ms"], strict=True))
+    assert not {"screened", "unit_codes"} & set(vars(compare))  # the class's methods again

@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 from unittest import mock
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -284,6 +285,26 @@ def test_the_sentence_scan_is_the_pythons(compiled: ModuleType, text: str, min_u
     assert _scanned(a) == _scanned(b) and _scanned(b) == _scanned(sentences_module.scan((text, min_units)))
     with mock.patch.object(sentences_module, "VIEW_SENTENCES", 1), on_native(compiled):  # a view of the same rows
         assert _scanned(native.scan((text, min_units))) == _scanned(b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(_LEVEL_TEXT, st.text(alphabet=st.sampled_from("文件 a B ß Σς İ ﬁ x2 e.g 12.5 。\n"), max_size=60)))
+def test_unit_codes_from_a_scan_are_the_pythons(compiled: ModuleType, text: str) -> None:
+    from simdup_es.commontext import codes_of_scan
+    from simdup_es.winnow import unit_codes
+
+    _, points, word_at, words, _ = native.scan((text, 2))
+    a, b = both(compiled, lambda: codes_of_scan(points, word_at, words))
+    assert a.dtype == b.dtype == np.uint64 and a.tolist() == b.tolist() == unit_codes(text).tolist()
+
+
+def test_unit_codes_refuse_words_that_are_not_the_scans(compiled: ModuleType) -> None:
+    points, word_at = np.array([97, 98], dtype=np.uint32), np.array([0, 1], dtype=np.int64)
+    assert np.frombuffer(compiled.unit_codes(points, word_at, ["a", "bc"]), np.uint64)[0] == ord("a")
+    with pytest.raises(ValueError, match="a word for each of word_at"):
+        compiled.unit_codes(points, word_at, ["a"])
+    with pytest.raises(ValueError, match="a word for each of word_at"):
+        compiled.unit_codes(points, np.array([0, 2], dtype=np.int64), ["a", "b"])
 
 
 def test_the_sentence_scan_leaves_lone_surrogates_and_bad_arguments_to_the_python_path(compiled: ModuleType) -> None:
