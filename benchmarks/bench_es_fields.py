@@ -49,8 +49,9 @@ def written(client: Any, n: int) -> tuple[list[tuple[str, dict[str, Any]]], dict
     store = ElasticsearchStore(client, source)
     store.setup()
     rejects: list[Any] = []
-    index_items(read_paths([bench.corpus(n, Path(tempfile.mkdtemp(prefix="simdup-bench-")))], Fields()), store,
-                default_fingerprinter(), on_reject=rejects.append)
+    with tempfile.TemporaryDirectory(prefix="simdup-bench-") as folder:
+        index_items(read_paths([bench.corpus(n, Path(folder))], Fields()), store, default_fingerprinter(),
+                    on_reject=rejects.append)
     assert not rejects, rejects[:3]
     store.refresh()
     docs = [(h["_id"], h["_source"]) for h in helpers.scan(client, index=source, query={"query": {"match_all": {}}})]
@@ -67,8 +68,8 @@ def variant(name: str, docs: list[tuple[str, dict[str, Any]]], mapping: dict[str
                 {"properties": {"title": {"type": "text"}, "text": {"type": "text"}}})
     mapping = copy.deepcopy(mapping)
     fields = mapping["properties"]["simdup"]["properties"]
-    for name_ in AS_TEXT.get(name, ()):
-        fields[name_] = {"type": "text", "analyzer": "whitespace", "index_options": "docs", "norms": False}
+    for field in AS_TEXT.get(name, ()):
+        fields[field] = {"type": "text", "analyzer": "whitespace", "index_options": "docs", "norms": False}
 
     def source(s: dict[str, Any]) -> dict[str, Any]:
         simdup = {k: v for k, v in s["simdup"].items() if k not in LEFT_OUT.get(name, ())}

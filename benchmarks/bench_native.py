@@ -39,8 +39,6 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-import numpy as np
-
 import simdup_es.tokens as tokens_module
 from simdup_es import native
 from simdup_es.commontext import codes_of_scan
@@ -144,9 +142,9 @@ def check(printers: dict[str, PartPrinter], batches: list[list[Doc]], compiled: 
             found[name] = [(r.fingerprint, lv, stored) for b in batches
                            for r, lv, _, stored in printers[name]._items_many(b, encode=ENCODE)]
             found[name + " unified"] = [unify_many([d.text for d in b] + [d.title for d in b if d.title]) for b in batches]
-            found[name + " scans"] = [_plain(native.scan((t, DEFAULT_MIN_UNITS))) for u in found[name + " unified"] for t in u]
-            found[name + " codes"] = [codes_of_scan(np.array(points, np.uint32), np.array(word_at, np.int64), words).tolist()
-                                      for _, points, word_at, words, _ in found[name + " scans"]]
+            scans = [native.scan((t, DEFAULT_MIN_UNITS)) for u in found[name + " unified"] for t in u]
+            found[name + " scans"] = [_plain(s) for s in scans]
+            found[name + " codes"] = [codes_of_scan(*s[1:4]).tolist() for s in scans]
     if any(found[name] != found[name.replace("python", "native")]
            for name in ("python", "python unified", "python scans", "python codes")):
         raise SystemExit("the compiled core and the Python modules disagree on these documents")
